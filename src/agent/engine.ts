@@ -1,0 +1,78 @@
+import type { AgentEvent, Approver, EventSink, StopReason, TokenUsage } from "./events.js";
+import type { ApprovalMode } from "../settings.js";
+
+/** One task on one thread, as both engines take it. */
+export interface RunRequest {
+  task: string;
+  threadId: string;
+  approver: Approver;
+  emit: EventSink;
+  signal?: AbortSignal;
+  approval?: ApprovalMode;
+  maxSteps?: number;
+}
+
+/** Facts about the run for the run_start event. */
+export interface RunMeta {
+  engine: string;
+  model: string;
+  provider: string;
+  workspace: string;
+}
+
+export interface RunSummary {
+  reason: StopReason;
+  steps: number;
+  toolCalls: number;
+  usage: TokenUsage;
+  durationMs: number;
+  finalText?: string;
+  error?: string;
+}
+
+export interface Engine {
+  readonly name: "graph" | "loop";
+  run(request: RunRequest): Promise<RunSummary>;
+}
+
+/** Counts what a run did from its events, so every engine reports the same way. */
+export function createRunTally(meta: RunMeta, request: RunRequest) {
+  const started = Date.now();
+  const summary: RunSummary = {
+    reason: "done",
+    steps: 0,
+    toolCalls: 0,
+    usage: { input: 0, output: 0, estimated: false },
+    durationMs: 0,
+  };
+  const emit = (event: AgentEvent) => {
+    if (event.type === "step") summary.steps = Math.max(summary.steps, event.step);
+    if (event.type === "tool_call") summary.toolCalls++;
+    if (event.type === "usage") {
+      summary.usage.input += event.usage.input;
+      summary.usage.output += event.usage.output;
+      summary.usage.estimated ||= event.usage.estimated;
+    }
+    if (event.type === "final") summary.finalText = event.text;
+    if (event.type === "error") summary.error = event.message;
+    request.emit(event);
+  };
+  emit({ type: "run_start", ...meta, threadId: request.threadId, task: request.task });
+  return {
+    emit,
+    summary,
+    finish(reason: StopReason): RunSummary {
+      summary.reason = reason;
+      summary.durationMs = Date.now() - started;
+      request.emit({
+        type: "run_end",
+        reason,
+        steps: summary.steps,
+        toolCalls: summary.toolCalls,
+        usage: { ...summary.usage },
+        durationMs: summary.durationMs,
+      });
+      return summary;
+    },
+  };
+}

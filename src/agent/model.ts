@@ -1,0 +1,75 @@
+import { ChatOpenAI } from "@langchain/openai";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { OfflineChatModel, OFFLINE_MODEL_NAME } from "../models/offline.js";
+import type { Settings } from "../settings.js";
+
+/** Local servers (Ollama, LM Studio, vLLM) take any key, but the OpenAI SDK insists on one. */
+const PLACEHOLDER_API_KEY = "not-needed";
+
+export type ModelSettings = Pick<
+  Settings,
+  "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries"
+>;
+
+/**
+ * The one factory for chat models. Retries (429/5xx with retry-after, via LangChain's caller),
+ * the request timeout and streaming are set here, once, for both engines and Studio.
+ */
+export function createChatModel(settings: ModelSettings): BaseChatModel {
+  if (settings.provider === "offline") return new OfflineChatModel();
+  return new ChatOpenAI({
+    model: settings.model,
+    apiKey: settings.apiKey ?? PLACEHOLDER_API_KEY,
+    configuration: settings.baseUrl ? { baseURL: settings.baseUrl } : undefined,
+    temperature: 0,
+    streaming: true,
+    streamUsage: true,
+    maxRetries: settings.maxRetries,
+    timeout: settings.requestTimeoutMs,
+  });
+}
+
+/** How the banner names the model. */
+export function describeModel(settings: ModelSettings): string {
+  if (settings.provider === "offline") return `${OFFLINE_MODEL_NAME} (embedded, no API key or base URL set)`;
+  const where = settings.baseUrl ?? "https://api.openai.com/v1";
+  return `${settings.model} via ${where}`;
+}
+
+interface ErrorWithStatus {
+  status?: number;
+  code?: string;
+  message?: string;
+  cause?: unknown;
+  lc_error_code?: string;
+}
+
+function causeCode(err: unknown): string | undefined {
+  let e = err as ErrorWithStatus | undefined;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (typeof e.code === "string" && /^E[A-Z]+/.test(e.code)) return e.code;
+    e = e.cause as ErrorWithStatus | undefined;
+  }
+  return undefined;
+}
+
+/** One sentence a user can act on, for errors from the provider. */
+export function describeModelError(err: unknown, settings: ModelSettings): string {
+  const e = (err ?? {}) as ErrorWithStatus;
+  const where = settings.baseUrl ?? "https://api.openai.com/v1";
+  const status = e.status;
+  const message = e.message ?? String(err);
+  if (status === 401 || status === 403 || e.lc_error_code === "MODEL_AUTHENTICATION") {
+    return `The provider at ${where} rejected the API key (HTTP ${status ?? 401}); check OPENAI_API_KEY.`;
+  }
+  if (status === 404 || /model.*(not found|does not exist)|unknown model/i.test(message)) {
+    return `The provider at ${where} does not know the model "${settings.model}"; pass --model (or MINI_CURSOR_MODEL) with a model it serves.`;
+  }
+  if (status === 429) return `The provider at ${where} is rate limiting requests (HTTP 429) and retries ran out; wait and try again.`;
+  if (status && status >= 500) return `The provider at ${where} failed with HTTP ${status} after retries; try again later.`;
+  const code = causeCode(err);
+  if (code || /connection error|fetch failed|ECONNREFUSED|ENOTFOUND|timed? ?out/i.test(message)) {
+    return `Could not reach the model provider at ${where}${code ? ` (${code})` : ""}; check OPENAI_BASE_URL and that the server is running.`;
+  }
+  return `The model request failed: ${message.split("\n")[0]}`;
+}

@@ -1,0 +1,52 @@
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+
+/**
+ * Measures each tool call by its id through LangChain callbacks, so concurrent calls get
+ * their own durations in both engines.
+ */
+export class ToolTimer extends BaseCallbackHandler {
+  name = "mini-cursor-tool-timer";
+  override awaitHandlers = true;
+  private readonly startByRun = new Map<string, { id: string; at: number }>();
+  private readonly startById = new Map<string, number>();
+  private readonly durations = new Map<string, number>();
+
+  override handleToolStart(
+    _tool: unknown,
+    _input: string,
+    runId: string,
+    _parentRunId?: string,
+    _tags?: string[],
+    _metadata?: Record<string, unknown>,
+    _runName?: string,
+    toolCallId?: string,
+  ): void {
+    if (!toolCallId) return;
+    const at = Date.now();
+    this.startByRun.set(runId, { id: toolCallId, at });
+    this.startById.set(toolCallId, at);
+  }
+
+  override handleToolEnd(_output: unknown, runId: string): void {
+    this.finish(runId);
+  }
+
+  override handleToolError(_err: unknown, runId: string): void {
+    this.finish(runId);
+  }
+
+  private finish(runId: string): void {
+    const start = this.startByRun.get(runId);
+    if (!start) return;
+    this.durations.set(start.id, Date.now() - start.at);
+    this.startByRun.delete(runId);
+  }
+
+  /** The call's duration, or the time since it started when it has not ended yet. */
+  durationOf(toolCallId: string): number {
+    const done = this.durations.get(toolCallId);
+    if (done !== undefined) return done;
+    const start = this.startById.get(toolCallId);
+    return start === undefined ? 0 : Date.now() - start;
+  }
+}

@@ -1,0 +1,69 @@
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
+
+/** How much of a malformed argument string the model is shown back. */
+const MAX_ECHOED_ARGS = 500;
+
+/**
+ * Models sometimes send tool-call arguments that are not JSON. LangChain keeps those in
+ * `invalid_tool_calls`; we also list them as ordinary calls (with empty args) so each gets a
+ * result and the conversation stays valid for the provider, and answer them with the error.
+ */
+export function normalizeToolCalls(message: AIMessage): AIMessage {
+  const invalid = message.invalid_tool_calls ?? [];
+  const calls = (message.tool_calls ?? []).map((c) => ({ ...c, id: c.id || `call_${randomUUID()}` }));
+  if (invalid.length === 0 && calls.every((c, i) => c.id === message.tool_calls?.[i]?.id)) return message;
+  const fixedInvalid = invalid.map((c) => ({ ...c, id: c.id || `call_${randomUUID()}` }));
+  return new AIMessage({
+    id: message.id,
+    content: message.content,
+    additional_kwargs: message.additional_kwargs,
+    response_metadata: message.response_metadata,
+    usage_metadata: message.usage_metadata,
+    tool_calls: [
+      ...calls,
+      ...fixedInvalid.map((c) => ({ id: c.id, name: c.name ?? "unknown", args: {}, type: "tool_call" as const })),
+    ],
+    invalid_tool_calls: fixedInvalid,
+  });
+}
+
+/** Results for the calls whose arguments could not be parsed. */
+export function invalidCallResults(message: AIMessage): ToolMessage[] {
+  return (message.invalid_tool_calls ?? []).map(
+    (c) =>
+      new ToolMessage({
+        tool_call_id: c.id!,
+        name: c.name ?? "unknown",
+        status: "error",
+        content: `Error: the arguments of this ${c.name ?? "tool"} call are not valid JSON (${c.error ?? "parse error"}): ${String(c.args ?? "").slice(0, MAX_ECHOED_ARGS)}\nCall the tool again with a JSON object of arguments.`,
+      }),
+  );
+}
+
+/** The latest model turn, if the conversation ends with one. */
+export function lastAIMessage(messages: readonly BaseMessage[]): AIMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (AIMessage.isInstance(m)) return m;
+    if (m.getType() === "human") return undefined;
+  }
+  return undefined;
+}
+
+/** Model turns since the latest user request: the step count of the current run. */
+export function stepsSinceLastRequest(messages: readonly BaseMessage[]): number {
+  let steps = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.getType() === "human") break;
+    if (AIMessage.isInstance(m)) steps++;
+  }
+  return steps;
+}
+
+export function messageText(message: BaseMessage): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  return content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
+}

@@ -1,0 +1,50 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { Engine } from "../agent/engine.js";
+import type { EventSink } from "../agent/events.js";
+import { describeModel } from "../agent/model.js";
+import { createGraph } from "../graph/graph.js";
+import { createGraphEngine } from "../graph/stream.js";
+import { createSqliteCheckpointer } from "../memory/checkpointer.js";
+import { childEnvironment, type Settings } from "../settings.js";
+import { createTools, type Toolset } from "../tools/index.js";
+
+export interface AgentParts {
+  engine: Engine;
+  tools: Toolset;
+  /** Releases what the agent holds (the SQLite handle); background processes are the caller's. */
+  close(): Promise<void>;
+}
+
+export interface AgentPartsOptions {
+  /** Receives live command output as tool_output events. */
+  emit: EventSink;
+  model?: BaseChatModel;
+  checkpointer?: BaseCheckpointSaver;
+}
+
+/** Builds the engine the settings ask for, with its tools and memory. */
+export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
+  const tools = createTools({
+    workspace: settings.workspace,
+    env: childEnvironment(),
+    onOutput: (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
+  });
+  const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
+  const graph = createGraph(settings, { checkpointer, model: options.model, tools });
+  const engine = createGraphEngine({
+    graph,
+    meta: { engine: "graph", model: describeModel(settings), provider: settings.provider, workspace: settings.workspace },
+    modelSettings: settings,
+    approval: settings.approval,
+    maxSteps: settings.maxSteps,
+  });
+  return {
+    engine,
+    tools,
+    async close() {
+      const db = (checkpointer as { db?: { close?: () => void } }).db;
+      db?.close?.();
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
+
+/**
+ * The graph's state. Everything else the agent needs (settings, tools) is configuration,
+ * not state, so a thread can be resumed under a different model or approval mode.
+ */
+export const AgentState = Annotation.Root({
+  /**
+   * The conversation without the system prompt (it is rebuilt each call from the workspace and
+   * date): user requests, model turns with their tool calls, and one tool result per call.
+   */
+  ...MessagesAnnotation.spec,
+  /**
+   * Approvals answered with "always" in this thread, as keys from `alwaysKey` (a tool name, or
+   * `execute_command:<program>`). Appended, never removed.
+   */
+  alwaysAllow: Annotation<string[]>({
+    reducer: (current, update) => [...new Set([...current, ...update])],
+    default: () => [],
+  }),
+});
+
+export type AgentStateType = typeof AgentState.State;
+export type AgentStateUpdate = typeof AgentState.Update;

@@ -1,0 +1,130 @@
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
+import type { ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
+import { describeModelError, type ModelSettings } from "../agent/model.js";
+import { ToolTimer } from "../agent/timing.js";
+import { messageText } from "../agent/turn.js";
+import type { AgentGraph } from "./graph.js";
+import type { NodeSignal } from "./nodes.js";
+
+/** Super-steps per agent step (agent, approve, tools), plus slack for the final answer. */
+const SUPERSTEPS_PER_STEP = 3;
+const RECURSION_SLACK = 10;
+
+export interface GraphEngineOptions {
+  graph: AgentGraph;
+  meta: RunMeta;
+  modelSettings: ModelSettings;
+  /** Defaults for runs that do not say otherwise. */
+  approval: RunRequest["approval"];
+  maxSteps: number;
+}
+
+interface StreamState {
+  step: number;
+  finalText?: string;
+  lastNode?: string;
+}
+
+function contentText(message: BaseMessage): string {
+  return messageText(message);
+}
+
+function handleUpdate(node: string, update: unknown, st: StreamState, emit: EventSink, timer: ToolTimer): void {
+  if (node === "__interrupt__" || !update || typeof update !== "object") return;
+  st.lastNode = node;
+  const messages = ((update as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
+  for (const message of messages) {
+    if (AIMessage.isInstance(message)) {
+      const calls = message.tool_calls ?? [];
+      for (const call of calls) emit({ type: "tool_call", step: st.step, id: call.id!, name: call.name, args: call.args });
+      if (calls.length === 0) {
+        st.finalText = contentText(message);
+        emit({ type: "final", text: st.finalText });
+      }
+    } else if (ToolMessage.isInstance(message)) {
+      emit({
+        type: "tool_result",
+        step: st.step,
+        id: message.tool_call_id,
+        name: message.name ?? "",
+        status: message.status === "error" ? "error" : "success",
+        content: contentText(message),
+        durationMs: timer.durationOf(message.tool_call_id),
+      });
+    }
+  }
+}
+
+function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): void {
+  if (signal.kind === "step") {
+    st.step = signal.step;
+    emit({ type: "step", step: signal.step });
+  } else if (signal.kind === "usage") {
+    emit({ type: "usage", step: signal.step, usage: { input: signal.input, output: signal.output, estimated: signal.estimated } });
+  }
+}
+
+function pendingApproval(state: Awaited<ReturnType<AgentGraph["getState"]>>): ApprovalRequest | undefined {
+  for (const task of state.tasks) {
+    for (const pending of task.interrupts ?? []) return pending.value as ApprovalRequest;
+  }
+  return undefined;
+}
+
+/** The graph engine: streams a run, answers interrupts through the approver, emits AgentEvents. */
+export function createGraphEngine(options: GraphEngineOptions): Engine {
+  return {
+    name: "graph",
+    async run(request: RunRequest): Promise<RunSummary> {
+      const tally = createRunTally(options.meta, request);
+      const emit = tally.emit;
+      const maxSteps = request.maxSteps ?? options.maxSteps;
+      const timer = new ToolTimer();
+      const config = {
+        configurable: { thread_id: request.threadId, approval: request.approval ?? options.approval, maxSteps },
+        recursionLimit: maxSteps * SUPERSTEPS_PER_STEP + RECURSION_SLACK,
+        signal: request.signal,
+        callbacks: [timer],
+      };
+      const st: StreamState = { step: 0 };
+      let input: unknown = { messages: [new HumanMessage(request.task)] };
+      let reason: StopReason = "done";
+      try {
+        for (;;) {
+          const stream = await options.graph.stream(input as never, {
+            ...config,
+            streamMode: ["messages", "updates", "custom"] as const,
+          });
+          for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+            if (mode === "custom") handleSignal(chunk as NodeSignal, st, emit);
+            else if (mode === "updates") {
+              for (const [node, update] of Object.entries(chunk as Record<string, unknown>)) handleUpdate(node, update, st, emit, timer);
+            } else if (mode === "messages") {
+              const [message, meta] = chunk as [BaseMessage, { langgraph_node?: string }];
+              if (meta?.langgraph_node === "agent" && AIMessageChunk.isInstance(message)) {
+                const text = contentText(message);
+                if (text) emit({ type: "token", step: st.step, text });
+              }
+            }
+          }
+          const state = await options.graph.getState(config);
+          const pending = pendingApproval(state);
+          if (!pending) break;
+          const response = await request.approver(pending);
+          emit({ type: "approval", request: pending, response });
+          input = new Command({ resume: response });
+        }
+        if (st.finalText === undefined) reason = st.lastNode === "tools" || st.lastNode === "approve" ? "max_steps" : "done";
+      } catch (err) {
+        if (request.signal?.aborted) reason = "interrupted";
+        else {
+          reason = "error";
+          emit({ type: "error", message: describeModelError(err, options.modelSettings), stack: (err as Error)?.stack });
+        }
+      }
+      return tally.finish(reason);
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ensureStateDir } from "./state-dir.js";
+
+/**
+ * A small index of saved threads (id, first request, last update, steps), kept beside the
+ * checkpoints so `--continue`, `/threads` and both engines can list them without reading
+ * checkpoint internals.
+ */
+
+export const THREADS_FILE = "threads.json";
+/** Longest first request we keep in the index. */
+const MAX_TITLE_CHARS = 120;
+
+export interface ThreadInfo {
+  id: string;
+  engine: string;
+  firstRequest: string;
+  createdAt: string;
+  updatedAt: string;
+  steps: number;
+  runs: number;
+}
+
+function file(workspace: string): string {
+  return path.join(ensureStateDir(workspace), THREADS_FILE);
+}
+
+export function listThreads(workspace: string): ThreadInfo[] {
+  try {
+    const data = JSON.parse(readFileSync(file(workspace), "utf8")) as ThreadInfo[];
+    return [...data].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+  } catch {
+    return [];
+  }
+}
+
+export function latestThread(workspace: string, engine?: string): ThreadInfo | undefined {
+  return listThreads(workspace).find((t) => !engine || t.engine === engine);
+}
+
+export function findThread(workspace: string, id: string): ThreadInfo | undefined {
+  return listThreads(workspace).find((t) => t.id === id);
+}
+
+/** A short, readable, unique id. */
+export function newThreadId(): string {
+  const stamp = new Date().toISOString().slice(0, 10).replace(/-/g, "");
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/** Records a run on a thread (creating the entry on its first run). Written atomically. */
+export function recordRun(workspace: string, id: string, engine: string, request: string, steps: number): ThreadInfo {
+  const threads = listThreads(workspace);
+  const now = new Date().toISOString();
+  let info = threads.find((t) => t.id === id);
+  if (!info) {
+    info = { id, engine, firstRequest: request.slice(0, MAX_TITLE_CHARS), createdAt: now, updatedAt: now, steps: 0, runs: 0 };
+    threads.push(info);
+  }
+  info.updatedAt = now;
+  info.steps += steps;
+  info.runs += 1;
+  const target = file(workspace);
+  const tmp = `${target}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(threads, null, 2));
+  renameSync(tmp, target);
+  return info;
+}

@@ -1,0 +1,184 @@
+import { randomUUID } from "node:crypto";
+import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/language_models/chat_models";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
+
+/**
+ * The embedded offline model: a real chat model (same graph, same tools, same trace) that
+ * understands a few literal instructions, so `npm start` does something useful with no key.
+ * It never pretends to plan: anything it does not recognise gets an honest answer.
+ */
+
+export const OFFLINE_MODEL_NAME = "mini-cursor-offline";
+
+export interface OfflineIntent {
+  tool: "list_directory" | "read_file" | "write_file" | "execute_command";
+  args: Record<string, string>;
+}
+
+const CJK = /[\u3400-\u9fff]/;
+const HERE_WORDS = new Set(["here", "this", "current", "the", "it", "cwd", "workspace", ".", "./"]);
+
+function unquote(text: string): string {
+  const t = text.trim().replace(/[。.!！?？]+$/u, (m) => (text.trim().length > m.length ? "" : m));
+  const pairs: Array<[string, string]> = [["`", "`"], ['"', '"'], ["'", "'"], ["“", "”"], ["「", "」"]];
+  for (const [open, close] of pairs) {
+    if (t.length >= 2 && t.startsWith(open) && t.endsWith(close)) return t.slice(open.length, -close.length);
+  }
+  return t;
+}
+
+function firstPathToken(text: string): string | undefined {
+  const quoted = text.match(/[`'"“]([^`'"”]+)[`'"”]/u);
+  if (quoted) return quoted[1];
+  return text.match(/[A-Za-z0-9_@~][\w@.~\-/\\]*|\.{1,2}\/?[\w@.\-/\\]*/)?.[0];
+}
+
+function parseList(request: string): OfflineIntent | undefined {
+  const en = /\b(list|ls|show (me )?(the )?files|what('s| is| files are) (in|inside|under))\b/i;
+  const zh = /(列出|列表|有哪些文件|目录下|看看.*(目录|文件夹))/u;
+  if (!en.test(request) && !zh.test(request)) return undefined;
+  let dir: string | undefined;
+  const where = request.match(/\b(?:in|of|under|inside|at)\s+(?:the\s+)?(?:folder\s+|directory\s+|dir\s+)?([`'"]?[^\s`'"?]+[`'"]?)/i);
+  if (where) dir = unquote(where[1]!);
+  if (!dir && CJK.test(request)) dir = firstPathToken(request.replace(/列出|目录|文件夹|文件|下的|里的|中的|所有/gu, " "));
+  if (!dir || HERE_WORDS.has(dir.toLowerCase()) || /^(files?|everything|directory|folder)$/i.test(dir)) dir = ".";
+  return { tool: "list_directory", args: { directoryPath: dir.replace(/[.?!]+$/, "") || "." } };
+}
+
+function parseWrite(request: string): OfflineIntent | undefined {
+  const enNamed = request.match(
+    /\b(?:create|write|make|save)\s+(?:a\s+|the\s+|new\s+)*(?:file\s+)?(?:named\s+|called\s+)?([`'"]?[^\s`'"]+[`'"]?)\s+(?:with|containing)\s+(?:the\s+)?(?:content|contents|text)?\s*[:：]?\s*([\s\S]+)$/i,
+  );
+  if (enNamed) return { tool: "write_file", args: { filePath: unquote(enNamed[1]!), content: unquote(enNamed[2]!) } };
+  const enTo = request.match(/\bwrite\s+([`'"])([\s\S]*?)\1\s+(?:to|into)\s+(?:a\s+|the\s+)?(?:file\s+)?([`'"]?[^\s`'"]+[`'"]?)/i);
+  if (enTo) return { tool: "write_file", args: { filePath: unquote(enTo[3]!), content: enTo[2]! } };
+  const zh = request.match(
+    /(?:创建|新建|写入|写)(?:一个)?(?:文件)?\s*([`'"“]?[^\s`'"”，,：:]+[`'"”]?)\s*[，,]?\s*(?:内容(?:为|是)?|写入)\s*[:：]?\s*([\s\S]+)$/u,
+  );
+  if (zh) return { tool: "write_file", args: { filePath: unquote(zh[1]!), content: unquote(zh[2]!) } };
+  return undefined;
+}
+
+function parseRun(request: string): OfflineIntent | undefined {
+  const backticked = request.match(/(?:\b(?:run|execute|exec)\b|运行|执行)[^`]*`([^`]+)`/iu);
+  if (backticked) return { tool: "execute_command", args: { command: backticked[1]!.trim() } };
+  const plain = request.match(/^\s*(?:please\s+)?(?:run|execute|exec)\s+(?:the\s+)?(?:command\s+)?([\s\S]+)$/i);
+  if (plain) return { tool: "execute_command", args: { command: unquote(plain[1]!) } };
+  const zh = request.match(/(?:运行|执行)\s*(?:命令)?\s*[:：]?\s*([\s\S]+)$/u);
+  if (zh) return { tool: "execute_command", args: { command: unquote(zh[1]!) } };
+  return undefined;
+}
+
+function parseRead(request: string): OfflineIntent | undefined {
+  const en = request.match(
+    /\b(?:read|show|cat|open|display|print|view)\s+(?:me\s+)?(?:the\s+)?(?:contents?\s+of\s+)?(?:the\s+)?(?:file\s+)?([`'"]?[^\s`'"]+[`'"]?)/i,
+  );
+  if (en) return { tool: "read_file", args: { filePath: unquote(en[1]!).replace(/[?!,]+$/, "") } };
+  const zh = request.match(/(?:读取|查看|显示|打开|读)\s*(?:一下)?\s*(?:文件)?\s*([`'"“]?[^\s`'"”，,。]+[`'"”]?)/u);
+  if (zh) return { tool: "read_file", args: { filePath: unquote(zh[1]!) } };
+  return undefined;
+}
+
+/** What the offline model makes of a request; exported so tests can check the grammar. */
+export function parseOfflineIntent(request: string): OfflineIntent | undefined {
+  const text = request.trim();
+  return parseWrite(text) ?? parseRun(text) ?? parseList(text) ?? parseRead(text);
+}
+
+export function offlineHelp(request: string): string {
+  if (CJK.test(request)) {
+    return [
+      "我是 mini-cursor 的离线模型：没有配置 API key 或 base URL，所以只能执行简单、字面的指令：",
+      "- 列出目录：“列出 src 目录”",
+      "- 读取文件：“读取 package.json”",
+      "- 写文件：“创建文件 hello.txt 内容为 你好”",
+      "- 运行命令：“运行 `npm test`”",
+      "要让真正的模型来规划和写代码，请在环境变量或 .env 中设置 OPENAI_API_KEY（DeepSeek、Ollama 等再加 OPENAI_BASE_URL），参见 .env.example。",
+    ].join("\n");
+  }
+  return [
+    "I'm mini-cursor's offline model: no API key or base URL is configured, so I can only follow simple, literal instructions:",
+    '- list a directory: "list the files in src"',
+    '- read a file: "read package.json"',
+    '- write a file: "create a file hello.txt with content Hello"',
+    '- run a command: "run `npm test`"',
+    "To let a real model plan and write code, set OPENAI_API_KEY (plus OPENAI_BASE_URL for DeepSeek, Ollama, vLLM, ...) in the environment or in .env; see .env.example.",
+  ].join("\n");
+}
+
+function textOf(message: BaseMessage): string {
+  return typeof message.content === "string"
+    ? message.content
+    : message.content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
+}
+
+/** The answer after the tools ran: what they returned, said plainly. */
+function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boolean): string {
+  const parts = results.map((result) => {
+    const call = calls?.tool_calls?.find((c) => c.id === result.tool_call_id);
+    const args = call?.args ?? {};
+    const body = textOf(result);
+    switch (call?.name) {
+      case "list_directory":
+        return `${zh ? "目录" : "Contents of"} ${String(args.directoryPath ?? ".")}:\n\n${body}`;
+      case "read_file":
+        return `${zh ? "文件" : "File"} ${String(args.filePath ?? "")}:\n\n${body}`;
+      case "execute_command":
+        return `${zh ? "运行了" : "Ran"} \`${String(args.command ?? "")}\`:\n\n${body}`;
+      default:
+        return body;
+    }
+  });
+  return parts.join("\n\n");
+}
+
+export class OfflineChatModel extends BaseChatModel {
+  private tools: BindToolsInput[] = [];
+
+  constructor(fields: BaseChatModelParams = {}) {
+    super(fields);
+  }
+
+  _llmType(): string {
+    return OFFLINE_MODEL_NAME;
+  }
+
+  override bindTools(tools: BindToolsInput[]): OfflineChatModel {
+    const bound = new OfflineChatModel({ callbacks: this.callbacks });
+    bound.tools = tools;
+    return bound;
+  }
+
+  private hasTool(name: string): boolean {
+    // Unbound (tests, Studio introspection) means "all tools available".
+    return this.tools.length === 0 || this.tools.some((t) => (t as { name?: string }).name === name);
+  }
+
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const message = this.respond(messages);
+    return { generations: [{ text: textOf(message), message }] };
+  }
+
+  private respond(messages: BaseMessage[]): AIMessage {
+    let lastHuman = -1;
+    messages.forEach((m, i) => {
+      if (m.getType() === "human") lastHuman = i;
+    });
+    const request = lastHuman >= 0 ? textOf(messages[lastHuman]!) : "";
+    const zh = CJK.test(request);
+    const after = messages.slice(lastHuman + 1);
+    const results = after.filter(ToolMessage.isInstance);
+    if (results.length > 0) {
+      const caller = [...after].reverse().find((m): m is AIMessage => AIMessage.isInstance(m) && !!m.tool_calls?.length);
+      return new AIMessage({ content: summarise(results, caller, zh) });
+    }
+    const intent = parseOfflineIntent(request);
+    if (!intent || !this.hasTool(intent.tool)) return new AIMessage({ content: offlineHelp(request) });
+    return new AIMessage({
+      content: "",
+      tool_calls: [{ id: `offline_${randomUUID()}`, name: intent.tool, args: intent.args, type: "tool_call" }],
+    });
+  }
+}

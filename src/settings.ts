@@ -1,0 +1,138 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseDotenv } from "dotenv";
+import { z } from "zod";
+
+/**
+ * The one place that reads process.env. Precedence: flags > environment > .env > defaults.
+ */
+
+export const DEFAULT_MODEL = "gpt-4o-mini";
+export const DEFAULT_MAX_STEPS = 30;
+export const DEFAULT_APPROVAL = "auto-edit";
+/** Rough context budget in tokens; the oldest turns are dropped beyond it. */
+export const DEFAULT_CONTEXT_TOKENS = 100_000;
+/** One model request may take this long before it is abandoned (and retried). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+/** Retries on 429, 5xx and dropped connections, with backoff honouring retry-after. */
+export const DEFAULT_MAX_RETRIES = 4;
+
+export const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto"] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+export const ENGINES = ["graph", "loop"] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+const settingsSchema = z.object({
+  workspace: z.string().min(1),
+  model: z.string().min(1),
+  apiKey: z.string().optional(),
+  baseUrl: z.string().url({ message: "OPENAI_BASE_URL must be a URL such as http://localhost:11434/v1" }).optional(),
+  provider: z.enum(["openai-compatible", "offline"]),
+  thread: z.string().min(1).optional(),
+  continueLatest: z.boolean(),
+  engine: z.enum(ENGINES),
+  maxSteps: z.number().int().positive().max(10_000),
+  approval: z.enum(APPROVAL_MODES),
+  json: z.boolean(),
+  color: z.boolean(),
+  verbose: z.boolean(),
+  contextTokens: z.number().int().min(1_000),
+  requestTimeoutMs: z.number().int().positive(),
+  maxRetries: z.number().int().min(0).max(20),
+});
+
+export type Settings = z.infer<typeof settingsSchema>;
+
+/** Options as the CLI parsed them; every field optional so env and defaults fill the rest. */
+export interface SettingsFlags {
+  workspace?: string;
+  model?: string;
+  thread?: string;
+  continue?: boolean;
+  engine?: string;
+  maxSteps?: string | number;
+  approval?: string;
+  json?: boolean;
+  color?: boolean;
+  verbose?: boolean;
+}
+
+/** Raised for bad flags or configuration; the CLI prints the message and exits 2. */
+export class SettingsError extends Error {
+  override name = "SettingsError";
+}
+
+/** The environment merged over `.env` in `dir` (the environment wins). */
+export function readEnvironment(dir: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const file = path.join(dir, ".env");
+  const fromFile = existsSync(file) ? parseDotenv(readFileSync(file)) : {};
+  return { ...fromFile, ...env };
+}
+
+/** The directory the user ran the command from (`npm start` changes cwd; INIT_CWD keeps it). */
+export function invocationDirectory(env: NodeJS.ProcessEnv = process.env): string {
+  return env.INIT_CWD || process.cwd();
+}
+
+function toInt(value: string | number | undefined, name: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = typeof value === "number" ? value : Number(value);
+  if (!Number.isInteger(n)) throw new SettingsError(`${name} must be a whole number, got "${value}".`);
+  return n;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value && value.trim() !== "" ? value.trim() : undefined;
+}
+
+export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv = readEnvironment()): Settings {
+  const apiKey = nonEmpty(env.OPENAI_API_KEY);
+  const baseUrl = nonEmpty(env.OPENAI_BASE_URL);
+  const workspace = path.resolve(
+    invocationDirectory(env),
+    flags.workspace ?? nonEmpty(env.MINI_CURSOR_WORKSPACE) ?? ".",
+  );
+  const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== "";
+  const raw = {
+    workspace,
+    model: nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL,
+    apiKey,
+    baseUrl,
+    provider: apiKey || baseUrl ? "openai-compatible" : "offline",
+    thread: nonEmpty(flags.thread),
+    continueLatest: flags.continue ?? false,
+    engine: flags.engine ?? nonEmpty(env.MINI_CURSOR_ENGINE) ?? "graph",
+    maxSteps: toInt(flags.maxSteps, "--max-steps") ?? toInt(env.MINI_CURSOR_MAX_STEPS, "MINI_CURSOR_MAX_STEPS") ?? DEFAULT_MAX_STEPS,
+    approval: flags.approval ?? nonEmpty(env.MINI_CURSOR_APPROVAL) ?? DEFAULT_APPROVAL,
+    json: flags.json ?? false,
+    color: (flags.color ?? true) && !noColor,
+    verbose: flags.verbose ?? (nonEmpty(env.DEBUG) !== undefined),
+    contextTokens:
+      toInt(env.MINI_CURSOR_CONTEXT_TOKENS, "MINI_CURSOR_CONTEXT_TOKENS") ?? DEFAULT_CONTEXT_TOKENS,
+    requestTimeoutMs:
+      toInt(env.MINI_CURSOR_TIMEOUT_MS, "MINI_CURSOR_TIMEOUT_MS") ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    maxRetries: toInt(env.MINI_CURSOR_MAX_RETRIES, "MINI_CURSOR_MAX_RETRIES") ?? DEFAULT_MAX_RETRIES,
+  };
+  const parsed = settingsSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join(".");
+    throw new SettingsError(`Invalid setting ${field}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** Environment for child processes; issue 6/8 removes secrets here. */
+export function childEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env };
+}
+
+/** True when both stdin and stdout are terminals (so we may ask questions and animate). */
+export function isInteractiveTerminal(): boolean {
+  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
+}
+
+/** Studio and tests read a few settings without flags; this keeps them going through here. */
+export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
+  return loadSettings(overrides, readEnvironment());
+}

@@ -1,0 +1,41 @@
+import { createInterface } from "node:readline/promises";
+import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
+import { NON_INTERACTIVE_FEEDBACK } from "../agent/approval.js";
+import { formatArgs } from "./render.js";
+
+/** Maps what a person typed to a decision; anything that is not y/n/a is feedback (a denial with a reason). */
+export function parseApprovalAnswer(answer: string): ApprovalResponse | undefined {
+  const text = answer.trim();
+  if (text === "") return undefined;
+  const lower = text.toLowerCase();
+  if (["y", "yes", "是", "好"].includes(lower)) return { decision: "approve" };
+  if (["n", "no", "否", "不"].includes(lower)) return { decision: "deny" };
+  if (["a", "always"].includes(lower)) return { decision: "always" };
+  return { decision: "deny", feedback: text };
+}
+
+/** Asks on the terminal; `before` lets the renderer stop its spinner first. */
+export function createTerminalApprover(before: () => void): Approver {
+  return async (request: ApprovalRequest) => {
+    before();
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+    try {
+      process.stdout.write(`\n? Allow ${request.tool} ${formatArgs(request.args)}\n  (${request.reason})\n`);
+      for (;;) {
+        const answer = await new Promise<string | null>((resolve) => {
+          rl.once("SIGINT", () => resolve(null));
+          rl.once("close", () => resolve(null));
+          rl.question("  [y]es / [n]o / [a]lways for this session / or type feedback: ").then(resolve, () => resolve(null));
+        });
+        if (answer === null) return { decision: "deny", feedback: "the user cancelled the question" };
+        const response = parseApprovalAnswer(answer);
+        if (response) return response;
+      }
+    } finally {
+      rl.close();
+    }
+  };
+}
+
+/** Without a terminal nobody can be asked: decline, and say how to allow such calls. */
+export const nonInteractiveApprover: Approver = async () => ({ decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK });

@@ -1,0 +1,197 @@
+import { Chalk, type ChalkInstance } from "chalk";
+import type { AgentEvent, TokenUsage } from "../agent/events.js";
+import { createSpinner, type Spinner } from "./spinner.js";
+
+/** Longest argument value shown in a tool-call line before it is shortened. */
+const MAX_ARG_CHARS = 80;
+/** Lines of a tool result shown under it in the trace (the model gets all of it). */
+const RESULT_PREVIEW_LINES = 3;
+
+export interface BannerInfo {
+  version: string;
+  workspace: string;
+  model: string;
+  threadId: string;
+  resumed: boolean;
+  approval: string;
+  engine: string;
+}
+
+export interface Renderer {
+  banner(info: BannerInfo): void;
+  event(event: AgentEvent): void;
+  /** A line of CLI commentary (not an event): shown in pretty mode, on stderr in JSON mode. */
+  note(text: string): void;
+  /** Stops any animation before something else writes to the terminal. */
+  pause(): void;
+}
+
+export interface RenderOptions {
+  color: boolean;
+  /** Animate a spinner (only when stdout is a terminal). */
+  spinner: boolean;
+  verbose: boolean;
+  out?: NodeJS.WritableStream;
+  err?: NodeJS.WritableStream;
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function formatTokens(n: number): string {
+  return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+/** Arguments on one line, long values shortened so a 5 KB file write stays one line. */
+export function formatArgs(args: Record<string, unknown>): string {
+  return Object.entries(args)
+    .map(([key, value]) => {
+      let text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value ?? null);
+      if (text.length > MAX_ARG_CHARS) {
+        const size = typeof value === "string" ? `, ${value.split("\n").length} lines` : "";
+        text = `${text.slice(0, MAX_ARG_CHARS - 1)}…"${size ? ` (${formatBytes(Buffer.byteLength(String(value)))}${size})` : ""}`;
+      }
+      return `${key}=${text}`;
+    })
+    .join(" ");
+}
+
+export function formatUsage(usage: TokenUsage): string {
+  return `${formatTokens(usage.input)} tokens in / ${formatTokens(usage.output)} out${usage.estimated ? " (estimated)" : ""}`;
+}
+
+const REASON_TEXT: Record<string, string> = {
+  done: "Done",
+  max_steps: "Stopped at the step limit",
+  interrupted: "Interrupted",
+  error: "Failed",
+  loop_guard: "Stopped: the model was repeating itself",
+};
+
+export function createPrettyRenderer(options: RenderOptions): Renderer {
+  const out = options.out ?? process.stdout;
+  const c: ChalkInstance = new Chalk({ level: options.color ? 1 : 0 });
+  const spinner: Spinner = createSpinner(out, options.spinner, c);
+  let midLine = false;
+  let streamedThisStep = false;
+  let outputMidLine = false;
+
+  const write = (text: string) => {
+    spinner.stop();
+    out.write(text);
+    midLine = !text.endsWith("\n");
+  };
+  // Starting the spinner mid-line would erase that line when it stops.
+  const busy = (label: string) => {
+    if (!midLine) spinner.start(label);
+  };
+  const line = (text: string) => {
+    if (midLine) write("\n");
+    write(`${text}\n`);
+  };
+
+  return {
+    banner(info) {
+      line(c.bold(`mini-cursor ${info.version}`));
+      line(`  ${c.dim("workspace")} ${info.workspace}`);
+      line(`  ${c.dim("model    ")} ${info.model}`);
+      line(`  ${c.dim("thread   ")} ${info.threadId}${info.resumed ? " (resumed)" : ""}  ${c.dim(`next time: --thread ${info.threadId}`)}`);
+      line(`  ${c.dim("approval ")} ${info.approval}   ${c.dim("engine")} ${info.engine}`);
+      line("");
+    },
+    note(text) {
+      line(text);
+    },
+    pause() {
+      spinner.stop();
+    },
+    event(event) {
+      switch (event.type) {
+        case "run_start":
+          line(`${c.cyan("❯")} ${event.task}`);
+          break;
+        case "step":
+          streamedThisStep = false;
+          line(c.bgGreen.black(` step ${event.step} `));
+          busy("thinking");
+          break;
+        case "token":
+          streamedThisStep = true;
+          write(event.text);
+          break;
+        case "tool_call":
+          line(`${c.yellow("→")} ${c.bold(event.name)} ${c.dim(formatArgs(event.args))}`);
+          busy(`running ${event.name}`);
+          break;
+        case "tool_output": {
+          const text = event.text.replace(/\r?\n$/, "");
+          const prefix = outputMidLine ? "" : "  │ ";
+          write(c.dim(prefix + text.split(/\r?\n/).join("\n  │ ")) + (event.text.endsWith("\n") ? "\n" : ""));
+          outputMidLine = !event.text.endsWith("\n");
+          busy("running");
+          break;
+        }
+        case "tool_result": {
+          outputMidLine = false;
+          const ok = event.status === "success" && !/^(Error|Refused)\b/.test(event.content);
+          const mark = ok ? c.green("✓") : c.red("✗");
+          const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
+          line(`  ${mark} ${event.name} ${c.dim(`${size}, ${formatDuration(event.durationMs)}`)}`);
+          const preview = event.content.split("\n").slice(0, RESULT_PREVIEW_LINES);
+          for (const p of preview) line(c.dim(`    ${p.slice(0, 160)}`));
+          break;
+        }
+        case "approval": {
+          const verdict = event.response.decision === "deny" ? c.red("declined") : c.green(event.response.decision === "always" ? "approved (always)" : "approved");
+          line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${event.response.feedback}`) : ""}`);
+          break;
+        }
+        case "usage":
+          break;
+        case "final":
+          if (!streamedThisStep && event.text) line(event.text);
+          else if (midLine) write("\n");
+          break;
+        case "error":
+          line(c.red(`✗ ${event.message}`));
+          if (options.verbose && event.stack) line(c.dim(event.stack));
+          break;
+        case "run_end":
+          spinner.stop();
+          line("");
+          line(
+            `${event.reason === "done" ? c.green("✔") : c.yellow("■")} ${REASON_TEXT[event.reason] ?? event.reason}: ` +
+              `${event.steps} step${event.steps === 1 ? "" : "s"}, ${event.toolCalls} tool call${event.toolCalls === 1 ? "" : "s"}, ` +
+              `${formatUsage(event.usage)}, ${formatDuration(event.durationMs)}`,
+          );
+          break;
+      }
+    },
+  };
+}
+
+/** `--json`: one event per line on stdout and nothing else there; notes go to stderr. */
+export function createJsonRenderer(options: Pick<RenderOptions, "verbose" | "out" | "err">): Renderer {
+  const out = options.out ?? process.stdout;
+  const err = options.err ?? process.stderr;
+  return {
+    banner() {},
+    note(text) {
+      err.write(`${text}\n`);
+    },
+    pause() {},
+    event(event) {
+      const data = event.type === "error" && !options.verbose ? { type: event.type, message: event.message } : event;
+      out.write(`${JSON.stringify(data)}\n`);
+    },
+  };
+}
