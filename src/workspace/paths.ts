@@ -31,6 +31,12 @@ export interface Workspace {
   readonly root: string;
 }
 
+/**
+ * The path each workspace was opened with, when it differs from its real root (it went through
+ * a symlink). Absolute paths spelled with that prefix are mapped onto the real root.
+ */
+const aliases = new WeakMap<Workspace, string>();
+
 /** Resolves the root once (it may itself sit behind a symlink, e.g. /tmp on macOS). */
 export async function openWorkspace(dir: string): Promise<Workspace> {
   const abs = path.resolve(dir);
@@ -42,13 +48,16 @@ export async function openWorkspace(dir: string): Promise<Workspace> {
   }
   const stat = await fs.stat(root);
   if (!stat.isDirectory()) throw new Error(`Workspace ${abs} is not a directory.`);
-  return { root };
+  const ws: Workspace = { root };
+  if (abs !== root) aliases.set(ws, abs);
+  return ws;
 }
 
 /** True when `candidate` is `root` or below it (both absolute and normalised). */
 export function isInside(root: string, candidate: string): boolean {
   const rel = path.relative(root, candidate);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  // Compare whole components: a child named "..foo" is inside, "../foo" is not.
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /** The path as the model should see it: relative to the root, "." for the root itself. */
@@ -94,6 +103,7 @@ async function realResolve(abs: string, hops: number): Promise<string> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw new PathError("invalid", "Refused: too many levels of symbolic links.");
+    if (code === "ENAMETOOLONG") throw new PathError("invalid", "Refused: the resolved path is too long.");
     if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
   }
   const parent = path.dirname(abs);
@@ -142,10 +152,20 @@ export async function resolvePath(
   options: ResolveOptions = {},
 ): Promise<ResolvedPath> {
   validate(userPath);
-  const lexical = path.resolve(ws.root, userPath);
+  let lexical = path.resolve(ws.root, userPath);
+  const alias = aliases.get(ws);
+  if (alias && !isInside(ws.root, lexical) && isInside(alias, lexical)) {
+    lexical = path.join(ws.root, path.relative(alias, lexical));
+  }
   if (!isInside(ws.root, lexical)) throw outside(userPath);
+  if (Buffer.byteLength(lexical) >= MAX_PATH_LENGTH) {
+    throw new PathError("invalid", `Refused: the full path would be longer than ${MAX_PATH_LENGTH} bytes.`);
+  }
   const real = await realResolve(lexical, 0);
   if (!isInside(ws.root, real)) throw outside(userPath);
+  if (Buffer.byteLength(real) >= MAX_PATH_LENGTH) {
+    throw new PathError("invalid", `Refused: the full path would be longer than ${MAX_PATH_LENGTH} bytes.`);
+  }
 
   let stat;
   try {
