@@ -1,0 +1,252 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
+import { z } from "zod";
+import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../src/agent/events.js";
+import { NON_INTERACTIVE_FEEDBACK } from "../src/agent/approval.js";
+import { createGraph, type GraphSettings } from "../src/graph/graph.js";
+import { createGraphEngine } from "../src/graph/stream.js";
+import { createTools } from "../src/tools/index.js";
+import { ScriptedChatModel, repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
+import { makeTempDir } from "./helpers/tmp.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  tmp = makeTempDir();
+});
+afterEach(() => tmp.cleanup());
+
+function settingsFor(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
+  return {
+    workspace,
+    model: "scripted",
+    provider: "offline",
+    requestTimeoutMs: 5000,
+    maxRetries: 0,
+    approval: "auto-edit",
+    maxSteps: 30,
+    contextTokens: 100_000,
+    ...overrides,
+  };
+}
+
+interface Harness {
+  model: ScriptedChatModel;
+  events: AgentEvent[];
+  approvals: ApprovalRequest[];
+  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[] }): Promise<Awaited<ReturnType<ReturnType<typeof createGraphEngine>["run"]>>>;
+  graph: ReturnType<typeof createGraph>;
+}
+
+function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: Parameters<typeof createGraph>[1]["tools"]): Harness {
+  const model = new ScriptedChatModel(script);
+  const settings = settingsFor(tmp.dir, overrides);
+  const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools: tools ?? createTools({ workspace: tmp.dir }) });
+  const events: AgentEvent[] = [];
+  const approvals: ApprovalRequest[] = [];
+  const engine = createGraphEngine({
+    graph,
+    meta: { engine: "graph", model: "scripted", provider: "offline", workspace: tmp.dir },
+    modelSettings: settings,
+    approval: settings.approval,
+    maxSteps: settings.maxSteps,
+  });
+  return {
+    model,
+    events,
+    approvals,
+    graph,
+    run(task, opts = {}) {
+      const answers = [...(opts.answers ?? [])];
+      return engine.run({
+        task,
+        threadId: opts.threadId ?? "t1",
+        emit: (e) => events.push(e),
+        approver: async (request) => {
+          approvals.push(request);
+          return answers.shift() ?? { decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK };
+        },
+      });
+    },
+  };
+}
+
+function types(events: AgentEvent[]): string[] {
+  return events.filter((e) => e.type !== "usage" && e.type !== "token").map((e) => e.type);
+}
+
+function roles(messages: BaseMessage[]): string[] {
+  return messages.map((m) => m.getType());
+}
+
+test("a tool call, its result and the answer, as events and as the saved conversation", async () => {
+  const h = harness([{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "hello\n" } }] }, "Wrote a.txt."]);
+  const summary = await h.run("write a.txt");
+  expect(summary.reason).toBe("done");
+  expect(summary.steps).toBe(2);
+  expect(summary.toolCalls).toBe(1);
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
+  expect(types(h.events)).toEqual(["run_start", "step", "tool_call", "tool_result", "step", "final", "run_end"]);
+  const result = h.events.find((e) => e.type === "tool_result");
+  expect(result).toMatchObject({ name: "write_file", status: "success" });
+  expect(h.events.find((e) => e.type === "final")).toEqual({ type: "final", text: "Wrote a.txt." });
+
+  const state = await h.graph.getState({ configurable: { thread_id: "t1" } });
+  expect(roles(state.values.messages)).toEqual(["human", "ai", "tool", "ai"]);
+  // The second model request carries the system prompt, the request, the call and its result.
+  expect(roles(h.model.calls[1]!)).toEqual(["system", "human", "ai", "tool"]);
+  const toolMsg = h.model.calls[1]![3] as ToolMessage;
+  expect(toolMsg.tool_call_id).toBe((h.model.calls[1]![2] as AIMessage).tool_calls![0]!.id);
+});
+
+test("tool calls of one turn run concurrently", async () => {
+  // Each tool waits until both have started: run one after the other, they would never finish.
+  let started = 0;
+  let release!: () => void;
+  const both = new Promise<void>((resolve) => (release = resolve));
+  const rendezvous = tool(
+    async ({ name }) => {
+      started++;
+      if (started === 2) release();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("not concurrent")), 5000)));
+      try {
+        await Promise.race([both, deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+      return `done ${name}`;
+    },
+    { name: "rendezvous", description: "test", schema: z.object({ name: z.string() }) },
+  );
+  const h = harness(
+    [{ toolCalls: [{ name: "rendezvous", args: { name: "a" } }, { name: "rendezvous", args: { name: "b" } }] }, "ok"],
+    {},
+    [rendezvous],
+  );
+  await h.run("go");
+  const results = h.events.filter((e) => e.type === "tool_result").map((e) => (e as { content: string }).content);
+  expect(results.sort()).toEqual(["done a", "done b"]);
+});
+
+test("auto-edit asks before a command; a denial becomes a tool result with the feedback", async () => {
+  const h = harness([{ toolCalls: [{ name: "execute_command", args: { command: "touch made-by-command" } }] }, "ok"]);
+  await h.run("make it", { answers: [{ decision: "deny", feedback: "not now" }] });
+  expect(h.approvals).toHaveLength(1);
+  expect(h.approvals[0]).toMatchObject({ tool: "execute_command", args: { command: "touch made-by-command" } });
+  expect(h.approvals[0]!.reason).toContain("auto-edit");
+  const result = h.events.find((e) => e.type === "tool_result") as { content: string; status: string };
+  expect(result.status).toBe("error");
+  expect(result.content).toBe("The user declined this execute_command call; it was not run. Their feedback: not now");
+  expect(() => readFileSync(path.join(tmp.dir, "made-by-command"))).toThrow();
+  expect(types(h.events)).toEqual(["run_start", "step", "tool_call", "approval", "tool_result", "step", "final", "run_end"]);
+});
+
+test("approve runs the command; always stops asking for that program in the thread", async () => {
+  const h = harness([
+    { toolCalls: [{ name: "execute_command", args: { command: "echo one > one.txt" } }] },
+    { toolCalls: [{ name: "execute_command", args: { command: "echo two > two.txt" } }] },
+    { toolCalls: [{ name: "execute_command", args: { command: "touch three.txt" } }] },
+    "done",
+  ]);
+  await h.run("go", { answers: [{ decision: "always" }, { decision: "approve" }] });
+  // echo asked once (always), touch asked once (approve)
+  expect(h.approvals.map((a) => a.args.command)).toEqual(["echo one > one.txt", "touch three.txt"]);
+  expect(readFileSync(path.join(tmp.dir, "two.txt"), "utf8")).toBe("two\n");
+  expect(readFileSync(path.join(tmp.dir, "three.txt"), "utf8")).toBe("");
+});
+
+test("suggest asks before writes; full-auto asks only for dangerous commands", async () => {
+  const suggest = harness([{ toolCalls: [{ name: "write_file", args: { filePath: "x.txt", content: "x" } }] }, "ok"], { approval: "suggest" });
+  await suggest.run("write");
+  expect(suggest.approvals.map((a) => a.tool)).toEqual(["write_file"]);
+
+  const auto = harness(
+    [
+      {
+        toolCalls: [
+          { name: "execute_command", args: { command: "echo safe" } },
+          { name: "execute_command", args: { command: "rm -rf ~/important" } },
+        ],
+      },
+      "ok",
+    ],
+    { approval: "full-auto" },
+  );
+  await auto.run("go");
+  expect(auto.approvals.map((a) => a.args.command)).toEqual(["rm -rf ~/important"]);
+  expect(auto.approvals[0]!.reason).toMatch(/dangerous/);
+  const results = auto.events.filter((e) => e.type === "tool_result") as Array<{ content: string; status: string }>;
+  expect(results.find((r) => r.content.includes("declined"))?.content).toContain("--approval full-auto");
+  expect(results.some((r) => r.content.includes("safe"))).toBe(true);
+});
+
+test("the step limit stops a model that never answers, cleanly", async () => {
+  const h = harness(repeatingTurns("list_directory", { directoryPath: "." }, 10), { maxSteps: 3 });
+  const summary = await h.run("loop forever");
+  expect(summary.reason).toBe("max_steps");
+  expect(h.model.played).toBe(3);
+  expect(summary.steps).toBe(3);
+  const state = await h.graph.getState({ configurable: { thread_id: "t1" } });
+  expect(roles(state.values.messages)).toEqual(["human", "ai", "tool", "ai", "tool", "ai", "tool"]);
+});
+
+test("a second task on the same thread sees the first", async () => {
+  const h = harness(["Beijing: sunny.", "Shanghai: rain."]);
+  await h.run("今天北京天气怎么样", { threadId: "weather" });
+  await h.run("那上海呢", { threadId: "weather" });
+  expect(roles(h.model.calls[1]!)).toEqual(["system", "human", "ai", "human"]);
+  expect(h.model.calls[1]![1]!.content).toBe("今天北京天气怎么样");
+  expect(h.model.calls[1]![2]!.content).toBe("Beijing: sunny.");
+  expect(h.model.calls[1]![3]!.content).toBe("那上海呢");
+});
+
+test("a provider failure mid-run keeps completed steps and the thread continues", async () => {
+  const h = harness([
+    { toolCalls: [{ name: "write_file", args: { filePath: "kept.txt", content: "kept" } }] },
+    Object.assign(new Error("boom"), { status: 500 }),
+    "continued",
+  ]);
+  const first = await h.run("do it", { threadId: "crash" });
+  expect(first.reason).toBe("error");
+  expect(h.events.find((e) => e.type === "error")).toMatchObject({ message: expect.stringContaining("HTTP 500") });
+  const second = await h.run("continue", { threadId: "crash" });
+  expect(second.reason).toBe("done");
+  expect(roles(h.model.calls[2]!)).toEqual(["system", "human", "ai", "tool", "human"]);
+});
+
+test("unknown tools and bad arguments reach the model as errors and the run goes on", async () => {
+  const h = harness([
+    { toolCalls: [{ name: "delete_everything", args: {} }, { name: "read_file", args: { path: "x" } }] },
+    "recovered",
+  ]);
+  const summary = await h.run("go");
+  expect(summary.reason).toBe("done");
+  const results = h.events.filter((e) => e.type === "tool_result") as Array<{ name: string; content: string; status: string }>;
+  expect(results.find((r) => r.name === "delete_everything")?.content).toBe(
+    'Error: there is no tool named "delete_everything". Available tools: read_file, write_file, list_directory, execute_command.',
+  );
+  const bad = results.find((r) => r.name === "read_file")!;
+  expect(bad.status).toBe("error");
+  expect(bad.content).toMatch(/filePath/);
+});
+
+test("a conversation with an unanswered tool call is repaired before the next request", async () => {
+  const h = harness(["fine"]);
+  const dangling = new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "list_directory", args: { directoryPath: "." }, type: "tool_call" }] });
+  await h.graph.updateState({ configurable: { thread_id: "t1" } }, { messages: [new HumanMessage("first"), dangling] }, "agent");
+  await h.run("second");
+  expect(roles(h.model.calls[0]!)).toEqual(["system", "human", "ai", "tool", "human"]);
+});
+
+test("the system prompt names the workspace and the cd rule", async () => {
+  writeFileSync(path.join(tmp.dir, "x"), "");
+  const h = harness(["hi"]);
+  await h.run("hello");
+  const system = String(h.model.calls[0]![0]!.content);
+  expect(system).toContain(`Workspace root: ${tmp.dir}`);
+  expect(system).toContain("With workingDirectory set, never cd inside the command");
+  expect(h.model.boundToolNames).toEqual(["read_file", "write_file", "list_directory", "execute_command"]);
+});
