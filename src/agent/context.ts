@@ -89,5 +89,7 @@ export function fitToBudget(
     used += c;
     keep.add(index);
   }
-  return units.filter((_, index) => keep.has(index)).flat();
+  // Some providers insist the first message after the system prompt is the user's.
+  const firstHuman = [...keep].filter((i) => units[i]![0]!.getType() === "human").sort((a, b) => a - b)[0];
+  return units.filter((_, index) => keep.has(index) && (firstHuman === undefined || index >= firstHuman)).flat();
 }

@@ -39,9 +39,9 @@ function parseList(request: string): OfflineIntent | undefined {
   const en = /\b(list|ls|show (me )?(the )?files|what('s| is| files are) (in|inside|under))\b/i;
   const zh = /(列出|列表|有哪些文件|目录下|看看.*(目录|文件夹))/u;
   if (!en.test(request) && !zh.test(request)) return undefined;
-  let dir: string | undefined;
+  let dir: string | undefined = request.match(/^\s*ls\s+(?:-\w+\s+)*([^\s-]\S*)/)?.[1];
   const where = request.match(/\b(?:in|of|under|inside|at)\s+(?:the\s+)?(?:folder\s+|directory\s+|dir\s+)?([`'"]?[^\s`'"?]+[`'"]?)/i);
-  if (where) dir = unquote(where[1]!);
+  if (!dir && where) dir = unquote(where[1]!);
   if (!dir && CJK.test(request)) dir = firstPathToken(request.replace(/列出|目录|文件夹|文件|下的|里的|中的|所有/gu, " "));
   if (!dir || HERE_WORDS.has(dir.toLowerCase()) || /^(files?|everything|directory|folder)$/i.test(dir)) dir = ".";
   return { tool: "list_directory", args: { directoryPath: dir.replace(/[.?!]+$/, "") || "." } };
