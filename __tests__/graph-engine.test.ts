@@ -40,7 +40,7 @@ interface Harness {
   graph: ReturnType<typeof createGraph>;
 }
 
-function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: Parameters<typeof createGraph>[1]["tools"]): Harness {
+function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: NonNullable<Parameters<typeof createGraph>[1]>["tools"]): Harness {
   const model = new ScriptedChatModel(script);
   const settings = settingsFor(tmp.dir, overrides);
   const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools: tools ?? createTools({ workspace: tmp.dir }) });

@@ -1,0 +1,120 @@
+import { promises as fs } from "node:fs";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import { detectBinary, formatSize, readLineWindow, type WindowLine } from "../workspace/files.js";
+import { resolvePath } from "../workspace/paths.js";
+import type { ToolContext } from "./context.js";
+import { toolErrorMessage } from "./errors.js";
+
+/** Lines shown when the model gives no limit. */
+export const DEFAULT_READ_LINES = 2000;
+/** Most lines one call returns; a larger limit is lowered to this (the footer says where to go on). */
+export const MAX_READ_LINES = 2000;
+/** Longer lines are cut here: minified bundles and data blobs would otherwise fill the context. */
+export const MAX_LINE_CHARS = 2000;
+/** Cap on the numbered text of one call, about 12k tokens. */
+export const MAX_READ_BYTES = 50 * 1024;
+/** Width of the right-aligned line number, as `cat -n` prints it. */
+const LINE_NUMBER_WIDTH = 6;
+
+const DESCRIPTION = `Read a text file from the workspace. Paths are relative to the workspace root.
+Output is numbered like \`cat -n\` (line number, tab, text), followed by a footer such as
+"[Lines 1-2000 of 5231. Continue with offset 2001.]" or "[Lines 1-3 of 3, end of file.]".
+- offset: 1-based line to start from (default 1). limit: number of lines (default and maximum ${MAX_READ_LINES}).
+- To read further, call again with the offset the footer gives; files of any size can be read this way.
+- Lines longer than ${MAX_LINE_CHARS} characters are cut and marked "… [line truncated, N characters]".
+- One call returns at most ${MAX_READ_BYTES / 1024} KB; the footer says when it stopped early.
+- The numbers and tab are not part of the file: leave them out when you write it back.
+- Binary files (images, archives, executables, fonts, media, databases) are described by type and size, not shown.
+- Use list_directory for directories.`;
+
+const schema = z.object({
+  filePath: z.string().describe("Path of the file, relative to the workspace root."),
+  offset: z
+    .number()
+    .int("offset must be a whole line number")
+    .optional()
+    .describe("1-based line number to start reading from (default 1)."),
+  limit: z
+    .number()
+    .int("limit must be a whole number of lines")
+    .optional()
+    .describe(`Number of lines to read (default and maximum ${MAX_READ_LINES}).`),
+});
+
+type ReadFileInput = z.infer<typeof schema>;
+
+/** `cat -n`: number right-aligned, a tab, the text, and a marker where a long line was cut. */
+export function formatLine(lineNumber: number, line: WindowLine): string {
+  const marker = line.truncated ? `… [line truncated, ${line.chars} characters]` : "";
+  return `${String(lineNumber).padStart(LINE_NUMBER_WIDTH)}\t${line.text}${marker}`;
+}
+
+/** Numbered lines that fit in the byte cap, stopping at the last whole line. */
+function numberLines(lines: readonly WindowLine[], firstLine: number): { text: string[]; capped: boolean } {
+  const text: string[] = [];
+  let bytes = 0;
+  for (const [i, line] of lines.entries()) {
+    const formatted = formatLine(firstLine + i, line);
+    bytes += Buffer.byteLength(formatted) + 1;
+    if (bytes > MAX_READ_BYTES) return { text, capped: true };
+    text.push(formatted);
+  }
+  return { text, capped: false };
+}
+
+/** "[Lines 1-2000 of 5231. Continue with offset 2001.]" and its variants. */
+export function readFooter(first: number, last: number, total: number, capped: boolean): string {
+  const range = `Lines ${first}-${last} of ${total}`;
+  const cap = capped ? `; output capped at ${MAX_READ_BYTES / 1024} KB` : "";
+  if (last >= total) return `[${range}${cap}, end of file.]`;
+  return `[${range}${cap}. Continue with offset ${last + 1}.]`;
+}
+
+async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<string> {
+  // Checked here rather than in the schema so the model gets a sentence, not a schema dump.
+  if (input.offset !== undefined && input.offset < 1) return "Error: offset is 1-based: the first line is 1.";
+  if (input.limit !== undefined && input.limit < 1) return "Error: limit must be at least 1.";
+  const ws = await ctx.workspace();
+  const target = await resolvePath(ws, input.filePath, { mustExist: true, refuseHardLinks: true });
+  const name = target.display;
+  if (target.isDirectory) return `"${name}" is a directory, use list_directory to see what it contains.`;
+  const stat = await fs.stat(target.absolute);
+  // FIFOs and devices would block or never end.
+  if (!stat.isFile()) return `"${name}" is not a regular file (a device, socket or pipe); it cannot be read.`;
+  if (stat.size === 0) return `"${name}" is empty (0 bytes).`;
+  const binary = await detectBinary(target.absolute);
+  if (binary) {
+    return `"${name}" is a binary file (${binary}, ${formatSize(stat.size)}); read_file shows text only.`;
+  }
+
+  const offset = input.offset ?? 1;
+  const limit = Math.min(input.limit ?? DEFAULT_READ_LINES, MAX_READ_LINES);
+  const window = await readLineWindow(target.absolute, {
+    startLine: offset,
+    maxLines: limit,
+    maxLineChars: MAX_LINE_CHARS,
+    maxBytes: MAX_READ_BYTES,
+  });
+  const total = window.totalLines;
+  if (offset > total) {
+    const lines = total === 1 ? "1 line" : `${total} lines`;
+    return `Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`;
+  }
+  const { text, capped } = numberLines(window.lines, offset);
+  const last = offset + text.length - 1;
+  return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped)}`;
+}
+
+export function createReadFileTool(ctx: ToolContext) {
+  return tool(
+    async (input: ReadFileInput): Promise<string> => {
+      try {
+        return await readFile(ctx, input);
+      } catch (err) {
+        return toolErrorMessage(err);
+      }
+    },
+    { name: "read_file", description: DESCRIPTION, schema },
+  );
+}

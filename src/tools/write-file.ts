@@ -1,0 +1,59 @@
+import { promises as fs } from "node:fs";
+import path from "node:path";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import { countTextLines, writeFileAtomic } from "../workspace/files.js";
+import { resolvePath } from "../workspace/paths.js";
+import type { ToolContext } from "./context.js";
+import { toolErrorMessage } from "./errors.js";
+
+const DESCRIPTION = `Write a text file in the workspace, replacing the whole file. Paths are relative to the workspace root.
+- content is the complete new file: anything left out is gone. To change part of a file, read it first and write it back whole.
+- Missing parent directories are created.
+- The write is atomic (a temporary file in the same directory, then a rename): a failed write never leaves a half-written file.
+- A replaced file keeps its permissions.
+- Directories and files with several hard links are refused.
+Returns e.g. "Created src/App.tsx (42 lines, 1234 bytes)." or "Replaced ...".`;
+
+const schema = z.object({
+  filePath: z.string().describe("Path of the file to write, relative to the workspace root."),
+  content: z.string().describe("The complete content of the file."),
+});
+
+type WriteFileInput = z.infer<typeof schema>;
+
+/** "Created src/App.tsx (42 lines, 1234 bytes)." */
+export function writeSummary(created: boolean, display: string, lines: number, bytes: number): string {
+  const lineWord = lines === 1 ? "line" : "lines";
+  const byteWord = bytes === 1 ? "byte" : "bytes";
+  return `${created ? "Created" : "Replaced"} ${display} (${lines} ${lineWord}, ${bytes} ${byteWord}).`;
+}
+
+async function writeFile(ctx: ToolContext, input: WriteFileInput): Promise<string> {
+  const ws = await ctx.workspace();
+  // resolvePath follows symlinks (also dangling ones in parents), so `absolute` and every
+  // directory created above it are inside the workspace.
+  const target = await resolvePath(ws, input.filePath, { refuseHardLinks: true });
+  if (target.isDirectory) {
+    return `"${target.display}" is a directory; write_file writes files. Choose a file path inside it.`;
+  }
+  if (target.exists && !(await fs.stat(target.absolute)).isFile()) {
+    return `"${target.display}" is not a regular file (a device, socket or pipe); it cannot be written.`;
+  }
+  await fs.mkdir(path.dirname(target.absolute), { recursive: true });
+  const result = await writeFileAtomic(target.absolute, input.content);
+  return writeSummary(result.created, target.display, countTextLines(input.content), result.bytes);
+}
+
+export function createWriteFileTool(ctx: ToolContext) {
+  return tool(
+    async (input: WriteFileInput): Promise<string> => {
+      try {
+        return await writeFile(ctx, input);
+      } catch (err) {
+        return toolErrorMessage(err);
+      }
+    },
+    { name: "write_file", description: DESCRIPTION, schema },
+  );
+}

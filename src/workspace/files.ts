@@ -1,0 +1,424 @@
+import { randomBytes } from "node:crypto";
+import { constants as fsConstants, promises as fs, type Stats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
+
+/**
+ * File primitives for the tools: binary detection, reading a window of lines from a file of
+ * any size with flat memory, counting lines by streaming, and atomic writes.
+ */
+
+/** Bytes sniffed for a NUL to call a file binary (what git and grep look at, roughly). */
+export const BINARY_SNIFF_BYTES = 8 * 1024;
+/** Chunk size for streaming reads: large enough for fast scans, small enough to stay flat. */
+const CHUNK_BYTES = 1024 * 1024;
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+/** A UTF-8 code point takes at most this many bytes; bounds what we keep of a long line. */
+const MAX_UTF8_BYTES_PER_CHAR = 4;
+
+/** Extensions that are binary whatever their first bytes say, with a human name. */
+const BINARY_EXTENSIONS: Readonly<Record<string, string>> = {
+  png: "PNG image", jpg: "JPEG image", jpeg: "JPEG image", gif: "GIF image", bmp: "BMP image",
+  ico: "icon", webp: "WebP image", avif: "AVIF image", tif: "TIFF image", tiff: "TIFF image",
+  psd: "Photoshop image", heic: "HEIC image",
+  pdf: "PDF document", doc: "Word document", docx: "Word document", xls: "Excel workbook",
+  xlsx: "Excel workbook", ppt: "PowerPoint deck", pptx: "PowerPoint deck", odt: "OpenDocument file",
+  zip: "zip archive", gz: "gzip archive", tgz: "gzip archive", bz2: "bzip2 archive", xz: "xz archive",
+  zst: "zstd archive", "7z": "7-Zip archive", rar: "RAR archive", tar: "tar archive", jar: "Java archive",
+  war: "Java archive", apk: "Android package", deb: "Debian package", rpm: "RPM package", dmg: "disk image",
+  iso: "disk image", exe: "Windows executable", dll: "Windows library", so: "shared library",
+  dylib: "shared library", a: "static library", o: "object file", obj: "object file", lib: "static library",
+  class: "Java class file", pyc: "Python bytecode", wasm: "WebAssembly module", node: "Node.js native addon",
+  bin: "binary data", dat: "binary data",
+  woff: "web font", woff2: "web font", ttf: "font", otf: "font", eot: "font",
+  mp3: "MP3 audio", wav: "WAV audio", flac: "FLAC audio", ogg: "Ogg audio", m4a: "AAC audio", aac: "AAC audio",
+  mp4: "MP4 video", m4v: "MP4 video", mov: "QuickTime video", avi: "AVI video", mkv: "Matroska video",
+  webm: "WebM video",
+  sqlite: "SQLite database", sqlite3: "SQLite database", db: "database file",
+};
+
+/** Signatures for naming a file whose content (not extension) showed it is binary. */
+const MAGIC_NUMBERS: ReadonlyArray<readonly [string, readonly number[]]> = [
+  ["PNG image", [0x89, 0x50, 0x4e, 0x47]],
+  ["JPEG image", [0xff, 0xd8, 0xff]],
+  ["GIF image", [0x47, 0x49, 0x46, 0x38]],
+  ["PDF document", [0x25, 0x50, 0x44, 0x46]],
+  ["zip archive", [0x50, 0x4b, 0x03, 0x04]],
+  ["gzip archive", [0x1f, 0x8b]],
+  ["ELF executable", [0x7f, 0x45, 0x4c, 0x46]],
+  ["WebAssembly module", [0x00, 0x61, 0x73, 0x6d]],
+  ["SQLite database", [0x53, 0x51, 0x4c, 0x69, 0x74, 0x65]],
+  ["UTF-16 text", [0xff, 0xfe]],
+  ["UTF-16 text", [0xfe, 0xff]],
+];
+
+/** The human name of a binary file type known by its extension, or undefined. */
+export function binaryKindFromExtension(filePath: string): string | undefined {
+  const ext = path.extname(filePath).slice(1).toLowerCase();
+  return ext ? BINARY_EXTENSIONS[ext] : undefined;
+}
+
+/** Names the kind of binary content from its first bytes; undefined when it looks like text. */
+export function binaryKindFromContent(head: Uint8Array): string | undefined {
+  if (!head.includes(0)) return undefined;
+  const match = MAGIC_NUMBERS.find(([, magic]) => magic.every((byte, i) => head[i] === byte));
+  return match ? match[0] : "binary data";
+}
+
+/**
+ * Describes a binary file ("PNG image", "binary data") or returns undefined for text.
+ * The extension decides first so a tiny PNG without a NUL in its header is still binary.
+ */
+export async function detectBinary(absPath: string): Promise<string | undefined> {
+  const byExtension = binaryKindFromExtension(absPath);
+  if (byExtension) return byExtension;
+  const fh = await fs.open(absPath, "r");
+  try {
+    const buf = Buffer.alloc(BINARY_SNIFF_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return binaryKindFromContent(buf.subarray(0, bytesRead));
+  } finally {
+    await fh.close();
+  }
+}
+
+/** "812 B", "1.2 KB", "3.4 MB": sizes for the model to reason about, not for accounting. */
+export function formatSize(bytes: number): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  if (unit === 0) return `${bytes} B`;
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** Lines in a text the way editors and `cat -n` see them: a final line needs no newline. */
+export function countTextLines(text: string): number {
+  if (text === "") return 0;
+  let newlines = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) newlines++;
+  return text.endsWith("\n") ? newlines : newlines + 1;
+}
+
+interface NewlineScan {
+  /** Newline bytes in the file. */
+  newlines: number;
+  /** Lines as `countTextLines` counts them. */
+  lines: number;
+  size: number;
+}
+
+/** Counts newlines in one pass over a reused buffer, so memory stays flat for any size. */
+async function scanNewlines(fh: FileHandle): Promise<NewlineScan> {
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let position = 0;
+  let newlines = 0;
+  let lastByte = -1;
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, 0, buf.length, position);
+    if (bytesRead === 0) break;
+    const chunk = buf.subarray(0, bytesRead);
+    for (let i = chunk.indexOf(NEWLINE); i !== -1; i = chunk.indexOf(NEWLINE, i + 1)) newlines++;
+    lastByte = chunk[bytesRead - 1]!;
+    position += bytesRead;
+  }
+  const lines = position === 0 ? 0 : lastByte === NEWLINE ? newlines : newlines + 1;
+  return { newlines, lines, size: position };
+}
+
+/** Number of lines in a file, by streaming it (a 1 GB file takes about half a second). */
+export async function countLines(absPath: string): Promise<number> {
+  const fh = await fs.open(absPath, "r");
+  try {
+    return (await scanNewlines(fh)).lines;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Byte offset where 1-based `line` starts, found by reading forward from the start. */
+async function lineStartForward(fh: FileHandle, line: number): Promise<number> {
+  let toSkip = line - 1;
+  if (toSkip === 0) return 0;
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let position = 0;
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, 0, buf.length, position);
+    if (bytesRead === 0) return position;
+    const chunk = buf.subarray(0, bytesRead);
+    for (let i = chunk.indexOf(NEWLINE); i !== -1; i = chunk.indexOf(NEWLINE, i + 1)) {
+      if (--toSkip === 0) return position + i + 1;
+    }
+    position += bytesRead;
+  }
+}
+
+/**
+ * Byte offset where 1-based `line` starts, found by reading backwards in chunks from the end,
+ * so a window at the end of a huge file costs only the bytes after it.
+ */
+async function lineStartBackward(fh: FileHandle, line: number, scan: NewlineScan): Promise<number> {
+  if (line === 1) return 0;
+  // The newline ending line `line - 1` is this many newlines from the end of the file.
+  let toMeet = scan.newlines - (line - 1) + 1;
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let end = scan.size;
+  while (end > 0) {
+    const start = Math.max(0, end - CHUNK_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, end - start, start);
+    const chunk = buf.subarray(0, bytesRead);
+    for (let i = chunk.lastIndexOf(NEWLINE); i !== -1; i = i === 0 ? -1 : chunk.lastIndexOf(NEWLINE, i - 1)) {
+      if (--toMeet === 0) return start + i + 1;
+    }
+    end = start;
+  }
+  return 0;
+}
+
+/** One line of a window, decoded for display. */
+export interface WindowLine {
+  /** The line without its line ending, cut to `maxLineChars` characters. */
+  text: string;
+  /** The full length of the line in characters (code points), before any cut. */
+  chars: number;
+  /** True when `text` is only the start of the line. */
+  truncated: boolean;
+}
+
+export interface LineWindowRequest {
+  /** 1-based first line. */
+  startLine: number;
+  /** Most lines to return. */
+  maxLines: number;
+  /** Longer lines are cut to this many characters. */
+  maxLineChars: number;
+  /** Stop collecting once the kept text passes this many bytes (the caller trims exactly). */
+  maxBytes: number;
+}
+
+export interface LineWindow {
+  lines: WindowLine[];
+  /** Lines in the whole file. */
+  totalLines: number;
+  /** Size of the file in bytes when it was read. */
+  size: number;
+}
+
+interface LineBuilder {
+  readonly empty: boolean;
+  append(segment: Buffer): void;
+  finish(maxChars: number): WindowLine;
+}
+
+/** Accumulates the bytes of one line, keeping only as many as a cut line can show. */
+function createLineBuilder(keepBytes: number): LineBuilder {
+  const parts: Buffer[] = [];
+  let kept = 0;
+  let total = 0;
+  // Bytes that start a code point: counts the characters of a giant line without decoding it.
+  let charStarts = 0;
+  let lastByte = -1;
+  return {
+    get empty() {
+      return total === 0;
+    },
+    append(segment) {
+      if (segment.length === 0) return;
+      total += segment.length;
+      for (let i = 0; i < segment.length; i++) if ((segment[i]! & 0xc0) !== 0x80) charStarts++;
+      lastByte = segment[segment.length - 1]!;
+      const room = keepBytes - kept;
+      if (room <= 0) return;
+      // Copy: the segment is a view of a read buffer that is about to be reused.
+      const part = Buffer.from(segment.subarray(0, room));
+      parts.push(part);
+      kept += part.length;
+    },
+    finish(maxChars) {
+      const complete = kept === total;
+      const hasCr = lastByte === CARRIAGE_RETURN;
+      let text = Buffer.concat(parts).toString("utf8");
+      if (complete && hasCr) text = text.slice(0, -1);
+      // Exact for lines held whole; for giant lines, code-point starts are the honest estimate.
+      const chars = complete ? codePointLength(text) : charStarts - (hasCr ? 1 : 0);
+      if (chars <= maxChars) return { text, chars, truncated: false };
+      return { text: cutToCodePoints(text, maxChars), chars, truncated: true };
+    },
+  };
+}
+
+function codePointLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0xdc00 || c > 0xdfff) n++; // low surrogates belong to the previous code point
+  }
+  return n;
+}
+
+/** The first `max` code points, never splitting a surrogate pair. */
+function cutToCodePoints(text: string, max: number): string {
+  let i = 0;
+  for (let n = 0; n < max && i < text.length; n++) {
+    const c = text.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length ? 2 : 1;
+  }
+  return text.slice(0, i);
+}
+
+/**
+ * Reads up to `request.maxLines` lines from byte `offset`, streaming forward. Stops at byte
+ * `end` (the size when lines were counted) so a growing log cannot disagree with its count.
+ */
+async function collectLines(
+  fh: FileHandle,
+  offset: number,
+  end: number,
+  request: LineWindowRequest,
+): Promise<WindowLine[]> {
+  const keepBytes = request.maxLineChars * MAX_UTF8_BYTES_PER_CHAR + MAX_UTF8_BYTES_PER_CHAR;
+  const lines: WindowLine[] = [];
+  let keptBytes = 0;
+  let current = createLineBuilder(keepBytes);
+  const done = () => lines.length >= request.maxLines || keptBytes > request.maxBytes;
+  const finishLine = () => {
+    const line = current.finish(request.maxLineChars);
+    lines.push(line);
+    keptBytes += Buffer.byteLength(line.text) + 1;
+    current = createLineBuilder(keepBytes);
+  };
+
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let position = offset;
+  while (!done()) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - position), position);
+    if (bytesRead === 0) {
+      if (!current.empty) finishLine(); // last line without a final newline
+      break;
+    }
+    const chunk = buf.subarray(0, bytesRead);
+    let from = 0;
+    while (!done()) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      if (nl === -1) {
+        current.append(chunk.subarray(from));
+        break;
+      }
+      current.append(chunk.subarray(from, nl));
+      finishLine();
+      from = nl + 1;
+    }
+    position += bytesRead;
+  }
+  return lines;
+}
+
+/**
+ * Reads a window of lines from a file of any size without loading it whole: one streaming
+ * pass counts the lines, then the window is located from whichever end is nearer.
+ * A window past the end yields no lines; `totalLines` tells the caller why.
+ */
+export async function readLineWindow(absPath: string, request: LineWindowRequest): Promise<LineWindow> {
+  const fh = await fs.open(absPath, "r");
+  try {
+    const scan = await scanNewlines(fh);
+    const result = { totalLines: scan.lines, size: scan.size };
+    if (request.startLine > scan.lines || request.maxLines <= 0) return { lines: [], ...result };
+    const nearStart = request.startLine - 1 <= scan.lines / 2;
+    const offset = nearStart
+      ? await lineStartForward(fh, request.startLine)
+      : await lineStartBackward(fh, request.startLine, scan);
+    return { lines: await collectLines(fh, offset, scan.size, request), ...result };
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface AtomicWriteResult {
+  /** False when an existing file was replaced. */
+  created: boolean;
+  bytes: number;
+}
+
+export interface AtomicWriteOptions {
+  /** Test seam: lets a test make the final step fail the way a crash or full disk would. */
+  rename?: (from: string, to: string) => Promise<void>;
+}
+
+/** Temp names are hidden and short, so even a 255-byte target name leaves room. */
+function tempPathFor(absPath: string): string {
+  return path.join(path.dirname(absPath), `.mini-cursor-${randomBytes(6).toString("hex")}.tmp`);
+}
+
+async function statOrUndefined(absPath: string): Promise<Stats | undefined> {
+  try {
+    return await fs.stat(absPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+/** Makes the replacement look like the file it replaces: same permission bits and owner. */
+async function copyMetadata(fh: FileHandle, existing: Stats): Promise<void> {
+  await fh.chmod(existing.mode & 0o7777);
+  if (typeof process.getuid === "function" && process.getuid() !== existing.uid) {
+    // Only root can give a file away; for others the new file is theirs, as with any editor.
+    await fh.chown(existing.uid, existing.gid).catch(() => undefined);
+  }
+}
+
+/** Persists the rename itself; not every platform or file system lets a directory be synced. */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const dh = await fs.open(dir, fsConstants.O_RDONLY);
+    try {
+      await dh.sync();
+    } finally {
+      await dh.close();
+    }
+  } catch {
+    // best effort: the data itself is already synced
+  }
+}
+
+/**
+ * Writes `data` to `absPath` so readers see either the old file or the whole new one:
+ * write a temp file in the same directory (same file system, so rename is atomic), fsync it,
+ * then rename it over the target. The replaced file's mode is kept. The parent directory
+ * must exist.
+ */
+export async function writeFileAtomic(
+  absPath: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<AtomicWriteResult> {
+  const existing = await statOrUndefined(absPath);
+  if (existing?.isDirectory()) {
+    throw Object.assign(new Error(`${absPath} is a directory`), { code: "EISDIR", path: absPath });
+  }
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  const tmp = tempPathFor(absPath);
+  const rename = options.rename ?? fs.rename;
+  try {
+    // "wx": never reuse a file someone else put there; 0o666 lets the umask decide, like any new file.
+    const fh = await fs.open(tmp, "wx", 0o666);
+    try {
+      await fh.writeFile(bytes);
+      if (existing) await copyMetadata(fh, existing);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, absPath);
+  } catch (err) {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
+  await syncDirectory(path.dirname(absPath));
+  return { created: !existing, bytes: bytes.length };
+}
