@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const TSX = path.join(PROJECT_ROOT, "node_modules", ".bin", "tsx");
+const CLI = path.join(PROJECT_ROOT, "src", "cli.ts");
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/** The environment a CLI test starts from: no provider, no colour, nothing inherited that matters. */
+export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+  for (const key of Object.keys(env)) {
+    if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_") || key === "INIT_CWD" || key === "DEBUG") delete env[key];
+  }
+  return { ...env, ...extra };
+}
+
+/** Starts the CLI (through tsx, like `npm start`) in its own process group. */
+export function startCli(args: string[], options: CliOptions = {}): ChildProcess {
+  const child = spawn(TSX, [CLI, ...args], {
+    cwd: options.cwd ?? PROJECT_ROOT,
+    env: options.env ?? baseEnv(),
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
+  if (options.input !== undefined) child.stdin!.end(options.input);
+  else child.stdin!.end();
+  return child;
+}
+
+/** Collects a started CLI's output until it exits; kills its group if it outlives the deadline. */
+export function collect(child: ChildProcess, timeoutMs = 60_000): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+      reject(new Error(`CLI did not exit within ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+    }, timeoutMs);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return collect(startCli(args, options), options.timeoutMs);
+}
