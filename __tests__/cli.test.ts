@@ -41,7 +41,7 @@ test("a command that needs approval is declined without a terminal, and the run 
   expect(r.code).toBe(0);
   expect(existsSync(path.join(tmp.dir, "made.txt"))).toBe(false);
   const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
-  const approval = events.find((e) => e.type === "approval") as { request: { tool: string }; response: { decision: string; feedback: string } };
+  const approval = events.find((e) => e.type === "approval") as unknown as { request: { tool: string }; response: { decision: string; feedback: string } };
   expect(approval.request.tool).toBe("execute_command");
   expect(approval.response.decision).toBe("deny");
   expect(approval.response.feedback).toContain("--approval full-auto");

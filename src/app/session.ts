@@ -1,0 +1,76 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { RunSummary } from "../agent/engine.js";
+import type { AgentEvent, Approver } from "../agent/events.js";
+import { findThread, latestThread, newThreadId, recordRun } from "../memory/threads.js";
+import type { ApprovalMode, Settings } from "../settings.js";
+import type { Renderer } from "../ui/render.js";
+import type { BackgroundProcess } from "../workspace/processes.js";
+import { createAgentParts, type AgentParts } from "./agent.js";
+
+/**
+ * What one CLI invocation holds: the engine, its tools and processes, and the current thread.
+ * The one-shot run and the interactive session both drive it.
+ */
+export interface Session {
+  readonly settings: Settings;
+  readonly parts: AgentParts;
+  threadId: string;
+  resumed: boolean;
+  approval: ApprovalMode;
+  /** Runs one request on the current thread. */
+  runTurn(task: string, signal: AbortSignal, approver: Approver): Promise<RunSummary>;
+  /** Starts a fresh thread. */
+  newThread(): string;
+  /** Background processes still running. */
+  running(): BackgroundProcess[];
+  /** Stops every process the session started and releases the database. */
+  close(): Promise<BackgroundProcess[]>;
+}
+
+export interface SessionOptions {
+  renderer: Renderer;
+  model?: BaseChatModel;
+}
+
+/** The thread the flags ask for: --thread (new or existing), --continue (latest), or a new one. */
+export function pickThread(settings: Settings, note: (text: string) => void): { id: string; resumed: boolean } {
+  if (settings.thread) return { id: settings.thread, resumed: Boolean(findThread(settings.workspace, settings.thread)) };
+  if (settings.continueLatest) {
+    const latest = latestThread(settings.workspace);
+    if (latest) return { id: latest.id, resumed: true };
+    note("No saved thread in this workspace yet; starting a new one.");
+  }
+  return { id: newThreadId(), resumed: false };
+}
+
+export function createSession(settings: Settings, options: SessionOptions): Session {
+  const emit = (event: AgentEvent) => options.renderer.event(event);
+  const parts = createAgentParts(settings, { emit, model: options.model });
+  const thread = pickThread(settings, (text) => options.renderer.note(text));
+  const session: Session = {
+    settings,
+    parts,
+    threadId: thread.id,
+    resumed: thread.resumed,
+    approval: settings.approval,
+    async runTurn(task, signal, approver) {
+      const summary = await parts.engine.run({ task, threadId: session.threadId, approver, emit, signal, approval: session.approval });
+      recordRun(settings.workspace, session.threadId, parts.engine.name, task, summary.steps);
+      return summary;
+    },
+    newThread() {
+      session.threadId = newThreadId();
+      session.resumed = false;
+      return session.threadId;
+    },
+    running() {
+      return parts.tools.processes.list().filter((p) => p.running);
+    },
+    async close() {
+      const stopped = await parts.tools.processes.stopAll();
+      await parts.close();
+      return stopped;
+    },
+  };
+  return session;
+}

@@ -1,0 +1,135 @@
+import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
+import { z } from "zod";
+import { resolvePath } from "../workspace/paths.js";
+import { MAX_OUTPUT_CHARS, OUTPUT_DIR } from "../workspace/output-store.js";
+import {
+  DEFAULT_TIMEOUT_MS,
+  KILL_GRACE_MS,
+  MAX_TIMEOUT_MS,
+  runCommand,
+  type CommandResult,
+} from "../workspace/processes.js";
+import type { ToolContext } from "./context.js";
+import { toolErrorMessage } from "./errors.js";
+
+/** Exit status bash uses when it cannot find the program. */
+const EXIT_COMMAND_NOT_FOUND = 127;
+/** Exit status bash uses when the program exists but cannot be run. */
+const EXIT_NOT_EXECUTABLE = 126;
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(ms < 10_000 ? 1 : 0))} s`;
+
+export const EXECUTE_COMMAND_DESCRIPTION = `Run a shell command with bash and return its exit code and output (stdout and stderr interleaved, in order).
+- It runs in the workspace root. To run it elsewhere, set workingDirectory (a directory inside the workspace); do not start the command with \`cd\`.
+- stdin is closed, so nothing can prompt for input: pass flags such as --yes / -y / --non-interactive. PAGER=cat, git never prompts, and MINI_CURSOR=1 is set.
+- Timeout: ${seconds(DEFAULT_TIMEOUT_MS)} by default; set timeoutMs up to ${MAX_TIMEOUT_MS} (${seconds(MAX_TIMEOUT_MS)}) for long installs, builds or test runs. On timeout every process the command started is stopped and you get the output so far.
+- Output longer than ${MAX_OUTPUT_CHARS.toLocaleString("en-US")} characters is cut to its start and end; the full output is saved in a file under ${OUTPUT_DIR}/ that you can page through with read_file.
+- Dev servers (npm run dev, vite, python -m http.server, ...): run them directly, without \`&\` or nohup. When a server prints its local URL or says it is ready or listening, the call returns with the URL and an id such as bg-1 while the server keeps running in the background until mini-cursor exits. Anything a command leaves running with \`&\` is stopped when the command ends.`;
+
+export const executeCommandSchema = z.object({
+  command: z.string().min(1).describe("The bash command to run, e.g. `npm test` or `ls -la src`."),
+  workingDirectory: z
+    .string()
+    .optional()
+    .describe("Directory to run in, relative to the workspace root (default: the root). Use this instead of `cd`."),
+  timeoutMs: z
+    .number()
+    .positive()
+    .optional()
+    .describe(`Timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS}, maximum ${MAX_TIMEOUT_MS}).`),
+});
+
+export type ExecuteCommandInput = z.infer<typeof executeCommandSchema>;
+
+function exitLine(result: CommandResult): string {
+  const code = result.exitCode;
+  if (result.signal) return `Exit code: ${code} (killed by ${result.signal})`;
+  if (code === EXIT_COMMAND_NOT_FOUND) {
+    return `Exit code: ${code} (command not found: check the program's name and that it is installed)`;
+  }
+  if (code === EXIT_NOT_EXECUTABLE) return `Exit code: ${code} (found but not executable: check its permissions)`;
+  return `Exit code: ${code}`;
+}
+
+function stoppedHow(result: CommandResult): string {
+  return result.stoppedWith === "SIGKILL"
+    ? `process group stopped (it ignored SIGTERM, so it got SIGKILL after ${seconds(KILL_GRACE_MS)})`
+    : "process group stopped";
+}
+
+function statusLines(result: CommandResult): string[] {
+  switch (result.status) {
+    case "exited":
+      return [exitLine(result)];
+    case "timed_out":
+      return [`Timed out after ${seconds(result.timeoutMs)}; ${stoppedHow(result)}.`, exitLine(result)];
+    case "cancelled":
+      return result.exitCode === null
+        ? ["Cancelled before it started."]
+        : [`Cancelled after ${seconds(result.durationMs)}; ${stoppedHow(result)}.`, exitLine(result)];
+    case "background": {
+      const bg = result.background!;
+      return [
+        `Running in the background as ${bg.id} (pid ${bg.pid})${bg.url ? ` at ${bg.url}` : ""}.`,
+        `It keeps running after this call and is stopped when mini-cursor exits; do not start it again. To stop it now: kill -- -${bg.pid}`,
+      ];
+    }
+    case "failed_to_start":
+      return [`Could not start the command. ${toolErrorMessage(result.error)}`];
+  }
+}
+
+/** The text the model reads: status first, then notes, then the output. */
+export function formatCommandResult(result: CommandResult, notes: string[] = []): string {
+  const lines = [...statusLines(result), ...notes];
+  if (result.status === "failed_to_start" && !result.output.text) return lines.join("\n");
+  const text = result.output.text.replace(/\n$/, "");
+  if (result.status === "background") lines.push(text ? "Output so far:" : "No output so far.");
+  if (text) lines.push(text);
+  else if (result.status !== "background") lines.push("(no output)");
+  return lines.join("\n");
+}
+
+/** Runs one call; never throws (errors come back as text for the model). */
+export async function executeCommand(
+  ctx: ToolContext,
+  input: ExecuteCommandInput,
+  config: { signal?: AbortSignal; toolCallId?: string } = {},
+): Promise<string> {
+  try {
+    const ws = await ctx.workspace();
+    const cwd = input.workingDirectory
+      ? (await resolvePath(ws, input.workingDirectory, { directory: true })).absolute
+      : ws.root;
+    const result = await runCommand({
+      command: input.command,
+      cwd,
+      workspaceRoot: ws.root,
+      env: ctx.options.env,
+      timeoutMs: input.timeoutMs,
+      signal: config.signal,
+      registry: ctx.processes,
+      onOutput: ctx.options.onOutput
+        ? (chunk) => ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk })
+        : undefined,
+    });
+    const notes = result.timeoutClamped
+      ? [`Note: timeoutMs ${input.timeoutMs} is above the maximum; used ${seconds(MAX_TIMEOUT_MS)}.`]
+      : [];
+    return formatCommandResult(result, notes);
+  } catch (err) {
+    return toolErrorMessage(err);
+  }
+}
+
+export function createExecuteCommandTool(ctx: ToolContext) {
+  return tool(
+    (input: ExecuteCommandInput, config: ToolRunnableConfig) =>
+      executeCommand(ctx, input, { signal: config?.signal, toolCallId: config?.toolCall?.id }),
+    {
+      name: "execute_command",
+      description: EXECUTE_COMMAND_DESCRIPTION,
+      schema: executeCommandSchema,
+    },
+  );
+}

@@ -1,0 +1,262 @@
+import { randomBytes } from "node:crypto";
+import { createWriteStream, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync, type WriteStream } from "node:fs";
+import path from "node:path";
+
+/**
+ * Command output for the model: kept whole while it is short, cut to head + tail when it is
+ * long, with the full text streamed to a file under `<workspace>/.mini-cursor/output/` so the
+ * model can page through it with read_file. Memory stays bounded however much a command prints.
+ */
+
+/** Most characters of output the model sees from one command. */
+export const MAX_OUTPUT_CHARS = 30_000;
+/** Of those, how many come from the start (the command line, first errors)... */
+export const HEAD_CHARS = 10_000;
+/** ...and how many from the end (summaries, the final error); the rest is the notice line. */
+export const TAIL_CHARS = 19_500;
+/** mini-cursor's own folder inside the workspace; it ignores itself for git. */
+export const STATE_DIR = ".mini-cursor";
+/** Where full outputs are saved, relative to the workspace root. */
+export const OUTPUT_DIR = `${STATE_DIR}/output`;
+/** Saved outputs kept; older ones are deleted so the folder cannot grow without end. */
+export const MAX_SAVED_OUTPUTS = 50;
+/** Largest output file; past this the rest is dropped (the model could not read more anyway). */
+export const MAX_SAVED_CHARS = 1024 ** 3;
+/** Buffered bytes in the file stream before the producer is asked to pause. */
+const FILE_HIGH_WATER_MARK = 1024 * 1024;
+/** An incomplete escape sequence longer than this is passed through rather than held back. */
+const MAX_ANSI_CARRY = 256;
+
+// CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
+const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]/g;
+const PARTIAL_ANSI = /^\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?$/;
+
+/** Removes terminal escape codes (Vite and most dev tools print colours). */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI_PATTERN, "");
+}
+
+/**
+ * A stateful stripper for a stream: an escape sequence split across two chunks is held back
+ * until its end arrives, so no half-codes leak into the output.
+ */
+export function createAnsiStripper(): (text: string, final?: boolean) => string {
+  let carry = "";
+  return (text, final = false) => {
+    let input = carry + text;
+    carry = "";
+    const escape = input.lastIndexOf("\x1b");
+    if (!final && escape !== -1 && input.length - escape <= MAX_ANSI_CARRY && PARTIAL_ANSI.test(input.slice(escape))) {
+      carry = input.slice(escape);
+      input = input.slice(0, escape);
+    }
+    return stripAnsi(input);
+  };
+}
+
+function countNewlines(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count++;
+  return count;
+}
+
+/** Keeps only the last `maxChars` characters of what is pushed into it. */
+export interface TailRing {
+  push(text: string): void;
+  text(tailChars?: number): string;
+}
+
+export function createTailRing(maxChars: number): TailRing {
+  let chunks: string[] = [];
+  let size = 0;
+  return {
+    push(text) {
+      if (text.length >= maxChars) {
+        chunks = [text.slice(text.length - maxChars)];
+        size = maxChars;
+        return;
+      }
+      chunks.push(text);
+      size += text.length;
+      while (size - chunks[0]!.length >= maxChars) size -= chunks.shift()!.length;
+      if (size > maxChars) {
+        chunks[0] = chunks[0]!.slice(size - maxChars);
+        size = maxChars;
+      }
+    },
+    text(tailChars) {
+      const all = chunks.join("");
+      chunks = all ? [all] : [];
+      return tailChars === undefined || tailChars >= all.length ? all : all.slice(all.length - tailChars);
+    },
+  };
+}
+
+/** What the model gets to see of one command's output. */
+export interface CapturedOutput {
+  /** The whole output, or head + a notice line + tail when it was longer than the cap. */
+  text: string;
+  totalChars: number;
+  totalLines: number;
+  truncated: boolean;
+  /** Where the full output is, relative to the workspace root (only when truncated). */
+  savedTo?: string;
+  /** Why the full output could not be saved, when it could not. */
+  saveError?: string;
+}
+
+/** Collects one command's output; `write` returns false when the producer should pause. */
+export interface OutputCapture {
+  write(text: string): boolean;
+  /** Called once the file has caught up after `write` returned false. */
+  onDrain(listener: () => void): void;
+  /** The last characters written (for a process that lives on in the background). */
+  tail(tailChars?: number): string;
+  /** Ends the file (if any) and returns what the model should see. Call once. */
+  finish(): Promise<CapturedOutput>;
+}
+
+/** Creates `.mini-cursor/output/` (and a `.gitignore` of `*`), refusing symlinked folders. */
+function ensureOutputDir(root: string): string {
+  const stateDir = path.join(root, STATE_DIR);
+  const outputDir = path.join(root, OUTPUT_DIR);
+  for (const dir of [stateDir, outputDir]) {
+    mkdirSync(dir, { recursive: true });
+    // A repository could ship `.mini-cursor` as a symlink to point our writes outside it.
+    if (!lstatSync(dir).isDirectory()) throw new Error(`${path.relative(root, dir)} is not a plain directory`);
+  }
+  writeFileSync(path.join(stateDir, ".gitignore"), "*\n", { flag: "w" });
+  return outputDir;
+}
+
+function pruneOldOutputs(outputDir: string): void {
+  const names = readdirSync(outputDir)
+    .filter((n) => n.endsWith(".log"))
+    .sort();
+  for (const name of names.slice(0, Math.max(0, names.length - MAX_SAVED_OUTPUTS))) {
+    rmSync(path.join(outputDir, name), { force: true });
+  }
+}
+
+/** Names sort by time, so pruning keeps the newest. */
+function outputFileName(): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  return `command-${stamp}-${randomBytes(3).toString("hex")}.log`;
+}
+
+interface OutputFile {
+  display: string;
+  stream: WriteStream;
+  error?: string;
+  chars: number;
+}
+
+function openOutputFile(root: string): OutputFile {
+  const outputDir = ensureOutputDir(root);
+  pruneOldOutputs(outputDir);
+  const absolute = path.join(outputDir, outputFileName());
+  const stream = createWriteStream(absolute, { flags: "wx", highWaterMark: FILE_HIGH_WATER_MARK });
+  const file: OutputFile = { display: path.relative(root, absolute), stream, chars: 0 };
+  stream.on("error", (err) => {
+    file.error = err.message;
+  });
+  return file;
+}
+
+/** Cuts the head back to a line end and the tail forward to a line start, when one is near. */
+function trimToLines(head: string, tail: string): { head: string; tail: string } {
+  const headEnd = head.lastIndexOf("\n");
+  const tailStart = tail.indexOf("\n");
+  return {
+    head: headEnd >= head.length / 2 ? head.slice(0, headEnd + 1) : head,
+    tail: tailStart !== -1 && tailStart < tail.length / 2 ? tail.slice(tailStart + 1) : tail,
+  };
+}
+
+function truncationNotice(omittedChars: number, omittedLines: number, totalLines: number, file: OutputFile | undefined): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const what = `[... ${n(omittedLines)} lines (${n(omittedChars)} characters) omitted.`;
+  if (!file || file.error) {
+    return `${what} The full output could not be saved${file?.error ? `: ${file.error}` : ""}.]`;
+  }
+  const partial = file.chars >= MAX_SAVED_CHARS ? ` (only its first ${n(MAX_SAVED_CHARS)} characters)` : "";
+  return `${what} Full output (${n(totalLines)} lines) saved to ${file.display}${partial}; page through it with read_file.]`;
+}
+
+export function createOutputCapture(workspaceRoot: string): OutputCapture {
+  let whole: string[] | undefined = []; // everything, until the cap is passed
+  let head = "";
+  const tail = createTailRing(TAIL_CHARS);
+  let totalChars = 0;
+  let newlines = 0;
+  let endsWithNewline = true;
+  let file: OutputFile | undefined;
+  let saveError: string | undefined;
+  const drainListeners: Array<() => void> = [];
+
+  function toFile(text: string): boolean {
+    if (!file || file.error || file.chars >= MAX_SAVED_CHARS) return true;
+    const room = MAX_SAVED_CHARS - file.chars;
+    const piece = text.length > room ? text.slice(0, room) : text;
+    file.chars += piece.length;
+    return file.stream.write(piece);
+  }
+
+  function startFile(): boolean {
+    const pending = whole!.join("");
+    whole = undefined;
+    try {
+      file = openOutputFile(workspaceRoot);
+      file.stream.on("drain", () => drainListeners.forEach((l) => l()));
+    } catch (err) {
+      saveError = (err as Error).message;
+      return true;
+    }
+    return toFile(pending);
+  }
+
+  return {
+    write(text) {
+      if (!text) return true;
+      totalChars += text.length;
+      newlines += countNewlines(text);
+      endsWithNewline = text.endsWith("\n");
+      if (head.length < HEAD_CHARS) head += text.slice(0, HEAD_CHARS - head.length);
+      tail.push(text);
+      if (whole) {
+        whole.push(text);
+        return totalChars > MAX_OUTPUT_CHARS ? startFile() : true;
+      }
+      return toFile(text);
+    },
+    onDrain(listener) {
+      drainListeners.push(listener);
+    },
+    tail: (tailChars) => tail.text(tailChars),
+    async finish() {
+      const totalLines = newlines + (endsWithNewline ? 0 : 1);
+      if (whole) return { text: whole.join(""), totalChars, totalLines, truncated: false };
+      if (file) {
+        const stream = file.stream;
+        await new Promise<void>((resolve) => {
+          if (stream.closed || stream.destroyed) return resolve();
+          stream.once("close", () => resolve());
+          stream.end();
+        });
+      }
+      const cut = trimToLines(head, tail.text());
+      const shownLines = countNewlines(cut.head) + countNewlines(cut.tail) + (cut.tail.endsWith("\n") ? 0 : 1);
+      const omittedChars = totalChars - cut.head.length - cut.tail.length;
+      const notice = truncationNotice(omittedChars, Math.max(0, totalLines - shownLines), totalLines, file);
+      const headPart = cut.head.endsWith("\n") ? cut.head : `${cut.head}\n`;
+      return {
+        text: `${headPart}${notice}\n${cut.tail}`,
+        totalChars,
+        totalLines,
+        truncated: true,
+        savedTo: file && !file.error ? file.display : undefined,
+        saveError: file?.error ?? saveError,
+      };
+    },
+  };
+}

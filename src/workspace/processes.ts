@@ -1,0 +1,627 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import os from "node:os";
+import { StringDecoder } from "node:string_decoder";
+import type { Readable } from "node:stream";
+import {
+  createAnsiStripper,
+  createOutputCapture,
+  createTailRing,
+  type CapturedOutput,
+  type OutputCapture,
+  type TailRing,
+} from "./output-store.js";
+
+/**
+ * The process runner behind execute_command: `bash -c` in its own process group with stdin
+ * closed, a timeout that stops the whole group, bounded output capture, and dev servers left
+ * running in the background in a ProcessRegistry that can stop every group it started.
+ */
+
+/** Timeout when the caller gives none. */
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** Longest timeout a caller may ask for; longer requests are clamped to this. */
+export const MAX_TIMEOUT_MS = 600_000;
+/** Time between SIGTERM and SIGKILL when stopping a process group. */
+export const KILL_GRACE_MS = 2_000;
+/** After the shell exits, how long output may stay quiet before leftovers are stopped. */
+export const EXIT_DRAIN_IDLE_MS = 100;
+/** After the shell exits, the longest we keep reading before stopping leftovers. */
+export const EXIT_DRAIN_MAX_MS = 1_000;
+/** After a server announces itself, how long we keep collecting before returning. */
+export const BACKGROUND_SETTLE_MS = 500;
+/** Output kept in memory for each background process. */
+export const BACKGROUND_OUTPUT_CHARS = 100_000;
+/** Longest partial line held back while looking for a server announcement. */
+const MAX_ANNOUNCEMENT_LINE = 2_000;
+/** How often we look whether a signalled group is gone. */
+const GROUP_POLL_MS = 25;
+/** How long we wait for the kernel to reap a group after SIGKILL before giving up on it. */
+const KILL_CONFIRM_MS = 2_000;
+
+/** Hints that keep tools from waiting for a human; MINI_CURSOR tells a command who runs it. */
+export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
+  MINI_CURSOR: "1",
+  PAGER: "cat",
+  GIT_PAGER: "cat",
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_EDITOR: "true",
+  npm_config_yes: "true",
+  DEBIAN_FRONTEND: "noninteractive",
+  BROWSER: "none",
+  // Python block-buffers a pipe, so a dev server's "Serving HTTP on ..." would never arrive.
+  PYTHONUNBUFFERED: "1",
+};
+
+// Local URLs with a port (dev servers), and the words servers use to say they are up.
+const LOCAL_URL = /\bhttps?:\/\/(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]):\d{2,5}(?:\/[^\s"'<>)\]]*)?/i;
+const READY_LINE = /\b(?:ready|listening|started server|server (?:is )?(?:running|started))\b/i;
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+
+export interface BackgroundProcess {
+  /** "bg-1", "bg-2", ... in the order they were left running. */
+  id: string;
+  pid: number;
+  command: string;
+  cwd: string;
+  /** The local URL the process announced, if any. */
+  url?: string;
+  startedAt: number;
+  running: boolean;
+  /** Exit status once it ended (128 + signal number when killed by a signal). */
+  exitCode: number | null;
+  /** The last `tailChars` characters of its output (ANSI codes stripped). */
+  output(tailChars?: number): string;
+}
+
+/** What the runner hands over when it leaves a process running. */
+export interface AdoptedProcess {
+  pid: number;
+  command: string;
+  cwd: string;
+  url?: string;
+  startedAt: number;
+  output: TailRing;
+  /** Settles when the shell exits; the runner stops the rest of the group then. */
+  exited: Promise<{ exitCode: number }>;
+  /** Stops the whole group (SIGTERM, then SIGKILL after the grace period). */
+  stop(): Promise<void>;
+}
+
+export interface ProcessRegistry {
+  /** Every background process, running or ended, oldest first. */
+  list(): BackgroundProcess[];
+  get(id: string): BackgroundProcess | undefined;
+  /** Stops one background process group; false when unknown or already ended. */
+  stop(id: string): Promise<boolean>;
+  /** Stops every process group the toolset started; returns the background ones it stopped. */
+  stopAll(): Promise<BackgroundProcess[]>;
+  /** Takes over a process the runner leaves running, giving it an id. */
+  adopt(process: AdoptedProcess): BackgroundProcess;
+  /** Registers a foreground command so stopAll can stop it too; call the result when it ends. */
+  track(stop: () => Promise<void>): () => void;
+}
+
+export function createProcessRegistry(): ProcessRegistry {
+  const background = new Map<string, { proc: BackgroundProcess; stop: () => Promise<void> }>();
+  const foreground = new Set<() => Promise<void>>();
+  let counter = 0;
+
+  async function stopEntry(id: string): Promise<BackgroundProcess | undefined> {
+    const entry = background.get(id);
+    if (!entry || !entry.proc.running) return undefined;
+    await entry.stop();
+    return entry.proc;
+  }
+
+  return {
+    list: () => [...background.values()].map((e) => e.proc),
+    get: (id) => background.get(id)?.proc,
+    async stop(id) {
+      return (await stopEntry(id)) !== undefined;
+    },
+    async stopAll() {
+      // Foreground first: a command that is just being left in the background lands in the
+      // background map while we wait, and the second pass stops it too.
+      await Promise.all([...foreground].map((stop) => stop()));
+      const stopped = await Promise.all([...background.keys()].map(stopEntry));
+      return stopped.filter((p): p is BackgroundProcess => p !== undefined);
+    },
+    adopt(adopted) {
+      const id = `bg-${++counter}`;
+      const state = { running: true, exitCode: null as number | null };
+      const proc: BackgroundProcess = {
+        id,
+        pid: adopted.pid,
+        command: adopted.command,
+        cwd: adopted.cwd,
+        url: adopted.url,
+        startedAt: adopted.startedAt,
+        get running() {
+          return state.running;
+        },
+        get exitCode() {
+          return state.exitCode;
+        },
+        output: (tailChars) => adopted.output.text(tailChars),
+      };
+      void adopted.exited.then(({ exitCode }) => {
+        state.running = false;
+        state.exitCode = exitCode;
+      });
+      background.set(id, { proc, stop: adopted.stop });
+      return proc;
+    },
+    track(stop) {
+      foreground.add(stop);
+      return () => foreground.delete(stop);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process groups
+
+/** Every group we started and have not seen die, so they can be killed if Node exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function rememberGroup(pgid: number): void {
+  liveGroups.add(pgid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Detached groups survive their parent; an exiting Node can still kill them synchronously.
+  process.once("exit", () => {
+    for (const group of liveGroups) signalGroup(group, "SIGKILL");
+  });
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: already gone.
+  }
+}
+
+/** Process group of a /proc entry, or undefined for zombies (they hold no resources). */
+function liveGroupOf(pid: string): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" ? undefined : Number(fields[2]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether any live process is left in the group. On Linux zombies are ignored: where PID 1
+ * does not reap orphans (some containers), kill(-pgid, 0) would report a dead group alive.
+ */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  if (process.platform !== "linux") return true;
+  return readdirSync("/proc").some((entry) => /^\d+$/.test(entry) && liveGroupOf(entry) === pgid);
+}
+
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, GROUP_POLL_MS));
+  }
+  return true;
+}
+
+/** What it took to stop a group. */
+export type StopOutcome = "none" | "SIGTERM" | "SIGKILL";
+
+/** SIGTERM to the whole group, SIGKILL to whatever is left after `graceMs`. */
+export async function stopGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<StopOutcome> {
+  if (!groupAlive(pgid)) {
+    liveGroups.delete(pgid);
+    return "none";
+  }
+  signalGroup(pgid, "SIGTERM");
+  let outcome: StopOutcome = "SIGTERM";
+  if (!(await waitUntil(() => !groupAlive(pgid), graceMs))) {
+    signalGroup(pgid, "SIGKILL");
+    outcome = "SIGKILL";
+    await waitUntil(() => !groupAlive(pgid), KILL_CONFIRM_MS);
+  }
+  liveGroups.delete(pgid);
+  return outcome;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spawning
+
+/** The program and arguments to start; a sandbox swaps this (e.g. to wrap it in bubblewrap). */
+export interface SpawnSpec {
+  file: string;
+  args: string[];
+}
+
+export type SpawnSpecBuilder = (script: string, cwd: string) => SpawnSpec;
+
+export const bashSpawnSpec: SpawnSpecBuilder = (script) => ({ file: "bash", args: ["-c", script] });
+
+/**
+ * The script bash runs. Sending stderr into stdout inside the shell keeps the two in the order
+ * they were written (two pipes read by Node can arrive out of order). On the same line, so
+ * bash's error messages keep the model's line numbers; a syntax error on that line still
+ * reaches us on the stderr pipe.
+ */
+export function buildShellScript(command: string): string {
+  return `exec 2>&1; ${command}`;
+}
+
+/** The child's environment: the base, plus hints that nothing should wait for a human. */
+export function buildEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...base, ...NON_INTERACTIVE_ENV };
+}
+
+/** Exit status as a shell reports it: 128 + the signal number for a killed process. */
+function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const number = signal ? os.constants.signals[signal] : undefined;
+  return number ? 128 + number : 1;
+}
+
+/**
+ * Watches output for a dev server saying it is up and remembers the first local URL. Whole
+ * chunks are searched (not line by line) so a flood of short lines stays cheap; only complete
+ * lines count, so a URL split across two chunks is not read with half its port.
+ */
+function createAnnouncementWatcher() {
+  let partial = "";
+  let url: string | undefined;
+  let announced = false;
+  const check = (text: string) => {
+    const found = LOCAL_URL.exec(text);
+    if (found) url ??= found[0];
+    if (found || READY_LINE.test(text)) announced = true;
+  };
+  return {
+    feed(text: string): void {
+      if (announced && url) return;
+      const window = partial + text;
+      const lineEnd = Math.max(window.lastIndexOf("\n"), window.lastIndexOf("\r"));
+      if (lineEnd !== -1) check(window.slice(0, lineEnd + 1));
+      partial = window.slice(lineEnd + 1).slice(-MAX_ANNOUNCEMENT_LINE);
+    },
+    /** Looks at the unfinished last line too (a server may print its URL without a newline). */
+    flush(): void {
+      check(partial);
+    },
+    get announced() {
+      return announced;
+    },
+    get url() {
+      return url;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// runCommand
+
+export interface RunCommandOptions {
+  command: string;
+  /** Absolute directory to run in (already confined by the caller). */
+  cwd: string;
+  /** Workspace root: truncated output is saved under `<root>/.mini-cursor/output/`. */
+  workspaceRoot: string;
+  /** Base environment; defaults to process.env. The non-interactive hints are added to it. */
+  env?: NodeJS.ProcessEnv;
+  /** Clamped to MAX_TIMEOUT_MS; DEFAULT_TIMEOUT_MS when omitted. */
+  timeoutMs?: number;
+  /** Aborting stops the whole group, like a timeout. */
+  signal?: AbortSignal;
+  /** Live output, ANSI codes stripped. */
+  onOutput?: (chunk: { stream: "stdout" | "stderr"; text: string }) => void;
+  /** Adopts dev servers and lets stopAll reach this command while it runs. */
+  registry?: ProcessRegistry;
+  /** Leave announced servers running in the background (default true; needs `registry`). */
+  allowBackground?: boolean;
+  /** How to start the shell; defaults to plain `bash -c`. */
+  spawnSpec?: SpawnSpecBuilder;
+}
+
+export type CommandStatus = "exited" | "timed_out" | "cancelled" | "background" | "failed_to_start";
+
+export interface CommandResult {
+  status: CommandStatus;
+  /** Exit status of the shell; 128 + signal when killed; null when it never started. */
+  exitCode: number | null;
+  /** The signal that ended the shell, if one did. */
+  signal: NodeJS.Signals | null;
+  output: CapturedOutput;
+  durationMs: number;
+  /** The timeout that applied, after clamping. */
+  timeoutMs: number;
+  /** True when the requested timeout was above MAX_TIMEOUT_MS. */
+  timeoutClamped: boolean;
+  /** For timed_out and cancelled: the signal it took to stop the group. */
+  stoppedWith?: StopOutcome;
+  /** For background: the registry entry. */
+  background?: BackgroundProcess;
+  /** For failed_to_start: why. */
+  error?: Error;
+}
+
+type Ending =
+  | { kind: "exit"; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: "timeout" }
+  | { kind: "cancel" }
+  | { kind: "background" }
+  | { kind: "error"; error: Error };
+
+/** Clamps a requested timeout; non-positive or missing values mean the default. */
+export function effectiveTimeout(requested: number | undefined): { timeoutMs: number; clamped: boolean } {
+  if (requested === undefined || !Number.isFinite(requested) || requested <= 0) {
+    return { timeoutMs: DEFAULT_TIMEOUT_MS, clamped: false };
+  }
+  return requested > MAX_TIMEOUT_MS
+    ? { timeoutMs: MAX_TIMEOUT_MS, clamped: true }
+    : { timeoutMs: Math.ceil(requested), clamped: false };
+}
+
+const emptyOutput = (): CapturedOutput => ({ text: "", totalChars: 0, totalLines: 0, truncated: false });
+
+/** One pipe's bytes turned into text: UTF-8 decoded across chunk edges, escape codes removed. */
+function textReader(stream: "stdout" | "stderr", sink: (stream: "stdout" | "stderr", text: string) => void) {
+  const decoder = new StringDecoder("utf8");
+  const strip = createAnsiStripper();
+  return {
+    data: (buf: Buffer) => sink(stream, strip(decoder.write(buf))),
+    end: () => sink(stream, strip(decoder.end(), true)),
+  };
+}
+
+/**
+ * Routes the child's output: into the capture (pausing the pipes while the file catches up)
+ * and to the live listener while in the foreground; into a ring once in the background.
+ */
+function createOutputRouter(child: ChildProcess, capture: OutputCapture, options: RunCommandOptions) {
+  const pipes = [child.stdout, child.stderr].filter((p): p is Readable => p !== null);
+  const watcher = createAnnouncementWatcher();
+  let ring: TailRing | undefined;
+  let lastData = Date.now();
+  let paused = false;
+  let onAnnounce: (() => void) | undefined;
+
+  const resume = () => {
+    paused = false;
+    pipes.forEach((p) => p.resume());
+  };
+  capture.onDrain(resume);
+
+  const sink = (stream: "stdout" | "stderr", text: string) => {
+    if (!text) return;
+    lastData = Date.now();
+    if (ring) return ring.push(text);
+    if (!capture.write(text)) {
+      paused = true;
+      pipes.forEach((p) => p.pause());
+    }
+    try {
+      options.onOutput?.({ stream, text });
+    } catch {
+      // A broken listener must not break the command.
+    }
+    const before = watcher.announced;
+    watcher.feed(text);
+    if (!before && watcher.announced) onAnnounce?.();
+  };
+
+  const ended = pipes.map((pipe, i) => {
+    const reader = textReader(i === 0 ? "stdout" : "stderr", sink);
+    pipe.on("data", reader.data);
+    return new Promise<void>((resolve) => {
+      pipe.once("end", () => {
+        reader.end();
+        resolve();
+      });
+      pipe.once("close", () => resolve());
+    });
+  });
+
+  return {
+    watcher,
+    ended: Promise.all(ended).then(() => undefined),
+    set onAnnounce(listener: () => void) {
+      onAnnounce = listener;
+    },
+    /** True once output has been quiet (and not held back by us) for `idleMs`. */
+    idleFor: (idleMs: number) => !paused && Date.now() - lastData >= idleMs,
+    /** From now on output goes only to a ring (the command lives on in the background). */
+    toRing(seed: string): TailRing {
+      ring = createTailRing(BACKGROUND_OUTPUT_CHARS);
+      ring.push(seed);
+      if (paused) resume();
+      return ring;
+    },
+    destroy: () => pipes.forEach((p) => p.destroy()),
+  };
+}
+
+type OutputRouter = ReturnType<typeof createOutputRouter>;
+
+/** After the shell exits: read what is still in the pipes, briefly, then stop any leftovers. */
+async function drainAndStopLeftovers(pid: number, router: OutputRouter): Promise<void> {
+  const drained = router.ended.then(() => true);
+  const quiet = waitUntil(() => router.idleFor(EXIT_DRAIN_IDLE_MS), EXIT_DRAIN_MAX_MS);
+  await Promise.race([drained, quiet]);
+  await stopGroup(pid);
+  router.destroy();
+}
+
+/**
+ * Runs `command` with bash in its own process group and resolves when the shell exits, the
+ * timeout passes, the signal aborts, or (with a registry) the command announces a server and
+ * is left running in the background. Never rejects: failures come back as `failed_to_start`.
+ */
+export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
+  const startedAt = Date.now();
+  const { timeoutMs, clamped } = effectiveTimeout(options.timeoutMs);
+  const result: ResultMaker = (fields) => ({
+    signal: null,
+    ...fields,
+    timeoutMs,
+    timeoutClamped: clamped,
+    durationMs: Date.now() - startedAt,
+  });
+
+  if (options.signal?.aborted) {
+    return result({ status: "cancelled", exitCode: null, output: emptyOutput(), stoppedWith: "none" });
+  }
+  const started = await startShell(options);
+  if ("error" in started) {
+    return result({ status: "failed_to_start", exitCode: null, output: emptyOutput(), error: started.error });
+  }
+  const { child, pid, exited } = started;
+  const capture = createOutputCapture(options.workspaceRoot);
+  const router = createOutputRouter(child, capture, options);
+
+  // stopAll reaches a running command too, and waits until it has been fully cleaned up.
+  let finished!: () => void;
+  const cleanedUp = new Promise<void>((resolve) => (finished = resolve));
+  const ending = waitForEnding(child, exited, timeoutMs, options, router);
+  const untrack = options.registry?.track(() => {
+    ending.cancel();
+    return cleanedUp;
+  });
+  try {
+    const end = await ending.promise;
+    if (end.kind === "background") {
+      return await leaveInBackground(options, child, pid, exited, router, capture, startedAt, result);
+    }
+    const stoppedWith = end.kind === "exit" ? undefined : await stopGroup(pid);
+    const { code, signal } = await exitedWithin(exited, KILL_CONFIRM_MS);
+    await drainAndStopLeftovers(pid, router);
+    const output = await capture.finish();
+    if (end.kind === "error") {
+      return result({ status: "failed_to_start", exitCode: null, signal, output, error: end.error });
+    }
+    return result({ status: STATUS_OF[end.kind], exitCode: exitStatus(code, signal), signal, output, stoppedWith });
+  } finally {
+    untrack?.();
+    finished();
+  }
+}
+
+const STATUS_OF = { exit: "exited", timeout: "timed_out", cancel: "cancelled" } as const;
+
+type ResultMaker = (
+  fields: Omit<CommandResult, "durationMs" | "timeoutMs" | "timeoutClamped" | "signal"> & { signal?: NodeJS.Signals | null },
+) => CommandResult;
+
+/** Spawns the shell in a new process group; resolves once it has a pid or has failed. */
+async function startShell(
+  options: RunCommandOptions,
+): Promise<{ child: ChildProcess; pid: number; exited: Promise<Exit> } | { error: Error }> {
+  const spec = (options.spawnSpec ?? bashSpawnSpec)(buildShellScript(options.command), options.cwd);
+  let child: ChildProcess;
+  try {
+    child = spawn(spec.file, spec.args, {
+      cwd: options.cwd,
+      env: buildEnv(options.env ?? process.env),
+      detached: true, // its own process group, so one kill(-pid) reaches every descendant
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    return { error: error as Error };
+  }
+  const exited = new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const pid = child.pid;
+  if (pid === undefined) {
+    const error = await new Promise<Error>((resolve) => child.once("error", resolve));
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    return { error };
+  }
+  rememberGroup(pid);
+  return { child, pid, exited };
+}
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** The exit, or an unknown one if the process is stuck past `ms` (e.g. in uninterruptible IO). */
+function exitedWithin(exited: Promise<Exit>, ms: number): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Exit>((resolve) => {
+    timer = setTimeout(() => resolve({ code: null, signal: null }), ms);
+  });
+  return Promise.race([exited, late]).finally(() => clearTimeout(timer));
+}
+
+/** Whichever comes first decides how the command ends: exit, timeout, abort or announcement. */
+function waitForEnding(
+  child: ChildProcess,
+  exited: Promise<Exit>,
+  timeoutMs: number,
+  options: RunCommandOptions,
+  router: OutputRouter,
+): { promise: Promise<Ending>; cancel: () => void } {
+  let settle!: (ending: Ending) => void;
+  const promise = new Promise<Ending>((resolve) => (settle = resolve));
+  void exited.then(({ code, signal }) => settle({ kind: "exit", code, signal }));
+  child.once("error", (error) => settle({ kind: "error", error }));
+  const timer = setTimeout(() => settle({ kind: "timeout" }), timeoutMs);
+  let settleTimer: NodeJS.Timeout | undefined;
+  if ((options.allowBackground ?? true) && options.registry) {
+    router.onAnnounce = () => {
+      settleTimer = setTimeout(() => settle({ kind: "background" }), BACKGROUND_SETTLE_MS);
+    };
+  }
+  const cancel = () => settle({ kind: "cancel" });
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  void promise.then(() => {
+    clearTimeout(timer);
+    clearTimeout(settleTimer);
+    options.signal?.removeEventListener("abort", cancel);
+  });
+  return { promise, cancel };
+}
+
+/** Hands a running server to the registry and returns what it printed so far. */
+async function leaveInBackground(
+  options: RunCommandOptions,
+  child: ChildProcess,
+  pid: number,
+  exited: Promise<Exit>,
+  router: OutputRouter,
+  capture: OutputCapture,
+  startedAt: number,
+  result: ResultMaker,
+): Promise<CommandResult> {
+  router.watcher.flush();
+  const ring = router.toRing(capture.tail());
+  const output = await capture.finish();
+  const ended = exited.then(async ({ code, signal }) => {
+    await drainAndStopLeftovers(pid, router);
+    return { exitCode: exitStatus(code, signal) };
+  });
+  const background = options.registry!.adopt({
+    pid,
+    command: options.command,
+    cwd: options.cwd,
+    url: router.watcher.url,
+    startedAt,
+    output: ring,
+    exited: ended,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) await stopGroup(pid);
+      await ended;
+    },
+  });
+  return result({ status: "background", exitCode: null, output, background });
+}
