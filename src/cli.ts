@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
-import { createAgentParts } from "./app/agent.js";
-import type { AgentEvent, StopReason } from "./agent/events.js";
+import { createSession, type Session } from "./app/session.js";
+import type { StopReason } from "./agent/events.js";
 import { describeModel } from "./agent/model.js";
-import { findThread, latestThread, newThreadId, recordRun } from "./memory/threads.js";
+import { listThreads } from "./memory/threads.js";
 import {
   APPROVAL_MODES,
   DEFAULT_MAX_STEPS,
@@ -16,6 +16,9 @@ import {
 } from "./settings.js";
 import { createTerminalApprover, nonInteractiveApprover } from "./ui/approval-prompt.js";
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "./ui/render.js";
+import { runRepl } from "./ui/repl.js";
+import { formatThreads } from "./ui/threads-table.js";
+import type { BackgroundProcess } from "./workspace/processes.js";
 import { openWorkspace } from "./workspace/paths.js";
 
 /** Grace for stdout to drain before a finished process is made to exit. */
@@ -47,7 +50,7 @@ function buildProgram(version: string): Command {
         "With neither OPENAI_API_KEY nor OPENAI_BASE_URL set, an embedded offline model runs that follows simple literal instructions.",
     )
     .usage("[options] [task...]")
-    .argument("[task...]", "what the agent should do (quote it)")
+    .argument("[task...]", "what the agent should do (quote it); without one, an interactive session starts")
     .option("-w, --workspace <dir>", "root for every tool (default: the directory you ran the command from)")
     .option("-m, --model <name>", "model name (env MINI_CURSOR_MODEL; provider from OPENAI_API_KEY / OPENAI_BASE_URL)")
     .option("-t, --thread <id>", "save the conversation under this id, or resume it")
@@ -59,6 +62,7 @@ function buildProgram(version: string): Command {
         ...APPROVAL_MODES,
       ]),
     )
+    .option("--threads", "list the saved threads in the workspace and exit")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
     .option("--verbose", "show stack traces for errors (also DEBUG=1)")
@@ -81,6 +85,7 @@ Exit codes: 0 done, 1 runtime failure (provider unreachable, bad configuration),
 
 interface ParsedArgs {
   task: string;
+  threads: boolean;
   flags: SettingsFlags;
 }
 
@@ -99,38 +104,68 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     }
     throw err;
   }
-  const opts = program.opts<SettingsFlags & { maxSteps?: string }>();
-  return { task: (program.args as string[]).join(" ").trim(), flags: opts };
+  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean }>();
+  return { task: (program.args as string[]).join(" ").trim(), threads: Boolean(opts.threads), flags: opts };
 }
 
-function resolveThread(settings: Settings, renderer: Renderer): { id: string; resumed: boolean } {
-  if (settings.thread) return { id: settings.thread, resumed: Boolean(findThread(settings.workspace, settings.thread)) };
-  if (settings.continueLatest) {
-    const latest = latestThread(settings.workspace);
-    if (latest) return { id: latest.id, resumed: true };
-    renderer.note("No saved thread in this workspace yet; starting a new one.");
-  }
-  return { id: newThreadId(), resumed: false };
-}
-
-async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
-  const interactive = isInteractiveTerminal();
-  const renderer = settings.json
+function createRenderer(settings: Settings, interactive: boolean): Renderer {
+  return settings.json
     ? createJsonRenderer({ verbose: settings.verbose })
-    : createPrettyRenderer({ color: settings.color && Boolean(process.stdout.isTTY), spinner: interactive && Boolean(process.stdout.isTTY), verbose: settings.verbose });
-  const thread = resolveThread(settings, renderer);
-  const emit = (event: AgentEvent) => renderer.event(event);
-  const parts = createAgentParts(settings, { emit });
+    : createPrettyRenderer({
+        color: settings.color && Boolean(process.stdout.isTTY),
+        spinner: interactive && Boolean(process.stdout.isTTY),
+        verbose: settings.verbose,
+      });
+}
+
+function showBanner(session: Session, renderer: Renderer, version: string): void {
+  const { settings } = session;
   renderer.banner({
     version,
     workspace: settings.workspace,
     model: describeModel(settings),
-    threadId: thread.id,
-    resumed: thread.resumed,
-    approval: settings.approval,
+    threadId: session.threadId,
+    resumed: session.resumed,
+    approval: session.approval,
     engine: settings.engine,
   });
+}
 
+function reportStopped(stopped: BackgroundProcess[], renderer: Renderer): void {
+  for (const p of stopped) renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const handler = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", handler);
+      process.off("SIGTERM", handler);
+      resolve(signal);
+    };
+    process.on("SIGINT", handler);
+    process.on("SIGTERM", handler);
+  });
+}
+
+/**
+ * On a terminal, dev servers the task started stay up until Ctrl-C, so "open
+ * http://localhost:5173" is true; without one they are stopped before exiting.
+ */
+async function keepServersUp(session: Session, renderer: Renderer): Promise<void> {
+  const running = session.running();
+  if (running.length === 0) return;
+  renderer.note("Still running in the background:");
+  for (const p of running) renderer.note(`  ${p.id}  ${p.url ?? "(no URL)"}  ${p.command}`);
+  renderer.note("Press Ctrl-C to stop them and exit.");
+  await nextSignal();
+}
+
+async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
+  const interactive = isInteractiveTerminal() && !settings.json;
+  const renderer = createRenderer(settings, interactive);
+  const session = createSession(settings, { renderer });
+  showBanner(session, renderer, version);
   const abort = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (abort.signal.aborted) return;
@@ -141,28 +176,40 @@ async function runOnce(settings: Settings, task: string, version: string): Promi
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    const summary = await parts.engine.run({
-      task,
-      threadId: thread.id,
-      approver: interactive && !settings.json ? createTerminalApprover(() => renderer.pause()) : nonInteractiveApprover,
-      emit,
-      signal: abort.signal,
-    });
-    recordRun(settings.workspace, thread.id, parts.engine.name, task, summary.steps);
+    const approver = interactive ? createTerminalApprover(() => renderer.pause(), () => abort.abort()) : nonInteractiveApprover;
+    const summary = await session.runTurn(task, abort.signal, approver);
     if (summary.reason === "max_steps") {
       renderer.note(
         `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +
-          `Continue with: npm start -- --thread ${thread.id} "continue"`,
+          `Continue with: npm start -- --thread ${session.threadId} "continue"`,
       );
     }
     const reason: StopReason = abort.signal.aborted ? "interrupted" : summary.reason;
-    return REASON_EXIT[reason];
-  } finally {
-    const stopped = await parts.tools.processes.stopAll();
-    for (const p of stopped) renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
-    await parts.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    if (reason !== "interrupted" && interactive) await keepServersUp(session, renderer);
+    return REASON_EXIT[reason];
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    reportStopped(await session.close(), renderer);
+  }
+}
+
+async function runInteractive(settings: Settings, version: string): Promise<number> {
+  const interactive = isInteractiveTerminal() && !settings.json;
+  const renderer = createRenderer(settings, interactive);
+  const session = createSession(settings, { renderer });
+  showBanner(session, renderer, version);
+  try {
+    return await runRepl(session, renderer, {
+      input: process.stdin,
+      output: process.stdout,
+      interactive,
+      approver: (cancel) => (interactive ? createTerminalApprover(() => renderer.pause(), cancel) : nonInteractiveApprover),
+    });
+  } finally {
+    reportStopped(await session.close(), renderer);
   }
 }
 
@@ -178,11 +225,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
   }
-  if (!parsed.task) {
-    process.stderr.write('mini-cursor: no task given. Usage: npm start -- "<task>" (see --help).\n');
-    return EXIT.usage;
-  }
   try {
+    if (parsed.threads) {
+      process.stdout.write(`${formatThreads(listThreads(settings.workspace))}\n`);
+      return EXIT.ok;
+    }
+    if (!parsed.task) return await runInteractive(settings, version);
     return await runOnce(settings, parsed.task, version);
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);

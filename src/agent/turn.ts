@@ -67,3 +67,24 @@ export function messageText(message: BaseMessage): string {
   if (typeof content === "string") return content;
   return content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
 }
+
+/** Result text for calls cut off by Ctrl-C. */
+export const INTERRUPTED_CALL_RESULT = "Interrupted by the user (Ctrl-C) before this call finished.";
+/** What the model finds at the end of a turn the user cancelled. */
+export const INTERRUPTED_NOTE = "(The user interrupted this turn with Ctrl-C. The work above may be incomplete; wait for their next request.)";
+
+/**
+ * Messages that close a cancelled turn: a result for each call that never got one, and a note
+ * so the model knows, on the next request, that it was stopped rather than finished.
+ */
+export function interruptionMessages(messages: readonly BaseMessage[]): BaseMessage[] {
+  const answered = new Set(messages.filter(ToolMessage.isInstance).map((m) => m.tool_call_id));
+  const last = lastAIMessage(messages);
+  const missing = (last?.tool_calls ?? []).filter((c) => c.id && !answered.has(c.id));
+  return [
+    ...missing.map(
+      (c) => new ToolMessage({ tool_call_id: c.id!, name: c.name, status: "error", content: INTERRUPTED_CALL_RESULT }),
+    ),
+    new AIMessage({ content: INTERRUPTED_NOTE }),
+  ];
+}

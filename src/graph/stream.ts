@@ -4,7 +4,7 @@ import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSum
 import type { ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
 import { ToolTimer } from "../agent/timing.js";
-import { messageText } from "../agent/turn.js";
+import { interruptionMessages, messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
 import type { NodeSignal } from "./nodes.js";
 
@@ -73,6 +73,18 @@ function pendingApproval(state: Awaited<ReturnType<AgentGraph["getState"]>>): Ap
   return undefined;
 }
 
+/** Keeps the conversation up to the cancel, closed so the provider accepts it next time. */
+async function closeInterruptedTurn(graph: AgentGraph, config: { configurable: Record<string, unknown> }): Promise<void> {
+  try {
+    const state = await graph.getState(config);
+    const messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
+    if (messages.length === 0) return;
+    await graph.updateState(config, { messages: interruptionMessages(messages) }, "agent");
+  } catch {
+    // Without a checkpointer there is no conversation to keep.
+  }
+}
+
 /** The graph engine: streams a run, answers interrupts through the approver, emits AgentEvents. */
 export function createGraphEngine(options: GraphEngineOptions): Engine {
   return {
@@ -118,7 +130,10 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         }
         if (st.finalText === undefined) reason = st.lastNode === "tools" || st.lastNode === "approve" ? "max_steps" : "done";
       } catch (err) {
-        if (request.signal?.aborted) reason = "interrupted";
+        if (request.signal?.aborted) {
+          reason = "interrupted";
+          await closeInterruptedTurn(options.graph, config);
+        }
         else {
           reason = "error";
           emit({ type: "error", message: describeModelError(err, options.modelSettings), stack: (err as Error)?.stack });

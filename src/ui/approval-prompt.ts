@@ -15,7 +15,7 @@ export function parseApprovalAnswer(answer: string): ApprovalResponse | undefine
 }
 
 /** Asks on the terminal; `before` lets the renderer stop its spinner first. */
-export function createTerminalApprover(before: () => void): Approver {
+export function createTerminalApprover(before: () => void, onCancel?: () => void): Approver {
   return async (request: ApprovalRequest) => {
     before();
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
@@ -27,7 +27,11 @@ export function createTerminalApprover(before: () => void): Approver {
           rl.once("close", () => resolve(null));
           rl.question("  [y]es / [n]o / [a]lways for this session / or type feedback: ").then(resolve, () => resolve(null));
         });
-        if (answer === null) return { decision: "deny", feedback: "the user cancelled the question" };
+        if (answer === null) {
+          // Ctrl-C at the question cancels the whole turn, as it does anywhere else.
+          onCancel?.();
+          return { decision: "deny", feedback: "the user cancelled the question" };
+        }
         const response = parseApprovalAnswer(answer);
         if (response) return response;
       }
