@@ -87,7 +87,6 @@ describe("usage", () => {
     [["--max-steps", "ten", "x"], /--max-steps must be a whole number/],
     [["--approval", "yolo", "x"], /Allowed choices are suggest, auto-edit, full-auto/],
     [["--workspace", "/definitely/not/here", "x"], /does not exist/],
-    [[], /no task given/],
   ])("%j exits 2", async (args, message) => {
     const r = await runCli(args as string[], { cwd: undefined });
     expect(r.code).toBe(2);
