@@ -41,6 +41,22 @@ export function invalidCallResults(message: AIMessage): ToolMessage[] {
   );
 }
 
+/** Calls naming a tool we do not have get a result listing the ones we do. */
+export function unknownToolResults(message: AIMessage, toolNames: readonly string[]): ToolMessage[] {
+  const invalid = new Set((message.invalid_tool_calls ?? []).map((c) => c.id));
+  return (message.tool_calls ?? [])
+    .filter((c) => !invalid.has(c.id) && !toolNames.includes(c.name))
+    .map(
+      (c) =>
+        new ToolMessage({
+          tool_call_id: c.id!,
+          name: c.name,
+          status: "error",
+          content: `Error: there is no tool named "${c.name}". Available tools: ${toolNames.join(", ")}.`,
+        }),
+    );
+}
+
 /** The latest model turn, if the conversation ends with one. */
 export function lastAIMessage(messages: readonly BaseMessage[]): AIMessage | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {

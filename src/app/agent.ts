@@ -3,7 +3,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { Engine } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
-import { createGraph } from "../graph/graph.js";
+import { createGraph, createRuntime } from "../graph/graph.js";
+import { createLoopEngine } from "../loop/loop.js";
 import { createGraphEngine } from "../graph/stream.js";
 import { createSqliteCheckpointer } from "../memory/checkpointer.js";
 import { childEnvironment, type Settings } from "../settings.js";
@@ -30,15 +31,15 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     env: childEnvironment(),
     onOutput: (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
   });
+  const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
+  if (settings.engine === "loop") {
+    const runtime = createRuntime(settings, { model: options.model, tools });
+    const engine = createLoopEngine({ ...runtime, workspace: settings.workspace, meta, modelSettings: settings });
+    return { engine, tools, close: async () => undefined };
+  }
   const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
   const graph = createGraph(settings, { checkpointer, model: options.model, tools });
-  const engine = createGraphEngine({
-    graph,
-    meta: { engine: "graph", model: describeModel(settings), provider: settings.provider, workspace: settings.workspace },
-    modelSettings: settings,
-    approval: settings.approval,
-    maxSteps: settings.maxSteps,
-  });
+  const engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
   return {
     engine,
     tools,

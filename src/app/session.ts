@@ -36,7 +36,7 @@ export interface SessionOptions {
 export function pickThread(settings: Settings, note: (text: string) => void): { id: string; resumed: boolean } {
   if (settings.thread) return { id: settings.thread, resumed: Boolean(findThread(settings.workspace, settings.thread)) };
   if (settings.continueLatest) {
-    const latest = latestThread(settings.workspace);
+    const latest = latestThread(settings.workspace, settings.engine);
     if (latest) return { id: latest.id, resumed: true };
     note("No saved thread in this workspace yet; starting a new one.");
   }

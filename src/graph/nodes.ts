@@ -1,13 +1,12 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { alwaysKey, approvalReason, deniedMessage } from "../agent/approval.js";
-import { fitToBudget } from "../agent/context.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
-import { callModelWithRetry, usageOf } from "../agent/invoke.js";
-import { invalidCallResults, lastAIMessage, normalizeToolCalls, stepsSinceLastRequest } from "../agent/turn.js";
+import { takeModelTurn } from "../agent/model-turn.js";
+import { invalidCallResults, lastAIMessage, stepsSinceLastRequest, unknownToolResults } from "../agent/turn.js";
 import type { ApprovalMode } from "../settings.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
 
@@ -46,13 +45,13 @@ export function createAgentNode(runtime: AgentRuntime) {
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     const step = stepsSinceLastRequest(state.messages) + 1;
     config.writer?.({ kind: "step", step } satisfies NodeSignal);
-    const system = new SystemMessage(runtime.systemPrompt());
-    const history = fitToBudget(state.messages, runtime.contextTokens, 0);
-    const sent: BaseMessage[] = [system, ...history];
-    const response = await callModelWithRetry(bound, sent, config);
-    const usage = usageOf(response, sent);
+    const { message, usage } = await takeModelTurn(
+      bound,
+      { systemPrompt: runtime.systemPrompt(), history: state.messages, contextTokens: runtime.contextTokens },
+      config,
+    );
     config.writer?.({ kind: "usage", step, ...usage } satisfies NodeSignal);
-    return { messages: [normalizeToolCalls(response)] };
+    return { messages: [message] };
   };
 }
 
@@ -94,29 +93,12 @@ export function createApproveNode(runtime: AgentRuntime) {
   };
 }
 
-/** Calls naming a tool we do not have get a result listing the ones we do. */
-function unknownToolResults(message: AIMessage, tools: StructuredToolInterface[]): ToolMessage[] {
-  const names = tools.map((t) => t.name);
-  const invalid = new Set((message.invalid_tool_calls ?? []).map((c) => c.id));
-  return (message.tool_calls ?? [])
-    .filter((c) => !invalid.has(c.id) && !names.includes(c.name))
-    .map(
-      (c) =>
-        new ToolMessage({
-          tool_call_id: c.id!,
-          name: c.name,
-          status: "error",
-          content: `Error: there is no tool named "${c.name}". Available tools: ${names.join(", ")}.`,
-        }),
-    );
-}
-
 /** Runs the approved calls of the latest turn concurrently (ToolNode) after answering malformed ones. */
 export function createToolsNode(runtime: AgentRuntime) {
   const toolNode = new ToolNode(runtime.tools, { handleToolErrors: true });
   return async function tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     const last = lastAIMessage(state.messages);
-    const invalid = last ? [...invalidCallResults(last), ...unknownToolResults(last, runtime.tools)] : [];
+    const invalid = last ? [...invalidCallResults(last), ...unknownToolResults(last, runtime.tools.map((t) => t.name))] : [];
     const input = { messages: [...state.messages, ...invalid] };
     const output = (await toolNode.invoke(input, config)) as { messages: BaseMessage[] };
     return { messages: [...invalid, ...output.messages] };

@@ -132,7 +132,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
       } catch (err) {
         if (request.signal?.aborted) {
           reason = "interrupted";
-          await closeInterruptedTurn(options.graph, config);
+          // Only the thread id: the run's aborted signal would cancel these calls too.
+          await closeInterruptedTurn(options.graph, { configurable: config.configurable });
         }
         else {
           reason = "error";

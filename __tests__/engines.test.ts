@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
@@ -6,11 +6,16 @@ import { MemorySaver } from "@langchain/langgraph";
 import { z } from "zod";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../src/agent/events.js";
 import { NON_INTERACTIVE_FEEDBACK } from "../src/agent/approval.js";
-import { createGraph, type GraphSettings } from "../src/graph/graph.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { Engine, RunSummary } from "../src/agent/engine.js";
+import { createGraph, createRuntime, type GraphSettings } from "../src/graph/graph.js";
+import { createLoopEngine } from "../src/loop/loop.js";
+import type { LoopThread } from "../src/loop/memory.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createTools } from "../src/tools/index.js";
 import { ScriptedChatModel, repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
-import { makeTempDir } from "./helpers/tmp.js";
+import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { INTERRUPTED_CALL_RESULT, INTERRUPTED_NOTE } from "../src/agent/turn.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
@@ -36,33 +41,56 @@ interface Harness {
   model: ScriptedChatModel;
   events: AgentEvent[];
   approvals: ApprovalRequest[];
-  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[] }): Promise<Awaited<ReturnType<ReturnType<typeof createGraphEngine>["run"]>>>;
-  graph: ReturnType<typeof createGraph>;
+  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[]; signal?: AbortSignal }): Promise<RunSummary>;
+  /** The saved conversation of a thread. */
+  history(threadId?: string): Promise<BaseMessage[]>;
+  /** Replaces a thread's saved conversation (to set up odd states). */
+  seed(threadId: string, messages: BaseMessage[]): Promise<void>;
 }
 
-function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: NonNullable<Parameters<typeof createGraph>[1]>["tools"]): Harness {
+type EngineKind = "graph" | "loop";
+let kind: EngineKind = "graph";
+
+function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: StructuredToolInterface[]): Harness {
   const model = new ScriptedChatModel(script);
   const settings = settingsFor(tmp.dir, overrides);
-  const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools: tools ?? createTools({ workspace: tmp.dir }) });
+  const toolset = tools ?? createTools({ workspace: tmp.dir });
+  const meta = { engine: kind, model: "scripted", provider: "offline", workspace: tmp.dir };
   const events: AgentEvent[] = [];
   const approvals: ApprovalRequest[] = [];
-  const engine = createGraphEngine({
-    graph,
-    meta: { engine: "graph", model: "scripted", provider: "offline", workspace: tmp.dir },
-    modelSettings: settings,
-    approval: settings.approval,
-    maxSteps: settings.maxSteps,
-  });
+  let engine: Engine;
+  let history: Harness["history"];
+  let seed: Harness["seed"];
+  if (kind === "graph") {
+    const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools: toolset });
+    engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
+    history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
+    seed = async (threadId, messages) => {
+      await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
+    };
+  } else {
+    const threads = new Map<string, LoopThread>();
+    const memory = {
+      load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
+      save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
+    };
+    const runtime = createRuntime(settings, { model, tools: toolset });
+    engine = createLoopEngine({ ...runtime, workspace: tmp.dir, meta, modelSettings: settings, memory });
+    history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
+    seed = async (threadId, messages) => void threads.set(threadId, { messages, alwaysAllow: [] });
+  }
   return {
     model,
     events,
     approvals,
-    graph,
+    history,
+    seed,
     run(task, opts = {}) {
       const answers = [...(opts.answers ?? [])];
       return engine.run({
         task,
         threadId: opts.threadId ?? "t1",
+        signal: opts.signal,
         emit: (e) => events.push(e),
         approver: async (request) => {
           approvals.push(request);
@@ -81,6 +109,11 @@ function roles(messages: BaseMessage[]): string[] {
   return messages.map((m) => m.getType());
 }
 
+describe.each(["graph", "loop"] as const)("%s engine", (engineKind) => {
+beforeAll(() => {
+  kind = engineKind;
+});
+
 test("a tool call, its result and the answer, as events and as the saved conversation", async () => {
   const h = harness([{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "hello\n" } }] }, "Wrote a.txt."]);
   const summary = await h.run("write a.txt");
@@ -93,8 +126,7 @@ test("a tool call, its result and the answer, as events and as the saved convers
   expect(result).toMatchObject({ name: "write_file", status: "success" });
   expect(h.events.find((e) => e.type === "final")).toEqual({ type: "final", text: "Wrote a.txt." });
 
-  const state = await h.graph.getState({ configurable: { thread_id: "t1" } });
-  expect(roles(state.values.messages)).toEqual(["human", "ai", "tool", "ai"]);
+  expect(roles(await h.history())).toEqual(["human", "ai", "tool", "ai"]);
   // The second model request carries the system prompt, the request, the call and its result.
   expect(roles(h.model.calls[1]!)).toEqual(["system", "human", "ai", "tool"]);
   const toolMsg = h.model.calls[1]![3] as ToolMessage;
@@ -189,8 +221,7 @@ test("the step limit stops a model that never answers, cleanly", async () => {
   expect(summary.reason).toBe("max_steps");
   expect(h.model.played).toBe(3);
   expect(summary.steps).toBe(3);
-  const state = await h.graph.getState({ configurable: { thread_id: "t1" } });
-  expect(roles(state.values.messages)).toEqual(["human", "ai", "tool", "ai", "tool", "ai", "tool"]);
+  expect(roles(await h.history())).toEqual(["human", "ai", "tool", "ai", "tool", "ai", "tool"]);
 });
 
 test("a second task on the same thread sees the first", async () => {
@@ -236,7 +267,7 @@ test("unknown tools and bad arguments reach the model as errors and the run goes
 test("a conversation with an unanswered tool call is repaired before the next request", async () => {
   const h = harness(["fine"]);
   const dangling = new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "list_directory", args: { directoryPath: "." }, type: "tool_call" }] });
-  await h.graph.updateState({ configurable: { thread_id: "t1" } }, { messages: [new HumanMessage("first"), dangling] }, "agent");
+  await h.seed("t1", [new HumanMessage("first"), dangling]);
   await h.run("second");
   expect(roles(h.model.calls[0]!)).toEqual(["system", "human", "ai", "tool", "human"]);
 });
@@ -249,4 +280,21 @@ test("the system prompt names the workspace and the cd rule", async () => {
   expect(system).toContain(`Workspace root: ${tmp.dir}`);
   expect(system).toContain("With workingDirectory set, never cd inside the command");
   expect(h.model.boundToolNames).toEqual(["read_file", "write_file", "list_directory", "execute_command"]);
+});
+
+test("cancelling mid-command stops it, keeps the conversation and tells the model", async () => {
+  const h = harness([{ toolCalls: [{ name: "execute_command", args: { command: "touch started; sleep 30" } }] }, "next"], { approval: "full-auto" });
+  const controller = new AbortController();
+  const running = h.run("wait", { signal: controller.signal });
+  await waitFor(() => existsSync(path.join(tmp.dir, "started")));
+  controller.abort();
+  const summary = await running;
+  expect(summary.reason).toBe("interrupted");
+  const saved = await h.history();
+  expect(roles(saved)).toEqual(["human", "ai", "tool", "ai"]);
+  expect(saved[2]!.content).toBe(INTERRUPTED_CALL_RESULT);
+  expect(saved[3]!.content).toBe(INTERRUPTED_NOTE);
+  await h.run("go on");
+  expect(roles(h.model.calls[1]!)).toEqual(["system", "human", "ai", "tool", "ai", "human"]);
+});
 });
