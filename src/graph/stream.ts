@@ -121,8 +121,9 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
               }
             }
           }
-          const state = await options.graph.getState(config);
-          const pending = pendingApproval(state);
+          // Without a checkpointer there is no saved state, and no interrupt can be pending.
+          if (!options.graph.checkpointer) break;
+          const pending = pendingApproval(await options.graph.getState(config));
           if (!pending) break;
           const response = await request.approver(pending);
           emit({ type: "approval", request: pending, response });

@@ -1,0 +1,65 @@
+import path from "node:path";
+import { readFileSync } from "node:fs";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { AgentEvent } from "../src/agent/events.js";
+import { createGraph, type GraphSettings } from "../src/graph/graph.js";
+import { createGraphEngine } from "../src/graph/stream.js";
+import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";
+import { KEPT_CHECKPOINTS } from "../src/memory/compact-saver.js";
+import { createTools } from "../src/tools/index.js";
+import { ScriptedChatModel, repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
+import { makeTempDir } from "./helpers/tmp.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+beforeEach(() => (tmp = makeTempDir()));
+afterEach(() => tmp.cleanup());
+
+function setup(script: ScriptedTurn[], approval: GraphSettings["approval"] = "full-auto") {
+  const settings: GraphSettings = {
+    workspace: tmp.dir, model: "s", provider: "offline", requestTimeoutMs: 1000, maxRetries: 0, approval, maxSteps: 100, contextTokens: 1_000_000,
+  };
+  const checkpointer = createSqliteCheckpointer(tmp.dir);
+  const model = new ScriptedChatModel(script);
+  const graph = createGraph(settings, { checkpointer, model, tools: createTools({ workspace: tmp.dir }) });
+  const engine = createGraphEngine({ graph, meta: { engine: "graph", model: "s", provider: "offline", workspace: tmp.dir }, modelSettings: settings, approval, maxSteps: 100 });
+  const events: AgentEvent[] = [];
+  const run = (task: string) => engine.run({ task, threadId: "t", emit: (e) => events.push(e), approver: async () => ({ decision: "approve" }) });
+  return { checkpointer, graph, model, run, events };
+}
+
+const texts = (ms: BaseMessage[]) => ms.map((m) => `${m.getType()}:${typeof m.content === "string" ? m.content : ""}`);
+
+test("a thread saved by one process is resumed whole by the next", async () => {
+  const first = setup([{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "A" } }] }, "wrote it"]);
+  await first.run("write a");
+  const before = (await first.graph.getState({ configurable: { thread_id: "t" } })).values.messages as BaseMessage[];
+  first.checkpointer.db.close();
+
+  const second = setup(["and again"]);
+  const restored = (await second.graph.getState({ configurable: { thread_id: "t" } })).values.messages as BaseMessage[];
+  expect(texts(restored)).toEqual(texts(before));
+  await second.run("more");
+  expect(texts(second.model.calls[0]!.slice(1))).toEqual([...texts(before), "human:more"]);
+  second.checkpointer.db.close();
+});
+
+test("an approval interrupt resumes through the compact store", async () => {
+  const h = setup([{ toolCalls: [{ name: "execute_command", args: { command: "echo hi > hi.txt" } }] }, "done"], "auto-edit");
+  const summary = await h.run("say hi");
+  expect(summary.reason).toBe("done");
+  expect(readFileSync(path.join(tmp.dir, "hi.txt"), "utf8")).toBe("hi\n");
+  expect(h.events.filter((e) => e.type === "approval")).toHaveLength(1);
+  h.checkpointer.db.close();
+});
+
+test("storage stays linear: few checkpoints, each message stored once", async () => {
+  const h = setup([...repeatingTurns("list_directory", { directoryPath: "." }, 40), "done"]);
+  await h.run("list a lot");
+  const db = h.checkpointer.db;
+  const checkpoints = (db.prepare("SELECT count(*) AS n FROM checkpoints").get() as { n: number }).n;
+  const messages = (db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
+  expect(checkpoints).toBeLessThanOrEqual(KEPT_CHECKPOINTS);
+  // 1 request + 40 calls + 40 results + 1 answer
+  expect(messages).toBe(82);
+  db.close();
+});
