@@ -12,7 +12,7 @@ import { createGraph, createRuntime, type GraphSettings } from "../src/graph/gra
 import { createLoopEngine } from "../src/loop/loop.js";
 import type { LoopThread } from "../src/loop/memory.js";
 import { createGraphEngine } from "../src/graph/stream.js";
-import { createTools } from "../src/tools/index.js";
+import { createTools, TOOL_NAMES } from "../src/tools/index.js";
 import { ScriptedChatModel, repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
 import { INTERRUPTED_CALL_RESULT, INTERRUPTED_NOTE } from "../src/agent/turn.js";
@@ -257,7 +257,7 @@ test("unknown tools and bad arguments reach the model as errors and the run goes
   expect(summary.reason).toBe("done");
   const results = h.events.filter((e) => e.type === "tool_result") as Array<{ name: string; content: string; status: string }>;
   expect(results.find((r) => r.name === "delete_everything")?.content).toBe(
-    'Error: there is no tool named "delete_everything". Available tools: read_file, write_file, list_directory, execute_command.',
+    `Error: there is no tool named "delete_everything". Available tools: ${TOOL_NAMES.join(", ")}.`,
   );
   const bad = results.find((r) => r.name === "read_file")!;
   expect(bad.status).toBe("error");
@@ -279,7 +279,8 @@ test("the system prompt names the workspace and the cd rule", async () => {
   const system = String(h.model.calls[0]![0]!.content);
   expect(system).toContain(`Workspace root: ${tmp.dir}`);
   expect(system).toContain("With workingDirectory set, never cd inside the command");
-  expect(h.model.boundToolNames).toEqual(["read_file", "write_file", "list_directory", "execute_command"]);
+  expect(h.model.boundToolNames).toEqual([...TOOL_NAMES]);
+  expect(h.model.boundToolNames).toEqual(expect.arrayContaining(["edit_file", "search_files", "find_files", "process_output", "stop_process"]));
 });
 
 test("cancelling mid-command stops it, keeps the conversation and tells the model", async () => {

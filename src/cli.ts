@@ -14,9 +14,12 @@ import {
   type Settings,
   type SettingsFlags,
 } from "./settings.js";
+import { withSavedAlwaysRules } from "./security/always.js";
+import { loadProjectRules } from "./security/rules.js";
+import { detectBubblewrap, INSTALL_HINT, SANDBOX_MODES } from "./security/sandbox.js";
 import { createTerminalApprover, nonInteractiveApprover } from "./ui/approval-prompt.js";
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "./ui/render.js";
-import { runRepl } from "./ui/repl.js";
+import { pausingKeys, REPEATED_SIGNAL_MS, runRepl, watchKeys } from "./ui/repl.js";
 import { formatThreads } from "./ui/threads-table.js";
 import type { BackgroundProcess } from "./workspace/processes.js";
 import { openWorkspace } from "./workspace/paths.js";
@@ -62,6 +65,12 @@ function buildProgram(version: string): Command {
         ...APPROVAL_MODES,
       ]),
     )
+    .addOption(
+      new Option("--sandbox <mode>", "run commands in bubblewrap: auto (when installed, the default), on (refuse to start without it) or off").choices([
+        ...SANDBOX_MODES,
+      ]),
+    )
+    .option("--no-network", "commands get no network access (inside the sandbox)")
     .option("--threads", "list the saved threads in the workspace and exit")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
@@ -128,6 +137,7 @@ function showBanner(session: Session, renderer: Renderer, version: string): void
     resumed: session.resumed,
     approval: session.approval,
     engine: settings.engine,
+    sandbox: session.parts.sandbox.summary,
   });
 }
 
@@ -135,16 +145,42 @@ function reportStopped(stopped: BackgroundProcess[], renderer: Renderer): void {
   for (const p of stopped) renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
+/** Signals that stop a run: Ctrl-C, a kill, and SIGHUP (the terminal was closed). */
+const STOP_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+function onStopSignals(handler: (signal: NodeJS.Signals) => void): () => void {
+  for (const signal of STOP_SIGNALS) process.on(signal, handler);
+  return () => {
+    for (const signal of STOP_SIGNALS) process.off(signal, handler);
+  };
+}
+
+/** Resolves on the first stop signal. */
 function nextSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    const handler = (signal: NodeJS.Signals) => {
-      process.off("SIGINT", handler);
-      process.off("SIGTERM", handler);
+    const off = onStopSignals((signal) => {
+      off();
       resolve(signal);
-    };
-    process.on("SIGINT", handler);
-    process.on("SIGTERM", handler);
+    });
+  });
+}
+
+/**
+ * Listens for the life of the process, beside the run's and the session's own handlers, so a
+ * signal that comes while nobody else listens (while processes are being stopped on the way
+ * out) neither kills Node outright nor lets tsx's hidden handler exit early. A repeat within
+ * REPEATED_SIGNAL_MS is the same signal delivered twice (tsx relays SIGINT and SIGTERM to its
+ * child) and is ignored; a later one is the user insisting, and exits at once: the exit hook of
+ * the process runner still kills every process group.
+ */
+function installSignalBackstop(): void {
+  let last = 0;
+  onStopSignals((signal) => {
+    const now = Date.now();
+    const repeated = now - last < REPEATED_SIGNAL_MS;
+    last = now;
+    if (process.listenerCount(signal) > 1 || repeated) return;
+    process.exit(EXIT.interrupted);
   });
 }
 
@@ -173,10 +209,18 @@ async function runOnce(settings: Settings, task: string, version: string): Promi
     renderer.note(`\n${signal === "SIGINT" ? "Ctrl-C" : signal}: stopping the run…`);
     abort.abort();
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const offSignals = onStopSignals(onSignal);
+  // On a terminal Ctrl-C is read as a key and raised to this process alone: as a signal to the
+  // whole group, tsx (`npm start`) would relay it again, or SIGKILL us if we were slow to answer.
+  const keys = interactive && process.stdin.isTTY ? watchKeys(process.stdin, () => process.kill(process.pid, "SIGINT")) : undefined;
   try {
-    const approver = interactive ? createTerminalApprover(() => renderer.pause(), () => abort.abort()) : nonInteractiveApprover;
+    const approver = interactive
+      ? pausingKeys(
+          withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), () => abort.abort()), settings.workspace, (t) => renderer.note(t)),
+          keys,
+          () => !abort.signal.aborted,
+        )
+      : nonInteractiveApprover;
     const summary = await session.runTurn(task, abort.signal, approver);
     if (summary.reason === "max_steps") {
       renderer.note(
@@ -185,13 +229,12 @@ async function runOnce(settings: Settings, task: string, version: string): Promi
       );
     }
     const reason: StopReason = abort.signal.aborted ? "interrupted" : summary.reason;
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    offSignals();
     if (reason !== "interrupted" && interactive) await keepServersUp(session, renderer);
     return REASON_EXIT[reason];
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    keys?.stop();
+    offSignals();
     reportStopped(await session.close(), renderer);
   }
 }
@@ -206,17 +249,35 @@ async function runInteractive(settings: Settings, version: string): Promise<numb
       input: process.stdin,
       output: process.stdout,
       interactive,
-      approver: (cancel) => (interactive ? createTerminalApprover(() => renderer.pause(), cancel) : nonInteractiveApprover),
+      approver: (cancel) =>
+        interactive
+          ? withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), cancel), settings.workspace, (t) => renderer.note(t))
+          : nonInteractiveApprover,
     });
   } finally {
     reportStopped(await session.close(), renderer);
   }
 }
 
+/** Why the run must not start: `--sandbox on` without bubblewrap, or an unreadable rules file. */
+function securityProblem(settings: Settings): string | undefined {
+  if (settings.sandbox === "on") {
+    const status = detectBubblewrap(settings.network);
+    if (!status.available) return `--sandbox on needs bubblewrap, but ${status.problem}. To use it, ${INSTALL_HINT}; or run with --sandbox auto.`;
+  }
+  try {
+    loadProjectRules(settings.workspace);
+  } catch (err) {
+    return `cannot read the project rules: ${(err as Error).message}`;
+  }
+  return undefined;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const version = packageVersion();
   const parsed = parseArgs(argv, version);
   if (typeof parsed === "number") return parsed;
+  installSignalBackstop();
   let settings: Settings;
   try {
     settings = loadSettings(parsed.flags);
@@ -224,6 +285,11 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
+  }
+  const unsafe = securityProblem(settings);
+  if (unsafe) {
+    process.stderr.write(`mini-cursor: ${unsafe}\n`);
+    return EXIT.failure;
   }
   try {
     if (parsed.threads) {

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
+import { parsePriceTable, type PriceTable } from "./agent/cost.js";
+import { parsePassEnv, scrubEnvironment } from "./security/env.js";
 
 /**
  * The one place that reads process.env. Precedence: flags > environment > .env > defaults.
@@ -21,6 +23,9 @@ export const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const ENGINES = ["graph", "loop"] as const;
 export type EngineName = (typeof ENGINES)[number];
+/** auto: bubblewrap when installed; on: refuse to start without it; off: never. */
+export const SANDBOX_SETTINGS = ["auto", "on", "off"] as const;
+export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
 
 const settingsSchema = z.object({
   workspace: z.string().min(1),
@@ -39,6 +44,13 @@ const settingsSchema = z.object({
   contextTokens: z.number().int().min(1_000),
   requestTimeoutMs: z.number().int().positive(),
   maxRetries: z.number().int().min(0).max(20),
+  /** Model prices overriding the built-in table (MINI_CURSOR_PRICES, USD per million tokens). */
+  prices: z.custom<PriceTable>().optional(),
+  sandbox: z.enum(SANDBOX_SETTINGS),
+  /** Network access for commands (in the sandbox; without one it cannot be taken away). */
+  network: z.boolean(),
+  /** Variables passed to commands although their names look secret (MINI_CURSOR_PASS_ENV). */
+  passEnv: z.array(z.string()),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -55,6 +67,9 @@ export interface SettingsFlags {
   json?: boolean;
   color?: boolean;
   verbose?: boolean;
+  sandbox?: string;
+  /** false for --no-network. */
+  network?: boolean;
 }
 
 /** Raised for bad flags or configuration; the CLI prints the message and exits 2. */
@@ -79,6 +94,23 @@ function toInt(value: string | number | undefined, name: string): number | undef
   const n = typeof value === "number" ? value : Number(value);
   if (!Number.isInteger(n)) throw new SettingsError(`${name} must be a whole number, got "${value}".`);
   return n;
+}
+
+function toBool(value: string | undefined, name: string): boolean | undefined {
+  const v = nonEmpty(value)?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (["1", "true", "on", "yes"].includes(v)) return true;
+  if (["0", "false", "off", "no"].includes(v)) return false;
+  throw new SettingsError(`${name} must be on or off, got "${value}".`);
+}
+
+function toPrices(value: string | undefined): PriceTable | undefined {
+  if (nonEmpty(value) === undefined) return undefined;
+  try {
+    return parsePriceTable(value!);
+  } catch (err) {
+    throw new SettingsError(`MINI_CURSOR_PRICES ${(err as Error).message}.`);
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -112,6 +144,10 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     requestTimeoutMs:
       toInt(env.MINI_CURSOR_TIMEOUT_MS, "MINI_CURSOR_TIMEOUT_MS") ?? DEFAULT_REQUEST_TIMEOUT_MS,
     maxRetries: toInt(env.MINI_CURSOR_MAX_RETRIES, "MINI_CURSOR_MAX_RETRIES") ?? DEFAULT_MAX_RETRIES,
+    prices: toPrices(env.MINI_CURSOR_PRICES),
+    sandbox: flags.sandbox ?? nonEmpty(env.MINI_CURSOR_SANDBOX) ?? "auto",
+    network: flags.network === false ? false : (toBool(env.MINI_CURSOR_NETWORK, "MINI_CURSOR_NETWORK") ?? true),
+    passEnv: parsePassEnv(env.MINI_CURSOR_PASS_ENV),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {
@@ -122,9 +158,16 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
   return parsed.data;
 }
 
-/** Environment for child processes; issue 6/8 removes secrets here. */
-export function childEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...env };
+/**
+ * Environment for child processes: the user's, without OPENAI_API_KEY and any variable whose
+ * name looks like a key, token, secret, password or credential, except those passed through
+ * by name (`passEnv`, default MINI_CURSOR_PASS_ENV).
+ */
+export function childEnvironment(
+  passEnv: readonly string[] = parsePassEnv(process.env.MINI_CURSOR_PASS_ENV),
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  return scrubEnvironment(env, passEnv).env;
 }
 
 /** True when both stdin and stdout are terminals (so we may ask questions and animate). */

@@ -1,3 +1,8 @@
+import os from "node:os";
+import path from "node:path";
+import { classifyCommand, type Classification } from "../security/classify.js";
+import { locate } from "../security/locations.js";
+import { loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
 import type { ApprovalMode } from "../settings.js";
 import { dangerReason } from "./danger.js";
 
@@ -23,7 +28,85 @@ export function alwaysKey(call: ToolCallLike): string {
   return call.name;
 }
 
-/** Why this call must be approved, or null when it may run. Pure, so both engines share it. */
+/** What the engines need to decide about calls: where they run. */
+export interface ApprovalContext {
+  /** Workspace root (rules are read from here; paths are judged against it). */
+  workspace: string;
+  /** The home folder (default: os.homedir()). */
+  home?: string;
+}
+
+/** What to do with one call, decided before it runs. */
+export interface CallDecision {
+  /** run: no question; ask: interrupt and ask; deny: refuse without asking (project rules). */
+  action: "run" | "ask" | "deny";
+  /** Why it asks or is refused (the interrupt's `reason`, and what the model is told). */
+  reason?: string;
+  /** True when an "always" answer must not be remembered: it asks every time (dangerous, unreadable, an ask rule). */
+  alwaysAsks: boolean;
+  /** What an "always" answer records for this thread (the programs of every command it runs). */
+  alwaysKeys: string[];
+}
+
+function commandKeys(call: ToolCallLike, commands: string[][]): string[] {
+  const programs = commands.map((argv) => (argv[0] ? path.basename(argv[0]) : "")).filter(Boolean);
+  const keys = [...new Set(programs.map((p) => `${call.name}:${p}`))];
+  return keys.length > 0 ? keys : [alwaysKey(call)];
+}
+
+/**
+ * Decides about one call with the shell parser and the project rules. Commands that are
+ * dangerous or unreadable ask in every mode (an "always" answer does not cover them), deny
+ * rules refuse without asking, allow rules run in every mode; otherwise the approval mode and
+ * this thread's "always" answers decide. Both engines call this.
+ */
+export async function classifyCall(
+  call: ToolCallLike,
+  mode: ApprovalMode,
+  always: readonly string[],
+  ctx: ApprovalContext,
+): Promise<CallDecision> {
+  if (COMMAND_TOOLS.has(call.name)) {
+    let rules: ProjectRules | undefined;
+    let rulesError: string | undefined;
+    try {
+      rules = loadProjectRules(ctx.workspace);
+    } catch (err) {
+      if (!(err instanceof RulesError)) throw err;
+      rulesError = err.message;
+    }
+    const dir = typeof call.args.workingDirectory === "string" ? call.args.workingDirectory : undefined;
+    const cwd = dir ? path.resolve(ctx.workspace, dir) : ctx.workspace;
+    let verdict: Classification;
+    try {
+      verdict = await classifyCommand(String(call.args.command ?? ""), { workspace: ctx.workspace, cwd, home: ctx.home, rules, rulesError });
+    } catch (err) {
+      verdict = { verdict: "ask", reason: `cannot check this command: the shell parser failed (${(err as Error).message})`, commands: [] };
+    }
+    const alwaysKeys = commandKeys(call, verdict.commands);
+    if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
+    if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
+    if (verdict.rule || mode === "full-auto" || alwaysKeys.every((k) => always.includes(k))) {
+      return { action: "run", alwaysAsks: false, alwaysKeys };
+    }
+    return { action: "ask", reason: `runs a shell command (approval mode ${mode})`, alwaysAsks: false, alwaysKeys };
+  }
+  if (EDIT_TOOLS.has(call.name)) {
+    const file = typeof call.args.filePath === "string" ? call.args.filePath : "";
+    const target = file ? locate({ value: file, dynamic: false, raw: file, kind: "word" }, ctx.workspace, { workspace: ctx.workspace, home: ctx.home ?? os.homedir() }) : undefined;
+    if (target?.kind === "rules") {
+      return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
+    }
+  }
+  const reason = approvalReason(call, mode, always);
+  return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
+}
+
+/**
+ * Why this call must be approved, or null when it may run: the synchronous first check, with
+ * the old word list for commands. The engines use `classifyCall`, which reads commands with
+ * the shell parser and applies the project rules.
+ */
 export function approvalReason(call: ToolCallLike, mode: ApprovalMode, always: readonly string[]): string | null {
   if (COMMAND_TOOLS.has(call.name)) {
     const danger = dangerReason(String(call.args.command ?? ""));
@@ -39,9 +122,15 @@ export function approvalReason(call: ToolCallLike, mode: ApprovalMode, always: r
 }
 
 /** The tool result a declined call gets, so the model knows it did not run and why. */
-export function deniedMessage(name: string, feedback?: string): string {
-  const base = `The user declined this ${name} call; it was not run.`;
+export function deniedMessage(name: string, feedback?: string, reason?: string): string {
+  const why = reason ? ` It needed approval because: ${reason}.` : "";
+  const base = `The user declined this ${name} call; it was not run.${why}`;
   return feedback ? `${base} Their feedback: ${feedback}` : `${base} Do something else or ask the user.`;
+}
+
+/** The tool result of a call the project rules deny (nobody was asked). */
+export function refusedMessage(name: string, reason: string): string {
+  return `Refused: this ${name} call was not run because ${reason}. Do not try to get around the rule; do something else or ask the user.`;
 }
 
 /** Feedback for a call declined because nobody can be asked (stdin is not a terminal). */

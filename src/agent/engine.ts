@@ -52,6 +52,7 @@ export function createRunTally(meta: RunMeta, request: RunRequest) {
       summary.usage.input += event.usage.input;
       summary.usage.output += event.usage.output;
       summary.usage.estimated ||= event.usage.estimated;
+      if (event.usage.cost !== undefined) summary.usage.cost = (summary.usage.cost ?? 0) + event.usage.cost;
     }
     if (event.type === "final") summary.finalText = event.text;
     if (event.type === "error") summary.error = event.message;

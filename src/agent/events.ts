@@ -8,6 +8,8 @@ export interface TokenUsage {
   output: number;
   /** True when the provider sent no usage and we estimated from characters. */
   estimated: boolean;
+  /** US dollars, for models with a known price (see agent/cost.ts); absent otherwise. */
+  cost?: number;
 }
 
 export type ApprovalDecision = "approve" | "deny" | "always";
@@ -18,6 +20,8 @@ export interface ApprovalRequest {
   tool: string;
   args: Record<string, unknown>;
   reason: string;
+  /** What the call would change (a unified diff for edit_file and write_file), for the person deciding. */
+  preview?: string;
 }
 
 export interface ApprovalResponse {
@@ -49,9 +53,29 @@ export type AgentEvent =
       status: "success" | "error";
       content: string;
       durationMs: number;
+      /** The unified diff of a file edit, for the trace (the model gets `content` only). */
+      diff?: string;
     }
   | { type: "approval"; request: ApprovalRequest; response: ApprovalResponse }
   | { type: "usage"; step: number; usage: TokenUsage }
+  | {
+      /** Older turns were summarised to stay within the context budget. */
+      type: "compaction";
+      step: number;
+      tokensBefore: number;
+      tokensAfter: number;
+      /** Messages the summary replaced. */
+      summarised: number;
+    }
+  | {
+      /** The model repeated one call: a note to it at the third time, the run stopped at the fifth. */
+      type: "loop_guard";
+      step: number;
+      action: "note" | "stop";
+      tool: string;
+      repeats: number;
+      message: string;
+    }
   | { type: "final"; text: string }
   | { type: "error"; message: string; stack?: string }
   | {

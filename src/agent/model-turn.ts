@@ -1,15 +1,56 @@
 import { SystemMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
-import { fitToBudget } from "./context.js";
+import { COMPACT_AT, compactHistory, countContextTokens, offloadLargeResults, type Compaction } from "./compaction.js";
+import { fitToBudget, estimateTokens } from "./context.js";
+import { costOf, priceFor, type PriceTable } from "./cost.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "./invoke.js";
 import { normalizeToolCalls } from "./turn.js";
+
+type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
 
 export interface ModelTurnInput {
   systemPrompt: string;
   /** The conversation without the system prompt. */
   history: readonly BaseMessage[];
   contextTokens: number;
+  /** Workspace root: big tool results the model has read are kept there instead of in the context. */
+  workspace?: string;
+  /** The model without tools, for compaction summaries (defaults to the model of the turn). */
+  summaryModel?: ChatRunnable;
+  /** Model name for the price when the response does not name one (undefined: no cost). */
+  modelName?: string;
+  /** Price overrides (MINI_CURSOR_PRICES). */
+  prices?: PriceTable;
+  /** Summarise older turns near the budget (default true). */
+  compact?: boolean;
+  /** Told as soon as a compaction is done, before the model request (for the trace). */
+  onCompaction?: (compaction: Compaction) => void;
+}
+
+/** Tokens of a turn and, for a model with a known price, what they cost in USD. */
+export type TurnUsage = UsageCount & { cost?: number };
+
+export interface ModelTurn {
+  message: AIMessage;
+  /** The turn's tokens, including a compaction's summary request. */
+  usage: TurnUsage;
+  /** Set when the history was compacted first: the caller saves `compaction.history` in place of the old one. */
+  compaction?: Compaction;
+}
+
+/** The USD cost of one response, when its model's price is known. */
+function costOfResponse(response: AIMessage, usage: UsageCount, input: ModelTurnInput): number | undefined {
+  const named = (response.response_metadata as { model_name?: unknown } | undefined)?.model_name;
+  const price = priceFor(typeof named === "string" && input.modelName ? named : input.modelName, input.prices);
+  if (!price) return undefined;
+  const cached = response.usage_metadata?.input_token_details?.cache_read;
+  return costOf({ input: usage.input, output: usage.output, cachedInput: usage.estimated ? 0 : cached }, price);
+}
+
+function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
+  const cost = a.cost === undefined && b.cost === undefined ? undefined : (a.cost ?? 0) + (b.cost ?? 0);
+  return { input: a.input + b.input, output: a.output + b.output, estimated: a.estimated || b.estimated, ...(cost === undefined ? {} : { cost }) };
 }
 
 /**
@@ -17,11 +58,33 @@ export interface ModelTurnInput {
  * budget, the model call (with broken-stream retries), malformed tool calls made answerable.
  */
 export async function takeModelTurn(
-  model: Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>,
+  model: ChatRunnable,
   input: ModelTurnInput,
   config?: RunnableConfig,
-): Promise<{ message: AIMessage; usage: UsageCount }> {
-  const sent: BaseMessage[] = [new SystemMessage(input.systemPrompt), ...fitToBudget(input.history, input.contextTokens)];
+): Promise<ModelTurn> {
+  let history = input.history;
+  let compaction: Compaction | undefined;
+  if (input.compact !== false && countContextTokens(input.systemPrompt, history).tokens > input.contextTokens * COMPACT_AT) {
+    compaction = await compactHistory(input.summaryModel ?? model, history, {
+      systemPrompt: input.systemPrompt,
+      budgetTokens: input.contextTokens,
+      config,
+    });
+    if (compaction) {
+      history = compaction.history;
+      input.onCompaction?.(compaction);
+    }
+  }
+  const system = new SystemMessage(input.systemPrompt);
+  const view = input.workspace ? offloadLargeResults(history, input.workspace) : history;
+  const sent: BaseMessage[] = [system, ...fitToBudget(view, input.contextTokens, estimateTokens(system))];
   const response = await callModelWithRetry(model, sent, config);
-  return { message: normalizeToolCalls(response), usage: usageOf(response, sent) };
+  const counted = usageOf(response, sent);
+  const cost = costOfResponse(response, counted, input);
+  let usage: TurnUsage = cost === undefined ? counted : { ...counted, cost };
+  if (compaction) {
+    const summaryCost = costOfResponse(compaction.response, compaction.usage, input);
+    usage = addUsage(usage, summaryCost === undefined ? compaction.usage : { ...compaction.usage, cost: summaryCost });
+  }
+  return { message: normalizeToolCalls(response), usage, ...(compaction ? { compaction } : {}) };
 }

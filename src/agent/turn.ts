@@ -67,13 +67,19 @@ export function lastAIMessage(messages: readonly BaseMessage[]): AIMessage | und
   return undefined;
 }
 
+/** Model turns one message stands for: a compaction summary (SUMMARY_KEY in compaction.ts) stands for those it replaced. */
+function turnsIn(message: AIMessage): number {
+  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.mini_cursor_summary as { steps?: number } | undefined;
+  return marker ? (marker.steps ?? 0) : 1;
+}
+
 /** Model turns since the latest user request: the step count of the current run. */
 export function stepsSinceLastRequest(messages: readonly BaseMessage[]): number {
   let steps = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.getType() === "human") break;
-    if (AIMessage.isInstance(m)) steps++;
+    if (AIMessage.isInstance(m)) steps += turnsIn(m);
   }
   return steps;
 }

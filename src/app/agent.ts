@@ -7,12 +7,16 @@ import { createGraph, createRuntime } from "../graph/graph.js";
 import { createLoopEngine } from "../loop/loop.js";
 import { createGraphEngine } from "../graph/stream.js";
 import { createSqliteCheckpointer } from "../memory/checkpointer.js";
+import { loadProjectRules } from "../security/rules.js";
+import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
 import { childEnvironment, type Settings } from "../settings.js";
 import { createTools, type Toolset } from "../tools/index.js";
 
 export interface AgentParts {
   engine: Engine;
   tools: Toolset;
+  /** Whether commands run in bubblewrap, and the banner line saying so. */
+  sandbox: SandboxPlan;
   /** Releases what the agent holds (the SQLite handle); background processes are the caller's. */
   close(): Promise<void>;
 }
@@ -24,18 +28,32 @@ export interface AgentPartsOptions {
   checkpointer?: BaseCheckpointSaver;
 }
 
+/** Variables the rules file passes through to commands (none when it cannot be read). */
+function rulesPassEnv(workspace: string): string[] {
+  try {
+    return loadProjectRules(workspace).passEnv;
+  } catch {
+    return [];
+  }
+}
+
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
+  // Throws SandboxUnavailableError for --sandbox on without a usable bubblewrap.
+  const sandbox = planSandbox(settings.sandbox, { workspace: settings.workspace, network: settings.network });
   const tools = createTools({
     workspace: settings.workspace,
-    env: childEnvironment(),
+    env: childEnvironment([...settings.passEnv, ...rulesPassEnv(settings.workspace)]),
+    spawnSpec: sandbox.sandbox?.spawnSpec,
+    redact: settings.apiKey ? [settings.apiKey] : [],
     onOutput: (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
   });
+  const release = () => sandbox.sandbox?.dispose();
   const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
   if (settings.engine === "loop") {
     const runtime = createRuntime(settings, { model: options.model, tools });
     const engine = createLoopEngine({ ...runtime, workspace: settings.workspace, meta, modelSettings: settings });
-    return { engine, tools, close: async () => undefined };
+    return { engine, tools, sandbox, close: async () => release() };
   }
   const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
   const graph = createGraph(settings, { checkpointer, model: options.model, tools });
@@ -43,9 +61,11 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
   return {
     engine,
     tools,
+    sandbox,
     async close() {
       const db = (checkpointer as { db?: { close?: () => void } }).db;
       db?.close?.();
+      release();
     },
   };
 }

@@ -22,7 +22,7 @@ export interface GraphOptions {
 
 export type GraphSettings = Pick<
   Settings,
-  "workspace" | "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "approval" | "maxSteps" | "contextTokens"
+  "workspace" | "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "approval" | "maxSteps" | "contextTokens" | "prices"
 >;
 
 export function createRuntime(settings: GraphSettings, options: GraphOptions = {}): AgentRuntime {
@@ -33,6 +33,10 @@ export function createRuntime(settings: GraphSettings, options: GraphOptions = {
     approval: settings.approval,
     maxSteps: settings.maxSteps,
     contextTokens: settings.contextTokens,
+    workspace: settings.workspace,
+    // The offline model is free; a real one is priced by its name (agent/cost.ts).
+    modelName: settings.provider === "offline" ? undefined : settings.model,
+    prices: settings.prices,
   };
 }
 

@@ -1,11 +1,15 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { alwaysKey, approvalReason, deniedMessage } from "../agent/approval.js";
+import { classifyCall, deniedMessage, refusedMessage } from "../agent/approval.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
+import type { PriceTable } from "../agent/cost.js";
+import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
+import { previewToolCall } from "../tools/preview.js";
+import { threadOf } from "../tools/read-tracker.js";
 import { invalidCallResults, lastAIMessage, stepsSinceLastRequest, unknownToolResults } from "../agent/turn.js";
 import type { ApprovalMode } from "../settings.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
@@ -18,6 +22,12 @@ export interface AgentRuntime {
   approval: ApprovalMode;
   maxSteps: number;
   contextTokens: number;
+  /** Workspace root: commands are judged against it and its rules files (default: the current directory). */
+  workspace?: string;
+  /** The model's name for its price (undefined for the offline model: no cost). */
+  modelName?: string;
+  /** Price overrides (MINI_CURSOR_PRICES). */
+  prices?: PriceTable;
 }
 
 /** Per-run overrides read from `config.configurable` (the CLI and Studio set these). */
@@ -38,20 +48,51 @@ export function runOption<K extends keyof RunConfigurable>(
 /** Custom stream events the nodes write, turned into AgentEvents by the stream adapter. */
 export type NodeSignal =
   | { kind: "step"; step: number }
-  | { kind: "usage"; step: number; input: number; output: number; estimated: boolean };
+  | { kind: "usage"; step: number; input: number; output: number; estimated: boolean; cost?: number }
+  /** The agent node replaced the conversation: `replaced` re-sent messages lead its update, not new ones. */
+  | { kind: "compaction"; step: number; tokensBefore: number; tokensAfter: number; summarised: number; replaced: number }
+  | { kind: "loop_guard"; step: number; action: "note" | "stop"; tool: string; repeats: number; message: string };
 
 export function createAgentNode(runtime: AgentRuntime) {
   const bound = runtime.model.bindTools?.(runtime.tools) ?? runtime.model;
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     const step = stepsSinceLastRequest(state.messages) + 1;
     config.writer?.({ kind: "step", step } satisfies NodeSignal);
-    const { message, usage } = await takeModelTurn(
+    const { message, usage, compaction } = await takeModelTurn(
       bound,
-      { systemPrompt: runtime.systemPrompt(), history: state.messages, contextTokens: runtime.contextTokens },
+      {
+        systemPrompt: runtime.systemPrompt(),
+        history: state.messages,
+        contextTokens: runtime.contextTokens,
+        workspace: runtime.workspace,
+        summaryModel: runtime.model,
+        modelName: runtime.modelName,
+        prices: runtime.prices,
+        onCompaction: ({ tokensBefore, tokensAfter, summarised, history }) => {
+          // `replaced`: the clearing marker and the compacted history lead this node's update.
+          const replaced = history.length + 1;
+          config.writer?.({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, replaced } satisfies NodeSignal);
+        },
+      },
       config,
     );
     config.writer?.({ kind: "usage", step, ...usage } satisfies NodeSignal);
-    return { messages: [message] };
+    const messages: BaseMessage[] = [];
+    let history = state.messages;
+    if (compaction) {
+      // The saved conversation becomes the compacted one: clear it, then add it back.
+      messages.push(new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...compaction.history);
+      history = compaction.history;
+    }
+    messages.push(message);
+    // The loop guard: a fifth identical turn in a row is not run, and the run ends here.
+    const guard = checkRepeats([...history, message]);
+    if (guard.action === "stop") {
+      const signal = { kind: "loop_guard", step, action: "stop", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopStopMessage(guard) } as const;
+      config.writer?.(signal satisfies NodeSignal);
+      messages.push(...loopStopResults(message, guard));
+    }
+    return { messages };
   };
 }
 
@@ -76,17 +117,31 @@ export function createApproveNode(runtime: AgentRuntime) {
     const declined: ToolMessage[] = [];
     for (const call of last.tool_calls ?? []) {
       if (invalid.has(call.id)) continue;
-      const reason = approvalReason(call, mode, always);
-      if (!reason) continue;
-      const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason };
+      const decision = await classifyCall(call, mode, always, { workspace: runtime.workspace ?? process.cwd() });
+      if (decision.action === "run") continue;
+      if (decision.action === "deny") {
+        // Denied by the project rules: refused without asking.
+        declined.push(
+          new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: refusedMessage(call.name, decision.reason!) }),
+        );
+        continue;
+      }
+      const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason! };
+      const preview = await previewToolCall(runtime.tools, call, threadOf(config));
+      if (preview) request.preview = preview;
       const response = normalizeResponse(interrupt(request));
       if (response.decision === "deny") {
         declined.push(
-          new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: deniedMessage(call.name, response.feedback) }),
+          new ToolMessage({
+            tool_call_id: call.id!,
+            name: call.name,
+            status: "error",
+            content: deniedMessage(call.name, response.feedback, decision.reason),
+          }),
         );
-      } else if (response.decision === "always") {
-        always.push(alwaysKey(call));
-        added.push(alwaysKey(call));
+      } else if (response.decision === "always" && !decision.alwaysAsks) {
+        always.push(...decision.alwaysKeys);
+        added.push(...decision.alwaysKeys);
       }
     }
     return { messages: declined, alwaysAllow: added };
@@ -101,7 +156,15 @@ export function createToolsNode(runtime: AgentRuntime) {
     const invalid = last ? [...invalidCallResults(last), ...unknownToolResults(last, runtime.tools.map((t) => t.name))] : [];
     const input = { messages: [...state.messages, ...invalid] };
     const output = (await toolNode.invoke(input, config)) as { messages: BaseMessage[] };
-    return { messages: [...invalid, ...output.messages] };
+    let results = [...invalid, ...output.messages];
+    // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
+    const guard = checkRepeats(state.messages);
+    if (guard.action === "note" && results.every((m) => ToolMessage.isInstance(m))) {
+      const step = stepsSinceLastRequest(state.messages);
+      config.writer?.({ kind: "loop_guard", step, action: "note", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopNote(guard) } satisfies NodeSignal);
+      results = withLoopNote(results as ToolMessage[], guard);
+    }
+    return { messages: results };
   };
 }
 

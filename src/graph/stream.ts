@@ -7,6 +7,7 @@ import { ToolTimer } from "../agent/timing.js";
 import { interruptionMessages, messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
 import type { NodeSignal } from "./nodes.js";
+import { resultDiff } from "../tools/preview.js";
 
 /** Super-steps per agent step (agent, approve, tools), plus slack for the final answer. */
 const SUPERSTEPS_PER_STEP = 3;
@@ -25,6 +26,10 @@ interface StreamState {
   step: number;
   finalText?: string;
   lastNode?: string;
+  /** Set by the loop guard when it stopped the run. */
+  stopReason?: StopReason;
+  /** Messages at the head of the next agent update that a compaction re-sent (already reported). */
+  skipAgentMessages?: number;
 }
 
 function contentText(message: BaseMessage): string {
@@ -34,7 +39,11 @@ function contentText(message: BaseMessage): string {
 function handleUpdate(node: string, update: unknown, st: StreamState, emit: EventSink, timer: ToolTimer): void {
   if (node === "__interrupt__" || !update || typeof update !== "object") return;
   st.lastNode = node;
-  const messages = ((update as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
+  let messages = ((update as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
+  if (node === "agent" && st.skipAgentMessages) {
+    messages = messages.slice(st.skipAgentMessages);
+    st.skipAgentMessages = 0;
+  }
   for (const message of messages) {
     if (AIMessage.isInstance(message)) {
       const calls = message.tool_calls ?? [];
@@ -52,6 +61,7 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
         status: message.status === "error" ? "error" : "success",
         content: contentText(message),
         durationMs: timer.durationOf(message.tool_call_id),
+        ...(resultDiff(message) ? { diff: resultDiff(message) } : {}),
       });
     }
   }
@@ -62,7 +72,16 @@ function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): voi
     st.step = signal.step;
     emit({ type: "step", step: signal.step });
   } else if (signal.kind === "usage") {
-    emit({ type: "usage", step: signal.step, usage: { input: signal.input, output: signal.output, estimated: signal.estimated } });
+    const cost = signal.cost === undefined ? {} : { cost: signal.cost };
+    emit({ type: "usage", step: signal.step, usage: { input: signal.input, output: signal.output, estimated: signal.estimated, ...cost } });
+  } else if (signal.kind === "compaction") {
+    st.skipAgentMessages = signal.replaced;
+    const { step, tokensBefore, tokensAfter, summarised } = signal;
+    emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised });
+  } else if (signal.kind === "loop_guard") {
+    if (signal.action === "stop") st.stopReason = "loop_guard";
+    const { step, action, tool, repeats, message } = signal;
+    emit({ type: "loop_guard", step, action, tool, repeats, message });
   }
 }
 
@@ -129,7 +148,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
           emit({ type: "approval", request: pending, response });
           input = new Command({ resume: response });
         }
-        if (st.finalText === undefined) reason = st.lastNode === "tools" || st.lastNode === "approve" ? "max_steps" : "done";
+        if (st.stopReason) reason = st.stopReason;
+        else if (st.finalText === undefined) reason = st.lastNode === "tools" || st.lastNode === "approve" ? "max_steps" : "done";
       } catch (err) {
         if (request.signal?.aborted) {
           reason = "interrupted";

@@ -1,11 +1,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, ToolMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { alwaysKey, approvalReason, deniedMessage } from "../agent/approval.js";
+import { classifyCall, deniedMessage, refusedMessage } from "../agent/approval.js";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
+import type { PriceTable } from "../agent/cost.js";
+import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
+import { previewToolCall, resultDiff } from "../tools/preview.js";
 import { ToolTimer } from "../agent/timing.js";
 import { interruptionMessages, invalidCallResults, messageText, unknownToolResults } from "../agent/turn.js";
 import type { ApprovalMode } from "../settings.js";
@@ -27,6 +30,10 @@ export interface LoopOptions {
   contextTokens: number;
   meta: RunMeta;
   modelSettings: ModelSettings;
+  /** The model's name for its price (undefined for the offline model: no cost). */
+  modelName?: string;
+  /** Price overrides (MINI_CURSOR_PRICES). */
+  prices?: PriceTable;
   /** Where threads live; defaults to JSON files under `.mini-cursor/`. Tests may keep them in memory. */
   memory?: { load(threadId: string): LoopThread; save(threadId: string, thread: LoopThread): void };
 }
@@ -44,9 +51,12 @@ async function invokeTool(
   call: NonNullable<AIMessage["tool_calls"]>[number],
   signal: AbortSignal | undefined,
   timer: ToolTimer,
+  threadId: string,
 ): Promise<ToolMessage> {
   try {
-    const output: unknown = await tool.invoke({ ...call, type: "tool_call" }, { signal, callbacks: [timer] });
+    // The thread id, as the graph passes it: edit_file checks the file was read in this thread.
+    const config = { signal, callbacks: [timer], configurable: { thread_id: threadId } };
+    const output: unknown = await tool.invoke({ ...call, type: "tool_call" }, config);
     if (ToolMessage.isInstance(output)) return output;
     const content = typeof output === "string" ? output : JSON.stringify(output);
     return new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "success", content });
@@ -71,6 +81,7 @@ function emitResults(results: ToolMessage[], step: number, emit: EventSink, time
       status: result.status === "error" ? "error" : "success",
       content: messageText(result),
       durationMs: timer.durationOf(result.tool_call_id),
+      ...(resultDiff(result) ? { diff: resultDiff(result) } : {}),
     });
   }
 }
@@ -100,11 +111,23 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // THINK
           emit({ type: "step", step });
           const onToken = { handleLLMNewToken: (token: string) => token && emit({ type: "token", step, text: token }) };
-          const { message, usage } = await takeModelTurn(
+          const { message, usage, compaction } = await takeModelTurn(
             bound,
-            { systemPrompt: options.systemPrompt(), history: messages, contextTokens: options.contextTokens },
+            {
+              systemPrompt: options.systemPrompt(),
+              history: messages,
+              contextTokens: options.contextTokens,
+              workspace: options.workspace,
+              summaryModel: options.model,
+              modelName: options.modelName,
+              prices: options.prices,
+              onCompaction: ({ tokensBefore, tokensAfter, summarised }) =>
+                emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised }),
+            },
             { signal, callbacks: [onToken] },
           );
+          // Compacted: the summary and the recent turns replace the saved conversation.
+          if (compaction) messages.splice(0, messages.length, ...compaction.history);
           messages.push(message);
           save();
           emit({ type: "usage", step, usage });
@@ -113,6 +136,17 @@ export function createLoopEngine(options: LoopOptions): Engine {
             emit({ type: "final", text: messageText(message) });
             return tally.finish("done");
           }
+          // The loop guard: a fifth identical turn in a row is not run, and the run ends here.
+          const guard = checkRepeats(messages);
+          if (guard.action === "stop") {
+            emit({ type: "loop_guard", step, action: "stop", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopStopMessage(guard) });
+            for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
+            const stopped = loopStopResults(message, guard);
+            messages.push(...stopped);
+            save();
+            emitResults(stopped, step, emit, timer);
+            return tally.finish("loop_guard");
+          }
           for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
 
           // ACT: answer malformed and unknown calls, ask where needed, run the rest concurrently.
@@ -120,23 +154,40 @@ export function createLoopEngine(options: LoopOptions): Engine {
           const skip = new Set(answered.map((m) => m.tool_call_id));
           for (const call of calls) {
             if (skip.has(call.id!)) continue;
-            const reason = approvalReason(call, mode, thread.alwaysAllow);
-            if (!reason) continue;
-            const approvalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason };
+            const decision = await classifyCall(call, mode, thread.alwaysAllow, { workspace: options.workspace });
+            if (decision.action === "run") continue;
+            if (decision.action === "deny") {
+              // Denied by the project rules: refused without asking.
+              answered.push(new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: refusedMessage(call.name, decision.reason!) }));
+              skip.add(call.id!);
+              continue;
+            }
+            const preview = await previewToolCall(options.tools, call, request.threadId);
+            const approvalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...(preview ? { preview } : {}) };
             const response = await request.approver(approvalRequest);
             emit({ type: "approval", request: approvalRequest, response });
             if (signal?.aborted) throw new Error("aborted");
-            if (response.decision === "always") thread.alwaysAllow.push(alwaysKey(call));
+            if (response.decision === "always" && !decision.alwaysAsks) thread.alwaysAllow.push(...decision.alwaysKeys);
             if (response.decision === "deny") {
-              const denied = new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: deniedMessage(call.name, response.feedback) });
+              const denied = new ToolMessage({
+                tool_call_id: call.id!,
+                name: call.name,
+                status: "error",
+                content: deniedMessage(call.name, response.feedback, decision.reason),
+              });
               answered.push(denied);
               skip.add(call.id!);
             }
           }
           emitResults(answered, step, emit, timer);
           const runnable = calls.filter((c) => !skip.has(c.id!));
-          const results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer)));
+          let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId)));
           if (signal?.aborted) throw new Error("aborted");
+          // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
+          if (guard.action === "note" && results.length > 0) {
+            emit({ type: "loop_guard", step, action: "note", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopNote(guard) });
+            results = withLoopNote(results, guard);
+          }
           emitResults(results, step, emit, timer);
 
           // OBSERVE: results in the order of the calls, as the graph's ToolNode leaves them.

@@ -1,5 +1,6 @@
-import type { ProcessRegistry } from "../workspace/processes.js";
+import type { ProcessRegistry, SpawnSpecBuilder } from "../workspace/processes.js";
 import { openWorkspace, type Workspace } from "../workspace/paths.js";
+import { createReadTracker, type ReadTracker } from "./read-tracker.js";
 
 /** A chunk of live output from a running command, for the terminal trace. */
 export interface OutputChunk {
@@ -17,8 +18,12 @@ export interface ToolOptions {
   processes?: ProcessRegistry;
   /** Live output of running commands (the CLI shows it dimmed). */
   onOutput?: (chunk: OutputChunk) => void;
-  /** Environment for child processes; defaults to process.env. */
+  /** Environment for child processes; defaults to process.env without secrets (childEnvironment). */
   env?: NodeJS.ProcessEnv;
+  /** How commands are started; a sandbox wraps them (e.g. in bubblewrap). Default: plain `bash -c`. */
+  spawnSpec?: SpawnSpecBuilder;
+  /** Values (such as the API key) replaced by [redacted] wherever command output would show them. */
+  redact?: readonly string[];
 }
 
 /** Shared by the tools of one toolset: the workspace is resolved once, lazily. */
@@ -26,6 +31,8 @@ export interface ToolContext {
   readonly options: ToolOptions;
   workspace(): Promise<Workspace>;
   readonly processes: ProcessRegistry;
+  /** Files the model read or wrote, per thread (edit_file requires a fresh read). */
+  readonly reads: ReadTracker;
 }
 
 export function createToolContext(options: ToolOptions, processes: ProcessRegistry): ToolContext {
@@ -33,6 +40,7 @@ export function createToolContext(options: ToolOptions, processes: ProcessRegist
   return {
     options,
     processes,
+    reads: createReadTracker(),
     workspace() {
       ws ??= openWorkspace(options.workspace);
       return ws;

@@ -9,6 +9,8 @@ import {
   runCommand,
   type CommandResult,
 } from "../workspace/processes.js";
+import { redactSecrets } from "../security/env.js";
+import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
 import { toolErrorMessage } from "./errors.js";
 
@@ -96,6 +98,7 @@ export async function executeCommand(
   input: ExecuteCommandInput,
   config: { signal?: AbortSignal; toolCallId?: string } = {},
 ): Promise<string> {
+  const redact = ctx.options.redact ?? [];
   try {
     const ws = await ctx.workspace();
     const cwd = input.workingDirectory
@@ -105,18 +108,19 @@ export async function executeCommand(
       command: input.command,
       cwd,
       workspaceRoot: ws.root,
-      env: ctx.options.env,
+      env: ctx.options.env ?? childEnvironment(),
       timeoutMs: input.timeoutMs,
       signal: config.signal,
       registry: ctx.processes,
+      spawnSpec: ctx.options.spawnSpec,
       onOutput: ctx.options.onOutput
-        ? (chunk) => ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk })
+        ? (chunk) => ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk, text: redactSecrets(chunk.text, redact) })
         : undefined,
     });
     const notes = result.timeoutClamped
       ? [`Note: timeoutMs ${input.timeoutMs} is above the maximum; used ${seconds(MAX_TIMEOUT_MS)}.`]
       : [];
-    return formatCommandResult(result, notes);
+    return redactSecrets(formatCommandResult(result, notes), redact);
   } catch (err) {
     return toolErrorMessage(err);
   }

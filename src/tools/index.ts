@@ -1,14 +1,30 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createProcessRegistry, type ProcessRegistry } from "../workspace/processes.js";
 import { createToolContext, type ToolOptions } from "./context.js";
+import { createEditFileTool } from "./edit-file.js";
 import { createExecuteCommandTool } from "./execute-command.js";
+import { createFindFilesTool } from "./find-files.js";
 import { createListDirectoryTool } from "./list-directory.js";
+import { withPreview, previewWrite } from "./preview.js";
+import { createProcessOutputTool } from "./process-output.js";
 import { createReadFileTool } from "./read-file.js";
+import { createSearchFilesTool } from "./search-files.js";
+import { createStopProcessTool } from "./stop-process.js";
 import { createWriteFileTool } from "./write-file.js";
 
 export type { ToolOptions, OutputChunk } from "./context.js";
 
-export const TOOL_NAMES = ["read_file", "write_file", "list_directory", "execute_command"] as const;
+export const TOOL_NAMES = [
+  "read_file",
+  "write_file",
+  "edit_file",
+  "list_directory",
+  "find_files",
+  "search_files",
+  "execute_command",
+  "process_output",
+  "stop_process",
+] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /**
@@ -23,9 +39,14 @@ export function createTools(options: ToolOptions): Toolset {
   const ctx = createToolContext(options, processes);
   const named: Record<ToolName, StructuredToolInterface> = {
     read_file: createReadFileTool(ctx),
-    write_file: createWriteFileTool(ctx),
+    write_file: withPreview(createWriteFileTool(ctx), (args) => previewWrite(ctx, args)),
+    edit_file: createEditFileTool(ctx),
     list_directory: createListDirectoryTool(ctx),
+    find_files: createFindFilesTool(ctx),
+    search_files: createSearchFilesTool(ctx),
     execute_command: createExecuteCommandTool(ctx),
+    process_output: createProcessOutputTool(ctx),
+    stop_process: createStopProcessTool(ctx),
   };
   const list: StructuredToolInterface[] = TOOL_NAMES.map((name) => named[name]);
   return Object.assign(list, named, { processes });

@@ -1,9 +1,10 @@
 import { promises as fs } from "node:fs";
-import { tool } from "@langchain/core/tools";
+import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { detectBinary, formatSize, readLineWindow, type WindowLine } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
+import { fingerprintFile, threadOf } from "./read-tracker.js";
 import { toolErrorMessage } from "./errors.js";
 
 /** Lines shown when the model gives no limit. */
@@ -71,7 +72,7 @@ export function readFooter(first: number, last: number, total: number, capped: b
   return `[${range}${cap}. Continue with offset ${last + 1}.]`;
 }
 
-async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<string> {
+async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: string): Promise<string> {
   // Checked here rather than in the schema so the model gets a sentence, not a schema dump.
   if (input.offset !== undefined && input.offset < 1) return "Error: offset is 1-based: the first line is 1.";
   if (input.limit !== undefined && input.limit < 1) return "Error: limit must be at least 1.";
@@ -82,7 +83,10 @@ async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<string>
   const stat = await fs.stat(target.absolute);
   // FIFOs and devices would block or never end.
   if (!stat.isFile()) return `"${name}" is not a regular file (a device, socket or pipe); it cannot be read.`;
-  if (stat.size === 0) return `"${name}" is empty (0 bytes).`;
+  if (stat.size === 0) {
+    ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
+    return `"${name}" is empty (0 bytes).`;
+  }
   const binary = await detectBinary(target.absolute);
   if (binary) {
     return `"${name}" is a binary file (${binary}, ${formatSize(stat.size)}); read_file shows text only.`;
@@ -101,6 +105,8 @@ async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<string>
     const lines = total === 1 ? "1 line" : `${total} lines`;
     return `Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`;
   }
+  // What edit_file checks later: the model saw this file, as it is now.
+  ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
   const { text, capped } = numberLines(window.lines, offset);
   const last = offset + text.length - 1;
   return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped)}`;
@@ -108,9 +114,9 @@ async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<string>
 
 export function createReadFileTool(ctx: ToolContext) {
   return tool(
-    async (input: ReadFileInput): Promise<string> => {
+    async (input: ReadFileInput, config?: ToolRunnableConfig): Promise<string> => {
       try {
-        return await readFile(ctx, input);
+        return await readFile(ctx, input, threadOf(config));
       } catch (err) {
         return toolErrorMessage(err);
       }

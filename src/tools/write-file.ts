@@ -1,10 +1,11 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { tool } from "@langchain/core/tools";
+import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { countTextLines, writeFileAtomic } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
+import { fingerprintOf, threadOf } from "./read-tracker.js";
 import { toolErrorMessage } from "./errors.js";
 
 const DESCRIPTION = `Write a text file in the workspace, replacing the whole file. Paths are relative to the workspace root.
@@ -29,7 +30,7 @@ export function writeSummary(created: boolean, display: string, lines: number, b
   return `${created ? "Created" : "Replaced"} ${display} (${lines} ${lineWord}, ${bytes} ${byteWord}).`;
 }
 
-async function writeFile(ctx: ToolContext, input: WriteFileInput): Promise<string> {
+async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: string): Promise<string> {
   const ws = await ctx.workspace();
   // resolvePath follows symlinks (also dangling ones in parents), so `absolute` and every
   // directory created above it are inside the workspace.
@@ -42,14 +43,16 @@ async function writeFile(ctx: ToolContext, input: WriteFileInput): Promise<strin
   }
   await fs.mkdir(path.dirname(target.absolute), { recursive: true });
   const result = await writeFileAtomic(target.absolute, input.content);
+  // The model knows what it just wrote, so edit_file may change it without reading it first.
+  ctx.reads.record(threadId, target.absolute, fingerprintOf(input.content, await fs.stat(target.absolute)));
   return writeSummary(result.created, target.display, countTextLines(input.content), result.bytes);
 }
 
 export function createWriteFileTool(ctx: ToolContext) {
   return tool(
-    async (input: WriteFileInput): Promise<string> => {
+    async (input: WriteFileInput, config?: ToolRunnableConfig): Promise<string> => {
       try {
-        return await writeFile(ctx, input);
+        return await writeFile(ctx, input, threadOf(config));
       } catch (err) {
         return toolErrorMessage(err);
       }

@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
 import { NON_INTERACTIVE_FEEDBACK } from "../agent/approval.js";
-import { formatArgs } from "./render.js";
+import { diffLines, formatArgs } from "./render.js";
 
 /** Maps what a person typed to a decision; anything that is not y/n/a is feedback (a denial with a reason). */
 export function parseApprovalAnswer(answer: string): ApprovalResponse | undefined {
@@ -21,6 +21,8 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
     try {
       process.stdout.write(`\n? Allow ${request.tool} ${formatArgs(request.args)}\n  (${request.reason})\n`);
+      // What an edit would change, as a unified diff, so the answer is an informed one.
+      if (request.preview) process.stdout.write(`${diffLines(request.preview).map((l) => `    ${l}`).join("\n")}\n`);
       for (;;) {
         const answer = await new Promise<string | null>((resolve) => {
           rl.once("SIGINT", () => resolve(null));

@@ -1,4 +1,5 @@
 import { Chalk, type ChalkInstance } from "chalk";
+import { formatCost } from "../agent/cost.js";
 import type { AgentEvent, TokenUsage } from "../agent/events.js";
 import { createSpinner, type Spinner } from "./spinner.js";
 
@@ -6,6 +7,8 @@ import { createSpinner, type Spinner } from "./spinner.js";
 const MAX_ARG_CHARS = 80;
 /** Lines of a tool result shown under it in the trace (the model gets all of it). */
 const RESULT_PREVIEW_LINES = 3;
+/** Lines of an edit's diff shown in the trace and the approval prompt. */
+export const MAX_DIFF_LINES = 60;
 
 export interface BannerInfo {
   version: string;
@@ -15,6 +18,8 @@ export interface BannerInfo {
   resumed: boolean;
   approval: string;
   engine: string;
+  /** Whether commands run sandboxed, in one line. */
+  sandbox?: string;
 }
 
 export interface Renderer {
@@ -65,6 +70,13 @@ export function formatArgs(args: Record<string, unknown>): string {
     .join(" ");
 }
 
+/** A unified diff cut to `maxLines` (the ---/+++ header left out), with a note of what was cut. */
+export function diffLines(diff: string, maxLines = MAX_DIFF_LINES): string[] {
+  const lines = diff.split("\n").filter((l) => !l.startsWith("--- ") && !l.startsWith("+++ ") && !l.startsWith("Index: "));
+  if (lines.length <= maxLines) return lines;
+  return [...lines.slice(0, maxLines), `… ${lines.length - maxLines} more diff lines`];
+}
+
 export function formatUsage(usage: TokenUsage): string {
   return `${formatTokens(usage.input)} tokens in / ${formatTokens(usage.output)} out${usage.estimated ? " (estimated)" : ""}`;
 }
@@ -106,6 +118,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
       line(`  ${c.dim("model    ")} ${info.model}`);
       line(`  ${c.dim("thread   ")} ${info.threadId}${info.resumed ? " (resumed)" : ""}  ${c.dim(`next time: --thread ${info.threadId}`)}`);
       line(`  ${c.dim("approval ")} ${info.approval}   ${c.dim("engine")} ${info.engine}`);
+      if (info.sandbox) line(`  ${c.dim("sandbox  ")} ${info.sandbox}`);
       line("");
     },
     note(text) {
@@ -146,10 +159,28 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           const mark = ok ? c.green("✓") : c.red("✗");
           const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
           line(`  ${mark} ${event.name} ${c.dim(`${size}, ${formatDuration(event.durationMs)}`)}`);
+          if (event.diff && ok) {
+            for (const d of diffLines(event.diff)) {
+              const colour = d.startsWith("+") ? c.green : d.startsWith("-") ? c.red : d.startsWith("@@") ? c.cyan : c.dim;
+              line(colour(`    ${d.slice(0, 200)}`));
+            }
+            break;
+          }
           const preview = event.content.split("\n").slice(0, RESULT_PREVIEW_LINES);
           for (const p of preview) line(c.dim(`    ${p.slice(0, 160)}`));
           break;
         }
+        case "compaction":
+          line(
+            c.dim(
+              `  ⋯ context compacted: ${event.summarised} older messages summarised, ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens`,
+            ),
+          );
+          busy("thinking");
+          break;
+        case "loop_guard":
+          line(c.yellow(`  ⚠ ${event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`}`));
+          break;
         case "approval": {
           const verdict = event.response.decision === "deny" ? c.red("declined") : c.green(event.response.decision === "always" ? "approved (always)" : "approved");
           line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${event.response.feedback}`) : ""}`);
@@ -171,7 +202,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           line(
             `${event.reason === "done" ? c.green("✔") : c.yellow("■")} ${REASON_TEXT[event.reason] ?? event.reason}: ` +
               `${event.steps} step${event.steps === 1 ? "" : "s"}, ${event.toolCalls} tool call${event.toolCalls === 1 ? "" : "s"}, ` +
-              `${formatUsage(event.usage)}, ${formatDuration(event.durationMs)}`,
+              `${formatUsage(event.usage)}${event.usage.cost !== undefined ? `, ${formatCost(event.usage.cost)}` : ""}, ${formatDuration(event.durationMs)}`,
           );
           break;
       }

@@ -101,8 +101,11 @@ export async function runSlashCommand(line: string, session: Session, renderer: 
   }
 }
 
-/** Reads one line on a terminal with editing and history; null on Ctrl-C or Ctrl-D. */
-function askLine(io: ReplIo, history: string[]): Promise<string | null> {
+/**
+ * Reads one line on a terminal with editing and history; null on Ctrl-C or Ctrl-D, or when
+ * `leave` settles first (a SIGTERM while the prompt waits).
+ */
+function askLine(io: ReplIo, history: string[], leave: Promise<unknown>): Promise<string | null> {
   return new Promise((resolve) => {
     const rl: Interface = createInterface({
       input: io.input,
@@ -128,49 +131,155 @@ function askLine(io: ReplIo, history: string[]): Promise<string | null> {
       history.splice(0, history.length, ...h);
     });
     rl.question(PROMPT, (answer) => finish(answer));
+    void leave.then(() => {
+      if (done) return;
+      io.output.write("\n");
+      finish(null);
+    });
   });
 }
 
 /** Lines from a pipe, one request each, until end of input. */
-async function* pipedLines(io: ReplIo): AsyncGenerator<string> {
+function pipedLines(io: ReplIo): { lines: AsyncIterator<string>; close: () => void } {
   const rl = createInterface({ input: io.input, terminal: false });
-  for await (const line of rl) yield line;
+  return { lines: rl[Symbol.asyncIterator](), close: () => rl.close() };
+}
+
+/** Keys read during a turn; see watchKeys. */
+export interface KeyWatch {
+  /** Lets someone else read the terminal (an approval question). */
+  suspend(): void;
+  resume(): void;
+  /** Back to a normal terminal; keys typed ahead go back to the input for the next prompt. */
+  stop(): void;
+}
+
+const CTRL_C = 0x03;
+
+/**
+ * During a turn on a terminal, reads keys in raw mode so Ctrl-C arrives as a key rather than as
+ * SIGINT to the whole foreground process group. As a signal, tsx (which `npm start` runs)
+ * relays it to us a second time, which read as "Ctrl-C twice" and ended the session, and it
+ * SIGKILLs a child that is slow to acknowledge, which would leave its processes running.
+ * Anything else typed during the turn is kept for the next prompt, as a terminal would.
+ */
+export function watchKeys(input: ReplIo["input"], onCtrlC: () => void): KeyWatch {
+  const typed: Buffer[] = [];
+  let reading = false;
+  const onData = (chunk: Buffer | string) => {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    let from = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      if (bytes[i] !== CTRL_C) continue;
+      if (i > from) typed.push(bytes.subarray(from, i));
+      from = i + 1;
+      onCtrlC();
+    }
+    if (from < bytes.length) typed.push(bytes.subarray(from));
+  };
+  const watch: KeyWatch = {
+    suspend() {
+      if (!reading) return;
+      reading = false;
+      input.off("data", onData);
+      input.pause();
+    },
+    resume() {
+      if (reading) return;
+      reading = true;
+      input.setRawMode?.(true);
+      input.on("data", onData);
+      input.resume();
+    },
+    stop() {
+      watch.suspend();
+      input.setRawMode?.(false);
+      if (typed.length > 0 && "unshift" in input && typeof input.unshift === "function") input.unshift(Buffer.concat(typed));
+      typed.length = 0;
+    },
+  };
+  watch.resume();
+  return watch;
+}
+
+/** An approver that lets its question read the terminal, then goes back to watching keys. */
+export function pausingKeys(ask: Approver, keys: KeyWatch | undefined, stillRunning: () => boolean): Approver {
+  if (!keys) return ask;
+  return async (request) => {
+    keys.suspend();
+    try {
+      return await ask(request);
+    } finally {
+      if (stillRunning()) keys.resume();
+    }
+  };
 }
 
 /**
+ * A signal repeated within this window is the same one delivered twice: tsx, which `npm start`
+ * runs, relays SIGINT and SIGTERM to its child after the child already got them from the group.
+ */
+export const REPEATED_SIGNAL_MS = 500;
+/** Exit status when a signal (or Ctrl-C twice during a turn) ended the session. */
+const EXIT_INTERRUPTED = 130;
+const SESSION_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/**
  * The interactive session: one thread, a prompt, the same trace per turn. Ctrl-C during a turn
- * cancels the turn; at the prompt (or twice within a second) it leaves.
+ * cancels the turn; at the prompt (or twice within a second) it leaves. SIGTERM and SIGHUP (the
+ * terminal closed) cancel any turn and leave, so close() still stops every process. Resolves
+ * with the exit status: 0 when the person left, 130 when a signal or a double Ctrl-C ended it.
  */
 export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<number> {
   renderer.note('Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C at the prompt or /exit leaves.');
   const history: string[] = [];
   let turn: AbortController | undefined;
   let lastInterrupt = 0;
-  let exitRequested = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    const now = Date.now();
-    if (signal === "SIGTERM" || now - lastInterrupt < DOUBLE_INTERRUPT_MS || !turn) exitRequested = true;
-    lastInterrupt = now;
+  let lastSignal = { name: "", at: 0 };
+  let exitCode: number | undefined;
+  let wakeLeave!: () => void;
+  const leave = new Promise<void>((resolve) => (wakeLeave = resolve));
+  const requestExit = (code: number) => {
+    exitCode ??= code;
+    wakeLeave();
+  };
+  const cancelTurn = (note: string) => {
     renderer.pause();
     if (turn && !turn.signal.aborted) {
-      renderer.note("\nCancelling this turn…");
+      renderer.note(note);
       turn.abort();
     }
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  /** Ctrl-C, as a key or as SIGINT: cancels the turn; with no turn, or twice within a second, leaves. */
+  const interrupt = () => {
+    const now = Date.now();
+    const twice = now - lastInterrupt < DOUBLE_INTERRUPT_MS;
+    lastInterrupt = now;
+    if (!turn) requestExit(0);
+    else if (twice) requestExit(EXIT_INTERRUPTED);
+    cancelTurn("\nCancelling this turn…");
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    const now = Date.now();
+    if (signal === lastSignal.name && now - lastSignal.at < REPEATED_SIGNAL_MS) return;
+    lastSignal = { name: signal, at: now };
+    if (signal === "SIGINT") return interrupt();
+    requestExit(EXIT_INTERRUPTED);
+    cancelTurn(`\n${signal}: cancelling this turn and leaving…`);
+  };
+  for (const signal of SESSION_SIGNALS) process.on(signal, onSignal);
 
-  const lines = io.input.isTTY ? undefined : pipedLines(io);
+  const piped = io.input.isTTY ? undefined : pipedLines(io);
+  const readKeys = Boolean(io.input.isTTY && io.input.setRawMode);
+  const nextLine = async (): Promise<string | null> => {
+    if (!piped) return askLine(io, history, leave);
+    const next = await Promise.race([piped.lines.next(), leave.then(() => null)]);
+    return next === null || next.done ? null : next.value;
+  };
   try {
-    while (!exitRequested) {
-      let line: string | null;
-      if (lines) {
-        const next = await lines.next();
-        line = next.done ? null : next.value;
-      } else {
-        line = await askLine(io, history);
-      }
-      if (line === null) break;
+    while (exitCode === undefined) {
+      const line = await nextLine();
+      if (line === null || exitCode !== undefined) break;
       const text = line.trim();
       if (!text) continue;
       if (text.startsWith("/")) {
@@ -179,16 +288,23 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       }
       const controller = new AbortController();
       turn = controller;
-      const summary = await session.runTurn(text, controller.signal, io.approver(() => controller.abort()));
-      if (turn.signal.aborted) renderer.note("Turn cancelled; the conversation so far is kept.");
+      const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
+      const approver = pausingKeys(io.approver(() => controller.abort()), keys, () => !controller.signal.aborted);
+      let summary: Awaited<ReturnType<Session["runTurn"]>>;
+      try {
+        summary = await session.runTurn(text, controller.signal, approver);
+      } finally {
+        keys?.stop();
+        turn = undefined;
+      }
+      if (controller.signal.aborted) renderer.note("Turn cancelled; the conversation so far is kept.");
       else if (summary.reason === "max_steps") renderer.note(`Reached the step limit (${session.settings.maxSteps}); say "continue" to go on.`);
-      turn = undefined;
       const running = session.running();
       if (running.length > 0) renderer.note(`Running in the background: ${running.map((p) => `${p.id}${p.url ? ` ${p.url}` : ""}`).join(", ")} (/ps, /kill <id>)`);
     }
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    for (const signal of SESSION_SIGNALS) process.off(signal, onSignal);
+    piped?.close();
   }
-  return 0;
+  return exitCode ?? 0;
 }

@@ -1,0 +1,83 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { MemorySaver } from "@langchain/langgraph";
+import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
+import type { Engine, RunSummary } from "../../src/agent/engine.js";
+import { createGraph, createRuntime, type GraphSettings } from "../../src/graph/graph.js";
+import { createGraphEngine } from "../../src/graph/stream.js";
+import { createLoopEngine } from "../../src/loop/loop.js";
+import type { LoopThread } from "../../src/loop/memory.js";
+import { createTools } from "../../src/tools/index.js";
+import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
+
+/** Runs either engine on a scripted model in `workspace`, with the real tools and an in-memory thread store. */
+export type EngineKind = "graph" | "loop";
+
+export interface EngineHarness {
+  model: ScriptedChatModel;
+  events: AgentEvent[];
+  approvals: ApprovalRequest[];
+  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[] }): Promise<RunSummary>;
+  history(threadId?: string): Promise<BaseMessage[]>;
+}
+
+export function engineSettings(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
+  return {
+    workspace,
+    model: "scripted",
+    provider: "offline",
+    requestTimeoutMs: 5000,
+    maxRetries: 0,
+    approval: "full-auto",
+    maxSteps: 30,
+    contextTokens: 100_000,
+    ...overrides,
+  };
+}
+
+export function engineHarness(kind: EngineKind, workspace: string, script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}): EngineHarness {
+  const model = new ScriptedChatModel(script);
+  const settings = engineSettings(workspace, overrides);
+  const tools = createTools({ workspace });
+  const meta = { engine: kind, model: "scripted", provider: settings.provider, workspace };
+  const events: AgentEvent[] = [];
+  const approvals: ApprovalRequest[] = [];
+  let engine: Engine;
+  let history: EngineHarness["history"];
+  if (kind === "graph") {
+    const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools });
+    engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
+    history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
+  } else {
+    const threads = new Map<string, LoopThread>();
+    const memory = {
+      load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
+      save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
+    };
+    const runtime = createRuntime(settings, { model, tools });
+    engine = createLoopEngine({ ...runtime, workspace, meta, modelSettings: settings, memory });
+    history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
+  }
+  return {
+    model,
+    events,
+    approvals,
+    history,
+    run(task, opts = {}) {
+      const answers = [...(opts.answers ?? [])];
+      return engine.run({
+        task,
+        threadId: opts.threadId ?? "t1",
+        emit: (e) => events.push(e),
+        approver: async (request) => {
+          approvals.push(request);
+          return answers.shift() ?? { decision: "deny" };
+        },
+      });
+    },
+  };
+}
+
+/** The events of one type, typed. */
+export function eventsOf<T extends AgentEvent["type"]>(events: AgentEvent[], type: T): Array<Extract<AgentEvent, { type: T }>> {
+  return events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
+}

@@ -1,0 +1,265 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, jest, test } from "@jest/globals";
+import { INTERRUPTED_CALL_RESULT, INTERRUPTED_NOTE } from "../src/agent/turn.js";
+import { groupAlive } from "../src/workspace/processes.js";
+import { baseEnv, collect, PROJECT_ROOT, runCli, startCli, type CliResult } from "./helpers/cli.js";
+import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
+import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { killGroup, killMarked, longCommand, serverCommand, uniqueMarker, waitForSleep, waitForValue, waitNoneLeft } from "./helpers/tmux.js";
+
+/**
+ * Signals to a running CLI: a one-shot run stops within seconds with exit 130, keeps its
+ * thread (closed with a note for the model) and leaves no process behind; an interactive
+ * session cancels the turn on SIGINT and leaves on SIGTERM, stopping its servers.
+ */
+
+jest.setTimeout(120_000);
+
+/** How long a signalled CLI may take to exit. */
+const EXIT_WITHIN_MS = 15_000;
+
+let tmp: ReturnType<typeof makeTempDir>;
+let marker: string;
+const started: ChildProcess[] = [];
+let server: OpenAIServer | undefined;
+
+beforeEach(() => {
+  tmp = makeTempDir();
+  marker = uniqueMarker();
+  writeFileSync(path.join(tmp.dir, "hello.txt"), "hello from the workspace\n");
+});
+
+afterEach(async () => {
+  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) killGroup(child.pid);
+  killMarked(marker);
+  await server?.close();
+  server = undefined;
+  tmp.cleanup();
+});
+
+interface Event {
+  type: string;
+  [key: string]: unknown;
+}
+
+function events(stdout: string): Event[] {
+  return stdout
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Event);
+}
+
+function threads(): Array<{ id: string; runs: number; firstRequest: string }> {
+  return JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{ id: string; runs: number; firstRequest: string }>;
+}
+
+function track(child: ChildProcess): ChildProcess {
+  started.push(child);
+  return child;
+}
+
+/** Sends `signal` to the child's whole process group, as a terminal or a supervisor would. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  process.kill(-child.pid!, signal);
+}
+
+/** What the follow-up model request was sent: roles and texts, tool calls by name. */
+function conversation(request: ChatRequest) {
+  return request.messages
+    .filter((m) => m.role !== "system")
+    .map((m) => ({
+      role: m.role,
+      content: typeof m.content === "string" ? m.content : m.content == null ? "" : JSON.stringify(m.content),
+      ...(m.tool_calls ? { calls: m.tool_calls.map((c) => c.function.name) } : {}),
+    }));
+}
+
+/**
+ * Checks that the interrupted thread was kept and closed: a follow-up `--continue` run (on a
+ * scripted OpenAI-compatible server) resumes it and sends the model the cancelled call with
+ * its interrupted result and the note, then the new request.
+ */
+async function expectThreadKeptWithNote(threadId: string, task: string, command: string): Promise<void> {
+  expect(threads()).toEqual([expect.objectContaining({ id: threadId, runs: 1, firstRequest: task })]);
+  server = await startOpenAIServer([{ content: "You interrupted the command." }]);
+  const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" });
+  const next = await runCli(["--workspace", tmp.dir, "--continue", "--json", "what happened?"], { env, timeoutMs: 60_000 });
+  expect(next.code).toBe(0);
+  expect(events(next.stdout)[0]).toMatchObject({ type: "run_start", threadId });
+  expect(server.requests).toHaveLength(1);
+  expect(conversation(server.requests[0]!)).toEqual([
+    { role: "user", content: task },
+    { role: "assistant", content: "", calls: ["execute_command"] },
+    { role: "tool", content: INTERRUPTED_CALL_RESULT },
+    { role: "assistant", content: INTERRUPTED_NOTE },
+    { role: "user", content: "what happened?" },
+  ]);
+  const call = server.requests[0]!.messages[2]!.tool_calls![0]!;
+  expect(JSON.parse(call.function.arguments)).toEqual({ command });
+  expect(threads()).toEqual([expect.objectContaining({ id: threadId, runs: 2 })]);
+}
+
+/** The exit status a shell would report: the code, or 128 + the signal that ended the process. */
+function shellStatus(r: CliResult): number | undefined {
+  return r.code ?? (r.signal ? 128 + os.constants.signals[r.signal] : undefined);
+}
+
+/** The interrupted run's output: exit status 130, the trace ends with an interrupted run_end. */
+function expectInterrupted(r: CliResult, signal: NodeJS.Signals): Event[] {
+  expect(shellStatus(r)).toBe(130);
+  const evs = events(r.stdout);
+  expect(evs.map((e) => e.type).filter((t) => t !== "usage" && t !== "token")).toEqual(["run_start", "step", "tool_call", "run_end"]);
+  expect(evs.at(-1)).toMatchObject({ type: "run_end", reason: "interrupted", steps: 1, toolCalls: 1 });
+  expect(r.stderr).toContain(`${signal === "SIGINT" ? "Ctrl-C" : signal}: stopping the run…`);
+  return evs;
+}
+
+// The runs go both through the sandbox (the default when bubblewrap works) and without it:
+// bubblewrap kills its commands when the CLI dies, which would hide a CLI that leaves them.
+const SANDBOXES: Array<[string, string[]]> = [
+  ["default sandbox", []],
+  ["--sandbox off", ["--sandbox", "off"]],
+];
+
+describe.each(SANDBOXES)("a one-shot run (%s)", (_name, sandboxArgs) => {
+  test.each(["SIGINT", "SIGTERM"] as const)("%s in the middle of a command: exit 130, thread kept, no process left", async (signal) => {
+    const command = longCommand(marker);
+    const task = `run \`${command}\``;
+    const child = track(startCli(["--workspace", tmp.dir, "--approval", "full-auto", "--json", ...sandboxArgs, task]));
+    const result = collect(child, 60_000);
+    await waitForSleep(marker);
+
+    const sentAt = Date.now();
+    signalGroup(child, signal);
+    const r = await result;
+    expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
+    const evs = expectInterrupted(r, signal);
+    await waitNoneLeft(marker, 5_000);
+    expect(groupAlive(child.pid!)).toBe(false);
+
+    await expectThreadKeptWithNote(String(evs[0]!.threadId), task, command);
+  });
+});
+
+describe("a one-shot run through npm start", () => {
+  function npmStart(args: string[]): ChildProcess {
+    const child = spawn("npm", ["start", "--silent", "--", ...args], {
+      cwd: PROJECT_ROOT,
+      env: baseEnv(),
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    child.stdin!.end();
+    return track(child);
+  }
+
+  // npm forwards SIGINT to the script, waits for it, then ends itself with SIGINT: a shell
+  // sees status 130, which is what expectInterrupted checks.
+  test("SIGINT to the group of `npm start -- --approval full-auto <task>` ends it with status 130 and leaves no process", async () => {
+    const task = `run \`${longCommand(marker)}\``;
+    const child = npmStart(["--workspace", tmp.dir, "--approval", "full-auto", "--json", task]);
+    const result = collect(child, 60_000);
+    await waitForSleep(marker);
+
+    const sentAt = Date.now();
+    signalGroup(child, "SIGINT");
+    const r = await result;
+    expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
+    const evs = expectInterrupted(r, "SIGINT");
+    await waitFor(() => !groupAlive(child.pid!), 5_000);
+    await waitNoneLeft(marker, 5_000);
+    expect(threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
+  });
+
+  test("SIGTERM to the group: the run is stopped, the thread kept, no process left", async () => {
+    const task = `run \`${longCommand(marker)}\``;
+    const child = npmStart(["--workspace", tmp.dir, "--approval", "full-auto", "--json", task]);
+    const result = collect(child, 60_000);
+    await waitForSleep(marker);
+
+    signalGroup(child, "SIGTERM");
+    const r = await result;
+    // npm ends itself with SIGTERM at once (status 143), without waiting for the script. The
+    // CLI under it got the signal too, stops the run and exits 130; its output still arrives
+    // because it holds the same pipes.
+    expect([130, 143]).toContain(shellStatus(r));
+    const evs = events(r.stdout);
+    expect(evs.at(-1)).toMatchObject({ type: "run_end", reason: "interrupted" });
+    await waitFor(() => !groupAlive(child.pid!), EXIT_WITHIN_MS);
+    await waitNoneLeft(marker, 5_000);
+    expect(threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
+  });
+});
+
+describe("an interactive session fed through a pipe", () => {
+  function openSession(args: string[]) {
+    const child = track(
+      spawn(path.join(PROJECT_ROOT, "node_modules", ".bin", "tsx"), [path.join(PROJECT_ROOT, "src", "cli.ts"), "--workspace", tmp.dir, ...args], {
+        cwd: PROJECT_ROOT,
+        env: baseEnv(),
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+      }),
+    );
+    let stdout = "";
+    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    return {
+      child,
+      result: collect(child, 60_000),
+      send: (line: string) => child.stdin!.write(`${line}\n`),
+      waitFor: (pattern: RegExp, timeoutMs = 30_000) =>
+        waitForValue(() => pattern.exec(stdout) ?? undefined, timeoutMs).catch(() => {
+          throw new Error(`stdout never matched ${pattern}:\n${stdout}`);
+        }),
+    };
+  }
+
+  test("SIGINT during a turn cancels only that turn; the session reads on", async () => {
+    const s = openSession(["--approval", "full-auto"]);
+    s.send(`run \`${longCommand(marker)}\``);
+    await waitForSleep(marker);
+    signalGroup(s.child, "SIGINT");
+    await s.waitFor(/Turn cancelled; the conversation so far is kept\./);
+    await waitNoneLeft(marker, 5_000);
+
+    // One SIGINT is one Ctrl-C, even when tsx relays it to the CLI a second time.
+    s.send("read hello.txt");
+    await s.waitFor(/✔ Done: 2 steps, 1 tool call/);
+    s.send("/exit");
+    const r = await s.result;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/■ Interrupted: 1 step, 1 tool call/);
+    expect(threads()).toEqual([expect.objectContaining({ runs: 2 })]);
+  });
+
+  test("SIGTERM while it waits for input ends it with 130 and stops its dev server", async () => {
+    const s = openSession(["--approval", "full-auto"]);
+    s.send(`run \`${serverCommand(marker)}\``);
+    await s.waitFor(/Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\//);
+
+    const sentAt = Date.now();
+    signalGroup(s.child, "SIGTERM");
+    const r = await s.result;
+    expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
+    expect(r.code).toBe(130);
+    expect(r.stdout).toMatch(/Stopped background process bg-1 \(.*\) at http:\/\/127\.0\.0\.1:\d+\/\./);
+    await waitNoneLeft(marker, 5_000);
+    expect(groupAlive(s.child.pid!)).toBe(false);
+  });
+
+  test("SIGINT while it waits for input (no turn running) leaves with 0", async () => {
+    const s = openSession([]);
+    s.send("read hello.txt");
+    s.send("/ps");
+    // Printed once the turn is over and the session waits for the next line.
+    await s.waitFor(/No background processes\./);
+    signalGroup(s.child, "SIGINT");
+    const r = await s.result;
+    expect(r.code).toBe(0);
+    expect(threads()).toEqual([expect.objectContaining({ runs: 1 })]);
+  });
+});

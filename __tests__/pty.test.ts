@@ -1,0 +1,204 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
+import { PROJECT_ROOT } from "./helpers/cli.js";
+import { makeTempDir } from "./helpers/tmp.js";
+import {
+  atPrompt,
+  count,
+  createTmux,
+  httpGet,
+  killMarked,
+  longCommand,
+  requireTmux,
+  serverCommand,
+  shellQuote,
+  uniqueMarker,
+  waitAllDead,
+  waitForSleep,
+  waitForValue,
+  waitNoneLeft,
+  type TmuxTerminal,
+} from "./helpers/tmux.js";
+
+/**
+ * The CLI typed into by a person: a real pseudo-terminal (tmux), the offline model, no key.
+ * The pane runs `tsx src/cli.ts ...; echo EXITED:$? > exit-code`, so the exit status is a file.
+ */
+
+jest.setTimeout(120_000);
+
+let tmp: ReturnType<typeof makeTempDir>;
+let term: TmuxTerminal;
+let marker: string;
+const terminals: TmuxTerminal[] = [];
+const leftovers: number[] = [];
+
+beforeAll(() => requireTmux());
+
+beforeEach(() => {
+  tmp = makeTempDir();
+  writeFileSync(path.join(tmp.dir, "hello.txt"), "hello from the workspace\n");
+  term = createTmux();
+  terminals.push(term);
+  marker = uniqueMarker();
+});
+
+afterEach(async () => {
+  await term.kill();
+  for (const pid of leftovers.splice(0)) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+  killMarked(marker);
+  tmp.cleanup();
+});
+
+afterAll(async () => {
+  for (const t of terminals) await t.kill();
+});
+
+const SANDBOXES: Array<[string, string[]]> = [
+  ["default sandbox", []],
+  ["--sandbox off", ["--sandbox", "off"]],
+];
+
+const exitFile = () => path.join(tmp.dir, "exit-code");
+
+/** Starts the CLI in the pane with these arguments (each quoted for sh). */
+async function startCli(args: string[] = []): Promise<void> {
+  const cli = ["node_modules/.bin/tsx", "src/cli.ts", "--workspace", tmp.dir, ...args].map(shellQuote).join(" ");
+  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(exitFile())}`);
+}
+
+async function exitCode(timeoutMs = 20_000): Promise<string> {
+  return waitForValue(() => (existsSync(exitFile()) ? readFileSync(exitFile(), "utf8").trim() : undefined), timeoutMs);
+}
+
+async function waitForPrompt(what: string, extra: (s: string) => boolean = () => true): Promise<string> {
+  return term.waitForScreen((s) => atPrompt(s) && extra(s), what);
+}
+
+/** Types a line and presses Enter. */
+async function enter(line: string): Promise<void> {
+  await term.type(line);
+  await term.press("Enter");
+}
+
+describe("an interactive session on a terminal", () => {
+  test("Ctrl-C cancels a running command and the prompt returns; the session goes on; Ctrl-C at the prompt exits 0", async () => {
+    await startCli();
+    await waitForPrompt("the first prompt");
+
+    await enter("read hello.txt");
+    await waitForPrompt("the first turn's end", (s) => count(s, "✔ Done:") === 1);
+    expect(await term.screen()).toContain("hello from the workspace");
+
+    await enter("/approval full-auto");
+    await term.waitForScreen(/Approval mode: full-auto\./, "the approval switch");
+
+    await enter(`run \`${longCommand(marker)}\``);
+    await waitForSleep(marker);
+
+    await term.press("C-c");
+    const screen = await waitForPrompt("the prompt after Ctrl-C", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    expect(screen).toContain("■ Interrupted: 1 step, 1 tool call");
+    await waitNoneLeft(marker);
+    expect(screen).not.toMatch(/│ never/);
+    expect(existsSync(exitFile())).toBe(false);
+
+    // Still alive and answering: another turn on the same thread, and a slash command.
+    await enter("read hello.txt");
+    await waitForPrompt("the turn after the cancel", (s) => count(s, "✔ Done:") === 2);
+    await enter("/ps");
+    await waitForPrompt("/ps", (s) => s.includes("No background processes."));
+    expect(existsSync(exitFile())).toBe(false);
+    const threads = JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{ runs: number }>;
+    expect(threads).toHaveLength(1);
+    expect(threads[0]!.runs).toBe(3);
+
+    await term.press("C-c");
+    expect(await exitCode()).toBe("EXITED:0");
+  });
+
+  test("an approval question appears inline: y runs the command, n declines it, Ctrl-C cancels the turn", async () => {
+    await startCli();
+    await waitForPrompt("the first prompt");
+
+    await enter("run `echo hi > y.txt`");
+    await term.waitForScreen(/\[y\]es \/ \[n\]o \/ \[a\]lways/, "the approval question");
+    expect(await term.screen()).toContain('? Allow execute_command command="echo hi > y.txt"');
+    await enter("y");
+    await waitForPrompt("the approved turn's end", (s) => count(s, "✔ Done:") === 1);
+    expect(readFileSync(path.join(tmp.dir, "y.txt"), "utf8")).toBe("hi\n");
+
+    await enter("run `echo no > n.txt`");
+    await term.waitForScreen((s) => count(s, "[y]es / [n]o / [a]lways") === 2, "the second question");
+    await enter("n");
+    const declined = await waitForPrompt("the declined turn's end", (s) => count(s, "✔ Done:") === 2);
+    expect(declined).toContain("execute_command: declined");
+    expect(existsSync(path.join(tmp.dir, "n.txt"))).toBe(false);
+
+    await enter("run `echo c > c.txt`");
+    await term.waitForScreen((s) => count(s, "[y]es / [n]o / [a]lways") === 3, "the third question");
+    await term.press("C-c");
+    await waitForPrompt("the prompt after Ctrl-C at the question", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    expect(existsSync(path.join(tmp.dir, "c.txt"))).toBe(false);
+    expect(existsSync(exitFile())).toBe(false);
+
+    await enter("/exit");
+    expect(await exitCode()).toBe("EXITED:0");
+  });
+
+  // Bubblewrap (the default sandbox when it works) kills its commands when the CLI dies, which
+  // would hide a CLI that leaves them behind; so without the sandbox too.
+  test.each(SANDBOXES)("a dev server stays up while the session is open and is stopped when the terminal closes (%s)", async (_name, sandboxArgs) => {
+    await startCli(["--approval", "full-auto", ...sandboxArgs]);
+    await waitForPrompt("the first prompt");
+    await enter(`run \`${serverCommand(marker)}\``);
+    const screen = await waitForPrompt("the server turn's end", (s) => /Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\//.test(s));
+    const url = /Running in the background: bg-1 (http:\/\/127\.0\.0\.1:\d+\/)/.exec(screen)![1]!;
+    const pid = Number(/as bg-1 \(pid (\d+)\)/.exec(screen)![1]);
+    leftovers.push(pid);
+    expect(await httpGet(url)).toEqual({ status: 200, body: "ok" });
+
+    // Closing the terminal hangs up the session; the server must not outlive it.
+    await term.kill();
+    await waitAllDead([pid]);
+    await waitNoneLeft(marker);
+    expect(await httpGet(url)).toEqual({ error: "ECONNREFUSED" });
+  });
+});
+
+describe("a one-shot run on a terminal", () => {
+  test("keeps a dev server up until Ctrl-C, then stops it and exits 0", async () => {
+    await startCli(["--approval", "full-auto", `run \`${serverCommand(marker)}\``]);
+    const screen = await term.waitForScreen(/Press Ctrl-C to stop them and exit\./, "the kept-up servers");
+    const [, url] = /bg-1 {2}(http:\/\/127\.0\.0\.1:\d+\/)/.exec(screen)!;
+    const pid = Number(/as bg-1 \(pid (\d+)\)/.exec(screen)![1]);
+    leftovers.push(pid);
+    expect(await httpGet(url!)).toEqual({ status: 200, body: "ok" });
+    expect(existsSync(exitFile())).toBe(false);
+
+    await term.press("C-c");
+    expect(await exitCode()).toBe("EXITED:0");
+    await waitAllDead([pid]);
+    await waitNoneLeft(marker);
+    expect(await term.screen()).toMatch(/Stopped background process bg-1 \(.*\) at http:\/\/127\.0\.0\.1:\d+\/\./);
+  });
+
+  test.each(SANDBOXES)("Ctrl-C in the middle of a command exits 130 and stops it (%s)", async (_name, sandboxArgs) => {
+    await startCli(["--approval", "full-auto", ...sandboxArgs, `run \`${longCommand(marker)}\``]);
+    await waitForSleep(marker);
+    await term.press("C-c");
+    expect(await exitCode()).toBe("EXITED:130");
+    await waitNoneLeft(marker);
+    const screen = await term.screen();
+    expect(screen).toContain("Ctrl-C: stopping the run…");
+    expect(screen).toContain("■ Interrupted: 1 step, 1 tool call");
+    expect(screen).not.toMatch(/│ never/);
+  });
+});

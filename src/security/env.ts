@@ -1,0 +1,52 @@
+/**
+ * The environment child processes get: the user's, without the agent's own credentials and
+ * without anything whose name looks like a key, token, secret, password or credential, unless
+ * the user passes it through by name (MINI_CURSOR_PASS_ENV=A,B or `passEnv` in the rules file).
+ */
+
+/** Variables that never reach a command unless passed through by name. */
+export const ALWAYS_SCRUBBED: readonly string[] = ["OPENAI_API_KEY"];
+
+/** Names that look like credentials: *_API_KEY, *_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD... */
+export const SECRET_NAME = /key|token|secret|passw(?:or)?d|credential/i;
+
+export function isSecretName(name: string): boolean {
+  return ALWAYS_SCRUBBED.includes(name) || SECRET_NAME.test(name);
+}
+
+/** `A,B C` -> ["A", "B", "C"]. */
+export function parsePassEnv(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+export interface ScrubbedEnvironment {
+  env: NodeJS.ProcessEnv;
+  /** Names that were removed (never their values). */
+  removed: string[];
+}
+
+/** A copy of `env` without secrets; names in `passEnv` are kept whatever they look like. */
+export function scrubEnvironment(env: NodeJS.ProcessEnv, passEnv: readonly string[] = []): ScrubbedEnvironment {
+  const keep = new Set(passEnv);
+  const out: NodeJS.ProcessEnv = {};
+  const removed: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (!keep.has(name) && isSecretName(name)) removed.push(name);
+    else out[name] = value;
+  }
+  return { env: out, removed: removed.sort() };
+}
+
+/** Replaces every occurrence of the given secret values (8 characters or longer) in `text`. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length < 8) continue;
+    if (out.includes(secret)) out = out.split(secret).join("[redacted]");
+  }
+  return out;
+}

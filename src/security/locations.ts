@@ -1,0 +1,160 @@
+import { realpathSync } from "node:fs";
+import path from "node:path";
+import { RULES_FILES } from "./rules.js";
+import type { Word } from "./shell-parse.js";
+
+/**
+ * Where a path a command names lies, seen from the workspace: inside it, in a temporary folder,
+ * in the home folder, on a system path... The classifier asks before commands that delete or
+ * write outside the workspace, and the sandbox hides the same credentials folders.
+ */
+
+/** Credentials in the home folder: hidden in the sandbox, and any command naming them asks. */
+export const HOME_SECRETS: readonly string[] = [
+  ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".config/hub", ".kube", ".docker",
+  ".netrc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".git-credentials", ".config/git/credentials",
+  ".gem/credentials", ".cargo/credentials", ".cargo/credentials.toml", ".password-store",
+  ".local/share/keyrings", ".terraform.d/credentials.tfrc.json", ".vault-token", ".pgpass", ".my.cnf",
+];
+
+const SYSTEM_DIRS = new Set([
+  "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/var", "/opt", "/srv",
+  "/sys", "/proc", "/run", "/snap", "/nix", "/root", "/home", "/mnt", "/media", "/tmp", "/dev",
+]);
+const TEMP_DIRS = ["/tmp", "/var/tmp", "/dev/shm"];
+const HARMLESS_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/full"]);
+
+export type LocationKind =
+  | "workspace" // the workspace root itself (or everything in it, for a glob)
+  | "inside"
+  | "rules" // the project's rules files (or the folder holding the local one)
+  | "temp" // under /tmp, /var/tmp or /dev/shm
+  | "null-device" // /dev/null, /dev/stdout, /dev/fd/N...
+  | "device"
+  | "root"
+  | "system"
+  | "home" // the home folder itself (or everything in it)
+  | "under-home"
+  | "secret" // a credentials file or folder in the home folder
+  | "outside"
+  | "unknown"; // only known at run time
+
+export interface Location {
+  kind: LocationKind;
+  /** The absolute path, when known. */
+  path?: string;
+}
+
+export interface Places {
+  workspace: string;
+  home: string;
+}
+
+/** The workspace as given and as resolved through symlinks, so both spellings count as inside. */
+function spellings(dir: string): string[] {
+  const out = [path.resolve(dir)];
+  try {
+    const real = realpathSync(dir);
+    if (!out.includes(real)) out.push(real);
+  } catch {
+    // Not there (yet): the given spelling is all we have.
+  }
+  return out;
+}
+
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+
+/** Classifies an absolute, normalized path. `glob` means "everything in it". */
+export function classifyPath(p: string, places: Places): LocationKind {
+  for (const ws of spellings(places.workspace)) {
+    if (p === ws) return "workspace";
+    if (within(p, ws)) {
+      const rel = path.relative(ws, p);
+      if (RULES_FILES.some((f) => rel === f) || rel === path.dirname(RULES_FILES[0])) return "rules";
+      return "inside";
+    }
+  }
+  if (HARMLESS_DEVICES.has(p) || within(p, "/dev/fd") || within(p, "/proc/self/fd")) return "null-device";
+  if (within(p, "/dev/shm") && p !== "/dev/shm") return "temp";
+  if (within(p, "/dev")) return "device";
+  if (p === "/") return "root";
+  for (const home of spellings(places.home)) {
+    if (HOME_SECRETS.some((s) => within(p, path.join(home, s)))) return "secret";
+    if (p === home) return "home";
+    if (within(p, home)) return "under-home";
+  }
+  if (TEMP_DIRS.some((t) => p !== t && within(p, t))) return "temp";
+  const top = `/${p.split("/")[1] ?? ""}`;
+  if (SYSTEM_DIRS.has(top)) return top === "/home" || top === "/mnt" || top === "/media" ? (p === top ? "system" : "outside") : "system";
+  return "outside";
+}
+
+const GLOB = /[*?[]/;
+
+/**
+ * Where a word used as a path points, with `cwd` the directory relative paths start from
+ * (null when a `cd` made it unknown). A word with a run-time part is located by its static
+ * prefix when that is absolute or in the home folder; otherwise it is unknown.
+ */
+export function locate(word: Word, cwd: string | null, places: Places): Location {
+  let value = word.value;
+  if (word.dynamic) {
+    const cut = value.search(/[$`]|[<>]\(/);
+    const prefix = cut === -1 ? value : value.slice(0, cut);
+    const dir = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/") + 1) : prefix === "~" ? "~" : "";
+    if (!(dir.startsWith("/") || dir.startsWith("~"))) return { kind: "unknown" };
+    const at = locate({ ...word, value: dir, dynamic: false }, cwd, places);
+    // Under the workspace or /tmp, `..` in the run-time part could still lead anywhere.
+    if (at.kind === "inside" || at.kind === "workspace" || at.kind === "temp") return { kind: "unknown" };
+    return at.kind === "home" ? { kind: "under-home", path: at.path } : at;
+  }
+  let glob = false;
+  if (GLOB.test(value)) {
+    glob = true;
+    const parts = value.split("/");
+    const firstGlob = parts.findIndex((s) => GLOB.test(s));
+    value = parts.slice(0, firstGlob).join("/") || (value.startsWith("/") ? "/" : ".");
+  }
+  let absolute: string;
+  if (value === "~" || value.startsWith("~/")) absolute = path.join(places.home, value.slice(1));
+  else if (value.startsWith("~")) return { kind: "outside", path: value }; // another user's home
+  else if (path.isAbsolute(value)) absolute = path.normalize(value);
+  else if (cwd === null) return { kind: "unknown" };
+  else absolute = path.resolve(cwd, value);
+  if (absolute.length > 1 && absolute.endsWith("/")) absolute = absolute.slice(0, -1);
+  const kind = classifyPath(absolute, places);
+  // `dir/*` is everything in dir: for the workspace or home, that is the folder itself.
+  if (glob && kind === "inside" && spellings(places.workspace).includes(absolute)) return { kind: "workspace", path: absolute };
+  return { kind, path: absolute };
+}
+
+/** Whether writing or deleting there needs a person. */
+export function isOutside(kind: LocationKind): boolean {
+  return !["workspace", "inside", "temp", "null-device", "unknown"].includes(kind);
+}
+
+/** A short description for reasons: "in the home folder, outside the workspace". */
+export function describeLocation(kind: LocationKind): string {
+  switch (kind) {
+    case "workspace":
+      return "the whole workspace";
+    case "rules":
+      return "the project's command rules";
+    case "device":
+      return "a device";
+    case "root":
+      return "the root of the file system";
+    case "system":
+      return "a system path";
+    case "home":
+      return "the home folder";
+    case "under-home":
+      return "in the home folder, outside the workspace";
+    case "secret":
+      return "credentials in the home folder";
+    case "unknown":
+      return "a path only known at run time";
+    default:
+      return "outside the workspace";
+  }
+}

@@ -1,0 +1,190 @@
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
+import type { Word } from "./shell-parse.js";
+
+/**
+ * Project rules for commands: allow / ask / deny lists in `.mini-cursor/config.json` (personal,
+ * git-ignored; "always" answers are saved here) and `mini-cursor.config.json` (meant to be
+ * committed). Both are read and merged. A rule is a command's first words — `npm test`,
+ * `git push`, `rm` — and matches a parsed simple command that starts with them, never the raw
+ * string, so `npm test && rm -rf ~` does not match `npm test`.
+ *
+ *   { "commands": { "allow": ["npm test", "git status"], "ask": ["git push"],
+ *                   "deny": [{ "command": "rm", "reason": "use git rm" }] },
+ *     "passEnv": ["NPM_TOKEN"] }
+ */
+
+/** Where rules are read from, relative to the workspace root; the first is where "always" saves. */
+export const RULES_FILES = [`${STATE_DIR_NAME}/config.json`, "mini-cursor.config.json"] as const;
+export const LOCAL_RULES_FILE = RULES_FILES[0];
+
+export type RuleKind = "allow" | "ask" | "deny";
+
+export interface CommandRule {
+  kind: RuleKind;
+  /** The rule as written, e.g. `npm test`. */
+  text: string;
+  words: string[];
+  reason?: string;
+  /** The file it came from, relative to the workspace. */
+  file: string;
+}
+
+export interface ProjectRules {
+  allow: CommandRule[];
+  ask: CommandRule[];
+  deny: CommandRule[];
+  /** Environment variables passed to commands even though their names look secret. */
+  passEnv: string[];
+  /** Rules files that exist, relative to the workspace. */
+  files: string[];
+}
+
+/** The rules file is not valid JSON or not in the expected shape. */
+export class RulesError extends Error {
+  override name = "RulesError";
+}
+
+const ruleSchema = z.union([
+  z.string().trim().min(1),
+  z.object({ command: z.string().trim().min(1), reason: z.string().optional() }).strict(),
+]);
+
+const fileSchema = z
+  .object({
+    commands: z
+      .object({
+        allow: z.array(ruleSchema).optional(),
+        ask: z.array(ruleSchema).optional(),
+        deny: z.array(ruleSchema).optional(),
+      })
+      .strict()
+      .optional(),
+    passEnv: z.array(z.string().min(1)).optional(),
+  })
+  .passthrough();
+
+type RulesFile = z.infer<typeof fileSchema>;
+
+export const EMPTY_RULES: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
+
+const cache = new Map<string, { stamp: string; parsed: RulesFile }>();
+
+function readRulesFile(absolute: string, relative: string): RulesFile | undefined {
+  let stamp: string;
+  try {
+    const st = statSync(absolute);
+    stamp = `${st.mtimeMs}:${st.size}`;
+  } catch {
+    return undefined;
+  }
+  const hit = cache.get(absolute);
+  if (hit && hit.stamp === stamp) return hit.parsed;
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(absolute, "utf8"));
+  } catch (err) {
+    throw new RulesError(`${relative} is not valid JSON: ${(err as Error).message}`);
+  }
+  const result = fileSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new RulesError(`${relative}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
+  }
+  cache.set(absolute, { stamp, parsed: result.data });
+  return result.data;
+}
+
+/** Splits a rule into words (whitespace separated). */
+export function ruleWords(text: string): string[] {
+  return text.trim().split(/\s+/).filter(Boolean);
+}
+
+/** Reads and merges the rules files of a workspace; throws RulesError when one is invalid. */
+export function loadProjectRules(workspace: string): ProjectRules {
+  const rules: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
+  for (const relative of RULES_FILES) {
+    const parsed = readRulesFile(path.join(workspace, relative), relative);
+    if (!parsed) continue;
+    rules.files.push(relative);
+    for (const kind of ["allow", "ask", "deny"] as const) {
+      for (const entry of parsed.commands?.[kind] ?? []) {
+        const text = typeof entry === "string" ? entry.trim() : entry.command.trim();
+        const reason = typeof entry === "string" ? undefined : entry.reason;
+        rules[kind].push({ kind, text, words: ruleWords(text), reason, file: relative });
+      }
+    }
+    rules.passEnv.push(...(parsed.passEnv ?? []));
+  }
+  return rules;
+}
+
+/** The absolute paths of the rules files (whether or not they exist). */
+export function rulesFilePaths(workspace: string): string[] {
+  return RULES_FILES.map((f) => path.join(workspace, f));
+}
+
+function globToRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  return new RegExp(`^${body}$`, "s");
+}
+
+function wordMatches(pattern: string, word: Word, first: boolean): boolean {
+  if (pattern === "*") return true;
+  if (word.dynamic) return false;
+  const candidates = first && !pattern.includes("/") ? [word.value, path.basename(word.value)] : [word.value];
+  if (/[*?]/.test(pattern)) {
+    const re = globToRegExp(pattern);
+    return candidates.some((c) => re.test(c));
+  }
+  return candidates.includes(pattern);
+}
+
+/** Whether a rule's words are a prefix of the command's words (`*` matches any one word). */
+export function ruleMatches(rule: Pick<CommandRule, "words">, words: readonly Word[]): boolean {
+  if (rule.words.length === 0 || rule.words.length > words.length) return false;
+  return rule.words.every((pattern, i) => wordMatches(pattern, words[i]!, i === 0));
+}
+
+export function findRule(rules: readonly CommandRule[], words: readonly Word[]): CommandRule | undefined {
+  return rules.find((rule) => ruleMatches(rule, words));
+}
+
+/** Programs whose first argument names what they do (`npm test`, `git status`). */
+const SUBCOMMAND_PROGRAMS = new Set([
+  "npm", "pnpm", "yarn", "bun", "npx", "git", "cargo", "go", "docker", "kubectl", "make", "pip", "pip3",
+  "poetry", "uv", "dotnet", "mvn", "gradle", "deno", "rustup", "brew", "apt", "apt-get", "gh", "terraform",
+]);
+
+/**
+ * The allow rule an "always" answer saves for one command: the program, plus its subcommand
+ * for tools such as npm and git (`npm test`, `git status`), never the rest of the arguments.
+ */
+export function ruleForCommand(argv: readonly string[]): string | undefined {
+  const program = argv[0] ? path.basename(argv[0]) : "";
+  if (!program || /\s/.test(program)) return undefined;
+  const sub = argv[1];
+  if (SUBCOMMAND_PROGRAMS.has(program) && sub && /^[A-Za-z0-9][\w:.-]*$/.test(sub)) return `${program} ${sub}`;
+  return program;
+}
+
+/**
+ * Adds allow rules to `.mini-cursor/config.json` (created if needed; other content kept).
+ * Returns the rules that were new.
+ */
+export function addAllowRules(workspace: string, rules: readonly string[]): string[] {
+  ensureStateDir(workspace);
+  const file = path.join(workspace, LOCAL_RULES_FILE);
+  const current = existsSync(file) ? (readRulesFile(file, LOCAL_RULES_FILE) ?? {}) : {};
+  const allow = [...(current.commands?.allow ?? [])];
+  const existing = new Set(allow.map((r) => (typeof r === "string" ? r : r.command)));
+  const added = rules.filter((r, i) => !existing.has(r) && rules.indexOf(r) === i);
+  if (added.length === 0) return [];
+  const next = { ...current, commands: { ...current.commands, allow: [...allow, ...added] } };
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`);
+  renameSync(tmp, file);
+  return added;
+}

@@ -1,0 +1,197 @@
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ensureStateDir } from "../memory/state-dir.js";
+import type { SpawnSpecBuilder } from "../workspace/processes.js";
+import { HOME_SECRETS } from "./locations.js";
+import { rulesFilePaths } from "./rules.js";
+
+/**
+ * Runs every command inside bubblewrap (bwrap): the file system read-only except the
+ * workspace, a private /tmp and the package managers' caches; credentials in the home folder
+ * hidden; its own PID namespace and session, dying with its parent — so when mini-cursor stops
+ * a command (or exits), everything it started, `setsid` children included, goes with it.
+ */
+
+export const SANDBOX_MODES = ["auto", "on", "off"] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
+
+/** Package-manager caches and stores in the home folder that stay writable (so installs work). */
+export const WRITABLE_CACHES: readonly string[] = [
+  ".npm", ".cache", ".yarn", ".pnpm-store", ".local/share/pnpm", ".bun", ".deno", ".cargo/registry", ".cargo/git",
+  "go/pkg/mod", ".m2/repository", ".gradle/caches", ".nvm/.cache",
+];
+/** Caches created before the first command when missing (a read-only home would break npm). */
+const CREATED_CACHES = [".npm", ".cache"];
+
+export interface BubblewrapStatus {
+  available: boolean;
+  /** Why it cannot be used: not installed, or installed but refusing to start here. */
+  problem?: string;
+}
+
+const detected = new Map<string, BubblewrapStatus>();
+
+/** Whether bwrap is installed and can start a sandbox with the options we use (cached). */
+export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapStatus {
+  const key = `${program}:${network}`;
+  const hit = detected.get(key);
+  if (hit) return hit;
+  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--new-session"];
+  if (!network) args.push("--unshare-net");
+  const run = spawnSync(program, [...args, "true"], { encoding: "utf8", timeout: 5_000 });
+  let status: BubblewrapStatus;
+  if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") status = { available: false, problem: "bubblewrap (bwrap) is not installed" };
+  else if (run.status === 0) status = { available: true };
+  else {
+    const why = (run.stderr || run.error?.message || `exit status ${run.status}`).trim().split("\n")[0];
+    status = { available: false, problem: `bubblewrap is installed but cannot start a sandbox here (${why})` };
+  }
+  detected.set(key, status);
+  return status;
+}
+
+export interface SandboxOptions {
+  workspace: string;
+  /** Default: os.homedir(). */
+  home?: string;
+  /** Network access (default true); false gives the sandbox its own, empty network namespace. */
+  network?: boolean;
+  /** Host directory mounted as the sandbox's /tmp (default: a fresh one, made on first use). */
+  tmpDir?: string;
+  /** The bwrap program (default `bwrap`). */
+  program?: string;
+}
+
+function kindOf(p: string): "dir" | "file" | undefined {
+  try {
+    const st = lstatSync(p);
+    return st.isDirectory() ? "dir" : st.isFile() ? "file" : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+/** The bwrap arguments for one command (before the program to run). */
+export function bubblewrapArgs(options: SandboxOptions & { tmpDir: string }, cwd: string): string[] {
+  const home = path.resolve(options.home ?? os.homedir());
+  const workspace = path.resolve(options.workspace);
+  const args = [
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-pid",
+    ...(options.network === false ? ["--unshare-net"] : []),
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    // Before the workspace: a workspace under /tmp is bound on top of the private /tmp.
+    "--bind", options.tmpDir, "/tmp",
+  ];
+  for (const cache of WRITABLE_CACHES) {
+    const p = path.join(home, cache);
+    if (kindOf(p) === "dir") args.push("--bind", p, p);
+  }
+  const realWorkspace = real(workspace);
+  args.push("--bind", realWorkspace, realWorkspace);
+  if (realWorkspace !== workspace) args.push("--bind", realWorkspace, workspace);
+  // After the workspace and the caches, in case either holds the home folder.
+  for (const secret of HOME_SECRETS) {
+    const p = path.join(home, secret);
+    const kind = kindOf(p);
+    if (kind === "dir") args.push("--tmpfs", p);
+    else if (kind === "file") args.push("--ro-bind", "/dev/null", p);
+  }
+  // Commands may not rewrite the project's command rules (nor the state folder holding them).
+  for (const file of rulesFilePaths(workspace)) {
+    if (kindOf(file) === "file") args.push("--ro-bind", file, file);
+  }
+  const stateDir = path.join(workspace, ".mini-cursor");
+  if (kindOf(stateDir) === "dir") args.push("--ro-bind", stateDir, stateDir);
+  args.push("--setenv", "MINI_CURSOR_SANDBOX", "bubblewrap", "--chdir", cwd);
+  return args;
+}
+
+export interface Sandbox {
+  /** How the process runner starts `bash -c script` inside bwrap. */
+  spawnSpec: SpawnSpecBuilder;
+  /** Removes the private /tmp. */
+  dispose(): void;
+}
+
+/** A sandbox for one session; its private /tmp lives as long as the session. */
+export function createSandbox(options: SandboxOptions): Sandbox {
+  let tmpDir = options.tmpDir;
+  let owned = false;
+  const home = path.resolve(options.home ?? os.homedir());
+  const cleanup = () => {
+    if (owned && tmpDir) rmSync(tmpDir, { recursive: true, force: true });
+    owned = false;
+  };
+  const prepare = () => {
+    if (!tmpDir) {
+      tmpDir = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-sandbox-"));
+      owned = true;
+      process.once("exit", cleanup);
+    }
+    for (const cache of CREATED_CACHES) {
+      try {
+        mkdirSync(path.join(home, cache), { recursive: true });
+      } catch {
+        // A read-only home: the cache stays read-only too.
+      }
+    }
+    try {
+      ensureStateDir(options.workspace);
+    } catch {
+      // The workspace may not be writable; the rules then cannot change anyway.
+    }
+    return tmpDir;
+  };
+  return {
+    spawnSpec: (script, cwd) => ({
+      file: options.program ?? "bwrap",
+      args: [...bubblewrapArgs({ ...options, tmpDir: prepare() }, cwd), "--", "bash", "-c", script],
+    }),
+    dispose() {
+      cleanup();
+      process.off("exit", cleanup);
+    },
+  };
+}
+
+/** Raised when `--sandbox on` is asked for and bubblewrap cannot be used. */
+export class SandboxUnavailableError extends Error {
+  override name = "SandboxUnavailableError";
+}
+
+export interface SandboxPlan {
+  sandbox?: Sandbox;
+  /** One line for the banner. */
+  summary: string;
+}
+
+/** What `--sandbox auto|on|off` comes to on this machine. */
+export function planSandbox(mode: SandboxMode, options: SandboxOptions): SandboxPlan {
+  const network = options.network !== false;
+  if (mode === "off") return { summary: "off (--sandbox off): commands can change any file you can" };
+  const status = detectBubblewrap(network, options.program);
+  if (!status.available) {
+    if (mode === "on") throw new SandboxUnavailableError(`--sandbox on needs bubblewrap, but ${status.problem}. To use it, ${INSTALL_HINT}.`);
+    return { summary: `off: ${status.problem}; to turn it on, ${INSTALL_HINT}` };
+  }
+  return {
+    sandbox: createSandbox(options),
+    summary: `bubblewrap: only the workspace is writable, credentials hidden, network ${network ? "on" : "off"}`,
+  };
+}

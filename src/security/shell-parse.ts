@@ -1,0 +1,309 @@
+import { createRequire } from "node:module";
+import { Language, Parser, type Node } from "web-tree-sitter";
+
+/**
+ * Reads a bash command line with tree-sitter's bash grammar (WASM, no native build) and turns
+ * it into what the classifier needs: every simple command with its words after quote removal,
+ * the redirections that write files, where each command's stdin comes from, and the functions
+ * it defines. The parser is loaded once, on first use.
+ */
+
+/** One word of a command after quote removal. */
+export interface Word {
+  /**
+   * The word as bash would see it, where that is known: quotes removed, escapes applied,
+   * `$HOME` / `${HOME}` written as `~`. Parts only known at run time keep their source text.
+   */
+  value: string;
+  /** True when part of the word is only known at run time (a variable, a substitution...). */
+  dynamic: boolean;
+  /** The source text. */
+  raw: string;
+  /** The tree-sitter node type of the whole word (e.g. `process_substitution`). */
+  kind: string;
+}
+
+/** A redirection that may write a file: `>`, `>>`, `&>`, `>|`, `<>`... */
+export interface WriteRedirect {
+  op: string;
+  target: Word;
+}
+
+/** Where a command's standard input comes from, when the command line says. */
+export type StdinSource =
+  | { kind: "pipe"; from: SimpleCommand[] }
+  | { kind: "text"; text: string; dynamic: boolean; via: "heredoc" | "herestring" };
+
+export interface SimpleCommand {
+  /** Name and arguments (assignments such as `FOO=1` in front are not included). */
+  words: Word[];
+  /** Its source text. */
+  text: string;
+  stdin?: StdinSource;
+}
+
+export interface FunctionDefinition {
+  name: string;
+  /** Names of the commands its body runs. */
+  calls: string[];
+}
+
+export interface ParsedScript {
+  /** Every simple command, in source order, including those inside substitutions and functions. */
+  commands: SimpleCommand[];
+  /** Redirections that write, wherever they appear. */
+  writes: WriteRedirect[];
+  functions: FunctionDefinition[];
+  /** Parts the parser could not read (syntax errors, missing tokens). */
+  errors: string[];
+}
+
+export type ShellParser = (script: string) => ParsedScript;
+
+let loading: Promise<ShellParser> | undefined;
+
+/** The bash parser, loaded once (the WASM files come from web-tree-sitter and tree-sitter-bash). */
+export function loadShellParser(): Promise<ShellParser> {
+  loading ??= (async () => {
+    await Parser.init();
+    const require = createRequire(import.meta.url);
+    const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+    const parser = new Parser();
+    parser.setLanguage(language);
+    return (script: string) => {
+      const tree = parser.parse(script);
+      if (!tree) return { commands: [], writes: [], functions: [], errors: ["the parser returned nothing"] };
+      try {
+        return readProgram(tree.rootNode);
+      } finally {
+        tree.delete();
+      }
+    };
+  })();
+  loading.catch(() => (loading = undefined));
+  return loading;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Words
+
+const SIMPLE_ESCAPES: Record<string, string> = {
+  a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v",
+  "\\": "\\", "'": "'", '"': '"', "?": "?",
+};
+
+/** `$'...'` as bash decodes it. */
+export function decodeAnsiC(body: string): string {
+  return body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (all, esc: string) => {
+    const head = esc[0]!;
+    if (head === "x" || head === "u" || head === "U") return String.fromCodePoint(parseInt(esc.slice(1), 16));
+    if (/[0-7]/.test(head)) return String.fromCharCode(parseInt(esc, 8) & 0xff);
+    if (head === "c" && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+    return SIMPLE_ESCAPES[esc] ?? all;
+  });
+}
+
+/** An unquoted word: line continuations dropped, `\x` becomes `x`. */
+function unescapeUnquoted(text: string): string {
+  return text.replace(/\\\n/g, "").replace(/\\(.)/gs, "$1");
+}
+
+/** Inside double quotes only `\$ \` \" \\` and a newline are escapes. */
+function unescapeDoubleQuoted(text: string): string {
+  return text.replace(/\\\n/g, "").replace(/\\([$`"\\])/g, "$1");
+}
+
+const HOME_EXPANSIONS = new Set(["$HOME", "${HOME}"]);
+
+function wordOf(node: Node): Word {
+  const { value, dynamic } = evaluate(node);
+  return { value, dynamic, raw: node.text, kind: node.type };
+}
+
+function evaluate(node: Node): { value: string; dynamic: boolean } {
+  switch (node.type) {
+    case "word":
+    case "command_name":
+      if (node.type === "command_name" && node.namedChildren.length === 1) return evaluate(node.namedChildren[0]!);
+      return { value: unescapeUnquoted(node.text), dynamic: false };
+    case "number":
+    case "file_descriptor":
+      return { value: node.text, dynamic: false };
+    case "raw_string":
+      return { value: node.text.slice(1, -1), dynamic: false };
+    case "ansi_c_string":
+      return { value: decodeAnsiC(node.text.slice(2, -1)), dynamic: false };
+    case "string":
+    case "translated_string":
+      return joinParts(node.children.filter((c) => c.type !== '"' && c.type !== '$"'));
+    case "concatenation":
+      return joinParts(node.children);
+    case "simple_expansion":
+    case "expansion":
+      return HOME_EXPANSIONS.has(node.text) ? { value: "~", dynamic: false } : { value: node.text, dynamic: true };
+    default:
+      // Substitutions, arithmetic, brace expansions, globs of other shapes: known only at run time.
+      return { value: node.text, dynamic: true };
+  }
+}
+
+function joinParts(parts: Node[]): { value: string; dynamic: boolean } {
+  let value = "";
+  let dynamic = false;
+  for (const part of parts) {
+    if (part.type === "string_content") value += unescapeDoubleQuoted(part.text);
+    else if (!part.isNamed) value += part.text;
+    else {
+      const inner = evaluate(part);
+      value += inner.value;
+      dynamic ||= inner.dynamic;
+    }
+  }
+  return { value, dynamic };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+const WRITE_OPS = new Set([">", ">>", "&>", "&>>", ">|", "<>"]);
+const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
+
+interface Collector {
+  commands: SimpleCommand[];
+  writes: WriteRedirect[];
+  functions: FunctionDefinition[];
+  errors: string[];
+}
+
+function readProgram(root: Node): ParsedScript {
+  const out: Collector = { commands: [], writes: [], functions: [], errors: [] };
+  if (root.hasError) out.errors.push(describeError(root));
+  visit(root, out, undefined);
+  return out;
+}
+
+function describeError(root: Node): string {
+  const bad = findFirst(root, (n) => n.isError || n.isMissing);
+  if (!bad) return "the shell parser could not read it";
+  if (bad.isMissing) return `the shell parser could not read it (missing \`${bad.type}\`)`;
+  const text = bad.text.length > 40 ? `${bad.text.slice(0, 40)}…` : bad.text;
+  return `the shell parser could not read it (near \`${text}\`)`;
+}
+
+function findFirst(node: Node, test: (n: Node) => boolean): Node | undefined {
+  if (test(node)) return node;
+  for (const child of node.children) {
+    const found = findFirst(child, test);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Visits a subtree; returns the commands it runs directly (not those in substitutions). */
+function visit(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand[] {
+  switch (node.type) {
+    case "command":
+      return [readCommand(node, out, stdin)];
+    case "pipeline": {
+      const all: SimpleCommand[] = [];
+      let previous: SimpleCommand[] | undefined;
+      for (const stage of node.namedChildren) {
+        const cmds = visit(stage, out, previous ? { kind: "pipe", from: previous } : stdin);
+        all.push(...cmds);
+        previous = cmds;
+      }
+      return all;
+    }
+    case "redirected_statement": {
+      const body = node.childForFieldName("body");
+      let input = stdin;
+      for (const child of node.namedChildren) {
+        if (child === body || child.id === body?.id) continue;
+        input = readRedirect(child, out) ?? input;
+      }
+      return body ? visit(body, out, input) : [];
+    }
+    case "function_definition": {
+      const name = node.childForFieldName("name");
+      const body = node.childForFieldName("body");
+      const cmds = body ? visit(body, out, undefined) : [];
+      if (name) out.functions.push({ name: name.text, calls: cmds.map((c) => c.words[0]?.value ?? "") });
+      return cmds;
+    }
+    case "command_substitution":
+    case "process_substitution":
+      visitChildren(node, out, undefined);
+      return [];
+    case "heredoc_body":
+      visitChildren(node, out, undefined);
+      return [];
+    default:
+      return visitChildren(node, out, stdin);
+  }
+}
+
+function visitChildren(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand[] {
+  const all: SimpleCommand[] = [];
+  for (const child of node.namedChildren) all.push(...visit(child, out, stdin));
+  return all;
+}
+
+/** Records a write redirection; returns the stdin a heredoc or herestring gives. */
+function readRedirect(node: Node, out: Collector): StdinSource | undefined {
+  visitSubstitutions(node, out);
+  if (node.type === "file_redirect") {
+    const op = node.children.find((c) => !c.isNamed)?.type ?? "";
+    const destination = node.childForFieldName("destination") ?? node.namedChildren.find((c) => c.type !== "file_descriptor");
+    // `>&2` and `2>&1` duplicate descriptors; they write no file.
+    if (WRITE_OPS.has(op) && destination) out.writes.push({ op, target: wordOf(destination) });
+    else if (op === ">&" && destination && destination.type !== "number" && destination.text !== "-") {
+      out.writes.push({ op, target: wordOf(destination) });
+    }
+    return undefined;
+  }
+  if (node.type === "herestring_redirect") {
+    const word = node.namedChildren[node.namedChildren.length - 1];
+    if (!word) return undefined;
+    const w = wordOf(word);
+    return { kind: "text", text: w.value, dynamic: w.dynamic, via: "herestring" };
+  }
+  if (node.type === "heredoc_redirect") {
+    const body = node.namedChildren.find((c) => c.type === "heredoc_body");
+    const text = body?.text ?? "";
+    const dynamic = Boolean(body?.namedChildren.some((c) => c.type !== "heredoc_content"));
+    return { kind: "text", text, dynamic, via: "heredoc" };
+  }
+  return undefined;
+}
+
+function visitSubstitutions(node: Node, out: Collector): void {
+  for (const child of node.namedChildren) {
+    if (SUBSTITUTIONS.has(child.type) || child.type === "heredoc_body") visit(child, out, undefined);
+    else visitSubstitutions(child, out);
+  }
+}
+
+function readCommand(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand {
+  const words: Word[] = [];
+  let input = stdin;
+  const command: SimpleCommand = { words, text: node.text };
+  out.commands.push(command);
+  for (const child of node.namedChildren) {
+    switch (child.type) {
+      case "variable_assignment":
+        visitSubstitutions(child, out);
+        break;
+      case "file_redirect":
+      case "herestring_redirect":
+      case "heredoc_redirect":
+        input = readRedirect(child, out) ?? input;
+        break;
+      default:
+        words.push(wordOf(child));
+        if (SUBSTITUTIONS.has(child.type)) visit(child, out, undefined);
+        else visitSubstitutions(child, out);
+    }
+  }
+  if (input) command.stdin = input;
+  return command;
+}

@@ -1,0 +1,39 @@
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import type { ToolContext } from "./context.js";
+import { toolErrorMessage } from "./errors.js";
+import { describeProcess, unknownProcess } from "./process-output.js";
+
+const DESCRIPTION = `Stop a process execute_command left running in the background (a dev server, a watcher), with every process it started.
+- id: the id execute_command gave, such as "bg-1".
+It gets SIGTERM, then SIGKILL if it is still running 2 s later. Processes still running when mini-cursor exits are stopped anyway.`;
+
+export const stopProcessSchema = z.object({
+  id: z.string().min(1).describe('Id of the background process, e.g. "bg-1".'),
+});
+
+export type StopProcessInput = z.infer<typeof stopProcessSchema>;
+
+async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<string> {
+  const id = input.id.trim();
+  const proc = ctx.processes.get(id);
+  if (!proc) return unknownProcess(input.id, ctx.processes);
+  const ws = await ctx.workspace();
+  if (!proc.running) return `${describeProcess(proc, ws.root)}; nothing to stop.`;
+  const stopped = await ctx.processes.stop(id);
+  if (!stopped) return `${describeProcess(proc, ws.root)}; nothing to stop.`;
+  return `Stopped ${proc.id} (\`${proc.command}\`) and the processes it started.`;
+}
+
+export function createStopProcessTool(ctx: ToolContext) {
+  return tool(
+    async (input: StopProcessInput): Promise<string> => {
+      try {
+        return await stopProcess(ctx, input);
+      } catch (err) {
+        return toolErrorMessage(err);
+      }
+    },
+    { name: "stop_process", description: DESCRIPTION, schema: stopProcessSchema },
+  );
+}
