@@ -7,7 +7,7 @@ import { createGraphEngine } from "../src/graph/stream.js";
 import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";
 import { KEPT_CHECKPOINTS } from "../src/memory/compact-saver.js";
 import { createTools } from "../src/tools/index.js";
-import { ScriptedChatModel, repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
+import { ScriptedChatModel, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -53,7 +53,9 @@ test("an approval interrupt resumes through the compact store", async () => {
 });
 
 test("storage stays linear: few checkpoints, each message stored once", async () => {
-  const h = setup([...repeatingTurns("list_directory", { directoryPath: "." }, 40), "done"]);
+  // Different arguments each turn, so the loop guard does not step in.
+  const turns: ScriptedTurn[] = Array.from({ length: 40 }, (_, i) => ({ toolCalls: [{ name: "list_directory", args: { directoryPath: `d${i}` } }] }));
+  const h = setup([...turns, "done"]);
   await h.run("list a lot");
   const db = h.checkpointer.db;
   const checkpoints = (db.prepare("SELECT count(*) AS n FROM checkpoints").get() as { n: number }).n;

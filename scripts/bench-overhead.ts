@@ -52,7 +52,8 @@ export async function measureOverhead(variant: Variant, steps: number): Promise<
       workspace, model: "bench", provider: "offline", requestTimeoutMs: 10_000, maxRetries: 0,
       approval: "full-auto", maxSteps: steps + 1, contextTokens: 10_000_000,
     };
-    const model = new BenchModel(steps, () => [{ name: "list_directory", args: { directoryPath: "." } }]);
+    // Alternating spellings of the root keep the loop guard (identical calls in a row) out of it.
+    const model = new BenchModel(steps, (step) => [{ name: "list_directory", args: { directoryPath: step % 2 ? "." : "./" } }]);
     const tools = createTools({ workspace });
     const meta = { engine: variant, model: "bench", provider: "offline", workspace };
     let engine: Engine;
