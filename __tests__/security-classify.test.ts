@@ -1,3 +1,4 @@
+import { symlinkSync } from "node:fs";
 import path from "node:path";
 import { classifyCommand, type Verdict } from "../src/security/classify.js";
 import { ruleWords, type CommandRule, type ProjectRules } from "../src/security/rules.js";
@@ -30,7 +31,6 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["rm -rf node_modules", "allow"],
   ["rm -rf ./dist build", "allow"],
   ["rm file.txt", "allow"],
-  ["rm -rf /tmp/build-cache", "allow"],
   ["find . -name '*.o' -delete", "allow"],
   ["find src -name '*.tmp' -exec rm {} \\;", "allow"],
   ["echo hello > out.txt 2>&1", "allow"],
@@ -52,6 +52,7 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["chmod +x scripts/run.sh", "allow"],
   ["sed -i 's/a/b/' src/index.ts", "allow"],
   ["python3 - <<'EOF'\nprint('hi')\nEOF", "allow"],
+  ["find . -name '*.log' | xargs -I % rm %", "allow"],
 
   // Recursive deletes outside the workspace, however they are spelled.
   ["rm -rf ~/x", "ask", "rm deletes ~/x (in the home folder"],
@@ -63,6 +64,7 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["rm -rf ${HOME}", "ask", "the home folder"],
   ["rm -fr /", "ask", "the root of the file system"],
   ["rm -r --force ../other", "ask", "outside the workspace"],
+  ["rm -rf /tmp/build-cache", "ask", "rm deletes /tmp/build-cache (outside the workspace)"],
   ["rm -rf /etc/nginx", "ask", "a system path"],
   ["rm -rf .", "ask", "the whole workspace"],
   ["rm -rf *", "ask", "the whole workspace"],
@@ -81,6 +83,8 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["exec rm -rf ~/x", "ask", "rm deletes ~/x"],
   ["echo ~ | xargs rm -rf", "ask", "paths read from stdin"],
   ["find . -type d | xargs rm -rf", "ask", "paths read from stdin"],
+  ["echo ~ | xargs -I{} sh -c 'rm -rf {}'", "ask", "sh -c runs a script only known at run time"],
+  ["rimraf ~/x", "ask", "rimraf deletes ~/x"],
   // Nested scripts and eval.
   ['bash -c "rm -rf ~/x"', "ask", "rm deletes ~/x"],
   ["sh -c 'sh -c \"rm -rf ~/x\"'", "ask", "rm deletes ~/x"],
@@ -138,6 +142,7 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["git push origin +main", "ask", "+refspec"],
   ["git checkout -- .", "ask", "discards uncommitted changes"],
   ["git restore src/app.ts", "ask", "git restore"],
+  ["git switch --discard-changes main", "ask", "git switch --discard-changes"],
   ["git stash clear", "ask", "git stash clear"],
   ["git branch -D feature", "ask", "git branch -D"],
   ["mkfs.ext4 /dev/sda1", "ask", "formats"],
@@ -157,7 +162,8 @@ test("the table holds at least 60 commands, dangerous and benign", () => {
   expect(TABLE.filter(([, v]) => v === "ask").length).toBeGreaterThanOrEqual(60);
 });
 
-test.each(TABLE)("%j is %s", async (command, verdict, reason) => {
+// Rest parameters keep the function's arity at 0, so jest never mistakes `reason` for `done`.
+test.each(TABLE)("%j is %s", async (...[command, verdict, reason]) => {
   const result = await classify(command);
   expect({ verdict: result.verdict, reason: result.reason }).toEqual({ verdict, reason: verdict === "allow" ? "nothing dangerous found" : expect.stringContaining(reason!) });
 });
@@ -177,10 +183,28 @@ test("the commands it runs are listed after unwrapping, nested scripts included"
   expect((await classify("ls | wc -l")).commands).toEqual([["ls"], ["wc", "-l"]]);
 });
 
+test("writes to a temporary folder are fine unless the workspace is in one (siblings could be projects)", async () => {
+  const elsewhere = { workspace: "/home/tester/project", home: HOME };
+  expect((await classifyCommand("echo x > /tmp/out.txt", elsewhere)).verdict).toBe("allow");
+  expect((await classifyCommand("cp a.tgz /var/tmp/", elsewhere)).verdict).toBe("allow");
+  expect((await classifyCommand("rm -rf /tmp/build", elsewhere)).verdict).toBe("ask");
+  expect((await classify("echo x > /tmp/out.txt")).reason).toBe("dangerous command: `> /tmp/out.txt` writes to /tmp/out.txt (outside the workspace)");
+});
+
+test("a symlink in the workspace that leads out counts as where it leads", async () => {
+  symlinkSync("/etc", path.join(tmp.dir, "etc-link"));
+  expect((await classify("rm -rf etc-link/")).reason).toBe("dangerous command: rm deletes etc-link/ (a system path)");
+  expect((await classify("echo x > etc-link/hosts")).reason).toBe("dangerous command: `> etc-link/hosts` writes to etc-link/hosts (a system path)");
+  expect((await classify("ls etc-link/")).verdict).toBe("allow");
+});
+
 test("the working directory counts: relative deletes are judged from it", async () => {
   expect((await classify("rm -rf ../..", { cwd: path.join(tmp.dir, "a", "b") })).verdict).toBe("ask");
   expect((await classify("rm -rf ..", { cwd: path.join(tmp.dir, "a", "b") })).verdict).toBe("allow");
-  expect((await classify("rm -rf ../../..", { cwd: path.join(tmp.dir, "a", "b") })).reason).toContain("outside the workspace");
+  expect((await classify("rm -rf ../../x", { cwd: path.join(tmp.dir, "a", "b") })).verdict).toBe("allow");
+  expect((await classify("rm -rf ../../../x", { cwd: path.join(tmp.dir, "a", "b") })).reason).toBe(
+    "dangerous command: rm deletes ../../../x (outside the workspace)",
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -202,7 +226,8 @@ test("an allow rule covers a command only when it covers every command in the li
   expect(await classify("npm test && git status", { rules: r })).toMatchObject({ verdict: "allow", reason: "allowed by the project rules (`npm test`, `git status`)" });
   // Not covered: the approval mode decides (no rule), or it is dangerous (ask).
   expect((await classify("npm test && ls", { rules: r })).rule).toBeUndefined();
-  expect(await classify("npm test && rm -rf ~", { rules: r })).toMatchObject({ verdict: "ask", rule: undefined });
+  expect((await classify("npm test && rm -rf ~", { rules: r })).verdict).toBe("ask");
+  expect((await classify("npm test && rm -rf ~", { rules: r })).rule).toBeUndefined();
   expect((await classify("npm testing", { rules: r })).rule).toBeUndefined();
   expect((await classify("npm run test", { rules: r })).rule).toBeUndefined();
   // Wrappers and nested shells are seen through.

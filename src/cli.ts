@@ -71,6 +71,8 @@ function buildProgram(version: string): Command {
       ]),
     )
     .option("--no-network", "commands get no network access (inside the sandbox)")
+    .option("--record <file>", "save every model response of the run to this JSON Lines file (for --replay)")
+    .option("--replay <file>", "answer from a recording instead of a model: no network, the tools run for real")
     .option("--threads", "list the saved threads in the workspace and exit")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
@@ -83,6 +85,7 @@ function buildProgram(version: string): Command {
 Examples:
   npm start -- "list the files here"
   npm start -- --approval full-auto "create a React todo app with Vite"
+  npm start -- --approval full-auto --replay demos/todo-app.jsonl "create a React todo app with Vite"
   npm start -- --thread demo "what is in package.json?"   then   npm start -- --thread demo "and its scripts?"
 
 Exit codes: 0 done, 1 runtime failure (provider unreachable, bad configuration), 2 usage error,
@@ -286,15 +289,15 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
   }
-  const unsafe = securityProblem(settings);
-  if (unsafe) {
-    process.stderr.write(`mini-cursor: ${unsafe}\n`);
-    return EXIT.failure;
-  }
   try {
     if (parsed.threads) {
       process.stdout.write(`${formatThreads(listThreads(settings.workspace))}\n`);
       return EXIT.ok;
+    }
+    const unsafe = securityProblem(settings);
+    if (unsafe) {
+      process.stderr.write(`mini-cursor: ${unsafe}\n`);
+      return EXIT.failure;
     }
     if (!parsed.task) return await runInteractive(settings, version);
     return await runOnce(settings, parsed.task, version);

@@ -51,6 +51,10 @@ const settingsSchema = z.object({
   network: z.boolean(),
   /** Variables passed to commands although their names look secret (MINI_CURSOR_PASS_ENV). */
   passEnv: z.array(z.string()),
+  /** --record: append every model response to this JSON Lines file (absolute path). */
+  record: z.string().min(1).optional(),
+  /** --replay: serve the model responses from this recording instead of a provider (absolute path). */
+  replay: z.string().min(1).optional(),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -70,6 +74,10 @@ export interface SettingsFlags {
   sandbox?: string;
   /** false for --no-network. */
   network?: boolean;
+  /** --record <file> */
+  record?: string;
+  /** --replay <file> */
+  replay?: string;
 }
 
 /** Raised for bad flags or configuration; the CLI prints the message and exits 2. */
@@ -117,6 +125,15 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value && value.trim() !== "" ? value.trim() : undefined;
 }
 
+/** --record and --replay as absolute paths; the replayed file must exist and differ from the recorded one. */
+function recordingPaths(flags: SettingsFlags, base: string): { record?: string; replay?: string } {
+  const record = nonEmpty(flags.record) && path.resolve(base, flags.record!.trim());
+  const replay = nonEmpty(flags.replay) && path.resolve(base, flags.replay!.trim());
+  if (replay && !existsSync(replay)) throw new SettingsError(`--replay: no recording at ${replay}.`);
+  if (record && replay && record === replay) throw new SettingsError("--record and --replay name the same file; record to another one.");
+  return { record: record || undefined, replay: replay || undefined };
+}
+
 export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv = readEnvironment()): Settings {
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
   const baseUrl = nonEmpty(env.OPENAI_BASE_URL);
@@ -125,12 +142,14 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     flags.workspace ?? nonEmpty(env.MINI_CURSOR_WORKSPACE) ?? ".",
   );
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== "";
+  const { record, replay } = recordingPaths(flags, invocationDirectory(env));
   const raw = {
     workspace,
     model: nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL,
     apiKey,
     baseUrl,
-    provider: apiKey || baseUrl ? "openai-compatible" : "offline",
+    // A replay needs no provider: like the offline model, it is free and makes no request.
+    provider: (apiKey || baseUrl) && !replay ? "openai-compatible" : "offline",
     thread: nonEmpty(flags.thread),
     continueLatest: flags.continue ?? false,
     engine: flags.engine ?? nonEmpty(env.MINI_CURSOR_ENGINE) ?? "graph",
@@ -148,6 +167,8 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     sandbox: flags.sandbox ?? nonEmpty(env.MINI_CURSOR_SANDBOX) ?? "auto",
     network: flags.network === false ? false : (toBool(env.MINI_CURSOR_NETWORK, "MINI_CURSOR_NETWORK") ?? true),
     passEnv: parsePassEnv(env.MINI_CURSOR_PASS_ENV),
+    record,
+    replay,
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {

@@ -121,7 +121,10 @@ export function approvalReason(call: ToolCallLike, mode: ApprovalMode, always: r
   return null;
 }
 
-/** The tool result a declined call gets, so the model knows it did not run and why. */
+/**
+ * The tool result a declined call gets, so the model knows it did not run and why. `reason` is
+ * given for calls that ask in every mode (dangerous ones), so the model does not retry them.
+ */
 export function deniedMessage(name: string, feedback?: string, reason?: string): string {
   const why = reason ? ` It needed approval because: ${reason}.` : "";
   const base = `The user declined this ${name} call; it was not run.${why}`;

@@ -8,6 +8,7 @@ import { createLoopEngine } from "../loop/loop.js";
 import { createGraphEngine } from "../graph/stream.js";
 import { createSqliteCheckpointer } from "../memory/checkpointer.js";
 import { loadProjectRules } from "../security/rules.js";
+import { loadShellParser } from "../security/shell-parse.js";
 import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
 import { childEnvironment, type Settings } from "../settings.js";
 import { createTools, type Toolset } from "../tools/index.js";
@@ -39,6 +40,8 @@ function rulesPassEnv(workspace: string): string[] {
 
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
+  // The command classifier's parser (WASM) loads while the model thinks about the first step.
+  void loadShellParser().catch(() => undefined);
   // Throws SandboxUnavailableError for --sandbox on without a usable bubblewrap.
   const sandbox = planSandbox(settings.sandbox, { workspace: settings.workspace, network: settings.network });
   const tools = createTools({

@@ -136,7 +136,7 @@ export function createApproveNode(runtime: AgentRuntime) {
             tool_call_id: call.id!,
             name: call.name,
             status: "error",
-            content: deniedMessage(call.name, response.feedback, decision.reason),
+            content: deniedMessage(call.name, response.feedback, decision.alwaysAsks ? decision.reason : undefined),
           }),
         );
       } else if (response.decision === "always" && !decision.alwaysAsks) {

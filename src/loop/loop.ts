@@ -173,7 +173,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
                 tool_call_id: call.id!,
                 name: call.name,
                 status: "error",
-                content: deniedMessage(call.name, response.feedback, decision.reason),
+                content: deniedMessage(call.name, response.feedback, decision.alwaysAsks ? decision.reason : undefined),
               });
               answered.push(denied);
               skip.add(call.id!);

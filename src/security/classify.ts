@@ -283,9 +283,11 @@ const WRAPPERS: Record<string, Unwrapper> = {
   time: (args) => ({ words: args.slice(skipOptions(args, ["-f", "-o", "--format", "--output"])) }),
   busybox: (args) => ({ words: args.slice(skipOptions(args, [])) }),
   xargs: (args) => {
-    const i = skipOptions(args, ["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"]);
-    const inner = args.slice(i);
+    const i = skipOptions(args, ["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--eof", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"]);
     const fromStdin: Word = { value: "<stdin>", dynamic: true, raw: "(arguments from stdin)", kind: "xargs" };
+    // -I R (or -i, --replace): R in the command is replaced by what stdin holds.
+    const replace = replacementOf(args.slice(0, i));
+    const inner = args.slice(i).map((w) => (replace && w.value.includes(replace) ? { ...w, value: w.value.split(replace).join("$XARGS"), dynamic: true } : w));
     return { words: inner.length > 0 ? [...inner, fromStdin] : [] };
   },
   watch: (args, state, depth) => {
@@ -296,6 +298,19 @@ const WRAPPERS: Record<string, Unwrapper> = {
     return { words: [], delegated: true };
   },
 };
+
+/** The replacement string of xargs options (`-I R`, `-iR`, `-i`, `--replace[=R]`). */
+function replacementOf(options: Word[]): string | undefined {
+  for (let j = 0; j < options.length; j++) {
+    const v = options[j]!.value;
+    if (v === "-I") return options[j + 1]?.value;
+    if (v.startsWith("-I")) return v.slice(2);
+    if (v === "-i" || v === "--replace") return "{}";
+    if (v.startsWith("-i")) return v.slice(2);
+    if (v.startsWith("--replace=")) return v.slice("--replace=".length);
+  }
+  return undefined;
+}
 
 function joinWords(words: Word[]): Word {
   return {
@@ -389,8 +404,17 @@ function checkCredentials(words: Word[], state: State): void {
   }
 }
 
+interface TargetOptions {
+  /** A path only known at run time asks (recursive deletes, dd). */
+  unknownAsks?: boolean;
+  /** The workspace root itself asks (recursive deletes). */
+  wholeWorkspaceAsks?: boolean;
+  /** Temporary folders count as outside (deletes: anything outside the workspace asks). */
+  tempIsOutside?: boolean;
+}
+
 /** Writes or deletes at `word`: asks when that is outside the workspace. */
-function checkTarget(word: Word, verb: string, state: State, options: { unknownAsks?: boolean; wholeWorkspaceAsks?: boolean } = {}): void {
+function checkTarget(word: Word, verb: string, state: State, options: TargetOptions = {}): void {
   const at = locate(word, state.cwd, state.places);
   if (at.kind === "unknown") {
     if (options.unknownAsks) danger(state, `${verb} ${word.raw === "(arguments from stdin)" ? "paths read from stdin" : `\`${shorten(word.raw, 60)}\``}, a path only known at run time`);
@@ -400,7 +424,7 @@ function checkTarget(word: Word, verb: string, state: State, options: { unknownA
     if (options.wholeWorkspaceAsks) danger(state, `${verb} ${word.raw} (the whole workspace)`);
     return;
   }
-  if (isOutside(at.kind)) danger(state, `${verb} ${where(at, word)}`);
+  if (isOutside(at.kind) || (options.tempIsOutside && at.kind === "temp")) danger(state, `${verb} ${where(at, word)}`);
 }
 
 function positional(args: Word[], valued: readonly string[] = []): Word[] {
@@ -426,7 +450,7 @@ const hasFlag = (args: Word[], short: string, long: string[] = []) =>
 
 function checkDelete(verb: string, args: Word[], state: State, recursive: boolean): void {
   for (const target of positional(args)) {
-    checkTarget(target, `${verb} deletes`, state, { unknownAsks: recursive, wholeWorkspaceAsks: recursive });
+    checkTarget(target, `${verb} deletes`, state, { unknownAsks: recursive, wholeWorkspaceAsks: recursive, tempIsOutside: true });
   }
 }
 
@@ -452,6 +476,9 @@ function checkGit(args: Word[], state: State): void {
       break;
     case "checkout":
       if (has("--", ".", "-f", "--force", "--ours", "--theirs")) danger(state, "git checkout of paths (or -f) discards uncommitted changes");
+      break;
+    case "switch":
+      if (has("-f", "--force", "--discard-changes")) danger(state, "git switch --discard-changes discards uncommitted changes");
       break;
     case "restore":
       if (!has("--staged", "-S") || has("--worktree", "-W")) danger(state, "git restore discards uncommitted changes");
@@ -481,7 +508,7 @@ function checkFind(args: Word[], state: State, depth: number, info: LeafInfo): v
   for (; i < args.length; i++) {
     const a = args[i]!.value;
     if (a === "-delete") {
-      for (const root of roots) checkTarget(under(root), "find -delete deletes files under", state, { unknownAsks: true });
+      for (const root of roots) checkTarget(under(root), "find -delete deletes files under", state, { unknownAsks: true, tempIsOutside: true });
     } else if (["-exec", "-execdir", "-ok", "-okdir"].includes(a)) {
       const end = args.findIndex((w, j) => j > i && (w.value === ";" || w.value === "+"));
       const inner = args.slice(i + 1, end === -1 ? args.length : end);
@@ -590,6 +617,7 @@ const LEAF_CHECKS: Record<string, LeafCheck> = {
   rm: (args, state) => checkDelete("rm", args, state, hasFlag(args, "r", ["--recursive"]) || hasFlag(args, "R")),
   unlink: (args, state) => checkDelete("unlink", args, state, false),
   rmdir: (args, state) => checkDelete("rmdir", args, state, false),
+  rimraf: (args, state) => checkDelete("rimraf", args, state, true),
   shred: (args, state) => checkDelete("shred", args, state, false),
   find: checkFind,
   git: (args, state) => checkGit(args, state),
@@ -629,7 +657,7 @@ const LEAF_CHECKS: Record<string, LeafCheck> = {
   chown: (args, state) => checkPermissions("chown", args, state),
   chgrp: (args, state) => checkPermissions("chgrp", args, state),
   mv: (args, state) => {
-    for (const t of positional(args, ["-t", "--target-directory", "-S", "--suffix"])) checkTarget(t, "mv moves", state);
+    for (const t of positional(args, ["-t", "--target-directory", "-S", "--suffix"])) checkTarget(t, "mv moves", state, { tempIsOutside: true });
     checkTargetDirectory(args, "mv moves files into", state);
   },
   cp: (args, state) => checkCopy("cp", args, state),

@@ -28,7 +28,7 @@ export type LocationKind =
   | "workspace" // the workspace root itself (or everything in it, for a glob)
   | "inside"
   | "rules" // the project's rules files (or the folder holding the local one)
-  | "temp" // under /tmp, /var/tmp or /dev/shm
+  | "temp" // under /tmp, /var/tmp or /dev/shm (and the workspace is not)
   | "null-device" // /dev/null, /dev/stdout, /dev/fd/N...
   | "device"
   | "root"
@@ -75,21 +75,38 @@ export function classifyPath(p: string, places: Places): LocationKind {
     }
   }
   if (HARMLESS_DEVICES.has(p) || within(p, "/dev/fd") || within(p, "/proc/self/fd")) return "null-device";
-  if (within(p, "/dev/shm") && p !== "/dev/shm") return "temp";
-  if (within(p, "/dev")) return "device";
+  if (within(p, "/dev") && !within(p, "/dev/shm")) return "device";
   if (p === "/") return "root";
   for (const home of spellings(places.home)) {
     if (HOME_SECRETS.some((s) => within(p, path.join(home, s)))) return "secret";
     if (p === home) return "home";
     if (within(p, home)) return "under-home";
   }
-  if (TEMP_DIRS.some((t) => p !== t && within(p, t))) return "temp";
+  // A temporary folder is only harmless when the workspace is not in it (siblings could be projects).
+  const temp = TEMP_DIRS.find((t) => within(p, t));
+  if (temp) return spellings(places.workspace).some((ws) => within(ws, temp)) ? "outside" : "temp";
   const top = `/${p.split("/")[1] ?? ""}`;
   if (SYSTEM_DIRS.has(top)) return top === "/home" || top === "/mnt" || top === "/media" ? (p === top ? "system" : "outside") : "system";
   return "outside";
 }
 
 const GLOB = /[*?[]/;
+
+/** The path with symlinks resolved as far as it exists (the rest appended as is). */
+function realTarget(p: string): string {
+  let existing = p;
+  const rest: string[] = [];
+  while (existing !== path.dirname(existing)) {
+    try {
+      const real = realpathSync(existing);
+      return rest.length > 0 ? path.join(real, ...rest.reverse()) : real;
+    } catch {
+      rest.push(path.basename(existing));
+      existing = path.dirname(existing);
+    }
+  }
+  return p;
+}
 
 /**
  * Where a word used as a path points, with `cwd` the directory relative paths start from
@@ -122,13 +139,22 @@ export function locate(word: Word, cwd: string | null, places: Places): Location
   else if (cwd === null) return { kind: "unknown" };
   else absolute = path.resolve(cwd, value);
   if (absolute.length > 1 && absolute.endsWith("/")) absolute = absolute.slice(0, -1);
-  const kind = classifyPath(absolute, places);
+  let kind = classifyPath(absolute, places);
+  // A symlink already in the workspace may lead out of it (`ln -s ~ link`, then `rm -rf link/`).
+  if (kind === "inside") {
+    const real = realTarget(absolute);
+    if (real !== absolute) {
+      const realKind = classifyPath(real, places);
+      if (realKind !== "inside" && realKind !== "rules") return { kind: realKind, path: real };
+      kind = realKind;
+    }
+  }
   // `dir/*` is everything in dir: for the workspace or home, that is the folder itself.
   if (glob && kind === "inside" && spellings(places.workspace).includes(absolute)) return { kind: "workspace", path: absolute };
   return { kind, path: absolute };
 }
 
-/** Whether writing or deleting there needs a person. */
+/** Whether writing there needs a person (deleting also asks in temporary folders). */
 export function isOutside(kind: LocationKind): boolean {
   return !["workspace", "inside", "temp", "null-device", "unknown"].includes(kind);
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureStateDir } from "../memory/state-dir.js";
@@ -60,8 +60,7 @@ export interface SandboxOptions {
   home?: string;
   /** Network access (default true); false gives the sandbox its own, empty network namespace. */
   network?: boolean;
-  /** Host directory mounted as the sandbox's /tmp (default: a fresh one, made on first use). */
-  tmpDir?: string;
+
   /** The bwrap program (default `bwrap`). */
   program?: string;
 }
@@ -83,8 +82,16 @@ function real(p: string): string {
   }
 }
 
+/** Host paths a session's sandbox uses. */
+export interface SandboxFiles {
+  /** Mounted as the sandbox's /tmp. */
+  tmpDir: string;
+  /** An empty read-only file mounted over credentials files. */
+  emptyFile: string;
+}
+
 /** The bwrap arguments for one command (before the program to run). */
-export function bubblewrapArgs(options: SandboxOptions & { tmpDir: string }, cwd: string): string[] {
+export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: string): string[] {
   const home = path.resolve(options.home ?? os.homedir());
   const workspace = path.resolve(options.workspace);
   const args = [
@@ -110,7 +117,7 @@ export function bubblewrapArgs(options: SandboxOptions & { tmpDir: string }, cwd
     const p = path.join(home, secret);
     const kind = kindOf(p);
     if (kind === "dir") args.push("--tmpfs", p);
-    else if (kind === "file") args.push("--ro-bind", "/dev/null", p);
+    else if (kind === "file") args.push("--ro-bind", options.emptyFile, p);
   }
   // Commands may not rewrite the project's command rules (nor the state folder holding them).
   for (const file of rulesFilePaths(workspace)) {
@@ -122,6 +129,33 @@ export function bubblewrapArgs(options: SandboxOptions & { tmpDir: string }, cwd
   return args;
 }
 
+/** Session folders are named `mini-cursor-sandbox-<pid>-XXXXXX` in the system's temp folder. */
+const SESSION_PREFIX = "mini-cursor-sandbox-";
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes the folders of sessions whose process is gone (killed without an exit event, e.g. SIGHUP). */
+function removeStaleSessions(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^mini-cursor-sandbox-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || processAlive(pid)) continue;
+    rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
+
 export interface Sandbox {
   /** How the process runner starts `bash -c script` inside bwrap. */
   spawnSpec: SpawnSpecBuilder;
@@ -131,17 +165,21 @@ export interface Sandbox {
 
 /** A sandbox for one session; its private /tmp lives as long as the session. */
 export function createSandbox(options: SandboxOptions): Sandbox {
-  let tmpDir = options.tmpDir;
-  let owned = false;
+  let files: SandboxFiles | undefined;
+  let sessionDir: string | undefined;
   const home = path.resolve(options.home ?? os.homedir());
   const cleanup = () => {
-    if (owned && tmpDir) rmSync(tmpDir, { recursive: true, force: true });
-    owned = false;
+    if (sessionDir) rmSync(sessionDir, { recursive: true, force: true });
+    sessionDir = undefined;
+    files = undefined;
   };
-  const prepare = () => {
-    if (!tmpDir) {
-      tmpDir = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-sandbox-"));
-      owned = true;
+  const prepare = (): SandboxFiles => {
+    if (!files) {
+      removeStaleSessions(os.tmpdir());
+      sessionDir = mkdtempSync(path.join(os.tmpdir(), `${SESSION_PREFIX}${process.pid}-`));
+      files = { tmpDir: path.join(sessionDir, "tmp"), emptyFile: path.join(sessionDir, "empty") };
+      mkdirSync(files.tmpDir, { mode: 0o1777 });
+      writeFileSync(files.emptyFile, "", { mode: 0o444 });
       process.once("exit", cleanup);
     }
     for (const cache of CREATED_CACHES) {
@@ -156,12 +194,12 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     } catch {
       // The workspace may not be writable; the rules then cannot change anyway.
     }
-    return tmpDir;
+    return files;
   };
   return {
     spawnSpec: (script, cwd) => ({
       file: options.program ?? "bwrap",
-      args: [...bubblewrapArgs({ ...options, tmpDir: prepare() }, cwd), "--", "bash", "-c", script],
+      args: [...bubblewrapArgs({ ...options, ...prepare() }, cwd), "--", "bash", "-c", script],
     }),
     dispose() {
       cleanup();
