@@ -6,6 +6,8 @@ const config: JestConfigWithTsJest = {
   testEnvironment: "node",
   roots: ["<rootDir>/__tests__"],
   testMatch: ["**/*.test.ts"],
+  // End-to-end tests need the npm registry and take minutes: `npm run test:e2e` runs them.
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/__tests__/e2e/"],
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 30_000,
 };

@@ -139,3 +139,29 @@ describe("execute_command", () => {
     expect(chunks.join("")).not.toContain(key);
   });
 });
+
+describe("variables npm sets for its own run of mini-cursor", () => {
+  test("are not passed to commands", async () => {
+    const { withoutNpmRunVariables } = await import("../src/security/env.js");
+    const env = {
+      PATH: "/usr/bin",
+      INIT_CWD: "/home/me/project",
+      NODE_OPTIONS: "--experimental-vm-modules",
+      npm_config_node_options: "--experimental-vm-modules",
+      npm_config_loglevel: "silent",
+      npm_config_local_prefix: "/opt/mini-cursor",
+      npm_config_registry: "https://registry.example/",
+      npm_lifecycle_event: "start",
+      npm_lifecycle_script: "node scripts/start.mjs",
+      npm_package_name: "mini-cursor",
+      npm_execpath: "/usr/lib/node_modules/npm/bin/npm-cli.js",
+    };
+    expect(withoutNpmRunVariables(env)).toEqual({ PATH: "/usr/bin", npm_config_registry: "https://registry.example/" });
+  });
+
+  test("are left alone when mini-cursor was not started by npm", async () => {
+    const { withoutNpmRunVariables } = await import("../src/security/env.js");
+    const env = { NODE_OPTIONS: "--max-old-space-size=4096", INIT_CWD: "/x" };
+    expect(withoutNpmRunVariables(env)).toEqual(env);
+  });
+});

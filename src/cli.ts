@@ -72,7 +72,7 @@ function buildProgram(version: string): Command {
     )
     .option("--no-network", "commands get no network access (inside the sandbox)")
     .option("--record <file>", "save every model response of the run to this JSON Lines file (for --replay)")
-    .option("--replay <file>", "answer from a recording instead of a model: no network, the tools run for real")
+    .option("--replay <file>", "answer from a recording instead of a model (no provider or key); the tools run for real")
     .option("--threads", "list the saved threads in the workspace and exit")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")

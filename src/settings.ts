@@ -3,7 +3,7 @@ import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { parsePriceTable, type PriceTable } from "./agent/cost.js";
-import { parsePassEnv, scrubEnvironment } from "./security/env.js";
+import { parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
 
 /**
  * The one place that reads process.env. Precedence: flags > environment > .env > defaults.
@@ -188,7 +188,7 @@ export function childEnvironment(
   passEnv: readonly string[] = parsePassEnv(process.env.MINI_CURSOR_PASS_ENV),
   env: NodeJS.ProcessEnv = process.env,
 ): NodeJS.ProcessEnv {
-  return scrubEnvironment(env, passEnv).env;
+  return scrubEnvironment(withoutNpmRunVariables(env), passEnv).env;
 }
 
 /** True when both stdin and stdout are terminals (so we may ask questions and animate). */

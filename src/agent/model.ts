@@ -1,6 +1,8 @@
 import { ChatOpenAI } from "@langchain/openai";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { OfflineChatModel, OFFLINE_MODEL_NAME } from "../models/offline.js";
+import { ResponseRecorder } from "../models/recorder.js";
+import { loadRecording, recordingLabel, ReplayChatModel, ReplayDivergenceError } from "../models/replay.js";
 import type { Settings } from "../settings.js";
 
 /** Local servers (Ollama, LM Studio, vLLM) take any key, but the OpenAI SDK insists on one. */
@@ -8,7 +10,7 @@ const PLACEHOLDER_API_KEY = "not-needed";
 
 export type ModelSettings = Pick<
   Settings,
-  "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries"
+  "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "record" | "replay"
 >;
 
 /**
@@ -16,8 +18,15 @@ export type ModelSettings = Pick<
  * the request timeout and streaming are set here, once, for both engines and Studio.
  */
 export function createChatModel(settings: ModelSettings): BaseChatModel {
-  if (settings.provider === "offline") return new OfflineChatModel();
+  // --record: the recorder observes every request through the model's own callbacks, given
+  // to the constructor because ChatOpenAI's bindTools builds a new model from those fields.
+  const recorder = settings.record ? new ResponseRecorder(settings.record, { model: recordedModelName(settings) }) : undefined;
+  const callbacks = recorder ? [recorder] : undefined;
+  // Throws RecordingError (one sentence) for a file that is not a recording.
+  if (settings.replay) return new ReplayChatModel(loadRecording(settings.replay), { callbacks });
+  if (settings.provider === "offline") return new OfflineChatModel({ callbacks });
   return new ChatOpenAI({
+    callbacks,
     model: settings.model,
     apiKey: settings.apiKey ?? PLACEHOLDER_API_KEY,
     configuration: settings.baseUrl ? { baseURL: settings.baseUrl } : undefined,
@@ -29,8 +38,20 @@ export function createChatModel(settings: ModelSettings): BaseChatModel {
   });
 }
 
+/** The model a recording's header names. */
+function recordedModelName(settings: ModelSettings): string {
+  if (settings.replay) return `replay of ${recordingLabel(settings.replay)}`;
+  return settings.provider === "offline" ? OFFLINE_MODEL_NAME : settings.model;
+}
+
 /** How the banner names the model. */
 export function describeModel(settings: ModelSettings): string {
+  const recording = settings.record ? `, recording to ${recordingLabel(settings.record)}` : "";
+  return describeSource(settings) + recording;
+}
+
+function describeSource(settings: ModelSettings): string {
+  if (settings.replay) return `replay of ${recordingLabel(settings.replay)} (recorded responses, no model provider)`;
   if (settings.provider === "offline") return `${OFFLINE_MODEL_NAME} (embedded, no API key or base URL set)`;
   const where = settings.baseUrl ?? "https://api.openai.com/v1";
   return `${settings.model} via ${where}`;
@@ -55,6 +76,7 @@ function causeCode(err: unknown): string | undefined {
 
 /** One sentence a user can act on, for errors from the provider. */
 export function describeModelError(err: unknown, settings: ModelSettings): string {
+  if (err instanceof ReplayDivergenceError || (err as Error | undefined)?.name === "ReplayDivergenceError") return (err as Error).message;
   const e = (err ?? {}) as ErrorWithStatus;
   const where = settings.baseUrl ?? "https://api.openai.com/v1";
   const status = e.status;

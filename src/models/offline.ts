@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/language_models/chat_models";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
+import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -79,6 +81,38 @@ function parseRead(request: string): OfflineIntent | undefined {
   const zh = request.match(/(?:读取|查看|显示|打开|读)\s*(?:一下)?\s*(?:文件)?\s*([`'"“]?[^\s`'"”，,。]+[`'"”]?)/u);
   if (zh) return { tool: "read_file", args: { filePath: unquote(zh[1]!) } };
   return undefined;
+}
+
+/** The recording of the seed's flagship task, which the offline model plays (`npm run demo` too). */
+export const TODO_DEMO_RECORDING = fileURLToPath(new URL("../../demos/todo-app.jsonl", import.meta.url));
+const TODO_DEMO_LABEL = "demos/todo-app.jsonl";
+
+/** "create a React todo app", "build a React TodoList with Vite", "创建React TodoList应用"... */
+export function isTodoAppRequest(request: string): boolean {
+  if (!/react/i.test(request) || !/(todo|to-do|待办)/iu.test(request)) return false;
+  if (!/\b(app|application|project|list)\b|todolist|应用|项目|程序|清单/iu.test(request)) return false;
+  return /\b(create|build|make|scaffold|generate|set up|setup|write|start)\b|创建|新建|搭建|做|写|生成|实现|开发/iu.test(request);
+}
+
+let todoRecording: Recording | undefined;
+
+/**
+ * The next response of the recorded TodoList run: the n-th model turn since the request is the
+ * n-th recorded response. When the run left the recording (a command declined or failing), it
+ * says so instead of playing on.
+ */
+function playTodoDemo(sinceRequest: BaseMessage[], zh: boolean): AIMessage {
+  const index = sinceRequest.filter((m) => AIMessage.isInstance(m)).length;
+  try {
+    todoRecording ??= loadRecording(TODO_DEMO_RECORDING, TODO_DEMO_LABEL);
+    return replayResponse(todoRecording, index, [...sinceRequest]);
+  } catch (err) {
+    if (!(err instanceof ReplayDivergenceError)) throw err;
+    const hint = zh
+      ? "离线模型只能按录制好的步骤演示这个任务，无法随机应变：请加 --approval full-auto 运行（npm run demo 就是这样做的），并确保能访问 npm 仓库；或者设置 OPENAI_API_KEY 让真正的模型来做。"
+      : "The offline model plays a recording of this task and cannot adapt to a different outcome: run it with --approval full-auto (as `npm run demo` does) and with access to the npm registry, or set OPENAI_API_KEY to let a real model do it.";
+    return new AIMessage({ content: `${err.message}\n\n${hint}` });
+  }
 }
 
 /** What the offline model makes of a request; exported so tests can check the grammar. */
@@ -169,6 +203,7 @@ export class OfflineChatModel extends BaseChatModel {
     const request = lastHuman >= 0 ? textOf(messages[lastHuman]!) : "";
     const zh = CJK.test(request);
     const after = messages.slice(lastHuman + 1);
+    if (isTodoAppRequest(request) && this.hasTool("execute_command") && this.hasTool("write_file")) return playTodoDemo(after, zh);
     const results = after.filter(ToolMessage.isInstance);
     if (results.length > 0) {
       const caller = [...after].reverse().find((m): m is AIMessage => AIMessage.isInstance(m) && !!m.tool_calls?.length);

@@ -41,6 +41,32 @@ export function scrubEnvironment(env: NodeJS.ProcessEnv, passEnv: readonly strin
   return { env: out, removed: removed.sort() };
 }
 
+/**
+ * Variables npm sets for its own run of `npm start` that describe mini-cursor, not the user's
+ * project: inherited, they would silence npm in the agent's commands (loglevel=silent), point
+ * npm at mini-cursor's folder, or pass our Jest flag to every node program.
+ */
+const NPM_RUN_VARIABLES = [
+  /^npm_lifecycle_/,
+  /^npm_package_/,
+  /^npm_(command|execpath|node_execpath)$/,
+  /^npm_config_(loglevel|local_prefix|node_options|user_agent|npm_version)$/,
+  /^INIT_CWD$/,
+];
+
+/** The environment without what `npm start` added for itself (see NPM_RUN_VARIABLES). */
+export function withoutNpmRunVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!env.npm_lifecycle_event) return env;
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (NPM_RUN_VARIABLES.some((pattern) => pattern.test(name))) continue;
+    // npm copies its node-options setting (our .npmrc) into NODE_OPTIONS.
+    if (name === "NODE_OPTIONS" && value === env.npm_config_node_options) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
 /** Replaces every occurrence of the given secret values (8 characters or longer) in `text`. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
