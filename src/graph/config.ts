@@ -1,0 +1,44 @@
+import { Annotation, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { ApprovalMode } from "../settings.js";
+
+/**
+ * What can change from one run to the next: the fields of LangGraph Studio's assistant panel
+ * (and of `config.configurable` over the LangGraph API). A field left unset falls back to the
+ * environment exactly as in the CLI, so the provider (OPENAI_BASE_URL, OPENAI_API_KEY) always
+ * comes from there.
+ */
+export const AgentConfiguration = Annotation.Root({
+  /** Model name the provider serves. Default: MINI_CURSOR_MODEL, else gpt-4o-mini. */
+  model: Annotation<string>,
+  /** Root folder for every tool. Default: MINI_CURSOR_WORKSPACE, else the directory the server started in. */
+  workspace: Annotation<string>,
+  /** Which tool calls pause for approval: suggest, auto-edit or full-auto. Default: MINI_CURSOR_APPROVAL, else auto-edit. */
+  approval: Annotation<ApprovalMode>,
+  /** Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30. */
+  maxSteps: Annotation<number>,
+});
+
+/** The configuration of one run; every field optional. */
+export type AgentConfigurationValues = Partial<typeof AgentConfiguration.State>;
+
+export const CONFIGURATION_FIELDS = ["model", "workspace", "approval", "maxSteps"] as const satisfies readonly (keyof AgentConfigurationValues)[];
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null && !(typeof value === "string" && value.trim() === "");
+}
+
+/**
+ * The configuration fields a run was given. `configurable` wins over `context` (Studio may send
+ * either: the API reports the schema as both). Blank values count as unset, so clearing a field
+ * in Studio restores the default. Values are returned as given; settings validate them.
+ */
+export function readConfiguration(config: LangGraphRunnableConfig | undefined): Record<string, unknown> {
+  const configurable = (config?.configurable ?? {}) as Record<string, unknown>;
+  const context = (config?.context ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const field of CONFIGURATION_FIELDS) {
+    const value = present(configurable[field]) ? configurable[field] : context?.[field];
+    if (present(value)) out[field] = typeof value === "string" ? value.trim() : value;
+  }
+  return out;
+}
