@@ -1,19 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
-import { MemorySaver } from "@langchain/langgraph";
+import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
-import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../src/agent/events.js";
+import type { AgentEvent } from "../src/agent/events.js";
 import { NON_INTERACTIVE_FEEDBACK } from "../src/agent/approval.js";
-import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { Engine, RunSummary } from "../src/agent/engine.js";
-import { createGraph, createRuntime, type GraphSettings } from "../src/graph/graph.js";
-import { createLoopEngine } from "../src/loop/loop.js";
-import type { LoopThread } from "../src/loop/memory.js";
-import { createGraphEngine } from "../src/graph/stream.js";
-import { createTools, TOOL_NAMES } from "../src/tools/index.js";
-import { ScriptedChatModel, repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
+import type { GraphSettings } from "../src/graph/graph.js";
+import { TOOL_NAMES } from "../src/tools/index.js";
+import { engineHarness, type EngineHarness, type EngineKind } from "./helpers/engine-harness.js";
+import { repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
 import { INTERRUPTED_CALL_RESULT, INTERRUPTED_NOTE } from "../src/agent/turn.js";
 
@@ -23,82 +18,14 @@ beforeEach(() => {
 });
 afterEach(() => tmp.cleanup());
 
-function settingsFor(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
-  return {
-    workspace,
-    model: "scripted",
-    provider: "offline",
-    requestTimeoutMs: 5000,
-    maxRetries: 0,
-    approval: "auto-edit",
-    maxSteps: 30,
-    contextTokens: 100_000,
-    ...overrides,
-  };
-}
-
-interface Harness {
-  model: ScriptedChatModel;
-  events: AgentEvent[];
-  approvals: ApprovalRequest[];
-  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[]; signal?: AbortSignal }): Promise<RunSummary>;
-  /** The saved conversation of a thread. */
-  history(threadId?: string): Promise<BaseMessage[]>;
-  /** Replaces a thread's saved conversation (to set up odd states). */
-  seed(threadId: string, messages: BaseMessage[]): Promise<void>;
-}
-
-type EngineKind = "graph" | "loop";
+type Harness = EngineHarness;
 let kind: EngineKind = "graph";
 
 function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: StructuredToolInterface[]): Harness {
-  const model = new ScriptedChatModel(script);
-  const settings = settingsFor(tmp.dir, overrides);
-  const toolset = tools ?? createTools({ workspace: tmp.dir });
-  const meta = { engine: kind, model: "scripted", provider: "offline", workspace: tmp.dir };
-  const events: AgentEvent[] = [];
-  const approvals: ApprovalRequest[] = [];
-  let engine: Engine;
-  let history: Harness["history"];
-  let seed: Harness["seed"];
-  if (kind === "graph") {
-    const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools: toolset });
-    engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
-    history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
-    seed = async (threadId, messages) => {
-      await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
-    };
-  } else {
-    const threads = new Map<string, LoopThread>();
-    const memory = {
-      load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
-      save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
-    };
-    const runtime = createRuntime(settings, { model, tools: toolset });
-    engine = createLoopEngine({ ...runtime, workspace: tmp.dir, meta, modelSettings: settings, memory });
-    history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
-    seed = async (threadId, messages) => void threads.set(threadId, { messages, alwaysAllow: [] });
-  }
-  return {
-    model,
-    events,
-    approvals,
-    history,
-    seed,
-    run(task, opts = {}) {
-      const answers = [...(opts.answers ?? [])];
-      return engine.run({
-        task,
-        threadId: opts.threadId ?? "t1",
-        signal: opts.signal,
-        emit: (e) => events.push(e),
-        approver: async (request) => {
-          approvals.push(request);
-          return answers.shift() ?? { decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK };
-        },
-      });
-    },
-  };
+  return engineHarness(kind, tmp.dir, script, { approval: "auto-edit", ...overrides }, {
+    tools,
+    defaultAnswer: { decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK },
+  });
 }
 
 function types(events: AgentEvent[]): string[] {

@@ -6,23 +6,9 @@ import { createExecuteCommandTool, executeCommand } from "../src/tools/execute-c
 import { createToolContext, type OutputChunk, type ToolContext } from "../src/tools/context.js";
 import { createProcessRegistry, KILL_GRACE_MS, type ProcessRegistry } from "../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { isAlive, pidsFrom, killPids } from "./helpers/pids.js";
 
-/** A live process; zombies count as dead (PID 1 in some containers never reaps orphans). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return process.platform !== "linux";
-  }
-}
 
-const pidsFrom = (text: string) => [...text.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
 
 let dir: string;
 let cleanup: () => void;
@@ -53,13 +39,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await registry.stopAll();
-  for (const pid of seenPids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+  killPids(seenPids);
   cleanup();
 });
 

@@ -1,22 +1,12 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { createTools, type Toolset } from "../src/tools/index.js";
 import { tailLines } from "../src/tools/process-output.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { isAlive } from "./helpers/pids.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 let tools: Toolset;
-
-/** A live, non-zombie process. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 const call = async (name: "process_output" | "stop_process" | "execute_command", args: Record<string, unknown>) =>
   (await tools[name].invoke(args as never)) as string;

@@ -22,21 +22,8 @@ import {
   type RunCommandOptions,
 } from "../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { isAlive, pidsFrom, killPids } from "./helpers/pids.js";
 
-/** A live process; zombies count as dead (PID 1 in some containers never reaps orphans). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return process.platform !== "linux";
-  }
-}
 
 /** A dev server that listens on a free port and prints a coloured Vite-style "Local:" line. */
 function writeFakeDevServer(dir: string): string {
@@ -56,7 +43,6 @@ server.listen(0, "127.0.0.1", () => {
   return file;
 }
 
-const pidsFrom = (text: string) => [...text.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
 
 let dir: string;
 let cleanup: () => void;
@@ -75,13 +61,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await registry.stopAll();
-  for (const pid of seenPids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+  killPids(seenPids);
   cleanup();
 });
 

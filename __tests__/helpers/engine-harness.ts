@@ -1,4 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
@@ -16,8 +17,17 @@ export interface EngineHarness {
   model: ScriptedChatModel;
   events: AgentEvent[];
   approvals: ApprovalRequest[];
-  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[] }): Promise<RunSummary>;
+  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[]; signal?: AbortSignal }): Promise<RunSummary>;
   history(threadId?: string): Promise<BaseMessage[]>;
+  /** Replaces a thread's saved conversation (to set up odd states). */
+  seed(threadId: string, messages: BaseMessage[]): Promise<void>;
+}
+
+export interface HarnessExtras {
+  /** Tools instead of the real toolset for the workspace. */
+  tools?: StructuredToolInterface[];
+  /** The answer when a test scripted none (default: a plain denial). */
+  defaultAnswer?: ApprovalResponse;
 }
 
 export function engineSettings(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
@@ -34,19 +44,29 @@ export function engineSettings(workspace: string, overrides: Partial<GraphSettin
   };
 }
 
-export function engineHarness(kind: EngineKind, workspace: string, script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}): EngineHarness {
+export function engineHarness(
+  kind: EngineKind,
+  workspace: string,
+  script: ScriptedTurn[],
+  overrides: Partial<GraphSettings> = {},
+  extras: HarnessExtras = {},
+): EngineHarness {
   const model = new ScriptedChatModel(script);
   const settings = engineSettings(workspace, overrides);
-  const tools = createTools({ workspace });
+  const tools = extras.tools ?? createTools({ workspace });
   const meta = { engine: kind, model: "scripted", provider: settings.provider, workspace };
   const events: AgentEvent[] = [];
   const approvals: ApprovalRequest[] = [];
   let engine: Engine;
   let history: EngineHarness["history"];
+  let seed: EngineHarness["seed"];
   if (kind === "graph") {
     const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools });
     engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
     history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
+    seed = async (threadId, messages) => {
+      await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
+    };
   } else {
     const threads = new Map<string, LoopThread>();
     const memory = {
@@ -56,21 +76,24 @@ export function engineHarness(kind: EngineKind, workspace: string, script: Scrip
     const runtime = createRuntime(settings, { model, tools });
     engine = createLoopEngine({ ...runtime, workspace, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
+    seed = async (threadId, messages) => void threads.set(threadId, { messages, alwaysAllow: [] });
   }
   return {
     model,
     events,
     approvals,
     history,
+    seed,
     run(task, opts = {}) {
       const answers = [...(opts.answers ?? [])];
       return engine.run({
         task,
         threadId: opts.threadId ?? "t1",
+        signal: opts.signal,
         emit: (e) => events.push(e),
         approver: async (request) => {
           approvals.push(request);
-          return answers.shift() ?? { decision: "deny" };
+          return answers.shift() ?? extras.defaultAnswer ?? { decision: "deny" };
         },
       });
     },

@@ -1,4 +1,8 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { ToolMessage } from "@langchain/core/messages";
+import { resultDiff } from "../tools/preview.js";
+import type { AgentEvent } from "./events.js";
+import { messageText } from "./turn.js";
 
 /**
  * Measures each tool call by its id through LangChain callbacks, so concurrent calls get
@@ -49,4 +53,19 @@ export class ToolTimer extends BaseCallbackHandler {
     const start = this.startById.get(toolCallId);
     return start === undefined ? 0 : Date.now() - start;
   }
+}
+
+/** The tool_result event for a result message, the same in both engines. */
+export function toolResultEvent(result: ToolMessage, step: number, timer: ToolTimer): AgentEvent {
+  const diff = resultDiff(result);
+  return {
+    type: "tool_result",
+    step,
+    id: result.tool_call_id,
+    name: result.name ?? "",
+    status: result.status === "error" ? "error" : "success",
+    content: messageText(result),
+    durationMs: timer.durationOf(result.tool_call_id),
+    ...(diff ? { diff } : {}),
+  };
 }

@@ -7,11 +7,10 @@ import { createGraph, createRuntime } from "../graph/graph.js";
 import { createLoopEngine } from "../loop/loop.js";
 import { createGraphEngine } from "../graph/stream.js";
 import { createSqliteCheckpointer } from "../memory/checkpointer.js";
-import { loadProjectRules } from "../security/rules.js";
-import { loadShellParser } from "../security/shell-parse.js";
-import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
-import { childEnvironment, type Settings } from "../settings.js";
-import { createTools, type Toolset } from "../tools/index.js";
+import type { SandboxPlan } from "../security/sandbox.js";
+import type { Settings } from "../settings.js";
+import type { Toolset } from "../tools/index.js";
+import { createAgentTools } from "./tools.js";
 
 export interface AgentParts {
   engine: Engine;
@@ -29,28 +28,11 @@ export interface AgentPartsOptions {
   checkpointer?: BaseCheckpointSaver;
 }
 
-/** Variables the rules file passes through to commands (none when it cannot be read). */
-function rulesPassEnv(workspace: string): string[] {
-  try {
-    return loadProjectRules(workspace).passEnv;
-  } catch {
-    return [];
-  }
-}
-
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
-  // The command classifier's parser (WASM) loads while the model thinks about the first step.
-  void loadShellParser().catch(() => undefined);
-  // Throws SandboxUnavailableError for --sandbox on without a usable bubblewrap.
-  const sandbox = planSandbox(settings.sandbox, { workspace: settings.workspace, network: settings.network });
-  const tools = createTools({
-    workspace: settings.workspace,
-    env: childEnvironment([...settings.passEnv, ...rulesPassEnv(settings.workspace)]),
-    spawnSpec: sandbox.sandbox?.spawnSpec,
-    redact: settings.apiKey ? [settings.apiKey] : [],
-    onOutput: (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
-  });
+  const { tools, sandbox } = createAgentTools(settings, (chunk) =>
+    options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
+  );
   const release = () => sandbox.sandbox?.dispose();
   const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
   if (settings.engine === "loop") {

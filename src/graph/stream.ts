@@ -3,11 +3,10 @@ import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
-import { ToolTimer } from "../agent/timing.js";
+import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { interruptionMessages, messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
 import type { NodeSignal } from "./nodes.js";
-import { resultDiff } from "../tools/preview.js";
 
 /** Super-steps per agent step (agent, approve, tools), plus slack for the final answer. */
 const SUPERSTEPS_PER_STEP = 3;
@@ -53,16 +52,7 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
         emit({ type: "final", text: st.finalText });
       }
     } else if (ToolMessage.isInstance(message)) {
-      emit({
-        type: "tool_result",
-        step: st.step,
-        id: message.tool_call_id,
-        name: message.name ?? "",
-        status: message.status === "error" ? "error" : "success",
-        content: contentText(message),
-        durationMs: timer.durationOf(message.tool_call_id),
-        ...(resultDiff(message) ? { diff: resultDiff(message) } : {}),
-      });
+      emit(toolResultEvent(message, st.step, timer));
     }
   }
 }

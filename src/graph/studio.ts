@@ -1,11 +1,8 @@
 import { statSync } from "node:fs";
 import os from "node:os";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { loadProjectRules } from "../security/rules.js";
-import { planSandbox } from "../security/sandbox.js";
-import { loadShellParser } from "../security/shell-parse.js";
-import { childEnvironment, settingsFromEnvironment, SettingsError, type Settings, type SettingsFlags } from "../settings.js";
-import { createTools } from "../tools/index.js";
+import { createAgentTools } from "../app/tools.js";
+import { settingsFromEnvironment, SettingsError, type Settings, type SettingsFlags } from "../settings.js";
 import { readConfiguration } from "./config.js";
 import { createBuilder, createRuntime, type ResolvedRun } from "./graph.js";
 import type { AgentRuntime } from "./nodes.js";
@@ -24,26 +21,9 @@ function runtimeKey(settings: Settings): string {
   return JSON.stringify([model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv]);
 }
 
-/** Variables the project's rules file passes through to commands (none when it cannot be read). */
-function rulesPassEnv(workspace: string): string[] {
-  try {
-    return loadProjectRules(workspace).passEnv;
-  } catch {
-    return [];
-  }
-}
-
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
 function createStudioRuntime(settings: Settings): AgentRuntime {
-  // The command classifier's parser (WASM) loads while the model thinks about the first step.
-  void loadShellParser().catch(() => undefined);
-  const sandbox = planSandbox(settings.sandbox, { workspace: settings.workspace, network: settings.network });
-  const tools = createTools({
-    workspace: settings.workspace,
-    env: childEnvironment([...settings.passEnv, ...rulesPassEnv(settings.workspace)]),
-    spawnSpec: sandbox.sandbox?.spawnSpec,
-    redact: settings.apiKey ? [settings.apiKey] : [],
-  });
+  const { tools } = createAgentTools(settings);
   registries.add(tools.processes);
   return createRuntime(settings, { tools });
 }

@@ -8,8 +8,8 @@ import { describeModelError, type ModelSettings } from "../agent/model.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
-import { previewToolCall, resultDiff } from "../tools/preview.js";
-import { ToolTimer } from "../agent/timing.js";
+import { previewToolCall } from "../tools/preview.js";
+import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { interruptionMessages, invalidCallResults, messageText, unknownToolResults } from "../agent/turn.js";
 import type { ApprovalMode } from "../settings.js";
 import { loadLoopThread, saveLoopThread, type LoopThread } from "./memory.js";
@@ -72,18 +72,7 @@ async function invokeTool(
 }
 
 function emitResults(results: ToolMessage[], step: number, emit: EventSink, timer: ToolTimer): void {
-  for (const result of results) {
-    emit({
-      type: "tool_result",
-      step,
-      id: result.tool_call_id,
-      name: result.name ?? "",
-      status: result.status === "error" ? "error" : "success",
-      content: messageText(result),
-      durationMs: timer.durationOf(result.tool_call_id),
-      ...(resultDiff(result) ? { diff: resultDiff(result) } : {}),
-    });
-  }
+  for (const result of results) emit(toolResultEvent(result, step, timer));
 }
 
 export function createLoopEngine(options: LoopOptions): Engine {

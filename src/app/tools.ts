@@ -1,0 +1,33 @@
+import { loadProjectRules } from "../security/rules.js";
+import { loadShellParser } from "../security/shell-parse.js";
+import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
+import { childEnvironment, type Settings } from "../settings.js";
+import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
+
+/** Variables the project's rules file passes through to commands (none when it cannot be read). */
+function rulesPassEnv(workspace: string): string[] {
+  try {
+    return loadProjectRules(workspace).passEnv;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The toolset as every front end (CLI, Studio) builds it: commands get the user's environment
+ * without secrets, run in bubblewrap when available, and never show the API key.
+ * Throws SandboxUnavailableError for `--sandbox on` without a usable bubblewrap.
+ */
+export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputChunk) => void): { tools: Toolset; sandbox: SandboxPlan } {
+  // The command classifier's parser (WASM) loads while the model thinks about the first step.
+  void loadShellParser().catch(() => undefined);
+  const sandbox = planSandbox(settings.sandbox, { workspace: settings.workspace, network: settings.network });
+  const tools = createTools({
+    workspace: settings.workspace,
+    env: childEnvironment([...settings.passEnv, ...rulesPassEnv(settings.workspace)]),
+    spawnSpec: sandbox.sandbox?.spawnSpec,
+    redact: settings.apiKey ? [settings.apiKey] : [],
+    onOutput,
+  });
+  return { tools, sandbox };
+}
