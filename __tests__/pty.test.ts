@@ -18,6 +18,7 @@ import {
   waitForSleep,
   waitForValue,
   waitNoneLeft,
+  waitRefused,
   type TmuxTerminal,
 } from "./helpers/tmux.js";
 
@@ -153,6 +154,34 @@ describe("an interactive session on a terminal", () => {
     expect(await exitCode()).toBe("EXITED:0");
   });
 
+  test("the prompt keeps a history (Up recalls the last request), and Ctrl-D leaves with 0", async () => {
+    await startCli();
+    await waitForPrompt("the first prompt");
+    await enter("read hello.txt");
+    await waitForPrompt("the first turn's end", (s) => count(s, "✔ Done:") === 1);
+    await term.press("Up");
+    await term.waitForScreen((s) => s.split("\n").at(-1) === "› read hello.txt", "the recalled request");
+    await term.press("Enter");
+    await waitForPrompt("the recalled turn's end", (s) => count(s, "✔ Done:") === 2 && count(s, "❯ read hello.txt") === 2);
+    await term.press("C-d");
+    expect(await exitCode()).toBe("EXITED:0");
+  });
+
+  test("Ctrl-C twice within a second during a turn leaves with 130 and stops the command", async () => {
+    await startCli(["--approval", "full-auto"]);
+    await waitForPrompt("the first prompt");
+    await enter(`run \`${longCommand(marker)}\``);
+    await waitForSleep(marker);
+    await term.press("C-c", "C-c");
+    expect(await exitCode()).toBe("EXITED:130");
+    await waitNoneLeft(marker);
+    const screen = await term.screen();
+    expect(screen).toContain("Cancelling this turn…");
+    // It left without showing the prompt again.
+    const after = screen.slice(screen.indexOf("Cancelling this turn…"));
+    expect(after.split("\n").filter((l) => l.trim() === "›")).toEqual([]);
+  });
+
   // Bubblewrap (the default sandbox when it works) kills its commands when the CLI dies, which
   // would hide a CLI that leaves them behind; so without the sandbox too.
   test.each(SANDBOXES)("a dev server stays up while the session is open and is stopped when the terminal closes (%s)", async (_name, sandboxArgs) => {
@@ -169,7 +198,7 @@ describe("an interactive session on a terminal", () => {
     await term.kill();
     await waitAllDead([pid]);
     await waitNoneLeft(marker);
-    expect(await httpGet(url)).toEqual({ error: "ECONNREFUSED" });
+    await waitRefused(url);
   });
 });
 

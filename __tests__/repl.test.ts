@@ -1,11 +1,22 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, jest, test } from "@jest/globals";
-import { baseEnv, collect, PROJECT_ROOT, runCli, type CliResult } from "./helpers/cli.js";
+import { baseEnv, runCli, type CliResult } from "./helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
-import { httpGet, killGroup, killMarked, pidAlive, serverCommand, uniqueMarker, waitForValue, waitNoneLeft } from "./helpers/tmux.js";
+import {
+  httpGet,
+  killGroup,
+  killMarked,
+  openSession as startSession,
+  pidAlive,
+  serverCommand,
+  uniqueMarker,
+  waitNoneLeft,
+  waitRefused,
+  type OpenSession,
+} from "./helpers/tmux.js";
 
 /**
  * The interactive session driven through stdin (not a terminal): one request per line until
@@ -13,9 +24,6 @@ import { httpGet, killGroup, killMarked, pidAlive, serverCommand, uniqueMarker, 
  */
 
 jest.setTimeout(90_000);
-
-const TSX = path.join(PROJECT_ROOT, "node_modules", ".bin", "tsx");
-const CLI = path.join(PROJECT_ROOT, "src", "cli.ts");
 
 let tmp: ReturnType<typeof makeTempDir>;
 let marker: string;
@@ -29,7 +37,8 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) killGroup(child.pid);
+  // The whole group, even when its leader is gone: what is left in it is what must not leak.
+  for (const child of started.splice(0)) killGroup(child.pid);
   killMarked(marker);
   await server?.close();
   server = undefined;
@@ -57,28 +66,10 @@ function session(input: string, args: string[] = [], env = baseEnv()): Promise<C
 }
 
 /** A session whose stdin stays open, to look at the world between lines. */
-function openSession(args: string[] = []) {
-  const child = spawn(TSX, [CLI, "--workspace", tmp.dir, ...args], {
-    cwd: PROJECT_ROOT,
-    env: baseEnv(),
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  });
-  started.push(child);
-  let stdout = "";
-  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-  const result = collect(child, 60_000);
-  return {
-    child,
-    result,
-    stdout: () => stdout,
-    send: (line: string) => child.stdin!.write(`${line}\n`),
-    /** Waits until stdout matches; returns the match. */
-    waitFor: (pattern: RegExp, timeoutMs = 30_000) =>
-      waitForValue(() => pattern.exec(stdout) ?? undefined, timeoutMs).catch(() => {
-        throw new Error(`stdout never matched ${pattern}:\n${stdout}`);
-      }),
-  };
+function openSession(args: string[] = []): OpenSession {
+  const s = startSession(["--workspace", tmp.dir, ...args]);
+  started.push(s.child);
+  return s;
 }
 
 describe("piped input", () => {
@@ -254,7 +245,7 @@ describe("background processes", () => {
     expect(r.stdout).toContain(`Stopped background process bg-1 (${serverCommand(marker)}) at ${url}.`);
     expect(pidAlive(pid)).toBe(false);
     await waitNoneLeft(marker, 1_000);
-    expect(await httpGet(url!)).toEqual({ error: "ECONNREFUSED" });
+    await waitRefused(url!);
   });
 
   test("/kill stops one server and /ps shows it ended; end of input stops the rest", async () => {

@@ -214,14 +214,14 @@ async function runOnce(settings: Settings, task: string, version: string): Promi
   };
   const offSignals = onStopSignals(onSignal);
   // On a terminal Ctrl-C is read as a key and raised to this process alone: as a signal to the
-  // whole group, tsx (`npm start`) would relay it again, or SIGKILL us if we were slow to answer.
+  // whole group, the tsx wrapper (`npm run dev`) would relay it again, or SIGKILL us if we were
+  // slow to acknowledge it.
   const keys = interactive && process.stdin.isTTY ? watchKeys(process.stdin, () => process.kill(process.pid, "SIGINT")) : undefined;
   try {
     const approver = interactive
       ? pausingKeys(
           withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), () => abort.abort()), settings.workspace, (t) => renderer.note(t)),
           keys,
-          () => !abort.signal.aborted,
         )
       : nonInteractiveApprover;
     const summary = await session.runTurn(task, abort.signal, approver);

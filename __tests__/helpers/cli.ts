@@ -3,7 +3,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const TSX = path.join(PROJECT_ROOT, "node_modules", ".bin", "tsx");
 const CLI = path.join(PROJECT_ROOT, "src", "cli.ts");
 
 export interface CliResult {
@@ -29,9 +28,13 @@ export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Starts the CLI (through tsx, like `npm start`) in its own process group. */
+/**
+ * Starts the CLI from source in one node process (tsx as a loader, as `npm start` does when
+ * dist/ is stale) in its own process group. Not the tsx wrapper: it relays signals and kills a
+ * child that is slow to acknowledge them, which under load measures tsx instead of the CLI.
+ */
 export function startCli(args: string[], options: CliOptions = {}): ChildProcess {
-  const child = spawn(TSX, [CLI, ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: options.env ?? baseEnv(),
     stdio: ["pipe", "pipe", "pipe"],

@@ -1,10 +1,10 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
-import { baseEnv } from "./cli.js";
+import { baseEnv, collect, PROJECT_ROOT, type CliResult } from "./cli.js";
 import { waitFor } from "./tmp.js";
 
 /**
@@ -29,6 +29,43 @@ export function requireTmux(): void {
 /** Quotes a string for sh. */
 export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface OpenSession {
+  child: ChildProcess;
+  /** Settles when the CLI has exited (SIGKILLs its group after 60 s). */
+  result: Promise<CliResult>;
+  stdout(): string;
+  /** Writes one line to its stdin. */
+  send(line: string): void;
+  /** Waits until stdout matches; returns the match. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+}
+
+/**
+ * Starts the CLI with stdin left open (one line per request), in its own process group, in one
+ * Node process as `npm start` runs it (tsx's loader hook, not the tsx wrapper process, which
+ * relays a group's SIGINT or SIGTERM a second time and SIGKILLs a child slow to acknowledge).
+ */
+export function openSession(args: string[], env: NodeJS.ProcessEnv = baseEnv()): OpenSession {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "src", "cli.ts"), ...args], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
+  let stdout = "";
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  return {
+    child,
+    result: collect(child, 60_000),
+    stdout: () => stdout,
+    send: (line) => child.stdin!.write(`${line}\n`),
+    waitFor: (pattern, timeoutMs = 30_000) =>
+      waitForValue(() => pattern.exec(stdout) ?? undefined, timeoutMs).catch(() => {
+        throw new Error(`stdout never matched ${pattern}:\n${stdout}`);
+      }),
+  };
 }
 
 /** A string no other process has on its command line, to find a test's processes by. */
@@ -57,7 +94,8 @@ export interface FoundProcess {
 
 /**
  * Live processes (zombies excluded) with `marker` on their command line. The tmux server is
- * left out: it keeps the command line of the client that started it.
+ * left out: it keeps the command line of the client that started it. A process in the middle
+ * of exiting has no command line any more, so it may be missed while it closes its files.
  */
 export function processesWith(marker: string): FoundProcess[] {
   const found: FoundProcess[] = [];
@@ -88,6 +126,19 @@ export async function waitNoneLeft(marker: string, timeoutMs = 10_000): Promise<
   } catch {
     const left = processesWith(marker).map((p) => `${p.pid} ${p.argv.join(" ")}`);
     throw new Error(`processes left after ${timeoutMs} ms:\n${left.join("\n")}`);
+  }
+}
+
+/** Waits until nothing listens at `url` any more (a closing server may still reset a connection). */
+export async function waitRefused(url: string, timeoutMs = 5_000): Promise<void> {
+  let last: unknown;
+  try {
+    await waitFor(async () => {
+      last = await httpGet(url, 1_000);
+      return "error" in (last as object) && (last as { error: string }).error === "ECONNREFUSED";
+    }, timeoutMs);
+  } catch {
+    throw new Error(`${url} still answers after ${timeoutMs} ms: ${JSON.stringify(last)}`);
   }
 }
 
@@ -212,6 +263,8 @@ export function createTmux(env: NodeJS.ProcessEnv = baseEnv()): TmuxTerminal {
     },
     async kill() {
       await tmux("kill-server").catch(() => undefined);
+      // tmux leaves its socket file behind.
+      rmSync(path.join(env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid!()}`, socket), { force: true });
     },
   };
 }

@@ -158,10 +158,11 @@ const CTRL_C = 0x03;
 
 /**
  * During a turn on a terminal, reads keys in raw mode so Ctrl-C arrives as a key rather than as
- * SIGINT to the whole foreground process group. As a signal, tsx (which `npm start` runs)
- * relays it to us a second time, which read as "Ctrl-C twice" and ended the session, and it
- * SIGKILLs a child that is slow to acknowledge, which would leave its processes running.
- * Anything else typed during the turn is kept for the next prompt, as a terminal would.
+ * SIGINT to the whole foreground process group. As a signal it also reaches whatever runs us:
+ * the tsx wrapper process (`npm run dev`, `npx tsx src/cli.ts`) relays it to us a second time,
+ * which read as "Ctrl-C twice" and ended the session, and SIGKILLs us when we are slow to
+ * acknowledge, which would leave our processes running. Anything else typed during the turn
+ * is kept for the next prompt, as a terminal would.
  */
 export function watchKeys(input: ReplIo["input"], onCtrlC: () => void): KeyWatch {
   const typed: Buffer[] = [];
@@ -194,7 +195,7 @@ export function watchKeys(input: ReplIo["input"], onCtrlC: () => void): KeyWatch
     stop() {
       watch.suspend();
       input.setRawMode?.(false);
-      if (typed.length > 0 && "unshift" in input && typeof input.unshift === "function") input.unshift(Buffer.concat(typed));
+      if (typed.length > 0) input.unshift(Buffer.concat(typed));
       typed.length = 0;
     },
   };
@@ -202,22 +203,25 @@ export function watchKeys(input: ReplIo["input"], onCtrlC: () => void): KeyWatch
   return watch;
 }
 
-/** An approver that lets its question read the terminal, then goes back to watching keys. */
-export function pausingKeys(ask: Approver, keys: KeyWatch | undefined, stillRunning: () => boolean): Approver {
+/**
+ * An approver that lets its question read the terminal, then goes back to watching keys (also
+ * after Ctrl-C at the question: the cancelled turn is still being wound up).
+ */
+export function pausingKeys(ask: Approver, keys: KeyWatch | undefined): Approver {
   if (!keys) return ask;
   return async (request) => {
     keys.suspend();
     try {
       return await ask(request);
     } finally {
-      if (stillRunning()) keys.resume();
+      keys.resume();
     }
   };
 }
 
 /**
- * A signal repeated within this window is the same one delivered twice: tsx, which `npm start`
- * runs, relays SIGINT and SIGTERM to its child after the child already got them from the group.
+ * A signal repeated within this window is the same one delivered twice: the tsx wrapper process
+ * relays SIGINT and SIGTERM to its child after the child already got them from the group.
  */
 export const REPEATED_SIGNAL_MS = 500;
 /** Exit status when a signal (or Ctrl-C twice during a turn) ended the session. */
@@ -289,7 +293,7 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       const controller = new AbortController();
       turn = controller;
       const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
-      const approver = pausingKeys(io.approver(() => controller.abort()), keys, () => !controller.signal.aborted);
+      const approver = pausingKeys(io.approver(() => controller.abort()), keys);
       let summary: Awaited<ReturnType<Session["runTurn"]>>;
       try {
         summary = await session.runTurn(text, controller.signal, approver);
