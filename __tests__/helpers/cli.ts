@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const CLI = path.join(PROJECT_ROOT, "src", "cli.ts");
+/** tsx's loader by path, so tests may run the CLI from any directory. */
+export const TSX_LOADER = pathToFileURL(path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
 
 export interface CliResult {
   code: number | null;
@@ -34,7 +36,7 @@ export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
  * child that is slow to acknowledge them, which under load measures tsx instead of the CLI.
  */
 export function startCli(args: string[], options: CliOptions = {}): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, CLI, ...args], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: options.env ?? baseEnv(),
     stdio: ["pipe", "pipe", "pipe"],

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
-import { baseEnv, collect, PROJECT_ROOT, type CliResult } from "./cli.js";
+import { baseEnv, collect, PROJECT_ROOT, TSX_LOADER, type CliResult } from "./cli.js";
 import { waitFor } from "./tmp.js";
 
 /**
@@ -48,7 +48,7 @@ export interface OpenSession {
  * relays a group's SIGINT or SIGTERM a second time and SIGKILLs a child slow to acknowledge).
  */
 export function openSession(args: string[], env: NodeJS.ProcessEnv = baseEnv()): OpenSession {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "src", "cli.ts"), ...args], {
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, path.join(PROJECT_ROOT, "src", "cli.ts"), ...args], {
     cwd: PROJECT_ROOT,
     env,
     stdio: ["pipe", "pipe", "pipe"],
