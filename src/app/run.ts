@@ -1,0 +1,139 @@
+import type { StopReason } from "../agent/events.js";
+import { describeModel } from "../agent/model.js";
+import { isInteractiveTerminal, type Settings } from "../settings.js";
+import { withSavedAlwaysRules } from "../security/always.js";
+import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
+import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
+import { pausingKeys, runRepl, watchKeys } from "../ui/repl.js";
+import type { BackgroundProcess } from "../workspace/processes.js";
+import { EXIT } from "./exit-codes.js";
+import { createSession, type Session } from "./session.js";
+import { onStopSignals } from "./signals.js";
+
+/**
+ * Running the agent from the CLI: a one-shot task or an interactive session, with the trace,
+ * approvals on the terminal, signals and background processes handled. Loaded by cli.ts only
+ * when there is something to run.
+ */
+
+const REASON_EXIT: Record<StopReason, number> = {
+  done: EXIT.ok,
+  max_steps: EXIT.maxSteps,
+  interrupted: EXIT.interrupted,
+  error: EXIT.failure,
+  loop_guard: EXIT.failure,
+};
+
+function createRenderer(settings: Settings, interactive: boolean): Renderer {
+  return settings.json
+    ? createJsonRenderer({ verbose: settings.verbose })
+    : createPrettyRenderer({
+        color: settings.color && Boolean(process.stdout.isTTY),
+        spinner: interactive && Boolean(process.stdout.isTTY),
+        verbose: settings.verbose,
+      });
+}
+
+function showBanner(session: Session, renderer: Renderer, version: string): void {
+  const { settings } = session;
+  renderer.banner({
+    version,
+    workspace: settings.workspace,
+    model: describeModel(settings),
+    threadId: session.threadId,
+    resumed: session.resumed,
+    approval: session.approval,
+    engine: settings.engine,
+    sandbox: session.parts.sandbox.summary,
+  });
+}
+
+function reportStopped(stopped: BackgroundProcess[], renderer: Renderer): void {
+  for (const p of stopped) renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
+}
+
+/** Resolves on the first stop signal. */
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const off = onStopSignals((signal) => {
+      off();
+      resolve(signal);
+    });
+  });
+}
+
+/**
+ * On a terminal, dev servers the task started stay up until Ctrl-C, so "open
+ * http://localhost:5173" is true; without one they are stopped before exiting.
+ */
+async function keepServersUp(session: Session, renderer: Renderer): Promise<void> {
+  const running = session.running();
+  if (running.length === 0) return;
+  renderer.note("Still running in the background:");
+  for (const p of running) renderer.note(`  ${p.id}  ${p.url ?? "(no URL)"}  ${p.command}`);
+  renderer.note("Press Ctrl-C to stop them and exit.");
+  await nextSignal();
+}
+
+export async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
+  const interactive = isInteractiveTerminal() && !settings.json;
+  const renderer = createRenderer(settings, interactive);
+  const session = createSession(settings, { renderer });
+  showBanner(session, renderer, version);
+  const abort = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (abort.signal.aborted) return;
+    renderer.pause();
+    renderer.note(`\n${signal === "SIGINT" ? "Ctrl-C" : signal}: stopping the run…`);
+    abort.abort();
+  };
+  const offSignals = onStopSignals(onSignal);
+  // On a terminal Ctrl-C is read as a key and raised to this process alone: as a signal to the
+  // whole group, the tsx wrapper (`npm run dev`) would relay it again, or SIGKILL us if we were
+  // slow to acknowledge it.
+  const keys = interactive && process.stdin.isTTY ? watchKeys(process.stdin, () => process.kill(process.pid, "SIGINT")) : undefined;
+  try {
+    const approver = interactive
+      ? pausingKeys(
+          withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), () => abort.abort()), settings.workspace, (t) => renderer.note(t)),
+          keys,
+        )
+      : nonInteractiveApprover;
+    const summary = await session.runTurn(task, abort.signal, approver);
+    if (summary.reason === "max_steps") {
+      renderer.note(
+        `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +
+          `Continue with: npm start -- --thread ${session.threadId} "continue"`,
+      );
+    }
+    const reason: StopReason = abort.signal.aborted ? "interrupted" : summary.reason;
+    offSignals();
+    if (reason !== "interrupted" && interactive) await keepServersUp(session, renderer);
+    return REASON_EXIT[reason];
+  } finally {
+    keys?.stop();
+    offSignals();
+    reportStopped(await session.close(), renderer);
+  }
+}
+
+export async function runInteractive(settings: Settings, version: string): Promise<number> {
+  const interactive = isInteractiveTerminal() && !settings.json;
+  const renderer = createRenderer(settings, interactive);
+  const session = createSession(settings, { renderer });
+  showBanner(session, renderer, version);
+  try {
+    return await runRepl(session, renderer, {
+      input: process.stdin,
+      output: process.stdout,
+      interactive,
+      approver: (cancel) =>
+        interactive
+          ? withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), cancel), settings.workspace, (t) => renderer.note(t))
+          : nonInteractiveApprover,
+    });
+  } finally {
+    reportStopped(await session.close(), renderer);
+  }
+}
+
