@@ -28,12 +28,19 @@ afterEach(async () => {
   tmp.cleanup();
 });
 
+let engine = "graph";
+
 async function run(script: Script, args: string[], env: NodeJS.ProcessEnv = {}) {
   server = await startOpenAIServer(script);
-  return runCli(["--workspace", workspace, "--approval", "full-auto", ...args], {
+  return runCli(["--workspace", workspace, "--engine", engine, "--approval", "full-auto", ...args], {
     env: baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "1", ...env }),
   });
 }
+
+describe.each(["graph", "loop"])("--engine %s", (engineName) => {
+beforeAll(() => {
+  engine = engineName;
+});
 
 test("does what the calls ask inside the workspace and exits 0", async () => {
   const r = await run(
@@ -138,8 +145,8 @@ test("an unreachable provider ends with one sentence and exit 1, quickly", async
 test("a second run on the same thread sends the first exchange", async () => {
   server = await startOpenAIServer([{ content: "Beijing is sunny." }, { content: "Shanghai is rainy." }]);
   const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test" });
-  const first = await runCli(["--workspace", workspace, "--thread", "weather", "今天北京天气怎么样"], { env });
-  const second = await runCli(["--workspace", workspace, "--thread", "weather", "那上海呢"], { env });
+  const first = await runCli(["--workspace", workspace, "--engine", engine, "--thread", "weather", "今天北京天气怎么样"], { env });
+  const second = await runCli(["--workspace", workspace, "--engine", engine, "--thread", "weather", "那上海呢"], { env });
   expect([first.code, second.code]).toEqual([0, 0]);
   const sent = server.requests[1]!.messages.map((m) => [m.role, typeof m.content === "string" ? m.content : ""]);
   expect(sent.slice(1)).toEqual([
@@ -147,4 +154,33 @@ test("a second run on the same thread sends the first exchange", async () => {
     ["assistant", "Beijing is sunny."],
     ["user", "那上海呢"],
   ]);
+});
+
+test("parallel tool calls of one turn all run", async () => {
+  const r = await run(
+    [
+      {
+        toolCalls: [
+          { name: "write_file", args: { filePath: "one.txt", content: "1" } },
+          { name: "write_file", args: { filePath: "two.txt", content: "2" } },
+          { name: "execute_command", args: { command: "echo three > three.txt" } },
+        ],
+      },
+      { content: "All three." },
+    ],
+    ["three files"],
+  );
+  expect(r.code).toBe(0);
+  expect(["one.txt", "two.txt", "three.txt"].map((f) => readFileSync(path.join(workspace, f), "utf8"))).toEqual(["1", "2", "three\n"]);
+  expect(server!.requests[1]!.messages.filter((m) => m.role === "tool")).toHaveLength(3);
+});
+
+test("off a terminal, a call that needs approval is declined and the model is told how to allow it", async () => {
+  server = await startOpenAIServer([{ toolCalls: [{ name: "execute_command", args: { command: "touch nope.txt" } }] }, { content: "ok" }]);
+  const r = await runCli(["--workspace", workspace, "--engine", engine, "hi"], { env: baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test" }) });
+  expect(r.code).toBe(0);
+  expect(existsSync(path.join(workspace, "nope.txt"))).toBe(false);
+  const result = server.requests[1]!.messages.find((m) => m.role === "tool");
+  expect(String(result?.content)).toContain("--approval full-auto");
+});
 });
