@@ -65,8 +65,9 @@ Examples:
   npm start -- --approval full-auto --replay demos/todo-app.jsonl "create a React todo app with Vite"
   npm start -- --thread demo "what is in package.json?"   then   npm start -- --thread demo "and its scripts?"
 
-Exit codes: 0 done, 1 runtime failure (provider unreachable, bad configuration), 2 usage error,
-3 step limit reached, 130 interrupted.`,
+Exit codes: 0 done, 1 runtime failure (provider unreachable, rejected key, unknown model, a model
+stopped by the loop guard, --sandbox on without bubblewrap), 2 usage error, 3 step limit reached,
+130 interrupted (Ctrl-C, SIGTERM, closed terminal).`,
     )
     .exitOverride()
     .showSuggestionAfterError();
