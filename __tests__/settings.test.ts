@@ -46,3 +46,13 @@ test("NO_COLOR turns colour off", () => {
   expect(loadSettings({ color: false }, {}).color).toBe(false);
   expect(loadSettings({}, {}).color).toBe(true);
 });
+
+test("MINI_CURSOR_DOTENV=off ignores .env (tests use it)", () => {
+  const tmp = makeTempDir();
+  try {
+    writeFileSync(path.join(tmp.dir, ".env"), "OPENAI_API_KEY=from-file\n");
+    expect(readEnvironment(tmp.dir, { MINI_CURSOR_DOTENV: "off" }).OPENAI_API_KEY).toBeUndefined();
+  } finally {
+    tmp.cleanup();
+  }
+});

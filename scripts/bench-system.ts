@@ -22,7 +22,7 @@ export function median(values: number[]): number {
 function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_")) delete env[key];
-  return { ...env, NO_COLOR: "1", ...extra };
+  return { ...env, NO_COLOR: "1", MINI_CURSOR_DOTENV: "off", ...extra };
 }
 
 function runToExit(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<{ code: number | null; stdout: string }> {

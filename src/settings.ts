@@ -87,6 +87,8 @@ export class SettingsError extends Error {
 
 /** The environment merged over `.env` in `dir` (the environment wins). */
 export function readEnvironment(dir: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  // Tests set this so a developer's own .env (say, a real key) cannot change what they run.
+  if (env.MINI_CURSOR_DOTENV === "off") return { ...env };
   const file = path.join(dir, ".env");
   const fromFile = existsSync(file) ? parseDotenv(readFileSync(file)) : {};
   return { ...fromFile, ...env };

@@ -27,7 +27,8 @@ export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   for (const key of Object.keys(env)) {
     if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_") || key === "INIT_CWD" || key === "DEBUG") delete env[key];
   }
-  return { ...env, ...extra };
+  // A developer's own .env (a real key, say) must not change what the tests run.
+  return { ...env, MINI_CURSOR_DOTENV: "off", ...extra };
 }
 
 /**
