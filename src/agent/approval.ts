@@ -4,7 +4,6 @@ import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
 import { loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
 import type { ApprovalMode } from "../settings.js";
-import { dangerReason } from "./danger.js";
 
 /** Tools that change files; they ask only in `suggest` mode. */
 const EDIT_TOOLS = new Set(["write_file", "edit_file"]);
@@ -98,27 +97,17 @@ export async function classifyCall(
       return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
     }
   }
-  const reason = approvalReason(call, mode, always);
+  const reason = editReason(call, mode, always);
   return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
 }
 
 /**
- * Why this call must be approved, or null when it may run: the synchronous first check, with
- * the old word list for commands. The engines use `classifyCall`, which reads commands with
- * the shell parser and applies the project rules.
+ * Why a file change must be approved, or null when it may run: only `suggest` asks, unless this
+ * thread answered "always" for the tool. Commands are judged by `classifyCall` with the parser.
  */
-export function approvalReason(call: ToolCallLike, mode: ApprovalMode, always: readonly string[]): string | null {
-  if (COMMAND_TOOLS.has(call.name)) {
-    const danger = dangerReason(String(call.args.command ?? ""));
-    if (danger) return `dangerous command: ${danger}`;
-    if (mode === "full-auto" || always.includes(alwaysKey(call))) return null;
-    return `runs a shell command (approval mode ${mode})`;
-  }
-  if (EDIT_TOOLS.has(call.name)) {
-    if (mode !== "suggest" || always.includes(alwaysKey(call))) return null;
-    return "changes a file (approval mode suggest)";
-  }
-  return null;
+export function editReason(call: ToolCallLike, mode: ApprovalMode, always: readonly string[]): string | null {
+  if (!EDIT_TOOLS.has(call.name) || mode !== "suggest" || always.includes(alwaysKey(call))) return null;
+  return "changes a file (approval mode suggest)";
 }
 
 /**
