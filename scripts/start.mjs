@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// `npm start`: the compiled CLI when dist/ is at least as new as every source file (cold start
-// ~0.4 s), otherwise the TypeScript sources through tsx (~0.9 s), so edits never run stale code.
+// `npm start`: the one-file bundle built by `npm run build` (run by `npm ci` through `prepare`)
+// when it is at least as new as every source file, otherwise the TypeScript sources through
+// tsx's loader, so edits never run stale code.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const compiled = path.join(root, "dist", "cli.js");
+const compiled = path.join(root, "dist", "cli.bundle.js");
 const source = path.join(root, "src", "cli.ts");
 
 function newestSource(dir) {

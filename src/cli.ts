@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
+import path from "node:path";
+import { PROJECT_ROOT } from "./project-root.js";
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./app/exit-codes.js";
 import { installSignalBackstop } from "./app/signals.js";
@@ -16,7 +18,7 @@ const FORCED_EXIT_DELAY_MS = 1_000;
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
     return pkg.version;
   } catch {
     return "0.0.0";

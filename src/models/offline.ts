@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { PROJECT_ROOT } from "../project-root.js";
 import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/language_models/chat_models";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
@@ -84,7 +85,7 @@ function parseRead(request: string): OfflineIntent | undefined {
 }
 
 /** The recording of the seed's flagship task, which the offline model plays (`npm run demo` too). */
-export const TODO_DEMO_RECORDING = fileURLToPath(new URL("../../demos/todo-app.jsonl", import.meta.url));
+export const TODO_DEMO_RECORDING = path.join(PROJECT_ROOT, "demos", "todo-app.jsonl");
 const TODO_DEMO_LABEL = "demos/todo-app.jsonl";
 
 /** "create a React todo app", "build a React TodoList with Vite", "创建React TodoList应用"... */
