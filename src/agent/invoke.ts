@@ -65,7 +65,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * here anything that is not a JSON object goes to `invalid_tool_calls`, so the model is told
  * instead of a tool running with half its arguments.
  */
-function strictToolCalls(chunk: AIMessageChunk): { tool_calls: ToolCall[]; invalid_tool_calls: InvalidToolCall[] } {
+export function strictToolCalls(chunk: AIMessageChunk): { tool_calls: ToolCall[]; invalid_tool_calls: InvalidToolCall[] } {
   const rawChunks = chunk.tool_call_chunks ?? [];
   if (rawChunks.length === 0) return { tool_calls: chunk.tool_calls ?? [], invalid_tool_calls: chunk.invalid_tool_calls ?? [] };
   const tool_calls: ToolCall[] = [];

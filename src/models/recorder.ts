@@ -9,12 +9,11 @@ import {
   ToolMessage,
   mapChatMessagesToStoredMessages,
   type BaseMessage,
-  type InvalidToolCall,
   type StoredMessage,
-  type ToolCall,
 } from "@langchain/core/messages";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
+import { strictToolCalls } from "../agent/invoke.js";
 
 /**
  * Recordings: every model response of a run, one JSON line each, with a digest of what was
@@ -144,32 +143,6 @@ export function digestRequest(messages: readonly BaseMessage[]): RequestDigest {
   return { messages: messages.length, sha256, last: lastText, outcomes: toolOutcomes(messages) };
 }
 
-/**
- * Tool calls parsed strictly from the raw streamed arguments (as the engines do), so a response
- * whose arguments were cut off is recorded as the invalid call it was.
- */
-function strictCalls(chunk: AIMessageChunk): { tool_calls: ToolCall[]; invalid_tool_calls: InvalidToolCall[] } {
-  const raw = chunk.tool_call_chunks ?? [];
-  if (raw.length === 0) return { tool_calls: chunk.tool_calls ?? [], invalid_tool_calls: chunk.invalid_tool_calls ?? [] };
-  const tool_calls: ToolCall[] = [];
-  const invalid_tool_calls: InvalidToolCall[] = [];
-  for (const c of raw) {
-    const args = c.args ?? "";
-    let parsed: unknown;
-    try {
-      parsed = args.trim() === "" ? {} : JSON.parse(args);
-    } catch {
-      parsed = undefined;
-    }
-    if (c.name && parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
-      tool_calls.push({ id: c.id, name: c.name, args: parsed as Record<string, unknown>, type: "tool_call" });
-    } else {
-      invalid_tool_calls.push({ id: c.id, name: c.name, args, error: "the arguments are not a JSON object", type: "invalid_tool_call" });
-    }
-  }
-  return { tool_calls, invalid_tool_calls };
-}
-
 /** The response as a plain AIMessage with only what a replay needs. */
 export function responseToRecord(message: BaseMessage): AIMessage {
   const meta = (message.response_metadata ?? {}) as Record<string, unknown>;
@@ -177,7 +150,7 @@ export function responseToRecord(message: BaseMessage): AIMessage {
   if (typeof meta.finish_reason === "string") response_metadata.finish_reason = meta.finish_reason;
   if (typeof meta.model_name === "string") response_metadata.model_name = meta.model_name;
   const calls = AIMessageChunk.isInstance(message)
-    ? strictCalls(message)
+    ? strictToolCalls(message) // as the engines parse it, so a cut-off call is recorded as invalid
     : { tool_calls: (message as AIMessage).tool_calls ?? [], invalid_tool_calls: (message as AIMessage).invalid_tool_calls ?? [] };
   const usage = (message as AIMessage).usage_metadata;
   return new AIMessage({
