@@ -1,0 +1,5 @@
+import { getUserName } from "./users.js";
+
+export function greet(user) {
+  return `Welcome back, ${getUserName(user)}!`;
+}

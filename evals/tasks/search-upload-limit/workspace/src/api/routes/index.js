@@ -1,0 +1,6 @@
+import { listPhotos, uploadPhoto } from "./photos.js";
+
+export const routes = {
+  "GET /photos": listPhotos,
+  "POST /photos": uploadPhoto,
+};

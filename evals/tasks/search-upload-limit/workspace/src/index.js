@@ -1,0 +1,3 @@
+import { createApp } from "./api/app.js";
+
+createApp().listen(Number(process.env.PORT ?? 8080));

@@ -1,0 +1,1 @@
+export const ALLOWED_TYPES = ["image/jpeg", "image/png", "image/webp", "image/heic"];
