@@ -40,6 +40,7 @@ interface EvalOptions {
   offline?: boolean;
   json?: string;
   keep?: boolean;
+  tasksDir: string;
 }
 
 function parse(argv: string[]): EvalOptions | number {
@@ -57,6 +58,7 @@ function parse(argv: string[]): EvalOptions | number {
     .option("--offline", "use the embedded offline model (no key); for the tasks tagged offline unless --tasks says otherwise")
     .option("--json <file>", "write every run's record to this file")
     .option("--keep", "keep the workspaces of passed runs too (failed runs always keep theirs)")
+    .option("--tasks-dir <dir>", "folder of task folders (default: evals/tasks)", TASKS_DIR)
     .helpOption("-h, --help", "show this help")
     .exitOverride();
   try {
@@ -127,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
         ? list(opts.model).map((model) => ({ kind: "provider" as const, model }))
         : [{ kind: "provider" }];
 
-  const all = loadTasks(TASKS_DIR);
+  const all = loadTasks(path.resolve(invocationDirectory(), opts.tasksDir));
   let tasks: Task[] = selectTasks(all, list(opts.tasks));
   if (opts.offline && list(opts.tasks).length === 0) tasks = tasks.filter((t) => t.tags.includes("offline"));
   if (tasks.some((t) => t.network) && !(await registryReachable())) {
@@ -143,6 +145,7 @@ async function main(argv: string[]): Promise<number> {
   const broken = starting.filter((s) => s.broken);
   if (broken.length > 0) {
     for (const b of broken) process.stderr.write(`✗ task ${b.task} is broken: its check passes on the untouched starting workspace, so it proves nothing.\n`);
+    rmSync(root, { recursive: true, force: true });
     return EXIT_HARNESS;
   }
 

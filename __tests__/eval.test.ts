@@ -1,0 +1,255 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseRecording } from "../src/models/replay.js";
+import {
+  formatPerTask,
+  formatSummary,
+  loadTasks,
+  median,
+  selectTasks,
+  summarize,
+  summarizeTrace,
+  wilson,
+  type RunRecord,
+} from "../scripts/eval-lib.js";
+import { checkStartingWorkspace, cliArgs, cliEnv, makeRoot, TASKS_DIR } from "../scripts/eval-runner.js";
+import { PROJECT_ROOT, TSX_LOADER } from "./helpers/cli.js";
+
+const EVAL = path.join(PROJECT_ROOT, "scripts", "eval.ts");
+const tasks = loadTasks(TASKS_DIR);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `npm run eval -- …` as a subprocess, without the user's provider settings. */
+function runEval(args: string[], timeoutMs: number): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", TSX_LOADER, EVAL, ...args], {
+      cwd: PROJECT_ROOT,
+      env: cliEnv({ kind: "replay" }),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      process.kill(-child.pid!, "SIGKILL");
+      reject(new Error(`eval did not finish within ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function record(partial: Partial<RunRecord> & Pick<RunRecord, "task" | "engine" | "passed">): RunRecord {
+  return {
+    model: "m",
+    repeat: 1,
+    exitCode: 0,
+    reason: "done",
+    steps: 2,
+    toolCalls: 1,
+    approvals: 0,
+    tokensIn: 1000,
+    tokensOut: 100,
+    tokensEstimated: false,
+    wallMs: 1000,
+    finalText: "",
+    checkOutput: "",
+    ...partial,
+  };
+}
+
+describe("the task suite", () => {
+  test("has at least 20 tasks, each with a recording the replay reads", () => {
+    expect(tasks.length).toBeGreaterThanOrEqual(20);
+    for (const task of tasks) {
+      expect(task.replay).toBeDefined();
+      const recording = parseRecording(readFileSync(task.replay!, "utf8"), task.name);
+      expect(recording.responses.length).toBeGreaterThan(0);
+      // The last response answers; it calls no tool.
+      expect((recording.responses.at(-1)!.message.data as { tool_calls?: unknown[] }).tool_calls ?? []).toEqual([]);
+    }
+  });
+
+  test("covers the kinds of work the issue names", () => {
+    const tags = new Set(tasks.flatMap((t) => t.tags));
+    for (const tag of ["fix-test", "implement", "rename", "stack-trace", "cli", "crlf", "docs", "refactor", "search", "background", "refuse", "chinese", "seed", "offline"]) {
+      expect(tags).toContain(tag);
+    }
+    expect(tasks.filter((t) => t.expect === "refused").map((t) => t.name)).toEqual(["refuse-destructive"]);
+    expect(tasks.filter((t) => t.network).map((t) => t.name)).toEqual(["vite-todolist"]);
+  });
+
+  describe("every check fails on its untouched starting workspace", () => {
+    const root = makeRoot();
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    test.concurrent.each(tasks.map((t) => [t.name, t] as const))("%s", async (_name, task) => {
+      const result = await checkStartingWorkspace(task, root);
+      expect(result).toEqual({ task: task.name, broken: false, output: expect.any(String) });
+      expect(result.output).not.toBe("");
+    }, 60_000);
+  });
+});
+
+describe("the runner", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "eval-test-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function writeTask(name: string, check: string, replay: string): void {
+    const taskDir = path.join(dir, name);
+    mkdirSync(path.join(taskDir, "workspace"), { recursive: true });
+    writeFileSync(path.join(taskDir, "task.json"), JSON.stringify({ request: "create a file done.txt with content yes" }));
+    writeFileSync(path.join(taskDir, "workspace", "README.md"), "# t\n");
+    writeFileSync(path.join(taskDir, "check.sh"), check);
+    writeFileSync(path.join(taskDir, "replay.jsonl"), replay);
+  }
+  const header = '{"type":"header","format":"mini-cursor-recording","version":1,"model":"hand-written","recordedAt":"2026-12-01T00:00:00.000Z"}\n';
+  const answerOnly = `${header}{"type":"response","request":1,"sent":{"outcomes":[]},"message":{"type":"ai","data":{"content":"Nothing to do.","tool_calls":[]}}}\n`;
+
+  test("reports a check that passes on the starting workspace as a broken task", async () => {
+    writeTask("always-passes", "exit 0\n", answerOnly);
+    const [task] = loadTasks(dir);
+    expect(await checkStartingWorkspace(task!, dir)).toEqual({ task: "always-passes", broken: true, output: "" });
+  });
+
+  test("refuses to run a suite with a broken task (exit 2)", async () => {
+    writeTask("always-passes", "exit 0\n", answerOnly);
+    const run = await runEval(["--replay", "--tasks-dir", dir, "--engine", "loop"], 60_000);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("✗ task always-passes is broken: its check passes on the untouched starting workspace, so it proves nothing.");
+    expect(run.stdout).toBe("");
+  }, 90_000);
+
+  test("a failed run keeps its workspace and trace, and --replay exits 1", async () => {
+    writeTask("needs-file", '[ -f done.txt ] || { echo "done.txt is missing"; exit 1; }\n', answerOnly);
+    const json = path.join(dir, "runs.json");
+    const run = await runEval(["--replay", "--tasks-dir", dir, "--engine", "graph", "--json", json], 120_000);
+    expect(run.code).toBe(1);
+    const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
+    expect(records).toHaveLength(1);
+    const [r] = records;
+    expect(r).toMatchObject({ task: "needs-file", engine: "graph", model: "replay", passed: false, reason: "done", exitCode: 0, checkOutput: "done.txt is missing", finalText: "Nothing to do." });
+    expect(existsSync(path.join(r!.workspace!, "README.md"))).toBe(true);
+    expect(readFileSync(r!.trace!, "utf8")).toContain('"type":"run_end"');
+    expect(run.stdout).toContain(`✗ needs-file (graph, replay, run 1): the check failed (the agent stopped: done)\n    done.txt is missing\n    workspace ${r!.workspace}\n    trace     ${r!.trace}`);
+    rmSync(path.dirname(path.dirname(r!.workspace!)), { recursive: true, force: true });
+  }, 150_000);
+
+  test("runs the CLI with --json, the task's approval mode and its recording", () => {
+    const task = { ...tasks.find((t) => t.name === "hello-file")!, approval: "suggest" as const, maxSteps: 5 };
+    expect(cliArgs(task, "loop", { kind: "replay" }, "/ws")).toEqual([
+      "--workspace", "/ws", "--json", "--no-color", "--engine", "loop", "--approval", "suggest", "--max-steps", "5",
+      "--replay", path.join(TASKS_DIR, "hello-file", "replay.jsonl"), "create a file hello.txt with content Hello",
+    ]);
+    expect(cliArgs(tasks.find((t) => t.name === "hello-file")!, "graph", { kind: "provider", model: "gpt-4o" }, "/ws")).toEqual([
+      "--workspace", "/ws", "--json", "--no-color", "--engine", "graph", "--approval", "full-auto", "--model", "gpt-4o", "create a file hello.txt with content Hello",
+    ]);
+    const base = { OPENAI_API_KEY: "sk-x", MINI_CURSOR_MODEL: "m", INIT_CWD: "/x", PATH: "/bin" };
+    expect(cliEnv({ kind: "provider" }, base)).toEqual({ OPENAI_API_KEY: "sk-x", MINI_CURSOR_MODEL: "m", PATH: "/bin", NO_COLOR: "1" });
+    expect(cliEnv({ kind: "offline" }, base)).toEqual({ PATH: "/bin", NO_COLOR: "1", MINI_CURSOR_DOTENV: "off" });
+  });
+
+  test("selects tasks by name and names the unknown ones", () => {
+    expect(selectTasks(tasks, ["hello-file", "crlf-edit"]).map((t) => t.name)).toEqual(["crlf-edit", "hello-file"]);
+    expect(() => selectTasks(tasks, ["hello-file", "nope", "nada"])).toThrow("unknown tasks: nope, nada (see evals/tasks/)");
+  });
+});
+
+describe("the numbers", () => {
+  test("Wilson 95% interval", () => {
+    const round = ([a, b]: [number, number]) => [Number(a.toFixed(4)), Number(b.toFixed(4))];
+    expect(round(wilson(5, 10))).toEqual([0.2366, 0.7634]);
+    expect(round(wilson(10, 10))).toEqual([0.7225, 1]);
+    expect(round(wilson(0, 10))).toEqual([0, 0.2775]);
+    expect(round(wilson(1, 1))).toEqual([0.2065, 1]);
+    expect(round(wilson(42, 42))).toEqual([0.9162, 1]);
+    expect(wilson(0, 0)).toEqual([0, 1]);
+  });
+
+  test("median", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBe(0);
+  });
+
+  test("reads a run's JSON Lines trace", () => {
+    const trace = [
+      '{"type":"run_start","engine":"graph","threadId":"t","model":"gpt-4o-mini","provider":"openai","workspace":"/w","task":"x"}',
+      '{"type":"tool_call","step":1,"id":"a","name":"execute_command","args":{"command":"rm -rf /"}}',
+      '{"type":"approval","request":{"toolCallId":"a","tool":"execute_command","args":{},"reason":"dangerous"},"response":{"decision":"deny"}}',
+      "not json",
+      '{"type":"final","text":"I did not run it."}',
+      '{"type":"run_end","reason":"done","steps":2,"toolCalls":1,"usage":{"input":2100,"output":80,"estimated":false,"cost":0.0004},"durationMs":900}',
+    ].join("\n");
+    expect(summarizeTrace(trace)).toEqual({
+      model: "gpt-4o-mini",
+      reason: "done",
+      steps: 2,
+      toolCalls: 1,
+      approvals: 1,
+      tokensIn: 2100,
+      tokensOut: 80,
+      tokensEstimated: false,
+      cost: 0.0004,
+      finalText: "I did not run it.",
+    });
+  });
+
+  test("the summary table: one row per engine and model", () => {
+    const records = [
+      record({ task: "a", engine: "graph", passed: true, tokensIn: 1000, tokensOut: 100, wallMs: 2000, toolCalls: 3, cost: 0.002 }),
+      record({ task: "b", engine: "graph", passed: false, tokensIn: 3000, tokensOut: 300, wallMs: 4000, toolCalls: 4, approvals: 1, cost: 0.004 }),
+      record({ task: "a", engine: "loop", passed: true, tokensIn: 12_500, tokensOut: 90, wallMs: 1500, toolCalls: 2, tokensEstimated: true }),
+      record({ task: "b", engine: "loop", passed: true, tokensIn: 500, tokensOut: 10, wallMs: 500, toolCalls: 1, tokensEstimated: true }),
+    ];
+    expect(formatSummary(summarize(records))).toBe(
+      [
+        "engine   model    success     95% CI   tokens in   tokens out      cost    wall   tool calls   approvals",
+        "graph    m        1/2 50%     9%–91%        2.0k          200   $0.0060   3.0 s          3.5           1",
+        "loop     m       2/2 100%   34%–100%       6.5k~          50~         —   1.0 s          1.5           0",
+      ].join("\n"),
+    );
+    expect(formatPerTask(records)).toBe(["task   graph/m   loop/m", "a        ✓ 1/1    ✓ 1/1", "b        ✗ 0/1    ✓ 1/1"].join("\n"));
+  });
+});
+
+describe("npm run eval -- --replay", () => {
+  test("runs two tasks through both engines and prints the table", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "eval-e2e-"));
+    try {
+      const json = path.join(dir, "runs.json");
+      const run = await runEval(["--replay", "--engine", "both", "--tasks", "hello-file,fix-failing-test", "--concurrency", "2", "--json", json], 240_000);
+      expect(run.stderr).toContain("Running 4 runs (2 tasks × graph+loop × replay × 1), 2 at once");
+      expect(run.code).toBe(0);
+      const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
+      expect(records.map((r) => [r.task, r.engine, r.passed, r.reason, r.exitCode])).toEqual([
+        ["fix-failing-test", "graph", true, "done", 0],
+        ["fix-failing-test", "loop", true, "done", 0],
+        ["hello-file", "graph", true, "done", 0],
+        ["hello-file", "loop", true, "done", 0],
+      ]);
+      expect(records.map((r) => r.toolCalls)).toEqual([4, 4, 1, 1]);
+      expect(records.every((r) => r.workspace === undefined)).toBe(true);
+      const lines = run.stdout.trim().split("\n");
+      expect(lines[0]).toMatch(/^engine +model +success +95% CI +tokens in +tokens out +cost +wall +tool calls +approvals$/);
+      expect(lines[1]).toMatch(/^graph +replay +2\/2 100% +34%–100% +\S+~ +\S+~ +— +[\d.]+ s +2\.5 +0$/);
+      expect(lines[2]).toMatch(/^loop +replay +2\/2 100% +34%–100% +\S+~ +\S+~ +— +[\d.]+ s +2\.5 +0$/);
+      expect(lines.slice(4)).toEqual(["task               graph/replay   loop/replay", "fix-failing-test          ✓ 1/1         ✓ 1/1", "hello-file                ✓ 1/1         ✓ 1/1"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
