@@ -16,6 +16,7 @@ import {
 } from "../scripts/eval-lib.js";
 import { checkStartingWorkspace, cliArgs, cliEnv, makeRoot, TASKS_DIR } from "../scripts/eval-runner.js";
 import { PROJECT_ROOT, TSX_LOADER } from "./helpers/cli.js";
+import { startOpenAIServer } from "./helpers/openai-server.js";
 
 const EVAL = path.join(PROJECT_ROOT, "scripts", "eval.ts");
 const tasks = loadTasks(TASKS_DIR);
@@ -27,11 +28,11 @@ interface Run {
 }
 
 /** `npm run eval -- …` as a subprocess, without the user's provider settings. */
-function runEval(args: string[], timeoutMs: number): Promise<Run> {
+function runEval(args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = cliEnv({ kind: "replay" })): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", TSX_LOADER, EVAL, ...args], {
       cwd: PROJECT_ROOT,
-      env: cliEnv({ kind: "replay" }),
+      env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -148,6 +149,15 @@ describe("the runner", () => {
     rmSync(path.dirname(path.dirname(r!.workspace!)), { recursive: true, force: true });
   }, 150_000);
 
+  test("without a provider, --replay or --offline, says what to configure (exit 2)", async () => {
+    const run = await runEval(["--tasks", "hello-file"], 60_000);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      "eval: no model provider is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI) in the environment or .env, " +
+        "or run with --replay (the recorded trajectories) or --offline (the embedded offline model)\n",
+    );
+  }, 90_000);
+
   test("runs the CLI with --json, the task's approval mode and its recording", () => {
     const task = { ...tasks.find((t) => t.name === "hello-file")!, approval: "suggest" as const, maxSteps: 5 };
     expect(cliArgs(task, "loop", { kind: "replay" }, "/ws")).toEqual([
@@ -252,4 +262,39 @@ describe("npm run eval -- --replay", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 300_000);
+});
+
+describe("npm run eval -- --model", () => {
+  test("needs only a provider's key and a model name: tokens and cost come from the provider", async () => {
+    const server = await startOpenAIServer([
+      { toolCalls: [{ name: "write_file", args: { filePath: "hello.txt", content: "Hello\n" } }], usage: { prompt_tokens: 1200, completion_tokens: 30 } },
+      { content: "Created hello.txt.", usage: { prompt_tokens: 1300, completion_tokens: 10 } },
+    ]);
+    const dir = mkdtempSync(path.join(os.tmpdir(), "eval-provider-"));
+    try {
+      const json = path.join(dir, "runs.json");
+      const env = { ...cliEnv({ kind: "offline" }), OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url };
+      const run = await runEval(["--model", "gpt-4o-mini", "--engine", "loop", "--tasks", "hello-file", "--json", json], 120_000, env);
+      expect(run.code).toBe(0);
+      expect(server.requests.map((r) => r.model)).toEqual(["gpt-4o-mini", "gpt-4o-mini"]);
+      const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
+      expect(records).toHaveLength(1);
+      expect(records[0]).toMatchObject({
+        task: "hello-file",
+        engine: "loop",
+        model: "gpt-4o-mini",
+        passed: true,
+        tokensIn: 2500,
+        tokensOut: 40,
+        tokensEstimated: false,
+        toolCalls: 1,
+        finalText: "Created hello.txt.",
+      });
+      expect(records[0]!.cost).toBeCloseTo((2500 * 0.15 + 40 * 0.6) / 1e6, 10);
+      expect(run.stdout.split("\n")[2]).toMatch(/^loop +gpt-4o-mini +1\/1 100% +21%–100% +2\.5k +40 +\$0\.0004 +[\d.]+ s +1 +0$/);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 150_000);
 });

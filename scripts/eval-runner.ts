@@ -215,7 +215,8 @@ export async function runTask(options: RunOptions): Promise<RunRecord> {
       : (summary.error ?? (summary.reason ? undefined : tail(result.stderr) || "the CLI ended without run_end"));
     record = {
       ...base,
-      model: source.kind === "provider" ? (summary.model ?? base.model) : base.model,
+      // run_start says "gpt-4o via https://…"; the table groups by the model's name.
+      model: source.kind === "provider" && summary.model ? summary.model.replace(/ via .*$/, "") : base.model,
       passed: check.passed,
       exitCode: result.code,
       reason: result.timedOut ? "timeout" : (summary.reason ?? "no run_end"),

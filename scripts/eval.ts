@@ -11,7 +11,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
-import { ENGINES, invocationDirectory, type EngineName } from "../src/settings.js";
+import { ENGINES, invocationDirectory, loadSettings, type EngineName } from "../src/settings.js";
 import { formatPerTask, formatSummary, loadTasks, selectTasks, summarize, type RunRecord, type Task } from "./eval-lib.js";
 import {
   checkStartingWorkspace,
@@ -129,6 +129,13 @@ async function main(argv: string[]): Promise<number> {
         ? list(opts.model).map((model) => ({ kind: "provider" as const, model }))
         : [{ kind: "provider" }];
 
+  // Without a provider the CLI would quietly run the offline model and the table would measure that.
+  if (sources[0]!.kind === "provider" && loadSettings({}).provider === "offline") {
+    throw new Error(
+      "no model provider is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a provider other than OpenAI) in the environment or .env, " +
+        "or run with --replay (the recorded trajectories) or --offline (the embedded offline model)",
+    );
+  }
   const all = loadTasks(path.resolve(invocationDirectory(), opts.tasksDir));
   let tasks: Task[] = selectTasks(all, list(opts.tasks));
   if (opts.offline && list(opts.tasks).length === 0) tasks = tasks.filter((t) => t.tags.includes("offline"));
