@@ -1,5 +1,6 @@
-// Starts server.js on a free port and asks GET /api/health for {"status":"ok"}; the old routes still answer.
+// Starts server.js (PORT set to a free port) and asks GET /api/health for {"status":"ok"}; the old routes still answer.
 import { spawn } from "node:child_process";
+import net from "node:net";
 
 const DEADLINE_MS = 20_000;
 const fail = (why) => {
@@ -7,14 +8,21 @@ const fail = (why) => {
   server.kill("SIGKILL");
   process.exit(1);
 };
-const server = spawn(process.execPath, ["server.js"], { env: { ...process.env, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+// A port free right now, so a server still running elsewhere does not answer for this one.
+const freePort = await new Promise((resolve) => {
+  const probe = net.createServer().listen(0, "127.0.0.1", () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
+const server = spawn(process.execPath, ["server.js"], { env: { ...process.env, PORT: String(freePort) }, stdio: ["ignore", "pipe", "pipe"] });
 const timer = setTimeout(() => fail(`server.js announced no URL within ${DEADLINE_MS} ms`), DEADLINE_MS);
 let output = "";
 const url = await new Promise((resolve) => {
   const onData = (d) => {
     output += d.toString();
     const m = output.match(/http:\/\/(localhost|127\.0\.0\.1):(\d+)/);
-    if (m && m[2] !== "0") resolve(`http://127.0.0.1:${m[2]}`);
+    if (m) resolve(`http://127.0.0.1:${m[2]}`);
   };
   server.stdout.on("data", onData);
   server.stderr.on("data", onData);
