@@ -1,0 +1,152 @@
+/**
+ * Searching text through a normalisation while remembering where each normalised character came
+ * from, so a match found in the normalised text maps back to an exact span of the original. The
+ * recoveries of edit_file (Unicode punctuation, spacing inside lines, over-escaped strings) use
+ * it: everything outside the matched span stays byte for byte as the file had it.
+ */
+
+/** A normalised text and, per character, the span of the original it stands for. */
+export interface Normalised {
+  text: string;
+  starts: number[];
+  ends: number[];
+}
+
+/** Unicode punctuation models tend to type as ASCII (or the reverse), and its ASCII spelling. */
+const PUNCTUATION: Readonly<Record<string, string>> = {
+  "\u2010": "-", // hyphen
+  "\u2011": "-", // non-breaking hyphen
+  "\u2012": "-", // figure dash
+  "\u2013": "-", // en dash
+  "\u2014": "-", // em dash
+  "\u2015": "-", // horizontal bar
+  "\u2212": "-", // minus sign
+  "\u00A0": " ", // no-break space
+  "\u2007": " ", // figure space
+  "\u2009": " ", // thin space
+  "\u200A": " ", // hair space
+  "\u202F": " ", // narrow no-break space
+  "\u2018": "'",
+  "\u2019": "'",
+  "\u201A": "'",
+  "\u201B": "'",
+  "\u2032": "'", // prime
+  "\u201C": '"',
+  "\u201D": '"',
+  "\u201E": '"',
+  "\u201F": '"',
+  "\u2033": '"', // double prime
+  "\u2026": "...", // ellipsis
+};
+
+/** True when the text has a character PUNCTUATION would change. */
+export function hasUnicodePunctuation(text: string): boolean {
+  for (const ch of text) if (PUNCTUATION[ch] !== undefined) return true;
+  return false;
+}
+
+type Step = (text: string, i: number) => { out: string; length: number } | undefined;
+
+function build(text: string, step: Step): Normalised {
+  let out = "";
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const s = step(text, i);
+    const produced = s ? s.out : text[i]!;
+    const length = s ? s.length : 1;
+    for (let k = 0; k < produced.length; k++) {
+      starts.push(i);
+      ends.push(i + length);
+    }
+    out += produced;
+    i += length;
+  }
+  return { text: out, starts, ends };
+}
+
+const crlf: Step = (text, i) => (text[i] === "\r" && text[i + 1] === "\n" ? { out: "\n", length: 2 } : undefined);
+
+/** "\r\n" as "\n": the base every normalisation starts from. */
+export function normaliseLineEndings(text: string): Normalised {
+  return build(text, crlf);
+}
+
+/** Unicode dashes, spaces, quotes and the ellipsis in their ASCII spelling; "\r\n" as "\n". */
+export function normalisePunctuation(text: string): Normalised {
+  return build(text, (t, i) => {
+    const c = crlf(t, i);
+    if (c) return c;
+    const ascii = PUNCTUATION[t[i]!];
+    return ascii === undefined ? undefined : { out: ascii, length: 1 };
+  });
+}
+
+/**
+ * Spacing inside lines made uniform: a run of spaces and tabs after the indentation becomes one
+ * space, and trailing spaces disappear. Indentation itself is kept, so this never matches text at
+ * another nesting level. "\r\n" as "\n".
+ */
+export function normaliseInnerSpacing(text: string): Normalised {
+  return build(text, (t, i) => {
+    const c = crlf(t, i);
+    if (c) return c;
+    if (t[i] !== " " && t[i] !== "\t") return undefined;
+    const lineStart = i === 0 || t[i - 1] === "\n";
+    let j = i;
+    while (j < t.length && (t[j] === " " || t[j] === "\t")) j++;
+    if (lineStart) return { out: t.slice(i, j), length: j - i };
+    const atLineEnd = j === t.length || t[j] === "\n" || (t[j] === "\r" && t[j + 1] === "\n");
+    return { out: atLineEnd ? "" : " ", length: j - i };
+  });
+}
+
+/** A span of the original text. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/** Non-overlapping occurrences of `needle` in the normalised text, as spans of the original. */
+export function findNormalised(haystack: Normalised, needle: string): Span[] {
+  if (needle === "") return [];
+  const spans: Span[] = [];
+  for (let i = haystack.text.indexOf(needle); i !== -1; i = haystack.text.indexOf(needle, i + needle.length)) {
+    spans.push({ start: haystack.starts[i]!, end: haystack.ends[i + needle.length - 1]! });
+  }
+  return spans;
+}
+
+/** Escapes a model may have doubled, and what each stands for in the file. */
+const ESCAPES: Readonly<Record<string, string>> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  "'": "'",
+  '"': '"',
+  "`": "`",
+  $: "$",
+  "\\": "\\",
+};
+
+/**
+ * Undoes one level of escaping ("\\n" becomes a newline, "\\'" a quote, "\\${" "${", "\\\\" one
+ * backslash) and names the escapes it undid, so the same ones can be undone in newString.
+ */
+export function unescapeText(text: string, only?: ReadonlySet<string>): { text: string; undone: Set<string> } {
+  const undone = new Set<string>();
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    const next = text[i + 1];
+    if (ch === "\\" && next !== undefined && ESCAPES[next] !== undefined && (!only || only.has(next))) {
+      out += ESCAPES[next];
+      undone.add(next);
+      i++;
+    } else {
+      out += ch;
+    }
+  }
+  return { text: out, undone };
+}
