@@ -196,7 +196,13 @@ function baseIndent(lines: readonly string[]): string | undefined {
  * to the file's inconsistently (one indentation of oldString stands for two of the file's), so
  * there is no honest way to re-indent.
  */
-function reindent(newLf: string, oldLines: readonly string[], fileLines: readonly string[]): string | undefined {
+export function reindent(
+  newLf: string,
+  oldLines: readonly string[],
+  fileLines: readonly string[],
+  /** False when newLf is only part of the new text (a patch's added lines), whose base says nothing. */
+  trustBase = true,
+): string | undefined {
   const map = new Map<string, string>();
   for (const [j, old] of oldLines.entries()) {
     if (old.trim() === "") continue;
@@ -210,7 +216,7 @@ function reindent(newLf: string, oldLines: readonly string[], fileLines: readonl
   const newLines = newLf.split("\n");
   const oldBase = baseIndent(oldLines);
   const fileBase = baseIndent(fileLines);
-  if (baseIndent(newLines) === fileBase && oldBase !== fileBase) return newLf;
+  if (trustBase && baseIndent(newLines) === fileBase && oldBase !== fileBase) return newLf;
   const keys = [...map.keys()].sort((a, b) => b.length - a.length);
   return newLines
     .map((line) => {
