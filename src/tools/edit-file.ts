@@ -74,7 +74,9 @@ interface PlannedEdit {
   display: string;
   before: string;
   after: string;
-  created: boolean;
+  /** The file was missing or empty and the first edit filled it (an empty oldString). */
+  filled: boolean;
+  existed: boolean;
   /** How each edit matched (one entry per edit). */
   results: EditSuccess[];
 }
@@ -166,7 +168,8 @@ async function planEdit(ctx: ToolContext, input: EditFileInput, threadId: string
     text = result.text;
   }
   if (text === before && exists) return refuse(failureMessage(display, { ok: false, reason: "no_change" }));
-  return { ok: true, absolute, display, before, after: text, created: !exists, results };
+  const filled = edits[0]!.oldString.trim() === "" && before.replace(/^\uFEFF/, "") === "";
+  return { ok: true, absolute, display, before, after: text, filled, existed: exists, results };
 }
 
 /** A unified diff of the change, with "\r\n" and the BOM left out so it reads cleanly. */
@@ -218,9 +221,9 @@ async function editFile(ctx: ToolContext, input: EditFileInput, threadId: string
   const { display, results } = plan;
   await commitText(ctx, threadId, plan.absolute, plan.after);
   const diff = unifiedDiff(display, plan.before, plan.after);
-  if (plan.created) {
+  if (plan.filled && results.length === 1) {
     const lines = countTextLines(plan.after);
-    return [`Created ${display} (${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(plan.after)} bytes) from newString.`, { diff }];
+    return [`${plan.existed ? "Filled the empty file" : "Created"} ${display} (${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(plan.after)} bytes) from newString.`, { diff }];
   }
   if (results.length === 1 && input.edits === undefined) {
     const edit = results[0]!;
