@@ -108,7 +108,8 @@ async function planOp(files: PatchFiles, op: PatchOp, summary: string[]): Promis
       const placeholder = placeholderIn(op.lines);
       if (placeholder) return `the added file ${state.display} contains placeholder text ("${placeholder}"). Write the real content.`;
       state.current = op.lines.length === 0 ? "" : `${op.lines.join("\n")}\n`;
-      summary.push(`A ${state.display} (${countTextLines(state.current)} lines)`);
+      const lines = countTextLines(state.current);
+      summary.push(`A ${state.display} (${lines} ${lines === 1 ? "line" : "lines"})`);
       return undefined;
     }
     case "delete": {
