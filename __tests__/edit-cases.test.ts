@@ -183,6 +183,7 @@ const rows: Row[] = [
     text: "\u201Cx\u201D \u2014 y\nz = w\n",
     strategy: "unicode-punctuation",
   },
+  { name: "unicode must not apply: a match starting inside an ellipsis character", file: "wait\u2026 go\n", old: ".. go", new: " stop", fail: "not_found" },
   { name: "unicode must not apply: two places", file: "a\u2013b\na\u2014b\n", old: "a-b", new: "c", fail: "ambiguous" },
   { name: "unicode must not apply: other letters differ too", file: "caf\u00E9 \u2013 bar\n", old: "cafe - bar", new: "x", fail: "not_found" },
 
@@ -372,6 +373,14 @@ const toolRows: ToolRow[] = [
     args: { filePath: "a.ts", edits: [{ oldString: "a", newString: "A" }, { oldString: "b", newString: "# ... existing code ..." }] },
     result: 'Error: edits[1]: newString contains placeholder text ("# ... existing code ...") that is not in oldString. edit_file writes newString literally, so the code it stands for would be deleted. Put the real text in newString, or make oldString smaller so newString needs no placeholder.',
     after: { "a.ts": "a\nb\n" },
+  },
+  {
+    name: "edits with empty oldString/newString and replaceAll filled in by the model: the fields are ignored",
+    files: { "a.ts": "a\n" },
+    read: ["a.ts"],
+    args: { filePath: "a.ts", oldString: "", newString: "", replaceAll: false, edits: [{ oldString: "a", newString: "b" }] },
+    result: "Edited a.ts: applied 1 edit (1: exact match).",
+    after: { "a.ts": "b\n" },
   },
   {
     name: "edits and oldString together are refused",

@@ -111,7 +111,8 @@ const RECOVERY_STRATEGIES: ReadonlySet<string> = new Set(["unescaped", "unicode-
 
 /** The edits a call asks for, or why the call is malformed. */
 function requestedEdits(input: EditFileInput): EditRequest[] | string {
-  const single = input.oldString !== undefined || input.newString !== undefined || input.replaceAll !== undefined;
+  // Some models fill every field: empty oldString/newString next to an edits list mean "not used".
+  const single = (input.oldString ?? "") !== "" || (input.newString ?? "") !== "";
   if (input.edits !== undefined) {
     if (single) return "Error: pass either oldString/newString or edits, not both.";
     if (input.edits.length === 0) return "Error: edits is empty. Pass at least one { oldString, newString }.";

@@ -112,8 +112,15 @@ export interface Span {
 export function findNormalised(haystack: Normalised, needle: string): Span[] {
   if (needle === "") return [];
   const spans: Span[] = [];
-  for (let i = haystack.text.indexOf(needle); i !== -1; i = haystack.text.indexOf(needle, i + needle.length)) {
-    spans.push({ start: haystack.starts[i]!, end: haystack.ends[i + needle.length - 1]! });
+  const { starts, ends } = haystack;
+  for (let i = haystack.text.indexOf(needle); i !== -1; ) {
+    const last = i + needle.length - 1;
+    // A match that begins or ends inside the expansion of one character ("…" as "...") would
+    // replace more of the file than the model named: skip it.
+    const splitsStart = i > 0 && starts[i - 1] === starts[i];
+    const splitsEnd = last + 1 < starts.length && starts[last + 1] === starts[last];
+    if (!splitsStart && !splitsEnd) spans.push({ start: starts[i]!, end: ends[last]! });
+    i = haystack.text.indexOf(needle, splitsStart || splitsEnd ? i + 1 : i + needle.length);
   }
   return spans;
 }
