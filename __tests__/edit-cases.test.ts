@@ -204,6 +204,7 @@ const placeholderRows: Array<{ name: string; newString: string; oldString?: stri
   { name: "bare line in parentheses (issue 17)", newString: "class A {\n  a() {}\n  (rest of methods ...)\n}", found: "(rest of methods ...)" },
   { name: "bare [...]", newString: "items = [\n  1,\n  [...]\n]", found: "[...]" },
   { name: "bare ... alone", newString: "function f() {\n  ...\n}", found: "..." },
+  { name: "bare ..., in a list", newString: "[\n  1,\n  ...,\n]", found: "...," },
   { name: "bare … existing code …", newString: "… existing code …", found: "… existing code …" },
   { name: "// existing code here (no ellipsis)", newString: "// existing code here", found: "// existing code here" },
   { name: "// keep existing imports", newString: "// keep existing imports\nimport x from 'x';", found: "// keep existing imports" },

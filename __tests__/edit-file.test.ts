@@ -126,7 +126,7 @@ describe("edit_file", () => {
     const result = await edit({ filePath: "a.ts", oldString: "function a() {\n  return 2;\n}", newString: "x" });
     expect(result).toBe(
       [
-        "Error: oldString was not found in a.ts (tried an exact match, then ignoring line endings, trailing whitespace, indentation, extra escaping, Unicode punctuation and spacing inside lines). The closest text is at lines 1-3 (92% alike):",
+        "Error: oldString was not found in a.ts (tried an exact match, then ignoring line endings, trailing whitespace, indentation, extra escaping, Unicode punctuation and spacing inside lines). The closest text is at lines 1-3 (89% alike):",
         "     1\tfunction a() {",
         "     2\t  return 1;",
         "     3\t}",

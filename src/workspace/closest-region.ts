@@ -4,7 +4,7 @@
  */
 
 /** Above this many line comparisons the search is skipped (a huge file and a long oldString). */
-const MAX_COMPARISONS = 2_000_000;
+const MAX_COMPARISONS = 500_000;
 /** Below this similarity nothing is "close". */
 const MIN_SIMILARITY = 0.5;
 /** Most lines of the region quoted back. */
@@ -16,37 +16,24 @@ export interface ClosestRegion {
   /** 1-based first and last line. */
   first: number;
   last: number;
-  /** 0..1, averaged over the lines. */
+  /** 0..1: shared words and symbols, averaged over the lines. */
   similarity: number;
   /** The region's lines, numbered like read_file. */
   quoted: string;
 }
 
-function bigrams(s: string): Map<string, number> {
-  const m = new Map<string, number>();
-  for (let i = 0; i + 1 < s.length; i++) {
-    const g = s.slice(i, i + 2);
-    m.set(g, (m.get(g) ?? 0) + 1);
-  }
-  return m;
+/** A line's words and symbols: cheap to compare, and a typo costs one token, not the line. */
+function tokens(line: string): Set<string> {
+  return new Set(line.match(/\w+|[^\s\w]/g) ?? []);
 }
 
-/** Dice coefficient over character bigrams of the trimmed, space-collapsed lines. */
-function lineSimilarity(a: string, b: string, cache: Map<string, Map<string, number>>): number {
-  const x = a.trim().replace(/\s+/g, " ");
-  const y = b.trim().replace(/\s+/g, " ");
-  if (x === y) return 1;
-  if (x.length < 2 || y.length < 2) return 0;
-  const get = (s: string) => {
-    let g = cache.get(s);
-    if (!g) cache.set(s, (g = bigrams(s)));
-    return g;
-  };
-  const gx = get(x);
-  const gy = get(y);
-  let overlap = 0;
-  for (const [g, n] of gx) overlap += Math.min(n, gy.get(g) ?? 0);
-  return (2 * overlap) / (x.length - 1 + (y.length - 1));
+/** Dice coefficient of two token sets; blank lines are alike only to blank lines. */
+function similarity(a: Set<string>, b: Set<string>): number {
+  if (a.size === 0 || b.size === 0) return a.size === b.size ? 1 : 0;
+  const [small, big] = a.size <= b.size ? [a, b] : [b, a];
+  let shared = 0;
+  for (const t of small) if (big.has(t)) shared++;
+  return (2 * shared) / (a.size + b.size);
 }
 
 /** The window of file lines most like `needle`'s lines, if any is at least half alike. */
@@ -57,15 +44,16 @@ export function closestRegion(body: string, needle: string): ClosestRegion | und
   if (want.length === 0 || lines.length === 0) return undefined;
   const span = Math.min(want.length, lines.length);
   if ((lines.length - span + 1) * span > MAX_COMPARISONS) return undefined;
-  const cache = new Map<string, Map<string, number>>();
+  const fileTokens = lines.map(tokens);
+  const wantTokens = want.map(tokens);
   let best = { start: -1, score: 0 };
   for (let i = 0; i + span <= lines.length; i++) {
     let score = 0;
-    for (let j = 0; j < span; j++) score += lineSimilarity(lines[i + j]!, want[j]!, cache);
+    for (let j = 0; j < span; j++) score += similarity(fileTokens[i + j]!, wantTokens[j]!);
     if (score > best.score) best = { start: i, score };
   }
-  const similarity = best.score / want.length;
-  if (best.start < 0 || similarity < MIN_SIMILARITY) return undefined;
+  const alike = best.score / want.length;
+  if (best.start < 0 || alike < MIN_SIMILARITY) return undefined;
   const shown = lines.slice(best.start, best.start + Math.min(span, MAX_QUOTED_LINES));
   const quoted = shown
     .map((text, k) => {
@@ -74,5 +62,5 @@ export function closestRegion(body: string, needle: string): ClosestRegion | und
     })
     .join("\n");
   const more = span > MAX_QUOTED_LINES ? `\n   ... (${span - MAX_QUOTED_LINES} more lines)` : "";
-  return { first: best.start + 1, last: best.start + span, similarity, quoted: quoted + more };
+  return { first: best.start + 1, last: best.start + span, similarity: alike, quoted: quoted + more };
 }

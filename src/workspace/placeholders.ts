@@ -90,6 +90,7 @@ function placeholderLine(line: string, previous: string | undefined): boolean {
   if (trailing && LOOSE_ELLIPSIS.test(trailing[1]!) && saysElided(trailing[1]!, LOOSE_ELLIPSIS)) return true;
   // A bare line: "...", "… existing code …", "rest of methods ..." (but not "...rest," a spread).
   if (/^(?:\.\.\.|…)$/.test(line)) return !isPythonEllipsisBody(line, previous);
+  if (/^(?:\.\.\.|…)[,;]$/.test(line)) return true; // "...," in a list or object
   const startsWithEllipsis = /^(?:\.\s?\.\s?\.|…)(?:\s|$)/.test(line);
   const endsWithEllipsis = /(?:^|\s|\w)(?:\.\s?\.\s?\.|…)$/.test(line) && /\s/.test(line);
   if (!startsWithEllipsis && !endsWithEllipsis) return false;

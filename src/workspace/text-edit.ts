@@ -340,6 +340,12 @@ function apply(body: string, matches: Match[], eol: "\n" | "\r\n"): { text: stri
   return { text: out, spans };
 }
 
+/**
+ * Recoveries map every character of the file to its source, about 16 bytes a character; above
+ * this size they are skipped (the exact and line-based strategies still run).
+ */
+export const MAX_RECOVERY_CHARS = 2 * 1024 * 1024;
+
 /** Strategies that only recover a model's slip: they must find exactly one place, even with replaceAll. */
 const RECOVERIES: ReadonlySet<MatchStrategy> = new Set(["unescaped", "unicode-punctuation", "inner-whitespace"]);
 
@@ -369,6 +375,7 @@ export function applyEdit(content: string, oldString: string, newString: string,
     ["inner-whitespace", () => innerSpacingMatches(body, oldString, newString)],
   ];
   for (const [strategy, find] of strategies) {
+    if (RECOVERIES.has(strategy) && body.length > MAX_RECOVERY_CHARS) continue;
     const matches = find();
     if (matches.length === 0) continue;
     if (matches.length > 1 && (!replaceAll || RECOVERIES.has(strategy))) {
