@@ -230,6 +230,26 @@ const rows: Row[] = [
     patch: P("*** Update File: a.ts", "@@", " a();", "-b();", "-c();", "+// ... existing code ..."),
     result: 'Error: a "+" line for a.ts is placeholder text ("// ... existing code ..."); it would replace the code it stands for. Write the real lines. Nothing was written.',
   },
+  {
+    name: "delete and add the same path: the file is replaced",
+    files: { "a.txt": "old\n" },
+    patch: P("*** Delete File: a.txt", "*** Add File: a.txt", "+new"),
+    result: "Applied the patch to 1 file:\nD a.txt\nA a.txt (1 line)",
+    after: { "a.txt": "new\n" },
+  },
+  {
+    name: "a binary file: refused",
+    files: { "img.png": "\x89PNG\r\n" },
+    read: [],
+    patch: P("*** Update File: img.png", "@@", "-x", "+y"),
+    result: "Error: img.png is a binary file (PNG image); apply_patch changes text only. Nothing was written.",
+  },
+  {
+    name: "a path through a file: refused before anything is written",
+    files: { "a.txt": "a\n" },
+    patch: P("*** Update File: a.txt", "@@", "-a", "+b", "*** Add File: a.txt/inner.txt", "+x"),
+    result: '"a.txt/inner.txt" goes through a file as if it were a directory.',
+  },
   // confinement
   {
     name: "update outside the workspace: refused",

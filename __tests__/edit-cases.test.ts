@@ -241,6 +241,23 @@ describe("edit table: applyEdit", () => {
   });
 });
 
+describe("edit table: large files", () => {
+  test("a 2 MB file: a recovery and a refusal with the closest lines stay well under the deadline", () => {
+    const line = (i: number) => `  const value${i} = compute(${i}, "text \u2013 with \u201Cquotes\u201D");\n`;
+    const parts: string[] = [];
+    for (let i = 0, size = 0; size < 1.9 * 1024 * 1024; i++) size += (parts[i] = line(i)).length;
+    const body = parts.join("");
+    const started = Date.now();
+    const spaced = applyEdit(body, "const  value5000 =  compute(5000", "const v = compute(5000");
+    expect(spaced).toMatchObject({ ok: true, strategy: "inner-whitespace" });
+    const missing = applyEdit(body, parts.slice(7, 17).join("").replace(/compute/g, "kompute"), "x");
+    expect(missing).toMatchObject({ ok: false, reason: "not_found" });
+    expect(!missing.ok && missing.hint).toMatch(/^The closest text is at lines 8-17 /);
+    // About 0.7 s on an idle machine; the bound only catches a slip back to seconds per edit.
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
 describe("edit table: placeholders", () => {
   test.each(placeholderRows.map((r) => [r.name, r] as const))("%s", (_name, row) => {
     expect(findPlaceholder(row.newString, row.oldString ?? "x")).toBe(row.found);

@@ -60,6 +60,8 @@ interface PatchPlan {
   files: FileState[];
   /** One line per operation, for the result. */
   summary: string[];
+  /** How many files the operations named (a move counts once). */
+  fileCount: number;
 }
 
 type Plan = PatchPlan | { ok: false; message: string };
@@ -96,9 +98,10 @@ function placeholderIn(lines: readonly string[]): string | undefined {
   return findPlaceholder(lines.join("\n"), "");
 }
 
-async function planOp(files: PatchFiles, op: PatchOp, summary: string[]): Promise<string | undefined> {
+async function planOp(files: PatchFiles, op: PatchOp, summary: string[], named: Set<string>): Promise<string | undefined> {
   const state = await files.get(op.path);
   if (typeof state === "string") return state;
+  named.add(state.absolute);
   const where = `(patch line ${op.patchLine})`;
   switch (op.kind) {
     case "add": {
@@ -168,11 +171,12 @@ async function planPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: str
   }
   const files = new PatchFiles(ctx, await ctx.workspace(), threadId);
   const summary: string[] = [];
+  const named = new Set<string>();
   for (const op of ops) {
-    const problem = await planOp(files, op, summary);
+    const problem = await planOp(files, op, summary, named);
     if (problem) return refuse(`${problem.replace(/^Error: /, "")}${/Nothing was (changed|written)/.test(problem) ? "" : " Nothing was written."}`);
   }
-  return { ok: true, files: files.all().filter((f) => f.current !== f.original), summary };
+  return { ok: true, files: files.all().filter((f) => f.current !== f.original), summary, fileCount: named.size };
 }
 
 /** Writes every change; on a failure, puts back what was already written (best effort) and rethrows. */
@@ -205,7 +209,7 @@ async function applyPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: st
   const plan = await planPatch(ctx, input, threadId);
   if (!plan.ok) return [plan.message, undefined];
   await commit(ctx, threadId, plan.files);
-  const count = plan.summary.length === 1 ? "1 file" : `${plan.summary.length} files`;
+  const count = plan.fileCount === 1 ? "1 file" : `${plan.fileCount} files`;
   return [`Applied the patch to ${count}:\n${plan.summary.join("\n")}`, { diff: patchDiff(plan.files) }];
 }
 
