@@ -204,6 +204,19 @@ const rows: Row[] = [
     after: { "a.py": "import os\nimport sys\n\ndef f():\n    pass\n" },
   },
   {
+    name: "additions without context or anchor go at the end, and the result says so",
+    files: { "a.txt": "a\n" },
+    patch: P("*** Update File: a.txt", "@@", "+b"),
+    result: "Applied the patch to 1 file:\nM a.txt (1 hunk; hunk 1 matched nothing (no context or @@ line): its lines were added at the end of the file)",
+    after: { "a.txt": "a\nb\n" },
+  },
+  {
+    name: "context indented inconsistently with the file: refused rather than guessing the added lines' indentation",
+    files: { "a.py": "if a:\n    b()\n        c()\n" },
+    patch: P("*** Update File: a.py", "@@", " if a:", "  b()", "  c()", "+  d()"),
+    result: /^Error: hunk 1 of a\.py \(patch line 3\): its context matches only when indentation is ignored, and it is indented differently from the file in inconsistent ways/,
+  },
+  {
     name: "a unified-diff header (@@ -1,2 +1,2 @@) is not an anchor",
     files: { "a.txt": "a\nb\n" },
     patch: P("*** Update File: a.txt", "@@ -1,2 +1,2 @@", " a", "-b", "+c"),

@@ -13,13 +13,14 @@ import type { Hunk } from "./patch-parse.js";
 import { normalisePunctuation } from "./text-normalise.js";
 import { detectEol, reindent } from "./text-edit.js";
 
-export type HunkMatch = "exact" | "trailing-whitespace" | "indentation" | "punctuation-and-spacing";
+export type HunkMatch = "exact" | "trailing-whitespace" | "indentation" | "punctuation-and-spacing" | "appended";
 
 export const HUNK_MATCH_TEXT: Record<HunkMatch, string> = {
   exact: "exact",
   "trailing-whitespace": "ignoring trailing whitespace",
   indentation: "ignoring indentation; added lines re-indented to the file's",
   "punctuation-and-spacing": "ignoring indentation, spacing inside lines and Unicode punctuation",
+  appended: "nothing (no context or @@ line): its lines were added at the end of the file",
 };
 
 const LEVELS: ReadonlyArray<[HunkMatch, (s: string) => string]> = [
@@ -103,6 +104,7 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
     if (old.length === 0) {
       // Only additions: after the anchor, or at the end of the file.
       start = hunk.anchors.length > 0 && !hunk.endOfFile ? cursor : lines.length;
+      if (hunk.anchors.length === 0 && !hunk.endOfFile) level = "appended";
     } else {
       for (const attempt of [body, trimmedTail()]) {
         if (attempt.length === 0 || (attempt !== body && attempt.length === body.length)) continue;
@@ -137,7 +139,10 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
     let added = body.filter((l) => l.kind === "+").map((l) => l.text);
     if (level !== "exact" && level !== "trailing-whitespace" && added.length > 0) {
       const rebased = reindent(added.join("\n"), old, matched.map((l) => l.text), false);
-      if (rebased !== undefined) added = rebased.split("\n");
+      if (rebased === undefined) {
+        return { ok: false, message: `${label}: its context matches only when indentation is ignored, and it is indented differently from the file in inconsistent ways, so the indentation of the added lines cannot be worked out. Copy the context lines with the file's indentation.` };
+      }
+      added = rebased.split("\n");
     }
     const out: FileLine[] = [];
     let k = 0;
