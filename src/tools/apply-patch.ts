@@ -9,7 +9,7 @@ import { findPlaceholder } from "../workspace/text-edit.js";
 import { withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { unifiedDiff, type EditArtifact } from "./edit-file.js";
-import { commitText, loadEditTarget } from "./edit-target.js";
+import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
 import { toolErrorMessage } from "./errors.js";
 import { threadOf } from "./read-tracker.js";
 
@@ -36,7 +36,8 @@ Format (no line numbers; each change is found by its context):
 - In an update, each hunk starts with "@@" (optionally followed by a line of the file, such as a class or function signature, that comes before the change). Lines start with " " (context, unchanged), "-" (removed) or "+" (added). Give about 3 lines of context before and after each change; add "@@" lines when that is not unique. "*** End of File" after a hunk anchors it at the end of the file.
 - Update and Delete need the file read with read_file in this conversation and unchanged since. Add creates a file (and its folders) that does not exist yet.
 - If any hunk does not apply, nothing is written. Context that differs only in indentation, trailing or inner spacing, or Unicode punctuation still matches; the result says so.
-- Files keep their line endings (\\r\\n files stay \\r\\n), BOM and final newline. Never use placeholders such as "... existing code ..." in added lines.`;
+- Files keep their line endings (\\r\\n files stay \\r\\n), BOM and final newline. Never use placeholders such as "... existing code ..." in added lines.
+- A patch is at most ${MAX_PATCH_CHARS / 1024} KB; text files up to ${MAX_EDIT_BYTES / 1024 / 1024} MB can be updated.`;
 
 const schemaObject = z.object({
   input: z.string().describe(`The whole patch, from "*** Begin Patch" to "*** End Patch" (at most ${MAX_PATCH_CHARS / 1024} KB).`),
