@@ -454,6 +454,16 @@ describe("edit table: the edit_file tool", () => {
     expect(await call("list_directory", { path: "dir" })).toMatch(/w\.txt/);
   });
 
+  test("the approval preview reads aliased arguments the way the tool does", async () => {
+    put("a.ts", "one\n");
+    await call("read_file", { filePath: "a.ts" });
+    const { previewToolCall } = await import("../src/tools/preview.js");
+    const diff = ["--- a/a.ts", "+++ b/a.ts", "@@ -1,1 +1,1 @@", "-one", "+two"].join("\n");
+    expect(await previewToolCall(tools, { name: "edit_file", args: { file_path: "a.ts", old_string: "one", new_string: "two" } }, "t1")).toBe(diff);
+    expect(await previewToolCall(tools, { name: "write_file", args: { path: "a.ts", content: "two\n" } }, "t1")).toBe(diff);
+    expect(get("a.ts")).toBe("one\n");
+  });
+
   test("the schema the model sees names each field once, in camelCase", async () => {
     const { toJsonSchema } = await import("@langchain/core/utils/json_schema");
     const schema = toJsonSchema(tools.edit_file.schema as never) as { properties: Record<string, unknown>; required: string[] };
