@@ -3,6 +3,7 @@ import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { classifyCall } from "../src/agent/approval.js";
 import { buildSystemPrompt } from "../src/agent/prompt.js";
+import { diffLines } from "../src/ui/render.js";
 import { defaultEditTool, loadSettings } from "../src/settings.js";
 import { createTools, offeredToolNames, TOOL_NAMES, type Toolset } from "../src/tools/index.js";
 import { parsePatch, PatchParseError } from "../src/workspace/patch-parse.js";
@@ -376,6 +377,12 @@ describe("apply_patch", () => {
     expect(message.artifact).toEqual({
       diff: ["--- a/a.txt", "+++ b/a.txt", "@@ -1,2 +1,2 @@", " one", "-two", "+2", "--- a/b.txt", "+++ b/b.txt", "@@ -0,0 +1,1 @@", "+b"].join("\n"),
     });
+  });
+
+  test("the trace and the approval prompt name each file of a several-file diff", () => {
+    const two = ["--- a/a.txt", "+++ b/a.txt", "@@ -1,1 +1,1 @@", "-one", "+++ added", "--- a/b.txt", "+++ b/b.txt", "@@ -0,0 +1,1 @@", "+b"].join("\n");
+    expect(diffLines(two)).toEqual(["a.txt:", "@@ -1,1 +1,1 @@", "-one", "+++ added", "b.txt:", "@@ -0,0 +1,1 @@", "+b"]);
+    expect(diffLines(["--- a/a.txt", "+++ b/a.txt", "@@ -1,1 +1,1 @@", "-one", "+1"].join("\n"))).toEqual(["@@ -1,1 +1,1 @@", "-one", "+1"]);
   });
 
   test("the preview is the diff, or why the patch would be refused, and writes nothing", async () => {
