@@ -4,6 +4,8 @@ import { ToolMessage } from "@langchain/core/messages";
 import { classifyCall } from "../src/agent/approval.js";
 import { buildSystemPrompt } from "../src/agent/prompt.js";
 import { diffLines } from "../src/ui/render.js";
+import { createAgentTools } from "../src/app/tools.js";
+import { createRuntime } from "../src/graph/graph.js";
 import { defaultEditTool, loadSettings } from "../src/settings.js";
 import { createTools, offeredToolNames, TOOL_NAMES, type Toolset } from "../src/tools/index.js";
 import { parsePatch, PatchParseError } from "../src/workspace/patch-parse.js";
@@ -436,6 +438,17 @@ describe("which edit tools are offered", () => {
     expect(prompt(offeredToolNames("apply_patch"))).not.toMatch(/\n- edit_file: /);
     expect(prompt(offeredToolNames("edit_file"))).not.toMatch(/apply_patch/);
     expect(prompt(offeredToolNames("both"))).toMatch(/\n- edit_file: [^\n]*\n- apply_patch: /);
+  });
+
+  test("the toolset the CLI and Studio build, and the runtime's prompt, follow the settings", () => {
+    const gpt = loadSettings({ model: "gpt-5", workspace: tmp.dir, sandbox: "off" }, { MINI_CURSOR_DOTENV: "off" });
+    const { tools: offered } = createAgentTools(gpt);
+    expect(offered.map((t) => t.name).slice(0, 4)).toEqual(["read_file", "write_file", "apply_patch", "edit_file"]);
+    expect(createRuntime(gpt, { tools: offered }).systemPrompt()).toMatch(/\n- edit_file: [^\n]*\n- apply_patch: /);
+    const other = loadSettings({ model: "gpt-4o-mini", workspace: tmp.dir, sandbox: "off" }, { MINI_CURSOR_DOTENV: "off" });
+    const runtime = createRuntime(other);
+    expect(runtime.tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+    expect(runtime.systemPrompt()).not.toMatch(/apply_patch/);
   });
 
   test("apply_patch asks like a file edit, and always asks when it touches the command rules", async () => {
