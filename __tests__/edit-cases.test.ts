@@ -222,6 +222,9 @@ const placeholderRows: Array<{ name: string; newString: string; oldString?: stri
   { name: "a call in parentheses", newString: "(function () {})();", found: undefined },
   { name: "a URL with dots", newString: 'fetch("http://example.com/...")', found: undefined },
   { name: "#include", newString: "#include <stdio.h>", found: undefined },
+  { name: "a long comment with an ellipsis in its prose", newString: '/** How deep `sh -c "sh -c ..."` nesting is followed before giving up. */', found: undefined },
+  { name: "an ellipsis line in a doc-comment example", newString: "/**\n * const state = {\n *   ...\n * };\n */", found: undefined },
+  { name: "a doc-comment line that does elide", newString: "/**\n * rest of the docs unchanged\n */", found: "* rest of the docs unchanged" },
 ];
 
 describe("edit table: applyEdit", () => {

@@ -4,6 +4,8 @@
  * code it stands for; it is refused unless the same line was already in oldString.
  */
 
+/** A line inside a block comment: " * text". */
+const DOC_LINE = /^\*+\s*(.*?)\s*(?:\*+\/)?$/;
 /** A comment-only line in the syntaxes models use, with what the comment says. */
 const COMMENT_FORMS: RegExp[] = [
   /^\{\s*\/\*+\s*(.*?)\s*\*+\/\s*\}$/, // {/* ... */} in JSX
@@ -14,7 +16,7 @@ const COMMENT_FORMS: RegExp[] = [
   /^--+\s*(.*)$/, // -- ... (SQL, Lua, Haskell)
   /^;+\s*(.*)$/, // ; ... (Lisp, INI, assembly)
   /^%+\s*(.*)$/, // % ... (LaTeX, Erlang)
-  /^\*+\s*(.*?)\s*(?:\*+\/)?$/, // * ... inside a block comment
+  DOC_LINE,
   /^\/\*+\s*(.*)$/, // /* ... with the close on a later line
   /^(?:rem|')\s+(.*)$/i, // REM ... / ' ... (batch, VB)
 ];
@@ -29,7 +31,7 @@ const LOOSE_ELLIPSIS = /(?:\.\s?\.\s?\.|…)(?![\w$])/;
 const ELIDED_WORDS =
   /\b(?:existing|previous|rest|remaining|remainder|other|others|unchanged|same|more|original|omitted|omit|snip|snipped|truncated|code|content|contents|methods?|functions?|implementation|logic|imports?|styles?|props|fields|properties|tests?|cases|lines|items|elements|components?|routes|handlers|config|etc|here|above|below|before|after|similar|so on|keep|kept)\b/;
 const THING =
-  "(?:code|file|files|content|contents|implementation|logic|methods?|functions?|class|classes|component|components|module|imports?|exports?|styles?|css|html|markup|tests?|props|properties|fields|routes|handlers|cases|config(?:uration)?|body|section|sections|lines|items|elements|entries|rules|definitions|declarations|text|document|page|script|template|setup|state|hooks|helpers|utils|types|interfaces|schema|queries|endpoints|loop|block|object|array|list|switch|body)";
+  "(?:code|file|files|content|contents|implementation|logic|methods?|functions?|class|classes|component|components|module|imports?|exports?|styles?|css|html|markup|tests?|props|properties|fields|routes|handlers|cases|config(?:uration)?|body|section|sections|lines|items|elements|entries|rules|definitions|declarations|text|document|page|script|template|setup|state|hooks|helpers|utils|types|interfaces|schema|queries|endpoints|loop|block|object|array|list|switch|docs|documentation|comments)";
 const QUALIFIER =
   "(?:unchanged|remains?(?: the same| unchanged| as (?:is|before))?|stays?(?: the same)?|as (?:before|is|above)|the same|omitted|elided|not shown|untouched|preserved|kept|continues|follows|goes here|here|same as before)";
 
@@ -59,13 +61,24 @@ function wordsOf(content: string): string {
     .trim();
 }
 
-/** True when a comment's (or bracketed line's) text stands for left-out code. */
-function saysElided(content: string, ellipsisPattern: RegExp): boolean {
+/** Placeholders are short; a longer comment with an ellipsis in it is prose. */
+const MAX_PLACEHOLDER_WORDS = 8;
+const MAX_SENTENCE_WORDS = 12;
+
+/**
+ * True when a comment's (or bracketed line's) text stands for left-out code. A line of a doc
+ * comment ("* ...") is prose or an example far more often than a placeholder, so only the
+ * unmistakable spellings count there.
+ */
+function saysElided(content: string, ellipsisPattern: RegExp, docLine = false): boolean {
   const hasEllipsis = ellipsisPattern.test(content);
   const words = wordsOf(content);
-  if (hasEllipsis && words === "") return true;
-  if (hasEllipsis && ELIDED_WORDS.test(words)) return true;
-  return WHOLE.some((p) => p.test(words)) || ANYWHERE.some((p) => p.test(words));
+  const count = words === "" ? 0 : words.split(" ").length;
+  if (docLine) return count <= MAX_SENTENCE_WORDS && ANYWHERE.slice(0, 2).some((p) => p.test(words));
+  if (hasEllipsis && count === 0) return true;
+  if (hasEllipsis && count <= MAX_PLACEHOLDER_WORDS && ELIDED_WORDS.test(words)) return true;
+  if (WHOLE.some((p) => p.test(words))) return true;
+  return count <= MAX_SENTENCE_WORDS && ANYWHERE.some((p) => p.test(words));
 }
 
 /** Python's `...` is a real statement after a line ending with ":" (an empty body). */
@@ -76,7 +89,7 @@ function isPythonEllipsisBody(line: string, previous: string | undefined): boole
 function placeholderLine(line: string, previous: string | undefined): boolean {
   for (const form of COMMENT_FORMS) {
     const m = form.exec(line);
-    if (m) return saysElided(m[1] ?? "", new RegExp(ELLIPSIS.source));
+    if (m) return saysElided(m[1] ?? "", new RegExp(ELLIPSIS.source), form === DOC_LINE);
   }
   const bracketed = BRACKETED.exec(line);
   if (bracketed) {
