@@ -118,6 +118,13 @@ const rows: Row[] = [
     absent: ["old.txt"],
   },
   {
+    name: "a bare blank line after an added file's lines is a separator; a blank \"+\" line is content",
+    files: {},
+    patch: P("*** Add File: a.txt", "+one", "+", "", "*** Add File: b.txt", "+two", ""),
+    result: "Applied the patch to 2 files:\nA a.txt (2 lines)\nA b.txt (1 line)",
+    after: { "a.txt": "one\n\n", "b.txt": "two\n" },
+  },
+  {
     name: "add creates missing folders and ends with a newline",
     files: {},
     patch: P("*** Add File: deep/er/n.txt", "+one", "+two"),

@@ -100,13 +100,19 @@ export function parsePatch(text: string): PatchOp[] {
       const start = i;
       const path = pathOf(line, ADD, i++);
       const added: string[] = [];
+      let blanks = 0; // bare blank lines at the end are separators, not content
       while (i < last && !isFileHeader(lines[i]!)) {
         const l = lines[i]!;
-        if (l.startsWith("+")) added.push(l.slice(1));
-        else if (l.trim() === "") added.push("");
-        else throw new PatchParseError(`${at(i)}: every line of an added file starts with "+" (got "${l.slice(0, 60)}").`);
+        if (l.startsWith("+")) {
+          added.push(l.slice(1));
+          blanks = 0;
+        } else if (l.trim() === "") {
+          added.push("");
+          blanks++;
+        } else throw new PatchParseError(`${at(i)}: every line of an added file starts with "+" (got "${l.slice(0, 60)}").`);
         i++;
       }
+      added.splice(added.length - blanks, blanks);
       ops.push({ kind: "add", path, lines: added, patchLine: start + 1 + offset });
     } else if (line.startsWith(DELETE)) {
       ops.push({ kind: "delete", path: pathOf(line, DELETE, i), patchLine: i + 1 + offset });
