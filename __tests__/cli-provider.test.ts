@@ -86,7 +86,7 @@ test("bad calls (malformed JSON, unknown tool, wrong argument names) are answere
         toolCalls: [
           { name: "write_file", args: '{"filePath": "a.txt", "content": "x"' },
           { name: "delete_everything", args: {} },
-          { name: "read_file", args: { path: "a.txt" } },
+          { name: "read_file", args: { name: "a.txt" } },
         ],
       },
       { content: "Recovered." },

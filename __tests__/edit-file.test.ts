@@ -120,12 +120,18 @@ describe("edit_file", () => {
     expect(get("a.ts")).toBe("class A {\n    run() {\n        stop();\n        go();\n    }\n}\n");
   });
 
-  test("says when nothing matches, with a hint where the first line is", async () => {
+  test("says when nothing matches, and points at the closest lines with their numbers", async () => {
     put("a.ts", "function a() {\n  return 1;\n}\n");
     await read("a.ts");
     const result = await edit({ filePath: "a.ts", oldString: "function a() {\n  return 2;\n}", newString: "x" });
     expect(result).toBe(
-      "Error: oldString was not found in a.ts (tried an exact match, then ignoring line endings, trailing whitespace and indentation). Its first line appears at line 1, but the lines after it differ; read that part of the file again and copy it exactly.",
+      [
+        "Error: oldString was not found in a.ts (tried an exact match, then ignoring line endings, trailing whitespace, indentation, extra escaping, Unicode punctuation and spacing inside lines). The closest text is at lines 1-3 (89% alike):",
+        "     1\tfunction a() {",
+        "     2\t  return 1;",
+        "     3\t}",
+        "Copy oldString from there exactly (without the line numbers), or read the file again.",
+      ].join("\n"),
     );
   });
 
@@ -184,7 +190,9 @@ describe("edit_file", () => {
     await edit({ filePath: "run.sh", oldString: "echo hi", newString: "echo bye" });
     expect(statSync(file("run.sh")).mode & 0o777).toBe(0o755);
     expect(await edit({ filePath: "../outside.txt", oldString: "a", newString: "b" })).toMatch(/^Refused: "..\/outside.txt" is outside the workspace/);
-    expect(await edit({ filePath: "missing.ts", oldString: "a", newString: "b" })).toBe("Error: missing.ts does not exist. To create a file, use write_file.");
+    expect(await edit({ filePath: "missing.ts", oldString: "a", newString: "b" })).toBe(
+      "Error: missing.ts does not exist. To create it, pass an empty oldString with the whole content as newString (or use write_file).",
+    );
   });
 
   test("attaches a unified diff for the trace; the model gets the short text", async () => {

@@ -177,7 +177,7 @@ test("a provider failure mid-run keeps completed steps and the thread continues"
 
 test("unknown tools and bad arguments reach the model as errors and the run goes on", async () => {
   const h = harness([
-    { toolCalls: [{ name: "delete_everything", args: {} }, { name: "read_file", args: { path: "x" } }] },
+    { toolCalls: [{ name: "delete_everything", args: {} }, { name: "read_file", args: { filePath: 42 } }] },
     "recovered",
   ]);
   const summary = await h.run("go");

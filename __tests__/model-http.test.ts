@@ -453,7 +453,7 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
   });
 
   it("answers wrong argument names with an error result and goes on", async () => {
-    const s = await serve([{ toolCalls: [{ id: "call_r", name: "read_file", args: { path: "x.txt" } }] }, { content: "Let me try again." }]);
+    const s = await serve([{ toolCalls: [{ id: "call_r", name: "read_file", args: { name: "x.txt" } }] }, { content: "Let me try again." }]);
     const h = engineFor(s.url);
     const summary = await h.run("read x.txt");
     expect(summary).toMatchObject({ reason: "done", finalText: "Let me try again." });

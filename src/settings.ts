@@ -27,6 +27,18 @@ export type EngineName = (typeof ENGINES)[number];
 export const SANDBOX_SETTINGS = ["auto", "on", "off"] as const;
 export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
 
+// --- file-editing tool offered to the model (issue 17) -------------------------------------------
+/** MINI_CURSOR_EDIT_TOOL: offer edit_file, apply_patch (Codex's V4A patches) or both. */
+export const EDIT_TOOL_SETTINGS = ["edit_file", "apply_patch", "both"] as const;
+export type EditToolSetting = (typeof EDIT_TOOL_SETTINGS)[number];
+/** Model families trained on apply_patch (GPT-4.1, GPT-5, o3, o4), with or without a "provider/" prefix. */
+const APPLY_PATCH_MODELS = /^(?:[\w.-]+\/)?(?:gpt-4\.1|gpt-5|o3|o4)(?=$|[-.:_@ ])/i;
+/** Without MINI_CURSOR_EDIT_TOOL: those families get apply_patch next to edit_file, the rest edit_file only. */
+export function defaultEditTool(model: string): EditToolSetting {
+  return APPLY_PATCH_MODELS.test(model.trim()) ? "both" : "edit_file";
+}
+// --- end of issue 17 block ------------------------------------------------------------------------
+
 const settingsSchema = z.object({
   workspace: z.string().min(1),
   model: z.string().min(1),
@@ -55,6 +67,8 @@ const settingsSchema = z.object({
   record: z.string().min(1).optional(),
   /** --replay: serve the model responses from this recording instead of a provider (absolute path). */
   replay: z.string().min(1).optional(),
+  /** Which file-editing tools the model is offered (MINI_CURSOR_EDIT_TOOL, default by model family). */
+  editTool: z.enum(EDIT_TOOL_SETTINGS),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -171,6 +185,9 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     passEnv: parsePassEnv(env.MINI_CURSOR_PASS_ENV),
     record,
     replay,
+    editTool:
+      nonEmpty(env.MINI_CURSOR_EDIT_TOOL)?.toLowerCase() ??
+      defaultEditTool(nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {

@@ -4,9 +4,10 @@ import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
 import { loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
 import type { ApprovalMode } from "../settings.js";
+import { editedPaths } from "./edited-paths.js";
 
 /** Tools that change files; they ask only in `suggest` mode. */
-const EDIT_TOOLS = new Set(["write_file", "edit_file"]);
+const EDIT_TOOLS = new Set(["write_file", "edit_file", "apply_patch"]);
 /** Tools that run commands; they ask in `suggest` and `auto-edit`. */
 const COMMAND_TOOLS = new Set(["execute_command"]);
 
@@ -91,10 +92,11 @@ export async function classifyCall(
     return { action: "ask", reason: `runs a shell command (approval mode ${mode})`, alwaysAsks: false, alwaysKeys };
   }
   if (EDIT_TOOLS.has(call.name)) {
-    const file = typeof call.args.filePath === "string" ? call.args.filePath : "";
-    const target = file ? locate({ value: file, dynamic: false, raw: file, kind: "word" }, ctx.workspace, { workspace: ctx.workspace, home: ctx.home ?? os.homedir() }) : undefined;
-    if (target?.kind === "rules") {
-      return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
+    for (const file of editedPaths(call)) {
+      const target = locate({ value: file, dynamic: false, raw: file, kind: "word" }, ctx.workspace, { workspace: ctx.workspace, home: ctx.home ?? os.homedir() });
+      if (target?.kind === "rules") {
+        return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
+      }
     }
   }
   const reason = editReason(call, mode, always);

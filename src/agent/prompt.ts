@@ -9,6 +9,24 @@ export interface PromptContext {
   shell?: string;
   /** AGENTS.md / CLAUDE.md; read from the workspace when undefined, none when null. */
   projectInstructions?: ProjectInstructions | null;
+  /** Names of the tools the model is offered; decides which edit tools the rules describe (default: edit_file only). */
+  tools?: readonly string[];
+}
+
+/** The tool rules for the file-editing tools the model is offered. */
+function editToolRules(tools: readonly string[] | undefined): string {
+  const rules: string[] = [];
+  if (!tools || tools.includes("edit_file")) {
+    rules.push(
+      "- edit_file: change part of a file by replacing oldString (copied exactly from the file, without read_file's line numbers, and unique in it: add surrounding lines if needed) with newString. Prefer it to rewriting a whole file. The file must have been read in this conversation and not changed since; if edit_file says so, read it again. replaceAll: true replaces every match; edits: [...] makes several replacements in one file at once.",
+    );
+  }
+  if (tools?.includes("apply_patch")) {
+    rules.push(
+      '- apply_patch: change, add, delete or move files with one "*** Begin Patch" ... "*** End Patch" patch (context lines, "-" and "+" lines, "@@" to name the enclosing function or class). Files to update or delete must have been read in this conversation. If a hunk does not apply, nothing is written: read the file again and fix the patch.',
+    );
+  }
+  return rules.join("\n");
 }
 
 /**
@@ -30,7 +48,7 @@ You complete the user's request by calling tools, reading their results and cont
 
 # Tools
 - read_file: read a file with line numbers, at most 2000 lines per call; use offset/limit to page through long files. Read a file before you change it.
-- edit_file: change part of a file by replacing oldString (copied exactly from the file, without read_file's line numbers, and unique in it: add surrounding lines if needed) with newString. Prefer it to rewriting a whole file. The file must have been read in this conversation and not changed since; if edit_file says so, read it again. replaceAll: true replaces every match.
+${editToolRules(ctx.tools)}
 - write_file: create a file or replace a whole file (parent folders are created). Always write the complete content; never leave placeholders such as "rest of code unchanged", here or in edit_file's newString.
 - list_directory: see what is in a folder (ignored files are hidden). Explore before assuming a layout.
 - find_files: find files by glob, newest first ("**/*.tsx", "src/**/*.test.ts"). search_files: search contents with a regular expression, results as path:line: text, with path, glob and contextLines to narrow. Both skip what .gitignore ignores. Use them instead of find or grep commands.

@@ -28,6 +28,7 @@ export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputCh
     spawnSpec: sandbox.sandbox?.spawnSpec,
     redact: settings.apiKey ? [settings.apiKey] : [],
     onOutput,
+    editTool: settings.editTool,
   });
   return { tools, sandbox };
 }

@@ -26,11 +26,12 @@ export type GraphSettings = Pick<
   "workspace" | "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "approval" | "maxSteps" | "contextTokens" | "prices"
 >;
 
-export function createRuntime(settings: GraphSettings, options: GraphOptions = {}): AgentRuntime {
+export function createRuntime(settings: GraphSettings & Partial<Pick<Settings, "editTool">>, options: GraphOptions = {}): AgentRuntime {
+  const tools = options.tools ?? createTools({ workspace: settings.workspace, editTool: settings.editTool, ...options.toolOptions });
   return {
     model: options.model ?? createChatModel(settings),
-    tools: options.tools ?? createTools({ workspace: settings.workspace, ...options.toolOptions }),
-    systemPrompt: () => buildSystemPrompt({ workspace: settings.workspace }),
+    tools,
+    systemPrompt: () => buildSystemPrompt({ workspace: settings.workspace, tools: tools.map((t) => t.name) }),
     approval: settings.approval,
     maxSteps: settings.maxSteps,
     contextTokens: settings.contextTokens,

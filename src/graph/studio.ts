@@ -17,8 +17,8 @@ import type { ProcessRegistry } from "../workspace/processes.js";
 
 /** Everything a runtime is built from; approval and max steps are per run, not part of it. */
 function runtimeKey(settings: Settings): string {
-  const { model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv } = settings;
-  return JSON.stringify([model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv]);
+  const { model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv, editTool } = settings;
+  return JSON.stringify([model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv, editTool]);
 }
 
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */

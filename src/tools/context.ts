@@ -24,6 +24,8 @@ export interface ToolOptions {
   spawnSpec?: SpawnSpecBuilder;
   /** Values (such as the API key) replaced by [redacted] wherever command output would show them. */
   redact?: readonly string[];
+  /** Which file-editing tools are offered: "edit_file" (default), "apply_patch" or "both". */
+  editTool?: "edit_file" | "apply_patch" | "both";
 }
 
 /** Shared by the tools of one toolset: the workspace is resolved once, lazily. */

@@ -1,16 +1,18 @@
-import { promises as fs } from "node:fs";
 import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
-import { detectBinary, formatSize, writeFileAtomic } from "../workspace/files.js";
-import { resolvePath } from "../workspace/paths.js";
-import { applyEdit, findPlaceholder, STRATEGY_TEXT, type EditFailure, type EditSuccess } from "../workspace/text-edit.js";
+import { countTextLines } from "../workspace/files.js";
+import { applyEdit, findPlaceholder, STRATEGY_TEXT, type EditFailure, type EditRequest, type EditSuccess } from "../workspace/text-edit.js";
+import { EDIT_ALIASES, FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
+import { commitText, loadEditTarget } from "./edit-target.js";
 import { toolErrorMessage } from "./errors.js";
-import { fingerprintOf, threadOf } from "./read-tracker.js";
+import { threadOf } from "./read-tracker.js";
 
-/** Files larger than this are not edited in memory; write_file or a command can still change them. */
-export const MAX_EDIT_BYTES = 10 * 1024 * 1024;
+/** Files larger than this are not edited in memory (re-exported: other modules import it from here). */
+export { MAX_EDIT_BYTES } from "./edit-target.js";
+/** Most entries of one `edits` list. */
+export const MAX_EDITS = 50;
 /** Lines of context around the change in the snippet the model gets back. */
 const SNIPPET_CONTEXT_LINES = 3;
 /** Most lines of a snippet; a bigger change shows its start and end. */
@@ -25,25 +27,41 @@ const LINE_NUMBER_WIDTH = 6;
 const DESCRIPTION = `Change part of a text file by replacing oldString with newString. Paths are relative to the workspace root.
 - Read the file with read_file in this conversation first; if it changed since (a command, a formatter or the user), read it again.
 - oldString must match exactly one place in the file: include enough surrounding lines to make it unique. With replaceAll: true every match is replaced (e.g. renaming a variable).
-- Copy oldString from the file as it is, without the line numbers and tab read_file puts in front of each line. Line endings (\\n or \\r\\n), trailing spaces and indentation that differ are tolerated, and the result says how the text was matched.
-- newString is written literally: never use placeholders such as "// ... existing code ..." or "rest of the file unchanged"; include the real text.
+- Copy oldString from the file as it is, without the line numbers and tab read_file puts in front of each line. Line endings, trailing spaces, indentation, spacing inside lines, extra escaping (\\n for a newline) and Unicode punctuation typed as ASCII are tolerated when that still finds exactly one place; the result says how the text was matched.
+- newString is written literally: never use placeholders such as "// ... existing code ...", "(rest of methods ...)" or "rest of the file unchanged"; write the code out.
+- Several changes to one file: pass edits: [{ oldString, newString, replaceAll? }, ...] instead of oldString/newString (at most ${MAX_EDITS}). They apply in order, each to the result of the previous one, and all or none are written.
+- An empty oldString creates a file that does not exist (or fills an empty one) with newString; on a file with content it is refused.
 - The file keeps its line endings (an edit written with \\n in a \\r\\n file gets \\r\\n), its BOM and its final newline. The write is atomic.
-- To create a file or rewrite most of one, use write_file. To delete text, pass an empty newString.
+- To rewrite most of a file, use write_file. To delete text, pass an empty newString.
 Returns the changed lines with their numbers.`;
 
-export const editFileSchema = z.object({
+const editSchema = z.object({
+  oldString: z.string().describe("The exact text to replace, copied from the file (without read_file's line numbers)."),
+  newString: z.string().describe("The text to put in its place (empty to delete it)."),
+  replaceAll: z.boolean().optional().describe("Replace every match instead of requiring exactly one (default false)."),
+});
+
+const editFileObject = z.object({
   filePath: z.string().describe("Path of the file to change, relative to the workspace root."),
   oldString: z
     .string()
-    .describe("The exact text to replace, copied from the file (without read_file's line numbers). Must not be empty."),
-  newString: z.string().describe("The text to put in its place (empty to delete it). Must differ from oldString."),
-  replaceAll: z
-    .boolean()
     .optional()
-    .describe("Replace every match instead of requiring exactly one (default false)."),
+    .describe("The exact text to replace, copied from the file (without read_file's line numbers). Empty only to create a missing or empty file."),
+  newString: z.string().optional().describe("The text to put in its place (empty to delete it). Must differ from oldString."),
+  replaceAll: z.boolean().optional().describe("Replace every match instead of requiring exactly one (default false)."),
+  edits: z
+    .array(editSchema)
+    .optional()
+    .describe(`Instead of oldString/newString: several replacements in this file, applied in order, all or none (at most ${MAX_EDITS}).`),
 });
 
-export type EditFileInput = z.infer<typeof editFileSchema>;
+/** edit_file's arguments; Claude-style snake_case names (file_path, old_string, ...) are accepted too. */
+export const editFileSchema = withAliases(editFileObject, { ...FILE_PATH_ALIASES, ...EDIT_ALIASES }, {
+  field: "edits",
+  table: EDIT_ALIASES,
+});
+
+export type EditFileInput = z.infer<typeof editFileObject>;
 
 /** What the tool attaches to its result for the trace (never sent to the model). */
 export interface EditArtifact {
@@ -55,7 +73,12 @@ interface PlannedEdit {
   absolute: string;
   display: string;
   before: string;
-  edit: EditSuccess;
+  after: string;
+  /** The file was missing or empty and the first edit filled it (an empty oldString). */
+  filled: boolean;
+  existed: boolean;
+  /** How each edit matched (one entry per edit). */
+  results: EditSuccess[];
 }
 
 type Plan = PlannedEdit | { ok: false; message: string };
@@ -65,55 +88,89 @@ const refuse = (message: string): Plan => ({ ok: false, message });
 function failureMessage(display: string, failure: EditFailure): string {
   switch (failure.reason) {
     case "empty_old":
-      return "Error: oldString is empty. Pass the exact text to replace (to add text, include a neighbouring line in oldString and repeat it in newString). To create a file, use write_file.";
+      return `Error: oldString is empty, but ${display} has content. Pass the exact text to replace (to add text, include a neighbouring line in oldString and repeat it in newString). An empty oldString only creates a missing or empty file.`;
     case "no_change":
       return `Error: newString is the same as oldString, so ${display} would not change.`;
     case "ambiguous": {
       const lines = failure.lines ?? [];
       const where = lines.length > 10 ? `${lines.slice(0, 10).join(", ")}, …` : lines.join(", ");
-      return `Error: oldString matches ${failure.count} places in ${display} (lines ${where}). Include more surrounding lines to make it unique, or set replaceAll: true to replace every one.`;
+      const how = failure.strategy && failure.strategy !== "exact" ? ` when ${STRATEGY_TEXT[failure.strategy].replace(/^matched /, "")}` : "";
+      const fix = failure.strategy && RECOVERY_STRATEGIES.has(failure.strategy)
+        ? "Copy oldString exactly from the file, with enough surrounding lines to make it unique."
+        : "Include more surrounding lines to make it unique, or set replaceAll: true to replace every one.";
+      return `Error: oldString matches ${failure.count} places in ${display}${how} (lines ${where}). ${fix}`;
     }
+    case "inconsistent_indentation":
+      return `Error: oldString matches ${display} only when indentation is ignored, and its indentation differs from the file's in a way that cannot be carried over to newString. Copy oldString with the file's indentation.`;
     case "not_found":
-      return `Error: oldString was not found in ${display} (tried an exact match, then ignoring line endings, trailing whitespace and indentation). ${failure.hint ?? "Read the file again and copy the text exactly."}`;
+      return `Error: oldString was not found in ${display} (tried an exact match, then ignoring line endings, trailing whitespace, indentation, extra escaping, Unicode punctuation and spacing inside lines). ${failure.hint ?? "Read the file again and copy the text exactly."}`;
   }
+}
+
+const RECOVERY_STRATEGIES: ReadonlySet<string> = new Set(["unescaped", "unicode-punctuation", "inner-whitespace"]);
+
+/** The edits a call asks for, or why the call is malformed. */
+function requestedEdits(input: EditFileInput): EditRequest[] | string {
+  // Some models fill every field: empty oldString/newString next to an edits list mean "not used".
+  const single = (input.oldString ?? "") !== "" || (input.newString ?? "") !== "";
+  if (input.edits !== undefined) {
+    if (single) return "Error: pass either oldString/newString or edits, not both.";
+    if (input.edits.length === 0) return "Error: edits is empty. Pass at least one { oldString, newString }.";
+    if (input.edits.length > MAX_EDITS) return `Error: edits has ${input.edits.length} entries; at most ${MAX_EDITS} per call. Split the change, or use write_file.`;
+    return input.edits;
+  }
+  if (input.oldString === undefined || input.newString === undefined) {
+    return "Error: edit_file needs oldString and newString (or an edits list).";
+  }
+  return [{ oldString: input.oldString, newString: input.newString, replaceAll: input.replaceAll }];
+}
+
+/** Checks an edit can be applied at all, before the file is opened. */
+function precheck(display: string, e: EditRequest, label: string): string | undefined {
+  if (e.oldString === e.newString) return `${label}${failureMessage(display, { ok: false, reason: "no_change" })}`;
+  const placeholder = findPlaceholder(e.newString, e.oldString);
+  if (placeholder) {
+    return `${label}Error: newString contains placeholder text ("${placeholder}") that is not in oldString. edit_file writes newString literally, so the code it stands for would be deleted. Put the real text in newString, or make oldString smaller so newString needs no placeholder.`;
+  }
+  return undefined;
 }
 
 /** Validates the call and works out the new content without writing anything. */
 async function planEdit(ctx: ToolContext, input: EditFileInput, threadId: string | undefined): Promise<Plan> {
-  if (input.oldString.trim() === "") return refuse(failureMessage(input.filePath, { ok: false, reason: "empty_old" }));
-  if (input.oldString === input.newString) return refuse(failureMessage(input.filePath, { ok: false, reason: "no_change" }));
-  const placeholder = findPlaceholder(input.newString, input.oldString);
-  if (placeholder) {
-    return refuse(
-      `Error: newString contains placeholder text ("${placeholder}") that is not in oldString. edit_file writes newString literally, so the code it stands for would be deleted. Put the real text in newString, or make oldString smaller so newString needs no placeholder.`,
-    );
+  const edits = requestedEdits(input);
+  if (typeof edits === "string") return refuse(edits);
+  const many = edits.length > 1 || input.edits !== undefined;
+  const label = (i: number) => (many ? `edits[${i}]: ` : "");
+  for (const [i, e] of edits.entries()) {
+    const problem = precheck(input.filePath, e, label(i));
+    if (problem) return refuse(problem.replace(/^(edits\[\d+\]: )Error: /, "Error: $1"));
   }
   const ws = await ctx.workspace();
-  const target = await resolvePath(ws, input.filePath, { refuseHardLinks: true });
-  const display = target.display;
-  if (!target.exists) return refuse(`Error: ${display} does not exist. To create a file, use write_file.`);
-  if (target.isDirectory) return refuse(`Error: ${display} is a directory; edit_file changes files.`);
-  const stat = await fs.stat(target.absolute);
-  if (!stat.isFile()) return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
-  if (stat.size > MAX_EDIT_BYTES) {
-    return refuse(`Error: ${display} is ${formatSize(stat.size)}, larger than edit_file handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`);
+  const loaded = await loadEditTarget(ctx, ws, input.filePath, threadId, "edit_file");
+  if (!loaded.ok) return refuse(loaded.message);
+  const { absolute, display, exists, before } = loaded.target;
+  let text = before;
+  const results: EditSuccess[] = [];
+  for (const [i, e] of edits.entries()) {
+    if (e.oldString.trim() === "" && text.replace(/^\uFEFF/, "") === "") {
+      // An empty oldString fills a missing or empty file, as Claude Code, opencode and Gemini CLI do.
+      text = (text.startsWith("\uFEFF") ? "\uFEFF" : "") + e.newString;
+      results.push({ ok: true, strategy: "exact", count: 1, text, spans: [{ oldStart: 0, oldEnd: 0, newStart: 0, newEnd: e.newString.length }], eol: "\n" });
+      continue;
+    }
+    if (!exists && i === 0) return refuse(`Error: ${display} does not exist. To create it, pass an empty oldString with the whole content as newString (or use write_file).`);
+    const result = applyEdit(text, e.oldString, e.newString, e.replaceAll ?? false);
+    if (!result.ok) {
+      const message = failureMessage(display, result);
+      const prefix = many ? `Error: edits[${i}] failed, so none of the ${edits.length} edits was applied: ` : "";
+      return refuse(prefix ? prefix + message.replace(/^Error: /, "") : message);
+    }
+    results.push(result);
+    text = result.text;
   }
-  const binary = await detectBinary(target.absolute);
-  if (binary) return refuse(`Error: ${display} is a binary file (${binary}); edit_file changes text only.`);
-  const bytes = await fs.readFile(target.absolute);
-  switch (ctx.reads.check(threadId, target.absolute, fingerprintOf(bytes, stat))) {
-    case "unread":
-      return refuse(`Error: ${display} has not been read in this conversation. Read it with read_file first, then edit it.`);
-    case "changed":
-      return refuse(`Error: ${display} has changed since you last read it (a command, a formatter or the user changed it). Read it again with read_file, then edit it.`);
-  }
-  const before = bytes.toString("utf8");
-  if (!Buffer.from(before, "utf8").equals(bytes)) {
-    return refuse(`Error: ${display} is not valid UTF-8 text; edit_file would corrupt it.`);
-  }
-  const edit = applyEdit(before, input.oldString, input.newString, input.replaceAll ?? false);
-  if (!edit.ok) return refuse(failureMessage(display, edit));
-  return { ok: true, absolute: target.absolute, display, before, edit };
+  if (text === before && exists) return refuse(failureMessage(display, { ok: false, reason: "no_change" }));
+  const filled = edits[0]!.oldString.trim() === "" && before.replace(/^\uFEFF/, "") === "";
+  return { ok: true, absolute, display, before, after: text, filled, existed: exists, results };
 }
 
 /** A unified diff of the change, with "\r\n" and the BOM left out so it reads cleanly. */
@@ -152,17 +209,32 @@ function snippet(edit: EditSuccess): string {
   ].join("\n");
 }
 
+/** The diff's lines, capped for the model's result. */
+function cappedDiff(diff: string): string {
+  const lines = diff.split("\n").slice(2); // without the ---/+++ header
+  if (lines.length <= 2 * MAX_SNIPPET_LINES) return lines.join("\n");
+  return [...lines.slice(0, 2 * MAX_SNIPPET_LINES), `   ... (${lines.length - 2 * MAX_SNIPPET_LINES} more diff lines not shown)`].join("\n");
+}
+
 async function editFile(ctx: ToolContext, input: EditFileInput, threadId: string | undefined): Promise<[string, EditArtifact | undefined]> {
   const plan = await planEdit(ctx, input, threadId);
   if (!plan.ok) return [plan.message, undefined];
-  const { edit, display } = plan;
-  const data = Buffer.from(edit.text, "utf8");
-  await writeFileAtomic(plan.absolute, data);
-  ctx.reads.record(threadId, plan.absolute, fingerprintOf(data, await fs.stat(plan.absolute)));
-  const what = edit.count === 1 ? "1 occurrence" : `${edit.count} occurrences`;
-  const shown = edit.count > 1 ? `The first change:\n` : "";
-  const text = `Edited ${display}: replaced ${what} (${STRATEGY_TEXT[edit.strategy]}).\n${shown}${snippet(edit)}`;
-  return [text, { diff: unifiedDiff(display, plan.before, edit.text) }];
+  const { display, results } = plan;
+  await commitText(ctx, threadId, plan.absolute, plan.after);
+  const diff = unifiedDiff(display, plan.before, plan.after);
+  if (plan.filled && results.length === 1) {
+    const lines = countTextLines(plan.after);
+    return [`${plan.existed ? "Filled the empty file" : "Created"} ${display} (${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(plan.after)} bytes) from newString.`, { diff }];
+  }
+  if (results.length === 1 && input.edits === undefined) {
+    const edit = results[0]!;
+    const what = edit.count === 1 ? "1 occurrence" : `${edit.count} occurrences`;
+    const shown = edit.count > 1 ? `The first change:\n` : "";
+    return [`Edited ${display}: replaced ${what} (${STRATEGY_TEXT[edit.strategy]}).\n${shown}${snippet(edit)}`, { diff }];
+  }
+  const how = results.map((r, i) => `${i + 1}: ${STRATEGY_TEXT[r.strategy]}${r.count > 1 ? ` ×${r.count}` : ""}`).join("; ");
+  const count = results.length === 1 ? "1 edit" : `${results.length} edits`;
+  return [`Edited ${display}: applied ${count} (${how}).\n${cappedDiff(diff)}`, { diff }];
 }
 
 /** For the approval prompt: the diff the edit would make, or why it would be refused. */
@@ -170,7 +242,7 @@ export async function previewEdit(ctx: ToolContext, input: EditFileInput, thread
   try {
     const plan = await planEdit(ctx, input, threadId);
     if (!plan.ok) return `(this edit would be refused: ${plan.message.replace(/^Error: /, "")})`;
-    return unifiedDiff(plan.display, plan.before, plan.edit.text);
+    return unifiedDiff(plan.display, plan.before, plan.after);
   } catch (err) {
     return `(this edit would fail: ${toolErrorMessage(err)})`;
   }

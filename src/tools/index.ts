@@ -1,5 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createProcessRegistry, type ProcessRegistry } from "../workspace/processes.js";
+import { createApplyPatchTool } from "./apply-patch.js";
 import { createToolContext, type ToolOptions } from "./context.js";
 import { createEditFileTool } from "./edit-file.js";
 import { createExecuteCommandTool } from "./execute-command.js";
@@ -27,20 +28,33 @@ export const TOOL_NAMES = [
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
+/** Which file-editing tools the model is offered (issue 17): edit_file, apply_patch (V4A patches), or both. */
+export const EDIT_TOOL_CHOICES = ["edit_file", "apply_patch", "both"] as const;
+export type EditToolChoice = (typeof EDIT_TOOL_CHOICES)[number];
+
+/** The names a toolset offers for an edit-tool choice, in the order the model sees them. */
+export function offeredToolNames(editTool: EditToolChoice = "edit_file"): string[] {
+  if (editTool === "edit_file") return [...TOOL_NAMES];
+  const names: string[] = TOOL_NAMES.filter((n) => editTool === "both" || n !== "edit_file");
+  names.splice(names.indexOf("write_file") + 1, 0, "apply_patch");
+  return names;
+}
+
 /**
  * The toolset for one workspace: an array (what bindTools, ToolNode and the loop take) that
  * also names each tool and carries the registry of processes it left running.
  */
 export type Toolset = StructuredToolInterface[] &
-  Record<ToolName, StructuredToolInterface> & { readonly processes: ProcessRegistry };
+  Record<ToolName | "apply_patch", StructuredToolInterface> & { readonly processes: ProcessRegistry };
 
 export function createTools(options: ToolOptions): Toolset {
   const processes = options.processes ?? createProcessRegistry();
   const ctx = createToolContext(options, processes);
-  const named: Record<ToolName, StructuredToolInterface> = {
+  const named: Record<ToolName | "apply_patch", StructuredToolInterface> = {
     read_file: createReadFileTool(ctx),
     write_file: withPreview(createWriteFileTool(ctx), (args) => previewWrite(ctx, args)),
     edit_file: createEditFileTool(ctx),
+    apply_patch: createApplyPatchTool(ctx),
     list_directory: createListDirectoryTool(ctx),
     find_files: createFindFilesTool(ctx),
     search_files: createSearchFilesTool(ctx),
@@ -48,6 +62,7 @@ export function createTools(options: ToolOptions): Toolset {
     process_output: createProcessOutputTool(ctx),
     stop_process: createStopProcessTool(ctx),
   };
-  const list: StructuredToolInterface[] = TOOL_NAMES.map((name) => named[name]);
+  // Every tool is built (tests and previews reach them by name); the list the model is bound to has the offered ones.
+  const list: StructuredToolInterface[] = offeredToolNames(options.editTool).map((name) => named[name as ToolName]);
   return Object.assign(list, named, { processes });
 }

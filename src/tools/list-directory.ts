@@ -7,6 +7,7 @@ import { ALWAYS_HIDDEN, loadIgnoreMatcher, type IgnoreMatcher } from "../workspa
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
 import { toolErrorMessage } from "./errors.js";
+import { withAliases } from "./aliases.js";
 
 /** Most entries one listing shows; a bigger directory is better explored one level down. */
 export const MAX_LIST_ENTRIES = 500;
@@ -19,14 +20,17 @@ A symlink shows its target and is not followed; one pointing outside the workspa
 .git and whatever .gitignore ignores are hidden, and the listing says how many were hidden.
 At most ${MAX_LIST_ENTRIES} entries are shown; list a subdirectory to see deeper.`;
 
-const schema = z.object({
+const schemaObject = z.object({
   directoryPath: z
     .string()
     .optional()
     .describe('Path of the directory, relative to the workspace root ("." for the root).'),
 });
 
-type ListDirectoryInput = z.infer<typeof schema>;
+/** directory_path and path are accepted for directoryPath (what models trained on other agents send). */
+const schema = withAliases(schemaObject, { directoryPath: ["directory_path", "dir_path", "path", "directory", "dir"] });
+
+type ListDirectoryInput = z.infer<typeof schemaObject>;
 
 type EntryKind = "dir" | "file" | "link" | "other";
 

@@ -2,6 +2,7 @@ import { promises as fs } from "node:fs";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { detectBinary } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
+import { FILE_PATH_ALIASES, renameAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { MAX_EDIT_BYTES, unifiedDiff } from "./edit-file.js";
 
@@ -35,8 +36,7 @@ export async function previewToolCall(
 
 /** write_file: the diff against the file it replaces, or against nothing for a new file. */
 export async function previewWrite(ctx: ToolContext, args: Record<string, unknown>): Promise<string | undefined> {
-  const filePath = args.filePath;
-  const content = args.content;
+  const { filePath, content } = renameAliases(args, FILE_PATH_ALIASES) as Record<string, unknown>;
   if (typeof filePath !== "string" || typeof content !== "string") return undefined;
   const ws = await ctx.workspace();
   const target = await resolvePath(ws, filePath);

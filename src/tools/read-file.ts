@@ -6,6 +6,7 @@ import { resolvePath } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
 import { fingerprintFile, threadOf } from "./read-tracker.js";
 import { toolErrorMessage } from "./errors.js";
+import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 
 /** Lines shown when the model gives no limit. */
 export const DEFAULT_READ_LINES = 2000;
@@ -29,7 +30,7 @@ Output is numbered like \`cat -n\` (line number, tab, text), followed by a foote
 - Binary files (images, archives, executables, fonts, media, databases) are described by type and size, not shown.
 - Use list_directory for directories.`;
 
-const schema = z.object({
+const schemaObject = z.object({
   filePath: z.string().describe("Path of the file, relative to the workspace root."),
   offset: z
     .number()
@@ -43,7 +44,10 @@ const schema = z.object({
     .describe(`Number of lines to read (default and maximum ${MAX_READ_LINES}).`),
 });
 
-type ReadFileInput = z.infer<typeof schema>;
+/** file_path and path are accepted for filePath (what models trained on other agents send). */
+const schema = withAliases(schemaObject, FILE_PATH_ALIASES);
+
+type ReadFileInput = z.infer<typeof schemaObject>;
 
 /** `cat -n`: number right-aligned, a tab, the text, and a marker where a long line was cut. */
 export function formatLine(lineNumber: number, line: WindowLine): string {

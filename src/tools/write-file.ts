@@ -7,6 +7,7 @@ import { resolvePath } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
 import { fingerprintOf, threadOf } from "./read-tracker.js";
 import { toolErrorMessage } from "./errors.js";
+import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 
 const DESCRIPTION = `Write a text file in the workspace, replacing the whole file. Paths are relative to the workspace root.
 - content is the complete new file: anything left out is gone. To change part of a file, read it first and write it back whole.
@@ -16,12 +17,15 @@ const DESCRIPTION = `Write a text file in the workspace, replacing the whole fil
 - Directories and files with several hard links are refused.
 Returns e.g. "Created src/App.tsx (42 lines, 1234 bytes)." or "Replaced ...".`;
 
-const schema = z.object({
+const schemaObject = z.object({
   filePath: z.string().describe("Path of the file to write, relative to the workspace root."),
   content: z.string().describe("The complete content of the file."),
 });
 
-type WriteFileInput = z.infer<typeof schema>;
+/** file_path and path are accepted for filePath (what models trained on other agents send). */
+const schema = withAliases(schemaObject, FILE_PATH_ALIASES);
+
+type WriteFileInput = z.infer<typeof schemaObject>;
 
 /** "Created src/App.tsx (42 lines, 1234 bytes)." */
 export function writeSummary(created: boolean, display: string, lines: number, bytes: number): string {

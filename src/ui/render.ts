@@ -70,9 +70,24 @@ export function formatArgs(args: Record<string, unknown>): string {
     .join(" ");
 }
 
-/** A unified diff cut to `maxLines` (the ---/+++ header left out), with a note of what was cut. */
+/**
+ * A unified diff cut to `maxLines` (the ---/+++ header left out), with a note of what was cut.
+ * A diff of several files (apply_patch) keeps one "path:" line before each file's hunks.
+ */
 export function diffLines(diff: string, maxLines = MAX_DIFF_LINES): string[] {
-  const lines = diff.split("\n").filter((l) => !l.startsWith("--- ") && !l.startsWith("+++ ") && !l.startsWith("Index: "));
+  const all = diff.split("\n");
+  const isHeader = (i: number) => all[i]!.startsWith("--- ") && all[i + 1]?.startsWith("+++ ");
+  const files = all.filter((_, i) => isHeader(i)).length;
+  const lines: string[] = [];
+  for (let i = 0; i < all.length; i++) {
+    if (all[i]!.startsWith("Index: ")) continue;
+    if (isHeader(i)) {
+      if (files > 1) lines.push(`${all[i + 1]!.slice(4).replace(/^b\//, "")}:`);
+      i++;
+      continue;
+    }
+    lines.push(all[i]!);
+  }
   if (lines.length <= maxLines) return lines;
   return [...lines.slice(0, maxLines), `… ${lines.length - maxLines} more diff lines`];
 }

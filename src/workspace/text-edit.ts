@@ -4,10 +4,31 @@
  * The old text is looked for with strategies from strict to forgiving, and the first that
  * finds it wins: exactly as given; with line endings normalised (a model writes "\n", the file
  * has "\r\n"); ignoring trailing whitespace on each line; ignoring indentation (the new text is
- * then re-indented to the file's). The file keeps its BOM, its line endings and its final newline.
+ * then re-indented to the file's, relative to oldString's). Then three recoveries of what models
+ * get wrong, each accepted only when it finds exactly one place: oldString over-escaped ("\\n"
+ * for a newline), Unicode punctuation typed as ASCII (or the reverse), spacing inside lines.
+ * Text outside the replaced span is never touched. The file keeps its BOM, its line endings and
+ * its final newline.
  */
+import { closestRegion } from "./closest-region.js";
+import {
+  findNormalised,
+  hasUnicodePunctuation,
+  normaliseInnerSpacing,
+  normaliseLineEndings,
+  normalisePunctuation,
+  unescapeText,
+  type Normalised,
+} from "./text-normalise.js";
 
-export type MatchStrategy = "exact" | "line-endings" | "trailing-whitespace" | "indentation";
+export type MatchStrategy =
+  | "exact"
+  | "line-endings"
+  | "trailing-whitespace"
+  | "indentation"
+  | "unescaped"
+  | "unicode-punctuation"
+  | "inner-whitespace";
 
 /** How each strategy is described to the model. */
 export const STRATEGY_TEXT: Record<MatchStrategy, string> = {
@@ -15,6 +36,9 @@ export const STRATEGY_TEXT: Record<MatchStrategy, string> = {
   "line-endings": "matched after normalising line endings",
   "trailing-whitespace": "matched ignoring trailing whitespace",
   indentation: "matched ignoring indentation; the new text was re-indented to the file's",
+  unescaped: "matched after removing extra escaping (\\n, \\', \\$, \\\\) from oldString; newString was unescaped the same way",
+  "unicode-punctuation": "matched treating Unicode dashes, quotes, spaces and ellipses as their ASCII spelling",
+  "inner-whitespace": "matched ignoring the amount of spacing inside lines",
 };
 
 const BOM = "\uFEFF";
@@ -42,7 +66,9 @@ export interface EditSuccess {
 
 export interface EditFailure {
   ok: false;
-  reason: "empty_old" | "no_change" | "not_found" | "ambiguous";
+  reason: "empty_old" | "no_change" | "not_found" | "ambiguous" | "inconsistent_indentation";
+  /** The strategy that found several matches, for "ambiguous". */
+  strategy?: MatchStrategy;
   /** Matches found, for "ambiguous". */
   count?: number;
   /** 1-based lines where the matches start, for "ambiguous". */
@@ -151,17 +177,61 @@ function splitLines(body: string): Line[] {
 
 const leadingWhitespace = (s: string) => /^[ \t]*/.exec(s)![0];
 
-/** Moves the new text to the file's indentation: the model's indent of the old text is swapped for the file's. */
-function reindent(newLf: string, oldIndent: string, fileIndent: string): string {
-  if (oldIndent === fileIndent) return newLf;
-  return newLf
-    .split("\n")
+/** The shortest indentation of the non-blank lines, or undefined when all are blank. */
+function baseIndent(lines: readonly string[]): string | undefined {
+  let base: string | undefined;
+  for (const line of lines) {
+    if (line.trim() === "") continue;
+    const indent = leadingWhitespace(line);
+    if (base === undefined || indent.length < base.length) base = indent;
+  }
+  return base;
+}
+
+/**
+ * Moves the new text from the model's indentation to the file's, relatively: each indentation
+ * oldString used is mapped to the one the file has on the same line, and a line of newString is
+ * rebased through the longest of them that prefixes it. newString already written at the file's
+ * indentation is left alone (never indented on top). Undefined when oldString's indentation maps
+ * to the file's inconsistently (one indentation of oldString stands for two of the file's), so
+ * there is no honest way to re-indent.
+ */
+export function reindent(
+  newLf: string,
+  oldLines: readonly string[],
+  fileLines: readonly string[],
+  /** False when newLf is only part of the new text (a patch's added lines), whose base says nothing. */
+  trustBase = true,
+): string | undefined {
+  const map = new Map<string, string>();
+  for (const [j, old] of oldLines.entries()) {
+    if (old.trim() === "") continue;
+    const from = leadingWhitespace(old);
+    const to = leadingWhitespace(fileLines[j]!);
+    const known = map.get(from);
+    if (known !== undefined && known !== to) return undefined;
+    map.set(from, to);
+  }
+  if ([...map].every(([from, to]) => from === to)) return newLf;
+  const newLines = newLf.split("\n");
+  const oldBase = baseIndent(oldLines);
+  const fileBase = baseIndent(fileLines);
+  if (trustBase && baseIndent(newLines) === fileBase && oldBase !== fileBase) return newLf;
+  const keys = [...map.keys()].sort((a, b) => b.length - a.length);
+  return newLines
     .map((line) => {
       if (line.trim() === "") return line;
-      if (line.startsWith(oldIndent)) return fileIndent + line.slice(oldIndent.length);
-      return line;
+      const indent = leadingWhitespace(line);
+      const key = keys.find((k) => indent.startsWith(k));
+      return key === undefined ? line : map.get(key)! + line.slice(key.length);
     })
     .join("\n");
+}
+
+/** Whole-line matches; `inconsistent` is set when a match could not be re-indented honestly. */
+interface LineSearch {
+  matches: Match[];
+  inconsistent: boolean;
 }
 
 function lineMatches(
@@ -170,14 +240,13 @@ function lineMatches(
   newString: string,
   normalise: (line: string) => string,
   reindentNew: boolean,
-): Match[] {
+): LineSearch {
   const oldLf = toLf(oldString);
   const oldEndsWithNewline = oldLf.endsWith("\n");
-  const oldLines = (oldEndsWithNewline ? oldLf.slice(0, -1) : oldLf).split("\n").map(normalise);
-  const lines = splitLines(body);
-  const matches: Match[] = [];
   const rawOldLines = (oldEndsWithNewline ? oldLf.slice(0, -1) : oldLf).split("\n");
-  const firstNonBlank = rawOldLines.findIndex((l) => l.trim() !== "");
+  const oldLines = rawOldLines.map(normalise);
+  const lines = splitLines(body);
+  const result: LineSearch = { matches: [], inconsistent: false };
   for (let i = 0; i + oldLines.length <= lines.length; i++) {
     let same = true;
     for (let j = 0; j < oldLines.length && same; j++) same = normalise(lines[i + j]!.text) === oldLines[j];
@@ -185,15 +254,46 @@ function lineMatches(
     const last = lines[i + oldLines.length - 1]!;
     const lastHasEol = last.end > last.contentEnd;
     const end = oldEndsWithNewline && lastHasEol ? last.end : last.contentEnd;
-    let replacement = toLf(newString);
+    let replacement: string | undefined = toLf(newString);
     if (oldEndsWithNewline && !lastHasEol && replacement.endsWith("\n")) replacement = replacement.slice(0, -1);
-    if (reindentNew && firstNonBlank >= 0) {
-      replacement = reindent(replacement, leadingWhitespace(rawOldLines[firstNonBlank]!), leadingWhitespace(lines[i + firstNonBlank]!.text));
+    if (reindentNew) {
+      const fileLines = lines.slice(i, i + oldLines.length).map((l) => l.text);
+      replacement = reindent(replacement, rawOldLines, fileLines);
+      if (replacement === undefined) {
+        result.inconsistent = true;
+        replacement = toLf(newString);
+      }
     }
-    matches.push({ start: lines[i]!.start, end, replacement });
+    result.matches.push({ start: lines[i]!.start, end, replacement });
     i += oldLines.length - 1;
   }
-  return matches;
+  return result;
+}
+
+// --- recoveries: exactly one match through a normalisation -----------------------------------------
+
+function normalisedMatches(haystack: Normalised, needle: string, replacement: string): Match[] {
+  return findNormalised(haystack, needle).map((span) => ({ ...span, replacement }));
+}
+
+/** oldString with one level of escaping removed ("\\n" as a newline); newString loses the same escapes. */
+function unescapedMatches(body: string, oldString: string, newString: string): Match[] {
+  if (!oldString.includes("\\")) return [];
+  const old = unescapeText(oldString);
+  if (old.text === oldString || old.text.trim() === "") return [];
+  const replacement = unescapeText(newString, old.undone).text;
+  return normalisedMatches(normaliseLineEndings(body), toLf(old.text), toLf(replacement));
+}
+
+function punctuationMatches(body: string, oldString: string, newString: string): Match[] {
+  if (!hasUnicodePunctuation(body) && !hasUnicodePunctuation(oldString)) return [];
+  return normalisedMatches(normalisePunctuation(body), normalisePunctuation(oldString).text, toLf(newString));
+}
+
+function innerSpacingMatches(body: string, oldString: string, newString: string): Match[] {
+  const needle = normaliseInnerSpacing(oldString).text;
+  if (needle.trim() === "") return [];
+  return normalisedMatches(normaliseInnerSpacing(body), needle, toLf(newString));
 }
 
 // --- hints ----------------------------------------------------------------------------------------
@@ -205,6 +305,11 @@ function notFoundHint(body: string, oldString: string): string | undefined {
   const oldLines = toLf(oldString).split("\n").filter((l) => l.trim() !== "");
   if (oldLines.length > 0 && oldLines.every((l) => LINE_NUMBER_PREFIX.test(l))) {
     return 'oldString seems to include the line numbers read_file shows ("    12<tab>"); copy only the text after the tab.';
+  }
+  const close = closestRegion(body, oldString);
+  if (close) {
+    const where = close.first === close.last ? `line ${close.first}` : `lines ${close.first}-${close.last}`;
+    return `The closest text is at ${where} (${Math.round(close.similarity * 100)}% alike):\n${close.quoted}\nCopy oldString from there exactly (without the line numbers), or read the file again.`;
   }
   const first = oldLines[0]?.trim();
   if (!first) return undefined;
@@ -236,6 +341,15 @@ function apply(body: string, matches: Match[], eol: "\n" | "\r\n"): { text: stri
 }
 
 /**
+ * Recoveries map every character of the file to its source, about 16 bytes a character; above
+ * this size they are skipped (the exact and line-based strategies still run).
+ */
+export const MAX_RECOVERY_CHARS = 2 * 1024 * 1024;
+
+/** Strategies that only recover a model's slip: they must find exactly one place, even with replaceAll. */
+const RECOVERIES: ReadonlySet<MatchStrategy> = new Set(["unescaped", "unicode-punctuation", "inner-whitespace"]);
+
+/**
  * Replaces `oldString` with `newString` in `content`: exactly one match, or every match with
  * `replaceAll`. Tries the strategies in order and reports which one matched.
  */
@@ -245,17 +359,27 @@ export function applyEdit(content: string, oldString: string, newString: string,
   const bom = content.startsWith(BOM) ? BOM : "";
   const body = bom ? content.slice(1) : content;
   const eol = detectEol(body);
+  let inconsistent = false;
+  const byLines = (normalise: (l: string) => string, reindentNew: boolean) => () => {
+    const found = lineMatches(body, oldString, newString, normalise, reindentNew);
+    if (found.inconsistent) inconsistent = true;
+    return found.inconsistent ? [] : found.matches;
+  };
   const strategies: Array<[MatchStrategy, () => Match[]]> = [
     ["exact", () => exactMatches(body, oldString, newString)],
     ["line-endings", () => lineEndingMatches(body, oldString, newString)],
-    ["trailing-whitespace", () => lineMatches(body, oldString, newString, (l) => l.trimEnd(), false)],
-    ["indentation", () => lineMatches(body, oldString, newString, (l) => l.trim(), true)],
+    ["trailing-whitespace", byLines((l) => l.trimEnd(), false)],
+    ["indentation", byLines((l) => l.trim(), true)],
+    ["unescaped", () => unescapedMatches(body, oldString, newString)],
+    ["unicode-punctuation", () => punctuationMatches(body, oldString, newString)],
+    ["inner-whitespace", () => innerSpacingMatches(body, oldString, newString)],
   ];
   for (const [strategy, find] of strategies) {
+    if (RECOVERIES.has(strategy) && body.length > MAX_RECOVERY_CHARS) continue;
     const matches = find();
     if (matches.length === 0) continue;
-    if (matches.length > 1 && !replaceAll) {
-      return { ok: false, reason: "ambiguous", count: matches.length, lines: matches.map((m) => lineOf(body, m.start)) };
+    if (matches.length > 1 && (!replaceAll || RECOVERIES.has(strategy))) {
+      return { ok: false, reason: "ambiguous", strategy, count: matches.length, lines: matches.map((m) => lineOf(body, m.start)) };
     }
     const applied = apply(body, matches, eol);
     let text = applied.text;
@@ -264,36 +388,32 @@ export function applyEdit(content: string, oldString: string, newString: string,
     if (text === body) return { ok: false, reason: "no_change" };
     return { ok: true, strategy, count: matches.length, text: bom + text, spans: applied.spans, eol };
   }
+  if (inconsistent) return { ok: false, reason: "inconsistent_indentation" };
   return { ok: false, reason: "not_found", hint: notFoundHint(body, oldString) };
 }
 
-// --- placeholders ---------------------------------------------------------------------------------
-
-/** A line that is only a comment (or nothing but an ellipsis). */
-const COMMENT_LINE = /^\s*(?:\/\/+|#+|\/\*+|\*|<!--|--|;+|\{\s*\/\*|%|'|rem\b)?\s*(.*?)\s*(?:\*\/\s*\}?|-->)?\s*$/i;
-const PLACEHOLDER_PATTERNS: RegExp[] = [
-  // "... existing code ...", "… rest of the file …", "...other methods..."
-  /^(?:\.{3}|…)\s*(?:existing|previous|rest|remaining|other|unchanged|same|more|original)\b/i,
-  /\b(?:existing|previous|remaining|unchanged|original)\s+(?:code|content|implementation|logic|methods|functions|imports|styles|lines|tests)\b.*(?:\.{3}|…)\s*$/i,
-  // "rest of (the) code unchanged", "remainder of the file remains the same"
-  /\b(?:rest|remainder)\s+of\s+(?:the\s+)?(?:code|file|function|class|implementation|component|method|content|module|styles?|tests?)\b.*\b(?:unchanged|remains?|same|as\s+(?:before|is)|omitted|here|goes\s+here)\b/i,
-  /\b(?:code|content|implementation)\s+(?:remains?\s+)?unchanged\b/i,
-];
-
-/**
- * Placeholder lines ("// ... existing code ...", "# rest of the file unchanged") in the new text
- * that are not in the old: written literally, they would delete the code they stand for.
- */
-export function findPlaceholder(newString: string, oldString: string): string | undefined {
-  const oldLines = new Set(toLf(oldString).split("\n").map((l) => l.trim()));
-  for (const raw of toLf(newString).split("\n")) {
-    const line = raw.trim();
-    if (line === "" || oldLines.has(line)) continue;
-    const comment = COMMENT_LINE.exec(line)?.[1] ?? line;
-    // A comment, or a bare "... words ..." line; "...rest," is a spread, not a placeholder.
-    const isCommentish = comment !== line || /^(?:\.{3}|…)\s+\S/.test(line);
-    if (!isCommentish) continue;
-    if (PLACEHOLDER_PATTERNS.some((p) => p.test(comment))) return line;
-  }
-  return undefined;
+/** One replacement of an `edits` list. */
+export interface EditRequest {
+  oldString: string;
+  newString: string;
+  replaceAll?: boolean;
 }
+
+export type MultiEditResult =
+  | { ok: true; text: string; results: EditSuccess[] }
+  | { ok: false; index: number; failure: EditFailure };
+
+/** Applies edits in order, each to the result of the one before; stops at the first that fails. */
+export function applyEdits(content: string, edits: readonly EditRequest[]): MultiEditResult {
+  let text = content;
+  const results: EditSuccess[] = [];
+  for (const [index, e] of edits.entries()) {
+    const result = applyEdit(text, e.oldString, e.newString, e.replaceAll ?? false);
+    if (!result.ok) return { ok: false, index, failure: result };
+    results.push(result);
+    text = result.text;
+  }
+  return { ok: true, text, results };
+}
+
+export { findPlaceholder } from "./placeholders.js";

@@ -1,0 +1,245 @@
+import { promises as fs } from "node:fs";
+import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
+import { z } from "zod";
+import { countTextLines, writeFileAtomic } from "../workspace/files.js";
+import { resolvePath, type Workspace } from "../workspace/paths.js";
+import { applyHunks, HUNK_MATCH_TEXT } from "../workspace/patch-apply.js";
+import { parsePatch, PatchParseError, type PatchOp } from "../workspace/patch-parse.js";
+import { findPlaceholder } from "../workspace/text-edit.js";
+import { withAliases } from "./aliases.js";
+import type { ToolContext } from "./context.js";
+import { unifiedDiff, type EditArtifact } from "./edit-file.js";
+import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
+import { toolErrorMessage } from "./errors.js";
+import { threadOf } from "./read-tracker.js";
+
+/** Longest patch accepted in one call. */
+export const MAX_PATCH_CHARS = 1024 * 1024;
+
+const DESCRIPTION = `Edit files with a patch: add, delete, update or move several files in one call, all or nothing. Paths are relative to the workspace root.
+Format (no line numbers; each change is found by its context):
+*** Begin Patch
+*** Update File: src/app.py
+@@ def greet():
+-    print("Hi")
++    print("Hello")
+*** Add File: docs/notes.md
++first line of the new file
+*** Delete File: old.txt
+*** Update File: a.js
+*** Move to: b.js
+@@
+ context line
+-removed line
++added line
+*** End Patch
+- In an update, each hunk starts with "@@" (optionally followed by a line of the file, such as a class or function signature, that comes before the change). Lines start with " " (context, unchanged), "-" (removed) or "+" (added). Give about 3 lines of context before and after each change; add "@@" lines when that is not unique. "*** End of File" after a hunk anchors it at the end of the file.
+- Update and Delete need the file read with read_file in this conversation and unchanged since. Add creates a file (and its folders) that does not exist yet.
+- If any hunk does not apply, nothing is written. Context that differs only in indentation, trailing or inner spacing, or Unicode punctuation still matches; the result says so.
+- Files keep their line endings (\\r\\n files stay \\r\\n), BOM and final newline. Never use placeholders such as "... existing code ..." in added lines.
+- A patch is at most ${MAX_PATCH_CHARS / 1024} KB; text files up to ${MAX_EDIT_BYTES / 1024 / 1024} MB can be updated.`;
+
+const schemaObject = z.object({
+  input: z.string().describe(`The whole patch, from "*** Begin Patch" to "*** End Patch" (at most ${MAX_PATCH_CHARS / 1024} KB).`),
+});
+/** `patch` is accepted for `input`. */
+const schema = withAliases(schemaObject, { input: ["patch", "diff"] });
+type ApplyPatchInput = z.infer<typeof schemaObject>;
+
+/** One file's state while a patch is planned. */
+interface FileState {
+  absolute: string;
+  display: string;
+  /** The text before the patch; undefined when the file did not exist. */
+  original: string | undefined;
+  /** The text after the ops so far; undefined when it does not exist (deleted or never there). */
+  current: string | undefined;
+}
+
+interface PatchPlan {
+  ok: true;
+  files: FileState[];
+  /** One line per operation, for the result. */
+  summary: string[];
+  /** How many files the operations named (a move counts once). */
+  fileCount: number;
+}
+
+type Plan = PatchPlan | { ok: false; message: string };
+
+const refuse = (message: string): Plan => ({ ok: false, message: message.startsWith("Error") ? message : `Error: ${message}` });
+
+/** Loads files on first use, so every path is checked (and read-checked) once, before anything is written. */
+class PatchFiles {
+  private readonly byPath = new Map<string, FileState>();
+  constructor(
+    private readonly ctx: ToolContext,
+    private readonly ws: Workspace,
+    private readonly threadId: string | undefined,
+  ) {}
+
+  async get(userPath: string): Promise<FileState | string> {
+    const resolved = await resolvePath(this.ws, userPath, { refuseHardLinks: true });
+    const known = this.byPath.get(resolved.absolute);
+    if (known) return known;
+    const loaded = await loadEditTarget(this.ctx, this.ws, userPath, this.threadId, "apply_patch");
+    if (!loaded.ok) return loaded.message;
+    const t = loaded.target;
+    const state: FileState = { absolute: t.absolute, display: t.display, original: t.exists ? t.before : undefined, current: t.exists ? t.before : undefined };
+    this.byPath.set(t.absolute, state);
+    return state;
+  }
+
+  all(): FileState[] {
+    return [...this.byPath.values()];
+  }
+}
+
+function placeholderIn(lines: readonly string[]): string | undefined {
+  return findPlaceholder(lines.join("\n"), "");
+}
+
+async function planOp(files: PatchFiles, op: PatchOp, summary: string[], named: Set<string>): Promise<string | undefined> {
+  const state = await files.get(op.path);
+  if (typeof state === "string") return state;
+  named.add(state.absolute);
+  const where = `(patch line ${op.patchLine})`;
+  switch (op.kind) {
+    case "add": {
+      if (state.current !== undefined && state.current.replace(/^\uFEFF/, "") !== "") {
+        return `${state.display} already exists ${where}. Use "*** Update File: ${op.path}" to change it.`;
+      }
+      const placeholder = placeholderIn(op.lines);
+      if (placeholder) return `the added file ${state.display} contains placeholder text ("${placeholder}"). Write the real content.`;
+      state.current = op.lines.length === 0 ? "" : `${op.lines.join("\n")}\n`;
+      const lines = countTextLines(state.current);
+      summary.push(`A ${state.display} (${lines} ${lines === 1 ? "line" : "lines"})`);
+      return undefined;
+    }
+    case "delete": {
+      if (state.current === undefined) return `${state.display} does not exist, so it cannot be deleted ${where}.`;
+      state.current = undefined;
+      summary.push(`D ${state.display}`);
+      return undefined;
+    }
+    case "update": {
+      if (state.current === undefined) {
+        return `${state.display} does not exist ${where}. Use "*** Add File: ${op.path}" to create it.`;
+      }
+      const removedText = op.hunks.flatMap((h) => h.lines.filter((l) => l.kind !== "+").map((l) => l.text)).join("\n");
+      const placeholder = findPlaceholder(op.hunks.flatMap((h) => h.lines.filter((l) => l.kind === "+").map((l) => l.text)).join("\n"), removedText);
+      if (placeholder) {
+        return `a "+" line for ${state.display} is placeholder text ("${placeholder}"); it would replace the code it stands for. Write the real lines.`;
+      }
+      const result = applyHunks(state.current, op.hunks, state.display);
+      if (!result.ok) return result.message;
+      const fuzzy = result.matches
+        .map((m, i) => (m === "exact" ? undefined : `hunk ${i + 1} matched ${HUNK_MATCH_TEXT[m]}`))
+        .filter((s): s is string => s !== undefined);
+      const hunks = `${op.hunks.length} ${op.hunks.length === 1 ? "hunk" : "hunks"}`;
+      const detail = op.hunks.length === 0 ? "" : ` (${[hunks, ...fuzzy].join("; ")})`;
+      if (op.moveTo === undefined) {
+        if (result.text === state.current) return `the hunks for ${state.display} change nothing ${where}.`;
+        state.current = result.text;
+        summary.push(`M ${state.display}${detail}`);
+        return undefined;
+      }
+      const dest = await files.get(op.moveTo);
+      if (typeof dest === "string") return dest;
+      if (dest.absolute !== state.absolute) {
+        if (dest.current !== undefined) return `cannot move ${state.display} to ${dest.display}: it already exists ${where}.`;
+        dest.current = result.text;
+        state.current = undefined;
+      } else {
+        state.current = result.text;
+      }
+      summary.push(`R ${state.display} -> ${dest.display}${detail}`);
+      return undefined;
+    }
+  }
+}
+
+async function planPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: string | undefined): Promise<Plan> {
+  if (input.input.length > MAX_PATCH_CHARS) {
+    return refuse(`the patch is ${input.input.length} characters, more than ${MAX_PATCH_CHARS}. Split it into several calls.`);
+  }
+  let ops: PatchOp[];
+  try {
+    ops = parsePatch(input.input);
+  } catch (err) {
+    if (err instanceof PatchParseError) return refuse(`the patch could not be read: ${err.message} Nothing was changed.`);
+    throw err;
+  }
+  const files = new PatchFiles(ctx, await ctx.workspace(), threadId);
+  const summary: string[] = [];
+  const named = new Set<string>();
+  for (const op of ops) {
+    const problem = await planOp(files, op, summary, named);
+    if (problem) return refuse(`${problem.replace(/^Error: /, "")}${/Nothing was (changed|written)/.test(problem) ? "" : " Nothing was written."}`);
+  }
+  return { ok: true, files: files.all().filter((f) => f.current !== f.original), summary, fileCount: named.size };
+}
+
+/** Writes every change; on a failure, puts back what was already written (best effort) and rethrows. */
+async function commit(ctx: ToolContext, threadId: string | undefined, files: readonly FileState[]): Promise<void> {
+  const done: FileState[] = [];
+  try {
+    // Writes first, deletions last: a failed write leaves every file that was to be deleted in place.
+    for (const f of files.filter((x) => x.current !== undefined)) {
+      await commitText(ctx, threadId, f.absolute, f.current!);
+      done.push(f);
+    }
+    for (const f of files.filter((x) => x.current === undefined)) {
+      await fs.unlink(f.absolute);
+      done.push(f);
+    }
+  } catch (err) {
+    for (const f of done.reverse()) {
+      if (f.original === undefined) await fs.unlink(f.absolute).catch(() => undefined);
+      else await writeFileAtomic(f.absolute, f.original).catch(() => undefined);
+    }
+    throw err;
+  }
+}
+
+function patchDiff(files: readonly FileState[]): string {
+  return files.map((f) => unifiedDiff(f.display, f.original ?? "", f.current ?? "")).join("\n");
+}
+
+async function applyPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: string | undefined): Promise<[string, EditArtifact | undefined]> {
+  const plan = await planPatch(ctx, input, threadId);
+  if (!plan.ok) return [plan.message, undefined];
+  await commit(ctx, threadId, plan.files);
+  const count = plan.fileCount === 1 ? "1 file" : `${plan.fileCount} files`;
+  return [`Applied the patch to ${count}:\n${plan.summary.join("\n")}`, { diff: patchDiff(plan.files) }];
+}
+
+/** For the approval prompt: the diff of every file the patch would change, or why it would be refused. */
+export async function previewPatch(ctx: ToolContext, args: Record<string, unknown>, threadId?: string): Promise<string | undefined> {
+  const parsed = schema.safeParse(args);
+  if (!parsed.success) return undefined;
+  try {
+    const plan = await planPatch(ctx, parsed.data, threadId);
+    if (!plan.ok) return `(this patch would be refused: ${plan.message.replace(/^Error: /, "")})`;
+    return patchDiff(plan.files);
+  } catch (err) {
+    return `(this patch would fail: ${toolErrorMessage(err)})`;
+  }
+}
+
+export function createApplyPatchTool(ctx: ToolContext) {
+  const patchTool = tool(
+    async (input: ApplyPatchInput, config?: ToolRunnableConfig): Promise<[string, EditArtifact | undefined]> => {
+      try {
+        return await applyPatch(ctx, input, threadOf(config));
+      } catch (err) {
+        return [toolErrorMessage(err), undefined];
+      }
+    },
+    { name: "apply_patch", description: DESCRIPTION, schema, responseFormat: "content_and_artifact" },
+  );
+  return Object.assign(patchTool, {
+    /** The approval prompt shows this before the call runs. */
+    preview: (args: Record<string, unknown>, threadId?: string) => previewPatch(ctx, args, threadId),
+  });
+}
