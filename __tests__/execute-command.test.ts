@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { withToolErrors } from "../src/tools/errors.js";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
@@ -33,7 +34,7 @@ beforeEach(() => {
     { workspace: dir, onOutput: (c) => chunks.push(c), env: { PATH: process.env.PATH, HOME: process.env.HOME } },
     registry,
   );
-  execute = createExecuteCommandTool(ctx);
+  execute = withToolErrors(createExecuteCommandTool(ctx));
   seenPids.clear();
 });
 

@@ -22,6 +22,7 @@ const REASON_EXIT: Record<StopReason, number> = {
   interrupted: EXIT.interrupted,
   error: EXIT.failure,
   loop_guard: EXIT.failure,
+  not_run: EXIT.notRun,
 };
 
 function createRenderer(settings: Settings, interactive: boolean): Renderer {

@@ -6,7 +6,7 @@ import { detectBinary, formatSize, writeFileAtomic } from "../workspace/files.js
 import { resolvePath } from "../workspace/paths.js";
 import { applyEdit, findPlaceholder, STRATEGY_TEXT, type EditFailure, type EditSuccess } from "../workspace/text-edit.js";
 import type { ToolContext } from "./context.js";
-import { toolErrorMessage } from "./errors.js";
+import { toolErrorMessage, ToolFailure } from "./errors.js";
 import { fingerprintOf, threadOf } from "./read-tracker.js";
 
 /** Files larger than this are not edited in memory; write_file or a command can still change them. */
@@ -154,7 +154,7 @@ function snippet(edit: EditSuccess): string {
 
 async function editFile(ctx: ToolContext, input: EditFileInput, threadId: string | undefined): Promise<[string, EditArtifact | undefined]> {
   const plan = await planEdit(ctx, input, threadId);
-  if (!plan.ok) return [plan.message, undefined];
+  if (!plan.ok) throw new ToolFailure(plan.message);
   const { edit, display } = plan;
   const data = Buffer.from(edit.text, "utf8");
   await writeFileAtomic(plan.absolute, data);
@@ -179,11 +179,8 @@ export async function previewEdit(ctx: ToolContext, input: EditFileInput, thread
 export function createEditFileTool(ctx: ToolContext) {
   const editTool = tool(
     async (input: EditFileInput, config?: ToolRunnableConfig): Promise<[string, EditArtifact | undefined]> => {
-      try {
-        return await editFile(ctx, input, threadOf(config));
-      } catch (err) {
-        return [toolErrorMessage(err), undefined];
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return editFile(ctx, input, threadOf(config));
     },
     { name: "edit_file", description: DESCRIPTION, schema: editFileSchema, responseFormat: "content_and_artifact" },
   );

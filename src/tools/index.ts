@@ -11,6 +11,7 @@ import { createReadFileTool } from "./read-file.js";
 import { createSearchFilesTool } from "./search-files.js";
 import { createStopProcessTool } from "./stop-process.js";
 import { createWriteFileTool } from "./write-file.js";
+import { withToolErrors } from "./errors.js";
 
 export type { ToolOptions, OutputChunk } from "./context.js";
 
@@ -48,6 +49,8 @@ export function createTools(options: ToolOptions): Toolset {
     process_output: createProcessOutputTool(ctx),
     stop_process: createStopProcessTool(ctx),
   };
+  // Every tool's failures become results with status "error" in one place (tools/errors.ts).
+  for (const name of TOOL_NAMES) withToolErrors(named[name]);
   const list: StructuredToolInterface[] = TOOL_NAMES.map((name) => named[name]);
   return Object.assign(list, named, { processes });
 }

@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline/promises";
 import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
-import { NON_INTERACTIVE_FEEDBACK } from "../agent/approval.js";
+import { UNATTENDED_RESPONSE } from "../agent/approval.js";
 import { diffLines, formatArgs } from "./render.js";
 
 /** Maps what a person typed to a decision; anything that is not y/n/a is feedback (a denial with a reason). */
@@ -43,5 +43,5 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
   };
 }
 
-/** Without a terminal nobody can be asked: decline, and say how to allow such calls. */
-export const nonInteractiveApprover: Approver = async () => ({ decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK });
+/** Without a terminal nobody can be asked: the call is not run (the engine says what would allow it). */
+export const nonInteractiveApprover: Approver = async () => ({ ...UNATTENDED_RESPONSE });
