@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool, type StructuredToolInterface } from "@langchain/core/tools";
@@ -39,6 +39,36 @@ function roles(messages: BaseMessage[]): string[] {
 describe.each(["graph", "loop"] as const)("%s engine", (engineKind) => {
 beforeAll(() => {
   kind = engineKind;
+});
+
+test("a tool failure is a result with status error for the trace, the saved conversation and the model", async () => {
+  mkdirSync(path.join(tmp.dir, "adir"));
+  const h = harness(
+    [
+      {
+        toolCalls: [
+          { name: "write_file", args: { filePath: "adir", content: "x" } },
+          { name: "read_file", args: { filePath: "missing.txt" } },
+          { name: "execute_command", args: { command: "exit 7" } },
+          { name: "execute_command", args: { command: "echo fine" } },
+        ],
+      },
+      "ok",
+    ],
+    { approval: "full-auto" },
+  );
+  expect((await h.run("go")).reason).toBe("done");
+  const results = h.events.filter((e) => e.type === "tool_result") as Array<{ name: string; status: string; content: string; exitCode?: number }>;
+  const byContent = (needle: string) => results.find((r) => r.content.includes(needle));
+  expect(byContent("is a directory")).toMatchObject({ name: "write_file", status: "error" });
+  expect(byContent("missing.txt")).toMatchObject({ name: "read_file", status: "error" });
+  expect(byContent("Exit code: 7")).toMatchObject({ name: "execute_command", status: "error", exitCode: 7 });
+  expect(byContent("fine")).toMatchObject({ status: "success" });
+  expect(byContent("fine")).not.toHaveProperty("exitCode");
+  const sent = h.model.calls[1]!.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+  expect(sent.map((m) => m.status)).toEqual(["error", "error", "error", "success"]);
+  const saved = (await h.history()).filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+  expect(saved.map((m) => m.status)).toEqual(["error", "error", "error", "success"]);
 });
 
 test("a tool call, its result and the answer, as events and as the saved conversation", async () => {
