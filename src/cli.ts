@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { PROJECT_ROOT } from "./project-root.js";
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./app/exit-codes.js";
 import { installSignalBackstop } from "./app/signals.js";
-import { listThreads } from "./memory/threads.js";
+import { findThread, listThreads } from "./memory/threads.js";
 import { APPROVAL_MODES, DEFAULT_MAX_STEPS, ENGINES, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
 import { detectBubblewrap, INSTALL_HINT, SANDBOX_MODES } from "./security/sandbox.js";
@@ -114,7 +115,61 @@ function securityProblem(settings: Settings): string | undefined {
   return undefined;
 }
 
+/**
+ * A reader that stops early (`mini-cursor --help | head -3`) closes our stdout: the run ends
+ * quietly, as `git log | head` does, instead of with an EPIPE stack trace. The exit hook of the
+ * process runner still stops every command the run started.
+ */
+function endQuietlyOnClosedOutput(): void {
+  const onError = (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(EXIT.ok);
+    throw err;
+  };
+  process.stdout.on("error", onError);
+  process.stderr.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+  });
+}
+
+function realpathOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** Why this folder must not be the workspace: the whole file system, or the home folder itself. */
+function workspaceProblem(workspace: string, fromFlag: boolean): string | undefined {
+  const root = realpathOrSelf(workspace);
+  const how = fromFlag ? `--workspace ${workspace}` : `The current folder (${workspace}), the default workspace,`;
+  const choose = "Choose a project folder: cd into it, or pass --workspace path/to/project.";
+  if (root === path.parse(root).root) {
+    return `${how} is the root of the file system: every tool would work on the whole machine, and the agent's state would go to ${path.join(root, ".mini-cursor")}. ${choose}`;
+  }
+  if (root === realpathOrSelf(os.homedir())) {
+    return `${how} is your home folder itself: every tool would work on all your files, and the agent's state would go to ${path.join(root, ".mini-cursor")}. ${choose}`;
+  }
+  return undefined;
+}
+
+/** A thread id of the form mini-cursor makes (20261129-a1b2c3): naming one that is not here is a mistake, not a new name. */
+const GENERATED_THREAD_ID = /^\d{8}-[0-9a-f]{6}$/;
+
+/** `--thread ID` naming a thread mini-cursor made that this workspace does not hold. */
+function threadProblem(settings: Settings): string | undefined {
+  const id = settings.thread;
+  if (!id || !GENERATED_THREAD_ID.test(id) || findThread(settings.workspace, id)) return undefined;
+  const saved = listThreads(settings.workspace);
+  const here =
+    saved.length === 0
+      ? "There are no saved threads here yet"
+      : `--threads shows ${saved.length} here: ${saved.slice(0, 5).map((t) => t.id).join(", ")}${saved.length > 5 ? ", …" : ""}`;
+  return `there is no thread ${id} in the workspace ${settings.workspace}. ${here}. If it was started in another folder, pass that folder with --workspace; to start a new thread, leave --thread out.`;
+}
+
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedOutput();
   const version = packageVersion();
   const parsed = parseArgs(argv, version);
   if (typeof parsed === "number") return parsed;
@@ -123,14 +178,24 @@ export async function main(argv: string[]): Promise<number> {
   try {
     settings = loadSettings(parsed.flags);
     await openWorkspace(settings.workspace);
+    const problem = workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? threadProblem(settings);
+    if (problem) throw new Error(problem);
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
   }
   try {
     if (parsed.threads) {
-      process.stdout.write(`${formatThreads(listThreads(settings.workspace))}\n`);
+      const threads = listThreads(settings.workspace);
+      // --json: JSON Lines, one thread per line, like every other --json output.
+      if (settings.json) process.stdout.write(threads.map((t) => `${JSON.stringify(t)}\n`).join(""));
+      else process.stdout.write(`${formatThreads(threads)}\n`);
       return EXIT.ok;
+    }
+    if (parsed.flags.model && settings.provider === "offline" && !settings.replay) {
+      process.stderr.write(
+        `mini-cursor: --model ${parsed.flags.model} is not used: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set, so the embedded offline model runs. Set one of them (see .env.example) to use ${parsed.flags.model}.\n`,
+      );
     }
     const unsafe = securityProblem(settings);
     if (unsafe) {

@@ -1,6 +1,7 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
-import { isInteractiveTerminal, type Settings } from "../settings.js";
+import { isInteractiveTerminal, launchCommand, type Settings } from "../settings.js";
+import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../security/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
@@ -104,7 +105,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
     if (summary.reason === "max_steps") {
       renderer.note(
         `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +
-          `Continue with: npm start -- --thread ${session.threadId} "continue"`,
+          `Continue with: ${continueCommand(launchCommand(), settings, session.threadId)}`,
       );
     }
     const reason: StopReason = abort.signal.aborted ? "interrupted" : summary.reason;

@@ -1,0 +1,138 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { baseEnv, PROJECT_ROOT, runCli, TSX_LOADER } from "./helpers/cli.js";
+import { makeTempDir } from "./helpers/tmp.js";
+
+/**
+ * Issue 14: what a newcomer trips over. Hints are commands that work as printed, usage errors
+ * speak the user's words, and output behaves when piped.
+ */
+
+const CLI = path.join(PROJECT_ROOT, "src", "cli.ts");
+/** How a test starts the CLI from a shell line (the hint's `mini-cursor` stands for this). */
+const CLI_COMMAND = `${process.execPath} --import ${TSX_LOADER} ${CLI}`;
+
+let tmp: ReturnType<typeof makeTempDir>;
+let ws: string;
+beforeEach(() => {
+  tmp = makeTempDir();
+  // A space and a quote in the path: the hint must quote it.
+  ws = path.join(tmp.dir, "my 'app'");
+  mkdirSync(ws);
+  writeFileSync(path.join(ws, "package.json"), '{ "name": "demo" }\n');
+});
+afterEach(() => tmp.cleanup());
+
+/** Runs a shell line (a pipeline) and returns its output and every exit status of the pipeline. */
+function shell(line: string, cwd: string): Promise<{ stdout: string; stderr: string; statuses: number[] }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", `${line}; echo "statuses=\${PIPESTATUS[*]}" >&2`], { cwd, env: baseEnv() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`shell did not finish: ${line}\n${stdout}\n${stderr}`));
+    }, 90_000);
+    child.on("close", () => {
+      clearTimeout(timer);
+      const match = /statuses=([\d ]+)\n$/.exec(stderr);
+      resolve({ stdout, stderr: stderr.replace(/statuses=[\d ]+\n$/, ""), statuses: (match?.[1] ?? "").trim().split(" ").map(Number) });
+    });
+  });
+}
+
+test("item 8: the step-limit hint is a command that resumes the thread from any folder", async () => {
+  const first = await runCli(["--workspace", ws, "--max-steps", "1", "read package.json"], { cwd: tmp.dir });
+  expect(first.code).toBe(3);
+  const hint = /Continue with: (.+)\n/.exec(first.stdout)?.[1];
+  const threadId = /thread {4}(\S+)/.exec(first.stdout)?.[1];
+  expect(hint).toBe(`mini-cursor --workspace '${tmp.dir}/my '\\''app'\\''' --thread ${threadId} continue`);
+  // Pasted in another folder, it continues the same thread in the same workspace.
+  const elsewhere = path.join(tmp.dir, "elsewhere");
+  mkdirSync(elsewhere);
+  const second = await shell(hint!.replace(/^mini-cursor/, CLI_COMMAND), elsewhere);
+  expect(second.stdout).toContain(`thread    ${threadId} (resumed)`);
+  expect(second.stdout).toContain(`workspace ${ws}`);
+  expect(second.statuses).toEqual([0]);
+});
+
+test("item 8: a generated thread id that is not in this workspace is a usage error saying what --threads shows", async () => {
+  const r = await runCli(["--workspace", ws, "--thread", "20261129-a1b2c3", "continue"]);
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toBe(
+    `mini-cursor: there is no thread 20261129-a1b2c3 in the workspace ${ws}. There are no saved threads here yet. If it was started in another folder, pass that folder with --workspace; to start a new thread, leave --thread out.\n`,
+  );
+  expect(() => readFileSync(path.join(ws, ".mini-cursor", "threads.json"))).toThrow();
+  // A name of one's own still starts a thread under it (--help's example).
+  const named = await runCli(["--workspace", ws, "--thread", "demo", "what is in package.json?"]);
+  expect(named.code).toBe(0);
+  expect(named.stdout).toContain('→ read_file filePath="package.json"');
+  expect(named.stdout).toContain('{ "name": "demo" }');
+});
+
+test("item 11: the root folder, the home folder and empty values are refused with a reason", async () => {
+  const root = await runCli(["--workspace", "/", "list the files here"]);
+  expect(root.code).toBe(2);
+  expect(root.stderr).toBe(
+    "mini-cursor: --workspace / is the root of the file system: every tool would work on the whole machine, and the agent's state would go to /.mini-cursor. Choose a project folder: cd into it, or pass --workspace path/to/project.\n",
+  );
+  const home = path.join(tmp.dir, "home");
+  mkdirSync(home);
+  const inHome = await runCli(["list the files here"], { cwd: home, env: baseEnv({ HOME: home }) });
+  expect(inHome.code).toBe(2);
+  expect(inHome.stderr).toContain(`mini-cursor: The current folder (${home}), the default workspace, is your home folder itself:`);
+  const emptyWs = await runCli(["--workspace", "", "list"]);
+  expect([emptyWs.code, emptyWs.stderr]).toEqual([2, "mini-cursor: --workspace needs a folder, got an empty value. Leave the flag out to use the current folder.\n"]);
+  const emptyThread = await runCli(["--workspace", ws, "--thread", "", "list"]);
+  expect([emptyThread.code, emptyThread.stderr]).toEqual([
+    2,
+    "mini-cursor: --thread needs an id, got an empty value. --threads lists the saved ones; leave the flag out to start a new thread.\n",
+  ]);
+  const zero = await runCli(["--workspace", ws, "--max-steps", "0", "list"]);
+  expect([zero.code, zero.stderr]).toEqual([2, "mini-cursor: --max-steps is the number of model turns a task may take: a whole number from 1 to 10000, got 0.\n"]);
+});
+
+test("item 11: --model without a key or base URL says the offline model runs instead", async () => {
+  const r = await runCli(["--workspace", ws, "--model", "gpt-4o", "list the files here"]);
+  expect(r.code).toBe(0);
+  expect(r.stderr).toBe(
+    "mini-cursor: --model gpt-4o is not used: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set, so the embedded offline model runs. Set one of them (see .env.example) to use gpt-4o.\n",
+  );
+});
+
+test("item 12: a closed stdout ends --help and a task quietly", async () => {
+  const help = await shell(`set -o pipefail; ${CLI_COMMAND} --help | head -1`, tmp.dir);
+  expect(help.stdout).toBe("Usage: mini-cursor [options] [task...]\n");
+  expect(help.stderr).toBe("");
+  expect(help.statuses).toEqual([0, 0]);
+  // `true` reads nothing and exits at once: every write of the run meets a closed pipe.
+  const task = await shell(`${CLI_COMMAND} --workspace '${tmp.dir}' "list the files here" | true`, tmp.dir);
+  expect(task.stderr).toBe("");
+  expect(task.statuses).toEqual([0, 0]);
+});
+
+test("item 17: --threads --json prints JSON Lines", async () => {
+  await runCli(["--workspace", ws, "--thread", "one", "list the files here"]);
+  await runCli(["--workspace", ws, "--thread", "two", "read package.json"]);
+  const r = await runCli(["--workspace", ws, "--threads", "--json"]);
+  expect(r.code).toBe(0);
+  const lines = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(lines.map((t) => [t.id, t.firstRequest, t.engine, t.runs])).toEqual([
+    ["two", "read package.json", "graph", 1],
+    ["one", "list the files here", "graph", 1],
+  ]);
+});
+
+test("item 18: npm run compare without a task is a usage error with a hint", async () => {
+  const r = await shell(`${process.execPath} --import ${TSX_LOADER} ${path.join(PROJECT_ROOT, "scripts", "compare.ts")}`, os.tmpdir());
+  expect(r.statuses).toEqual([2]);
+  expect(r.stderr).toBe(
+    "error: missing required argument 'task'\n" +
+      'Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here")\n',
+  );
+});
