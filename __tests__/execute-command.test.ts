@@ -187,6 +187,12 @@ server.listen(0, "127.0.0.1", () => console.log("\\x1b[36mLocal: http://127.0.0.
     expect(await call({ command: "cat; echo done" })).toBe("Exit code: 0\ndone");
   });
 
+  it("keeps npm's update notice and fund lines out of what the model reads (issue 14, item 16)", async () => {
+    // Empty npmrc files, so only the environment can set them (this machine's ~/.npmrc may too).
+    const command = ": > u.npmrc; : > g.npmrc; npm --userconfig u.npmrc --globalconfig g.npmrc config get update-notifier fund yes";
+    expect(await call({ command })).toBe("Exit code: 0\nupdate-notifier=false\nfund=false\nyes=true");
+  });
+
   it("streams live output tagged with the tool call id", async () => {
     const message: unknown = await execute.invoke({
       id: "call_42",
