@@ -136,3 +136,52 @@ test("item 18: npm run compare without a task is a usage error with a hint", asy
       'Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here")\n',
   );
 });
+
+test("item 9: a damaged state.sqlite is named with what to do, and nothing is added", async () => {
+  const state = path.join(ws, ".mini-cursor");
+  mkdirSync(state);
+  const db = path.join(state, "state.sqlite");
+  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  writeFileSync(db, "this is not a database, it is a text file long enough to have a header of its own\n".repeat(20));
+  const r = await runCli(["--workspace", ws, "list the files here"]);
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toBe(
+    `mini-cursor: ${db} is not a readable SQLite database (file is not a database), so the saved threads of this workspace cannot be read. ` +
+      `Move it aside and run again, e.g. mv ${quote(db)} ${quote(`${db}.damaged`)}; a new, empty one is made (the threads in the old one stay in the moved file).\n`,
+  );
+  expect(() => readFileSync(path.join(state, "threads.json"))).toThrow();
+  expect((await runCli(["--workspace", ws, "--threads"])).stdout).toBe("No saved threads in this workspace yet.\n");
+});
+
+test("item 9: a damaged threads.json is rebuilt from the threads themselves", async () => {
+  expect((await runCli(["--workspace", ws, "--thread", "g1", "read package.json"])).code).toBe(0);
+  expect((await runCli(["--workspace", ws, "--engine", "loop", "--thread", "l1", "list the files here"])).code).toBe(0);
+  const index = path.join(ws, ".mini-cursor", "threads.json");
+  writeFileSync(index, '[{"id": "g1", "engi');
+  const r = await runCli(["--workspace", ws, "--threads", "--json"]);
+  expect(r.code).toBe(0);
+  const threads = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(threads.map((t) => [t.id, t.engine, t.firstRequest, t.steps, t.runs]).sort()).toEqual([
+    ["g1", "graph", "read package.json", 2, 1],
+    ["l1", "loop", "list the files here", 2, 1],
+  ]);
+  expect(readFileSync(`${index}.damaged`, "utf8")).toBe('[{"id": "g1", "engi');
+  // And the rebuilt index is what the next run extends.
+  const resumed = await runCli(["--workspace", ws, "--thread", "g1", "read package.json"]);
+  expect(resumed.stdout).toContain("thread    g1 (resumed)");
+});
+
+test("item 10: a request larger than the budget is said up front and sent as head and tail; the run ends normally", async () => {
+  const task = `read package.json ${"and this pasted log line says nothing new ".repeat(1000)}`;
+  const r = await runCli(["--workspace", ws, "--json", task], { env: baseEnv({ MINI_CURSOR_CONTEXT_TOKENS: "4000" }) });
+  expect(r.stderr).toContain(
+    "This request is about 10509 tokens, more than the model may be sent at once (half the context budget of 4000, MINI_CURSOR_CONTEXT_TOKENS): it gets the beginning and the end, with a note saying what was left out.",
+  );
+  expect(r.code).toBe(0);
+  const events = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+  // One read and the answer: the result was not dropped, so the model did not call it again.
+  expect(events.filter((e) => e.type === "tool_call").map((e) => e.name)).toEqual(["read_file"]);
+  expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "done", steps: 2 });
+  expect(String(events.find((e) => e.type === "final")?.text)).toContain('{ "name": "demo" }');
+});

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync, realpathSync, renameSync } from "node:fs";
+import { createInterface } from "node:readline/promises";
 import os from "node:os";
 import path from "node:path";
 import { PROJECT_ROOT } from "./project-root.js";
@@ -7,7 +8,8 @@ import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./app/exit-codes.js";
 import { installSignalBackstop } from "./app/signals.js";
 import { findThread, listThreads } from "./memory/threads.js";
-import { APPROVAL_MODES, DEFAULT_MAX_STEPS, ENGINES, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
+import { StateFileError } from "./memory/state-file-error.js";
+import { APPROVAL_MODES, DEFAULT_MAX_STEPS, ENGINES, isInteractiveTerminal, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
 import { detectBubblewrap, INSTALL_HINT, SANDBOX_MODES } from "./security/sandbox.js";
 import { formatThreads } from "./ui/threads-table.js";
@@ -168,6 +170,26 @@ function threadProblem(settings: Settings): string | undefined {
   return `there is no thread ${id} in the workspace ${settings.workspace}. ${here}. If it was started in another folder, pass that folder with --workspace; to start a new thread, leave --thread out.`;
 }
 
+/**
+ * On a terminal, a damaged thread database is offered to be moved aside (to `<file>.damaged`)
+ * so the run can go on with an empty one; anywhere else the message says how to do it.
+ */
+async function offerToMoveAside(err: StateFileError, settings: Settings): Promise<boolean> {
+  if (!isInteractiveTerminal() || settings.json) return false;
+  process.stderr.write(`mini-cursor: ${err.message}\n`);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const aside = `${err.file}.damaged`;
+  try {
+    const answer = await rl.question(`Move it to ${aside} now and go on with an empty one? [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) return false;
+  } finally {
+    rl.close();
+  }
+  renameSync(err.file, aside);
+  process.stderr.write(`Moved it to ${aside}.\n`);
+  return true;
+}
+
 export async function main(argv: string[]): Promise<number> {
   endQuietlyOnClosedOutput();
   const version = packageVersion();
@@ -204,8 +226,13 @@ export async function main(argv: string[]): Promise<number> {
     }
     // Loaded only now, so --help, --version, --threads and usage errors stay fast.
     const { runInteractive, runOnce } = await import("./app/run.js");
-    if (!parsed.task) return await runInteractive(settings, version);
-    return await runOnce(settings, parsed.task, version);
+    const run = () => (parsed.task ? runOnce(settings, parsed.task, version) : runInteractive(settings, version));
+    try {
+      return await run();
+    } catch (err) {
+      if (!(err instanceof StateFileError) || !(await offerToMoveAside(err, settings))) throw err;
+      return await run();
+    }
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     if (settings.verbose) process.stderr.write(`${(err as Error).stack}\n`);

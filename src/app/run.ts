@@ -26,13 +26,14 @@ const REASON_EXIT: Record<StopReason, number> = {
   not_run: EXIT.notRun,
 };
 
-function createRenderer(settings: Settings, interactive: boolean): Renderer {
+function createRenderer(settings: Settings, interactive: boolean, echoRequest = true): Renderer {
   return settings.json
     ? createJsonRenderer({ verbose: settings.verbose })
     : createPrettyRenderer({
         color: settings.color && Boolean(process.stdout.isTTY),
         spinner: interactive && Boolean(process.stdout.isTTY),
         verbose: settings.verbose,
+        echoRequest,
       });
 }
 
@@ -121,7 +122,8 @@ export async function runOnce(settings: Settings, task: string, version: string)
 
 export async function runInteractive(settings: Settings, version: string): Promise<number> {
   const interactive = isInteractiveTerminal() && !settings.json;
-  const renderer = createRenderer(settings, interactive);
+  // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
+  const renderer = createRenderer(settings, interactive, !interactive);
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   try {

@@ -30,6 +30,8 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
           rl.question("  [y]es / [n]o / [a]lways for this session / or type feedback: ").then(resolve, () => resolve(null));
         });
         if (answer === null) {
+          // The question's line stays as it was typed; what follows starts on a new line.
+          process.stdout.write("\n");
           // Ctrl-C at the question cancels the whole turn, as it does anywhere else.
           onCancel?.();
           return { decision: "deny", feedback: "the user cancelled the question" };

@@ -36,6 +36,8 @@ export interface RenderOptions {
   /** Animate a spinner (only when stdout is a terminal). */
   spinner: boolean;
   verbose: boolean;
+  /** Print the request at the start of a run (false when the prompt line already shows it). */
+  echoRequest?: boolean;
   out?: NodeJS.WritableStream;
   err?: NodeJS.WritableStream;
 }
@@ -131,7 +133,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
     event(event) {
       switch (event.type) {
         case "run_start":
-          line(`${c.cyan("❯")} ${event.task}`);
+          if (options.echoRequest !== false) line(`${c.cyan("❯")} ${event.task}`);
           break;
         case "step":
           streamedThisStep = false;
@@ -191,6 +193,8 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
               ? c.red("declined, not run")
               : c.green(event.response.decision === "always" ? "approved (always)" : "approved");
           line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${event.response.feedback}`) : ""}`);
+          // The question stopped the spinner; the approved call now runs, so live status resumes.
+          if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
           break;
         }
         case "usage":
