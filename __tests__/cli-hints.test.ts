@@ -185,3 +185,20 @@ test("item 10: a request larger than the budget is said up front and sent as hea
   expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "done", steps: 2 });
   expect(String(events.find((e) => e.type === "final")?.text)).toContain('{ "name": "demo" }');
 });
+
+test("item 20: installed with npm install -g, the mini-cursor command works from any folder", async () => {
+  const prefix = path.join(tmp.dir, "prefix");
+  // A folder installs as a link to this clone: no registry, no scripts, a few seconds.
+  const install = await shell(`npm install -g --prefix '${prefix}' --offline --no-audit --no-fund --ignore-scripts '${PROJECT_ROOT}'`, tmp.dir);
+  expect(install.statuses).toEqual([0]);
+  const elsewhere = path.join(tmp.dir, "some project");
+  mkdirSync(elsewhere);
+  writeFileSync(path.join(elsewhere, "notes.txt"), "hi\n");
+  const bin = path.join(prefix, "bin");
+  const version = await shell(`PATH='${bin}':"$PATH" mini-cursor --version`, elsewhere);
+  expect([version.stdout, version.statuses]).toEqual([`${JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")).version}\n`, [0]]);
+  const run = await shell(`PATH='${bin}':"$PATH" mini-cursor "list the files here"`, elsewhere);
+  expect(run.statuses).toEqual([0]);
+  expect(run.stdout).toContain(`workspace ${elsewhere}`);
+  expect(run.stdout).toContain("file  notes.txt  3 B");
+});

@@ -107,6 +107,7 @@ describe("usage", () => {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain("130 interrupted");
+    expect(r.stdout).toContain("4 nothing done (every action it asked for was declined or\nneeded an approval nobody could give)");
   });
 
   test("--version prints the version", async () => {
