@@ -202,3 +202,21 @@ test("item 20: installed with npm install -g, the mini-cursor command works from
   expect(run.stdout).toContain(`workspace ${elsewhere}`);
   expect(run.stdout).toContain("file  notes.txt  3 B");
 });
+
+test("item 19: every dependency with an install script is allowed or denied in allowScripts", async () => {
+  const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { allowScripts: Record<string, boolean> };
+  const lock = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { hasInstallScript?: boolean; optional?: boolean }>;
+  };
+  const withScripts = Object.entries(lock.packages)
+    .filter(([where, info]) => where !== "" && info.hasInstallScript)
+    .map(([where]) => where.slice(where.lastIndexOf("node_modules/") + "node_modules/".length));
+  expect([...new Set(withScripts)].sort()).toEqual(Object.keys(pkg.allowScripts).sort());
+  expect(pkg.allowScripts).toEqual({ "@parcel/watcher": false, "better-sqlite3": true, esbuild: true, "tree-sitter-bash": false });
+  // npm 11 says the same of what is installed (npm 10 has no install-scripts command).
+  const npm = await shell("npm --version", PROJECT_ROOT);
+  if (Number(npm.stdout.split(".")[0]) >= 11) {
+    const ls = await shell("npm install-scripts ls", PROJECT_ROOT);
+    expect(ls.stdout).toBe("No packages with unreviewed install scripts.\n");
+  }
+});
