@@ -49,7 +49,11 @@ test("without a terminal a command that needs approval is not run, says why ever
     "It needed approval because: runs a shell command (approval mode auto-edit). " +
     "Run mini-cursor with --approval full-auto to let commands run without asking (dangerous ones still need a person). Tell the user what was not done and why.";
   expect(events.find((e) => e.type === "tool_result")).toMatchObject({ status: "error", notRun: true, content: notRun });
-  expect(events.find((e) => e.type === "final")).toEqual({ type: "final", text: `Did not run \`touch made.txt\`:\n\n${notRun}` });
+  // The offline model tells the user, without the sentence meant for a model.
+  expect(events.find((e) => e.type === "final")).toEqual({
+    type: "final",
+    text: `Did not run \`touch made.txt\`:\n\n${notRun.replace(" Tell the user what was not done and why.", "")}`,
+  });
   expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "not_run" });
 
   const pretty = await runCli(["--workspace", tmp.dir, "run `touch made.txt`"]);

@@ -97,5 +97,10 @@ describe("issue 14: the offline model does what it says", () => {
     const first = await model.invoke([new HumanMessage("创建React TodoList应用")]);
     expect(first.content).toBe("接下来：运行 `npm create vite@latest react-todo-app -- --template react-ts --no-interactive`。");
     expect(first.tool_calls?.[0]).toMatchObject({ name: "execute_command", args: { command: "npm create vite@latest react-todo-app -- --template react-ts --no-interactive" } });
+    // Declined (no terminal): it stops, and says why in Chinese.
+    const call = first.tool_calls![0]!;
+    const declined = new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: "This execute_command call was not run, because the user declined it.", artifact: { notRun: true } });
+    const stop = await model.invoke([new HumanMessage("创建React TodoList应用"), first, declined]);
+    expect(String(stop.content)).toMatch(/^演示没能按录制继续下去（The run diverged from the recording demos\/todo-app\.jsonl at model request 2: .* was declined, where the recorded run ended with exit code 0\.）\n\n离线模型只能按录制好的步骤演示这个任务/);
   });
 });

@@ -112,6 +112,11 @@ export function editReason(call: ToolCallLike, mode: ApprovalMode, always: reado
   return "changes a file (approval mode suggest)";
 }
 
+/** The closing sentences of a not-run result that speak to the model, not to the user. */
+export const TELL_THE_USER = "Tell the user what was not done and why.";
+export const DO_SOMETHING_ELSE = "Do something else or ask the user.";
+export const DO_NOT_GET_AROUND = "Do not try to get around the rule; do something else or ask the user.";
+
 /** How a declined call came to be declined, for the text the model reads. */
 export interface DenialContext {
   /** Why the call needed approval. */
@@ -142,16 +147,16 @@ export function unattendedHint(name: string, ctx: Pick<DenialContext, "alwaysAsk
 export function deniedMessage(name: string, response: ApprovalResponse, ctx: DenialContext): string {
   if (response.unattended) {
     const needed = ctx.reason ? ` It needed approval because: ${ctx.reason}.` : "";
-    return `This ${name} call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal).${needed} ${unattendedHint(name, ctx)} Tell the user what was not done and why.`;
+    return `This ${name} call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal).${needed} ${unattendedHint(name, ctx)} ${TELL_THE_USER}`;
   }
   const why = ctx.alwaysAsks && ctx.reason ? ` It needed approval because: ${ctx.reason}.` : "";
   const base = `This ${name} call was not run, because the user declined it.${why}`;
-  return response.feedback ? `${base} Their feedback: ${response.feedback}` : `${base} Do something else or ask the user.`;
+  return response.feedback ? `${base} Their feedback: ${response.feedback}` : `${base} ${DO_SOMETHING_ELSE}`;
 }
 
 /** The tool result of a call the project rules deny (nobody was asked). */
 export function refusedMessage(name: string, reason: string): string {
-  return `Refused: this ${name} call was not run, because ${reason}. Do not try to get around the rule; do something else or ask the user.`;
+  return `Refused: this ${name} call was not run, because ${reason}. ${DO_NOT_GET_AROUND}`;
 }
 
 /**

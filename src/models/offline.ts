@@ -6,6 +6,7 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import type { ChatResult } from "@langchain/core/outputs";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
+import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../agent/approval.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -138,7 +139,7 @@ function playTodoDemo(sinceRequest: BaseMessage[], zh: boolean): AIMessage {
     const hint = zh
       ? "离线模型只能按录制好的步骤演示这个任务，无法随机应变：请加 --approval full-auto 运行（npm run demo 就是这样做的），并确保能访问 npm 仓库；或者设置 OPENAI_API_KEY 让真正的模型来做。"
       : "The offline model plays a recording of this task and cannot adapt to a different outcome: run it with --approval full-auto (as `npm run demo` does) and with access to the npm registry, or set OPENAI_API_KEY to let a real model do it.";
-    return new AIMessage({ content: `${err.message}\n\n${hint}` });
+    return new AIMessage({ content: zh ? `演示没能按录制继续下去（${err.message}）\n\n${hint}` : `${err.message}\n\n${hint}` });
   }
 }
 
@@ -226,7 +227,9 @@ function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boo
     const body = textOf(result);
     if (wasNotRun(result)) {
       const what = call?.name === "execute_command" ? `\`${String(args.command ?? "")}\`` : (call?.name ?? "the call");
-      return `${zh ? `没有运行 ${what}：` : `Did not run ${what}:`}\n\n${body}`;
+      // The result's last sentence speaks to the model; the user reads the rest.
+      const forUser = [TELL_THE_USER, DO_SOMETHING_ELSE, DO_NOT_GET_AROUND].reduce((text, s) => (text.endsWith(` ${s}`) ? text.slice(0, -s.length - 1) : text), body);
+      return `${zh ? `没有运行 ${what}：` : `Did not run ${what}:`}\n\n${forUser}`;
     }
     if (result.status === "error" && call?.name === "execute_command") {
       return `${zh ? "运行了" : "Ran"} \`${String(args.command ?? "")}\`${zh ? "，但它失败了" : ", and it failed"}:\n\n${body}`;
