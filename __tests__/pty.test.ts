@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
 import { PROJECT_ROOT } from "./helpers/cli.js";
@@ -250,6 +250,22 @@ describe("an interactive session on a terminal", () => {
 });
 
 describe("a one-shot run on a terminal", () => {
+  test("issue 14: a damaged state.sqlite is offered to be moved aside, and the run goes on", async () => {
+    const state = path.join(tmp.dir, ".mini-cursor");
+    mkdirSync(state);
+    const db = path.join(state, "state.sqlite");
+    writeFileSync(db, "not a database\n".repeat(100));
+    await startCli(["list the files here"]);
+    await term.waitForScreen(/go on with an empty one\? \[y\/N\]/, "the offer");
+    expect(await term.screen()).toContain(`is not a readable SQLite database (file is not a database)`);
+    await enter("y");
+    expect(await exitCode()).toBe("EXITED:0");
+    const screen = await term.screen();
+    expect(screen).toContain(`Moved it to ${db}.damaged.`);
+    expect(screen).toMatch(/✔ Done: 2 steps, 1 tool call/);
+    expect(readFileSync(`${db}.damaged`, "utf8")).toBe("not a database\n".repeat(100));
+  });
+
   test("keeps a dev server up until Ctrl-C, then stops it and exits 0", async () => {
     await startCli(["--approval", "full-auto", `run \`${serverCommand(marker)}\``]);
     const screen = await term.waitForScreen(/Press Ctrl-C to stop them and exit\./, "the kept-up servers");
