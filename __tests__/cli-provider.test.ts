@@ -178,7 +178,8 @@ test("parallel tool calls of one turn all run", async () => {
 test("off a terminal, a call that needs approval is declined and the model is told how to allow it", async () => {
   server = await startOpenAIServer([{ toolCalls: [{ name: "execute_command", args: { command: "touch nope.txt" } }] }, { content: "ok" }]);
   const r = await runCli(["--workspace", workspace, "--engine", engine, "hi"], { env: baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test" }) });
-  expect(r.code).toBe(0);
+  // Its only action was not run: not a success.
+  expect(r.code).toBe(4);
   expect(existsSync(path.join(workspace, "nope.txt"))).toBe(false);
   const result = server.requests[1]!.messages.find((m) => m.role === "tool");
   expect(String(result?.content)).toContain("--approval full-auto");

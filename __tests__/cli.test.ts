@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { runCli } from "./helpers/cli.js";
 import { makeTempDir } from "./helpers/tmp.js";
@@ -36,15 +36,53 @@ test("--json prints only JSON Lines events on stdout", async () => {
   expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "done", steps: 2, toolCalls: 1 });
 });
 
-test("a command that needs approval is declined without a terminal, and the run goes on", async () => {
+test("without a terminal a command that needs approval is not run, says why everywhere, and the run is not a success", async () => {
   const r = await runCli(["--workspace", tmp.dir, "--json", "run `touch made.txt`"]);
-  expect(r.code).toBe(0);
+  expect(r.code).toBe(4);
   expect(existsSync(path.join(tmp.dir, "made.txt"))).toBe(false);
   const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
-  const approval = events.find((e) => e.type === "approval") as unknown as { request: { tool: string }; response: { decision: string; feedback: string } };
+  const approval = events.find((e) => e.type === "approval") as unknown as { request: { tool: string }; response: { decision: string; unattended: boolean } };
   expect(approval.request.tool).toBe("execute_command");
-  expect(approval.response.decision).toBe("deny");
-  expect(approval.response.feedback).toContain("--approval full-auto");
+  expect(approval.response).toEqual({ decision: "deny", unattended: true });
+  const notRun =
+    "This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). " +
+    "It needed approval because: runs a shell command (approval mode auto-edit). " +
+    "Run mini-cursor with --approval full-auto to let commands run without asking (dangerous ones still need a person). Tell the user what was not done and why.";
+  expect(events.find((e) => e.type === "tool_result")).toMatchObject({ status: "error", notRun: true, content: notRun });
+  // The offline model tells the user, without the sentence meant for a model.
+  expect(events.find((e) => e.type === "final")).toEqual({
+    type: "final",
+    text: `Did not run \`touch made.txt\`:\n\n${notRun.replace(" Tell the user what was not done and why.", "")}`,
+  });
+  expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "not_run" });
+
+  const pretty = await runCli(["--workspace", tmp.dir, "run `touch made.txt`"]);
+  expect(pretty.code).toBe(4);
+  expect(pretty.stdout).toContain("  ? execute_command: not run, because nobody could be asked (not a terminal)\n  ✗ execute_command not run, ");
+  expect(pretty.stdout).not.toContain("Ran `touch made.txt`");
+  expect(pretty.stdout).not.toContain("declined");
+  expect(pretty.stdout).toMatch(/\n■ Not done: what it asked to do was not run: 2 steps, 1 tool call, /);
+});
+
+test("off a terminal in suggest mode, a file change is told that --approval auto-edit is enough", async () => {
+  const r = await runCli(["--workspace", tmp.dir, "--approval", "suggest", "--json", "create a file a.txt with content A"]);
+  expect(r.code).toBe(4);
+  const result = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; content?: string }).find((e) => e.type === "tool_result");
+  expect(result?.content).toContain("Run mini-cursor with --approval auto-edit to let file changes run without asking.");
+  expect(result?.content).not.toContain("full-auto");
+});
+
+test("a failing command and a directory read are failures: ✗ with the exit code, status error in --json", async () => {
+  mkdirSync(path.join(tmp.dir, "adir"));
+  const pretty = await runCli(["--workspace", tmp.dir, "--approval", "full-auto", "run `exit 3`"]);
+  expect(pretty.code).toBe(0);
+  expect(pretty.stdout).toMatch(/\n {2}✗ execute_command exit 3, 2 lines, /);
+  expect(pretty.stdout).toContain("Ran `exit 3`, and it failed:");
+  const json = await runCli(["--workspace", tmp.dir, "--json", "read adir/"]);
+  const result = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string }).find((e) => e.type === "tool_result");
+  expect(result).toMatchObject({ name: "read_file", status: "error", content: '"adir" is a directory, use list_directory to see what it contains.' });
+  const text = await runCli(["--workspace", tmp.dir, "read adir/"]);
+  expect(text.stdout).toMatch(/\n {2}✗ read_file 1 lines, /);
 });
 
 test("full-auto runs the command", async () => {
@@ -73,6 +111,7 @@ describe("usage", () => {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toContain("130 interrupted");
+    expect(r.stdout).toContain("4 nothing done (every action it asked for was declined or\nneeded an approval nobody could give)");
   });
 
   test("--version prints the version", async () => {

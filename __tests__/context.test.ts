@@ -1,5 +1,5 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { answerDanglingToolCalls, fitToBudget, UNANSWERED_TOOL_RESULT } from "../src/agent/context.js";
+import { answerDanglingToolCalls, estimateTotalTokens, fitToBudget, UNANSWERED_TOOL_RESULT } from "../src/agent/context.js";
 
 const call = (id: string) => new AIMessage({ content: "", tool_calls: [{ id, name: "read_file", args: { filePath: "a" }, type: "tool_call" }] });
 const result = (id: string, size = 10) => new ToolMessage({ tool_call_id: id, content: "x".repeat(size) });
@@ -24,9 +24,24 @@ test("keeps everything when it fits", () => {
   expect(fitToBudget(history, 10_000)).toEqual(history);
 });
 
-test("the latest request survives even when it alone is over budget", () => {
-  const history = [new HumanMessage("old"), new AIMessage("answer"), new HumanMessage("y".repeat(10_000))];
-  expect(types(fitToBudget(history, 100))).toEqual([`human:${"y".repeat(12)}`]);
+test("a latest request over its share of the budget is sent as head and tail with a note, and the turn's results still fit (issue 14, item 10)", () => {
+  // A pasted 1 MB log: before, every tool result was dropped and the model repeated its call.
+  const log = `BEGIN ${"y".repeat(1_000_000)} END`;
+  const history = [new HumanMessage("old"), new AIMessage("answer"), new HumanMessage(log), call("1"), result("1", 2000)];
+  const kept = fitToBudget(history, 2000, 300);
+  expect(types(kept)).toEqual(["human:old", "ai:answer", `human:BEGIN ${"y".repeat(6)}`, "ai:", `tool:${"x".repeat(12)}`]);
+  expect(estimateTotalTokens(kept) + 300).toBeLessThanOrEqual(2000);
+  const sent = kept[2]!.content as string;
+  expect(sent.endsWith(`${"y".repeat(100)} END`)).toBe(true);
+  const head = sent.slice(0, sent.indexOf("\n\n[…"));
+  const tail = sent.slice(sent.indexOf("]\n\n") + 3);
+  expect(log.startsWith(head) && log.endsWith(tail)).toBe(true);
+  const cut = log.length - head.length - tail.length;
+  expect(sent).toContain(
+    `\n\n[… ${cut} characters of this request (about ${Math.ceil(cut / 4)} tokens) are left out here: the whole request is larger than the context budget of 2000 tokens allows, so only its beginning and end are shown. Say so if the missing part matters.]\n\n`,
+  );
+  // The saved history keeps the whole request; only what is sent is cut.
+  expect(history[2]!.content).toBe(log);
 });
 
 test("never starts with a tool result whose call was dropped", () => {

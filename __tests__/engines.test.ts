@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
 import type { AgentEvent } from "../src/agent/events.js";
-import { NON_INTERACTIVE_FEEDBACK } from "../src/agent/approval.js";
+import { UNATTENDED_RESPONSE } from "../src/agent/approval.js";
 import type { GraphSettings } from "../src/graph/graph.js";
 import { TOOL_NAMES } from "../src/tools/index.js";
 import { engineHarness, type EngineHarness, type EngineKind } from "./helpers/engine-harness.js";
@@ -24,7 +24,7 @@ let kind: EngineKind = "graph";
 function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: StructuredToolInterface[]): Harness {
   return engineHarness(kind, tmp.dir, script, { approval: "auto-edit", ...overrides }, {
     tools,
-    defaultAnswer: { decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK },
+    defaultAnswer: UNATTENDED_RESPONSE,
   });
 }
 
@@ -39,6 +39,36 @@ function roles(messages: BaseMessage[]): string[] {
 describe.each(["graph", "loop"] as const)("%s engine", (engineKind) => {
 beforeAll(() => {
   kind = engineKind;
+});
+
+test("a tool failure is a result with status error for the trace, the saved conversation and the model", async () => {
+  mkdirSync(path.join(tmp.dir, "adir"));
+  const h = harness(
+    [
+      {
+        toolCalls: [
+          { name: "write_file", args: { filePath: "adir", content: "x" } },
+          { name: "read_file", args: { filePath: "missing.txt" } },
+          { name: "execute_command", args: { command: "exit 7" } },
+          { name: "execute_command", args: { command: "echo fine" } },
+        ],
+      },
+      "ok",
+    ],
+    { approval: "full-auto" },
+  );
+  expect((await h.run("go")).reason).toBe("done");
+  const results = h.events.filter((e) => e.type === "tool_result") as Array<{ name: string; status: string; content: string; exitCode?: number }>;
+  const byContent = (needle: string) => results.find((r) => r.content.includes(needle));
+  expect(byContent("is a directory")).toMatchObject({ name: "write_file", status: "error" });
+  expect(byContent("missing.txt")).toMatchObject({ name: "read_file", status: "error" });
+  expect(byContent("Exit code: 7")).toMatchObject({ name: "execute_command", status: "error", exitCode: 7 });
+  expect(byContent("fine")).toMatchObject({ status: "success" });
+  expect(byContent("fine")).not.toHaveProperty("exitCode");
+  const sent = h.model.calls[1]!.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+  expect(sent.map((m) => m.status)).toEqual(["error", "error", "error", "success"]);
+  const saved = (await h.history()).filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+  expect(saved.map((m) => m.status)).toEqual(["error", "error", "error", "success"]);
 });
 
 test("a tool call, its result and the answer, as events and as the saved conversation", async () => {
@@ -98,7 +128,7 @@ test("auto-edit asks before a command; a denial becomes a tool result with the f
   expect(h.approvals[0]!.reason).toContain("auto-edit");
   const result = h.events.find((e) => e.type === "tool_result") as { content: string; status: string };
   expect(result.status).toBe("error");
-  expect(result.content).toBe("The user declined this execute_command call; it was not run. Their feedback: not now");
+  expect(result.content).toBe("This execute_command call was not run, because the user declined it. Their feedback: not now");
   expect(() => readFileSync(path.join(tmp.dir, "made-by-command"))).toThrow();
   expect(types(h.events)).toEqual(["run_start", "step", "tool_call", "approval", "tool_result", "step", "final", "run_end"]);
 });
@@ -138,7 +168,12 @@ test("suggest asks before writes; full-auto asks only for dangerous commands", a
   expect(auto.approvals.map((a) => a.args.command)).toEqual(["rm -rf ~/important"]);
   expect(auto.approvals[0]!.reason).toMatch(/dangerous/);
   const results = auto.events.filter((e) => e.type === "tool_result") as Array<{ content: string; status: string }>;
-  expect(results.find((r) => r.content.includes("declined"))?.content).toContain("--approval full-auto");
+  // In full-auto no flag would allow it: the model is told what would (issue 14, item 2).
+  expect(results.find((r) => r.content.includes("not run"))?.content).toBe(
+    "This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). " +
+      `It needed approval because: ${auto.approvals[0]!.reason}. ` +
+      "Such a call asks in every approval mode: it needs a person on a terminal to approve it, or an allow rule in .mini-cursor/config.json. Tell the user what was not done and why.",
+  );
   expect(results.some((r) => r.content.includes("safe"))).toBe(true);
 });
 

@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { withToolErrors } from "../src/tools/errors.js";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
@@ -33,7 +34,7 @@ beforeEach(() => {
     { workspace: dir, onOutput: (c) => chunks.push(c), env: { PATH: process.env.PATH, HOME: process.env.HOME } },
     registry,
   );
-  execute = createExecuteCommandTool(ctx);
+  execute = withToolErrors(createExecuteCommandTool(ctx));
   seenPids.clear();
 });
 
@@ -184,6 +185,12 @@ server.listen(0, "127.0.0.1", () => console.log("\\x1b[36mLocal: http://127.0.0.
       "Exit code: 0\ncat cat 0 true 1",
     );
     expect(await call({ command: "cat; echo done" })).toBe("Exit code: 0\ndone");
+  });
+
+  it("keeps npm's update notice and fund lines out of what the model reads (issue 14, item 16)", async () => {
+    // Empty npmrc files, so only the environment can set them (this machine's ~/.npmrc may too).
+    const command = ": > u.npmrc; : > g.npmrc; npm --userconfig u.npmrc --globalconfig g.npmrc config get update-notifier fund yes";
+    expect(await call({ command })).toBe("Exit code: 0\nupdate-notifier=false\nfund=false\nyes=true");
   });
 
   it("streams live output tagged with the tool call id", async () => {

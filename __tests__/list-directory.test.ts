@@ -1,4 +1,5 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { withToolErrors } from "../src/tools/errors.js";
 import path from "node:path";
 import { createToolContext } from "../src/tools/context.js";
 import { createListDirectoryTool, MAX_LIST_ENTRIES } from "../src/tools/list-directory.js";
@@ -10,7 +11,7 @@ let listDirectory: ReturnType<typeof createListDirectoryTool>;
 
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
-  listDirectory = createListDirectoryTool(createToolContext({ workspace: dir }, {} as never));
+  listDirectory = withToolErrors(createListDirectoryTool(createToolContext({ workspace: dir }, {} as never)));
 });
 afterEach(() => cleanup());
 

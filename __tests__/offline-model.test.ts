@@ -1,4 +1,4 @@
-import { HumanMessage } from "@langchain/core/messages";
+import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -63,4 +63,44 @@ test("fresh tool-call ids on every call", async () => {
   const a = await model.invoke([new HumanMessage("list the files here")]);
   const b = await model.invoke([new HumanMessage("list the files here")]);
   expect(a.tool_calls![0]!.id).not.toBe(b.tool_calls![0]!.id);
+});
+
+describe("issue 14: the offline model does what it says", () => {
+  test.each([
+    ["what is in package.json?", { tool: "read_file", args: { filePath: "package.json" } }],
+    ["what's in src/App.tsx", { tool: "read_file", args: { filePath: "src/App.tsx" } }],
+    ["what is in src?", { tool: "list_directory", args: { directoryPath: "src" } }],
+    ["read x.js and fix the bug", { tool: "read_file", args: { filePath: "x.js" }, rest: "fix the bug" }],
+    ["run `npm test`, then fix what fails.", { tool: "execute_command", args: { command: "npm test" }, rest: "fix what fails" }],
+    ["读取 x.js 然后修复错误", { tool: "read_file", args: { filePath: "x.js" }, rest: "修复错误" }],
+  ])("%s", (request, expected) => {
+    expect(parseOfflineIntent(request)).toEqual(expected);
+  });
+
+  test("it says which part of a request it did not do, and why", async () => {
+    const model = new OfflineChatModel();
+    const first = await model.invoke([new HumanMessage("read x.js and fix the bug")]);
+    const call = first.tool_calls![0]!;
+    const answer = await model.invoke([
+      new HumanMessage("read x.js and fix the bug"),
+      first,
+      new ToolMessage({ tool_call_id: call.id!, name: "read_file", content: "     1\tlet a = 1\n\n[Lines 1-1 of 1, end of file.]" }),
+    ]);
+    expect(answer.content).toBe(
+      "File x.js:\n\n     1\tlet a = 1\n\n[Lines 1-1 of 1, end of file.]\n\n" +
+        'I did not do the rest of the request ("fix the bug"): the offline model follows one simple, literal instruction and cannot plan or change code. To let a real model do it, set OPENAI_API_KEY (see .env.example).',
+    );
+  });
+
+  test("asked in Chinese, the TodoList demo answers in Chinese", async () => {
+    const model = new OfflineChatModel();
+    const first = await model.invoke([new HumanMessage("创建React TodoList应用")]);
+    expect(first.content).toBe("接下来：运行 `npm create vite@latest react-todo-app -- --template react-ts --no-interactive`。");
+    expect(first.tool_calls?.[0]).toMatchObject({ name: "execute_command", args: { command: "npm create vite@latest react-todo-app -- --template react-ts --no-interactive" } });
+    // Declined (no terminal): it stops, and says why in Chinese.
+    const call = first.tool_calls![0]!;
+    const declined = new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: "This execute_command call was not run, because the user declined it.", artifact: { notRun: true } });
+    const stop = await model.invoke([new HumanMessage("创建React TodoList应用"), first, declined]);
+    expect(String(stop.content)).toMatch(/^演示没能按录制继续下去（The run diverged from the recording demos\/todo-app\.jsonl at model request 2: .* was declined, where the recorded run ended with exit code 0\.）\n\n离线模型只能按录制好的步骤演示这个任务/);
+  });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
 import { PROJECT_ROOT } from "./helpers/cli.js";
@@ -90,7 +90,7 @@ async function enter(line: string): Promise<void> {
 }
 
 describe("an interactive session on a terminal", () => {
-  test("Ctrl-C cancels a running command and the prompt returns; the session goes on; Ctrl-C at the prompt exits 0", async () => {
+  test("Ctrl-C cancels a running command and the prompt returns; the session goes on; Ctrl-C twice at the prompt exits 0", async () => {
     await startCli();
     await waitForPrompt("the first prompt");
 
@@ -122,6 +122,50 @@ describe("an interactive session on a terminal", () => {
     expect(threads[0]!.runs).toBe(3);
 
     await term.press("C-c");
+    await term.waitForScreen((s) => s.includes("(press Ctrl-C again to exit, or type /exit)"), "the exit hint");
+    await term.press("C-c");
+    expect(await exitCode()).toBe("EXITED:0");
+  });
+
+  test("issue 14: Ctrl-C clears a typed line; on an empty line it asks for a second press; the request shows once", async () => {
+    await startCli();
+    await waitForPrompt("the first prompt");
+    await term.type("read nothing-yet.txt");
+    await term.waitForScreen((s) => s.includes("› read nothing-yet.txt"), "the typed line");
+    await term.press("C-c");
+    // The dropped line stays visible, marked ^C; a fresh empty prompt follows; nothing ran.
+    const cleared = await waitForPrompt("a fresh prompt after Ctrl-C", (s) => s.includes("› read nothing-yet.txt^C"));
+    expect(cleared).not.toContain("(press Ctrl-C again to exit");
+    expect(cleared).not.toContain("step 1");
+
+    await term.press("C-c");
+    await term.waitForScreen((s) => s.includes("(press Ctrl-C again to exit, or type /exit)"), "the exit hint");
+    expect(existsSync(exitFile())).toBe(false);
+
+    // The session is still there: a request, echoed once (the prompt line), not twice.
+    await enter("read hello.txt");
+    const done = await waitForPrompt("the turn's end", (s) => count(s, "✔ Done:") === 1);
+    expect(count(done, "read hello.txt")).toBe(1);
+    expect(done).not.toContain("❯ read hello.txt");
+
+    await term.press("C-c");
+    await term.waitForScreen((s) => count(s, "(press Ctrl-C again to exit, or type /exit)") === 2, "the exit hint again");
+    await term.press("C-c");
+    expect(await exitCode()).toBe("EXITED:0");
+  });
+
+  test("issue 14: after an approval the spinner and elapsed time show while the command runs", async () => {
+    await startCli();
+    await waitForPrompt("the first prompt");
+    await enter(`run \`${longCommand(marker)}\``);
+    await term.waitForScreen(/\[y\]es \/ \[n\]o \/ \[a\]lways/, "the approval question");
+    await enter("y");
+    await waitForSleep(marker);
+    await term.waitForScreen(/running execute_command \d+\.\ds/, "the spinner after the answer");
+    await term.press("C-c");
+    await waitForPrompt("the prompt after Ctrl-C", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    await waitNoneLeft(marker);
+    await enter("/exit");
     expect(await exitCode()).toBe("EXITED:0");
   });
 
@@ -139,14 +183,17 @@ describe("an interactive session on a terminal", () => {
     await enter("run `echo no > n.txt`");
     await term.waitForScreen((s) => count(s, "[y]es / [n]o / [a]lways") === 2, "the second question");
     await enter("n");
-    const declined = await waitForPrompt("the declined turn's end", (s) => count(s, "✔ Done:") === 2);
-    expect(declined).toContain("execute_command: declined");
+    const declined = await waitForPrompt("the declined turn's end", (s) => count(s, "■ Not done:") === 1);
+    expect(declined).toContain("execute_command: declined, not run");
     expect(existsSync(path.join(tmp.dir, "n.txt"))).toBe(false);
 
     await enter("run `echo c > c.txt`");
     await term.waitForScreen((s) => count(s, "[y]es / [n]o / [a]lways") === 3, "the third question");
     await term.press("C-c");
-    await waitForPrompt("the prompt after Ctrl-C at the question", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    const afterQuestion = await waitForPrompt("the prompt after Ctrl-C at the question", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    // What follows the question starts on a line of its own.
+    const question = "or type feedback:";
+    expect(afterQuestion.slice(afterQuestion.lastIndexOf(question) + question.length).split("\n")[0]!.trim()).toBe("");
     expect(existsSync(path.join(tmp.dir, "c.txt"))).toBe(false);
     expect(existsSync(exitFile())).toBe(false);
 
@@ -162,7 +209,7 @@ describe("an interactive session on a terminal", () => {
     await term.press("Up");
     await term.waitForScreen((s) => s.split("\n").at(-1) === "› read hello.txt", "the recalled request");
     await term.press("Enter");
-    await waitForPrompt("the recalled turn's end", (s) => count(s, "✔ Done:") === 2 && count(s, "❯ read hello.txt") === 2);
+    await waitForPrompt("the recalled turn's end", (s) => count(s, "✔ Done:") === 2 && count(s, "› read hello.txt") === 2);
     await term.press("C-d");
     expect(await exitCode()).toBe("EXITED:0");
   });
@@ -203,6 +250,22 @@ describe("an interactive session on a terminal", () => {
 });
 
 describe("a one-shot run on a terminal", () => {
+  test("issue 14: a damaged state.sqlite is offered to be moved aside, and the run goes on", async () => {
+    const state = path.join(tmp.dir, ".mini-cursor");
+    mkdirSync(state);
+    const db = path.join(state, "state.sqlite");
+    writeFileSync(db, "not a database\n".repeat(100));
+    await startCli(["list the files here"]);
+    await term.waitForScreen(/go on with an empty one\? \[y\/N\]/, "the offer");
+    expect(await term.screen()).toContain(`is not a readable SQLite database (file is not a database)`);
+    await enter("y");
+    expect(await exitCode()).toBe("EXITED:0");
+    const screen = await term.screen();
+    expect(screen).toContain(`Moved it to ${db}.damaged.`);
+    expect(screen).toMatch(/✔ Done: 2 steps, 1 tool call/);
+    expect(readFileSync(`${db}.damaged`, "utf8")).toBe("not a database\n".repeat(100));
+  });
+
   test("keeps a dev server up until Ctrl-C, then stops it and exits 0", async () => {
     await startCli(["--approval", "full-auto", `run \`${serverCommand(marker)}\``]);
     const screen = await term.waitForScreen(/Press Ctrl-C to stop them and exit\./, "the kept-up servers");

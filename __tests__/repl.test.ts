@@ -198,7 +198,7 @@ describe("slash commands", () => {
     const r = await session(["run `echo no > n.txt`", "/approval bogus", "/approval full-auto", "run `echo hi > x.txt`", "/approval", "/exit"].join("\n"));
     expect(r.code).toBe(0);
     // Before the switch, a command needs approval, and without a terminal it is declined.
-    expect(r.stdout).toContain("execute_command: declined");
+    expect(r.stdout).toContain("execute_command: not run, because nobody could be asked");
     expect(existsSync(path.join(tmp.dir, "n.txt"))).toBe(false);
     expect(r.stdout).toContain("Approval mode is auto-edit. Usage: /approval suggest | auto-edit | full-auto");
     expect(r.stdout).toContain("Approval mode: full-auto.");

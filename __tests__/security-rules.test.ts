@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
-import { classifyCall, NON_INTERACTIVE_FEEDBACK } from "../src/agent/approval.js";
+import { classifyCall, UNATTENDED_RESPONSE } from "../src/agent/approval.js";
 import type { Engine } from "../src/agent/engine.js";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../src/agent/events.js";
 import { createGraph, createRuntime, type GraphSettings } from "../src/graph/graph.js";
@@ -219,7 +219,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
       emit: (e) => events.push(e),
       approver: async (request) => {
         approvals.push(request);
-        return { decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK };
+        return { ...UNATTENDED_RESPONSE };
       },
     });
     expect(approvals).toEqual([
@@ -238,11 +238,12 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     expect(byCommand("touch")).toMatchObject({
       status: "error",
       content:
-        "Refused: this execute_command call was not run because the project rules (mini-cursor.config.json) deny `touch`: use write_file (it matches `touch made.txt`). Do not try to get around the rule; do something else or ask the user.",
+        "Refused: this execute_command call was not run, because the project rules (mini-cursor.config.json) deny `touch`: use write_file (it matches `touch made.txt`). Do not try to get around the rule; do something else or ask the user.",
     });
     expect(byCommand("rm -rf")).toMatchObject({
       status: "error",
-      content: `The user declined this execute_command call; it was not run. It needed approval because: dangerous command: rm deletes ~/x (in the home folder, outside the workspace). Their feedback: ${NON_INTERACTIVE_FEEDBACK}`,
+      content:
+        "This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: dangerous command: rm deletes ~/x (in the home folder, outside the workspace). Such a call asks in every approval mode: it needs a person on a terminal to approve it, or an allow rule in .mini-cursor/config.json. Tell the user what was not done and why.",
     });
     expect(byCommand("ran.txt").status).toBe("success");
     expect(existsSync(path.join(tmp.dir, "made.txt"))).toBe(false);

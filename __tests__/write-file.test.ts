@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import { withToolErrors } from "../src/tools/errors.js";
 import { createToolContext } from "../src/tools/context.js";
 import { createWriteFileTool } from "../src/tools/write-file.js";
 import { makeTempDir } from "./helpers/tmp.js";
@@ -23,7 +24,7 @@ let writeFile: ReturnType<typeof createWriteFileTool>;
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
   outside = makeTempDir("mini-cursor-outside-");
-  writeFile = createWriteFileTool(createToolContext({ workspace: dir }, {} as never));
+  writeFile = withToolErrors(createWriteFileTool(createToolContext({ workspace: dir }, {} as never)));
 });
 afterEach(() => {
   cleanup();

@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Command, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { APPROVAL_MODES, DEFAULT_MAX_STEPS, invocationDirectory } from "../src/settings.js";
 import { STATE_DIR_NAME } from "../src/memory/state-dir.js";
 import { formatComparison, linesOfCode, type EngineResult } from "./compare-lib.js";
@@ -16,6 +16,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ENGINE_DIRS = { graph: path.join(ROOT, "src", "graph"), loop: path.join(ROOT, "src", "loop") } as const;
 /** Folders not copied into the per-engine workspaces. */
 const SKIPPED = new Set([STATE_DIR_NAME, "node_modules", ".git"]);
+/** Exit status of a usage error (no task, an unknown flag), as the CLI uses. */
+const USAGE_EXIT = 2;
 
 function copyWorkspace(source: string, engine: string): string {
   const target = mkdtempSync(path.join(os.tmpdir(), `mini-cursor-compare-${engine}-`));
@@ -50,7 +52,16 @@ async function main(): Promise<number> {
     .addOption(new Option("--approval <mode>", "approval mode for both runs (nobody is asked: calls that need approval are declined)").choices([...APPROVAL_MODES]).default("full-auto"))
     .option("--max-steps <n>", "step limit for both runs", String(DEFAULT_MAX_STEPS))
     .option("--json", "print the results as JSON")
-    .parse();
+    .exitOverride();
+  try {
+    program.parse();
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    if (err.exitCode === 0) return 0;
+    // A usage error (no task, a bad flag) is exit 2, as in the CLI, with what to type.
+    process.stderr.write('Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here")\n');
+    return USAGE_EXIT;
+  }
   const opts = program.opts<{ workspace?: string; approval: string; maxSteps: string; json?: boolean }>();
   const task = (program.args as string[]).join(" ");
   const source = path.resolve(invocationDirectory(), opts.workspace ?? ".");

@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync, renameSync } from "node:fs";
+import { createInterface } from "node:readline/promises";
+import os from "node:os";
 import path from "node:path";
 import { PROJECT_ROOT } from "./project-root.js";
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./app/exit-codes.js";
 import { installSignalBackstop } from "./app/signals.js";
-import { listThreads } from "./memory/threads.js";
-import { APPROVAL_MODES, DEFAULT_MAX_STEPS, ENGINES, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
+import { findThread, listThreads } from "./memory/threads.js";
+import { StateFileError } from "./memory/state-file-error.js";
+import { APPROVAL_MODES, DEFAULT_MAX_STEPS, ENGINES, isInteractiveTerminal, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
 import { detectBubblewrap, INSTALL_HINT, SANDBOX_MODES } from "./security/sandbox.js";
 import { formatThreads } from "./ui/threads-table.js";
@@ -68,8 +71,9 @@ Examples:
   npm start -- --thread demo "what is in package.json?"   then   npm start -- --thread demo "and its scripts?"
 
 Exit codes: 0 done, 1 runtime failure (provider unreachable, rejected key, unknown model, a model
-stopped by the loop guard, --sandbox on without bubblewrap), 2 usage error, 3 step limit reached,
-130 interrupted (Ctrl-C, SIGTERM, closed terminal).`,
+stopped by the loop guard, --sandbox on without bubblewrap, a damaged .mini-cursor/state.sqlite),
+2 usage error, 3 step limit reached, 4 nothing done (every action it asked for was declined or
+needed an approval nobody could give), 130 interrupted (Ctrl-C, SIGTERM, closed terminal).`,
     )
     .exitOverride()
     .showSuggestionAfterError();
@@ -114,7 +118,81 @@ function securityProblem(settings: Settings): string | undefined {
   return undefined;
 }
 
+/**
+ * A reader that stops early (`mini-cursor --help | head -3`) closes our stdout: the run ends
+ * quietly, as `git log | head` does, instead of with an EPIPE stack trace. The exit hook of the
+ * process runner still stops every command the run started.
+ */
+function endQuietlyOnClosedOutput(): void {
+  const onError = (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(EXIT.ok);
+    throw err;
+  };
+  process.stdout.on("error", onError);
+  process.stderr.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+  });
+}
+
+function realpathOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** Why this folder must not be the workspace: the whole file system, or the home folder itself. */
+function workspaceProblem(workspace: string, fromFlag: boolean): string | undefined {
+  const root = realpathOrSelf(workspace);
+  const how = fromFlag ? `--workspace ${workspace}` : `The current folder (${workspace}), the default workspace,`;
+  const choose = "Choose a project folder: cd into it, or pass --workspace path/to/project.";
+  if (root === path.parse(root).root) {
+    return `${how} is the root of the file system: every tool would work on the whole machine, and the agent's state would go to ${path.join(root, ".mini-cursor")}. ${choose}`;
+  }
+  if (root === realpathOrSelf(os.homedir())) {
+    return `${how} is your home folder itself: every tool would work on all your files, and the agent's state would go to ${path.join(root, ".mini-cursor")}. ${choose}`;
+  }
+  return undefined;
+}
+
+/** A thread id of the form mini-cursor makes (20261129-a1b2c3): naming one that is not here is a mistake, not a new name. */
+const GENERATED_THREAD_ID = /^\d{8}-[0-9a-f]{6}$/;
+
+/** `--thread ID` naming a thread mini-cursor made that this workspace does not hold. */
+function threadProblem(settings: Settings): string | undefined {
+  const id = settings.thread;
+  if (!id || !GENERATED_THREAD_ID.test(id) || findThread(settings.workspace, id)) return undefined;
+  const saved = listThreads(settings.workspace);
+  const here =
+    saved.length === 0
+      ? "There are no saved threads here yet"
+      : `--threads shows ${saved.length} here: ${saved.slice(0, 5).map((t) => t.id).join(", ")}${saved.length > 5 ? ", …" : ""}`;
+  return `there is no thread ${id} in the workspace ${settings.workspace}. ${here}. If it was started in another folder, pass that folder with --workspace; to start a new thread, leave --thread out.`;
+}
+
+/**
+ * On a terminal, a damaged thread database is offered to be moved aside (to `<file>.damaged`)
+ * so the run can go on with an empty one; anywhere else the message says how to do it.
+ */
+async function offerToMoveAside(err: StateFileError, settings: Settings): Promise<boolean> {
+  if (!isInteractiveTerminal() || settings.json) return false;
+  process.stderr.write(`mini-cursor: ${err.message}\n`);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const aside = `${err.file}.damaged`;
+  try {
+    const answer = await rl.question(`Move it to ${aside} now and go on with an empty one? [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) return false;
+  } finally {
+    rl.close();
+  }
+  renameSync(err.file, aside);
+  process.stderr.write(`Moved it to ${aside}.\n`);
+  return true;
+}
+
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedOutput();
   const version = packageVersion();
   const parsed = parseArgs(argv, version);
   if (typeof parsed === "number") return parsed;
@@ -123,14 +201,24 @@ export async function main(argv: string[]): Promise<number> {
   try {
     settings = loadSettings(parsed.flags);
     await openWorkspace(settings.workspace);
+    const problem = workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? threadProblem(settings);
+    if (problem) throw new Error(problem);
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
   }
   try {
     if (parsed.threads) {
-      process.stdout.write(`${formatThreads(listThreads(settings.workspace))}\n`);
+      const threads = listThreads(settings.workspace);
+      // --json: JSON Lines, one thread per line, like every other --json output.
+      if (settings.json) process.stdout.write(threads.map((t) => `${JSON.stringify(t)}\n`).join(""));
+      else process.stdout.write(`${formatThreads(threads)}\n`);
       return EXIT.ok;
+    }
+    if (parsed.flags.model && settings.provider === "offline" && !settings.replay) {
+      process.stderr.write(
+        `mini-cursor: --model ${parsed.flags.model} is not used: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set, so the embedded offline model runs. Set one of them (see .env.example) to use ${parsed.flags.model}.\n`,
+      );
     }
     const unsafe = securityProblem(settings);
     if (unsafe) {
@@ -139,8 +227,13 @@ export async function main(argv: string[]): Promise<number> {
     }
     // Loaded only now, so --help, --version, --threads and usage errors stay fast.
     const { runInteractive, runOnce } = await import("./app/run.js");
-    if (!parsed.task) return await runInteractive(settings, version);
-    return await runOnce(settings, parsed.task, version);
+    const run = () => (parsed.task ? runOnce(settings, parsed.task, version) : runInteractive(settings, version));
+    try {
+      return await run();
+    } catch (err) {
+      if (!(err instanceof StateFileError) || !(await offerToMoveAside(err, settings))) throw err;
+      return await run();
+    }
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     if (settings.verbose) process.stderr.write(`${(err as Error).stack}\n`);

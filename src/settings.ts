@@ -137,6 +137,39 @@ function toPrices(value: string | undefined): PriceTable | undefined {
   }
 }
 
+// --- issue 14 (what a newcomer trips over): flags in the user's words, hints that work ---
+
+/** Most model turns one task may take. */
+export const MAX_STEPS_LIMIT = 10_000;
+
+/** A step limit, or a sentence saying what is wrong with it. */
+function toMaxSteps(value: string | number | undefined, name: string): number | undefined {
+  const n = toInt(value, name);
+  if (n !== undefined && (n < 1 || n > MAX_STEPS_LIMIT)) {
+    throw new SettingsError(`${name} is the number of model turns a task may take: a whole number from 1 to ${MAX_STEPS_LIMIT}, got ${value}.`);
+  }
+  return n;
+}
+
+/** An empty --workspace or --thread is a mistake (an unset variable in a script), not "the default". */
+function refuseEmptyFlags(flags: SettingsFlags): void {
+  if (flags.workspace !== undefined && flags.workspace.trim() === "") {
+    throw new SettingsError('--workspace needs a folder, got an empty value. Leave the flag out to use the current folder.');
+  }
+  if (flags.thread !== undefined && flags.thread.trim() === "") {
+    throw new SettingsError("--thread needs an id, got an empty value. --threads lists the saved ones; leave the flag out to start a new thread.");
+  }
+}
+
+/** How the user started mini-cursor, as a command to print in hints: `npm start --` or `mini-cursor`. */
+export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.npm_lifecycle_event === "start") return "npm start --";
+  if (env.npm_lifecycle_event === "dev") return "npm run dev --";
+  return "mini-cursor";
+}
+
+// --- end issue 14 ---
+
 function nonEmpty(value: string | undefined): string | undefined {
   return value && value.trim() !== "" ? value.trim() : undefined;
 }
@@ -151,6 +184,7 @@ function recordingPaths(flags: SettingsFlags, base: string): { record?: string; 
 }
 
 export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv = readEnvironment()): Settings {
+  refuseEmptyFlags(flags);
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
   const baseUrl = nonEmpty(env.OPENAI_BASE_URL);
   const workspace = path.resolve(
@@ -169,7 +203,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     thread: nonEmpty(flags.thread),
     continueLatest: flags.continue ?? false,
     engine: flags.engine ?? nonEmpty(env.MINI_CURSOR_ENGINE) ?? "graph",
-    maxSteps: toInt(flags.maxSteps, "--max-steps") ?? toInt(env.MINI_CURSOR_MAX_STEPS, "MINI_CURSOR_MAX_STEPS") ?? DEFAULT_MAX_STEPS,
+    maxSteps: toMaxSteps(flags.maxSteps, "--max-steps") ?? toMaxSteps(env.MINI_CURSOR_MAX_STEPS, "MINI_CURSOR_MAX_STEPS") ?? DEFAULT_MAX_STEPS,
     approval: flags.approval ?? nonEmpty(env.MINI_CURSOR_APPROVAL) ?? DEFAULT_APPROVAL,
     json: flags.json ?? false,
     color: (flags.color ?? true) && !noColor,

@@ -1,8 +1,10 @@
 import os from "node:os";
+import { ToolMessage } from "@langchain/core/messages";
 import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
-import { loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
+import { LOCAL_RULES_FILE, loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
+import type { ApprovalResponse } from "./events.js";
 import type { ApprovalMode } from "../settings.js";
 import { editedPaths } from "./edited-paths.js";
 
@@ -112,21 +114,61 @@ export function editReason(call: ToolCallLike, mode: ApprovalMode, always: reado
   return "changes a file (approval mode suggest)";
 }
 
+/** The closing sentences of a not-run result that speak to the model, not to the user. */
+export const TELL_THE_USER = "Tell the user what was not done and why.";
+export const DO_SOMETHING_ELSE = "Do something else or ask the user.";
+export const DO_NOT_GET_AROUND = "Do not try to get around the rule; do something else or ask the user.";
+
+/** How a declined call came to be declined, for the text the model reads. */
+export interface DenialContext {
+  /** Why the call needed approval. */
+  reason?: string;
+  /** The call asks in every mode (a dangerous command, a rules-file change): no flag allows it. */
+  alwaysAsks: boolean;
+  /** The approval mode the run used. */
+  mode: ApprovalMode;
+}
+
 /**
- * The tool result a declined call gets, so the model knows it did not run and why. `reason` is
- * given for calls that ask in every mode (dangerous ones), so the model does not retry them.
+ * What would have let a call run without a person, fitted to the mode in use: an edit in
+ * `suggest` needs only `auto-edit`; a command needs `full-auto`; a call that asks in every mode
+ * needs a person on a terminal or an allow rule.
  */
-export function deniedMessage(name: string, feedback?: string, reason?: string): string {
-  const why = reason ? ` It needed approval because: ${reason}.` : "";
-  const base = `The user declined this ${name} call; it was not run.${why}`;
-  return feedback ? `${base} Their feedback: ${feedback}` : `${base} Do something else or ask the user.`;
+export function unattendedHint(name: string, ctx: Pick<DenialContext, "alwaysAsks" | "mode">): string {
+  if (ctx.alwaysAsks) {
+    return `Such a call asks in every approval mode: it needs a person on a terminal to approve it, or an allow rule in ${LOCAL_RULES_FILE}.`;
+  }
+  if (EDIT_TOOLS.has(name)) return "Run mini-cursor with --approval auto-edit to let file changes run without asking.";
+  return "Run mini-cursor with --approval full-auto to let commands run without asking (dangerous ones still need a person).";
+}
+
+/**
+ * The tool result a declined call gets, so the model knows it did not run and why. For calls
+ * that ask in every mode (dangerous ones) the reason is repeated, so the model does not retry.
+ */
+export function deniedMessage(name: string, response: ApprovalResponse, ctx: DenialContext): string {
+  if (response.unattended) {
+    const needed = ctx.reason ? ` It needed approval because: ${ctx.reason}.` : "";
+    return `This ${name} call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal).${needed} ${unattendedHint(name, ctx)} ${TELL_THE_USER}`;
+  }
+  const why = ctx.alwaysAsks && ctx.reason ? ` It needed approval because: ${ctx.reason}.` : "";
+  const base = `This ${name} call was not run, because the user declined it.${why}`;
+  return response.feedback ? `${base} Their feedback: ${response.feedback}` : `${base} ${DO_SOMETHING_ELSE}`;
 }
 
 /** The tool result of a call the project rules deny (nobody was asked). */
 export function refusedMessage(name: string, reason: string): string {
-  return `Refused: this ${name} call was not run because ${reason}. Do not try to get around the rule; do something else or ask the user.`;
+  return `Refused: this ${name} call was not run, because ${reason}. ${DO_NOT_GET_AROUND}`;
 }
 
-/** Feedback for a call declined because nobody can be asked (stdin is not a terminal). */
-export const NON_INTERACTIVE_FEEDBACK =
-  "approval was needed but stdin is not a terminal, so nobody could be asked. Run mini-cursor with --approval full-auto to allow such calls (dangerous commands still need a person).";
+/**
+ * The result message of a call that was not run (declined, refused): status "error", and
+ * `notRun` in its artifact so the trace, `--json` and the run's outcome can tell it from a
+ * call that ran and failed.
+ */
+export function notRunResult(call: { id?: string; name: string }, content: string): ToolMessage {
+  return new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content, artifact: { notRun: true } });
+}
+
+/** The answer of an approver that cannot ask anyone (stdin is not a terminal). */
+export const UNATTENDED_RESPONSE: ApprovalResponse = { decision: "deny", unattended: true };

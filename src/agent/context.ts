@@ -1,4 +1,4 @@
-import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 
 /** Characters per token for the rough estimate used when the provider does not count. */
 const CHARS_PER_TOKEN = 4;
@@ -65,9 +65,48 @@ function toUnits(messages: readonly BaseMessage[]): BaseMessage[][] {
 }
 
 /**
+ * Most of the budget (after the system prompt) the latest request may take. The rest is for the
+ * turn's own tool calls and results: a request that filled the budget would leave the model no
+ * room to see what its tools returned, and it would call them again and again.
+ */
+export const MAX_REQUEST_SHARE = 0.5;
+
+/** The most tokens the latest request is sent with; a larger one is cut to its head and tail. */
+export function requestTokenCap(budgetTokens: number, reservedTokens = 0): number {
+  return Math.max(0, Math.floor((budgetTokens - reservedTokens) * MAX_REQUEST_SHARE));
+}
+
+/** Rough tokens of a request's text, as the budget counts them. */
+export function estimateTextTokens(text: string): number {
+  return Math.ceil(text.length / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
+}
+
+/** Room kept for the note that says what was cut. */
+const CUT_NOTE_TOKENS = 80;
+
+/**
+ * A request too large for the budget, cut to its beginning and end with a note in the middle
+ * saying how much was left out and why, so the model knows it did not see all of it.
+ */
+function shortenRequest(message: BaseMessage, capTokens: number, budgetTokens: number): BaseMessage {
+  if (typeof message.content !== "string") return message;
+  const text = message.content;
+  const keepChars = Math.max(0, (capTokens - MESSAGE_OVERHEAD_TOKENS - CUT_NOTE_TOKENS) * CHARS_PER_TOKEN);
+  if (text.length <= keepChars) return message;
+  const head = text.slice(0, Math.ceil(keepChars / 2));
+  const tail = text.slice(text.length - Math.floor(keepChars / 2));
+  const cut = text.length - head.length - tail.length;
+  const note =
+    `\n\n[… ${cut} characters of this request (about ${Math.ceil(cut / CHARS_PER_TOKEN)} tokens) are left out here: the whole request is larger ` +
+    `than the context budget of ${budgetTokens} tokens allows, so only its beginning and end are shown. Say so if the missing part matters.]\n\n`;
+  return new HumanMessage({ content: `${head}${note}${tail}`, id: message.id });
+}
+
+/**
  * Fits a history into `budgetTokens` by dropping the oldest turns, never splitting a tool call
  * from its result and always keeping the latest user request. The system prompt is the
- * caller's and is counted through `reservedTokens`.
+ * caller's and is counted through `reservedTokens`. A latest request larger than its share
+ * (MAX_REQUEST_SHARE) is sent as its head and tail with a note, so what is sent always fits.
  */
 export function fitToBudget(
   messages: readonly BaseMessage[],
@@ -79,6 +118,10 @@ export function fitToBudget(
   units.forEach((unit, index) => {
     if (unit[0]!.getType() === "human") latestHuman = index;
   });
+  const cap = requestTokenCap(budgetTokens, reservedTokens);
+  if (latestHuman >= 0 && estimateTotalTokens(units[latestHuman]!) > cap) {
+    units[latestHuman] = [shortenRequest(units[latestHuman]![0]!, cap, budgetTokens)];
+  }
   const cost = (unit: BaseMessage[]) => estimateTotalTokens(unit);
   let used = reservedTokens + (latestHuman >= 0 ? cost(units[latestHuman]!) : 0);
   const keep = new Set<number>(latestHuman >= 0 ? [latestHuman] : []);

@@ -45,9 +45,12 @@ export function createRunTally(meta: RunMeta, request: RunRequest) {
     usage: { input: 0, output: 0, estimated: false },
     durationMs: 0,
   };
+  const ran = new Set<string>();
+  const notRun = new Set<string>();
   const emit = (event: AgentEvent) => {
     if (event.type === "step") summary.steps = Math.max(summary.steps, event.step);
     if (event.type === "tool_call") summary.toolCalls++;
+    if (event.type === "tool_result") (event.notRun ? notRun : ran).add(event.id);
     if (event.type === "usage") {
       summary.usage.input += event.usage.input;
       summary.usage.output += event.usage.output;
@@ -62,7 +65,9 @@ export function createRunTally(meta: RunMeta, request: RunRequest) {
   return {
     emit,
     summary,
-    finish(reason: StopReason): RunSummary {
+    finish(stop: StopReason): RunSummary {
+      // A run whose every requested action was declined did not do the task: not a success.
+      const reason: StopReason = stop === "done" && notRun.size > 0 && ran.size === 0 ? "not_run" : stop;
       summary.reason = reason;
       summary.durationMs = Date.now() - started;
       request.emit({

@@ -27,9 +27,12 @@ export interface ApprovalRequest {
 export interface ApprovalResponse {
   decision: ApprovalDecision;
   feedback?: string;
+  /** Nobody could be asked (no terminal): the call is not run, and the model is told what would allow it. */
+  unattended?: boolean;
 }
 
-export type StopReason = "done" | "max_steps" | "interrupted" | "error" | "loop_guard";
+/** not_run: the run ended without running anything it asked for (every call declined or refused). */
+export type StopReason = "done" | "max_steps" | "interrupted" | "error" | "loop_guard" | "not_run";
 
 export type AgentEvent =
   | {
@@ -55,6 +58,10 @@ export type AgentEvent =
       durationMs: number;
       /** The unified diff of a file edit, for the trace (the model gets `content` only). */
       diff?: string;
+      /** The call was not run: declined, refused by a rule, or nobody could be asked. */
+      notRun?: boolean;
+      /** A command's exit code when it failed (null: it could not start). */
+      exitCode?: number | null;
     }
   | { type: "approval"; request: ApprovalRequest; response: ApprovalResponse }
   | { type: "usage"; step: number; usage: TokenUsage }

@@ -58,6 +58,8 @@ export class ToolTimer extends BaseCallbackHandler {
 /** The tool_result event for a result message, the same in both engines. */
 export function toolResultEvent(result: ToolMessage, step: number, timer: ToolTimer): AgentEvent {
   const diff = resultDiff(result);
+  const artifact = (result.artifact ?? {}) as { notRun?: unknown; exitCode?: unknown };
+  const exitCode = typeof artifact.exitCode === "number" || artifact.exitCode === null ? artifact.exitCode : undefined;
   return {
     type: "tool_result",
     step,
@@ -67,5 +69,7 @@ export function toolResultEvent(result: ToolMessage, step: number, timer: ToolTi
     content: messageText(result),
     durationMs: timer.durationOf(result.tool_call_id),
     ...(diff ? { diff } : {}),
+    ...(artifact.notRun === true ? { notRun: true } : {}),
+    ...(exitCode !== undefined && result.status === "error" ? { exitCode } : {}),
   };
 }

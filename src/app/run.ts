@@ -1,6 +1,7 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
-import { isInteractiveTerminal, type Settings } from "../settings.js";
+import { isInteractiveTerminal, launchCommand, type Settings } from "../settings.js";
+import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../security/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
@@ -22,15 +23,17 @@ const REASON_EXIT: Record<StopReason, number> = {
   interrupted: EXIT.interrupted,
   error: EXIT.failure,
   loop_guard: EXIT.failure,
+  not_run: EXIT.notRun,
 };
 
-function createRenderer(settings: Settings, interactive: boolean): Renderer {
+function createRenderer(settings: Settings, interactive: boolean, echoRequest = true): Renderer {
   return settings.json
     ? createJsonRenderer({ verbose: settings.verbose })
     : createPrettyRenderer({
         color: settings.color && Boolean(process.stdout.isTTY),
         spinner: interactive && Boolean(process.stdout.isTTY),
         verbose: settings.verbose,
+        echoRequest,
       });
 }
 
@@ -103,7 +106,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
     if (summary.reason === "max_steps") {
       renderer.note(
         `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +
-          `Continue with: npm start -- --thread ${session.threadId} "continue"`,
+          `Continue with: ${continueCommand(launchCommand(), settings, session.threadId)}`,
       );
     }
     const reason: StopReason = abort.signal.aborted ? "interrupted" : summary.reason;
@@ -119,7 +122,8 @@ export async function runOnce(settings: Settings, task: string, version: string)
 
 export async function runInteractive(settings: Settings, version: string): Promise<number> {
   const interactive = isInteractiveTerminal() && !settings.json;
-  const renderer = createRenderer(settings, interactive);
+  // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
+  const renderer = createRenderer(settings, interactive, !interactive);
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   try {

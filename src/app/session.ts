@@ -1,6 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunSummary } from "../agent/engine.js";
 import type { AgentEvent, Approver } from "../agent/events.js";
+import { estimateTextTokens, requestTokenCap } from "../agent/context.js";
 import { findThread, latestThread, newThreadId, recordRun } from "../memory/threads.js";
 import type { ApprovalMode, Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
@@ -54,6 +55,14 @@ export function createSession(settings: Settings, options: SessionOptions): Sess
     resumed: thread.resumed,
     approval: settings.approval,
     async runTurn(task, signal, approver) {
+      // Said before the run: the model will see only the beginning and end of a huge request.
+      const tokens = estimateTextTokens(task);
+      if (tokens > requestTokenCap(settings.contextTokens)) {
+        options.renderer.note(
+          `This request is about ${tokens} tokens, more than the model may be sent at once (half the context budget of ${settings.contextTokens}, MINI_CURSOR_CONTEXT_TOKENS): ` +
+            "it gets the beginning and the end, with a note saying what was left out. For a long log or file, save it in the workspace and ask the agent to search or read it.",
+        );
+      }
       const summary = await parts.engine.run({ task, threadId: session.threadId, approver, emit, signal, approval: session.approval });
       recordRun(settings.workspace, session.threadId, parts.engine.name, task, summary.steps);
       return summary;

@@ -3,7 +3,7 @@ import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/me
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { classifyCall, deniedMessage, refusedMessage } from "../agent/approval.js";
+import { classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
@@ -99,7 +99,8 @@ export function createAgentNode(runtime: AgentRuntime) {
 function normalizeResponse(value: unknown): ApprovalResponse {
   const v = (value ?? {}) as Partial<ApprovalResponse>;
   const decision = v.decision === "approve" || v.decision === "always" ? v.decision : "deny";
-  return { decision, feedback: typeof v.feedback === "string" && v.feedback ? v.feedback : undefined };
+  const feedback = typeof v.feedback === "string" && v.feedback ? v.feedback : undefined;
+  return { decision, feedback, ...(decision === "deny" && v.unattended === true ? { unattended: true } : {}) };
 }
 
 /**
@@ -121,9 +122,7 @@ export function createApproveNode(runtime: AgentRuntime) {
       if (decision.action === "run") continue;
       if (decision.action === "deny") {
         // Denied by the project rules: refused without asking.
-        declined.push(
-          new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: refusedMessage(call.name, decision.reason!) }),
-        );
+        declined.push(notRunResult(call, refusedMessage(call.name, decision.reason!)));
         continue;
       }
       const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason! };
@@ -131,14 +130,7 @@ export function createApproveNode(runtime: AgentRuntime) {
       if (preview) request.preview = preview;
       const response = normalizeResponse(interrupt(request));
       if (response.decision === "deny") {
-        declined.push(
-          new ToolMessage({
-            tool_call_id: call.id!,
-            name: call.name,
-            status: "error",
-            content: deniedMessage(call.name, response.feedback, decision.alwaysAsks ? decision.reason : undefined),
-          }),
-        );
+        declined.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode })));
       } else if (response.decision === "always" && !decision.alwaysAsks) {
         always.push(...decision.alwaysKeys);
         added.push(...decision.alwaysKeys);

@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, ToolMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { classifyCall, deniedMessage, refusedMessage } from "../agent/approval.js";
+import { classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
@@ -147,7 +147,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             if (decision.action === "run") continue;
             if (decision.action === "deny") {
               // Denied by the project rules: refused without asking.
-              answered.push(new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: refusedMessage(call.name, decision.reason!) }));
+              answered.push(notRunResult(call, refusedMessage(call.name, decision.reason!)));
               skip.add(call.id!);
               continue;
             }
@@ -158,13 +158,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             if (signal?.aborted) throw new Error("aborted");
             if (response.decision === "always" && !decision.alwaysAsks) thread.alwaysAllow.push(...decision.alwaysKeys);
             if (response.decision === "deny") {
-              const denied = new ToolMessage({
-                tool_call_id: call.id!,
-                name: call.name,
-                status: "error",
-                content: deniedMessage(call.name, response.feedback, decision.alwaysAsks ? decision.reason : undefined),
-              });
-              answered.push(denied);
+              answered.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode })));
               skip.add(call.id!);
             }
           }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { rebuildThreadIndex } from "./rebuild-threads.js";
 import { ensureStateDir } from "./state-dir.js";
 
 /**
@@ -27,13 +28,31 @@ function file(workspace: string): string {
   return path.join(ensureStateDir(workspace), THREADS_FILE);
 }
 
-export function listThreads(workspace: string): ThreadInfo[] {
+function readIndex(workspace: string): ThreadInfo[] {
+  const target = file(workspace);
+  if (!existsSync(target)) return [];
   try {
-    const data = JSON.parse(readFileSync(file(workspace), "utf8")) as ThreadInfo[];
-    return [...data].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    const data = JSON.parse(readFileSync(target, "utf8")) as unknown;
+    if (!Array.isArray(data)) throw new Error("not a list");
+    return data as ThreadInfo[];
   } catch {
-    return [];
+    // A damaged index must not lose the threads: rebuild it from the threads themselves, and
+    // keep the damaged file beside it for whoever wants to look.
+    const rebuilt = rebuildThreadIndex(path.dirname(target));
+    renameSync(target, `${target}.damaged`);
+    writeIndex(target, rebuilt);
+    return rebuilt;
   }
+}
+
+function writeIndex(target: string, threads: ThreadInfo[]): void {
+  const tmp = `${target}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(threads, null, 2));
+  renameSync(tmp, target);
+}
+
+export function listThreads(workspace: string): ThreadInfo[] {
+  return [...readIndex(workspace)].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
 }
 
 export function latestThread(workspace: string, engine?: string): ThreadInfo | undefined {
@@ -62,9 +81,6 @@ export function recordRun(workspace: string, id: string, engine: string, request
   info.updatedAt = now;
   info.steps += steps;
   info.runs += 1;
-  const target = file(workspace);
-  const tmp = `${target}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(threads, null, 2));
-  renameSync(tmp, target);
+  writeIndex(file(workspace), threads);
   return info;
 }

@@ -6,6 +6,7 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import type { ChatResult } from "@langchain/core/outputs";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
+import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../agent/approval.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -18,9 +19,22 @@ export const OFFLINE_MODEL_NAME = "mini-cursor-offline";
 export interface OfflineIntent {
   tool: "list_directory" | "read_file" | "write_file" | "execute_command";
   args: Record<string, string>;
+  /** What the request asks beyond this one call ("and fix the bug"), which the offline model cannot do. */
+  rest?: string;
 }
 
 const CJK = /[\u3400-\u9fff]/;
+/** A path whose last part has an extension (package.json, src/App.tsx), not "." or "..". */
+const FILE_NAME = /(?:^|[\\/])[^\\/.][^\\/]*\.[A-Za-z0-9]{1,8}$/;
+/** What joins a second instruction to the first: "and fix it", ", then run it", "然后修复". */
+const MORE_WORK = /^\s*(?:[,;，；]\s*)?(?:and(?:\s+then)?|then|also|plus|&|并且?|然后|再)\s*(.+)$/isu;
+
+/** The part of a request after the one instruction the offline model follows, if any. */
+function restAfter(request: string, end: number): string | undefined {
+  const more = MORE_WORK.exec(request.slice(end));
+  const rest = more?.[1]?.trim().replace(/[.。!！]+$/u, "");
+  return rest ? rest : undefined;
+}
 const HERE_WORDS = new Set(["here", "this", "current", "the", "it", "cwd", "workspace", ".", "./"]);
 
 function unquote(text: string): string {
@@ -47,7 +61,10 @@ function parseList(request: string): OfflineIntent | undefined {
   if (!dir && where) dir = unquote(where[1]!);
   if (!dir && CJK.test(request)) dir = firstPathToken(request.replace(/列出|目录|文件夹|文件|下的|里的|中的|所有/gu, " "));
   if (!dir || HERE_WORDS.has(dir.toLowerCase()) || /^(files?|everything|directory|folder)$/i.test(dir)) dir = ".";
-  return { tool: "list_directory", args: { directoryPath: dir.replace(/[.?!]+$/, "") || "." } };
+  const target = dir.replace(/[.?!]+$/, "") || ".";
+  // "what is in package.json?": a file name (it has an extension) means read the file.
+  if (!/^ls\b/.test(request.trim()) && FILE_NAME.test(target)) return { tool: "read_file", args: { filePath: target } };
+  return { tool: "list_directory", args: { directoryPath: target } };
 }
 
 function parseWrite(request: string): OfflineIntent | undefined {
@@ -66,7 +83,10 @@ function parseWrite(request: string): OfflineIntent | undefined {
 
 function parseRun(request: string): OfflineIntent | undefined {
   const backticked = request.match(/(?:\b(?:run|execute|exec)\b|运行|执行)[^`]*`([^`]+)`/iu);
-  if (backticked) return { tool: "execute_command", args: { command: backticked[1]!.trim() } };
+  if (backticked) {
+    const rest = restAfter(request, backticked.index! + backticked[0].length);
+    return { tool: "execute_command", args: { command: backticked[1]!.trim() }, ...(rest ? { rest } : {}) };
+  }
   const plain = request.match(/^\s*(?:please\s+)?(?:run|execute|exec)\s+(?:the\s+)?(?:command\s+)?([\s\S]+)$/i);
   if (plain) return { tool: "execute_command", args: { command: unquote(plain[1]!) } };
   const zh = request.match(/(?:运行|执行)\s*(?:命令)?\s*[:：]?\s*([\s\S]+)$/u);
@@ -78,9 +98,15 @@ function parseRead(request: string): OfflineIntent | undefined {
   const en = request.match(
     /\b(?:read|show|cat|open|display|print|view)\s+(?:me\s+)?(?:the\s+)?(?:contents?\s+of\s+)?(?:the\s+)?(?:file\s+)?([`'"]?[^\s`'"]+[`'"]?)/i,
   );
-  if (en) return { tool: "read_file", args: { filePath: unquote(en[1]!).replace(/[?!,]+$/, "") } };
+  if (en) {
+    const rest = restAfter(request, en.index! + en[0].length);
+    return { tool: "read_file", args: { filePath: unquote(en[1]!).replace(/[?!,]+$/, "") }, ...(rest ? { rest } : {}) };
+  }
   const zh = request.match(/(?:读取|查看|显示|打开|读)\s*(?:一下)?\s*(?:文件)?\s*([`'"“]?[^\s`'"”，,。]+[`'"”]?)/u);
-  if (zh) return { tool: "read_file", args: { filePath: unquote(zh[1]!) } };
+  if (zh) {
+    const rest = restAfter(request, zh.index! + zh[0].length);
+    return { tool: "read_file", args: { filePath: unquote(zh[1]!) }, ...(rest ? { rest } : {}) };
+  }
   return undefined;
 }
 
@@ -106,14 +132,47 @@ function playTodoDemo(sinceRequest: BaseMessage[], zh: boolean): AIMessage {
   const index = sinceRequest.filter((m) => AIMessage.isInstance(m)).length;
   try {
     todoRecording ??= loadRecording(TODO_DEMO_RECORDING, TODO_DEMO_LABEL);
-    return replayResponse(todoRecording, index, [...sinceRequest]);
+    const played = replayResponse(todoRecording, index, [...sinceRequest]);
+    return zh ? inChinese(played) : played;
   } catch (err) {
     if (!(err instanceof ReplayDivergenceError)) throw err;
     const hint = zh
       ? "离线模型只能按录制好的步骤演示这个任务，无法随机应变：请加 --approval full-auto 运行（npm run demo 就是这样做的），并确保能访问 npm 仓库；或者设置 OPENAI_API_KEY 让真正的模型来做。"
       : "The offline model plays a recording of this task and cannot adapt to a different outcome: run it with --approval full-auto (as `npm run demo` does) and with access to the npm registry, or set OPENAI_API_KEY to let a real model do it.";
-    return new AIMessage({ content: `${err.message}\n\n${hint}` });
+    return new AIMessage({ content: zh ? `演示没能按录制继续下去（${err.message}）\n\n${hint}` : `${err.message}\n\n${hint}` });
   }
+}
+
+/** A call of the recorded run, said in Chinese. */
+function callInChinese(call: { name: string; args: Record<string, unknown> }): string {
+  const arg = (key: string) => String(call.args[key] ?? "");
+  switch (call.name) {
+    case "execute_command":
+      return `运行 \`${arg("command")}\`${call.args.workingDirectory ? `（在 ${arg("workingDirectory")} 中）` : ""}`;
+    case "write_file":
+      return `写入 ${arg("filePath")}`;
+    case "list_directory":
+      return `查看目录 ${arg("directoryPath")}`;
+    case "read_file":
+      return `读取 ${arg("filePath")}`;
+    default:
+      return call.name;
+  }
+}
+
+/**
+ * The recording speaks English; asked in Chinese, the demo answers in Chinese: the same calls,
+ * with what each step does and the final answer (with the URL the dev server announced) said
+ * in the request's language.
+ */
+function inChinese(message: AIMessage): AIMessage {
+  const calls = message.tool_calls ?? [];
+  const urls = [...new Set(textOf(message).match(/https?:\/\/[^\s)`]+/g) ?? [])];
+  const content =
+    calls.length > 0
+      ? `接下来：${calls.map(callInChinese).join("；")}。`
+      : `React TodoList 应用已经完成${urls.length > 0 ? `，正在 ${urls.join("、")} 运行` : ""}：可以添加、勾选、删除待办，按全部 / 未完成 / 已完成筛选，显示剩余数量，并保存在 localStorage 中；\`npm run build\` 已通过。（这是离线模型播放的录制演示 ${TODO_DEMO_LABEL}。）`;
+  return new AIMessage({ id: message.id, content, tool_calls: calls, response_metadata: message.response_metadata });
 }
 
 /** What the offline model makes of a request; exported so tests can check the grammar. */
@@ -149,12 +208,32 @@ function textOf(message: BaseMessage): string {
     : message.content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
 }
 
-/** The answer after the tools ran: what they returned, said plainly. */
-function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boolean): string {
+function wasNotRun(result: ToolMessage): boolean {
+  return (result.artifact as { notRun?: unknown } | undefined)?.notRun === true;
+}
+
+/** What the offline model could not do of a request, and why, in the request's language. */
+function unfinished(rest: string, zh: boolean): string {
+  return zh
+    ? `我没有做“${rest}”：离线模型每次只能执行一条简单、字面的指令，不会规划或修改代码。要让真正的模型来做，请设置 OPENAI_API_KEY（参见 .env.example）。`
+    : `I did not do the rest of the request ("${rest}"): the offline model follows one simple, literal instruction and cannot plan or change code. To let a real model do it, set OPENAI_API_KEY (see .env.example).`;
+}
+
+/** The answer after the tools ran: what they returned, said plainly; a call that did not run is said to have not run. */
+function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boolean, rest?: string): string {
   const parts = results.map((result) => {
     const call = calls?.tool_calls?.find((c) => c.id === result.tool_call_id);
     const args = call?.args ?? {};
     const body = textOf(result);
+    if (wasNotRun(result)) {
+      const what = call?.name === "execute_command" ? `\`${String(args.command ?? "")}\`` : (call?.name ?? "the call");
+      // The result's last sentence speaks to the model; the user reads the rest.
+      const forUser = [TELL_THE_USER, DO_SOMETHING_ELSE, DO_NOT_GET_AROUND].reduce((text, s) => (text.endsWith(` ${s}`) ? text.slice(0, -s.length - 1) : text), body);
+      return `${zh ? `没有运行 ${what}：` : `Did not run ${what}:`}\n\n${forUser}`;
+    }
+    if (result.status === "error" && call?.name === "execute_command") {
+      return `${zh ? "运行了" : "Ran"} \`${String(args.command ?? "")}\`${zh ? "，但它失败了" : ", and it failed"}:\n\n${body}`;
+    }
     switch (call?.name) {
       case "list_directory":
         return `${zh ? "目录" : "Contents of"} ${String(args.directoryPath ?? ".")}:\n\n${body}`;
@@ -166,6 +245,7 @@ function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boo
         return body;
     }
   });
+  if (rest) parts.push(unfinished(rest, zh));
   return parts.join("\n\n");
 }
 
@@ -208,7 +288,7 @@ export class OfflineChatModel extends BaseChatModel {
     const results = after.filter(ToolMessage.isInstance);
     if (results.length > 0) {
       const caller = [...after].reverse().find((m): m is AIMessage => AIMessage.isInstance(m) && !!m.tool_calls?.length);
-      return new AIMessage({ content: summarise(results, caller, zh) });
+      return new AIMessage({ content: summarise(results, caller, zh, parseOfflineIntent(request)?.rest) });
     }
     const intent = parseOfflineIntent(request);
     if (!intent || !this.hasTool(intent.tool)) return new AIMessage({ content: offlineHelp(request) });

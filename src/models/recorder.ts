@@ -100,7 +100,9 @@ export function describeCall(call: { name: string; args: Record<string, unknown>
 export function outcomeOf(tool: string, result: ToolMessage): Pick<ToolOutcome, "outcome" | "url"> {
   const text = textOf(result);
   const first = text.split("\n", 1)[0] ?? "";
-  if (first.startsWith("The user declined this")) return { outcome: "declined" };
+  if ((result.artifact as { notRun?: unknown } | undefined)?.notRun === true || / call was not run, because /.test(first)) {
+    return { outcome: first.startsWith("Refused:") ? "refused" : "declined" };
+  }
   if (first.startsWith("Refused:")) return { outcome: "refused" };
   if (tool === "execute_command") {
     const exit = /^Exit code: (-?\d+|null)/.exec(first);

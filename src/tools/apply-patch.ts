@@ -10,7 +10,7 @@ import { withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { unifiedDiff, type EditArtifact } from "./edit-file.js";
 import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
-import { toolErrorMessage } from "./errors.js";
+import { toolErrorMessage, ToolFailure } from "./errors.js";
 import { threadOf } from "./read-tracker.js";
 
 /** Longest patch accepted in one call. */
@@ -208,7 +208,7 @@ function patchDiff(files: readonly FileState[]): string {
 
 async function applyPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: string | undefined): Promise<[string, EditArtifact | undefined]> {
   const plan = await planPatch(ctx, input, threadId);
-  if (!plan.ok) return [plan.message, undefined];
+  if (!plan.ok) throw new ToolFailure(plan.message);
   await commit(ctx, threadId, plan.files);
   const count = plan.fileCount === 1 ? "1 file" : `${plan.fileCount} files`;
   return [`Applied the patch to ${count}:\n${plan.summary.join("\n")}`, { diff: patchDiff(plan.files) }];
@@ -230,11 +230,8 @@ export async function previewPatch(ctx: ToolContext, args: Record<string, unknow
 export function createApplyPatchTool(ctx: ToolContext) {
   const patchTool = tool(
     async (input: ApplyPatchInput, config?: ToolRunnableConfig): Promise<[string, EditArtifact | undefined]> => {
-      try {
-        return await applyPatch(ctx, input, threadOf(config));
-      } catch (err) {
-        return [toolErrorMessage(err), undefined];
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return applyPatch(ctx, input, threadOf(config));
     },
     { name: "apply_patch", description: DESCRIPTION, schema, responseFormat: "content_and_artifact" },
   );

@@ -6,7 +6,7 @@ import { applyEdit, findPlaceholder, STRATEGY_TEXT, type EditFailure, type EditR
 import { EDIT_ALIASES, FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { commitText, loadEditTarget } from "./edit-target.js";
-import { toolErrorMessage } from "./errors.js";
+import { toolErrorMessage, ToolFailure } from "./errors.js";
 import { threadOf } from "./read-tracker.js";
 
 /** Files larger than this are not edited in memory (re-exported: other modules import it from here). */
@@ -218,7 +218,7 @@ function cappedDiff(diff: string): string {
 
 async function editFile(ctx: ToolContext, input: EditFileInput, threadId: string | undefined): Promise<[string, EditArtifact | undefined]> {
   const plan = await planEdit(ctx, input, threadId);
-  if (!plan.ok) return [plan.message, undefined];
+  if (!plan.ok) throw new ToolFailure(plan.message);
   const { display, results } = plan;
   await commitText(ctx, threadId, plan.absolute, plan.after);
   const diff = unifiedDiff(display, plan.before, plan.after);
@@ -251,11 +251,8 @@ export async function previewEdit(ctx: ToolContext, input: EditFileInput, thread
 export function createEditFileTool(ctx: ToolContext) {
   const editTool = tool(
     async (input: EditFileInput, config?: ToolRunnableConfig): Promise<[string, EditArtifact | undefined]> => {
-      try {
-        return await editFile(ctx, input, threadOf(config));
-      } catch (err) {
-        return [toolErrorMessage(err), undefined];
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return editFile(ctx, input, threadOf(config));
     },
     { name: "edit_file", description: DESCRIPTION, schema: editFileSchema, responseFormat: "content_and_artifact" },
   );

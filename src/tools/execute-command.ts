@@ -12,7 +12,7 @@ import {
 import { redactSecrets } from "../security/env.js";
 import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
-import { toolErrorMessage } from "./errors.js";
+import { toolErrorMessage, ToolFailure, type FailureDetails } from "./errors.js";
 
 /** Exit status bash uses when it cannot find the program. */
 const EXIT_COMMAND_NOT_FOUND = 127;
@@ -92,12 +92,41 @@ export function formatCommandResult(result: CommandResult, notes: string[] = [])
   return lines.join("\n");
 }
 
+/** What one call came to: the text the model reads, and whether the command failed. */
+export interface CommandOutcome {
+  text: string;
+  /** Set when the call failed: a non-zero exit, a timeout, a kill, a command that could not start. */
+  failure?: FailureDetails;
+}
+
 /** Runs one call; never throws (errors come back as text for the model). */
 export async function executeCommand(
   ctx: ToolContext,
   input: ExecuteCommandInput,
   config: { signal?: AbortSignal; toolCallId?: string } = {},
 ): Promise<string> {
+  return (await runExecuteCommand(ctx, input, config)).text;
+}
+
+/**
+ * A command that exits non-zero (or times out, is killed, cannot start) counts as failed: the
+ * trace shows ✗ with its exit code and the ToolMessage has status "error", as Claude Code and
+ * Codex mark a failed command. The model still reads everything (exit code first, then the
+ * output): for it a non-zero exit is information, and the status tells providers that carry it
+ * (is_error) the same thing. A cancelled command is not a failure of the command.
+ */
+function failureOf(result: CommandResult): FailureDetails | undefined {
+  if (result.status === "failed_to_start") return { exitCode: null };
+  if (result.status === "timed_out") return { exitCode: result.exitCode };
+  if (result.status === "exited" && result.exitCode !== 0) return { exitCode: result.exitCode };
+  return undefined;
+}
+
+async function runExecuteCommand(
+  ctx: ToolContext,
+  input: ExecuteCommandInput,
+  config: { signal?: AbortSignal; toolCallId?: string },
+): Promise<CommandOutcome> {
   const redact = ctx.options.redact ?? [];
   try {
     const ws = await ctx.workspace();
@@ -120,16 +149,20 @@ export async function executeCommand(
     const notes = result.timeoutClamped
       ? [`Note: timeoutMs ${input.timeoutMs} is above the maximum; used ${seconds(MAX_TIMEOUT_MS)}.`]
       : [];
-    return redactSecrets(formatCommandResult(result, notes), redact);
+    const failure = failureOf(result);
+    return { text: redactSecrets(formatCommandResult(result, notes), redact), ...(failure ? { failure } : {}) };
   } catch (err) {
-    return toolErrorMessage(err);
+    return { text: toolErrorMessage(err), failure: {} };
   }
 }
 
 export function createExecuteCommandTool(ctx: ToolContext) {
   return tool(
-    (input: ExecuteCommandInput, config: ToolRunnableConfig) =>
-      executeCommand(ctx, input, { signal: config?.signal, toolCallId: config?.toolCall?.id }),
+    async (input: ExecuteCommandInput, config: ToolRunnableConfig) => {
+      const outcome = await runExecuteCommand(ctx, input, { signal: config?.signal, toolCallId: config?.toolCall?.id });
+      if (outcome.failure) throw new ToolFailure(outcome.text, outcome.failure);
+      return outcome.text;
+    },
     {
       name: "execute_command",
       description: EXECUTE_COMMAND_DESCRIPTION,

@@ -4,7 +4,7 @@ import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { anyDepth, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
-import { toolErrorMessage } from "./errors.js";
+import { ToolFailure } from "./errors.js";
 
 /** Paths shown per call, newest first. */
 export const MAX_FOUND_FILES = 100;
@@ -40,7 +40,7 @@ function byNewest(a: { path: string; mtimeMs: number }, b: { path: string; mtime
 
 async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: AbortSignal): Promise<string> {
   const invalid = invalidPattern(input.pattern);
-  if (invalid) return invalid;
+  if (invalid) throw new ToolFailure(invalid);
   const ws = await ctx.workspace();
   // "src/" means everything under src.
   const pattern = input.pattern.endsWith("/") ? `${input.pattern}**` : input.pattern;
@@ -64,11 +64,8 @@ async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: Abort
 export function createFindFilesTool(ctx: ToolContext) {
   return tool(
     async (input: FindFilesInput, config?: ToolRunnableConfig): Promise<string> => {
-      try {
-        return await findFiles(ctx, input, config?.signal);
-      } catch (err) {
-        return toolErrorMessage(err);
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return findFiles(ctx, input, config?.signal);
     },
     { name: "find_files", description: DESCRIPTION, schema: findFilesSchema },
   );

@@ -12,6 +12,7 @@ import { createReadFileTool } from "./read-file.js";
 import { createSearchFilesTool } from "./search-files.js";
 import { createStopProcessTool } from "./stop-process.js";
 import { createWriteFileTool } from "./write-file.js";
+import { withToolErrors } from "./errors.js";
 
 export type { ToolOptions, OutputChunk } from "./context.js";
 
@@ -62,6 +63,8 @@ export function createTools(options: ToolOptions): Toolset {
     process_output: createProcessOutputTool(ctx),
     stop_process: createStopProcessTool(ctx),
   };
+  // Every tool's failures become results with status "error" in one place (tools/errors.ts).
+  for (const name of Object.keys(named) as (keyof typeof named)[]) withToolErrors(named[name]);
   // Every tool is built (tests and previews reach them by name); the list the model is bound to has the offered ones.
   const list: StructuredToolInterface[] = offeredToolNames(options.editTool).map((name) => named[name as ToolName]);
   return Object.assign(list, named, { processes });

@@ -6,7 +6,6 @@ import { formatSize } from "../workspace/files.js";
 import { ALWAYS_HIDDEN, loadIgnoreMatcher, type IgnoreMatcher } from "../workspace/ignore.js";
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
-import { toolErrorMessage } from "./errors.js";
 import { withAliases } from "./aliases.js";
 
 /** Most entries one listing shows; a bigger directory is better explored one level down. */
@@ -149,11 +148,8 @@ async function listDirectory(ctx: ToolContext, input: ListDirectoryInput): Promi
 export function createListDirectoryTool(ctx: ToolContext) {
   return tool(
     async (input: ListDirectoryInput): Promise<string> => {
-      try {
-        return await listDirectory(ctx, input);
-      } catch (err) {
-        return toolErrorMessage(err);
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return listDirectory(ctx, input);
     },
     { name: "list_directory", description: DESCRIPTION, schema },
   );

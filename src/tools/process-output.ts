@@ -4,7 +4,7 @@ import { z } from "zod";
 import { redactSecrets } from "../security/env.js";
 import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
 import type { ToolContext } from "./context.js";
-import { toolErrorMessage } from "./errors.js";
+import { ToolFailure } from "./errors.js";
 
 /** Lines shown when the model gives no tail. */
 export const DEFAULT_TAIL_LINES = 50;
@@ -70,7 +70,7 @@ export function tailLines(text: string, lines: number): { text: string; shown: n
 
 async function processOutput(ctx: ToolContext, input: ProcessOutputInput): Promise<string> {
   const proc = ctx.processes.get(input.id.trim());
-  if (!proc) return unknownProcess(input.id, ctx.processes);
+  if (!proc) throw new ToolFailure(unknownProcess(input.id, ctx.processes));
   const ws = await ctx.workspace();
   const lines = Math.min(input.tail ?? DEFAULT_TAIL_LINES, MAX_TAIL_LINES);
   // Secrets (the API key) are blanked here as in execute_command's own output.
@@ -84,11 +84,8 @@ async function processOutput(ctx: ToolContext, input: ProcessOutputInput): Promi
 export function createProcessOutputTool(ctx: ToolContext) {
   return tool(
     async (input: ProcessOutputInput): Promise<string> => {
-      try {
-        return await processOutput(ctx, input);
-      } catch (err) {
-        return toolErrorMessage(err);
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return processOutput(ctx, input);
     },
     { name: "process_output", description: DESCRIPTION, schema: processOutputSchema },
   );

@@ -5,7 +5,7 @@ import { detectBinary, formatSize, readLineWindow, type WindowLine } from "../wo
 import { resolvePath } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
 import { fingerprintFile, threadOf } from "./read-tracker.js";
-import { toolErrorMessage } from "./errors.js";
+import { ToolFailure } from "./errors.js";
 import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 
 /** Lines shown when the model gives no limit. */
@@ -78,15 +78,15 @@ export function readFooter(first: number, last: number, total: number, capped: b
 
 async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: string): Promise<string> {
   // Checked here rather than in the schema so the model gets a sentence, not a schema dump.
-  if (input.offset !== undefined && input.offset < 1) return "Error: offset is 1-based: the first line is 1.";
-  if (input.limit !== undefined && input.limit < 1) return "Error: limit must be at least 1.";
+  if (input.offset !== undefined && input.offset < 1) throw new ToolFailure("Error: offset is 1-based: the first line is 1.");
+  if (input.limit !== undefined && input.limit < 1) throw new ToolFailure("Error: limit must be at least 1.");
   const ws = await ctx.workspace();
   const target = await resolvePath(ws, input.filePath, { mustExist: true, refuseHardLinks: true });
   const name = target.display;
-  if (target.isDirectory) return `"${name}" is a directory, use list_directory to see what it contains.`;
+  if (target.isDirectory) throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
   const stat = await fs.stat(target.absolute);
   // FIFOs and devices would block or never end.
-  if (!stat.isFile()) return `"${name}" is not a regular file (a device, socket or pipe); it cannot be read.`;
+  if (!stat.isFile()) throw new ToolFailure(`"${name}" is not a regular file (a device, socket or pipe); it cannot be read.`);
   if (stat.size === 0) {
     ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
     return `"${name}" is empty (0 bytes).`;
@@ -107,7 +107,7 @@ async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: strin
   const total = window.totalLines;
   if (offset > total) {
     const lines = total === 1 ? "1 line" : `${total} lines`;
-    return `Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`;
+    throw new ToolFailure(`Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`);
   }
   // What edit_file checks later: the model saw this file, as it is now.
   ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
@@ -119,11 +119,8 @@ async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: strin
 export function createReadFileTool(ctx: ToolContext) {
   return tool(
     async (input: ReadFileInput, config?: ToolRunnableConfig): Promise<string> => {
-      try {
-        return await readFile(ctx, input, threadOf(config));
-      } catch (err) {
-        return toolErrorMessage(err);
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return readFile(ctx, input, threadOf(config));
     },
     { name: "read_file", description: DESCRIPTION, schema },
   );

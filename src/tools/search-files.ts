@@ -8,7 +8,7 @@ import { BINARY_SNIFF_BYTES, binaryKindFromContent, binaryKindFromExtension } fr
 import { resolvePath } from "../workspace/paths.js";
 import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
-import { toolErrorMessage } from "./errors.js";
+import { ToolFailure } from "./errors.js";
 
 /** Matching lines shown per call; the footer says how many there were in all. */
 export const MAX_SEARCH_MATCHES = 100;
@@ -250,7 +250,7 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   try {
     re = compilePattern(input.pattern, input.caseSensitive ?? false);
   } catch (err) {
-    return `Error: the pattern is not a valid regular expression (${(err as Error).message}). Escape special characters such as ( [ { . * + ? with a backslash to match them literally.`;
+    throw new ToolFailure(`Error: the pattern is not a valid regular expression (${(err as Error).message}). Escape special characters such as ( [ { . * + ? with a backslash to match them literally.`);
   }
   const context = Math.min(input.contextLines ?? 0, MAX_CONTEXT_LINES);
   const ws = await ctx.workspace();
@@ -281,11 +281,8 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
 export function createSearchFilesTool(ctx: ToolContext) {
   return tool(
     async (input: SearchFilesInput, config?: ToolRunnableConfig): Promise<string> => {
-      try {
-        return await searchFiles(ctx, input, config?.signal);
-      } catch (err) {
-        return toolErrorMessage(err);
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return searchFiles(ctx, input, config?.signal);
     },
     { name: "search_files", description: DESCRIPTION, schema: searchFilesSchema },
   );

@@ -1,7 +1,7 @@
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { ToolContext } from "./context.js";
-import { toolErrorMessage } from "./errors.js";
+import { ToolFailure } from "./errors.js";
 import { describeProcess, unknownProcess } from "./process-output.js";
 
 const DESCRIPTION = `Stop a process execute_command left running in the background (a dev server, a watcher), with every process it started.
@@ -17,7 +17,7 @@ export type StopProcessInput = z.infer<typeof stopProcessSchema>;
 async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<string> {
   const id = input.id.trim();
   const proc = ctx.processes.get(id);
-  if (!proc) return unknownProcess(input.id, ctx.processes);
+  if (!proc) throw new ToolFailure(unknownProcess(input.id, ctx.processes));
   const ws = await ctx.workspace();
   if (!proc.running) return `${describeProcess(proc, ws.root)}; nothing to stop.`;
   const stopped = await ctx.processes.stop(id);
@@ -28,11 +28,8 @@ async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<s
 export function createStopProcessTool(ctx: ToolContext) {
   return tool(
     async (input: StopProcessInput): Promise<string> => {
-      try {
-        return await stopProcess(ctx, input);
-      } catch (err) {
-        return toolErrorMessage(err);
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return stopProcess(ctx, input);
     },
     { name: "stop_process", description: DESCRIPTION, schema: stopProcessSchema },
   );

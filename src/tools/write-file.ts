@@ -6,7 +6,7 @@ import { countTextLines, writeFileAtomic } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import type { ToolContext } from "./context.js";
 import { fingerprintOf, threadOf } from "./read-tracker.js";
-import { toolErrorMessage } from "./errors.js";
+import { ToolFailure } from "./errors.js";
 import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 
 const DESCRIPTION = `Write a text file in the workspace, replacing the whole file. Paths are relative to the workspace root.
@@ -40,10 +40,10 @@ async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: str
   // directory created above it are inside the workspace.
   const target = await resolvePath(ws, input.filePath, { refuseHardLinks: true });
   if (target.isDirectory) {
-    return `"${target.display}" is a directory; write_file writes files. Choose a file path inside it.`;
+    throw new ToolFailure(`"${target.display}" is a directory; write_file writes files. Choose a file path inside it.`);
   }
   if (target.exists && !(await fs.stat(target.absolute)).isFile()) {
-    return `"${target.display}" is not a regular file (a device, socket or pipe); it cannot be written.`;
+    throw new ToolFailure(`"${target.display}" is not a regular file (a device, socket or pipe); it cannot be written.`);
   }
   await fs.mkdir(path.dirname(target.absolute), { recursive: true });
   const result = await writeFileAtomic(target.absolute, input.content);
@@ -55,11 +55,8 @@ async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: str
 export function createWriteFileTool(ctx: ToolContext) {
   return tool(
     async (input: WriteFileInput, config?: ToolRunnableConfig): Promise<string> => {
-      try {
-        return await writeFile(ctx, input, threadOf(config));
-      } catch (err) {
-        return toolErrorMessage(err);
-      }
+      // A failure throws; withToolErrors (createTools) makes it an error result.
+      return writeFile(ctx, input, threadOf(config));
     },
     { name: "write_file", description: DESCRIPTION, schema },
   );

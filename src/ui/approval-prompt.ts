@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline/promises";
 import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
-import { NON_INTERACTIVE_FEEDBACK } from "../agent/approval.js";
+import { UNATTENDED_RESPONSE } from "../agent/approval.js";
 import { diffLines, formatArgs } from "./render.js";
 
 /** Maps what a person typed to a decision; anything that is not y/n/a is feedback (a denial with a reason). */
@@ -30,6 +30,8 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
           rl.question("  [y]es / [n]o / [a]lways for this session / or type feedback: ").then(resolve, () => resolve(null));
         });
         if (answer === null) {
+          // The question's line stays as it was typed; what follows starts on a new line.
+          process.stdout.write("\n");
           // Ctrl-C at the question cancels the whole turn, as it does anywhere else.
           onCancel?.();
           return { decision: "deny", feedback: "the user cancelled the question" };
@@ -43,5 +45,5 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
   };
 }
 
-/** Without a terminal nobody can be asked: decline, and say how to allow such calls. */
-export const nonInteractiveApprover: Approver = async () => ({ decision: "deny", feedback: NON_INTERACTIVE_FEEDBACK });
+/** Without a terminal nobody can be asked: the call is not run (the engine says what would allow it). */
+export const nonInteractiveApprover: Approver = async () => ({ ...UNATTENDED_RESPONSE });

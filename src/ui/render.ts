@@ -36,6 +36,8 @@ export interface RenderOptions {
   /** Animate a spinner (only when stdout is a terminal). */
   spinner: boolean;
   verbose: boolean;
+  /** Print the request at the start of a run (false when the prompt line already shows it). */
+  echoRequest?: boolean;
   out?: NodeJS.WritableStream;
   err?: NodeJS.WritableStream;
 }
@@ -102,6 +104,7 @@ const REASON_TEXT: Record<string, string> = {
   interrupted: "Interrupted",
   error: "Failed",
   loop_guard: "Stopped: the model was repeating itself",
+  not_run: "Not done: what it asked to do was not run",
 };
 
 export function createPrettyRenderer(options: RenderOptions): Renderer {
@@ -145,7 +148,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
     event(event) {
       switch (event.type) {
         case "run_start":
-          line(`${c.cyan("❯")} ${event.task}`);
+          if (options.echoRequest !== false) line(`${c.cyan("❯")} ${event.task}`);
           break;
         case "step":
           streamedThisStep = false;
@@ -170,10 +173,12 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
         }
         case "tool_result": {
           outputMidLine = false;
-          const ok = event.status === "success" && !/^(Error|Refused)\b/.test(event.content);
+          // The status is the tool's own (tools/errors.ts), never guessed from the text.
+          const ok = event.status === "success";
           const mark = ok ? c.green("✓") : c.red("✗");
+          const how = event.notRun ? "not run, " : event.exitCode !== undefined ? (event.exitCode === null ? "did not start, " : `exit ${event.exitCode}, `) : "";
           const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
-          line(`  ${mark} ${event.name} ${c.dim(`${size}, ${formatDuration(event.durationMs)}`)}`);
+          line(`  ${mark} ${event.name} ${c.dim(`${how}${size}, ${formatDuration(event.durationMs)}`)}`);
           if (event.diff && ok) {
             for (const d of diffLines(event.diff)) {
               const colour = d.startsWith("+") ? c.green : d.startsWith("-") ? c.red : d.startsWith("@@") ? c.cyan : c.dim;
@@ -197,8 +202,14 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           line(c.yellow(`  ⚠ ${event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`}`));
           break;
         case "approval": {
-          const verdict = event.response.decision === "deny" ? c.red("declined") : c.green(event.response.decision === "always" ? "approved (always)" : "approved");
+          const verdict = event.response.unattended
+            ? c.red("not run, because nobody could be asked (not a terminal)")
+            : event.response.decision === "deny"
+              ? c.red("declined, not run")
+              : c.green(event.response.decision === "always" ? "approved (always)" : "approved");
           line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${event.response.feedback}`) : ""}`);
+          // The question stopped the spinner; the approved call now runs, so live status resumes.
+          if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
           break;
         }
         case "usage":

@@ -9,6 +9,10 @@ import { formatThreads } from "./threads-table.js";
 
 /** Two Ctrl-C within this window exit even in the middle of a turn. */
 export const DOUBLE_INTERRUPT_MS = 1_000;
+/** At an empty prompt, a second Ctrl-C within this window leaves (the first one only says so). */
+export const EXIT_CONFIRM_MS = 2_000;
+/** What the first Ctrl-C at an empty prompt says. */
+export const CTRL_C_AGAIN = "(press Ctrl-C again to exit, or type /exit)";
 /** Lines of history kept by the prompt. */
 const HISTORY_SIZE = 500;
 const PROMPT = "› ";
@@ -21,8 +25,8 @@ export const REPL_HELP = `Commands:
   /approval <mode>   suggest | auto-edit | full-auto
   /ps                background processes (dev servers) with their URLs
   /kill <id>         stop a background process
-  /exit              stop background processes and leave (also Ctrl-D, or Ctrl-C at the prompt)
-Anything else is a request for the agent. Ctrl-C during a turn cancels that turn.`;
+  /exit              stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
+Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.`;
 
 export interface ReplIo {
   input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => void };
@@ -102,10 +106,11 @@ export async function runSlashCommand(line: string, session: Session, renderer: 
 }
 
 /**
- * Reads one line on a terminal with editing and history; null on Ctrl-C or Ctrl-D, or when
- * `leave` settles first (a SIGTERM while the prompt waits).
+ * Reads one line on a terminal with editing and history; null on Ctrl-D, on a second Ctrl-C at
+ * an empty prompt, or when `leave` settles first (a SIGTERM while the prompt waits). As in a
+ * shell, Ctrl-C on a typed line throws the line away and prompts again.
  */
-function askLine(io: ReplIo, history: string[], leave: Promise<unknown>): Promise<string | null> {
+function askLine(io: ReplIo, history: string[], leave: Promise<unknown>, ctrlC: { at: number }): Promise<string | null> {
   return new Promise((resolve) => {
     const rl: Interface = createInterface({
       input: io.input,
@@ -123,14 +128,29 @@ function askLine(io: ReplIo, history: string[], leave: Promise<unknown>): Promis
       resolve(value);
     };
     rl.on("SIGINT", () => {
-      io.output.write("\n");
-      finish(null);
+      const typed = rl.line;
+      const now = Date.now();
+      if (typed === "" && now - ctrlC.at < EXIT_CONFIRM_MS) {
+        io.output.write("\n");
+        finish(null);
+        return;
+      }
+      ctrlC.at = typed === "" ? now : 0;
+      // Leave what was typed on its line, marked as dropped, and start a fresh prompt.
+      io.output.write(typed === "" ? `\n${CTRL_C_AGAIN}\n` : "^C\n");
+      rl.write(null, { ctrl: true, name: "e" });
+      rl.write(null, { ctrl: true, name: "u" });
+      rl.prompt();
     });
     rl.on("close", () => finish(null));
     rl.on("history", (h: string[]) => {
       history.splice(0, history.length, ...h);
     });
-    rl.question(PROMPT, (answer) => finish(answer));
+    rl.question(PROMPT, (answer) => {
+      // A request in between: the next Ctrl-C at an empty prompt is a first one again.
+      ctrlC.at = 0;
+      finish(answer);
+    });
     void leave.then(() => {
       if (done) return;
       io.output.write("\n");
@@ -235,7 +255,7 @@ const SESSION_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
  * with the exit status: 0 when the person left, 130 when a signal or a double Ctrl-C ended it.
  */
 export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<number> {
-  renderer.note('Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C at the prompt or /exit leaves.');
+  renderer.note("Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.");
   const history: string[] = [];
   let turn: AbortController | undefined;
   let lastInterrupt = 0;
@@ -274,9 +294,10 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
   for (const signal of SESSION_SIGNALS) process.on(signal, onSignal);
 
   const piped = io.input.isTTY ? undefined : pipedLines(io);
+  const ctrlAtPrompt = { at: 0 };
   const readKeys = Boolean(io.input.isTTY && io.input.setRawMode);
   const nextLine = async (): Promise<string | null> => {
-    if (!piped) return askLine(io, history, leave);
+    if (!piped) return askLine(io, history, leave, ctrlAtPrompt);
     const next = await Promise.race([piped.lines.next(), leave.then(() => null)]);
     return next === null || next.done ? null : next.value;
   };

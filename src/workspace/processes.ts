@@ -47,6 +47,10 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
   GIT_TERMINAL_PROMPT: "0",
   GIT_EDITOR: "true",
   npm_config_yes: "true",
+  // The update notice and the `npm fund` lines are noise in what the model reads. The audit
+  // summary stays: vulnerabilities in the project's dependencies are something to act on.
+  npm_config_update_notifier: "false",
+  npm_config_fund: "false",
   DEBIAN_FRONTEND: "noninteractive",
   BROWSER: "none",
   // Python block-buffers a pipe, so a dev server's "Serving HTTP on ..." would never arrive.

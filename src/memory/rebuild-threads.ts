@@ -1,0 +1,99 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import type { ThreadInfo } from "./threads.js";
+
+/**
+ * Rebuilds the thread index (threads.json) from what the threads themselves hold, for when the
+ * index is damaged: the graph's checkpoints in state.sqlite and the loop's JSON files. Times
+ * are the files' (checkpoints keep no wall-clock time we could read cheaply); steps count the
+ * model's turns, runs the user's requests.
+ */
+
+const STATE_DB_FILE = "state.sqlite";
+const LOOP_THREADS_DIR = "loop-threads";
+const MAX_TITLE_CHARS = 120;
+
+interface Tally {
+  firstRequest?: string;
+  steps: number;
+  runs: number;
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof (p as { text?: unknown })?.text === "string" ? (p as { text: string }).text : "")).join("");
+  return "";
+}
+
+function count(tally: Tally, kind: "human" | "ai" | "other", content: unknown): void {
+  if (kind === "human") {
+    tally.runs++;
+    tally.firstRequest ??= contentText(content).slice(0, MAX_TITLE_CHARS);
+  } else if (kind === "ai") tally.steps++;
+}
+
+type Database = { prepare(sql: string): { all(...args: unknown[]): unknown[] }; close(): void };
+
+/** better-sqlite3 as the SQLite checkpointer loads it (it is that package's dependency, not ours). */
+function openDatabase(file: string): Database {
+  const local = createRequire(import.meta.url);
+  const saverEntry = local.resolve("@langchain/langgraph-checkpoint-sqlite");
+  const BetterSqlite = createRequire(saverEntry)("better-sqlite3") as new (file: string, options: { readonly: boolean }) => Database;
+  return new BetterSqlite(file, { readonly: true });
+}
+
+function graphThreads(stateDir: string): ThreadInfo[] {
+  const file = path.join(stateDir, STATE_DB_FILE);
+  if (!existsSync(file)) return [];
+  const when = statSync(file).mtime.toISOString();
+  const db = openDatabase(file);
+  try {
+    const ids = (db.prepare("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''").all() as Array<{ thread_id: string }>).map((r) => r.thread_id);
+    return ids.map((id) => {
+      const tally: Tally = { steps: 0, runs: 0 };
+      for (const row of db.prepare("SELECT value FROM messages WHERE thread_id = ? ORDER BY rowid").all(id) as Array<{ value: Uint8Array | string }>) {
+        try {
+          const data = JSON.parse(Buffer.from(row.value).toString("utf8")) as { id?: string[]; kwargs?: { content?: unknown } };
+          const name = data.id?.at(-1) ?? "";
+          count(tally, name.startsWith("HumanMessage") ? "human" : name.startsWith("AIMessage") ? "ai" : "other", data.kwargs?.content);
+        } catch {
+          // A message we cannot read does not count.
+        }
+      }
+      return { id, engine: "graph", firstRequest: tally.firstRequest ?? "", createdAt: when, updatedAt: when, steps: tally.steps, runs: tally.runs };
+    });
+  } finally {
+    db.close();
+  }
+}
+
+function loopThreads(stateDir: string): ThreadInfo[] {
+  const dir = path.join(stateDir, LOOP_THREADS_DIR);
+  if (!existsSync(dir)) return [];
+  const threads: ThreadInfo[] = [];
+  for (const name of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
+    const file = path.join(dir, name);
+    try {
+      const stored = JSON.parse(readFileSync(file, "utf8")) as { messages?: Array<{ type?: string; data?: { content?: unknown } }> };
+      const tally: Tally = { steps: 0, runs: 0 };
+      for (const m of stored.messages ?? []) count(tally, m.type === "human" ? "human" : m.type === "ai" ? "ai" : "other", m.data?.content);
+      const when = statSync(file).mtime.toISOString();
+      threads.push({ id: name.slice(0, -".json".length), engine: "loop", firstRequest: tally.firstRequest ?? "", createdAt: when, updatedAt: when, steps: tally.steps, runs: tally.runs });
+    } catch {
+      // A damaged loop thread is left out of the index.
+    }
+  }
+  return threads;
+}
+
+/** Every thread the state folder holds, as index entries. */
+export function rebuildThreadIndex(stateDir: string): ThreadInfo[] {
+  let graph: ThreadInfo[] = [];
+  try {
+    graph = graphThreads(stateDir);
+  } catch {
+    // A damaged state.sqlite is reported when a run opens it; the loop's threads still count.
+  }
+  return [...graph, ...loopThreads(stateDir)];
+}
