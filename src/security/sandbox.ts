@@ -27,6 +27,13 @@ export const WRITABLE_CACHES: readonly string[] = [
 /** Caches created before the first command when missing (a read-only home would break npm). */
 const CREATED_CACHES = [".npm", ".cache"];
 
+/**
+ * Run as root, bubblewrap keeps root's capabilities: a command could remount / read-write or
+ * unmount what hides the credentials. Without any capability, uid 0 is only an owner of files
+ * (bubblewrap also sets no_new_privs, so setuid programs cannot give them back).
+ */
+const NO_CAPABILITIES = ["--cap-drop", "ALL"];
+
 export interface BubblewrapStatus {
   available: boolean;
   /** Why it cannot be used: not installed, or installed but refusing to start here. */
@@ -40,7 +47,7 @@ export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapS
   const key = `${program}:${network}`;
   const hit = detected.get(key);
   if (hit) return hit;
-  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--new-session"];
+  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--new-session", ...NO_CAPABILITIES];
   if (!network) args.push("--unshare-net");
   const run = spawnSync(program, [...args, "true"], { encoding: "utf8", timeout: 5_000 });
   let status: BubblewrapStatus;
@@ -98,6 +105,7 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
     "--die-with-parent",
     "--new-session",
     "--unshare-pid",
+    ...NO_CAPABILITIES,
     ...(options.network === false ? ["--unshare-net"] : []),
     "--ro-bind", "/", "/",
     "--dev", "/dev",
