@@ -2,8 +2,9 @@ import { promises as fs } from "node:fs";
 import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
-import { detectBinary, formatSize, writeFileAtomic } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, formatSize } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
+import { openVerified, writeInWorkspace } from "../workspace/verified-open.js";
 import { applyEdit, findPlaceholder, STRATEGY_TEXT, type EditFailure, type EditSuccess } from "../workspace/text-edit.js";
 import type { ToolContext } from "./context.js";
 import { toolErrorMessage } from "./errors.js";
@@ -93,14 +94,21 @@ async function planEdit(ctx: ToolContext, input: EditFileInput, threadId: string
   const display = target.display;
   if (!target.exists) return refuse(`Error: ${display} does not exist. To create a file, use write_file.`);
   if (target.isDirectory) return refuse(`Error: ${display} is a directory; edit_file changes files.`);
-  const stat = await fs.stat(target.absolute);
-  if (!stat.isFile()) return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
-  if (stat.size > MAX_EDIT_BYTES) {
-    return refuse(`Error: ${display} is ${formatSize(stat.size)}, larger than edit_file handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`);
+  // Open first, then verify what was opened: a swapped folder cannot lead the read outside.
+  const opened = await openVerified(ws, target.absolute, input.filePath, { refuseHardLinks: true });
+  let bytes: Buffer;
+  const { stat } = opened;
+  try {
+    if (!stat.isFile()) return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
+    if (stat.size > MAX_EDIT_BYTES) {
+      return refuse(`Error: ${display} is ${formatSize(stat.size)}, larger than edit_file handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`);
+    }
+    const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
+    if (binary) return refuse(`Error: ${display} is a binary file (${binary}); edit_file changes text only.`);
+    bytes = await opened.handle.readFile();
+  } finally {
+    await opened.handle.close();
   }
-  const binary = await detectBinary(target.absolute);
-  if (binary) return refuse(`Error: ${display} is a binary file (${binary}); edit_file changes text only.`);
-  const bytes = await fs.readFile(target.absolute);
   switch (ctx.reads.check(threadId, target.absolute, fingerprintOf(bytes, stat))) {
     case "unread":
       return refuse(`Error: ${display} has not been read in this conversation. Read it with read_file first, then edit it.`);
@@ -157,7 +165,7 @@ async function editFile(ctx: ToolContext, input: EditFileInput, threadId: string
   if (!plan.ok) return [plan.message, undefined];
   const { edit, display } = plan;
   const data = Buffer.from(edit.text, "utf8");
-  await writeFileAtomic(plan.absolute, data);
+  await writeInWorkspace(await ctx.workspace(), plan.absolute, input.filePath, data);
   ctx.reads.record(threadId, plan.absolute, fingerprintOf(data, await fs.stat(plan.absolute)));
   const what = edit.count === 1 ? "1 occurrence" : `${edit.count} occurrences`;
   const shown = edit.count > 1 ? `The first change:\n` : "";
