@@ -202,3 +202,17 @@ export function isInteractiveTerminal(): boolean {
 export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
   return loadSettings(overrides, readEnvironment());
 }
+
+// --- Containment (issue 15): what the sandbox needs to know about the host --------------------
+
+/** Host paths the sandbox hides or keeps writable, read here because only this file reads process.env. */
+export interface HostEnvironment {
+  /** $XDG_RUNTIME_DIR: the user's sockets (session bus, systemd --user), hidden in the sandbox. */
+  runtimeDir?: string;
+  /** $SSH_AUTH_SOCK: hidden in the sandbox unless SSH_AUTH_SOCK is passed through by name. */
+  sshAuthSock?: string;
+}
+
+export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvironment {
+  return { runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR), sshAuthSock: nonEmpty(env.SSH_AUTH_SOCK) };
+}

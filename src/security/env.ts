@@ -5,7 +5,11 @@
  */
 
 /** Variables that never reach a command unless passed through by name. */
-export const ALWAYS_SCRUBBED: readonly string[] = ["OPENAI_API_KEY"];
+export const ALWAYS_SCRUBBED: readonly string[] = [
+  "OPENAI_API_KEY",
+  // The ssh-agent signs with every loaded key: a command must not use it unless passed through.
+  "SSH_AUTH_SOCK",
+];
 
 /** Names that look like credentials: *_API_KEY, *_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD... */
 export const SECRET_NAME = /key|token|secret|passw(?:or)?d|credential/i;

@@ -70,6 +70,51 @@ export interface SandboxOptions {
 
   /** The bwrap program (default `bwrap`). */
   program?: string;
+  /** The host's Unix sockets to hide: $XDG_RUNTIME_DIR (session bus, user services)... */
+  runtimeDir?: string;
+  /** ...and the ssh-agent socket ($SSH_AUTH_SOCK), unless `keepSshAgent` (passed through by name). */
+  sshAuthSock?: string;
+  keepSshAgent?: boolean;
+}
+
+/** Sockets that hand out root (docker) or run programs outside the sandbox; hidden even with network on. */
+const SYSTEM_SOCKETS = ["/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock"];
+
+function isSocket(p: string): boolean {
+  try {
+    return lstatSync(p).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * bwrap arguments that hide the host's Unix sockets (a socket is reachable whatever the
+ * network namespace: only the file system hides it). Without network, all of /run goes; with
+ * network, /run stays (resolv.conf often lives there) but the user's runtime folder, the
+ * ssh-agent and container-engine sockets are hidden.
+ */
+function socketArgs(options: SandboxOptions & SandboxFiles, home: string): string[] {
+  const args: string[] = [];
+  if (options.network === false) {
+    for (const dir of ["/run", "/var/run"]) if (kindOf(dir) === "dir") args.push("--tmpfs", dir);
+  } else {
+    for (const socket of SYSTEM_SOCKETS) if (isSocket(socket)) args.push("--ro-bind", options.emptyFile, socket);
+  }
+  const runtime = options.runtimeDir && path.resolve(options.runtimeDir);
+  if (runtime && kindOf(runtime) === "dir" && runtime !== home && !isInside(runtime, path.resolve(options.workspace))) {
+    args.push("--tmpfs", runtime);
+  }
+  const agent = options.sshAuthSock && path.resolve(options.sshAuthSock);
+  const alreadyHidden = (p: string) => (runtime && isInside(runtime, p)) || (options.network === false && (isInside("/run", p) || isInside("/var/run", p)));
+  if (agent && !options.keepSshAgent && isSocket(agent) && !alreadyHidden(agent)) {
+    args.push("--ro-bind", options.emptyFile, agent);
+  }
+  return args;
+}
+
+function isInside(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(`${dir}/`);
 }
 
 function kindOf(p: string): "dir" | "file" | undefined {
@@ -127,6 +172,7 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
     if (kind === "dir") args.push("--tmpfs", p);
     else if (kind === "file") args.push("--ro-bind", options.emptyFile, p);
   }
+  args.push(...socketArgs(options, home));
   // Commands may not rewrite the project's command rules (nor the state folder holding them).
   for (const file of rulesFilePaths(workspace)) {
     if (kindOf(file) === "file") args.push("--ro-bind", file, file);
