@@ -11,6 +11,7 @@ import {
   type OutputCapture,
   type TailRing,
 } from "./output-store.js";
+import { killSessionProcessesSync, reapDeadSessions, SESSION_ID, SESSION_VARIABLE, stopSessionProcesses } from "./session-processes.js";
 
 /**
  * The process runner behind execute_command: `bash -c` in its own process group with stdin
@@ -127,6 +128,8 @@ export function createProcessRegistry(): ProcessRegistry {
       // background map while we wait, and the second pass stops it too.
       await Promise.all([...foreground].map((stop) => stop()));
       const stopped = await Promise.all([...background.keys()].map(stopEntry));
+      // What left its group (setsid, daemons) still carries the session variable.
+      await stopSessionProcesses(KILL_GRACE_MS);
       return stopped.filter((p): p is BackgroundProcess => p !== undefined);
     },
     adopt(adopted) {
@@ -172,9 +175,13 @@ function rememberGroup(pgid: number): void {
   liveGroups.add(pgid);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
+  // Orphans of a mini-cursor that was SIGKILLed (and so could not clean up) go first.
+  reapDeadSessions();
   // Detached groups survive their parent; an exiting Node can still kill them synchronously.
+  // Processes that left their group (setsid) are found by the session variable they carry.
   process.once("exit", () => {
     for (const group of liveGroups) signalGroup(group, "SIGKILL");
+    killSessionProcessesSync();
   });
 }
 
@@ -265,7 +272,7 @@ export function buildShellScript(command: string): string {
 
 /** The child's environment: the base, plus hints that nothing should wait for a human. */
 export function buildEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...base, ...NON_INTERACTIVE_ENV };
+  return { ...base, ...NON_INTERACTIVE_ENV, [SESSION_VARIABLE]: SESSION_ID };
 }
 
 /** Exit status as a shell reports it: 128 + the signal number for a killed process. */
