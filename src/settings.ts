@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { parsePriceTable, type PriceTable } from "./agent/cost.js";
-import { parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
+import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
 
 /**
  * The one place that reads process.env. Precedence: flags > environment > .env > defaults.
@@ -215,4 +215,25 @@ export interface HostEnvironment {
 
 export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvironment {
   return { runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR), sshAuthSock: nonEmpty(env.SSH_AUTH_SOCK) };
+}
+
+/**
+ * Values redacted from everything the tools return, save or print: those of secret-looking
+ * variables (isSecretName) in the environment and in the workspace's `.env` (read here, not
+ * loaded into the environment). process.env is left as is: deleting a variable there would not
+ * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
+ */
+export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const values: string[] = [];
+  const collect = (vars: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(vars)) if (value && isSecretName(name)) values.push(value.trim());
+  };
+  collect(env);
+  try {
+    const file = path.join(workspace, ".env");
+    if (lstatSync(file).isFile()) collect(parseDotenv(readFileSync(file)));
+  } catch {
+    // no .env in the workspace
+  }
+  return [...new Set(values)];
 }

@@ -1,7 +1,7 @@
 import { loadProjectRules } from "../security/rules.js";
 import { loadShellParser } from "../security/shell-parse.js";
 import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
-import { childEnvironment, hostEnvironment, type Settings } from "../settings.js";
+import { childEnvironment, hostEnvironment, secretValues, type Settings } from "../settings.js";
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
 
 /** Variables the project's rules file passes through to commands (none when it cannot be read). */
@@ -32,7 +32,7 @@ export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputCh
     workspace: settings.workspace,
     env: childEnvironment(passEnv),
     spawnSpec: sandbox.sandbox?.spawnSpec,
-    redact: settings.apiKey ? [settings.apiKey] : [],
+    redact: [...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)],
     onOutput,
   });
   return { tools, sandbox };

@@ -1,3 +1,5 @@
+import { redactorFor } from "./redact.js";
+
 /**
  * The environment child processes get: the user's, without the agent's own credentials and
  * without anything whose name looks like a key, token, secret, password or credential, unless
@@ -71,12 +73,10 @@ export function withoutNpmRunVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEn
   return out;
 }
 
-/** Replaces every occurrence of the given secret values (8 characters or longer) in `text`. */
+/**
+ * Replaces every occurrence of the given secret values (8 characters or longer), and of their
+ * base64 and hex forms, in `text` (see redact.ts).
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length < 8) continue;
-    if (out.includes(secret)) out = out.split(secret).join("[redacted]");
-  }
-  return out;
+  return redactorFor(secrets).redact(text);
 }

@@ -113,6 +113,7 @@ export async function executeCommand(
       signal: config.signal,
       registry: ctx.processes,
       spawnSpec: ctx.options.spawnSpec,
+      redact,
       onOutput: ctx.options.onOutput
         ? (chunk) => ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk, text: redactSecrets(chunk.text, redact) })
         : undefined,

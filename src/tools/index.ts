@@ -8,6 +8,7 @@ import { createListDirectoryTool } from "./list-directory.js";
 import { withPreview, previewWrite } from "./preview.js";
 import { createProcessOutputTool } from "./process-output.js";
 import { createReadFileTool } from "./read-file.js";
+import { withRedaction } from "./redacting.js";
 import { createSearchFilesTool } from "./search-files.js";
 import { createStopProcessTool } from "./stop-process.js";
 import { createWriteFileTool } from "./write-file.js";
@@ -48,6 +49,7 @@ export function createTools(options: ToolOptions): Toolset {
     process_output: createProcessOutputTool(ctx),
     stop_process: createStopProcessTool(ctx),
   };
+  for (const name of TOOL_NAMES) withRedaction(named[name], options.redact ?? []);
   const list: StructuredToolInterface[] = TOOL_NAMES.map((name) => named[name]);
   return Object.assign(list, named, { processes });
 }

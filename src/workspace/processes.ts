@@ -11,6 +11,7 @@ import {
   type OutputCapture,
   type TailRing,
 } from "./output-store.js";
+import { redactorFor } from "../security/redact.js";
 import { killSessionProcessesSync, reapDeadSessions, SESSION_ID, SESSION_VARIABLE, stopSessionProcesses } from "./session-processes.js";
 
 /**
@@ -340,6 +341,8 @@ export interface RunCommandOptions {
   allowBackground?: boolean;
   /** How to start the shell; defaults to plain `bash -c`. */
   spawnSpec?: SpawnSpecBuilder;
+  /** Secret values redacted from the output before it is saved, shown or returned. */
+  redact?: readonly string[];
 }
 
 export type CommandStatus = "exited" | "timed_out" | "cancelled" | "background" | "failed_to_start";
@@ -384,12 +387,15 @@ export function effectiveTimeout(requested: number | undefined): { timeoutMs: nu
 const emptyOutput = (): CapturedOutput => ({ text: "", totalChars: 0, totalLines: 0, truncated: false });
 
 /** One pipe's bytes turned into text: UTF-8 decoded across chunk edges, escape codes removed. */
-function textReader(stream: "stdout" | "stderr", sink: (stream: "stdout" | "stderr", text: string) => void) {
+function textReader(stream: "stdout" | "stderr", sink: (stream: "stdout" | "stderr", text: string) => void, secrets: readonly string[] = []) {
   const decoder = new StringDecoder("utf8");
   const strip = createAnsiStripper();
+  // Before anything sees the text (the saved file, the terminal, the model): a secret printed
+  // in two pieces is held back until it can be told apart, then redacted whole.
+  const redactor = redactorFor(secrets).stream();
   return {
-    data: (buf: Buffer) => sink(stream, strip(decoder.write(buf))),
-    end: () => sink(stream, strip(decoder.end(), true)),
+    data: (buf: Buffer) => sink(stream, redactor.push(strip(decoder.write(buf)))),
+    end: () => sink(stream, redactor.push(strip(decoder.end(), true)) + redactor.flush()),
   };
 }
 
@@ -430,7 +436,7 @@ function createOutputRouter(child: ChildProcess, capture: OutputCapture, options
   };
 
   const ended = pipes.map((pipe, i) => {
-    const reader = textReader(i === 0 ? "stdout" : "stderr", sink);
+    const reader = textReader(i === 0 ? "stdout" : "stderr", sink, options.redact);
     pipe.on("data", reader.data);
     return new Promise<void>((resolve) => {
       pipe.once("end", () => {
