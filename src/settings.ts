@@ -3,6 +3,7 @@ import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { parsePriceTable, type PriceTable } from "./agent/cost.js";
+import type { CacheSettings } from "./security/caches.js";
 import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
 
 /**
@@ -211,10 +212,27 @@ export interface HostEnvironment {
   runtimeDir?: string;
   /** $SSH_AUTH_SOCK: hidden in the sandbox unless SSH_AUTH_SOCK is passed through by name. */
   sshAuthSock?: string;
+  /** The package managers' configured cache locations, and MINI_CURSOR_WRITABLE. */
+  caches: CacheSettings;
 }
 
 export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvironment {
-  return { runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR), sshAuthSock: nonEmpty(env.SSH_AUTH_SOCK) };
+  const first = (...names: string[]) => names.map((n) => nonEmpty(env[n])).find((v) => v !== undefined);
+  return {
+    runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR),
+    sshAuthSock: nonEmpty(env.SSH_AUTH_SOCK),
+    caches: {
+      npmCache: first("npm_config_cache", "NPM_CONFIG_CACHE"),
+      npmUserConfig: first("npm_config_userconfig", "NPM_CONFIG_USERCONFIG"),
+      yarnCache: first("YARN_CACHE_FOLDER"),
+      pnpmStore: first("npm_config_store_dir", "NPM_CONFIG_STORE_DIR", "PNPM_STORE_DIR"),
+      bunCache: first("BUN_INSTALL_CACHE_DIR"),
+      xdgCacheHome: first("XDG_CACHE_HOME"),
+      xdgDataHome: first("XDG_DATA_HOME"),
+      // MINI_CURSOR_WRITABLE=/path/one:/path/two (or commas): more folders commands may write.
+      extraWritable: (env.MINI_CURSOR_WRITABLE ?? "").split(/[,:]/).map((p) => p.trim()).filter(Boolean),
+    },
+  };
 }
 
 /**

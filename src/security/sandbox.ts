@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureStateDir } from "../memory/state-dir.js";
 import type { SpawnSpecBuilder } from "../workspace/processes.js";
+import { writableCaches, withoutCredentials, type CacheSettings } from "./caches.js";
 import { HOME_SECRETS } from "./locations.js";
 import { rulesFilePaths } from "./rules.js";
 
@@ -19,13 +20,12 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
 
-/** Package-manager caches and stores in the home folder that stay writable (so installs work). */
-export const WRITABLE_CACHES: readonly string[] = [
-  ".npm", ".cache", ".yarn", ".pnpm-store", ".local/share/pnpm", ".bun", ".deno", ".cargo/registry", ".cargo/git",
-  "go/pkg/mod", ".m2/repository", ".gradle/caches", ".nvm/.cache",
-];
-/** Caches created before the first command when missing (a read-only home would break npm). */
-const CREATED_CACHES = [".npm", ".cache"];
+/** Config files whose non-secret settings (registry, cafile, proxy) commands need: a copy without credentials is shown. */
+const CONFIG_WITH_CREDENTIALS = new Set([".npmrc", ".yarnrc", ".yarnrc.yml"]);
+/** Under ~/.config, credential files beyond the fixed list: `gh`-style hosts.json, *token*, *credential*, *secret*. */
+const CONFIG_CREDENTIAL_NAME = /^hosts\.json$|token|credential|secret/i;
+/** How deep under ~/.config credential files are looked for. */
+const CONFIG_SEARCH_DEPTH = 3;
 
 /**
  * Run as root, bubblewrap keeps root's capabilities: a command could remount / read-write or
@@ -75,6 +75,8 @@ export interface SandboxOptions {
   /** ...and the ssh-agent socket ($SSH_AUTH_SOCK), unless `keepSshAgent` (passed through by name). */
   sshAuthSock?: string;
   keepSshAgent?: boolean;
+  /** Where the package managers' caches really are, and extra writable folders. */
+  caches?: CacheSettings;
 }
 
 /** Sockets that hand out root (docker) or run programs outside the sandbox; hidden even with network on. */
@@ -140,6 +142,8 @@ export interface SandboxFiles {
   tmpDir: string;
   /** An empty read-only file mounted over credentials files. */
   emptyFile: string;
+  /** Where credential-free copies of package-manager configs are written (else they show empty). */
+  configDir?: string;
 }
 
 /** The bwrap arguments for one command (before the program to run). */
@@ -158,20 +162,15 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
     // Before the workspace: a workspace under /tmp is bound on top of the private /tmp.
     "--bind", options.tmpDir, "/tmp",
   ];
-  for (const cache of WRITABLE_CACHES) {
-    const p = path.join(home, cache);
-    if (kindOf(p) === "dir") args.push("--bind", p, p);
+  const caches = writableCaches(home, options.caches);
+  for (const cache of caches.writable) {
+    if (kindOf(cache) === "dir") args.push("--bind", cache, cache);
   }
   const realWorkspace = real(workspace);
   args.push("--bind", realWorkspace, realWorkspace);
   if (realWorkspace !== workspace) args.push("--bind", realWorkspace, workspace);
   // After the workspace and the caches, in case either holds the home folder.
-  for (const secret of HOME_SECRETS) {
-    const p = path.join(home, secret);
-    const kind = kindOf(p);
-    if (kind === "dir") args.push("--tmpfs", p);
-    else if (kind === "file") args.push("--ro-bind", options.emptyFile, p);
-  }
+  args.push(...credentialArgs(home, options));
   args.push(...socketArgs(options, home));
   // Commands may not rewrite the project's command rules (nor the state folder holding them).
   for (const file of rulesFilePaths(workspace)) {
@@ -180,6 +179,67 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
   const stateDir = path.join(workspace, ".mini-cursor");
   if (kindOf(stateDir) === "dir") args.push("--ro-bind", stateDir, stateDir);
   args.push("--setenv", "MINI_CURSOR_SANDBOX", "bubblewrap", "--chdir", cwd);
+  return args;
+}
+
+/** Where a path really is and what it is, following symlinks (a dotfiles manager links ~/.npmrc). */
+function resolved(p: string): { path: string; kind: "dir" | "file" } | undefined {
+  try {
+    const target = realpathSync(p);
+    const st = statSync(target);
+    return st.isDirectory() ? { path: target, kind: "dir" } : st.isFile() ? { path: target, kind: "file" } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Credential files under ~/.config not in the fixed list, a few levels deep. */
+function configCredentials(home: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const p = path.join(dir, entry.name);
+      if (CONFIG_CREDENTIAL_NAME.test(entry.name) && (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory())) found.push(p);
+      else if (entry.isDirectory() && depth < CONFIG_SEARCH_DEPTH) walk(p, depth + 1);
+    }
+  };
+  walk(path.join(home, ".config"), 1);
+  return found;
+}
+
+/**
+ * Hides credentials: folders get an empty tmpfs, files an empty file — or, for package-manager
+ * configs, a copy without credential lines — mounted at their real place (symlinks resolved).
+ */
+function credentialArgs(home: string, options: SandboxOptions & SandboxFiles): string[] {
+  const args: string[] = [];
+  const done = new Set<string>();
+  const candidates = [...HOME_SECRETS.map((s) => path.join(home, s)), ...configCredentials(home)];
+  for (const [i, p] of candidates.entries()) {
+    const target = resolved(p);
+    if (!target || done.has(target.path)) continue;
+    done.add(target.path);
+    if (target.kind === "dir") {
+      args.push("--tmpfs", target.path);
+      continue;
+    }
+    let replacement = options.emptyFile;
+    if (options.configDir && CONFIG_WITH_CREDENTIALS.has(path.basename(p))) {
+      try {
+        replacement = path.join(options.configDir, `${i}-${path.basename(p)}`);
+        writeFileSync(replacement, withoutCredentials(readFileSync(target.path, "utf8")), { mode: 0o444 });
+      } catch {
+        replacement = options.emptyFile;
+      }
+    }
+    args.push("--ro-bind", replacement, target.path);
+  }
   return args;
 }
 
@@ -231,14 +291,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     if (!files) {
       removeStaleSessions(os.tmpdir());
       sessionDir = mkdtempSync(path.join(os.tmpdir(), `${SESSION_PREFIX}${process.pid}-`));
-      files = { tmpDir: path.join(sessionDir, "tmp"), emptyFile: path.join(sessionDir, "empty") };
+      files = { tmpDir: path.join(sessionDir, "tmp"), emptyFile: path.join(sessionDir, "empty"), configDir: path.join(sessionDir, "config") };
       mkdirSync(files.tmpDir, { mode: 0o1777 });
+      mkdirSync(files.configDir!);
       writeFileSync(files.emptyFile, "", { mode: 0o444 });
       process.once("exit", cleanup);
     }
-    for (const cache of CREATED_CACHES) {
+    for (const cache of writableCaches(home, options.caches).create) {
       try {
-        mkdirSync(path.join(home, cache), { recursive: true });
+        mkdirSync(cache, { recursive: true });
       } catch {
         // A read-only home: the cache stays read-only too.
       }
