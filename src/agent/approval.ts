@@ -3,6 +3,7 @@ import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
 import { loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
+import { commandRulesReason, fileRulesReason } from "../security/rules-guard.js";
 import type { ApprovalMode } from "../settings.js";
 
 /** Tools that change files; they ask only in `suggest` mode. */
@@ -83,6 +84,8 @@ export async function classifyCall(
       verdict = { verdict: "ask", reason: `cannot check this command: the shell parser failed (${(err as Error).message})`, commands: [] };
     }
     const alwaysKeys = commandKeys(call, verdict.commands);
+    const rulesReason = verdict.verdict === "deny" ? undefined : commandRulesReason(String(call.args.command ?? ""));
+    if (rulesReason) return { action: "ask", reason: rulesReason, alwaysAsks: true, alwaysKeys };
     if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
     if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
     if (verdict.rule || mode === "full-auto" || alwaysKeys.every((k) => always.includes(k))) {
@@ -96,6 +99,8 @@ export async function classifyCall(
     if (target?.kind === "rules") {
       return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
     }
+    const linked = await fileRulesReason(ctx.workspace, file);
+    if (linked) return { action: "ask", reason: linked, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
   }
   const reason = editReason(call, mode, always);
   return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
