@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { classifyCall } from "../src/agent/approval.js";
 import { baseEnv, runCli } from "./helpers/cli.js";
@@ -58,3 +58,24 @@ it("through the CLI in full-auto with nobody to ask, the copy is declined and no
   expect(r.stdout + r.stderr).toContain("may create or change the project's command rules");
   expect(existsSync(path.join(tmp.dir, "mini-cursor.config.json"))).toBe(false);
 }, 60_000);
+
+it("a command that gets past the text check (a glob, a script) has its rules change undone", async () => {
+  const { createTools } = await import("../src/tools/index.js");
+  const tools = createTools({ workspace: tmp.dir, env: { PATH: process.env.PATH } });
+  const run = async (command: string) => String(await tools.execute_command.invoke({ command } as never));
+  const created = await run("cp x/* .; echo copied");
+  expect(created).toContain("copied");
+  expect(created).toContain(
+    "Note: this command changed the project's command rules (mini-cursor.config.json); commands may not do that, so the change was undone. Ask the user to edit the rules file if a rule should change.",
+  );
+  expect(existsSync(path.join(tmp.dir, "mini-cursor.config.json"))).toBe(false);
+  // An existing file changed by a script comes back as it was.
+  writeFileSync(path.join(tmp.dir, "mini-cursor.config.json"), '{"commands":{"deny":["curl"]}}\n');
+  const script = path.join(tmp.dir, "x", "evil.sh");
+  writeFileSync(script, 'f=$(ls | grep -m1 "config.json$"); echo "{}" > "$f"; echo done\n');
+  const changed = await run("bash x/evil.sh");
+  expect(changed).toContain("done");
+  expect(changed).toContain("so the change was undone");
+  expect(readFileSync(path.join(tmp.dir, "mini-cursor.config.json"), "utf8")).toBe('{"commands":{"deny":["curl"]}}\n');
+  await tools.processes.stopAll();
+});

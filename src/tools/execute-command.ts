@@ -10,6 +10,7 @@ import {
   type CommandResult,
 } from "../workspace/processes.js";
 import { redactSecrets } from "../security/env.js";
+import { snapshotRules } from "../security/rules-guard.js";
 import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
 import { toolErrorMessage } from "./errors.js";
@@ -104,6 +105,8 @@ export async function executeCommand(
     const cwd = input.workingDirectory
       ? (await resolvePath(ws, input.workingDirectory, { directory: true })).absolute
       : ws.root;
+    // Whatever the command does, it may not leave the rules changed (rules-guard.ts).
+    const rules = snapshotRules(ws.root);
     const result = await runCommand({
       command: input.command,
       cwd,
@@ -121,6 +124,8 @@ export async function executeCommand(
     const notes = result.timeoutClamped
       ? [`Note: timeoutMs ${input.timeoutMs} is above the maximum; used ${seconds(MAX_TIMEOUT_MS)}.`]
       : [];
+    const undone = rules.undo();
+    if (undone) notes.push(undone);
     return redactSecrets(formatCommandResult(result, notes), redact);
   } catch (err) {
     return toolErrorMessage(err);
