@@ -471,7 +471,10 @@ type OutputRouter = ReturnType<typeof createOutputRouter>;
 /** After the shell exits: read what is still in the pipes, briefly, then stop any leftovers. */
 async function drainAndStopLeftovers(pid: number, router: OutputRouter): Promise<void> {
   const drained = router.ended.then(() => true);
-  const quiet = waitUntil(() => router.idleFor(EXIT_DRAIN_IDLE_MS), EXIT_DRAIN_MAX_MS);
+  // Quiet counts from the exit too: output written just before it may not have been read yet
+  // (a busy event loop), and a fast command has no earlier data to measure from.
+  const exitedAt = Date.now();
+  const quiet = waitUntil(() => router.idleFor(EXIT_DRAIN_IDLE_MS) && Date.now() - exitedAt >= EXIT_DRAIN_IDLE_MS, EXIT_DRAIN_MAX_MS);
   await Promise.race([drained, quiet]);
   await stopGroup(pid);
   router.destroy();
