@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ensureStateDir, StateDirError } from "../src/memory/state-dir.js";
-import { baseEnv, runCli } from "./helpers/cli.js";
+import { baseEnv, PROJECT_ROOT, runCli, TSX_LOADER } from "./helpers/cli.js";
 
 /**
  * Attack: a cloned repository ships `.mini-cursor` (or `.mini-cursor/.gitignore`) as a symlink
@@ -76,3 +76,20 @@ it("a symlinked .mini-cursor/.gitignore (or state file) is replaced or refused, 
   expect(existsSync(path.join(victim, "state.sqlite"))).toBe(false);
   expect(victimFiles()).toEqual(["precious"]);
 }, 60_000);
+
+it("as an ordinary user (nobody), the symlinked state folder is refused the same way", () => {
+  if (process.getuid?.() !== 0) {
+    console.warn("security-state-links: not root, so the run as nobody through setpriv is skipped");
+    return;
+  }
+  const clone = clonedRepo((dir) => {
+    writeFileSync(path.join(dir, "hello.txt"), "hi\n");
+    symlinkSync(victim, path.join(dir, ".mini-cursor"));
+  });
+  execFileSync("chown", ["-R", "65534:65534", base]);
+  execFileSync("chmod", ["755", base]);
+  const script = `import(${JSON.stringify(path.join(PROJECT_ROOT, "src", "memory", "state-dir.ts"))}).then((m) => { try { m.ensureStateDir(${JSON.stringify(clone)}); console.log("WROTE"); } catch (e) { console.log(e.name + ": " + e.message); } })`;
+  const out = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", TSX_LOADER, "-e", script], { encoding: "utf8" });
+  expect(out).toBe(`StateDirError: .mini-cursor in ${clone} is a symlink or not a plain folder (it points to ${victim}); mini-cursor keeps its own files there and will not write through it. Remove it (rm .mini-cursor) and start again.\n`);
+  expect(victimFiles()).toEqual(["precious"]);
+});
