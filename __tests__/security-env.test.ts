@@ -44,7 +44,7 @@ test.each([
   ["PATH", false],
   ["HOME", false],
   ["PWD", false],
-  ["SSH_AUTH_SOCK", false],
+  ["SSH_AUTH_SOCK", true], // not secret-looking, but always scrubbed: the agent signs with every key
   ["OPENAI_BASE_URL", false],
   ["NODE_ENV", false],
 ])("%s looks secret: %s", (name, secret) => {
@@ -57,7 +57,6 @@ test("the scrub keeps the user's environment without credentials, and names what
     PATH: "/usr/bin:/bin",
     HOME: "/home/me",
     LANG: "C.UTF-8",
-    SSH_AUTH_SOCK: "/run/ssh.sock",
     OPENAI_BASE_URL: "https://api.example.com/v1",
     NODE_ENV: "development",
     PWD: "/home/me/project",
@@ -65,7 +64,7 @@ test("the scrub keeps the user's environment without credentials, and names what
   });
   expect(removed).toEqual([
     "ANTHROPIC_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "DB_PASSWORD", "GH_TOKEN", "GITHUB_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS", "MYSQL_PWD_PASSWD", "NPM_TOKEN", "OPENAI_API_KEY", "SECRET_SAUCE", "apikey", "npm_config__authToken",
+    "GOOGLE_APPLICATION_CREDENTIALS", "MYSQL_PWD_PASSWD", "NPM_TOKEN", "OPENAI_API_KEY", "SECRET_SAUCE", "SSH_AUTH_SOCK", "apikey", "npm_config__authToken",
   ]);
 });
 
@@ -111,7 +110,7 @@ describe("execute_command", () => {
     const out = await executeCommand(ctx, { command: 'echo "key=[$OPENAI_API_KEY] gh=[$GITHUB_TOKEN] aws=[$AWS_SECRET_ACCESS_KEY]"; env | sort' });
     expect(out).toContain("key=[] gh=[] aws=[]");
     for (const value of ["sk-openai-secret-value", "ghp_secret", "aws-secret", "hunter2", "npm-secret"]) expect(out).not.toContain(value);
-    expect(out).toContain("SSH_AUTH_SOCK=/run/ssh.sock");
+    expect(out).not.toContain("SSH_AUTH_SOCK");
   });
 
   test("without an explicit environment, commands get the scrubbed process environment", async () => {

@@ -127,12 +127,13 @@ test("credentials in the home folder are hidden; other dotfiles are readable", a
   expect(readFileSync(path.join(home, ".ssh", "id_ed25519"), "utf8")).toBe("PRIVATE KEY\n");
 });
 
-test("package manager caches stay writable, so installs work", async () => {
+test("package manager stores stay writable, so installs work (security-caches tests what does not)", async () => {
+  mkdirSync(path.join(home, ".cache", "yarn"), { recursive: true });
   const ctx = sandboxed();
-  const out = await run(ctx, "echo cached > ~/.npm/probe && echo ok > ~/.cache/probe && cat ~/.npm/probe");
+  const out = await run(ctx, "echo cached > ~/.npm/_cacache/probe && echo ok > ~/.cache/yarn/probe && cat ~/.npm/_cacache/probe");
   expect(out).toBe("Exit code: 0\ncached");
-  expect(readFileSync(path.join(home, ".npm", "probe"), "utf8")).toBe("cached\n");
-  expect(readFileSync(path.join(home, ".cache", "probe"), "utf8")).toBe("ok\n");
+  expect(readFileSync(path.join(home, ".npm", "_cacache", "probe"), "utf8")).toBe("cached\n");
+  expect(readFileSync(path.join(home, ".cache", "yarn", "probe"), "utf8")).toBe("ok\n");
 });
 
 test("/tmp is private to the session: kept between commands, not the host's, gone afterwards", async () => {

@@ -3,6 +3,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, readlinkSync, symlinkSyn
 import net, { type AddressInfo } from "node:net";
 import path from "node:path";
 import { Client, type Interrupt, type ThreadState } from "@langchain/langgraph-sdk";
+import { STUDIO_APPROVE_WITH } from "../src/graph/studio-secret.js";
 import { groupAlive } from "../src/workspace/processes.js";
 import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
@@ -34,6 +35,7 @@ const SERVER_JS = [
 const WRITE_AND_RUN = "Write hello.js and run it.";
 const START_SERVER = "Start a small web server.";
 const LONG_SEARCH = "Look for config files of every kind.";
+const CLEAN_UP = "Clean up the workspace.";
 /** More steps than LangGraph's default recursion limit of 25 super-steps allows (3 per step). */
 const LONG_STEPS = 12;
 
@@ -48,6 +50,10 @@ const PLANS: Record<string, ScriptStep[]> = {
     { toolCalls: [{ name: "write_file", args: { filePath: "server.js", content: SERVER_JS } }] },
     { toolCalls: [{ name: "execute_command", args: { command: "node server.js" } }] },
     { content: "The server is running in the background." },
+  ],
+  [CLEAN_UP]: [
+    { toolCalls: [{ name: "execute_command", args: { command: "echo pwned > pwned.txt" } }] },
+    { content: "Done." },
   ],
   [LONG_SEARCH]: [
     ...Array.from({ length: LONG_STEPS }, (_, i): ScriptStep => ({ toolCalls: [{ name: "find_files", args: { pattern: `*.conf${i}` } }] })),
@@ -86,6 +92,7 @@ interface ApprovalValue {
   args: Record<string, unknown>;
   reason: string;
   preview?: unknown;
+  approveWith?: string;
 }
 
 function freePort(): Promise<number> {
@@ -260,12 +267,13 @@ test(
       tool: "execute_command",
       args: { command: "node hello.js" },
       reason: "runs a shell command (approval mode auto-edit)",
+      approveWith: STUDIO_APPROVE_WITH,
     };
     expect(paused.__interrupt__!.map((i) => i.value)).toEqual([request]);
     expect(state.tasks.flatMap((t) => t.interrupts).map((i) => i.value)).toEqual([request]);
     expect(model.requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")?.content) === WRITE_AND_RUN)).toHaveLength(2);
 
-    const finished = (await client.runs.wait(thread.thread_id, assistantId, { command: { resume: { decision: "approve" } } })) as AgentValues;
+    const finished = (await client.runs.wait(thread.thread_id, assistantId, { command: { resume: { decision: "approve", secret: approvalCode() } } })) as AgentValues;
     timings.approvalRunMs = Date.now() - started;
     expect(finished.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "tool", "ai"]);
 
@@ -290,6 +298,57 @@ test(
     expect(requests.map((r) => r.model)).toEqual(["gpt-4o-mini", "gpt-4o-mini", "gpt-4o-mini"]);
     expect(requests[0]!.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(["read_file", "write_file", "execute_command"]));
     expect(textOf(requests[0]!.messages[0]!.content)).toContain(`Workspace root: ${workspace.dir}`);
+  },
+  RUN_DEADLINE_MS * 2,
+);
+
+/** The approval code the server printed to its terminal (studio-secret.ts). */
+function approvalCode(): string {
+  const code = /Studio approval code: (\S+)/.exec(output)?.[1];
+  if (!code) throw new Error(`the server printed no approval code:\n${output}`);
+  return code;
+}
+
+/** A process on the machine (as one the agent started would) resuming every interrupt with "approve". */
+const SELF_APPROVER = `
+const api = process.argv[1];
+const post = (p, body) => fetch(api + p, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json());
+(async () => {
+  let resumed = 0;
+  for (const t of await post("/threads/search", { status: "interrupted" })) {
+    const [assistant] = await post("/assistants/search", { graph_id: "agent" });
+    await post("/threads/" + t.thread_id + "/runs/wait", { assistant_id: assistant.assistant_id, command: { resume: { decision: "approve" } } });
+    resumed++;
+  }
+  console.log("resumed " + resumed);
+})();
+`;
+
+test(
+  "a process calling the dev server's API cannot approve an interrupt without the code; CORS admits only Studio",
+  async () => {
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: CLEAN_UP }] },
+    })) as { __interrupt__?: Interrupt<ApprovalValue>[] };
+    expect(paused.__interrupt__!.map((i) => i.value?.approveWith)).toEqual([STUDIO_APPROVE_WITH]);
+    const attacker = spawn(process.execPath, ["-e", SELF_APPROVER, apiUrl], { stdio: ["ignore", "pipe", "pipe"] });
+    let said = "";
+    attacker.stdout!.on("data", (d: Buffer) => (said += d.toString()));
+    attacker.stderr!.on("data", (d: Buffer) => (said += d.toString()));
+    await new Promise((resolve) => attacker.once("close", resolve));
+    expect(said).toMatch(/^resumed [1-9]\d*\n$/);
+    const final = (await client.threads.getState(thread.thread_id)) as ThreadState<AgentValues>;
+    expect(final.next).toEqual([]);
+    const result = final.values.messages.find((m) => m.type === "tool")!;
+    expect(result.status).toBe("error");
+    expect(textOf(result.content)).toContain("the approval did not carry the Studio approval code");
+    expect(existsSync(path.join(workspace.dir, "pwned.txt"))).toBe(false);
+
+    const preflight = (origin: string) =>
+      fetch(`${apiUrl}/threads/search`, { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": "POST" } });
+    expect((await preflight("https://evil.example")).headers.get("access-control-allow-origin")).toBeNull();
+    expect((await preflight("https://smith.langchain.com")).headers.get("access-control-allow-origin")).toBe("https://smith.langchain.com");
   },
   RUN_DEADLINE_MS * 2,
 );

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { parsePriceTable, type PriceTable } from "./agent/cost.js";
-import { parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
+import type { CacheSettings } from "./security/caches.js";
+import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
 
 /**
  * The one place that reads process.env. Precedence: flags > environment > .env > defaults.
@@ -252,4 +253,56 @@ export function isInteractiveTerminal(): boolean {
 /** Studio and tests read a few settings without flags; this keeps them going through here. */
 export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
   return loadSettings(overrides, readEnvironment());
+}
+
+// --- Containment (issue 15): what the sandbox needs to know about the host --------------------
+
+/** Host paths the sandbox hides or keeps writable, read here because only this file reads process.env. */
+export interface HostEnvironment {
+  /** $XDG_RUNTIME_DIR: the user's sockets (session bus, systemd --user), hidden in the sandbox. */
+  runtimeDir?: string;
+  /** $SSH_AUTH_SOCK: hidden in the sandbox unless SSH_AUTH_SOCK is passed through by name. */
+  sshAuthSock?: string;
+  /** The package managers' configured cache locations, and MINI_CURSOR_WRITABLE. */
+  caches: CacheSettings;
+}
+
+export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvironment {
+  const first = (...names: string[]) => names.map((n) => nonEmpty(env[n])).find((v) => v !== undefined);
+  return {
+    runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR),
+    sshAuthSock: nonEmpty(env.SSH_AUTH_SOCK),
+    caches: {
+      npmCache: first("npm_config_cache", "NPM_CONFIG_CACHE"),
+      npmUserConfig: first("npm_config_userconfig", "NPM_CONFIG_USERCONFIG"),
+      yarnCache: first("YARN_CACHE_FOLDER"),
+      pnpmStore: first("npm_config_store_dir", "NPM_CONFIG_STORE_DIR", "PNPM_STORE_DIR"),
+      bunCache: first("BUN_INSTALL_CACHE_DIR"),
+      xdgCacheHome: first("XDG_CACHE_HOME"),
+      xdgDataHome: first("XDG_DATA_HOME"),
+      // MINI_CURSOR_WRITABLE=/path/one:/path/two (or commas): more folders commands may write.
+      extraWritable: (env.MINI_CURSOR_WRITABLE ?? "").split(/[,:]/).map((p) => p.trim()).filter(Boolean),
+    },
+  };
+}
+
+/**
+ * Values redacted from everything the tools return, save or print: those of secret-looking
+ * variables (isSecretName) in the environment and in the workspace's `.env` (read here, not
+ * loaded into the environment). process.env is left as is: deleting a variable there would not
+ * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
+ */
+export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const values: string[] = [];
+  const collect = (vars: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(vars)) if (value && isSecretName(name)) values.push(value.trim());
+  };
+  collect(env);
+  try {
+    const file = path.join(workspace, ".env");
+    if (lstatSync(file).isFile()) collect(parseDotenv(readFileSync(file)));
+  } catch {
+    // no .env in the workspace
+  }
+  return [...new Set(values)];
 }

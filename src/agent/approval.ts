@@ -4,6 +4,7 @@ import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
 import { LOCAL_RULES_FILE, loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
+import { commandRulesReason, fileRulesReason } from "../security/rules-guard.js";
 import type { ApprovalResponse } from "./events.js";
 import type { ApprovalMode } from "../settings.js";
 import { editedPaths } from "./edited-paths.js";
@@ -86,6 +87,8 @@ export async function classifyCall(
       verdict = { verdict: "ask", reason: `cannot check this command: the shell parser failed (${(err as Error).message})`, commands: [] };
     }
     const alwaysKeys = commandKeys(call, verdict.commands);
+    const rulesReason = verdict.verdict === "deny" ? undefined : commandRulesReason(String(call.args.command ?? ""));
+    if (rulesReason) return { action: "ask", reason: rulesReason, alwaysAsks: true, alwaysKeys };
     if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
     if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
     if (verdict.rule || mode === "full-auto" || alwaysKeys.every((k) => always.includes(k))) {
@@ -99,6 +102,10 @@ export async function classifyCall(
       if (target?.kind === "rules") {
         return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
       }
+    }
+    for (const file of editedPaths(call)) {
+      const linked = await fileRulesReason(ctx.workspace, file);
+      if (linked) return { action: "ask", reason: linked, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
     }
   }
   const reason = editReason(call, mode, always);

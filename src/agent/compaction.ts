@@ -1,10 +1,11 @@
-import { existsSync, lstatSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { answerDanglingToolCalls, estimateTokens, estimateTotalTokens } from "./context.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "./invoke.js";
+import { ensureStateSubdir } from "../memory/state-dir.js";
 import { messageText } from "./turn.js";
 
 /**
@@ -83,12 +84,7 @@ function safeName(id: string): string {
 /** Saves a result once under `.mini-cursor/output/`, refusing a state folder that is a symlink. */
 function saveResult(workspace: string, id: string, text: string): string | undefined {
   try {
-    const stateDir = path.join(workspace, ".mini-cursor");
-    const dir = path.join(workspace, RESULTS_DIR);
-    mkdirSync(dir, { recursive: true });
-    if (!lstatSync(stateDir).isDirectory() || !lstatSync(dir).isDirectory()) return undefined;
-    const ignore = path.join(stateDir, ".gitignore");
-    if (!existsSync(ignore)) writeFileSync(ignore, "*\n");
+    ensureStateSubdir(workspace, path.basename(RESULTS_DIR));
     const rel = `${RESULTS_DIR}/result-${safeName(id)}.txt`;
     const file = path.join(workspace, rel);
     if (!existsSync(file)) writeFileSync(file, text, { flag: "wx" });

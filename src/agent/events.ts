@@ -22,6 +22,8 @@ export interface ApprovalRequest {
   reason: string;
   /** What the call would change (a unified diff for edit_file and write_file), for the person deciding. */
   preview?: string;
+  /** Under Studio: how to answer so the approval counts (the resume must carry the server's code). */
+  approveWith?: string;
 }
 
 export interface ApprovalResponse {

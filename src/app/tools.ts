@@ -1,7 +1,7 @@
 import { loadProjectRules } from "../security/rules.js";
 import { loadShellParser } from "../security/shell-parse.js";
 import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
-import { childEnvironment, type Settings } from "../settings.js";
+import { childEnvironment, hostEnvironment, secretValues, type Settings } from "../settings.js";
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
 
 /** Variables the project's rules file passes through to commands (none when it cannot be read). */
@@ -21,12 +21,18 @@ function rulesPassEnv(workspace: string): string[] {
 export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputChunk) => void): { tools: Toolset; sandbox: SandboxPlan } {
   // The command classifier's parser (WASM) loads while the model thinks about the first step.
   void loadShellParser().catch(() => undefined);
-  const sandbox = planSandbox(settings.sandbox, { workspace: settings.workspace, network: settings.network });
+  const passEnv = [...settings.passEnv, ...rulesPassEnv(settings.workspace)];
+  const sandbox = planSandbox(settings.sandbox, {
+    workspace: settings.workspace,
+    network: settings.network,
+    ...hostEnvironment(),
+    keepSshAgent: passEnv.includes("SSH_AUTH_SOCK"),
+  });
   const tools = createTools({
     workspace: settings.workspace,
-    env: childEnvironment([...settings.passEnv, ...rulesPassEnv(settings.workspace)]),
+    env: childEnvironment(passEnv),
     spawnSpec: sandbox.sandbox?.spawnSpec,
-    redact: settings.apiKey ? [settings.apiKey] : [],
+    redact: [...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)],
     onOutput,
     editTool: settings.editTool,
   });

@@ -12,6 +12,7 @@ import { previewToolCall } from "../tools/preview.js";
 import { threadOf } from "../tools/read-tracker.js";
 import { invalidCallResults, lastAIMessage, stepsSinceLastRequest, unknownToolResults } from "../agent/turn.js";
 import type { ApprovalMode } from "../settings.js";
+import { sameSecret, STUDIO_APPROVE_WITH, STUDIO_SECRET_MISSING } from "./studio-secret.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
 
 /** What the nodes need besides state: fixed when the graph is built, overridable per run. */
@@ -28,6 +29,11 @@ export interface AgentRuntime {
   modelName?: string;
   /** Price overrides (MINI_CURSOR_PRICES). */
   prices?: PriceTable;
+  /**
+   * Under Studio: a resume approves only when it carries this code (`secret`), which the dev
+   * server prints to its terminal and keeps out of every command's reach (graph/studio-secret.ts).
+   */
+  approvalSecret?: string;
 }
 
 /** Per-run overrides read from `config.configurable` (the CLI and Studio set these). */
@@ -96,9 +102,13 @@ export function createAgentNode(runtime: AgentRuntime) {
   };
 }
 
-function normalizeResponse(value: unknown): ApprovalResponse {
-  const v = (value ?? {}) as Partial<ApprovalResponse>;
+function normalizeResponse(value: unknown, secret?: string): ApprovalResponse {
+  const v = (value ?? {}) as Partial<ApprovalResponse> & { secret?: unknown };
   const decision = v.decision === "approve" || v.decision === "always" ? v.decision : "deny";
+  if (decision !== "deny" && secret !== undefined && !sameSecret(v.secret, secret)) {
+    // Anything on this machine can call the dev server's API, a command the agent started too.
+    return { decision: "deny", feedback: STUDIO_SECRET_MISSING };
+  }
   const feedback = typeof v.feedback === "string" && v.feedback ? v.feedback : undefined;
   return { decision, feedback, ...(decision === "deny" && v.unattended === true ? { unattended: true } : {}) };
 }
@@ -128,7 +138,8 @@ export function createApproveNode(runtime: AgentRuntime) {
       const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason! };
       const preview = await previewToolCall(runtime.tools, call, threadOf(config));
       if (preview) request.preview = preview;
-      const response = normalizeResponse(interrupt(request));
+      if (runtime.approvalSecret !== undefined) request.approveWith = STUDIO_APPROVE_WITH;
+      const response = normalizeResponse(interrupt(request), runtime.approvalSecret);
       if (response.decision === "deny") {
         declined.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode })));
       } else if (response.decision === "always" && !decision.alwaysAsks) {

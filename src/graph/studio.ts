@@ -6,6 +6,7 @@ import { settingsFromEnvironment, SettingsError, type Settings, type SettingsFla
 import { readConfiguration } from "./config.js";
 import { createBuilder, createRuntime, type ResolvedRun } from "./graph.js";
 import type { AgentRuntime } from "./nodes.js";
+import { createStudioSecret, studioSecretNotice } from "./studio-secret.js";
 import type { ProcessRegistry } from "../workspace/processes.js";
 
 /**
@@ -21,11 +22,21 @@ function runtimeKey(settings: Settings): string {
   return JSON.stringify([model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv, editTool]);
 }
 
+/** This server's approval code (studio-secret.ts), printed to its terminal when the first run starts. */
+let approvalSecret: string | undefined;
+function studioApprovalSecret(): string {
+  if (approvalSecret === undefined) {
+    approvalSecret = createStudioSecret();
+    process.stderr.write(studioSecretNotice(approvalSecret));
+  }
+  return approvalSecret;
+}
+
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
 function createStudioRuntime(settings: Settings): AgentRuntime {
   const { tools } = createAgentTools(settings);
   registries.add(tools.processes);
-  return createRuntime(settings, { tools });
+  return { ...createRuntime(settings, { tools }), approvalSecret: studioApprovalSecret() };
 }
 
 function asText(value: unknown): string | undefined {

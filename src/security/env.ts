@@ -1,3 +1,5 @@
+import { redactorFor } from "./redact.js";
+
 /**
  * The environment child processes get: the user's, without the agent's own credentials and
  * without anything whose name looks like a key, token, secret, password or credential, unless
@@ -5,7 +7,11 @@
  */
 
 /** Variables that never reach a command unless passed through by name. */
-export const ALWAYS_SCRUBBED: readonly string[] = ["OPENAI_API_KEY"];
+export const ALWAYS_SCRUBBED: readonly string[] = [
+  "OPENAI_API_KEY",
+  // The ssh-agent signs with every loaded key: a command must not use it unless passed through.
+  "SSH_AUTH_SOCK",
+];
 
 /** Names that look like credentials: *_API_KEY, *_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD... */
 export const SECRET_NAME = /key|token|secret|passw(?:or)?d|credential/i;
@@ -67,12 +73,10 @@ export function withoutNpmRunVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEn
   return out;
 }
 
-/** Replaces every occurrence of the given secret values (8 characters or longer) in `text`. */
+/**
+ * Replaces every occurrence of the given secret values (8 characters or longer), and of their
+ * base64 and hex forms, in `text` (see redact.ts).
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length < 8) continue;
-    if (out.includes(secret)) out = out.split(secret).join("[redacted]");
-  }
-  return out;
+  return redactorFor(secrets).redact(text);
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
@@ -184,7 +184,9 @@ export function addAllowRules(workspace: string, rules: readonly string[]): stri
   if (added.length === 0) return [];
   const next = { ...current, commands: { ...current.commands, allow: [...allow, ...added] } };
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`);
+  // "wx" after removing a leftover: never writes through a symlink planted under that name.
+  rmSync(tmp, { force: true });
+  writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { flag: "wx" });
   renameSync(tmp, file);
   return added;
 }

@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureStateDir } from "../memory/state-dir.js";
 import type { SpawnSpecBuilder } from "../workspace/processes.js";
+import { writableCaches, withoutCredentials, type CacheSettings } from "./caches.js";
 import { HOME_SECRETS } from "./locations.js";
 import { rulesFilePaths } from "./rules.js";
 
@@ -19,13 +20,19 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
 
-/** Package-manager caches and stores in the home folder that stay writable (so installs work). */
-export const WRITABLE_CACHES: readonly string[] = [
-  ".npm", ".cache", ".yarn", ".pnpm-store", ".local/share/pnpm", ".bun", ".deno", ".cargo/registry", ".cargo/git",
-  "go/pkg/mod", ".m2/repository", ".gradle/caches", ".nvm/.cache",
-];
-/** Caches created before the first command when missing (a read-only home would break npm). */
-const CREATED_CACHES = [".npm", ".cache"];
+/** Config files whose non-secret settings (registry, cafile, proxy) commands need: a copy without credentials is shown. */
+const CONFIG_WITH_CREDENTIALS = new Set([".npmrc", ".yarnrc", ".yarnrc.yml"]);
+/** Under ~/.config, credential files beyond the fixed list: `gh`-style hosts.json, *token*, *credential*, *secret*. */
+const CONFIG_CREDENTIAL_NAME = /^hosts\.json$|token|credential|secret/i;
+/** How deep under ~/.config credential files are looked for. */
+const CONFIG_SEARCH_DEPTH = 3;
+
+/**
+ * Run as root, bubblewrap keeps root's capabilities: a command could remount / read-write or
+ * unmount what hides the credentials. Without any capability, uid 0 is only an owner of files
+ * (bubblewrap also sets no_new_privs, so setuid programs cannot give them back).
+ */
+const NO_CAPABILITIES = ["--cap-drop", "ALL"];
 
 export interface BubblewrapStatus {
   available: boolean;
@@ -40,7 +47,7 @@ export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapS
   const key = `${program}:${network}`;
   const hit = detected.get(key);
   if (hit) return hit;
-  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--new-session"];
+  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--new-session", ...NO_CAPABILITIES];
   if (!network) args.push("--unshare-net");
   const run = spawnSync(program, [...args, "true"], { encoding: "utf8", timeout: 5_000 });
   let status: BubblewrapStatus;
@@ -63,6 +70,53 @@ export interface SandboxOptions {
 
   /** The bwrap program (default `bwrap`). */
   program?: string;
+  /** The host's Unix sockets to hide: $XDG_RUNTIME_DIR (session bus, user services)... */
+  runtimeDir?: string;
+  /** ...and the ssh-agent socket ($SSH_AUTH_SOCK), unless `keepSshAgent` (passed through by name). */
+  sshAuthSock?: string;
+  keepSshAgent?: boolean;
+  /** Where the package managers' caches really are, and extra writable folders. */
+  caches?: CacheSettings;
+}
+
+/** Sockets that hand out root (docker) or run programs outside the sandbox; hidden even with network on. */
+const SYSTEM_SOCKETS = ["/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock"];
+
+function isSocket(p: string): boolean {
+  try {
+    return lstatSync(p).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * bwrap arguments that hide the host's Unix sockets (a socket is reachable whatever the
+ * network namespace: only the file system hides it). Without network, all of /run goes; with
+ * network, /run stays (resolv.conf often lives there) but the user's runtime folder, the
+ * ssh-agent and container-engine sockets are hidden.
+ */
+function socketArgs(options: SandboxOptions & SandboxFiles, home: string): string[] {
+  const args: string[] = [];
+  if (options.network === false) {
+    for (const dir of ["/run", "/var/run"]) if (kindOf(dir) === "dir") args.push("--tmpfs", dir);
+  } else {
+    for (const socket of SYSTEM_SOCKETS) if (isSocket(socket)) args.push("--ro-bind", options.emptyFile, socket);
+  }
+  const runtime = options.runtimeDir && path.resolve(options.runtimeDir);
+  if (runtime && kindOf(runtime) === "dir" && runtime !== home && !isInside(runtime, path.resolve(options.workspace))) {
+    args.push("--tmpfs", runtime);
+  }
+  const agent = options.sshAuthSock && path.resolve(options.sshAuthSock);
+  const alreadyHidden = (p: string) => (runtime && isInside(runtime, p)) || (options.network === false && (isInside("/run", p) || isInside("/var/run", p)));
+  if (agent && !options.keepSshAgent && isSocket(agent) && !alreadyHidden(agent)) {
+    args.push("--ro-bind", options.emptyFile, agent);
+  }
+  return args;
+}
+
+function isInside(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(`${dir}/`);
 }
 
 function kindOf(p: string): "dir" | "file" | undefined {
@@ -88,6 +142,8 @@ export interface SandboxFiles {
   tmpDir: string;
   /** An empty read-only file mounted over credentials files. */
   emptyFile: string;
+  /** Where credential-free copies of package-manager configs are written (else they show empty). */
+  configDir?: string;
 }
 
 /** The bwrap arguments for one command (before the program to run). */
@@ -98,6 +154,7 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
     "--die-with-parent",
     "--new-session",
     "--unshare-pid",
+    ...NO_CAPABILITIES,
     ...(options.network === false ? ["--unshare-net"] : []),
     "--ro-bind", "/", "/",
     "--dev", "/dev",
@@ -105,20 +162,16 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
     // Before the workspace: a workspace under /tmp is bound on top of the private /tmp.
     "--bind", options.tmpDir, "/tmp",
   ];
-  for (const cache of WRITABLE_CACHES) {
-    const p = path.join(home, cache);
-    if (kindOf(p) === "dir") args.push("--bind", p, p);
+  const caches = writableCaches(home, options.caches);
+  for (const cache of caches.writable) {
+    if (kindOf(cache) === "dir") args.push("--bind", cache, cache);
   }
   const realWorkspace = real(workspace);
   args.push("--bind", realWorkspace, realWorkspace);
   if (realWorkspace !== workspace) args.push("--bind", realWorkspace, workspace);
   // After the workspace and the caches, in case either holds the home folder.
-  for (const secret of HOME_SECRETS) {
-    const p = path.join(home, secret);
-    const kind = kindOf(p);
-    if (kind === "dir") args.push("--tmpfs", p);
-    else if (kind === "file") args.push("--ro-bind", options.emptyFile, p);
-  }
+  args.push(...credentialArgs(home, options));
+  args.push(...socketArgs(options, home));
   // Commands may not rewrite the project's command rules (nor the state folder holding them).
   for (const file of rulesFilePaths(workspace)) {
     if (kindOf(file) === "file") args.push("--ro-bind", file, file);
@@ -126,6 +179,67 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
   const stateDir = path.join(workspace, ".mini-cursor");
   if (kindOf(stateDir) === "dir") args.push("--ro-bind", stateDir, stateDir);
   args.push("--setenv", "MINI_CURSOR_SANDBOX", "bubblewrap", "--chdir", cwd);
+  return args;
+}
+
+/** Where a path really is and what it is, following symlinks (a dotfiles manager links ~/.npmrc). */
+function resolved(p: string): { path: string; kind: "dir" | "file" } | undefined {
+  try {
+    const target = realpathSync(p);
+    const st = statSync(target);
+    return st.isDirectory() ? { path: target, kind: "dir" } : st.isFile() ? { path: target, kind: "file" } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Credential files under ~/.config not in the fixed list, a few levels deep. */
+function configCredentials(home: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const p = path.join(dir, entry.name);
+      if (CONFIG_CREDENTIAL_NAME.test(entry.name) && (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory())) found.push(p);
+      else if (entry.isDirectory() && depth < CONFIG_SEARCH_DEPTH) walk(p, depth + 1);
+    }
+  };
+  walk(path.join(home, ".config"), 1);
+  return found;
+}
+
+/**
+ * Hides credentials: folders get an empty tmpfs, files an empty file — or, for package-manager
+ * configs, a copy without credential lines — mounted at their real place (symlinks resolved).
+ */
+function credentialArgs(home: string, options: SandboxOptions & SandboxFiles): string[] {
+  const args: string[] = [];
+  const done = new Set<string>();
+  const candidates = [...HOME_SECRETS.map((s) => path.join(home, s)), ...configCredentials(home)];
+  for (const [i, p] of candidates.entries()) {
+    const target = resolved(p);
+    if (!target || done.has(target.path)) continue;
+    done.add(target.path);
+    if (target.kind === "dir") {
+      args.push("--tmpfs", target.path);
+      continue;
+    }
+    let replacement = options.emptyFile;
+    if (options.configDir && CONFIG_WITH_CREDENTIALS.has(path.basename(p))) {
+      try {
+        replacement = path.join(options.configDir, `${i}-${path.basename(p)}`);
+        writeFileSync(replacement, withoutCredentials(readFileSync(target.path, "utf8")), { mode: 0o444 });
+      } catch {
+        replacement = options.emptyFile;
+      }
+    }
+    args.push("--ro-bind", replacement, target.path);
+  }
   return args;
 }
 
@@ -177,14 +291,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     if (!files) {
       removeStaleSessions(os.tmpdir());
       sessionDir = mkdtempSync(path.join(os.tmpdir(), `${SESSION_PREFIX}${process.pid}-`));
-      files = { tmpDir: path.join(sessionDir, "tmp"), emptyFile: path.join(sessionDir, "empty") };
+      files = { tmpDir: path.join(sessionDir, "tmp"), emptyFile: path.join(sessionDir, "empty"), configDir: path.join(sessionDir, "config") };
       mkdirSync(files.tmpDir, { mode: 0o1777 });
+      mkdirSync(files.configDir!);
       writeFileSync(files.emptyFile, "", { mode: 0o444 });
       process.once("exit", cleanup);
     }
-    for (const cache of CREATED_CACHES) {
+    for (const cache of writableCaches(home, options.caches).create) {
       try {
-        mkdirSync(path.join(home, cache), { recursive: true });
+        mkdirSync(cache, { recursive: true });
       } catch {
         // A read-only home: the cache stays read-only too.
       }

@@ -1,7 +1,7 @@
 import { promises as fs } from "node:fs";
-import path from "node:path";
-import { detectBinary, formatSize, writeFileAtomic } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, formatSize } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
+import { openVerified, writeInWorkspace } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { fingerprintOf } from "./read-tracker.js";
 
@@ -41,14 +41,21 @@ export async function loadEditTarget(
   const display = target.display;
   if (!target.exists) return { ok: true, target: { absolute: target.absolute, display, exists: false, before: "" } };
   if (target.isDirectory) return refuse(`Error: ${display} is a directory; ${toolName} changes files.`);
-  const stat = await fs.stat(target.absolute);
-  if (!stat.isFile()) return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
-  if (stat.size > MAX_EDIT_BYTES) {
-    return refuse(`Error: ${display} is ${formatSize(stat.size)}, larger than ${toolName} handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`);
+  // Open first, then verify what was opened: a swapped folder cannot lead the read outside.
+  const opened = await openVerified(ws, target.absolute, userPath, { refuseHardLinks: true });
+  const { stat } = opened;
+  let bytes: Buffer;
+  try {
+    if (!stat.isFile()) return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
+    if (stat.size > MAX_EDIT_BYTES) {
+      return refuse(`Error: ${display} is ${formatSize(stat.size)}, larger than ${toolName} handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`);
+    }
+    const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
+    if (binary) return refuse(`Error: ${display} is a binary file (${binary}); ${toolName} changes text only.`);
+    bytes = await opened.handle.readFile();
+  } finally {
+    await opened.handle.close();
   }
-  const binary = await detectBinary(target.absolute);
-  if (binary) return refuse(`Error: ${display} is a binary file (${binary}); ${toolName} changes text only.`);
-  const bytes = await fs.readFile(target.absolute);
   if (bytes.length > 0) {
     switch (ctx.reads.check(threadId, target.absolute, fingerprintOf(bytes, stat))) {
       case "unread":
@@ -66,8 +73,8 @@ export async function loadEditTarget(
 
 /** Writes `text` atomically (creating parent folders for a new file) and counts it as read. */
 export async function commitText(ctx: ToolContext, threadId: string | undefined, absolute: string, text: string): Promise<void> {
-  await fs.mkdir(path.dirname(absolute), { recursive: true });
   const data = Buffer.from(text, "utf8");
-  await writeFileAtomic(absolute, data);
+  // The folder is opened and verified, and the temp file and rename go through it (no race).
+  await writeInWorkspace(await ctx.workspace(), absolute, absolute, data);
   ctx.reads.record(threadId, absolute, fingerprintOf(data, await fs.stat(absolute)));
 }

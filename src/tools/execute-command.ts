@@ -10,6 +10,7 @@ import {
   type CommandResult,
 } from "../workspace/processes.js";
 import { redactSecrets } from "../security/env.js";
+import { snapshotRules } from "../security/rules-guard.js";
 import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
 import { toolErrorMessage, ToolFailure, type FailureDetails } from "./errors.js";
@@ -133,6 +134,8 @@ async function runExecuteCommand(
     const cwd = input.workingDirectory
       ? (await resolvePath(ws, input.workingDirectory, { directory: true })).absolute
       : ws.root;
+    // Whatever the command does, it may not leave the rules changed (rules-guard.ts).
+    const rules = snapshotRules(ws.root);
     const result = await runCommand({
       command: input.command,
       cwd,
@@ -142,6 +145,7 @@ async function runExecuteCommand(
       signal: config.signal,
       registry: ctx.processes,
       spawnSpec: ctx.options.spawnSpec,
+      redact,
       onOutput: ctx.options.onOutput
         ? (chunk) => ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk, text: redactSecrets(chunk.text, redact) })
         : undefined,
@@ -149,6 +153,8 @@ async function runExecuteCommand(
     const notes = result.timeoutClamped
       ? [`Note: timeoutMs ${input.timeoutMs} is above the maximum; used ${seconds(MAX_TIMEOUT_MS)}.`]
       : [];
+    const undone = rules.undo();
+    if (undone) notes.push(undone);
     const failure = failureOf(result);
     return { text: redactSecrets(formatCommandResult(result, notes), redact), ...(failure ? { failure } : {}) };
   } catch (err) {

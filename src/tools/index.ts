@@ -9,6 +9,7 @@ import { createListDirectoryTool } from "./list-directory.js";
 import { withPreview, previewWrite } from "./preview.js";
 import { createProcessOutputTool } from "./process-output.js";
 import { createReadFileTool } from "./read-file.js";
+import { withRedaction } from "./redacting.js";
 import { createSearchFilesTool } from "./search-files.js";
 import { createStopProcessTool } from "./stop-process.js";
 import { createWriteFileTool } from "./write-file.js";
@@ -65,6 +66,7 @@ export function createTools(options: ToolOptions): Toolset {
   };
   // Every tool's failures become results with status "error" in one place (tools/errors.ts).
   for (const name of Object.keys(named) as (keyof typeof named)[]) withToolErrors(named[name]);
+  for (const name of Object.keys(named) as (keyof typeof named)[]) withRedaction(named[name], options.redact ?? []);
   // Every tool is built (tests and previews reach them by name); the list the model is bound to has the offered ones.
   const list: StructuredToolInterface[] = offeredToolNames(options.editTool).map((name) => named[name as ToolName]);
   return Object.assign(list, named, { processes });

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { formatSize } from "../workspace/files.js";
 import { ALWAYS_HIDDEN, loadIgnoreMatcher, type IgnoreMatcher } from "../workspace/ignore.js";
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
+import { openVerified, raced } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { withAliases } from "./aliases.js";
 
@@ -63,14 +64,15 @@ async function describeLink(ws: Workspace, linkPath: string): Promise<string> {
   return `-> ${target}${stat.isDirectory() ? " (dir)" : ""}`;
 }
 
-async function formatEntry(ws: Workspace, dirAbs: string, entry: Entry): Promise<string> {
+/** `dirIo` reaches the opened directory itself (its descriptor); `dirAbs` is its name, for messages. */
+async function formatEntry(ws: Workspace, dirAbs: string, dirIo: string, entry: Entry): Promise<string> {
   const kind = entry.kind.padEnd(KIND_WIDTH);
   const abs = path.join(dirAbs, entry.name);
   switch (entry.kind) {
     case "dir":
       return `${kind}${entry.name}/`;
     case "file":
-      return `${kind}${entry.name}  ${formatSize((await fs.lstat(abs)).size)}`;
+      return `${kind}${entry.name}  ${formatSize((await fs.lstat(path.join(dirIo, entry.name))).size)}`;
     case "link":
       return `${kind}${entry.name} ${await describeLink(ws, abs)}`;
     default:
@@ -123,7 +125,25 @@ async function listDirectory(ctx: ToolContext, input: ListDirectoryInput): Promi
   // The model asked for this directory by name: when git ignores it (node_modules, dist),
   // filtering would hide everything, so show it whole and say why.
   const dirIgnored = relDir !== "." && matcher.ignores(relDir, true);
-  const dirents = await fs.readdir(target.absolute, { withFileTypes: true });
+  // Open first, then verify what was opened: a folder swapped for a symlink lists nothing outside.
+  const opened = await openVerified(ws, target.absolute, input.directoryPath ?? ".");
+  try {
+    if (!opened.stat.isDirectory()) throw raced(input.directoryPath ?? ".");
+    return await listOpened(ws, target.absolute, opened.path, relDir, matcher, dirIgnored);
+  } finally {
+    await opened.handle.close();
+  }
+}
+
+async function listOpened(
+  ws: Workspace,
+  dirAbs: string,
+  dirIo: string,
+  relDir: string,
+  matcher: IgnoreMatcher,
+  dirIgnored: boolean,
+): Promise<string> {
+  const dirents = await fs.readdir(dirIo, { withFileTypes: true });
   const { visible, ignoredCount, gitHidden } = partition(dirents, relDir, dirIgnored ? undefined : matcher);
 
   const hidden = hiddenNote(ignoredCount, gitHidden);
@@ -136,7 +156,7 @@ async function listDirectory(ctx: ToolContext, input: ListDirectoryInput): Promi
       ? `Directory ${relDir} (${countWord(visible.length)}, showing the first ${MAX_LIST_ENTRIES}):`
       : `Directory ${relDir} (${countWord(visible.length)}):`;
   const lines = [header];
-  for (const entry of shown) lines.push(await formatEntry(ws, target.absolute, entry));
+  for (const entry of shown) lines.push(await formatEntry(ws, dirAbs, dirIo, entry));
   if (shown.length < visible.length) {
     lines.push(`(${visible.length - shown.length} more not shown; listings stop at ${MAX_LIST_ENTRIES} entries.)`);
   }

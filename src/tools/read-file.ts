@@ -1,8 +1,8 @@
-import { promises as fs } from "node:fs";
 import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
-import { detectBinary, formatSize, readLineWindow, type WindowLine } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, formatSize, readLineWindow, type WindowLine } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
+import { openVerified, type VerifiedFile } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { fingerprintFile, threadOf } from "./read-tracker.js";
 import { ToolFailure } from "./errors.js";
@@ -84,21 +84,39 @@ async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: strin
   const target = await resolvePath(ws, input.filePath, { mustExist: true, refuseHardLinks: true });
   const name = target.display;
   if (target.isDirectory) throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
-  const stat = await fs.stat(target.absolute);
+  // Open first, then verify what was opened: a swapped folder cannot lead the read outside.
+  const opened = await openVerified(ws, target.absolute, input.filePath, { refuseHardLinks: true });
+  try {
+    return await readOpened(ctx, input, threadId, target.absolute, name, opened);
+  } finally {
+    await opened.handle.close();
+  }
+}
+
+async function readOpened(
+  ctx: ToolContext,
+  input: ReadFileInput,
+  threadId: string | undefined,
+  absolute: string,
+  name: string,
+  opened: VerifiedFile,
+): Promise<string> {
+  const { stat } = opened;
+  if (stat.isDirectory()) throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
   // FIFOs and devices would block or never end.
   if (!stat.isFile()) throw new ToolFailure(`"${name}" is not a regular file (a device, socket or pipe); it cannot be read.`);
   if (stat.size === 0) {
-    ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
+    ctx.reads.record(threadId, absolute, await fingerprintFile(opened.path));
     return `"${name}" is empty (0 bytes).`;
   }
-  const binary = await detectBinary(target.absolute);
+  const binary = binaryKindFromExtension(absolute) ?? (await detectBinary(opened.path));
   if (binary) {
     return `"${name}" is a binary file (${binary}, ${formatSize(stat.size)}); read_file shows text only.`;
   }
 
   const offset = input.offset ?? 1;
   const limit = Math.min(input.limit ?? DEFAULT_READ_LINES, MAX_READ_LINES);
-  const window = await readLineWindow(target.absolute, {
+  const window = await readLineWindow(opened.path, {
     startLine: offset,
     maxLines: limit,
     maxLineChars: MAX_LINE_CHARS,
@@ -110,7 +128,7 @@ async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: strin
     throw new ToolFailure(`Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`);
   }
   // What edit_file checks later: the model saw this file, as it is now.
-  ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
+  ctx.reads.record(threadId, absolute, await fingerprintFile(opened.path));
   const { text, capped } = numberLines(window.lines, offset);
   const last = offset + text.length - 1;
   return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped)}`;

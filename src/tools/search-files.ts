@@ -1,11 +1,13 @@
 import { spawn } from "node:child_process";
-import { accessSync, constants as fsConstants, promises as fs } from "node:fs";
+import { accessSync, constants as fsConstants, type Stats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { BINARY_SNIFF_BYTES, binaryKindFromContent, binaryKindFromExtension } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
+import { openVerified } from "../workspace/verified-open.js";
 import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
 import { ToolFailure } from "./errors.js";
@@ -103,12 +105,22 @@ export function searchText(text: string, re: RegExp, context: number): FileHits[
   return [...found.values()].some((l) => l.match) ? found : undefined;
 }
 
-async function searchFile(absPath: string, relPath: string, re: RegExp, context: number): Promise<FileHits | "large" | undefined> {
-  const stat = await fs.lstat(absPath);
+async function searchFile(root: string, relPath: string, re: RegExp, context: number): Promise<FileHits | "large" | undefined> {
+  // Opened without following a final symlink, verified inside the workspace, and refused when
+  // hard-linked (like read_file): whatever is swapped or linked, nothing from outside is shown.
+  const opened = await openVerified({ root }, path.join(root, relPath), relPath, { refuseHardLinks: true });
+  try {
+    return await searchOpened(opened.handle, opened.stat, relPath, re, context);
+  } finally {
+    await opened.handle.close();
+  }
+}
+
+async function searchOpened(handle: FileHandle, stat: Stats, relPath: string, re: RegExp, context: number): Promise<FileHits | "large" | undefined> {
   if (!stat.isFile()) return undefined;
   if (stat.size > MAX_SEARCH_FILE_BYTES) return "large";
   if (stat.size === 0 || binaryKindFromExtension(relPath)) return undefined;
-  const data = await fs.readFile(absPath);
+  const data = await handle.readFile();
   if (binaryKindFromContent(data.subarray(0, BINARY_SNIFF_BYTES))) return undefined;
   const lines = searchText(data.toString("utf8"), re, context);
   return lines ? { path: relPath, lines } : undefined;
@@ -119,7 +131,7 @@ async function builtInSearch(root: string, files: string[], re: RegExp, context:
   for (let i = 0; i < files.length && !outcome.stoppedEarly; i += READ_CONCURRENCY) {
     const batch = files.slice(i, i + READ_CONCURRENCY);
     const results = await Promise.all(
-      batch.map((rel) => searchFile(path.join(root, rel), rel, re, context).catch(() => undefined)),
+      batch.map((rel) => searchFile(root, rel, re, context).catch(() => undefined)),
     );
     for (const result of results) {
       outcome.filesSearched++;
@@ -263,6 +275,13 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   let outcome: SearchOutcome | undefined;
   const rg = findRipgrep(ctx.options.env);
   if (rg) outcome = await ripgrepSearch(rg, ws.root, relTarget, input, re, context, respectGitignore, signal).catch(() => undefined);
+  if (outcome) {
+    // ripgrep opens files by name, so a swapped folder could feed it a file from outside: it
+    // only picks the files, and what is shown is read again through a verified descriptor.
+    const picked = outcome;
+    outcome = await builtInSearch(ws.root, picked.hits.map((h) => h.path), re, context);
+    outcome = { ...outcome, engine: "ripgrep", filesSearched: picked.filesSearched, skippedLarge: picked.skippedLarge, stoppedEarly: picked.stoppedEarly || outcome.stoppedEarly };
+  }
   if (!outcome) {
     const files = target.isDirectory
       ? (await globFiles(ws.root, target.absolute, [input.glob ? anyDepth(input.glob) : "**/*"], { respectGitignore, signal })).sort()

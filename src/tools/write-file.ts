@@ -1,9 +1,9 @@
 import { promises as fs } from "node:fs";
-import path from "node:path";
 import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
-import { countTextLines, writeFileAtomic } from "../workspace/files.js";
+import { countTextLines } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
+import { writeInWorkspace } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { fingerprintOf, threadOf } from "./read-tracker.js";
 import { ToolFailure } from "./errors.js";
@@ -45,8 +45,8 @@ async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: str
   if (target.exists && !(await fs.stat(target.absolute)).isFile()) {
     throw new ToolFailure(`"${target.display}" is not a regular file (a device, socket or pipe); it cannot be written.`);
   }
-  await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-  const result = await writeFileAtomic(target.absolute, input.content);
+  // The folder is opened and verified, and the temp file and rename go through it (no race).
+  const result = await writeInWorkspace(ws, target.absolute, input.filePath, input.content);
   // The model knows what it just wrote, so edit_file may change it without reading it first.
   ctx.reads.record(threadId, target.absolute, fingerprintOf(input.content, await fs.stat(target.absolute)));
   return writeSummary(result.created, target.display, countTextLines(input.content), result.bytes);

@@ -356,7 +356,9 @@ function tempPathFor(absPath: string): string {
 
 async function statOrUndefined(absPath: string): Promise<Stats | undefined> {
   try {
-    return await fs.stat(absPath);
+    // lstat: a symlink put there meanwhile is replaced by the rename, never followed.
+    const stat = await fs.lstat(absPath);
+    return stat.isSymbolicLink() ? undefined : stat;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { createWriteStream, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync, type WriteStream } from "node:fs";
+import { createWriteStream, readdirSync, rmSync, type WriteStream } from "node:fs";
+import { ensureStateSubdir } from "../memory/state-dir.js";
 import path from "node:path";
 
 /**
@@ -118,15 +119,8 @@ export interface OutputCapture {
 
 /** Creates `.mini-cursor/output/` (and a `.gitignore` of `*`), refusing symlinked folders. */
 function ensureOutputDir(root: string): string {
-  const stateDir = path.join(root, STATE_DIR);
-  const outputDir = path.join(root, OUTPUT_DIR);
-  for (const dir of [stateDir, outputDir]) {
-    mkdirSync(dir, { recursive: true });
-    // A repository could ship `.mini-cursor` as a symlink to point our writes outside it.
-    if (!lstatSync(dir).isDirectory()) throw new Error(`${path.relative(root, dir)} is not a plain directory`);
-  }
-  writeFileSync(path.join(stateDir, ".gitignore"), "*\n", { flag: "w" });
-  return outputDir;
+  // A repository could ship `.mini-cursor` (or its .gitignore) as a symlink to point our writes outside it.
+  return ensureStateSubdir(root, path.basename(OUTPUT_DIR));
 }
 
 function pruneOldOutputs(outputDir: string): void {

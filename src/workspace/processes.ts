@@ -11,6 +11,8 @@ import {
   type OutputCapture,
   type TailRing,
 } from "./output-store.js";
+import { redactorFor } from "../security/redact.js";
+import { killSessionProcessesSync, reapDeadSessions, SESSION_ID, SESSION_VARIABLE, stopSessionProcesses } from "./session-processes.js";
 
 /**
  * The process runner behind execute_command: `bash -c` in its own process group with stdin
@@ -131,6 +133,8 @@ export function createProcessRegistry(): ProcessRegistry {
       // background map while we wait, and the second pass stops it too.
       await Promise.all([...foreground].map((stop) => stop()));
       const stopped = await Promise.all([...background.keys()].map(stopEntry));
+      // What left its group (setsid, daemons) still carries the session variable.
+      await stopSessionProcesses(KILL_GRACE_MS);
       return stopped.filter((p): p is BackgroundProcess => p !== undefined);
     },
     adopt(adopted) {
@@ -176,9 +180,13 @@ function rememberGroup(pgid: number): void {
   liveGroups.add(pgid);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
+  // Orphans of a mini-cursor that was SIGKILLed (and so could not clean up) go first.
+  reapDeadSessions();
   // Detached groups survive their parent; an exiting Node can still kill them synchronously.
+  // Processes that left their group (setsid) are found by the session variable they carry.
   process.once("exit", () => {
     for (const group of liveGroups) signalGroup(group, "SIGKILL");
+    killSessionProcessesSync();
   });
 }
 
@@ -269,7 +277,7 @@ export function buildShellScript(command: string): string {
 
 /** The child's environment: the base, plus hints that nothing should wait for a human. */
 export function buildEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...base, ...NON_INTERACTIVE_ENV };
+  return { ...base, ...NON_INTERACTIVE_ENV, [SESSION_VARIABLE]: SESSION_ID };
 }
 
 /** Exit status as a shell reports it: 128 + the signal number for a killed process. */
@@ -337,6 +345,8 @@ export interface RunCommandOptions {
   allowBackground?: boolean;
   /** How to start the shell; defaults to plain `bash -c`. */
   spawnSpec?: SpawnSpecBuilder;
+  /** Secret values redacted from the output before it is saved, shown or returned. */
+  redact?: readonly string[];
 }
 
 export type CommandStatus = "exited" | "timed_out" | "cancelled" | "background" | "failed_to_start";
@@ -381,12 +391,15 @@ export function effectiveTimeout(requested: number | undefined): { timeoutMs: nu
 const emptyOutput = (): CapturedOutput => ({ text: "", totalChars: 0, totalLines: 0, truncated: false });
 
 /** One pipe's bytes turned into text: UTF-8 decoded across chunk edges, escape codes removed. */
-function textReader(stream: "stdout" | "stderr", sink: (stream: "stdout" | "stderr", text: string) => void) {
+function textReader(stream: "stdout" | "stderr", sink: (stream: "stdout" | "stderr", text: string) => void, secrets: readonly string[] = []) {
   const decoder = new StringDecoder("utf8");
   const strip = createAnsiStripper();
+  // Before anything sees the text (the saved file, the terminal, the model): a secret printed
+  // in two pieces is held back until it can be told apart, then redacted whole.
+  const redactor = redactorFor(secrets).stream();
   return {
-    data: (buf: Buffer) => sink(stream, strip(decoder.write(buf))),
-    end: () => sink(stream, strip(decoder.end(), true)),
+    data: (buf: Buffer) => sink(stream, redactor.push(strip(decoder.write(buf)))),
+    end: () => sink(stream, redactor.push(strip(decoder.end(), true)) + redactor.flush()),
   };
 }
 
@@ -427,7 +440,7 @@ function createOutputRouter(child: ChildProcess, capture: OutputCapture, options
   };
 
   const ended = pipes.map((pipe, i) => {
-    const reader = textReader(i === 0 ? "stdout" : "stderr", sink);
+    const reader = textReader(i === 0 ? "stdout" : "stderr", sink, options.redact);
     pipe.on("data", reader.data);
     return new Promise<void>((resolve) => {
       pipe.once("end", () => {
@@ -462,7 +475,10 @@ type OutputRouter = ReturnType<typeof createOutputRouter>;
 /** After the shell exits: read what is still in the pipes, briefly, then stop any leftovers. */
 async function drainAndStopLeftovers(pid: number, router: OutputRouter): Promise<void> {
   const drained = router.ended.then(() => true);
-  const quiet = waitUntil(() => router.idleFor(EXIT_DRAIN_IDLE_MS), EXIT_DRAIN_MAX_MS);
+  // Quiet counts from the exit too: output written just before it may not have been read yet
+  // (a busy event loop), and a fast command has no earlier data to measure from.
+  const exitedAt = Date.now();
+  const quiet = waitUntil(() => router.idleFor(EXIT_DRAIN_IDLE_MS) && Date.now() - exitedAt >= EXIT_DRAIN_IDLE_MS, EXIT_DRAIN_MAX_MS);
   await Promise.race([drained, quiet]);
   await stopGroup(pid);
   router.destroy();

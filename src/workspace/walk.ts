@@ -3,6 +3,7 @@ import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { glob } from "tinyglobby";
 import { ALWAYS_HIDDEN, GITIGNORE_FILE } from "./ignore.js";
+import { openDirectorySync } from "./verified-open.js";
 
 /**
  * Walking the workspace for find_files and search_files: tinyglobby does the globbing, and an
@@ -99,9 +100,19 @@ export async function globFiles(root: string, baseAbs: string, patterns: string[
     if (!respect) return !ALWAYS_HIDDEN.has(entry.name);
     return !checker.ignored(toPosix(path.relative(root, dirAbs)), entry.name, entry.isDirectory());
   };
+  // Each folder is opened, verified to be inside the workspace, then read through its
+  // descriptor: a folder swapped for a symlink (or a symlink named in the pattern) lists nothing.
+  const ws = { root };
   const adapter = {
     readdir(dir: string, opts: unknown, callback: ReaddirCallback) {
-      fs.readdir(dir, { withFileTypes: true }, (err, entries) => {
+      let opened: ReturnType<typeof openDirectorySync>;
+      try {
+        opened = openDirectorySync(ws, dir);
+      } catch (err) {
+        return callback(err as NodeJS.ErrnoException, []);
+      }
+      fs.readdir(opened.path, { withFileTypes: true }, (err, entries) => {
+        opened.close();
         if (err) return callback(err, []);
         const abs = path.resolve(dir);
         callback(null, entries.filter((e) => keep(abs, e)));
@@ -109,7 +120,12 @@ export async function globFiles(root: string, baseAbs: string, patterns: string[
     },
     readdirSync(dir: string) {
       const abs = path.resolve(dir);
-      return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => keep(abs, e));
+      const opened = openDirectorySync(ws, dir);
+      try {
+        return fs.readdirSync(opened.path, { withFileTypes: true }).filter((e) => keep(abs, e));
+      } finally {
+        opened.close();
+      }
     },
   };
   const found = await glob(patterns, {
