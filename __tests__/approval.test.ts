@@ -17,16 +17,20 @@ test.each([
   expect(editReason(call, mode, []) !== null).toBe(asks);
 });
 
-test("always is remembered per tool for edits and per program for commands", () => {
-  expect(alwaysKey(cmd("npm test"))).toBe("execute_command:npm");
+test("always is remembered per tool for edits and per command prefix for commands", () => {
+  expect(alwaysKey(cmd("npm test"))).toBe("execute_command:npm test");
+  expect(alwaysKey(cmd("git log -5 src"))).toBe("execute_command:git log -5");
   expect(alwaysKey(write)).toBe("write_file");
   expect(editReason(write, "suggest", ["write_file"])).toBeNull();
 });
 
 test.each([
-  ["suggest", "ls", "ask"],
-  ["auto-edit", "ls", "ask"],
+  ["suggest", "ls", "run"],
+  ["auto-edit", "ls", "run"],
   ["full-auto", "ls", "run"],
+  ["suggest", "touch a", "ask"],
+  ["auto-edit", "touch a", "ask"],
+  ["full-auto", "touch a", "run"],
   ["full-auto", "rm -rf ~", "ask"],
   ["full-auto", "sudo apt install x", "ask"],
 ] as const)("%s: command %s → %s", async (mode, command, action) => {
@@ -42,8 +46,9 @@ test("an always answer covers a safe program's later commands, never a dangerous
   const tmp = makeTempDir();
   try {
     const ctx = { workspace: tmp.dir, home: "/home/nobody" };
-    expect((await classifyCall(cmd("npm run build"), "auto-edit", ["execute_command:npm"], ctx)).action).toBe("run");
-    const dangerous = await classifyCall(cmd("rm -rf /"), "auto-edit", ["execute_command:rm"], ctx);
+    expect((await classifyCall(cmd("npm run build"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("run");
+    expect((await classifyCall(cmd("npm run deploy"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("ask");
+    const dangerous = await classifyCall(cmd("rm -rf /"), "auto-edit", ["execute_command:rm", "execute_command:rm -rf"], ctx);
     expect(dangerous.action).toBe("ask");
     expect(dangerous.alwaysAsks).toBe(true);
   } finally {

@@ -3,7 +3,7 @@ import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/me
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { classifyCall, deniedMessage, refusedMessage } from "../agent/approval.js";
+import { approvalScope, classifyCall, deniedMessage, refusedMessage } from "../agent/approval.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
@@ -98,7 +98,7 @@ export function createAgentNode(runtime: AgentRuntime) {
 
 function normalizeResponse(value: unknown): ApprovalResponse {
   const v = (value ?? {}) as Partial<ApprovalResponse>;
-  const decision = v.decision === "approve" || v.decision === "always" ? v.decision : "deny";
+  const decision = v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
   return { decision, feedback: typeof v.feedback === "string" && v.feedback ? v.feedback : undefined };
 }
 
@@ -126,7 +126,7 @@ export function createApproveNode(runtime: AgentRuntime) {
         );
         continue;
       }
-      const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason! };
+      const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...approvalScope(decision) };
       const preview = await previewToolCall(runtime.tools, call, threadOf(config));
       if (preview) request.preview = preview;
       const response = normalizeResponse(interrupt(request));
@@ -139,7 +139,7 @@ export function createApproveNode(runtime: AgentRuntime) {
             content: deniedMessage(call.name, response.feedback, decision.alwaysAsks ? decision.reason : undefined),
           }),
         );
-      } else if (response.decision === "always" && !decision.alwaysAsks) {
+      } else if ((response.decision === "always" || response.decision === "always-project") && !decision.alwaysAsks) {
         always.push(...decision.alwaysKeys);
         added.push(...decision.alwaysKeys);
       }

@@ -158,17 +158,31 @@ const SUBCOMMAND_PROGRAMS = new Set([
   "poetry", "uv", "dotnet", "mvn", "gradle", "deno", "rustup", "brew", "apt", "apt-get", "gh", "terraform",
 ]);
 
+/** Subcommands whose next word names what runs (`npm run build`, `cargo run --bin x`). */
+const NAMED_RUNNERS = new Set(["run", "run-script", "exec", "x"]);
+
 /**
- * The allow rule an "always" answer saves for one command: the program, plus its subcommand
- * for tools such as npm and git (`npm test`, `git status`), never the rest of the arguments.
+ * The allow rule an "always" answer covers for one command: its exact prefix — the program,
+ * its subcommand for tools such as npm and git (`npm test`, `git log`), the script name after
+ * `npm run`, and the options shown before the first other argument (`git log -5`). It never
+ * widens to other options, so "always" for `git status` does not cover `git -c … log`.
  */
 export function ruleForCommand(argv: readonly string[]): string | undefined {
   const program = argv[0] ? path.basename(argv[0]) : "";
-  if (!program || /\s/.test(program)) return undefined;
-  const sub = argv[1];
-  if (SUBCOMMAND_PROGRAMS.has(program) && sub && /^[A-Za-z0-9][\w:.-]*$/.test(sub)) return `${program} ${sub}`;
-  return program;
+  if (!program || !plainWord(program)) return undefined;
+  const words = [program];
+  let i = 1;
+  if (SUBCOMMAND_PROGRAMS.has(program) && argv[1] && /^[A-Za-z0-9][\w:.-]*$/.test(argv[1])) {
+    words.push(argv[1]);
+    i = 2;
+    if (NAMED_RUNNERS.has(argv[1]) && argv[2] && plainWord(argv[2]) && !argv[2].startsWith("-")) words.push(argv[i++]!);
+  }
+  for (; i < argv.length && argv[i]!.startsWith("-") && argv[i] !== "--" && plainWord(argv[i]!); i++) words.push(argv[i]!);
+  return words.join(" ");
 }
+
+/** A word a rule can hold as written: no spaces, quotes, or the `*`/`?` that rules read as patterns. */
+const plainWord = (w: string) => w.length > 0 && !/[\s*?'"\\$`]/.test(w);
 
 /**
  * Adds allow rules to `.mini-cursor/config.json` (created if needed; other content kept).

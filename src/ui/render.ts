@@ -1,6 +1,7 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import { formatCost } from "../agent/cost.js";
 import type { AgentEvent, TokenUsage } from "../agent/events.js";
+import { sanitizeForTerminal } from "./sanitize.js";
 import { createSpinner, type Spinner } from "./spinner.js";
 
 /** Longest argument value shown in a tool-call line before it is shortened. */
@@ -65,7 +66,7 @@ export function formatArgs(args: Record<string, unknown>): string {
         const size = typeof value === "string" ? `, ${value.split("\n").length} lines` : "";
         text = `${text.slice(0, MAX_ARG_CHARS - 1)}…"${size ? ` (${formatBytes(Buffer.byteLength(String(value)))}${size})` : ""}`;
       }
-      return `${key}=${text}`;
+      return `${key}=${sanitizeForTerminal(text)}`;
     })
     .join(" ");
 }
@@ -97,6 +98,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
   let streamedThisStep = false;
   let outputMidLine = false;
 
+  // Everything but our own colours goes through sanitizeForTerminal before it gets here.
   const write = (text: string) => {
     spinner.stop();
     out.write(text);
@@ -122,7 +124,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
       line("");
     },
     note(text) {
-      line(text);
+      line(sanitizeForTerminal(text));
     },
     pause() {
       spinner.stop();
@@ -130,7 +132,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
     event(event) {
       switch (event.type) {
         case "run_start":
-          line(`${c.cyan("❯")} ${event.task}`);
+          line(`${c.cyan("❯")} ${sanitizeForTerminal(event.task)}`);
           break;
         case "step":
           streamedThisStep = false;
@@ -139,16 +141,16 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           break;
         case "token":
           streamedThisStep = true;
-          write(event.text);
+          write(sanitizeForTerminal(event.text));
           break;
         case "tool_call":
-          line(`${c.yellow("→")} ${c.bold(event.name)} ${c.dim(formatArgs(event.args))}`);
+          line(`${c.yellow("→")} ${c.bold(sanitizeForTerminal(event.name))} ${c.dim(formatArgs(event.args))}`);
           busy(`running ${event.name}`);
           break;
         case "tool_output": {
-          const text = event.text.replace(/\r?\n$/, "");
+          const text = sanitizeForTerminal(event.text).replace(/\n$/, "");
           const prefix = outputMidLine ? "" : "  │ ";
-          write(c.dim(prefix + text.split(/\r?\n/).join("\n  │ ")) + (event.text.endsWith("\n") ? "\n" : ""));
+          write(c.dim(prefix + text.split("\n").join("\n  │ ")) + (event.text.endsWith("\n") ? "\n" : ""));
           outputMidLine = !event.text.endsWith("\n");
           busy("running");
           break;
@@ -162,12 +164,12 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           if (event.diff && ok) {
             for (const d of diffLines(event.diff)) {
               const colour = d.startsWith("+") ? c.green : d.startsWith("-") ? c.red : d.startsWith("@@") ? c.cyan : c.dim;
-              line(colour(`    ${d.slice(0, 200)}`));
+              line(colour(`    ${sanitizeForTerminal(d.slice(0, 200))}`));
             }
             break;
           }
           const preview = event.content.split("\n").slice(0, RESULT_PREVIEW_LINES);
-          for (const p of preview) line(c.dim(`    ${p.slice(0, 160)}`));
+          for (const p of preview) line(c.dim(`    ${sanitizeForTerminal(p.slice(0, 160))}`));
           break;
         }
         case "compaction":
@@ -179,21 +181,21 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           busy("thinking");
           break;
         case "loop_guard":
-          line(c.yellow(`  ⚠ ${event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`}`));
+          line(c.yellow(`  ⚠ ${sanitizeForTerminal(event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`)}`));
           break;
         case "approval": {
-          const verdict = event.response.decision === "deny" ? c.red("declined") : c.green(event.response.decision === "always" ? "approved (always)" : "approved");
-          line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${event.response.feedback}`) : ""}`);
+          const verdict = event.response.decision === "deny" ? c.red("declined") : c.green(event.response.decision === "always" ? "approved (always, this session)" : event.response.decision === "always-project" ? "approved (always, saved for this project)" : "approved");
+          line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`);
           break;
         }
         case "usage":
           break;
         case "final":
-          if (!streamedThisStep && event.text) line(event.text);
+          if (!streamedThisStep && event.text) line(sanitizeForTerminal(event.text));
           else if (midLine) write("\n");
           break;
         case "error":
-          line(c.red(`✗ ${event.message}`));
+          line(c.red(`✗ ${sanitizeForTerminal(event.message)}`));
           if (options.verbose && event.stack) line(c.dim(event.stack));
           break;
         case "run_end":
