@@ -11,6 +11,7 @@ import type { LoopThread } from "../src/loop/memory.js";
 import { withSavedAlwaysRules } from "../src/security/always.js";
 import { addAllowRules, loadProjectRules, ruleForCommand, RulesError } from "../src/security/rules.js";
 import { createTools } from "../src/tools/index.js";
+import { contentHash, trustFile } from "../src/security/trust.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
@@ -18,7 +19,10 @@ let tmp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
   tmp = makeTempDir();
 });
-afterEach(() => tmp.cleanup());
+afterEach(() => {
+  tmp.cleanup();
+  delete process.env.MINI_CURSOR_TRUST_FILE;
+});
 
 const writeJson = (rel: string, value: unknown) => {
   mkdirSync(path.dirname(path.join(tmp.dir, rel)), { recursive: true });
@@ -159,6 +163,11 @@ test("'always' keys cover every command a line runs, by the exact prefix shown",
 
 test("project rules: deny refuses unasked, allow runs in every mode, ask always asks", async () => {
   writeJson("mini-cursor.config.json", { commands: { allow: ["npm test"], ask: ["git push"], deny: [{ command: "curl", reason: "no downloads" }] } });
+  // The committed file's allow rules apply once the user trusts its content (config-trust.test.ts).
+  const store = path.join(tmp.dir, "trust.json");
+  process.env.MINI_CURSOR_TRUST_FILE = store;
+  const file = path.join(tmp.dir, "mini-cursor.config.json");
+  trustFile(store, file, contentHash(readFileSync(file, "utf8")));
   const ctx = { workspace: tmp.dir };
   expect(await classifyCall(cmd("npm test"), "suggest", [], ctx)).toMatchObject({ action: "run" });
   expect(await classifyCall(cmd("git push origin main"), "full-auto", ["execute_command:git"], ctx)).toMatchObject({

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
@@ -55,6 +56,8 @@ const settingsSchema = z.object({
   record: z.string().min(1).optional(),
   /** --replay: serve the model responses from this recording instead of a provider (absolute path). */
   replay: z.string().min(1).optional(),
+  /** Repo-config trust (issue 16): where trusted `mini-cursor.config.json` contents are remembered. */
+  trustStore: z.string().min(1),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -171,6 +174,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     passEnv: parsePassEnv(env.MINI_CURSOR_PASS_ENV),
     record,
     replay,
+    trustStore: trustStorePath(env),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {
@@ -201,4 +205,18 @@ export function isInteractiveTerminal(): boolean {
 /** Studio and tests read a few settings without flags; this keeps them going through here. */
 export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
   return loadSettings(overrides, readEnvironment());
+}
+
+// Repo-config trust (issue 16) ----------------------------------------------------------------
+
+/**
+ * Where the user's trust in repositories' `mini-cursor.config.json` files is remembered (path and
+ * content hash), outside every repository: MINI_CURSOR_TRUST_FILE, else
+ * `$XDG_CONFIG_HOME/mini-cursor/trusted-configs.json` (default `~/.config/...`).
+ */
+export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = nonEmpty(env.MINI_CURSOR_TRUST_FILE);
+  if (explicit) return path.resolve(explicit);
+  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
+  return path.join(base, "mini-cursor", "trusted-configs.json");
 }

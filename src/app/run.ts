@@ -6,6 +6,7 @@ import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-p
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
 import { pausingKeys, runRepl, watchKeys } from "../ui/repl.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
+import { confirmConfigTrust } from "./config-trust.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
 import { onStopSignals } from "./signals.js";
@@ -78,6 +79,7 @@ async function keepServersUp(session: Session, renderer: Renderer): Promise<void
 export async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
+  await confirmConfigTrust(settings, interactive, renderer);
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   const abort = new AbortController();
@@ -120,6 +122,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
 export async function runInteractive(settings: Settings, version: string): Promise<number> {
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
+  await confirmConfigTrust(settings, interactive, renderer);
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   try {

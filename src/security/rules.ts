@@ -2,6 +2,8 @@ import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "n
 import path from "node:path";
 import { z } from "zod";
 import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
+import { trustStorePath } from "../settings.js";
+import { contentHash, isTrusted } from "./trust.js";
 import type { Word } from "./shell-parse.js";
 
 /**
@@ -19,6 +21,8 @@ import type { Word } from "./shell-parse.js";
 /** Where rules are read from, relative to the workspace root; the first is where "always" saves. */
 export const RULES_FILES = [`${STATE_DIR_NAME}/config.json`, "mini-cursor.config.json"] as const;
 export const LOCAL_RULES_FILE = RULES_FILES[0];
+/** The file a repository commits: its loosening rules need the user's trust (see trust.ts). */
+export const SHARED_RULES_FILE = RULES_FILES[1];
 
 export type RuleKind = "allow" | "ask" | "deny";
 
@@ -40,6 +44,18 @@ export interface ProjectRules {
   passEnv: string[];
   /** Rules files that exist, relative to the workspace. */
   files: string[];
+  /** Loosening rules of the committed file that were left out because the user has not trusted its content. */
+  untrusted?: UntrustedRules;
+}
+
+export interface UntrustedRules {
+  /** Relative to the workspace. */
+  file: string;
+  /** Absolute path, and the SHA-256 of the content that would be trusted. */
+  path: string;
+  hash: string;
+  allow: string[];
+  passEnv: string[];
 }
 
 /** The rules file is not valid JSON or not in the expected shape. */
@@ -70,9 +86,13 @@ type RulesFile = z.infer<typeof fileSchema>;
 
 export const EMPTY_RULES: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
 
-const cache = new Map<string, { stamp: string; parsed: RulesFile }>();
+const cache = new Map<string, { stamp: string; parsed: RulesFile; hash: string }>();
 
 function readRulesFile(absolute: string, relative: string): RulesFile | undefined {
+  return readRulesFileWithHash(absolute, relative)?.parsed;
+}
+
+function readRulesFileWithHash(absolute: string, relative: string): { parsed: RulesFile; hash: string } | undefined {
   let stamp: string;
   try {
     const st = statSync(absolute);
@@ -81,10 +101,16 @@ function readRulesFile(absolute: string, relative: string): RulesFile | undefine
     return undefined;
   }
   const hit = cache.get(absolute);
-  if (hit && hit.stamp === stamp) return hit.parsed;
+  if (hit && hit.stamp === stamp) return hit;
   let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(readFileSync(absolute, "utf8"));
+    text = readFileSync(absolute, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    json = JSON.parse(text);
   } catch (err) {
     throw new RulesError(`${relative} is not valid JSON: ${(err as Error).message}`);
   }
@@ -93,8 +119,9 @@ function readRulesFile(absolute: string, relative: string): RulesFile | undefine
     const issue = result.error.issues[0]!;
     throw new RulesError(`${relative}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
   }
-  cache.set(absolute, { stamp, parsed: result.data });
-  return result.data;
+  const entry = { stamp, parsed: result.data, hash: contentHash(text) };
+  cache.set(absolute, entry);
+  return entry;
 }
 
 /** Splits a rule into words (whitespace separated). */
@@ -102,21 +129,35 @@ export function ruleWords(text: string): string[] {
   return text.trim().split(/\s+/).filter(Boolean);
 }
 
-/** Reads and merges the rules files of a workspace; throws RulesError when one is invalid. */
-export function loadProjectRules(workspace: string): ProjectRules {
+/**
+ * Reads and merges the rules files of a workspace; throws RulesError when one is invalid. The
+ * committed file's allow rules and passEnv apply only when the trust store (default:
+ * `trustStorePath()`) holds its current content; otherwise they are left out and described in
+ * `untrusted`.
+ */
+export function loadProjectRules(workspace: string, options: { trustStore?: string } = {}): ProjectRules {
   const rules: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
   for (const relative of RULES_FILES) {
-    const parsed = readRulesFile(path.join(workspace, relative), relative);
-    if (!parsed) continue;
+    const absolute = path.join(workspace, relative);
+    const read = readRulesFileWithHash(absolute, relative);
+    if (!read) continue;
+    const { parsed, hash } = read;
     rules.files.push(relative);
+    const text = (entry: z.infer<typeof ruleSchema>) => (typeof entry === "string" ? entry.trim() : entry.command.trim());
+    const loosening = (parsed.commands?.allow ?? []).length > 0 || (parsed.passEnv ?? []).length > 0;
+    const trusted = relative !== SHARED_RULES_FILE || !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
+    if (!trusted) {
+      rules.untrusted = { file: relative, path: absolute, hash, allow: (parsed.commands?.allow ?? []).map(text), passEnv: parsed.passEnv ?? [] };
+    }
     for (const kind of ["allow", "ask", "deny"] as const) {
+      if (kind === "allow" && !trusted) continue;
       for (const entry of parsed.commands?.[kind] ?? []) {
         const text = typeof entry === "string" ? entry.trim() : entry.command.trim();
         const reason = typeof entry === "string" ? undefined : entry.reason;
         rules[kind].push({ kind, text, words: ruleWords(text), reason, file: relative });
       }
     }
-    rules.passEnv.push(...(parsed.passEnv ?? []));
+    if (trusted) rules.passEnv.push(...(parsed.passEnv ?? []));
   }
   return rules;
 }
