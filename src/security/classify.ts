@@ -199,7 +199,7 @@ function analyzeScript(script: string, state: State, depth: number): void {
   }
   // Redirections are checked against every directory the script may be in by then.
   for (const write of parsed.writes) {
-    const places = state.cwds.map((cwd) => locate(write.target, cwd, state.places));
+    const places = state.cwds.map((cwd) => throughLinks(locate(write.target, cwd, state.places), state));
     if (places.some((p) => p.kind !== "null-device")) state.notReadOnly.push(`${write.op} ${write.target.raw}`);
     const bad = places.find((p) => isOutside(p.kind)) ?? places.find((p) => p.kind === "unknown") ?? places.find((p) => isGitDir(p, state));
     if (!bad) continue;

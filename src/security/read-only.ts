@@ -187,7 +187,7 @@ const READ_ONLY: Record<string, Check> = {
   cksum: any,
   od: any,
   hexdump: any,
-  xxd: both(without("-r", "-revert"), (args) => positionals(args).length <= 1),
+  xxd: both(without("-r", "-revert"), (args) => positionalsOf(args, ["-l", "-len", "-s", "-seek", "-c", "-cols", "-g", "-groupsize", "-o", "-offset"]).length <= 1),
   strings: any,
   ps: any,
   nproc: any,
