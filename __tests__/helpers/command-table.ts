@@ -165,6 +165,10 @@ export const TABLE: Array<[string, Kind]> = [
   ["git commit --allow-empty -m x", "M"],
   ["sed -n 'p' f.txt > g.txt", "M"],
   ["rm -rf build/ && npm run build", "M"],
+  ["cat <<EOF > notes.txt\nx\nEOF", "M"],
+  ["cat <<EOF | sh\nnpm test\nEOF", "M"],
+  ["npx prettier --check .", "M"],
+  ["a=$\"ls\"; $a", "D"],
 
   // --- Dangerous: asks in every mode -------------------------------------------------------
   // Deleting outside the workspace, however it is spelled.
@@ -246,6 +250,11 @@ export const TABLE: Array<[string, Kind]> = [
   ["fakeroot rm -rf ~/x", "D"],
   ["faketime '2020-01-01' rm -rf ~/x", "D"],
   ["uv run rm -rf ~/x", "D"],
+  ["npx rimraf ~/x", "D"],
+  ["npx -y rimraf ~/x", "D"],
+  ["npm exec -- rm -rf ~/x", "D"],
+  ["npx -c 'rm -rf ~/x'", "D"],
+  ["pnpm dlx rimraf ~/x", "D"],
   ["bash -c 'rm -rf ~/x'", "D"],
   ["sh -c \"sh -c 'rm -rf ~/x'\"", "D"],
   ["eval 'rm -rf ~/x'", "D"],
@@ -373,6 +382,10 @@ export const TABLE: Array<[string, Kind]> = [
   ["bash <<< 'rm -rf ~/x'", "D"],
   ["sh <<'EOF'\nrm -rf ~/x\nEOF", "D"],
   ["bash <<< \"$SCRIPT\"", "D"],
+  ["cat <<EOF | sh\nrm -rf ~/x\nEOF", "D"],
+  ["cat <<EOF && rm -rf ~/x\nx\nEOF", "D"],
+  ["cat <<EOF > ~/.bashrc\nx\nEOF", "D"],
+  ["python3 - <<EOF | sh\nprint('rm -rf ~/x')\nEOF", "D"],
   // System.
   ["shutdown -h now", "D"],
   ["reboot", "D"],

@@ -194,7 +194,8 @@ function analyzeScript(script: string, state: State, depth: number): void {
     checkProgramVariable(a.name, a.value, state, depth);
   }
   for (const command of parsed.commands) {
-    const words = command.words.map((w) => resolveVariable(w, state));
+    // Arguments only: a command name from a variable stays unreadable (`$a`).
+    const words = command.words.map((w, i) => (i === 0 ? w : resolveVariable(w, state)));
     examine(words, command.stdin, command.text, state, depth);
   }
   // Redirections are checked against every directory the script may be in by then.
@@ -255,7 +256,7 @@ function examine(words: Word[], stdin: StdinSource | undefined, text: string, st
     if (inner.cwd) enter(inner.cwd);
     if (inner.delegated) return restore();
     if (inner.words.length === 0) break;
-    current = inner.words.map((w) => resolveVariable(w, state));
+    current = inner.words.map((w, i) => (i === 0 ? w : resolveVariable(w, state)));
   }
   if (current.length === 0) return restore();
   // A shell running a script we could read is not a command of its own: the script's are.
@@ -325,6 +326,14 @@ function optionValue(options: Word[], names: readonly string[]): Word | undefine
 const afterOptions =
   (valued: readonly string[]): Unwrapper =>
   (args) => ({ words: args.slice(skipOptions(args, valued)) });
+
+/** `npx` / `npm exec`: the command after the options (and `--`), or the `-c` script. */
+function npmExec(args: Word[], state: State, depth: number): Unwrapped {
+  const i = skipOptions(args, ["-p", "--package", "-c", "--call", "-w", "--workspace"]);
+  const script = optionValue(args.slice(0, i), ["-c", "--call"]);
+  if (script) return { words: [], delegated: runScript(script, "npx -c", state, depth) };
+  return { words: args.slice(i) };
+}
 
 /** strace / ltrace: the traced command, and the log file `-o` writes. */
 function traced(args: Word[], state: State, valued: readonly string[]): Unwrapped {
@@ -498,8 +507,12 @@ const WRAPPERS: Record<string, Unwrapper> = {
   poetry: (args) => (args[0]?.value === "run" ? { words: args.slice(1 + skipOptions(args.slice(1), [])) } : undefined),
   pipenv: (args) => (args[0]?.value === "run" ? { words: args.slice(1) } : undefined),
   bundle: (args) => (args[0]?.value === "exec" ? { words: args.slice(1) } : undefined),
-  pnpm: (args) => (args[0]?.value === "exec" ? { words: args.slice(1 + skipOptions(args.slice(1), [])) } : undefined),
-  yarn: (args) => (args[0]?.value === "exec" ? { words: args.slice(1 + skipOptions(args.slice(1), [])) } : undefined),
+  pnpm: (args) => (["exec", "dlx"].includes(args[0]?.value ?? "") ? { words: args.slice(1 + skipOptions(args.slice(1), ["--package"])) } : undefined),
+  yarn: (args) => (["exec", "dlx"].includes(args[0]?.value ?? "") ? { words: args.slice(1 + skipOptions(args.slice(1), ["-p", "--package"])) } : undefined),
+  // `npx rimraf ~` runs the package's command with those arguments; `npx -c '…'` runs a script.
+  npx: (args, state, depth) => npmExec(args, state, depth),
+  bunx: afterOptions(["-p", "--package"]),
+  npm: (args, state, depth) => (["exec", "x"].includes(args[0]?.value ?? "") ? npmExec(args.slice(1), state, depth) : undefined),
   xargs: (args) => {
     const i = skipOptions(args, ["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--eof", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"]);
     const fromStdin: Word = { value: "<stdin>", dynamic: true, raw: "(arguments from stdin)", kind: "xargs" };
@@ -532,7 +545,7 @@ function resolveVariable(word: Word, state: State): Word {
   if (!m) return word;
   const known = state.vars.get(m[1] ?? m[2]!);
   const rest = m[3] ?? "";
-  if (!known || /[$`]/.test(rest)) return word;
+  if (!known || /[$`]/.test(rest) || /[$`]/.test(known.value)) return word;
   return { ...word, value: known.value + rest, dynamic: false };
 }
 
@@ -1005,6 +1018,9 @@ function staticEcho(from: SimpleCommand[]): string | undefined {
     return flags.some((f) => f.value.includes("e")) ? decodeAnsiC(body) : body;
   }
   if (name === "printf" && args.length > 0) return decodeAnsiC(args.map((a) => a.value).join(" "));
+  // `cat <<EOF | sh`: cat prints the heredoc.
+  const input = from[0]!.stdin;
+  if (name === "cat" && args.length === 0 && input?.kind === "text" && !input.dynamic) return input.text;
   return undefined;
 }
 

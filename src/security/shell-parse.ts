@@ -232,7 +232,19 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
         if (child === body || child.id === body?.id) continue;
         input = readRedirect(child, out) ?? input;
       }
-      return body ? visit(body, out, input) : [];
+      const cmds = body ? visit(body, out, input) : [];
+      // The rest of the line after `<<EOF` sits inside the heredoc node: `cat <<EOF > f`,
+      // `cat <<EOF | sh`, `cat <<EOF && rm …`.
+      for (const child of node.namedChildren) {
+        if (child.type !== "heredoc_redirect") continue;
+        for (const rest of child.namedChildren) {
+          if (["heredoc_start", "heredoc_body", "heredoc_end"].includes(rest.type)) continue;
+          if (rest.type === "file_redirect" || rest.type === "herestring_redirect") readRedirect(rest, out);
+          else if (rest.type === "pipeline" || rest.type === "command") cmds.push(...visit(rest, out, { kind: "pipe", from: cmds.slice() }));
+          else visit(rest, out, undefined);
+        }
+      }
+      return cmds;
     }
     case "function_definition": {
       const name = node.childForFieldName("name");
