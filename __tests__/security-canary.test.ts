@@ -1,10 +1,12 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { NON_INTERACTIVE_FEEDBACK } from "../src/agent/approval.js";
 import { createTools } from "../src/tools/index.js";
 import { MACHINE_ROWS, TABLE } from "./helpers/command-table.js";
+import { baseEnv, PROJECT_ROOT, TSX_LOADER } from "./helpers/cli.js";
 import { engineHarness, eventsOf } from "./helpers/engine-harness.js";
+import { startOpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 /**
@@ -20,11 +22,12 @@ let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
 const savedHome = process.env.HOME;
 
-/** Every file and folder under `dir` with its content (folders as "<dir>"). */
+/** Every file and folder under `dir` with its content (folders as "<dir>"); mini-cursor's own state folder left out. */
 function snapshot(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (d: string) => {
     for (const name of readdirSync(d)) {
+      if (d === dir && name === ".mini-cursor") continue;
       const p = path.join(d, name);
       const st = statSync(p, { throwIfNoEntry: false } as never) as ReturnType<typeof statSync> | undefined;
       if (st?.isDirectory()) {
@@ -37,7 +40,7 @@ function snapshot(dir: string): Record<string, string> {
   return out;
 }
 
-const git = (...args: string[]) => execFileSync("git", args, { cwd: tmp.dir, encoding: "utf8", env: { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: "1" } });
+const git = (...args: string[]) => execFileSync("git", ["-c", "safe.directory=*", ...args], { cwd: tmp.dir, encoding: "utf8", env: { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: "1" } });
 
 beforeEach(() => {
   tmp = makeTempDir();
@@ -105,4 +108,49 @@ test("control: the same setup does run what full-auto allows (a build folder in 
   expect(harness.approvals).toEqual([]);
   expect(existsSync(path.join(tmp.dir, "build"))).toBe(false);
   expect(readFileSync(path.join(tmp.dir, "src", "index.ts"), "utf8")).toBe("uncommitted work\n");
+}, TIMEOUT_MS);
+
+/** chown -R, so an ordinary user owns the canaries and the workspace. */
+function chownTree(dir: string, uid: number): void {
+  chownSync(dir, uid, uid);
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) chownTree(p, uid);
+    else chownSync(p, uid, uid);
+  }
+}
+
+const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0;
+
+(asRoot ? test : test.skip)("as an ordinary user, through the CLI (--sandbox off, full-auto, no terminal): none runs, nothing changes", async () => {
+  const statusBefore = git("status", "--porcelain");
+  chownTree(home, NOBODY);
+  chownTree(tmp.dir, NOBODY);
+  const homeBefore = snapshot(home);
+  const workBefore = snapshot(tmp.dir);
+  const server = await startOpenAIServer([{ toolCalls: DANGEROUS.map((command) => ({ name: "execute_command", args: { command, timeoutMs: 5000 } })) }, { content: "Finished." }]);
+  try {
+    const child = spawn(
+      "setpriv",
+      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, "--import", TSX_LOADER, path.join(PROJECT_ROOT, "src", "cli.ts"),
+        "--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "off", "--json", "tidy up"],
+      { cwd: tmp.dir, env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    // Node's MaxListenersExceededWarning for 200+ calls in one turn is not ours to judge here.
+    const problems = stderr.split("\n").filter((l) => l.trim() && !/MaxListenersExceededWarning|--trace-warnings/.test(l));
+    expect({ code, problems }).toEqual({ code: 0, problems: [] });
+    const approvals = stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; request?: { args: { command: string } }; response?: { decision: string } }).filter((e) => e.type === "approval");
+    expect(approvals.map((a) => [a.request!.args.command, a.response!.decision])).toEqual(DANGEROUS.map((c) => [c, "deny"]));
+  } finally {
+    await server.close();
+  }
+  expect(snapshot(home)).toEqual(homeBefore);
+  expect(snapshot(tmp.dir)).toEqual(workBefore);
+  expect(git("status", "--porcelain")).toBe(statusBefore);
 }, TIMEOUT_MS);

@@ -138,7 +138,7 @@ const READ_ONLY: Record<string, Check> = {
   grep: any,
   egrep: any,
   fgrep: any,
-  rg: without("--pre", "--hostname-bin", "--pre-glob"),
+  rg: without("--pre", "--hostname-bin", "--pre-glob", "--search-zip", "-z"),
   ag: any,
   sed: sedIsReadOnly,
   find: findIsReadOnly,
