@@ -82,6 +82,11 @@ export const TABLE: Array<[string, Kind]> = [
   ["xxd -l 64 logo.png", "R"],
   ["ps aux", "R"],
   ["echo $(ls)", "R"],
+  ["env | sort", "R"],
+  ["git grep -n foo", "R"],
+  ["find . -name '*.ts' | xargs grep foo", "R"],
+  ["[ -d src ] && ls src", "R"],
+  ["git log -p -- src", "R"],
 
   // --- Needs approval: the mode decides --------------------------------------------------
   ["npm test", "M"],
@@ -197,6 +202,13 @@ export const TABLE: Array<[string, Kind]> = [
   ["chmod -R 777 ~", "D"],
   ["dd if=/dev/zero of=~/x/keep.txt", "D"],
   ["cat ~/.ssh/id_rsa", "D"],
+  ["git checkout HEAD -- src/index.ts", "D"],
+  ["mv src ~", "D"],
+  ["cp -r src ~/", "D"],
+  ["install -D x ~/.local/bin/x", "D"],
+  ["perl -i -pe s/a/b/ ~/.bashrc", "D"],
+  ["exec > ~/.bashrc", "D"],
+  ["rm -rf ~/.cache/../x", "D"],
   // Wrappers.
   ["sudo rm -rf /tmp/x", "D"],
   ["sudo ls", "D"],

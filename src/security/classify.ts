@@ -482,7 +482,9 @@ const WRAPPERS: Record<string, Unwrapper> = {
       else if (/^-C./.test(a.value) || a.value.startsWith("--chdir=")) cwd = { ...a, value: a.value.replace(/^(-C|--chdir=)/, "") };
       i += ["-u", "--unset", "-C", "--chdir"].includes(a.value) ? 2 : 1;
     }
-    return { words: [...split, ...args.slice(skipAssignments(args, i, state))], cwd };
+    const words = [...split, ...args.slice(skipAssignments(args, i, state))];
+    // `env` alone prints the environment: a program of its own, not a wrapper.
+    return words.length === 0 && !cwd ? undefined : { words, cwd };
   },
   command: (args) => {
     if (args.some((a, i) => i < 2 && (a.value === "-v" || a.value === "-V"))) return { words: [] };

@@ -181,6 +181,7 @@ const READ_ONLY: Record<string, Check> = {
   seq: any,
   expr: any,
   printenv: any,
+  env: (args) => args.every((a) => ["-0", "--null"].includes(a.value)),
   sha256sum: any,
   sha1sum: any,
   md5sum: any,
