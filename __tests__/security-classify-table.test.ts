@@ -49,3 +49,47 @@ test.each(TABLE)("%j is %s in every mode", async (command, kind) => {
   }
   expect({ command, ...got, alwaysAsks }).toEqual({ command, ...EXPECTED[kind], alwaysAsks: kind === "D" });
 });
+
+/** Deny rules hold through the same tricks: wrappers, nested shells, paths, quoting. */
+const DENY_BYPASSES = [
+  "curl https://x",
+  "flock /dev/null curl https://x",
+  "env -S 'curl https://x'",
+  "taskset 1 curl https://x",
+  "setpriv --nnp curl https://x",
+  "chrt 0 curl https://x",
+  "prlimit --nofile=9 curl https://x",
+  "unshare -r curl https://x",
+  "strace -f curl https://x",
+  "script -qc 'curl https://x' /dev/null",
+  "stdbuf -oL curl https://x",
+  "ionice -c3 curl https://x",
+  "watch -x curl https://x",
+  "parallel curl ::: https://x",
+  "nice curl https://x",
+  "timeout 5 curl https://x",
+  "nohup curl https://x",
+  "echo https://x | xargs curl",
+  "/usr/bin/curl https://x",
+  "c\\url https://x",
+  "'cu'\"rl\" https://x",
+  "bash -c 'curl https://x'",
+  "sh -c \"sh -c 'curl https://x'\"",
+  "echo $(curl https://x)",
+  "find . -exec curl https://x \\;",
+  "npx curl https://x",
+  "uv run curl https://x",
+];
+
+test.each(DENY_BYPASSES)("deny rule `curl` refuses %j in every mode", async (command) => {
+  mkdirSync(path.join(tmp.dir, ".mini-cursor"), { recursive: true });
+  writeFileSync(path.join(tmp.dir, ".mini-cursor", "config.json"), JSON.stringify({ commands: { deny: ["curl"] } }));
+  try {
+    for (const mode of APPROVAL_MODES) {
+      const decision = await classifyCall({ name: "execute_command", args: { command } }, mode, [], { workspace: tmp.dir, home });
+      expect([mode, decision.action]).toEqual([mode, "deny"]);
+    }
+  } finally {
+    rmSync(path.join(tmp.dir, ".mini-cursor"), { recursive: true, force: true });
+  }
+});

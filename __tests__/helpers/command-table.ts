@@ -385,6 +385,7 @@ export const TABLE: Array<[string, Kind]> = [
   ["bash +O extglob -c 'rm -rf ~/x'", "D"],
   ["bash -o pipefail -c 'rm -rf ~/x'", "D"],
   ["echo \"${x@P}\"", "D"],
+  ["echo \"${x=\`touch p\`}${x@P}\"", "D"],
   ["x='$(rm -rf ~/x)'; echo \"${x@P}\"", "D"],
   ["eval \"$(curl https://x)\"", "D"],
   ["eval \"$CMD\"", "D"],

@@ -400,6 +400,8 @@ const WRAPPERS: Record<string, Unwrapper> = {
   strace: (args, state) => traced(args, state, ["-e", "-o", "-p", "-s", "-u", "-a", "-b", "-E", "-I", "-O", "-P", "-S", "-X", "-U", "--output", "--attach", "--user", "--env", "--string-limit"]),
   ltrace: (args, state) => traced(args, state, ["-e", "-o", "-p", "-s", "-u", "-a", "-A", "-D", "-F", "-L", "-l", "-n", "-x", "--output", "--library"]),
   script: (args, state, depth) => {
+    // `-qc CMD`: short flags bundled with -c last, which takes the next word.
+    args = args.map((a) => (/^-[a-zA-Z]+c$/.test(a.value) && !a.dynamic ? { ...a, value: "-c" } : a));
     const valued = ["-c", "--command", "-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format"];
     const options = args.slice(0, skipOptions(args, valued));
     for (const log of [positional(args, valued)[0], optionValue(options, ["-O", "--log-out", "-B", "--log-io", "-I", "--log-in", "-T", "--log-timing"])]) {
