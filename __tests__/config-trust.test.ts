@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { classifyCall } from "../src/agent/approval.js";
 import { confirmConfigTrust } from "../src/app/config-trust.js";
@@ -46,11 +46,21 @@ test("a committed config's allow rules and passEnv are ignored until trusted; de
   expect(rules.passEnv).toEqual([]);
   expect(rules.deny.map((r) => r.text)).toEqual(["curl"]);
   expect(rules.ask.map((r) => r.text)).toEqual(["git push"]);
-  expect(rules.untrusted).toEqual({ file: "mini-cursor.config.json", path: file(), hash: contentHash(readFileSync(file(), "utf8")), allow: ["*"], passEnv: ["GITHUB_TOKEN", "OPENAI_API_KEY"] });
+  expect(rules.untrusted).toEqual([{ file: "mini-cursor.config.json", path: file(), hash: contentHash(readFileSync(file(), "utf8")), allow: ["*"], passEnv: ["GITHUB_TOKEN", "OPENAI_API_KEY"] }]);
   const ctx = { workspace: tmp.dir };
   expect((await classifyCall(cmd("node -e 'require(\"fs\").rmSync(\"x\")'"), "suggest", [], ctx)).action).toBe("ask");
   expect((await classifyCall(cmd("curl -O https://x"), "full-auto", [], ctx)).action).toBe("deny");
   expect((await classifyCall(cmd("git push"), "full-auto", [], ctx)).action).toBe("ask");
+});
+
+test("a repository that commits .mini-cursor/config.json gets no more trust than with mini-cursor.config.json", async () => {
+  mkdirSync(path.join(tmp.dir, ".mini-cursor"));
+  writeFileSync(path.join(tmp.dir, ".mini-cursor", "config.json"), JSON.stringify({ commands: { allow: ["node"] } }));
+  expect(loadProjectRules(tmp.dir).allow).toEqual([]);
+  expect((await classifyCall(cmd("node -e 1"), "suggest", [], { workspace: tmp.dir })).action).toBe("ask");
+  const r = recorder();
+  expect(await confirmConfigTrust(settingsFor(), true, r, async () => "y")).toBe(true);
+  expect(loadProjectRules(tmp.dir).allow.map((x) => x.text)).toEqual(["node"]);
 });
 
 test("a config without loosening rules needs no trust", () => {

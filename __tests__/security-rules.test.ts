@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { approvalScope, classifyCall, NON_INTERACTIVE_FEEDBACK } from "../src/agent/approval.js";
@@ -18,11 +18,20 @@ import { makeTempDir } from "./helpers/tmp.js";
 let tmp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
   tmp = makeTempDir();
+  // Trust answers go to a file of this test, never the user's own.
+  process.env.MINI_CURSOR_TRUST_FILE = path.join(tmp.dir, "..", `${path.basename(tmp.dir)}.trust.json`);
 });
 afterEach(() => {
   tmp.cleanup();
+  rmSync(process.env.MINI_CURSOR_TRUST_FILE!, { force: true });
   delete process.env.MINI_CURSOR_TRUST_FILE;
 });
+
+/** Trusts a rules file's current content, as answering "y" at startup does. */
+const trust = (rel: string) => {
+  const file = path.join(tmp.dir, rel);
+  trustFile(process.env.MINI_CURSOR_TRUST_FILE!, file, contentHash(readFileSync(file, "utf8")));
+};
 
 const writeJson = (rel: string, value: unknown) => {
   mkdirSync(path.dirname(path.join(tmp.dir, rel)), { recursive: true });
@@ -39,6 +48,7 @@ const cmd = (command: string, workingDirectory?: string) => ({
 test("both rules files are read and merged, with reasons and passEnv", () => {
   writeJson(".mini-cursor/config.json", { commands: { allow: ["npm test"] }, passEnv: ["NPM_TOKEN"] });
   writeJson("mini-cursor.config.json", { commands: { deny: [{ command: "git push", reason: "CI pushes" }], ask: ["docker"] }, other: 1 });
+  trust(".mini-cursor/config.json");
   const rules = loadProjectRules(tmp.dir);
   expect(rules.files).toEqual([".mini-cursor/config.json", "mini-cursor.config.json"]);
   expect(rules.allow).toEqual([{ kind: "allow", text: "npm test", words: ["npm", "test"], reason: undefined, file: ".mini-cursor/config.json" }]);
@@ -93,6 +103,10 @@ test("allow rules are added to .mini-cursor/config.json, keeping what is there",
     passEnv: ["A"],
   });
   expect(addAllowRules(tmp.dir, ["ls"])).toEqual([]);
+  // The file was there before with allow rules nobody trusted (a repository can commit it):
+  // saving to it does not make them trusted.
+  expect(loadProjectRules(tmp.dir).allow).toEqual([]);
+  expect(loadProjectRules(tmp.dir).untrusted?.map((u) => [u.file, u.allow])).toEqual([[".mini-cursor/config.json", ["ls", "npm test"]]]);
 });
 
 test("[p]roject on a terminal saves exactly the rules shown, for a command that is not dangerous; [a]lways saves nothing", async () => {
@@ -164,10 +178,7 @@ test("'always' keys cover every command a line runs, by the exact prefix shown",
 test("project rules: deny refuses unasked, allow runs in every mode, ask always asks", async () => {
   writeJson("mini-cursor.config.json", { commands: { allow: ["npm test"], ask: ["git push"], deny: [{ command: "curl", reason: "no downloads" }] } });
   // The committed file's allow rules apply once the user trusts its content (config-trust.test.ts).
-  const store = path.join(tmp.dir, "trust.json");
-  process.env.MINI_CURSOR_TRUST_FILE = store;
-  const file = path.join(tmp.dir, "mini-cursor.config.json");
-  trustFile(store, file, contentHash(readFileSync(file, "utf8")));
+  trust("mini-cursor.config.json");
   const ctx = { workspace: tmp.dir };
   expect(await classifyCall(cmd("npm test"), "suggest", [], ctx)).toMatchObject({ action: "run" });
   expect(await classifyCall(cmd("git push origin main"), "full-auto", ["execute_command:git"], ctx)).toMatchObject({

@@ -20,10 +20,10 @@ const askOnTerminal: AskLine = async (question) => {
 };
 
 /**
- * Before a run: when the repository's committed rules file loosens approvals (allow rules,
- * passEnv) and the user has not trusted its current content, ask once on a terminal and
+ * Before a run: for each rules file that loosens approvals (allow rules, passEnv) and whose
+ * current content the user has not trusted (a cloned repository's), ask once on a terminal and
  * remember the answer in the trust store; off a terminal, say that those rules are ignored.
- * Returns true when the file is trusted now.
+ * Returns true when a file was trusted now.
  */
 export async function confirmConfigTrust(settings: Settings, interactive: boolean, renderer: Renderer, ask: AskLine = askOnTerminal): Promise<boolean> {
   let untrusted;
@@ -33,23 +33,26 @@ export async function confirmConfigTrust(settings: Settings, interactive: boolea
     if (err instanceof RulesError) return false; // reported by the CLI before it gets here
     throw err;
   }
-  if (!untrusted) return false;
-  const parts = [
-    untrusted.allow.length > 0 ? `allow rules (${untrusted.allow.map((r) => `\`${r}\``).join(", ")}) that run those commands without asking` : "",
-    untrusted.passEnv.length > 0 ? `passEnv (${untrusted.passEnv.join(", ")}) that hands those variables to every command` : "",
-  ].filter(Boolean);
-  const what = sanitizeForTerminal(`${untrusted.file} in this repository has ${parts.join(", and ")}.`);
-  if (!interactive) {
-    renderer.note(`${what} They are ignored until you trust this file: run mini-cursor on a terminal in this workspace to be asked. Its deny and ask rules apply.`);
-    return false;
+  let trustedNow = false;
+  for (const file of untrusted ?? []) {
+    const parts = [
+      file.allow.length > 0 ? `allow rules (${file.allow.map((r) => `\`${r}\``).join(", ")}) that run those commands without asking` : "",
+      file.passEnv.length > 0 ? `passEnv (${file.passEnv.join(", ")}) that hands those variables to every command` : "",
+    ].filter(Boolean);
+    const what = sanitizeForTerminal(`${file.file} in this repository has ${parts.join(", and ")}.`);
+    if (!interactive) {
+      renderer.note(`${what} They are ignored until you trust this file: run mini-cursor on a terminal in this workspace to be asked. Its deny and ask rules apply.`);
+      continue;
+    }
+    renderer.pause();
+    const answer = (await ask(`\n${what}\n  Trust this file's current content? (remembered outside the repository; asked again if it changes) [y/N] `)).trim().toLowerCase();
+    if (answer === "y" || answer === "yes") {
+      trustFile(settings.trustStore, file.path, file.hash);
+      renderer.note(`Trusted ${file.file} (saved in ${settings.trustStore}).`);
+      trustedNow = true;
+    } else {
+      renderer.note("Not trusted: its allow rules and passEnv are ignored; its deny and ask rules apply.");
+    }
   }
-  renderer.pause();
-  const answer = (await ask(`\n${what}\n  Trust this file's current content? (remembered outside the repository; asked again if it changes) [y/N] `)).trim().toLowerCase();
-  if (answer === "y" || answer === "yes") {
-    trustFile(settings.trustStore, untrusted.path, untrusted.hash);
-    renderer.note(`Trusted ${untrusted.file} (saved in ${settings.trustStore}).`);
-    return true;
-  }
-  renderer.note(`Not trusted: its allow rules and passEnv are ignored; its deny and ask rules apply.`);
-  return false;
+  return trustedNow;
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
 import { trustStorePath } from "../settings.js";
-import { contentHash, isTrusted } from "./trust.js";
+import { contentHash, isTrusted, trustFile } from "./trust.js";
 import type { Word } from "./shell-parse.js";
 
 /**
@@ -21,8 +21,6 @@ import type { Word } from "./shell-parse.js";
 /** Where rules are read from, relative to the workspace root; the first is where "always" saves. */
 export const RULES_FILES = [`${STATE_DIR_NAME}/config.json`, "mini-cursor.config.json"] as const;
 export const LOCAL_RULES_FILE = RULES_FILES[0];
-/** The file a repository commits: its loosening rules need the user's trust (see trust.ts). */
-export const SHARED_RULES_FILE = RULES_FILES[1];
 
 export type RuleKind = "allow" | "ask" | "deny";
 
@@ -44,8 +42,8 @@ export interface ProjectRules {
   passEnv: string[];
   /** Rules files that exist, relative to the workspace. */
   files: string[];
-  /** Loosening rules of the committed file that were left out because the user has not trusted its content. */
-  untrusted?: UntrustedRules;
+  /** Loosening rules left out because the user has not trusted that file's content. */
+  untrusted?: UntrustedRules[];
 }
 
 export interface UntrustedRules {
@@ -130,10 +128,10 @@ export function ruleWords(text: string): string[] {
 }
 
 /**
- * Reads and merges the rules files of a workspace; throws RulesError when one is invalid. The
- * committed file's allow rules and passEnv apply only when the trust store (default:
- * `trustStorePath()`) holds its current content; otherwise they are left out and described in
- * `untrusted`.
+ * Reads and merges the rules files of a workspace; throws RulesError when one is invalid. A
+ * file's allow rules and passEnv apply only when the trust store (default: `trustStorePath()`)
+ * holds its current content — a cloned repository may commit either file; mini-cursor trusts
+ * what it saves itself — otherwise they are left out and described in `untrusted`.
  */
 export function loadProjectRules(workspace: string, options: { trustStore?: string } = {}): ProjectRules {
   const rules: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
@@ -145,9 +143,9 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     rules.files.push(relative);
     const text = (entry: z.infer<typeof ruleSchema>) => (typeof entry === "string" ? entry.trim() : entry.command.trim());
     const loosening = (parsed.commands?.allow ?? []).length > 0 || (parsed.passEnv ?? []).length > 0;
-    const trusted = relative !== SHARED_RULES_FILE || !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
+    const trusted = !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
     if (!trusted) {
-      rules.untrusted = { file: relative, path: absolute, hash, allow: (parsed.commands?.allow ?? []).map(text), passEnv: parsed.passEnv ?? [] };
+      (rules.untrusted ??= []).push({ file: relative, path: absolute, hash, allow: (parsed.commands?.allow ?? []).map(text), passEnv: parsed.passEnv ?? [] });
     }
     for (const kind of ["allow", "ask", "deny"] as const) {
       if (kind === "allow" && !trusted) continue;
@@ -226,20 +224,26 @@ export function ruleForCommand(argv: readonly string[]): string | undefined {
 const plainWord = (w: string) => w.length > 0 && !/[\s*?'"\\$`]/.test(w);
 
 /**
- * Adds allow rules to `.mini-cursor/config.json` (created if needed; other content kept).
- * Returns the rules that were new.
+ * Adds allow rules to `.mini-cursor/config.json` (created if needed; other content kept), and
+ * trusts the result when what was there was trusted (or loosened nothing): the user chose these
+ * rules. Returns the rules that were new.
  */
-export function addAllowRules(workspace: string, rules: readonly string[]): string[] {
+export function addAllowRules(workspace: string, rules: readonly string[], options: { trustStore?: string } = {}): string[] {
   ensureStateDir(workspace);
+  const store = options.trustStore ?? trustStorePath();
   const file = path.join(workspace, LOCAL_RULES_FILE);
-  const current = existsSync(file) ? (readRulesFile(file, LOCAL_RULES_FILE) ?? {}) : {};
+  const before = existsSync(file) ? readRulesFileWithHash(file, LOCAL_RULES_FILE) : undefined;
+  const current: RulesFile = before?.parsed ?? {};
+  const wasTrusted = !before || ((current.commands?.allow ?? []).length === 0 && (current.passEnv ?? []).length === 0) || isTrusted(store, file, before.hash);
   const allow = [...(current.commands?.allow ?? [])];
   const existing = new Set(allow.map((r) => (typeof r === "string" ? r : r.command)));
   const added = rules.filter((r, i) => !existing.has(r) && rules.indexOf(r) === i);
   if (added.length === 0) return [];
   const next = { ...current, commands: { ...current.commands, allow: [...allow, ...added] } };
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`);
+  const text = `${JSON.stringify(next, null, 2)}\n`;
+  writeFileSync(tmp, text);
   renameSync(tmp, file);
+  if (wasTrusted) trustFile(store, file, contentHash(text));
   return added;
 }
