@@ -245,8 +245,9 @@ test("deny rules win, match parsed commands anywhere in the line, and say why", 
     reason: "the project rules (mini-cursor.config.json) deny `rm`: use git rm so it can be undone (it matches `rm notes.txt`)",
     rule: expect.objectContaining({ text: "rm" }),
     commands: [["rm", "notes.txt"]],
+    leaves: [[expect.objectContaining({ value: "rm" }), expect.objectContaining({ value: "notes.txt" })]],
   });
-  for (const command of ["npm test && rm x", "\\rm x", "r''m x", "/bin/rm x", "command rm x", "bash -c 'rm x'", "echo $(rm x)", "find . -exec rm {} +", "xargs rm < list"]) {
+  for (const command of ["npm test && rm x", "flock /dev/null rm x", "env -C . rm x", "taskset 1 rm x", "setpriv --nnp rm x", "chrt 1 rm x", "prlimit --nofile=10 rm x", "unshare -r rm x", "strace -f rm x", "script -q -c 'rm x' /dev/null", "stdbuf -oL rm x", "ionice -c3 rm x", "parallel rm ::: x", "watch -x rm x", "nice -n 5 rm x", "\\rm x", "r''m x", "/bin/rm x", "command rm x", "bash -c 'rm x'", "echo $(rm x)", "find . -exec rm {} +", "xargs rm < list"]) {
     expect([command, (await classify(command, { rules: r })).verdict]).toEqual([command, "deny"]);
   }
   expect((await classify("git push origin main", { rules: r })).verdict).toBe("deny");

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
-import { classifyCall, UNATTENDED_RESPONSE } from "../src/agent/approval.js";
+import { approvalScope, classifyCall, UNATTENDED_RESPONSE } from "../src/agent/approval.js";
 import type { Engine } from "../src/agent/engine.js";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../src/agent/events.js";
 import { createGraph, createRuntime, type GraphSettings } from "../src/graph/graph.js";
@@ -11,14 +11,27 @@ import type { LoopThread } from "../src/loop/memory.js";
 import { withSavedAlwaysRules } from "../src/security/always.js";
 import { addAllowRules, loadProjectRules, ruleForCommand, RulesError } from "../src/security/rules.js";
 import { createTools } from "../src/tools/index.js";
+import { contentHash, trustFile } from "../src/security/trust.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
   tmp = makeTempDir();
+  // Trust answers go to a file of this test, never the user's own.
+  process.env.MINI_CURSOR_TRUST_FILE = path.join(tmp.dir, "..", `${path.basename(tmp.dir)}.trust.json`);
 });
-afterEach(() => tmp.cleanup());
+afterEach(() => {
+  tmp.cleanup();
+  rmSync(process.env.MINI_CURSOR_TRUST_FILE!, { force: true });
+  delete process.env.MINI_CURSOR_TRUST_FILE;
+});
+
+/** Trusts a rules file's current content, as answering "y" at startup does. */
+const trust = (rel: string) => {
+  const file = path.join(tmp.dir, rel);
+  trustFile(process.env.MINI_CURSOR_TRUST_FILE!, file, contentHash(readFileSync(file, "utf8")));
+};
 
 const writeJson = (rel: string, value: unknown) => {
   mkdirSync(path.dirname(path.join(tmp.dir, rel)), { recursive: true });
@@ -35,6 +48,7 @@ const cmd = (command: string, workingDirectory?: string) => ({
 test("both rules files are read and merged, with reasons and passEnv", () => {
   writeJson(".mini-cursor/config.json", { commands: { allow: ["npm test"] }, passEnv: ["NPM_TOKEN"] });
   writeJson("mini-cursor.config.json", { commands: { deny: [{ command: "git push", reason: "CI pushes" }], ask: ["docker"] }, other: 1 });
+  trust(".mini-cursor/config.json");
   const rules = loadProjectRules(tmp.dir);
   expect(rules.files).toEqual([".mini-cursor/config.json", "mini-cursor.config.json"]);
   expect(rules.allow).toEqual([{ kind: "allow", text: "npm test", words: ["npm", "test"], reason: undefined, file: ".mini-cursor/config.json" }]);
@@ -66,13 +80,18 @@ test("an edited rules file is read again", () => {
 
 test.each([
   [["npm", "test"], "npm test"],
-  [["npm", "run", "build"], "npm run"],
-  [["git", "status", "--short"], "git status"],
-  [["git", "-C", "x", "log"], "git"],
-  [["ls", "-la"], "ls"],
+  [["npm", "run", "build"], "npm run build"],
+  [["npm", "run", "build", "--", "--watch"], "npm run build"],
+  [["git", "status", "--short"], "git status --short"],
+  [["git", "log", "-5", "src"], "git log -5"],
+  [["git", "-C", "x", "log"], "git -C"],
+  [["ls", "-la"], "ls -la"],
   [["/usr/bin/make"], "make"],
   [["python3", "script.py"], "python3"],
-] as const)("always on %j saves %j", (argv, rule) => {
+  [["sleep", "20"], "sleep"],
+  [["grep", "-r", "a b", "."], "grep -r"],
+  [["rg", "--glob=*.ts", "x"], "rg"],
+] as const)("always on %j covers exactly %j", (argv, rule) => {
   expect(ruleForCommand(argv)).toBe(rule);
 });
 
@@ -84,27 +103,37 @@ test("allow rules are added to .mini-cursor/config.json, keeping what is there",
     passEnv: ["A"],
   });
   expect(addAllowRules(tmp.dir, ["ls"])).toEqual([]);
+  // The file was there before with allow rules nobody trusted (a repository can commit it):
+  // saving to it does not make them trusted.
+  expect(loadProjectRules(tmp.dir).allow).toEqual([]);
+  expect(loadProjectRules(tmp.dir).untrusted?.map((u) => [u.file, u.allow])).toEqual([[".mini-cursor/config.json", ["ls", "npm test"]]]);
 });
 
-test("[a]lways on a terminal saves allow rules for a command that is not dangerous, and only then", async () => {
+test("[p]roject on a terminal saves exactly the rules shown, for a command that is not dangerous; [a]lways saves nothing", async () => {
   const notes: string[] = [];
-  let answer: ApprovalResponse = { decision: "always" };
+  let answer: ApprovalResponse = { decision: "always-project" };
   const approver = withSavedAlwaysRules(async () => answer, tmp.dir, (t) => notes.push(t));
-  const ask = (args: Record<string, unknown>, tool = "execute_command") =>
-    approver({ toolCallId: "c1", tool, args, reason: "runs a shell command (approval mode auto-edit)" });
+  const ask = async (args: Record<string, unknown>, tool = "execute_command") => {
+    const decision = await classifyCall({ name: tool, args }, "auto-edit", [], { workspace: tmp.dir });
+    return approver({ toolCallId: "c1", tool, args, reason: decision.reason ?? "", ...approvalScope(decision) });
+  };
 
-  expect(await ask({ command: "npm test && ls -la" })).toEqual({ decision: "always" });
-  expect(loadProjectRules(tmp.dir).allow.map((r) => r.text)).toEqual(["npm test", "ls"]);
-  expect(notes).toEqual(["Saved in .mini-cursor/config.json: allow `npm test`, `ls` (remove them there to be asked again)."]);
+  expect(await ask({ command: "npm test && touch a.txt" })).toEqual({ decision: "always-project" });
+  expect(loadProjectRules(tmp.dir).allow.map((r) => r.text)).toEqual(["npm test", "touch"]);
+  expect(notes).toEqual(["Saved in .mini-cursor/config.json: allow `npm test`, `touch` (remove them there to be asked again)."]);
   // Now it runs in auto-edit without a question.
   expect((await classifyCall(cmd("npm test"), "auto-edit", [], { workspace: tmp.dir })).action).toBe("run");
 
   await ask({ command: "rm -rf ~/x" }); // dangerous: never saved
   await ask({ command: "$(x) y" }); // unreadable: never saved
   await ask({ filePath: "a.txt", content: "x" }, "write_file"); // not a command
+  // A request claiming rules for a dangerous command is checked again and not saved.
+  await approver({ toolCallId: "c2", tool: "execute_command", args: { command: "git reset --ha" }, reason: "x", alwaysRules: ["git reset --ha"] });
+  answer = { decision: "always" };
+  await ask({ command: "make build" }); // this session only
   answer = { decision: "approve" };
-  await ask({ command: "make build" }); // not "always"
-  expect(loadProjectRules(tmp.dir).allow.map((r) => r.text)).toEqual(["npm test", "ls"]);
+  await ask({ command: "make test" }); // not "always"
+  expect(loadProjectRules(tmp.dir).allow.map((r) => r.text)).toEqual(["npm test", "touch"]);
   expect(notes).toHaveLength(1);
 });
 
@@ -113,32 +142,43 @@ test("[a]lways on a terminal saves allow rules for a command that is not dangero
 
 test("approval modes: benign commands follow the mode, dangerous ones ask in every mode", async () => {
   const ctx = { workspace: tmp.dir };
-  expect(await classifyCall(cmd("ls"), "full-auto", [], ctx)).toEqual({ action: "run", alwaysAsks: false, alwaysKeys: ["execute_command:ls"] });
-  expect(await classifyCall(cmd("ls"), "auto-edit", [], ctx)).toEqual({
+  expect(await classifyCall(cmd("touch a"), "full-auto", [], ctx)).toEqual({ action: "run", alwaysAsks: false, alwaysKeys: ["execute_command:touch"], alwaysRules: ["touch"] });
+  expect(await classifyCall(cmd("touch a"), "auto-edit", [], ctx)).toEqual({
     action: "ask",
     reason: "runs a shell command (approval mode auto-edit)",
     alwaysAsks: false,
-    alwaysKeys: ["execute_command:ls"],
+    alwaysKeys: ["execute_command:touch"],
+    alwaysRules: ["touch"],
   });
+  // Read-only commands (the built-in list) run in every mode.
+  expect(await classifyCall(cmd("ls -la"), "suggest", [], ctx)).toEqual({ action: "run", alwaysAsks: false, alwaysKeys: ["execute_command:ls -la"], alwaysRules: ["ls -la"] });
   for (const mode of ["suggest", "auto-edit", "full-auto"] as const) {
     expect(await classifyCall(cmd("true && r''m -r -f ~/x"), mode, ["execute_command:rm", "execute_command:true"], ctx)).toEqual({
       action: "ask",
       reason: "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
       alwaysAsks: true,
-      alwaysKeys: ["execute_command:true", "execute_command:rm"],
+      alwaysKeys: [],
     });
   }
 });
 
-test("'always' keys cover every program a line runs, not just the first word", async () => {
+test("'always' keys cover every command a line runs, by the exact prefix shown", async () => {
   const ctx = { workspace: tmp.dir };
-  expect((await classifyCall(cmd("npm test && rm -f notes.txt"), "auto-edit", ["execute_command:npm"], ctx)).action).toBe("ask");
-  expect((await classifyCall(cmd("npm test && rm -f notes.txt"), "auto-edit", ["execute_command:npm", "execute_command:rm"], ctx)).action).toBe("run");
-  expect((await classifyCall(cmd("FOO=1 npm run build"), "auto-edit", ["execute_command:npm"], ctx)).action).toBe("run");
+  expect((await classifyCall(cmd("npm test && rm -f notes.txt"), "auto-edit", ["execute_command:npm test"], ctx)).action).toBe("ask");
+  expect((await classifyCall(cmd("npm test && rm -f notes.txt"), "auto-edit", ["execute_command:npm test", "execute_command:rm -f"], ctx)).action).toBe("run");
+  expect((await classifyCall(cmd("FOO=1 npm run build"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("run");
+  expect((await classifyCall(cmd("npm run deploy"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("ask");
+  // "always" for `git status` does not cover git with other options in front.
+  expect((await classifyCall(cmd("git -c core.pager=less log"), "auto-edit", ["execute_command:git status"], ctx)).action).toBe("ask");
+  expect((await classifyCall(cmd("git -c core.pager='rm -rf ~' log"), "full-auto", ["execute_command:git"], ctx)).action).toBe("ask");
+  // Keys saved by older versions (a bare program) still cover that program's safe commands.
+  expect((await classifyCall(cmd("make build"), "auto-edit", ["execute_command:make"], ctx)).action).toBe("run");
 });
 
 test("project rules: deny refuses unasked, allow runs in every mode, ask always asks", async () => {
   writeJson("mini-cursor.config.json", { commands: { allow: ["npm test"], ask: ["git push"], deny: [{ command: "curl", reason: "no downloads" }] } });
+  // The committed file's allow rules apply once the user trusts its content (config-trust.test.ts).
+  trust("mini-cursor.config.json");
   const ctx = { workspace: tmp.dir };
   expect(await classifyCall(cmd("npm test"), "suggest", [], ctx)).toMatchObject({ action: "run" });
   expect(await classifyCall(cmd("git push origin main"), "full-auto", ["execute_command:git"], ctx)).toMatchObject({
@@ -228,6 +268,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
         tool: "execute_command",
         args: { command: "bash -c 'rm -rf ~/x'" },
         reason: "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
+        asksEveryTime: true,
       },
     ]);
     const results = events.filter((e): e is Extract<AgentEvent, { type: "tool_result" }> => e.type === "tool_result");

@@ -268,6 +268,8 @@ test(
       args: { command: "node hello.js" },
       reason: "runs a shell command (approval mode auto-edit)",
       approveWith: STUDIO_APPROVE_WITH,
+      // What {decision: "always"} would allow for the rest of the thread.
+      alwaysRules: ["node"],
     };
     expect(paused.__interrupt__!.map((i) => i.value)).toEqual([request]);
     expect(state.tasks.flatMap((t) => t.interrupts).map((i) => i.value)).toEqual([request]);

@@ -1,4 +1,5 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
@@ -70,6 +71,8 @@ const settingsSchema = z.object({
   replay: z.string().min(1).optional(),
   /** Which file-editing tools the model is offered (MINI_CURSOR_EDIT_TOOL, default by model family). */
   editTool: z.enum(EDIT_TOOL_SETTINGS),
+  /** Repo-config trust (issue 16): where trusted `mini-cursor.config.json` contents are remembered. */
+  trustStore: z.string().min(1),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -223,6 +226,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     editTool:
       nonEmpty(env.MINI_CURSOR_EDIT_TOOL)?.toLowerCase() ??
       defaultEditTool(nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL),
+    trustStore: trustStorePath(env),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {
@@ -305,4 +309,18 @@ export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process
     // no .env in the workspace
   }
   return [...new Set(values)];
+}
+
+// Repo-config trust (issue 16) ----------------------------------------------------------------
+
+/**
+ * Where the user's trust in repositories' `mini-cursor.config.json` files is remembered (path and
+ * content hash), outside every repository: MINI_CURSOR_TRUST_FILE, else
+ * `$XDG_CONFIG_HOME/mini-cursor/trusted-configs.json` (default `~/.config/...`).
+ */
+export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = nonEmpty(env.MINI_CURSOR_TRUST_FILE);
+  if (explicit) return path.resolve(explicit);
+  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
+  return path.join(base, "mini-cursor", "trusted-configs.json");
 }

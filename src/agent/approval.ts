@@ -3,8 +3,9 @@ import { ToolMessage } from "@langchain/core/messages";
 import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
-import { LOCAL_RULES_FILE, loadProjectRules, RulesError, type ProjectRules } from "../security/rules.js";
+import { LOCAL_RULES_FILE, loadProjectRules, ruleForCommand, ruleMatches, ruleWords, RulesError, type ProjectRules } from "../security/rules.js";
 import { commandRulesReason, fileRulesReason } from "../security/rules-guard.js";
+import type { Word } from "../security/shell-parse.js";
 import type { ApprovalResponse } from "./events.js";
 import type { ApprovalMode } from "../settings.js";
 import { editedPaths } from "./edited-paths.js";
@@ -20,15 +21,24 @@ export interface ToolCallLike {
 }
 
 /**
- * The key an "always" answer is remembered under: the tool, and for commands the program,
- * so "always" for `npm test` also allows `npm run build` but not `rm`.
+ * The key an "always" answer is remembered under: the tool, and for commands the tool and an
+ * allow rule (`execute_command:git log -5`): the command prefix shown, never more.
  */
 export function alwaysKey(call: ToolCallLike): string {
   if (COMMAND_TOOLS.has(call.name)) {
-    const program = String(call.args.command ?? "").trim().split(/\s+/)[0] ?? "";
-    return `${call.name}:${program}`;
+    const argv = String(call.args.command ?? "").trim().split(/\s+/);
+    return `${call.name}:${ruleForCommand(argv) ?? argv[0] ?? ""}`;
   }
   return call.name;
+}
+
+/** Files in the repository's `.git` folder: hooks and settings there run programs. */
+const GIT_DIR = /^\.git(\/|$)/;
+
+/** Whether a remembered "always" key covers one command of a line (its rule is a prefix of it). */
+function keyCovers(key: string, tool: string, words: readonly Word[]): boolean {
+  if (!key.startsWith(`${tool}:`)) return false;
+  return ruleMatches({ words: ruleWords(key.slice(tool.length + 1)) }, words);
 }
 
 /** What the engines need to decide about calls: where they run. */
@@ -47,14 +57,15 @@ export interface CallDecision {
   reason?: string;
   /** True when an "always" answer must not be remembered: it asks every time (dangerous, unreadable, an ask rule). */
   alwaysAsks: boolean;
-  /** What an "always" answer records for this thread (the programs of every command it runs). */
+  /** What an "always" answer records for this thread (an allow rule for every command it runs). */
   alwaysKeys: string[];
+  /** For commands: the allow rules themselves (`git log -5`), shown in the question and saved by "always-project". */
+  alwaysRules?: string[];
 }
 
-function commandKeys(call: ToolCallLike, commands: string[][]): string[] {
-  const programs = commands.map((argv) => (argv[0] ? path.basename(argv[0]) : "")).filter(Boolean);
-  const keys = [...new Set(programs.map((p) => `${call.name}:${p}`))];
-  return keys.length > 0 ? keys : [alwaysKey(call)];
+function commandRules(call: ToolCallLike, commands: string[][]): string[] {
+  const rules = [...new Set(commands.map(ruleForCommand).filter((r): r is string => r !== undefined))];
+  return rules.length > 0 ? rules : [alwaysKey(call).slice(call.name.length + 1)].filter(Boolean);
 }
 
 /**
@@ -86,30 +97,41 @@ export async function classifyCall(
     } catch (err) {
       verdict = { verdict: "ask", reason: `cannot check this command: the shell parser failed (${(err as Error).message})`, commands: [] };
     }
-    const alwaysKeys = commandKeys(call, verdict.commands);
+    const alwaysRules = commandRules(call, verdict.commands);
+    const alwaysKeys = alwaysRules.map((r) => `${call.name}:${r}`);
     const rulesReason = verdict.verdict === "deny" ? undefined : commandRulesReason(String(call.args.command ?? ""));
-    if (rulesReason) return { action: "ask", reason: rulesReason, alwaysAsks: true, alwaysKeys };
-    if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
-    if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys };
-    if (verdict.rule || mode === "full-auto" || alwaysKeys.every((k) => always.includes(k))) {
-      return { action: "run", alwaysAsks: false, alwaysKeys };
+    if (rulesReason) return { action: "ask", reason: rulesReason, alwaysAsks: true, alwaysKeys: [] };
+    if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
+    if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
+    // Read-only commands (the built-in list) and those the project allows run in every mode.
+    if (verdict.rule || verdict.readOnly || mode === "full-auto") return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
+    const leaves = verdict.leaves ?? verdict.commands.map((argv) => argv.map((value) => ({ value, dynamic: false, raw: value, kind: "word" })));
+    if (leaves.length > 0 && leaves.every((words) => always.some((key) => keyCovers(key, call.name, words)))) {
+      return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
     }
-    return { action: "ask", reason: `runs a shell command (approval mode ${mode})`, alwaysAsks: false, alwaysKeys };
+    return { action: "ask", reason: `runs a shell command (approval mode ${mode})`, alwaysAsks: false, alwaysKeys, alwaysRules };
   }
   if (EDIT_TOOLS.has(call.name)) {
     for (const file of editedPaths(call)) {
       const target = locate({ value: file, dynamic: false, raw: file, kind: "word" }, ctx.workspace, { workspace: ctx.workspace, home: ctx.home ?? os.homedir() });
       if (target?.kind === "rules") {
-        return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
+        return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [] };
       }
-    }
-    for (const file of editedPaths(call)) {
+      if (target?.path && GIT_DIR.test(path.relative(ctx.workspace, target.path))) {
+        return { action: "ask", reason: `changes the repository's own files (${file}), where git hooks and settings run programs`, alwaysAsks: true, alwaysKeys: [] };
+      }
       const linked = await fileRulesReason(ctx.workspace, file);
-      if (linked) return { action: "ask", reason: linked, alwaysAsks: true, alwaysKeys: [alwaysKey(call)] };
+      if (linked) return { action: "ask", reason: linked, alwaysAsks: true, alwaysKeys: [] };
     }
   }
   const reason = editReason(call, mode, always);
   return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
+}
+
+/** What the question may offer: no "always" for calls that ask every time; the exact rules otherwise. */
+export function approvalScope(decision: CallDecision): { asksEveryTime?: true; alwaysRules?: string[] } {
+  if (decision.alwaysAsks) return { asksEveryTime: true };
+  return decision.alwaysRules ? { alwaysRules: decision.alwaysRules } : {};
 }
 
 /**

@@ -12,7 +12,12 @@ export interface TokenUsage {
   cost?: number;
 }
 
-export type ApprovalDecision = "approve" | "deny" | "always";
+/**
+ * approve: this call only. always: this call, and later calls with the same command prefix for
+ * the rest of this session (kept in the thread's state). always-project: as always, and the
+ * allow rules shown in the request are saved for the project (the terminal front end saves them).
+ */
+export type ApprovalDecision = "approve" | "deny" | "always" | "always-project";
 
 /** What an approval question carries: the tool, its arguments and why it asks. */
 export interface ApprovalRequest {
@@ -24,6 +29,10 @@ export interface ApprovalRequest {
   preview?: string;
   /** Under Studio: how to answer so the approval counts (the resume must carry the server's code). */
   approveWith?: string;
+  /** True when the call asks every time (dangerous, unreadable, an ask rule): no "always" is offered. */
+  asksEveryTime?: boolean;
+  /** For commands: the exact allow rules an "always" answer covers (and "always-project" saves). */
+  alwaysRules?: string[];
 }
 
 export interface ApprovalResponse {

@@ -7,6 +7,7 @@ import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-p
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
 import { pausingKeys, runRepl, watchKeys } from "../ui/repl.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
+import { confirmConfigTrust } from "./config-trust.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
 import { onStopSignals } from "./signals.js";
@@ -81,6 +82,7 @@ async function keepServersUp(session: Session, renderer: Renderer): Promise<void
 export async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
+  await confirmConfigTrust(settings, interactive, renderer);
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   const abort = new AbortController();
@@ -124,6 +126,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   const interactive = isInteractiveTerminal() && !settings.json;
   // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
   const renderer = createRenderer(settings, interactive, !interactive);
+  await confirmConfigTrust(settings, interactive, renderer);
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   try {

@@ -3,7 +3,7 @@ import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/me
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
+import { approvalScope, classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
@@ -104,7 +104,7 @@ export function createAgentNode(runtime: AgentRuntime) {
 
 function normalizeResponse(value: unknown, secret?: string): ApprovalResponse {
   const v = (value ?? {}) as Partial<ApprovalResponse> & { secret?: unknown };
-  const decision = v.decision === "approve" || v.decision === "always" ? v.decision : "deny";
+  const decision = v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
   if (decision !== "deny" && secret !== undefined && !sameSecret(v.secret, secret)) {
     // Anything on this machine can call the dev server's API, a command the agent started too.
     return { decision: "deny", feedback: STUDIO_SECRET_MISSING };
@@ -135,14 +135,14 @@ export function createApproveNode(runtime: AgentRuntime) {
         declined.push(notRunResult(call, refusedMessage(call.name, decision.reason!)));
         continue;
       }
-      const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason! };
+      const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...approvalScope(decision) };
       const preview = await previewToolCall(runtime.tools, call, threadOf(config));
       if (preview) request.preview = preview;
       if (runtime.approvalSecret !== undefined) request.approveWith = STUDIO_APPROVE_WITH;
       const response = normalizeResponse(interrupt(request), runtime.approvalSecret);
       if (response.decision === "deny") {
         declined.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode })));
-      } else if (response.decision === "always" && !decision.alwaysAsks) {
+      } else if ((response.decision === "always" || response.decision === "always-project") && !decision.alwaysAsks) {
         always.push(...decision.alwaysKeys);
         added.push(...decision.alwaysKeys);
       }

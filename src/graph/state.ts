@@ -12,7 +12,7 @@ export const AgentState = Annotation.Root({
   ...MessagesAnnotation.spec,
   /**
    * Approvals answered with "always" in this thread, as keys from `alwaysKey` (a tool name, or
-   * `execute_command:<program>`). Appended, never removed.
+   * `execute_command:<rule>`, the exact command prefix shown, e.g. `git log -5`). Appended, never removed.
    */
   alwaysAllow: Annotation<string[]>({
     reducer: (current, update) => [...new Set([...current, ...update])],

@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, ToolMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
+import { approvalScope, classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
@@ -152,11 +152,11 @@ export function createLoopEngine(options: LoopOptions): Engine {
               continue;
             }
             const preview = await previewToolCall(options.tools, call, request.threadId);
-            const approvalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...(preview ? { preview } : {}) };
+            const approvalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...approvalScope(decision), ...(preview ? { preview } : {}) };
             const response = await request.approver(approvalRequest);
             emit({ type: "approval", request: approvalRequest, response });
             if (signal?.aborted) throw new Error("aborted");
-            if (response.decision === "always" && !decision.alwaysAsks) thread.alwaysAllow.push(...decision.alwaysKeys);
+            if ((response.decision === "always" || response.decision === "always-project") && !decision.alwaysAsks) thread.alwaysAllow.push(...decision.alwaysKeys);
             if (response.decision === "deny") {
               answered.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode })));
               skip.add(call.id!);

@@ -2,6 +2,8 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync }
 import path from "node:path";
 import { z } from "zod";
 import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
+import { trustStorePath } from "../settings.js";
+import { contentHash, isTrusted, trustFile } from "./trust.js";
 import type { Word } from "./shell-parse.js";
 
 /**
@@ -40,6 +42,18 @@ export interface ProjectRules {
   passEnv: string[];
   /** Rules files that exist, relative to the workspace. */
   files: string[];
+  /** Loosening rules left out because the user has not trusted that file's content. */
+  untrusted?: UntrustedRules[];
+}
+
+export interface UntrustedRules {
+  /** Relative to the workspace. */
+  file: string;
+  /** Absolute path, and the SHA-256 of the content that would be trusted. */
+  path: string;
+  hash: string;
+  allow: string[];
+  passEnv: string[];
 }
 
 /** The rules file is not valid JSON or not in the expected shape. */
@@ -70,9 +84,13 @@ type RulesFile = z.infer<typeof fileSchema>;
 
 export const EMPTY_RULES: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
 
-const cache = new Map<string, { stamp: string; parsed: RulesFile }>();
+const cache = new Map<string, { stamp: string; parsed: RulesFile; hash: string }>();
 
 function readRulesFile(absolute: string, relative: string): RulesFile | undefined {
+  return readRulesFileWithHash(absolute, relative)?.parsed;
+}
+
+function readRulesFileWithHash(absolute: string, relative: string): { parsed: RulesFile; hash: string } | undefined {
   let stamp: string;
   try {
     const st = statSync(absolute);
@@ -81,10 +99,16 @@ function readRulesFile(absolute: string, relative: string): RulesFile | undefine
     return undefined;
   }
   const hit = cache.get(absolute);
-  if (hit && hit.stamp === stamp) return hit.parsed;
+  if (hit && hit.stamp === stamp) return hit;
   let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(readFileSync(absolute, "utf8"));
+    text = readFileSync(absolute, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    json = JSON.parse(text);
   } catch (err) {
     throw new RulesError(`${relative} is not valid JSON: ${(err as Error).message}`);
   }
@@ -93,8 +117,9 @@ function readRulesFile(absolute: string, relative: string): RulesFile | undefine
     const issue = result.error.issues[0]!;
     throw new RulesError(`${relative}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
   }
-  cache.set(absolute, { stamp, parsed: result.data });
-  return result.data;
+  const entry = { stamp, parsed: result.data, hash: contentHash(text) };
+  cache.set(absolute, entry);
+  return entry;
 }
 
 /** Splits a rule into words (whitespace separated). */
@@ -102,21 +127,35 @@ export function ruleWords(text: string): string[] {
   return text.trim().split(/\s+/).filter(Boolean);
 }
 
-/** Reads and merges the rules files of a workspace; throws RulesError when one is invalid. */
-export function loadProjectRules(workspace: string): ProjectRules {
+/**
+ * Reads and merges the rules files of a workspace; throws RulesError when one is invalid. A
+ * file's allow rules and passEnv apply only when the trust store (default: `trustStorePath()`)
+ * holds its current content — a cloned repository may commit either file; mini-cursor trusts
+ * what it saves itself — otherwise they are left out and described in `untrusted`.
+ */
+export function loadProjectRules(workspace: string, options: { trustStore?: string } = {}): ProjectRules {
   const rules: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
   for (const relative of RULES_FILES) {
-    const parsed = readRulesFile(path.join(workspace, relative), relative);
-    if (!parsed) continue;
+    const absolute = path.join(workspace, relative);
+    const read = readRulesFileWithHash(absolute, relative);
+    if (!read) continue;
+    const { parsed, hash } = read;
     rules.files.push(relative);
+    const text = (entry: z.infer<typeof ruleSchema>) => (typeof entry === "string" ? entry.trim() : entry.command.trim());
+    const loosening = (parsed.commands?.allow ?? []).length > 0 || (parsed.passEnv ?? []).length > 0;
+    const trusted = !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
+    if (!trusted) {
+      (rules.untrusted ??= []).push({ file: relative, path: absolute, hash, allow: (parsed.commands?.allow ?? []).map(text), passEnv: parsed.passEnv ?? [] });
+    }
     for (const kind of ["allow", "ask", "deny"] as const) {
+      if (kind === "allow" && !trusted) continue;
       for (const entry of parsed.commands?.[kind] ?? []) {
         const text = typeof entry === "string" ? entry.trim() : entry.command.trim();
         const reason = typeof entry === "string" ? undefined : entry.reason;
         rules[kind].push({ kind, text, words: ruleWords(text), reason, file: relative });
       }
     }
-    rules.passEnv.push(...(parsed.passEnv ?? []));
+    if (trusted) rules.passEnv.push(...(parsed.passEnv ?? []));
   }
   return rules;
 }
@@ -158,35 +197,55 @@ const SUBCOMMAND_PROGRAMS = new Set([
   "poetry", "uv", "dotnet", "mvn", "gradle", "deno", "rustup", "brew", "apt", "apt-get", "gh", "terraform",
 ]);
 
+/** Subcommands whose next word names what runs (`npm run build`, `cargo run --bin x`). */
+const NAMED_RUNNERS = new Set(["run", "run-script", "exec", "x"]);
+
 /**
- * The allow rule an "always" answer saves for one command: the program, plus its subcommand
- * for tools such as npm and git (`npm test`, `git status`), never the rest of the arguments.
+ * The allow rule an "always" answer covers for one command: its exact prefix — the program,
+ * its subcommand for tools such as npm and git (`npm test`, `git log`), the script name after
+ * `npm run`, and the options shown before the first other argument (`git log -5`). It never
+ * widens to other options, so "always" for `git status` does not cover `git -c … log`.
  */
 export function ruleForCommand(argv: readonly string[]): string | undefined {
   const program = argv[0] ? path.basename(argv[0]) : "";
-  if (!program || /\s/.test(program)) return undefined;
-  const sub = argv[1];
-  if (SUBCOMMAND_PROGRAMS.has(program) && sub && /^[A-Za-z0-9][\w:.-]*$/.test(sub)) return `${program} ${sub}`;
-  return program;
+  if (!program || !plainWord(program)) return undefined;
+  const words = [program];
+  let i = 1;
+  if (SUBCOMMAND_PROGRAMS.has(program) && argv[1] && /^[A-Za-z0-9][\w:.-]*$/.test(argv[1])) {
+    words.push(argv[1]);
+    i = 2;
+    if (NAMED_RUNNERS.has(argv[1]) && argv[2] && plainWord(argv[2]) && !argv[2].startsWith("-")) words.push(argv[i++]!);
+  }
+  for (; i < argv.length && argv[i]!.startsWith("-") && argv[i] !== "--" && plainWord(argv[i]!); i++) words.push(argv[i]!);
+  return words.join(" ");
 }
 
+/** A word a rule can hold as written: no spaces, quotes, or the `*`/`?` that rules read as patterns. */
+const plainWord = (w: string) => w.length > 0 && !/[\s*?'"\\$`]/.test(w);
+
 /**
- * Adds allow rules to `.mini-cursor/config.json` (created if needed; other content kept).
- * Returns the rules that were new.
+ * Adds allow rules to `.mini-cursor/config.json` (created if needed; other content kept), and
+ * trusts the result when what was there was trusted (or loosened nothing): the user chose these
+ * rules. Returns the rules that were new.
  */
-export function addAllowRules(workspace: string, rules: readonly string[]): string[] {
+export function addAllowRules(workspace: string, rules: readonly string[], options: { trustStore?: string } = {}): string[] {
   ensureStateDir(workspace);
+  const store = options.trustStore ?? trustStorePath();
   const file = path.join(workspace, LOCAL_RULES_FILE);
-  const current = existsSync(file) ? (readRulesFile(file, LOCAL_RULES_FILE) ?? {}) : {};
+  const before = existsSync(file) ? readRulesFileWithHash(file, LOCAL_RULES_FILE) : undefined;
+  const current: RulesFile = before?.parsed ?? {};
+  const wasTrusted = !before || ((current.commands?.allow ?? []).length === 0 && (current.passEnv ?? []).length === 0) || isTrusted(store, file, before.hash);
   const allow = [...(current.commands?.allow ?? [])];
   const existing = new Set(allow.map((r) => (typeof r === "string" ? r : r.command)));
   const added = rules.filter((r, i) => !existing.has(r) && rules.indexOf(r) === i);
   if (added.length === 0) return [];
   const next = { ...current, commands: { ...current.commands, allow: [...allow, ...added] } };
   const tmp = `${file}.${process.pid}.tmp`;
+  const text = `${JSON.stringify(next, null, 2)}\n`;
   // "wx" after removing a leftover: never writes through a symlink planted under that name.
   rmSync(tmp, { force: true });
-  writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { flag: "wx" });
+  writeFileSync(tmp, text, { flag: "wx" });
   renameSync(tmp, file);
+  if (wasTrusted) trustFile(store, file, contentHash(text));
   return added;
 }

@@ -40,6 +40,14 @@ export interface SimpleCommand {
   /** Its source text. */
   text: string;
   stdin?: StdinSource;
+  /** Names of the variables assigned in front of it (`LC_ALL=C sort`). */
+  assignments?: string[];
+}
+
+/** A variable the line sets (`X=1`, `export X=1`, `CDPATH=~ cd d`), with its value as a word. */
+export interface Assignment {
+  name: string;
+  value: Word;
 }
 
 export interface FunctionDefinition {
@@ -54,6 +62,8 @@ export interface ParsedScript {
   /** Redirections that write, wherever they appear. */
   writes: WriteRedirect[];
   functions: FunctionDefinition[];
+  /** Every variable assignment, wherever it appears. */
+  assignments: Assignment[];
   /** Parts the parser could not read (syntax errors, missing tokens). */
   errors: string[];
 }
@@ -72,7 +82,7 @@ export function loadShellParser(): Promise<ShellParser> {
     parser.setLanguage(language);
     return (script: string) => {
       const tree = parser.parse(script);
-      if (!tree) return { commands: [], writes: [], functions: [], errors: ["the parser returned nothing"] };
+      if (!tree) return { commands: [], writes: [], functions: [], assignments: [], errors: ["the parser returned nothing"] };
       try {
         return readProgram(tree.rootNode);
       } finally {
@@ -172,11 +182,12 @@ interface Collector {
   commands: SimpleCommand[];
   writes: WriteRedirect[];
   functions: FunctionDefinition[];
+  assignments: Assignment[];
   errors: string[];
 }
 
 function readProgram(root: Node): ParsedScript {
-  const out: Collector = { commands: [], writes: [], functions: [], errors: [] };
+  const out: Collector = { commands: [], writes: [], functions: [], assignments: [], errors: [] };
   if (root.hasError) out.errors.push(describeError(root));
   visit(root, out, undefined);
   return out;
@@ -221,7 +232,19 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
         if (child === body || child.id === body?.id) continue;
         input = readRedirect(child, out) ?? input;
       }
-      return body ? visit(body, out, input) : [];
+      const cmds = body ? visit(body, out, input) : [];
+      // The rest of the line after `<<EOF` sits inside the heredoc node: `cat <<EOF > f`,
+      // `cat <<EOF | sh`, `cat <<EOF && rm …`.
+      for (const child of node.namedChildren) {
+        if (child.type !== "heredoc_redirect") continue;
+        for (const rest of child.namedChildren) {
+          if (["heredoc_start", "heredoc_body", "heredoc_end"].includes(rest.type)) continue;
+          if (rest.type === "file_redirect" || rest.type === "herestring_redirect") readRedirect(rest, out);
+          else if (rest.type === "pipeline" || rest.type === "command") cmds.push(...visit(rest, out, { kind: "pipe", from: cmds.slice() }));
+          else visit(rest, out, undefined);
+        }
+      }
+      return cmds;
     }
     case "function_definition": {
       const name = node.childForFieldName("name");
@@ -236,6 +259,10 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
       return [];
     case "heredoc_body":
       visitChildren(node, out, undefined);
+      return [];
+    case "variable_assignment":
+      recordAssignment(node, out);
+      visitSubstitutions(node, out);
       return [];
     default:
       return visitChildren(node, out, stdin);
@@ -290,9 +317,12 @@ function readCommand(node: Node, out: Collector, stdin: StdinSource | undefined)
   out.commands.push(command);
   for (const child of node.namedChildren) {
     switch (child.type) {
-      case "variable_assignment":
+      case "variable_assignment": {
+        const name = recordAssignment(child, out);
+        if (name) (command.assignments ??= []).push(name);
         visitSubstitutions(child, out);
         break;
+      }
       case "file_redirect":
       case "herestring_redirect":
       case "heredoc_redirect":
@@ -306,4 +336,12 @@ function readCommand(node: Node, out: Collector, stdin: StdinSource | undefined)
   }
   if (input) command.stdin = input;
   return command;
+}
+
+function recordAssignment(node: Node, out: Collector): string | undefined {
+  const name = node.childForFieldName("name")?.text;
+  if (!name) return undefined;
+  const value = node.childForFieldName("value");
+  out.assignments.push({ name, value: value ? wordOf(value) : { value: "", dynamic: false, raw: "", kind: "word" } });
+  return name;
 }

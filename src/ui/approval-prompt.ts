@@ -2,16 +2,58 @@ import { createInterface } from "node:readline/promises";
 import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
 import { UNATTENDED_RESPONSE } from "../agent/approval.js";
 import { diffLines, formatArgs } from "./render.js";
+import { sanitizeForTerminal } from "./sanitize.js";
 
-/** Maps what a person typed to a decision; anything that is not y/n/a is feedback (a denial with a reason). */
-export function parseApprovalAnswer(answer: string): ApprovalResponse | undefined {
+/** Width the command in a question is wrapped to (it is shown whole, never cut). */
+export const QUESTION_WIDTH = 100;
+
+/**
+ * Maps what a person typed to a decision; anything that is not one of the offered letters is
+ * feedback (a denial with a reason). "always" answers are only accepted where they are offered
+ * (undefined: ask again).
+ */
+export function parseApprovalAnswer(answer: string, request?: Pick<ApprovalRequest, "asksEveryTime" | "alwaysRules">): ApprovalResponse | undefined {
   const text = answer.trim();
   if (text === "") return undefined;
   const lower = text.toLowerCase();
   if (["y", "yes", "是", "好"].includes(lower)) return { decision: "approve" };
   if (["n", "no", "否", "不"].includes(lower)) return { decision: "deny" };
-  if (["a", "always"].includes(lower)) return { decision: "always" };
+  if (["a", "always"].includes(lower)) return request?.asksEveryTime ? undefined : { decision: "always" };
+  if (["p", "project"].includes(lower)) return request?.asksEveryTime || !request?.alwaysRules?.length ? undefined : { decision: "always-project" };
   return { decision: "deny", feedback: text };
+}
+
+/** Splits text into lines of at most `width` characters, keeping its own line breaks. */
+export function wrapText(text: string, width = QUESTION_WIDTH): string[] {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.length === 0) out.push("");
+    for (let i = 0; i < line.length; i += width) out.push(line.slice(i, i + width));
+  }
+  return out;
+}
+
+/** The question as printed: the whole command (wrapped, control characters made visible), why, and the choices. */
+export function formatQuestion(request: ApprovalRequest): { text: string; prompt: string } {
+  const lines: string[] = [];
+  const command = request.tool === "execute_command" && typeof request.args.command === "string" ? request.args.command : undefined;
+  if (command !== undefined) {
+    lines.push(`? Allow execute_command${typeof request.args.workingDirectory === "string" ? ` in ${sanitizeForTerminal(request.args.workingDirectory)}` : ""}:`);
+    for (const l of wrapText(sanitizeForTerminal(command))) lines.push(`  │ ${l}`);
+  } else {
+    lines.push(`? Allow ${sanitizeForTerminal(request.tool)} ${formatArgs(request.args)}`);
+  }
+  lines.push(`  (${sanitizeForTerminal(request.reason)})`);
+  const choices = ["[y]es", "[n]o"];
+  if (request.asksEveryTime) {
+    lines.push("  This call asks every time; it cannot be allowed for later.");
+  } else if (request.alwaysRules?.length) {
+    const rules = request.alwaysRules.map((r) => `\`${sanitizeForTerminal(r)}\``).join(", ");
+    choices.push(`[a]lways this session (${rules})`, "[p]roject: save the same allow rules in .mini-cursor/config.json");
+  } else {
+    choices.push(`[a]lways this session (${sanitizeForTerminal(request.tool)})`);
+  }
+  return { text: `\n${lines.join("\n")}\n`, prompt: `  ${choices.join(" / ")} / or type feedback: ` };
 }
 
 /** Asks on the terminal; `before` lets the renderer stop its spinner first. */
@@ -20,14 +62,15 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
     before();
     const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
     try {
-      process.stdout.write(`\n? Allow ${request.tool} ${formatArgs(request.args)}\n  (${request.reason})\n`);
+      const question = formatQuestion(request);
+      process.stdout.write(question.text);
       // What an edit would change, as a unified diff, so the answer is an informed one.
-      if (request.preview) process.stdout.write(`${diffLines(request.preview).map((l) => `    ${l}`).join("\n")}\n`);
+      if (request.preview) process.stdout.write(`${diffLines(request.preview).map((l) => `    ${sanitizeForTerminal(l)}`).join("\n")}\n`);
       for (;;) {
         const answer = await new Promise<string | null>((resolve) => {
           rl.once("SIGINT", () => resolve(null));
           rl.once("close", () => resolve(null));
-          rl.question("  [y]es / [n]o / [a]lways for this session / or type feedback: ").then(resolve, () => resolve(null));
+          rl.question(question.prompt).then(resolve, () => resolve(null));
         });
         if (answer === null) {
           // The question's line stays as it was typed; what follows starts on a new line.
@@ -36,7 +79,7 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
           onCancel?.();
           return { decision: "deny", feedback: "the user cancelled the question" };
         }
-        const response = parseApprovalAnswer(answer);
+        const response = parseApprovalAnswer(answer, request);
         if (response) return response;
       }
     } finally {

@@ -1,6 +1,7 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import { formatCost } from "../agent/cost.js";
 import type { AgentEvent, TokenUsage } from "../agent/events.js";
+import { sanitizeForTerminal } from "./sanitize.js";
 import { createSpinner, type Spinner } from "./spinner.js";
 
 /** Longest argument value shown in a tool-call line before it is shortened. */
@@ -67,7 +68,7 @@ export function formatArgs(args: Record<string, unknown>): string {
         const size = typeof value === "string" ? `, ${value.split("\n").length} lines` : "";
         text = `${text.slice(0, MAX_ARG_CHARS - 1)}…"${size ? ` (${formatBytes(Buffer.byteLength(String(value)))}${size})` : ""}`;
       }
-      return `${key}=${text}`;
+      return `${key}=${sanitizeForTerminal(text)}`;
     })
     .join(" ");
 }
@@ -115,6 +116,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
   let streamedThisStep = false;
   let outputMidLine = false;
 
+  // Everything but our own colours goes through sanitizeForTerminal before it gets here.
   const write = (text: string) => {
     spinner.stop();
     out.write(text);
@@ -140,7 +142,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
       line("");
     },
     note(text) {
-      line(text);
+      line(sanitizeForTerminal(text));
     },
     pause() {
       spinner.stop();
@@ -148,7 +150,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
     event(event) {
       switch (event.type) {
         case "run_start":
-          if (options.echoRequest !== false) line(`${c.cyan("❯")} ${event.task}`);
+          if (options.echoRequest !== false) line(`${c.cyan("❯")} ${sanitizeForTerminal(event.task)}`);
           break;
         case "step":
           streamedThisStep = false;
@@ -157,16 +159,16 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           break;
         case "token":
           streamedThisStep = true;
-          write(event.text);
+          write(sanitizeForTerminal(event.text));
           break;
         case "tool_call":
-          line(`${c.yellow("→")} ${c.bold(event.name)} ${c.dim(formatArgs(event.args))}`);
+          line(`${c.yellow("→")} ${c.bold(sanitizeForTerminal(event.name))} ${c.dim(formatArgs(event.args))}`);
           busy(`running ${event.name}`);
           break;
         case "tool_output": {
-          const text = event.text.replace(/\r?\n$/, "");
+          const text = sanitizeForTerminal(event.text).replace(/\n$/, "");
           const prefix = outputMidLine ? "" : "  │ ";
-          write(c.dim(prefix + text.split(/\r?\n/).join("\n  │ ")) + (event.text.endsWith("\n") ? "\n" : ""));
+          write(c.dim(prefix + text.split("\n").join("\n  │ ")) + (event.text.endsWith("\n") ? "\n" : ""));
           outputMidLine = !event.text.endsWith("\n");
           busy("running");
           break;
@@ -182,12 +184,12 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           if (event.diff && ok) {
             for (const d of diffLines(event.diff)) {
               const colour = d.startsWith("+") ? c.green : d.startsWith("-") ? c.red : d.startsWith("@@") ? c.cyan : c.dim;
-              line(colour(`    ${d.slice(0, 200)}`));
+              line(colour(`    ${sanitizeForTerminal(d.slice(0, 200))}`));
             }
             break;
           }
           const preview = event.content.split("\n").slice(0, RESULT_PREVIEW_LINES);
-          for (const p of preview) line(c.dim(`    ${p.slice(0, 160)}`));
+          for (const p of preview) line(c.dim(`    ${sanitizeForTerminal(p.slice(0, 160))}`));
           break;
         }
         case "compaction":
@@ -199,15 +201,21 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           busy("thinking");
           break;
         case "loop_guard":
-          line(c.yellow(`  ⚠ ${event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`}`));
+          line(c.yellow(`  ⚠ ${sanitizeForTerminal(event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`)}`));
           break;
         case "approval": {
           const verdict = event.response.unattended
             ? c.red("not run, because nobody could be asked (not a terminal)")
             : event.response.decision === "deny"
               ? c.red("declined, not run")
-              : c.green(event.response.decision === "always" ? "approved (always)" : "approved");
-          line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${event.response.feedback}`) : ""}`);
+              : c.green(
+                  event.response.decision === "always"
+                    ? "approved (always, this session)"
+                    : event.response.decision === "always-project"
+                      ? "approved (always, saved for this project)"
+                      : "approved",
+                );
+          line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`);
           // The question stopped the spinner; the approved call now runs, so live status resumes.
           if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
           break;
@@ -215,11 +223,11 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
         case "usage":
           break;
         case "final":
-          if (!streamedThisStep && event.text) line(event.text);
+          if (!streamedThisStep && event.text) line(sanitizeForTerminal(event.text));
           else if (midLine) write("\n");
           break;
         case "error":
-          line(c.red(`✗ ${event.message}`));
+          line(c.red(`✗ ${sanitizeForTerminal(event.message)}`));
           if (options.verbose && event.stack) line(c.dim(event.stack));
           break;
         case "run_end":

@@ -1,0 +1,58 @@
+import { createInterface } from "node:readline/promises";
+import { loadProjectRules, RulesError } from "../security/rules.js";
+import { trustFile } from "../security/trust.js";
+import type { Settings } from "../settings.js";
+import type { Renderer } from "../ui/render.js";
+import { sanitizeForTerminal } from "../ui/sanitize.js";
+
+/** Asks a yes/no question on the terminal (replaced in tests). */
+export type AskLine = (question: string) => Promise<string>;
+
+const askOnTerminal: AskLine = async (question) => {
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  try {
+    return await rl.question(question);
+  } catch {
+    return "";
+  } finally {
+    rl.close();
+  }
+};
+
+/**
+ * Before a run: for each rules file that loosens approvals (allow rules, passEnv) and whose
+ * current content the user has not trusted (a cloned repository's), ask once on a terminal and
+ * remember the answer in the trust store; off a terminal, say that those rules are ignored.
+ * Returns true when a file was trusted now.
+ */
+export async function confirmConfigTrust(settings: Settings, interactive: boolean, renderer: Renderer, ask: AskLine = askOnTerminal): Promise<boolean> {
+  let untrusted;
+  try {
+    untrusted = loadProjectRules(settings.workspace, { trustStore: settings.trustStore }).untrusted;
+  } catch (err) {
+    if (err instanceof RulesError) return false; // reported by the CLI before it gets here
+    throw err;
+  }
+  let trustedNow = false;
+  for (const file of untrusted ?? []) {
+    const parts = [
+      file.allow.length > 0 ? `allow rules (${file.allow.map((r) => `\`${r}\``).join(", ")}) that run those commands without asking` : "",
+      file.passEnv.length > 0 ? `passEnv (${file.passEnv.join(", ")}) that hands those variables to every command` : "",
+    ].filter(Boolean);
+    const what = sanitizeForTerminal(`${file.file} in this repository has ${parts.join(", and ")}.`);
+    if (!interactive) {
+      renderer.note(`${what} They are ignored until you trust this file: run mini-cursor on a terminal in this workspace to be asked. Its deny and ask rules apply.`);
+      continue;
+    }
+    renderer.pause();
+    const answer = (await ask(`\n${what}\n  Trust this file's current content? (remembered outside the repository; asked again if it changes) [y/N] `)).trim().toLowerCase();
+    if (answer === "y" || answer === "yes") {
+      trustFile(settings.trustStore, file.path, file.hash);
+      renderer.note(`Trusted ${file.file} (saved in ${settings.trustStore}).`);
+      trustedNow = true;
+    } else {
+      renderer.note("Not trusted: its allow rules and passEnv are ignored; its deny and ask rules apply.");
+    }
+  }
+  return trustedNow;
+}
