@@ -6,6 +6,7 @@ import { fitToBudget, estimateTokens } from "./context.js";
 import { costOf, priceFor, type PriceTable } from "./cost.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "./invoke.js";
 import { normalizeToolCalls } from "./turn.js";
+import type { ProviderNote } from "../provider/message.js";
 
 type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
 
@@ -26,6 +27,8 @@ export interface ModelTurnInput {
   compact?: boolean;
   /** Told as soon as a compaction is done, before the model request (for the trace). */
   onCompaction?: (compaction: Compaction) => void;
+  /** Told what the provider layer noticed (thinking, dropped parameters, recovered calls), for the trace. */
+  onProviderNote?: (note: ProviderNote) => void;
 }
 
 /** Tokens of a turn and, for a model with a known price, what they cost in USD. */
@@ -78,7 +81,7 @@ export async function takeModelTurn(
   const system = new SystemMessage(input.systemPrompt);
   const view = input.workspace ? offloadLargeResults(history, input.workspace) : history;
   const sent: BaseMessage[] = [system, ...fitToBudget(view, input.contextTokens, estimateTokens(system))];
-  const response = await callModelWithRetry(model, sent, config);
+  const response = await callModelWithRetry(model, sent, config, { onProviderNote: input.onProviderNote });
   const counted = usageOf(response, sent);
   const cost = costOfResponse(response, counted, input);
   let usage: TurnUsage = cost === undefined ? counted : { ...counted, cost };
