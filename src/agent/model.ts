@@ -19,6 +19,7 @@ export type ModelSettings = Pick<
   Partial<Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties">>;
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
+const UNPROCESSABLE = 422;
 
 /** LangChain's own retry rules (429/5xx/connection), with the provider layer's final errors let through at once. */
 class DefaultRetryRules extends AsyncCaller {
@@ -28,6 +29,8 @@ const defaultFailedAttempt = new DefaultRetryRules({}).handler;
 function onFailedAttempt(error: unknown): void {
   const final = findProviderError(error);
   if (final) throw final;
+  // 422 is a validation error (Mistral, vLLM): the same request fails the same way again.
+  if ((error as { status?: unknown } | undefined)?.status === UNPROCESSABLE) throw error;
   return defaultFailedAttempt?.(error);
 }
 
@@ -115,8 +118,9 @@ export function describeModelError(err: unknown, settings: ModelSettings): strin
   if (final) return final.message;
   const e = (err ?? {}) as ErrorWithStatus;
   const where = settings.baseUrl ?? OPENAI_BASE_URL;
-  const status = e.status;
   const message = e.message ?? String(err);
+  // LangChain re-throws some HTTP errors (a context overflow) as its own, with the status only in the text.
+  const status = e.status ?? (/^([45]\d\d) /.exec(message) ? Number(message.slice(0, 3)) : undefined);
   const said = providerWords(message, status);
   const saying = said ? `: ${said.replace(/\.$/, "")}` : "";
   if (status === 401 || status === 403 || e.lc_error_code === "MODEL_AUTHENTICATION") {

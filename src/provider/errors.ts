@@ -53,6 +53,7 @@ function messageOf(value: unknown, depth = 0): string | undefined {
   if (depth > 4 || value === null || value === undefined) return undefined;
   if (typeof value === "string") return value.trim() || undefined;
   if (Array.isArray(value)) {
+    if (value.some((item) => typeof (item as { msg?: unknown })?.msg === "string")) return detailText(value);
     for (const item of value) {
       const found = messageOf(item, depth + 1);
       if (found) return found;

@@ -134,6 +134,8 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
       response = await send(url, { ...init, body: JSON.stringify(body) });
       if (response.ok) break;
       const text = await response.text();
+      // A wrong base URL often lands on a website's own 404 page (a 5xx page from a proxy is retried as usual).
+      if (response.status < 500 && looksLikeHtml(text)) throw webPage();
       const rejected = PARAMETER_STATUSES.has(response.status) && drops < MAX_DROPS_PER_REQUEST ? rejectedParameter(body, text, errorFields(text).param) : undefined;
       if (!rejected || dropped.has(rejected)) return errorResponse(response.status, response.headers, text);
       dropped.add(rejected);
