@@ -159,6 +159,22 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
     });
   });
 
+  describe("text that only looks like a tool call stays text (https://github.com/ollama/ollama/issues/12174)", () => {
+    test.each([
+      ["names a tool that was not offered", `{"name": "delete_everything", "arguments": {}}`],
+      ["arguments that do not fit the tool's schema", `{"name": "write_file", "arguments": {"path": "notes.txt"}}`],
+      ["a malformed <tool_call> block", `<tool_call>{"name": "write_file", "arguments": {"filePath": "notes.txt"</tool_call>`],
+      ["JSON that is data, not a call", `{"name": "notes", "version": "1.0.0"}`],
+    ])("%s", async (_what, text) => {
+      const run = await runProvider({ engine, script: [{ content: text }] });
+      expect(run.summary.reason).toBe("done");
+      expect(eventsOf(run.events, "final").map((e) => e.text)).toEqual([text]);
+      expect(eventsOf(run.events, "tool_call")).toEqual([]);
+      expect(eventsOf(run.events, "notice")).toEqual([]);
+      expect(run.file("notes.txt")).toBeUndefined();
+    });
+  });
+
   describe("ends and errors the user is told about (exit 1)", () => {
     const failing = async (script: ScriptStep[]) => {
       const run = await runProvider({ engine, script });
