@@ -118,3 +118,24 @@ test("a refused local connection exits 1 within 2 s with the URL and a hint, des
   expect(end.type).toBe("run_end");
   expect(end.durationMs).toBeLessThan(2_000);
 });
+
+test.each(["graph", "loop"])("--engine %s: DeepSeek's reasoning_content is kept in the saved thread and sent back in the next run", async (engine) => {
+  const toolTurn = sse(
+    chunk({ role: "assistant", content: null, reasoning_content: "Write the file first." }),
+    chunk({ tool_calls: [{ index: 0, id: "call_00_keep", type: "function", function: { name: "write_file", arguments: JSON.stringify(WRITE_ARGS) } }] }),
+    chunk({}, "tool_calls"),
+    "[DONE]",
+  );
+  server = await startOpenAIServer([{ raw: { body: toolTurn } }, { content: "Finished." }]);
+  const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MODEL: "deepseek-reasoner" });
+  const args = ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--thread", "ds"];
+  // The first run stops at the step limit right after the call; the second picks the thread up.
+  const first = await runCli([...args, "--max-steps", "1", "write notes"], { env });
+  expect(first.code).toBe(3);
+  const second = await runCli([...args, "go on"], { env });
+  expect(second.code).toBe(0);
+  const assistant = server.requests[1]!.messages.find((m) => m.role === "assistant") as Record<string, unknown>;
+  expect(assistant.reasoning_content).toBe("Write the file first.");
+  expect(assistant.content).toBeNull();
+  expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
+});
