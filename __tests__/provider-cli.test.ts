@@ -139,3 +139,20 @@ test.each(["graph", "loop"])("--engine %s: DeepSeek's reasoning_content is kept 
   expect(assistant.content).toBeNull();
   expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
 });
+
+test("a run with a tool call recovered from text can be recorded and replayed", async () => {
+  const hermes = `<tool_call>{"name": "write_file", "arguments": ${JSON.stringify(WRITE_ARGS)}}</tool_call>`;
+  server = await startOpenAIServer([{ content: hermes }, { content: "Done." }]);
+  const file = path.join(tmp.dir, "run.jsonl");
+  const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test" });
+  const recorded = await runCli(["--workspace", workspace, "--approval", "full-auto", "--record", file, "write notes"], { env });
+  expect(recorded.code).toBe(0);
+  expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
+  const again = path.join(tmp.dir, "again");
+  mkdirSync(again);
+  const replayed = await runCli(["--workspace", again, "--approval", "full-auto", "--replay", file, "write notes"], { env: baseEnv() });
+  expect(replayed.stderr).toBe("");
+  expect(replayed.code).toBe(0);
+  expect(readFileSync(path.join(again, "notes.txt"), "utf8")).toBe("hello\n");
+  expect(replayed.stdout).toContain("⚠ The model wrote a tool call as text (<tool_call> block); running write_file as a call.");
+});

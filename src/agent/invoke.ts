@@ -3,7 +3,7 @@ import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
 import type { RunnableConfig, Runnable } from "@langchain/core/runnables";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { estimateTokens, estimateTotalTokens } from "./context.js";
-import { newProviderCall, runInProviderCall, type ProviderCall } from "../provider/call-context.js";
+import { newProviderCall, runInProviderCall, type OfferedTool, type ProviderCall } from "../provider/call-context.js";
 import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "../provider/message.js";
 
 /**
@@ -27,6 +27,8 @@ export interface CallModelOptions {
   idleTimeoutMs?: number;
   /** Told what the provider layer noticed: thinking for the trace, parameters dropped, calls recovered from text. */
   onProviderNote?: (note: ProviderNote) => void;
+  /** The tools offered, for recovering calls written as text (default: those the request body lists). */
+  tools?: OfferedTool[];
 }
 
 function isAbort(err: unknown, signal?: AbortSignal): boolean {
@@ -166,6 +168,7 @@ export async function callModelWithRetry(
   const echoes = echoesOf(messages);
   for (let attempt = 0; ; attempt++) {
     const call = newProviderCall(echoes);
+    if (options.tools) call.offered = options.tools;
     try {
       const message = await runInProviderCall(call, () => streamOnce(model, messages, config, idleMs, call));
       if (call.response.thinking.trim()) options.onProviderNote?.({ kind: "thinking", text: call.response.thinking.trim() });

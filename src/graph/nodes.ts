@@ -77,6 +77,7 @@ export function createAgentNode(runtime: AgentRuntime) {
           config.writer?.({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, replaced } satisfies NodeSignal);
         },
         onProviderNote: (note) => config.writer?.({ kind: "provider", event: providerNoteEvent(note, step) } satisfies NodeSignal),
+        tools: runtime.tools,
       },
       config,
     );

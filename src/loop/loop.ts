@@ -114,6 +114,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
               onCompaction: ({ tokensBefore, tokensAfter, summarised }) =>
                 emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised }),
               onProviderNote: (note) => emit(providerNoteEvent(note, step)),
+              tools: options.tools,
             },
             { signal, callbacks: [onToken] },
           );

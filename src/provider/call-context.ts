@@ -20,6 +20,8 @@ export interface ToolCallEcho {
 export interface OfferedTool {
   name: string;
   parameters?: unknown;
+  /** The tool's own check of its arguments (its zod schema), when the caller knows the tool. */
+  fits?: (args: Record<string, unknown>) => boolean;
 }
 
 export interface ResponseExtras {

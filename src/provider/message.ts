@@ -1,5 +1,6 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import type { ProviderCall, ToolCallEcho } from "./call-context.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { OfferedTool, ProviderCall, ToolCallEcho } from "./call-context.js";
 import { ProviderError } from "./errors.js";
 import { recoverTextToolCalls } from "./text-calls.js";
 
@@ -69,5 +70,15 @@ export function withProviderExtras(message: AIMessage, call: ProviderCall): AIMe
     usage_metadata: message.usage_metadata,
     tool_calls: recovery ? recovery.calls.map((c) => ({ ...c, type: "tool_call" as const })) : message.tool_calls,
     invalid_tool_calls: message.invalid_tool_calls,
+  });
+}
+
+/** The engine's tools as offered tools, checked by their own schemas. */
+export function offeredTools(tools: readonly StructuredToolInterface[]): OfferedTool[] {
+  return tools.map((tool) => {
+    const schema = tool.schema as { safeParse?: (v: unknown) => { success: boolean } } | undefined;
+    return typeof schema?.safeParse === "function"
+      ? { name: tool.name, fits: (args: Record<string, unknown>) => schema.safeParse!(args).success }
+      : { name: tool.name, parameters: tool.schema };
   });
 }

@@ -83,7 +83,7 @@ function toCall(value: unknown, offered: readonly OfferedTool[]): RecoveredCall 
       return undefined;
     }
   }
-  if (!isObject(args) || !argsFit(args, tool.parameters)) return undefined;
+  if (!isObject(args) || !(tool.fits ? tool.fits(args) : argsFit(args, tool.parameters))) return undefined;
   return { id: makeToolCallId(), name: value.name, args };
 }
 

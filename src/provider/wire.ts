@@ -126,7 +126,8 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
     const original = JSON.parse(init!.body as string) as Json;
     let body = rewriteRequest(original, options, dropped, call);
     if (call) {
-      call.offered = offeredTools(body);
+      // The engine's own tools when it named them (exact validation, and replays have no wire).
+      call.offered ??= offeredTools(body);
       call.response = emptyResponse();
     }
     let response: Response | undefined;
