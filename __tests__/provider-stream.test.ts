@@ -2,6 +2,7 @@ import { ChunkNormaliser } from "../src/provider/chunks.js";
 import { emptyResponse } from "../src/provider/call-context.js";
 import { providerMessage } from "../src/provider/errors.js";
 import { isReasoningModel, temperatureFor } from "../src/provider/family.js";
+import { rejectedParameter } from "../src/provider/request.js";
 import { parseSse } from "../src/provider/sse.js";
 import { stripThink, ThinkSplitter } from "../src/provider/think.js";
 import { ToolCallAssembler } from "../src/provider/tool-call-stream.js";
@@ -122,5 +123,19 @@ describe("parseSse", () => {
     const out: string[] = [];
     for await (const payload of parseSse(body)) out.push(payload);
     expect(out).toEqual(['{"a":1}', "[DONE]"]);
+  });
+});
+
+describe("rejectedParameter", () => {
+  const body = { model: "m", messages: [], tools: [], stream: true, temperature: 0, user: "me", parallel_tool_calls: true, stream_options: { include_usage: true } };
+  test.each([
+    ["OpenAI's param field", '{"error":{"message":"Unsupported value","param":"temperature"}}', "temperature", "temperature"],
+    ["quoted in the message", "Unsupported parameter: 'temperature' is not supported with this model.", undefined, "temperature"],
+    ["a pydantic loc", '{"detail":[{"type":"extra_forbidden","loc":["body","stream_options"],"msg":"Extra inputs are not permitted"}]}', undefined, "stream_options"],
+    ["bare, when the name cannot be prose", "Unrecognized request argument supplied: parallel_tool_calls", undefined, "parallel_tool_calls"],
+    ["a word that is also a parameter", "Invalid request: the user message is empty", undefined, undefined],
+    ["the conversation itself is never dropped", "Invalid 'messages': extra field", "messages", undefined],
+  ])("%s", (_what, text, param, expected) => {
+    expect(rejectedParameter(body, text, param)).toBe(expected);
   });
 });

@@ -87,8 +87,9 @@ export function rejectedParameter(body: Json, errorText: string, param: string |
   if (param && sent.includes(param)) return param;
   if (!/unsupported|not supported|unrecognized|unknown|extra|not permitted|not allowed|invalid|unexpected/i.test(errorText)) return undefined;
   for (const key of sent) {
-    const quoted = new RegExp(`["'\`]${key}["'\`]|\\b${key}\\b`);
-    if (quoted.test(errorText)) return key;
+    // Quoted ('temperature', "stream_options" in a pydantic loc) or, for names no prose uses, bare.
+    const named = new RegExp(`["'\`]${key}["'\`]${key.includes("_") ? `|\\b${key}\\b` : ""}`);
+    if (named.test(errorText)) return key;
   }
   return undefined;
 }
