@@ -80,7 +80,7 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 /** What the follow-up model request was sent: roles and texts, tool calls by name. */
 function conversation(request: ChatRequest) {
   return request.messages
-    .filter((m) => m.role !== "system")
+    .filter((m) => m.role !== "system" && m.role !== "developer")
     .map((m) => ({
       role: m.role,
       content: typeof m.content === "string" ? m.content : m.content == null ? "" : JSON.stringify(m.content),

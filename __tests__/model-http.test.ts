@@ -222,7 +222,7 @@ describe("ChatOpenAI over HTTP", () => {
     const settings = settingsFor(s.url, { maxRetries: 1 });
     const err = await failureOf(callModelWithRetry(createChatModel(settings), ask));
     expect(s.requests).toHaveLength(2);
-    expect(describeModelError(err, settings)).toBe(`The provider at ${s.url} failed with HTTP 500 after retries; try again later.`);
+    expect(describeModelError(err, settings)).toBe(`The provider at ${s.url} failed with HTTP 500 after retries: scripted fault: HTTP 500; try again later.`);
   });
 
   describe("a stream that breaks", () => {
@@ -352,9 +352,10 @@ describe("ChatOpenAI over HTTP", () => {
       const settings = settingsFor(url, { maxRetries: 1 });
       const started = Date.now();
       const err = await failureOf(callModelWithRetry(createChatModel(settings), ask));
-      expect(Date.now() - started).toBeLessThan(10_000);
+      // A refused local connection is final: no retries (issue 12: within 2 s).
+      expect(Date.now() - started).toBeLessThan(2_000);
       expect(describeModelError(err, settings)).toBe(
-        `Could not reach the model provider at ${url} (ECONNREFUSED); check OPENAI_BASE_URL and that the server is running.`,
+        `Could not reach the model provider at ${url} (ECONNREFUSED: nothing listens there); is the server running? Check OPENAI_BASE_URL.`,
       );
     });
   });

@@ -103,7 +103,7 @@ describe("piped input", () => {
     expect(r.stdout).toContain("Your name is Ada.");
     expect(server.requests).toHaveLength(2);
     const conversation = (req: ChatRequest) =>
-      req.messages.filter((m) => m.role !== "system").map((m) => ({ role: m.role, content: textOf(m.content) }));
+      req.messages.filter((m) => m.role !== "system" && m.role !== "developer").map((m) => ({ role: m.role, content: textOf(m.content) }));
     expect(conversation(server.requests[0]!)).toEqual([{ role: "user", content: "my name is Ada" }]);
     expect(conversation(server.requests[1]!)).toEqual([
       { role: "user", content: "my name is Ada" },

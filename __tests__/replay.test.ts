@@ -275,10 +275,10 @@ describe("the CLI", () => {
   test("--record saves a ChatOpenAI run; --replay plays it with either engine and no provider", async () => {
     const file = path.join(tmp.dir, "run.jsonl");
     const recorded = await recordThroughServer(file);
-    expect(recorded[0]).toMatchObject({ type: "run_start", model: `gpt-4o-mini via ${server.url}, recording to ${file}` });
+    expect(recorded[0]).toMatchObject({ type: "run_start", model: `gpt-5-mini via ${server.url}, recording to ${file}` });
     const lines = readLines(file);
     expect(lines.map((l) => l.type)).toEqual(["header", "response", "response", "response"]);
-    expect(lines[0]).toMatchObject({ model: "gpt-4o-mini" });
+    expect(lines[0]).toMatchObject({ model: "gpt-5-mini" });
     expect((lines[1] as RecordedResponse).message.data).toMatchObject({ response_metadata: { finish_reason: "tool_calls" }, usage_metadata: { input_tokens: 10, output_tokens: 5 } });
     expect(server.requests).toHaveLength(3);
 

@@ -297,7 +297,7 @@ test(
     // Three model requests for this task, with the model and tools of the environment.
     const requests = model.requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")?.content) === WRITE_AND_RUN);
     expect(requests).toHaveLength(3);
-    expect(requests.map((r) => r.model)).toEqual(["gpt-4o-mini", "gpt-4o-mini", "gpt-4o-mini"]);
+    expect(requests.map((r) => r.model)).toEqual(["gpt-5-mini", "gpt-5-mini", "gpt-5-mini"]);
     expect(requests[0]!.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(["read_file", "write_file", "execute_command"]));
     expect(textOf(requests[0]!.messages[0]!.content)).toContain(`Workspace root: ${workspace.dir}`);
   },

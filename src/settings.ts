@@ -11,7 +11,8 @@ import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } 
  * The one place that reads process.env. Precedence: flags > environment > .env > defaults.
  */
 
-export const DEFAULT_MODEL = "gpt-4o-mini";
+/** OpenAI's small current model; a reasoning model, so it is sent no temperature. */
+export const DEFAULT_MODEL = "gpt-5-mini";
 export const DEFAULT_MAX_STEPS = 30;
 export const DEFAULT_APPROVAL = "auto-edit";
 /** Rough context budget in tokens; the oldest turns are dropped beyond it. */
@@ -73,6 +74,17 @@ const settingsSchema = z.object({
   editTool: z.enum(EDIT_TOOL_SETTINGS),
   /** Repo-config trust (issue 16): where trusted `mini-cursor.config.json` contents are remembered. */
   trustStore: z.string().min(1),
+  // Provider wire (src/provider/): how requests are shaped for providers that differ from OpenAI.
+  /** MINI_CURSOR_TEMPERATURE: a number, or "default" to send none (unset: 0, none for reasoning models). */
+  temperature: z.union([z.number().min(0).max(2), z.literal("default")]).optional(),
+  /** MINI_CURSOR_EXTRA_BODY: a JSON object merged into every chat-completions request body. */
+  extraBody: z.record(z.string(), z.unknown()).optional(),
+  /** MINI_CURSOR_STREAM_OPTIONS=off: no `stream_options` (usage is then estimated). */
+  streamOptions: z.boolean().optional(),
+  /** MINI_CURSOR_STREAM=off: ask for whole JSON completions instead of a stream. */
+  stream: z.boolean().optional(),
+  /** MINI_CURSOR_ADDITIONAL_PROPERTIES=off: no `additionalProperties` in tool schemas. */
+  additionalProperties: z.boolean().optional(),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -174,6 +186,28 @@ export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
 
 // --- end issue 14 ---
 
+function toTemperature(value: string | undefined): number | "default" | undefined {
+  const v = nonEmpty(value);
+  if (v === undefined) return undefined;
+  if (v.toLowerCase() === "default") return "default";
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0 || n > 2) throw new SettingsError(`MINI_CURSOR_TEMPERATURE must be a number from 0 to 2, or "default" to send none; got "${value}".`);
+  return n;
+}
+
+function toJsonObject(value: string | undefined, name: string): Record<string, unknown> | undefined {
+  const v = nonEmpty(value);
+  if (v === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch (err) {
+    throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}: ${(err as Error).message}.`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}.`);
+  return parsed as Record<string, unknown>;
+}
+
 function nonEmpty(value: string | undefined): string | undefined {
   return value && value.trim() !== "" ? value.trim() : undefined;
 }
@@ -227,6 +261,12 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
       nonEmpty(env.MINI_CURSOR_EDIT_TOOL)?.toLowerCase() ??
       defaultEditTool(nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL),
     trustStore: trustStorePath(env),
+    // Provider wire (src/provider/).
+    temperature: toTemperature(env.MINI_CURSOR_TEMPERATURE),
+    extraBody: toJsonObject(env.MINI_CURSOR_EXTRA_BODY, "MINI_CURSOR_EXTRA_BODY"),
+    streamOptions: toBool(env.MINI_CURSOR_STREAM_OPTIONS, "MINI_CURSOR_STREAM_OPTIONS"),
+    stream: toBool(env.MINI_CURSOR_STREAM, "MINI_CURSOR_STREAM"),
+    additionalProperties: toBool(env.MINI_CURSOR_ADDITIONAL_PROPERTIES, "MINI_CURSOR_ADDITIONAL_PROPERTIES"),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {

@@ -42,6 +42,18 @@ export interface ScriptStep {
   usage?: { prompt_tokens: number; completion_tokens: number };
   /** Wait this long before answering (for timeouts). */
   delayMs?: number;
+  /**
+   * A provider's answer replayed byte for byte instead of one built from the fields above:
+   * status (default 200), headers (default content-type text/event-stream), and the body. An
+   * array body is written piece by piece, each piece flushed before the next (a stream).
+   */
+  raw?: RawAnswer;
+}
+
+export interface RawAnswer {
+  status?: number;
+  headers?: Record<string, string>;
+  body: string | string[];
 }
 
 /** The parsed JSON body of a chat completions request. */
@@ -211,6 +223,20 @@ async function sendStream(res: ServerResponse, step: ScriptStep, request: ChatRe
   res.end();
 }
 
+async function sendRaw(res: ServerResponse, raw: RawAnswer): Promise<void> {
+  res.writeHead(raw.status ?? 200, { "content-type": "text/event-stream", ...(raw.headers ?? {}) });
+  for (const piece of typeof raw.body === "string" ? [raw.body] : raw.body) {
+    if (res.destroyed) return;
+    await write(res, piece);
+  }
+  res.end();
+}
+
+/** SSE framing for raw answers: each payload as `data: …` and a blank line, as OpenAI frames them. */
+export function sse(...payloads: Array<string | object>): string[] {
+  return payloads.map((p) => `data: ${typeof p === "string" ? p : JSON.stringify(p)}\n\n`);
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
@@ -273,6 +299,7 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
     }
     if (step.delayMs) await delay(step.delayMs);
     if (res.destroyed) return;
+    if (step.raw) return sendRaw(res, step.raw);
     if (step.status !== undefined && step.status !== 200) return sendFault(res, step);
     const id = `chatcmpl-${randomUUID()}`;
     if (request.stream) await sendStream(res, step, request, id);

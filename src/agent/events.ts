@@ -94,6 +94,10 @@ export type AgentEvent =
       repeats: number;
       message: string;
     }
+  /** The model's thinking (reasoning_content, <think> blocks): for the trace, never the answer. */
+  | { type: "thinking"; step: number; text: string }
+  /** Something the provider layer did that the user should know (a parameter dropped, a call recovered from text). */
+  | { type: "notice"; step: number; message: string }
   | { type: "final"; text: string }
   | { type: "error"; message: string; stack?: string }
   | {

@@ -3,6 +3,8 @@ import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
 import type { RunnableConfig, Runnable } from "@langchain/core/runnables";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { estimateTokens, estimateTotalTokens } from "./context.js";
+import { newProviderCall, runInProviderCall, type OfferedTool, type ProviderCall } from "../provider/call-context.js";
+import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "../provider/message.js";
 
 /**
  * LangChain's caller retries failed requests (429/5xx, honouring retry-after), but not a
@@ -23,6 +25,10 @@ type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
 export interface CallModelOptions {
   /** Abandon a stream after this long without a chunk; defaults to STREAM_IDLE_TIMEOUT_MS. */
   idleTimeoutMs?: number;
+  /** Told what the provider layer noticed: thinking for the trace, parameters dropped, calls recovered from text. */
+  onProviderNote?: (note: ProviderNote) => void;
+  /** The tools offered, for recovering calls written as text (default: those the request body lists). */
+  tools?: OfferedTool[];
 }
 
 function isAbort(err: unknown, signal?: AbortSignal): boolean {
@@ -120,7 +126,7 @@ const stalled = (idleMs: number) => new Error(`The model's response stream stall
  * estimating token counts with tiktoken, which downloads encodings from tiktoken.pages.dev and,
  * offline, retries for minutes before every answer.
  */
-async function streamOnce(model: ChatRunnable, messages: BaseMessage[], config: RunnableConfig | undefined, idleMs: number): Promise<AIMessage> {
+async function streamOnce(model: ChatRunnable, messages: BaseMessage[], config: RunnableConfig | undefined, idleMs: number, call: ProviderCall): Promise<AIMessage> {
   const idle = new AbortController();
   const signal = config?.signal ? AbortSignal.any([config.signal, idle.signal]) : idle.signal;
   let timer = setTimeout(() => idle.abort(), idleMs);
@@ -147,7 +153,9 @@ async function streamOnce(model: ChatRunnable, messages: BaseMessage[], config: 
   if (isIncompleteResponse(merged)) {
     throw new Error("The model's response stream ended before the response was complete (no finish_reason).");
   }
-  return toAIMessage(merged);
+  const problem = finishProblem(merged);
+  if (problem) throw problem;
+  return withProviderExtras(toAIMessage(merged), call);
 }
 
 export async function callModelWithRetry(
@@ -157,10 +165,17 @@ export async function callModelWithRetry(
   options: CallModelOptions = {},
 ): Promise<AIMessage> {
   const idleMs = options.idleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS;
+  const echoes = echoesOf(messages);
   for (let attempt = 0; ; attempt++) {
+    const call = newProviderCall(echoes);
+    if (options.tools) call.offered = options.tools;
     try {
-      return await streamOnce(model, messages, config, idleMs);
+      const message = await runInProviderCall(call, () => streamOnce(model, messages, config, idleMs, call));
+      if (call.response.thinking.trim()) options.onProviderNote?.({ kind: "thinking", text: call.response.thinking.trim() });
+      for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
+      return message;
     } catch (err) {
+      for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
       if (isAbort(err, config?.signal) || attempt >= STREAM_RETRIES || !isBrokenStream(err)) throw err;
       await sleep(STREAM_RETRY_DELAY_MS * (attempt + 1), config?.signal);
     }

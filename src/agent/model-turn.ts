@@ -6,6 +6,8 @@ import { fitToBudget, estimateTokens } from "./context.js";
 import { costOf, priceFor, type PriceTable } from "./cost.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "./invoke.js";
 import { normalizeToolCalls } from "./turn.js";
+import { offeredTools, type ProviderNote } from "../provider/message.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 
 type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
 
@@ -26,6 +28,10 @@ export interface ModelTurnInput {
   compact?: boolean;
   /** Told as soon as a compaction is done, before the model request (for the trace). */
   onCompaction?: (compaction: Compaction) => void;
+  /** Told what the provider layer noticed (thinking, dropped parameters, recovered calls), for the trace. */
+  onProviderNote?: (note: ProviderNote) => void;
+  /** The tools the model is offered (to recover calls it writes as text). */
+  tools?: readonly StructuredToolInterface[];
 }
 
 /** Tokens of a turn and, for a model with a known price, what they cost in USD. */
@@ -78,7 +84,10 @@ export async function takeModelTurn(
   const system = new SystemMessage(input.systemPrompt);
   const view = input.workspace ? offloadLargeResults(history, input.workspace) : history;
   const sent: BaseMessage[] = [system, ...fitToBudget(view, input.contextTokens, estimateTokens(system))];
-  const response = await callModelWithRetry(model, sent, config);
+  const response = await callModelWithRetry(model, sent, config, {
+    onProviderNote: input.onProviderNote,
+    ...(input.tools ? { tools: offeredTools(input.tools) } : {}),
+  });
   const counted = usageOf(response, sent);
   const cost = costOfResponse(response, counted, input);
   let usage: TurnUsage = cost === undefined ? counted : { ...counted, cost };

@@ -4,6 +4,10 @@ import { OfflineChatModel, OFFLINE_MODEL_NAME } from "../models/offline.js";
 import { ResponseRecorder } from "../models/recorder.js";
 import { loadRecording, recordingLabel, ReplayChatModel, ReplayDivergenceError } from "../models/replay.js";
 import type { Settings } from "../settings.js";
+import { AsyncCaller } from "@langchain/core/utils/async_caller";
+import { findProviderError } from "../provider/errors.js";
+import { temperatureFor } from "../provider/family.js";
+import { createProviderFetch } from "../provider/wire.js";
 
 /** Local servers (Ollama, LM Studio, vLLM) take any key, but the OpenAI SDK insists on one. */
 const PLACEHOLDER_API_KEY = "not-needed";
@@ -11,7 +15,24 @@ const PLACEHOLDER_API_KEY = "not-needed";
 export type ModelSettings = Pick<
   Settings,
   "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "record" | "replay"
->;
+> &
+  Partial<Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties">>;
+
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
+const UNPROCESSABLE = 422;
+
+/** LangChain's own retry rules (429/5xx/connection), with the provider layer's final errors let through at once. */
+class DefaultRetryRules extends AsyncCaller {
+  readonly handler = this.onFailedAttempt;
+}
+const defaultFailedAttempt = new DefaultRetryRules({}).handler;
+function onFailedAttempt(error: unknown): void {
+  const final = findProviderError(error);
+  if (final) throw final;
+  // 422 is a validation error (Mistral, vLLM): the same request fails the same way again.
+  if ((error as { status?: unknown } | undefined)?.status === UNPROCESSABLE) throw error;
+  return defaultFailedAttempt?.(error);
+}
 
 /**
  * The one factory for chat models. Retries (429/5xx with retry-after, via LangChain's caller),
@@ -25,12 +46,21 @@ export function createChatModel(settings: ModelSettings): BaseChatModel {
   // Throws RecordingError (one sentence) for a file that is not a recording.
   if (settings.replay) return new ReplayChatModel(loadRecording(settings.replay), { callbacks });
   if (settings.provider === "offline") return new OfflineChatModel({ callbacks });
+  // Everything between LangChain and the HTTP wire that providers need differently: src/provider/.
+  const fetch = createProviderFetch({
+    baseUrl: settings.baseUrl ?? OPENAI_BASE_URL,
+    extraBody: settings.extraBody,
+    streamOptions: settings.streamOptions ?? true,
+    stream: settings.stream ?? true,
+    stripAdditionalProperties: settings.additionalProperties === false,
+  });
   return new ChatOpenAI({
     callbacks,
     model: settings.model,
     apiKey: settings.apiKey ?? PLACEHOLDER_API_KEY,
-    configuration: settings.baseUrl ? { baseURL: settings.baseUrl } : undefined,
-    temperature: 0,
+    configuration: { ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}), fetch },
+    temperature: temperatureFor(settings.model, settings.temperature),
+    onFailedAttempt,
     streaming: true,
     streamUsage: true,
     maxRetries: settings.maxRetries,
@@ -53,7 +83,7 @@ export function describeModel(settings: ModelSettings): string {
 function describeSource(settings: ModelSettings): string {
   if (settings.replay) return `replay of ${recordingLabel(settings.replay)} (recorded responses, no model provider)`;
   if (settings.provider === "offline") return `${OFFLINE_MODEL_NAME} (embedded, no API key or base URL set)`;
-  const where = settings.baseUrl ?? "https://api.openai.com/v1";
+  const where = settings.baseUrl ?? OPENAI_BASE_URL;
   return `${settings.model} via ${where}`;
 }
 
@@ -74,21 +104,34 @@ function causeCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The provider's own words from an SDK error: "400 Unsupported parameter…" without the status and LangChain's appendix. */
+function providerWords(message: string, status: number | undefined): string {
+  const first = message.split("\n")[0]!.trim();
+  const words = status !== undefined && first.startsWith(`${status} `) ? first.slice(String(status).length + 1) : first;
+  return /status code \(no body\)/.test(words) ? "" : words;
+}
+
 /** One sentence a user can act on, for errors from the provider. */
 export function describeModelError(err: unknown, settings: ModelSettings): string {
   if (err instanceof ReplayDivergenceError || (err as Error | undefined)?.name === "ReplayDivergenceError") return (err as Error).message;
+  const final = findProviderError(err);
+  if (final) return final.message;
   const e = (err ?? {}) as ErrorWithStatus;
-  const where = settings.baseUrl ?? "https://api.openai.com/v1";
-  const status = e.status;
+  const where = settings.baseUrl ?? OPENAI_BASE_URL;
   const message = e.message ?? String(err);
+  // LangChain re-throws some HTTP errors (a context overflow) as its own, with the status only in the text.
+  const status = e.status ?? (/^([45]\d\d) /.exec(message) ? Number(message.slice(0, 3)) : undefined);
+  const said = providerWords(message, status);
+  const saying = said ? `: ${said.replace(/\.$/, "")}` : "";
   if (status === 401 || status === 403 || e.lc_error_code === "MODEL_AUTHENTICATION") {
     return `The provider at ${where} rejected the API key (HTTP ${status ?? 401}); check OPENAI_API_KEY.`;
   }
   if (status === 404 || /model.*(not found|does not exist)|unknown model/i.test(message)) {
     return `The provider at ${where} does not know the model "${settings.model}"; pass --model (or MINI_CURSOR_MODEL) with a model it serves.`;
   }
-  if (status === 429) return `The provider at ${where} is rate limiting requests (HTTP 429) and retries ran out; wait and try again.`;
-  if (status && status >= 500) return `The provider at ${where} failed with HTTP ${status} after retries; try again later.`;
+  if (status === 429) return `The provider at ${where} is rate limiting requests (HTTP 429) and retries ran out${saying}; wait and try again.`;
+  if (status && status >= 500) return `The provider at ${where} failed with HTTP ${status} after retries${saying}; try again later.`;
+  if (status && status >= 400) return `The provider at ${where} refused the request (HTTP ${status})${saying}.`;
   const code = causeCode(err);
   if (code || /connection error|fetch failed|ECONNREFUSED|ENOTFOUND|timed? ?out/i.test(message)) {
     return `Could not reach the model provider at ${where}${code ? ` (${code})` : ""}; check OPENAI_BASE_URL and that the server is running.`;

@@ -1,5 +1,5 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { randomUUID } from "node:crypto";
+import { makeToolCallId } from "../provider/ids.js";
 
 /** How much of a malformed argument string the model is shown back. */
 const MAX_ECHOED_ARGS = 500;
@@ -11,9 +11,9 @@ const MAX_ECHOED_ARGS = 500;
  */
 export function normalizeToolCalls(message: AIMessage): AIMessage {
   const invalid = message.invalid_tool_calls ?? [];
-  const calls = (message.tool_calls ?? []).map((c) => ({ ...c, id: c.id || `call_${randomUUID()}` }));
+  const calls = (message.tool_calls ?? []).map((c) => ({ ...c, id: c.id || makeToolCallId() }));
   if (invalid.length === 0 && calls.every((c, i) => c.id === message.tool_calls?.[i]?.id)) return message;
-  const fixedInvalid = invalid.map((c) => ({ ...c, id: c.id || `call_${randomUUID()}` }));
+  const fixedInvalid = invalid.map((c) => ({ ...c, id: c.id || makeToolCallId() }));
   return new AIMessage({
     id: message.id,
     content: message.content,

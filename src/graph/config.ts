@@ -8,7 +8,7 @@ import type { ApprovalMode } from "../settings.js";
  * comes from there.
  */
 export const AgentConfiguration = Annotation.Root({
-  /** Model name the provider serves. Default: MINI_CURSOR_MODEL, else gpt-4o-mini. */
+  /** Model name the provider serves. Default: MINI_CURSOR_MODEL, else gpt-5-mini. */
   model: Annotation<string>,
   /** Root folder for every tool. Default: MINI_CURSOR_WORKSPACE, else the directory the server started in. */
   workspace: Annotation<string>,

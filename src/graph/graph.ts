@@ -24,7 +24,9 @@ export interface GraphOptions {
 export type GraphSettings = Pick<
   Settings,
   "workspace" | "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "approval" | "maxSteps" | "contextTokens" | "prices"
->;
+> &
+  // The provider wire's settings (src/provider/), all optional.
+  Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties">;
 
 export function createRuntime(settings: GraphSettings & Partial<Pick<Settings, "editTool">>, options: GraphOptions = {}): AgentRuntime {
   const tools = options.tools ?? createTools({ workspace: settings.workspace, editTool: settings.editTool, ...options.toolOptions });

@@ -8,6 +8,7 @@ import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
+import { providerNoteEvent, type ProviderEvent } from "../provider/events.js";
 import { previewToolCall } from "../tools/preview.js";
 import { threadOf } from "../tools/read-tracker.js";
 import { invalidCallResults, lastAIMessage, stepsSinceLastRequest, unknownToolResults } from "../agent/turn.js";
@@ -57,7 +58,9 @@ export type NodeSignal =
   | { kind: "usage"; step: number; input: number; output: number; estimated: boolean; cost?: number }
   /** The agent node replaced the conversation: `replaced` re-sent messages lead its update, not new ones. */
   | { kind: "compaction"; step: number; tokensBefore: number; tokensAfter: number; summarised: number; replaced: number }
-  | { kind: "loop_guard"; step: number; action: "note" | "stop"; tool: string; repeats: number; message: string };
+  | { kind: "loop_guard"; step: number; action: "note" | "stop"; tool: string; repeats: number; message: string }
+  /** Thinking and notices from the provider layer, passed on as they are. */
+  | { kind: "provider"; event: ProviderEvent };
 
 export function createAgentNode(runtime: AgentRuntime) {
   const bound = runtime.model.bindTools?.(runtime.tools) ?? runtime.model;
@@ -79,6 +82,8 @@ export function createAgentNode(runtime: AgentRuntime) {
           const replaced = history.length + 1;
           config.writer?.({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, replaced } satisfies NodeSignal);
         },
+        onProviderNote: (note) => config.writer?.({ kind: "provider", event: providerNoteEvent(note, step) } satisfies NodeSignal),
+        tools: runtime.tools,
       },
       config,
     );

@@ -68,6 +68,8 @@ function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): voi
     st.skipAgentMessages = signal.replaced;
     const { step, tokensBefore, tokensAfter, summarised } = signal;
     emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised });
+  } else if (signal.kind === "provider") {
+    emit(signal.event);
   } else if (signal.kind === "loop_guard") {
     if (signal.action === "stop") st.stopReason = "loop_guard";
     const { step, action, tool, repeats, message } = signal;

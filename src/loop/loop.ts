@@ -8,6 +8,7 @@ import { describeModelError, type ModelSettings } from "../agent/model.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
+import { providerNoteEvent } from "../provider/events.js";
 import { previewToolCall } from "../tools/preview.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { interruptionMessages, invalidCallResults, messageText, unknownToolResults } from "../agent/turn.js";
@@ -112,6 +113,8 @@ export function createLoopEngine(options: LoopOptions): Engine {
               prices: options.prices,
               onCompaction: ({ tokensBefore, tokensAfter, summarised }) =>
                 emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised }),
+              onProviderNote: (note) => emit(providerNoteEvent(note, step)),
+              tools: options.tools,
             },
             { signal, callbacks: [onToken] },
           );

@@ -220,6 +220,16 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
           break;
         }
+        case "thinking": {
+          // Collapsed by default: thinking is often longer than the answer.
+          const lines = event.text.split("\n");
+          if (options.verbose) for (const l of lines) line(c.dim(`  ┊ ${l}`));
+          else line(c.dim(`  ┊ thought for ${lines.length} line${lines.length === 1 ? "" : "s"} (--verbose shows it)`));
+          break;
+        }
+        case "notice":
+          line(c.yellow(`  ⚠ ${event.message}`));
+          break;
         case "usage":
           break;
         case "final":

@@ -1,0 +1,141 @@
+/**
+ * Errors from the wire that a retry cannot fix, and the provider's own message out of an error
+ * body of whatever shape it was sent in.
+ */
+
+/** Longest provider message quoted to the user. */
+const MAX_PROVIDER_MESSAGE = 400;
+
+export type ProviderErrorKind = "web_page" | "connection_refused" | "content_filter" | "length" | "error_body";
+
+/**
+ * An error the user must act on, stated in one sentence. Never retried: the wire and the
+ * caller's retry handler let it through at once.
+ */
+export class ProviderError extends Error {
+  override name = "ProviderError";
+  constructor(
+    message: string,
+    readonly kind: ProviderErrorKind,
+  ) {
+    super(message);
+  }
+}
+
+/** The ProviderError in an error's cause chain (the OpenAI SDK wraps what fetch throws). */
+export function findProviderError(err: unknown): ProviderError | undefined {
+  let e = err as { cause?: unknown } | undefined;
+  for (let depth = 0; e && depth < 6; depth++) {
+    if (e instanceof ProviderError || (e as { name?: string }).name === "ProviderError") return e as ProviderError;
+    e = e.cause as { cause?: unknown } | undefined;
+  }
+  return undefined;
+}
+
+function clip(text: string): string {
+  const one = text.replace(/\s+/g, " ").trim();
+  return one.length > MAX_PROVIDER_MESSAGE ? `${one.slice(0, MAX_PROVIDER_MESSAGE)}…` : one;
+}
+
+/** FastAPI/pydantic validation details (Mistral, vLLM): `msg` and where (`loc`). */
+function detailText(detail: unknown): string | undefined {
+  if (typeof detail === "string") return detail;
+  if (!Array.isArray(detail)) return undefined;
+  const parts = detail.map((d) => {
+    const item = d as { msg?: unknown; loc?: unknown };
+    const where = Array.isArray(item.loc) ? ` (${item.loc.join(".")})` : "";
+    return typeof item.msg === "string" ? `${item.msg}${where}` : JSON.stringify(d);
+  });
+  return parts.join("; ");
+}
+
+function messageOf(value: unknown, depth = 0): string | undefined {
+  if (depth > 4 || value === null || value === undefined) return undefined;
+  if (typeof value === "string") return value.trim() || undefined;
+  if (Array.isArray(value)) {
+    if (value.some((item) => typeof (item as { msg?: unknown })?.msg === "string")) return detailText(value);
+    for (const item of value) {
+      const found = messageOf(item, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (typeof value !== "object") return String(value);
+  const o = value as Record<string, unknown>;
+  if (o.error !== undefined) {
+    const inner = messageOf(o.error, depth + 1);
+    if (inner) return inner;
+  }
+  if (typeof o.message === "string" && o.message.trim()) return o.message.trim();
+  if (o.message && typeof o.message === "object") {
+    const m = o.message as Record<string, unknown>;
+    const detail = detailText(m.detail);
+    if (detail) return detail;
+    return messageOf(m, depth + 1) ?? JSON.stringify(m);
+  }
+  const detail = detailText(o.detail);
+  if (detail) return detail;
+  if (typeof o.msg === "string") return o.msg;
+  if (typeof o.error_message === "string") return o.error_message;
+  return undefined;
+}
+
+export function looksLikeHtml(text: string): boolean {
+  return /^\s*(<!doctype html|<html|<head|<body)/i.test(text);
+}
+
+/**
+ * The provider's own message from an error body: `{"error":{"message":…}}` (OpenAI),
+ * `[{"error":{…}}]` (Gemini), `{"message":…}` (vLLM before 0.10.1, Mistral),
+ * `{"message":{"detail":[…]}}` (Mistral 422), `{"detail":…}` (FastAPI servers), `{"error":"…"}`
+ * (Ollama, LM Studio, llama.cpp), or plain text.
+ */
+export function providerMessage(body: string): string | undefined {
+  const text = body.trim();
+  if (text === "") return undefined;
+  if (looksLikeHtml(text)) return "the server answered with a web page";
+  try {
+    const found = messageOf(JSON.parse(text));
+    return found ? clip(found) : clip(text);
+  } catch {
+    return clip(text);
+  }
+}
+
+/** The `type`, `code` and `param` of an OpenAI-shaped error body, kept when the body is rewritten. */
+export function errorFields(body: string): { type?: string; code?: string; param?: string } {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const first = Array.isArray(parsed) ? parsed[0] : parsed;
+    const e = ((first as { error?: unknown })?.error ?? first) as Record<string, unknown>;
+    if (!e || typeof e !== "object") return {};
+    const pick = (k: string) => (typeof e[k] === "string" ? (e[k] as string) : typeof e[k] === "number" ? String(e[k]) : undefined);
+    return { type: pick("type"), code: pick("code"), param: pick("param") };
+  } catch {
+    return {};
+  }
+}
+
+export function isLocalUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    return host === "localhost" || host === "::1" || host === "0.0.0.0" || /^127\./.test(host) || host.endsWith(".localhost");
+  } catch {
+    return false;
+  }
+}
+
+/** The system error code (ECONNREFUSED…) behind a failed fetch, looking through causes and AggregateErrors. */
+export function systemCode(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift() as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined;
+    if (!e || typeof e !== "object" || seen.has(e)) continue;
+    seen.add(e);
+    if (typeof e.code === "string" && /^E[A-Z]+$/.test(e.code)) return e.code;
+    if (e.cause) queue.push(e.cause);
+    if (Array.isArray(e.errors)) queue.push(...e.errors);
+  }
+  return undefined;
+}

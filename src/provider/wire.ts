@@ -1,0 +1,177 @@
+import { currentProviderCall, emptyResponse, type OfferedTool, type ProviderCall } from "./call-context.js";
+import { ChunkNormaliser, completionToChunks } from "./chunks.js";
+import { errorFields, isLocalUrl, looksLikeHtml, ProviderError, providerMessage, systemCode } from "./errors.js";
+import { rejectedParameter, rewriteRequest, type RequestOptions } from "./request.js";
+import { parseSse } from "./sse.js";
+
+/**
+ * The OpenAI SDK's fetch, wrapped: every chat-completions request and response passes through
+ * here, for both engines, Studio and compaction. Requests are rewritten (request.ts); streams
+ * and JSON completions are normalised into OpenAI's exact streaming shape (chunks.ts); error
+ * bodies of any shape become OpenAI's `{"error":{"message"}}` so the SDK and the user see the
+ * provider's own words; an HTML page or a refused local connection fails at once, in a sentence.
+ */
+
+type Json = Record<string, any>;
+type Fetch = typeof globalThis.fetch;
+
+export interface WireOptions extends RequestOptions {
+  /** Where requests go, for messages (OPENAI_BASE_URL or OpenAI's). */
+  baseUrl: string;
+}
+
+/** Statuses that may name a parameter the provider does not support. */
+const PARAMETER_STATUSES = new Set([400, 422]);
+/** Parameters dropped for one request at most; a provider rejecting more is reported as is. */
+const MAX_DROPS_PER_REQUEST = 3;
+
+const encoder = new TextEncoder();
+
+function sseBody(payloads: AsyncIterable<string> | Iterable<string>): ReadableStream<Uint8Array> {
+  const iterator = (Symbol.asyncIterator in payloads ? (payloads as AsyncIterable<string>)[Symbol.asyncIterator]() : (payloads as Iterable<string>)[Symbol.iterator]()) as
+    | AsyncIterator<string>
+    | Iterator<string>;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await iterator.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(`data: ${next.value}\n\n`));
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    async cancel() {
+      await (iterator as AsyncIterator<string>).return?.();
+    },
+  });
+}
+
+function responseHeaders(from: Headers, contentType: string): Headers {
+  const headers = new Headers(from);
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  headers.set("content-type", contentType);
+  return headers;
+}
+
+/** The upstream stream, chunk by chunk through the normaliser. */
+async function* normalisedStream(body: ReadableStream<Uint8Array>, normaliser: ChunkNormaliser): AsyncGenerator<string> {
+  for await (const payload of parseSse(body)) {
+    if (payload === "[DONE]") {
+      for (const extra of normaliser.done()) yield JSON.stringify(extra);
+      yield "[DONE]";
+      return;
+    }
+    let data: Json;
+    try {
+      data = JSON.parse(payload) as Json;
+    } catch {
+      yield payload;
+      continue;
+    }
+    for (const out of normaliser.chunk(data)) yield JSON.stringify(out);
+  }
+}
+
+function* normalisedCompletion(body: Json, normaliser: ChunkNormaliser): Generator<string> {
+  for (const chunk of completionToChunks(body)) for (const out of normaliser.chunk(chunk)) yield JSON.stringify(out);
+  for (const extra of normaliser.done()) yield JSON.stringify(extra);
+  yield "[DONE]";
+}
+
+function offeredTools(body: Json): OfferedTool[] | undefined {
+  if (!Array.isArray(body.tools)) return undefined;
+  return body.tools
+    .map((t: Json) => ({ name: t?.function?.name as string, parameters: t?.function?.parameters }))
+    .filter((t: OfferedTool) => typeof t.name === "string");
+}
+
+function errorResponse(status: number, headers: Headers, text: string): Response {
+  const message = providerMessage(text) ?? `HTTP ${status} with an empty body`;
+  const body = JSON.stringify({ error: { message, ...errorFields(text) } });
+  return new Response(body, { status, statusText: "", headers: responseHeaders(headers, "application/json") });
+}
+
+export function createProviderFetch(options: WireOptions, base: Fetch = globalThis.fetch): Fetch {
+  /** Parameters the provider rejected: left out of every later request of this run. */
+  const dropped = new Set<string>();
+  const webPage = () =>
+    new ProviderError(
+      `The base URL ${options.baseUrl} answered with a web page, not an API; set OPENAI_BASE_URL to the API's address (usually ending in /v1).`,
+      "web_page",
+    );
+
+  async function send(url: string, init: RequestInit | undefined): Promise<Response> {
+    try {
+      return await base(url, init);
+    } catch (err) {
+      const code = systemCode(err);
+      // A refused connection to this machine is not going to start working in the next second.
+      if (code === "ECONNREFUSED" && isLocalUrl(options.baseUrl)) {
+        throw new ProviderError(
+          `Could not reach the model provider at ${options.baseUrl} (ECONNREFUSED: nothing listens there); is the server running? Check OPENAI_BASE_URL.`,
+          "connection_refused",
+        );
+      }
+      throw err;
+    }
+  }
+
+  return async function providerFetch(input, init) {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const isChat = /\/chat\/completions\/?(\?|$)/.test(url) && typeof init?.body === "string";
+    if (!isChat) return send(url, init);
+    const call: ProviderCall | undefined = currentProviderCall();
+    const original = JSON.parse(init!.body as string) as Json;
+    let body = rewriteRequest(original, options, dropped, call);
+    if (call) {
+      // The engine's own tools when it named them (exact validation, and replays have no wire).
+      call.offered ??= offeredTools(body);
+      call.response = emptyResponse();
+    }
+    let response: Response | undefined;
+    for (let drops = 0; ; drops++) {
+      response = await send(url, { ...init, body: JSON.stringify(body) });
+      if (response.ok) break;
+      const text = await response.text();
+      // A wrong base URL often lands on a website's own 404 page (a 5xx page from a proxy is retried as usual).
+      if (response.status < 500 && looksLikeHtml(text)) throw webPage();
+      const rejected = PARAMETER_STATUSES.has(response.status) && drops < MAX_DROPS_PER_REQUEST ? rejectedParameter(body, text, errorFields(text).param) : undefined;
+      if (!rejected || dropped.has(rejected)) return errorResponse(response.status, response.headers, text);
+      dropped.add(rejected);
+      call?.notices.push(`The provider rejected the parameter "${rejected}" (HTTP ${response.status}: ${providerMessage(text)}); retrying without it for the rest of this run.`);
+      body = rewriteRequest(original, options, dropped, call);
+    }
+    const contentType = response.headers.get("content-type") ?? "";
+    if (/text\/html/i.test(contentType)) {
+      await response.body?.cancel();
+      throw webPage();
+    }
+    const extras = call?.response ?? emptyResponse();
+    const normaliser = new ChunkNormaliser(extras);
+    const wantedStream = original.stream === true;
+    if (/event-stream/i.test(contentType) && response.body) {
+      return new Response(sseBody(normalisedStream(response.body, normaliser)), {
+        status: response.status,
+        headers: responseHeaders(response.headers, "text/event-stream"),
+      });
+    }
+    // A JSON completion: asked for (MINI_CURSOR_STREAM=off), or a server that ignores `stream`.
+    const text = await response.text();
+    if (looksLikeHtml(text)) throw webPage();
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(text) as Json;
+    } catch {
+      throw new ProviderError(`The model server at ${options.baseUrl} answered with something that is not JSON: ${providerMessage(text)}`, "error_body");
+    }
+    if (!Array.isArray(parsed.choices)) {
+      throw new ProviderError(`The model server at ${options.baseUrl} answered with an error: ${providerMessage(text)}`, "error_body");
+    }
+    if (wantedStream) {
+      return new Response(sseBody(normalisedCompletion(parsed, normaliser)), { status: 200, headers: responseHeaders(response.headers, "text/event-stream") });
+    }
+    return new Response(text, { status: response.status, headers: responseHeaders(response.headers, "application/json") });
+  };
+}
