@@ -428,7 +428,8 @@ describe("which edit tools are offered", () => {
     for (const model of ["gpt-4.1", "gpt-4.1-mini", "gpt-5", "gpt-5.1-codex", "o3", "o4-mini", "openai/gpt-5-mini"]) expect([model, defaultEditTool(model)]).toEqual([model, "both"]);
     for (const model of ["gpt-4o-mini", "gpt-4o", "claude-sonnet-4", "o1", "llama3.1", "qwen2.5-coder"]) expect([model, defaultEditTool(model)]).toEqual([model, "edit_file"]);
     expect(loadSettings({}, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_MODEL: "gpt-5" }).editTool).toBe("both");
-    expect(loadSettings({}, { MINI_CURSOR_DOTENV: "off" }).editTool).toBe("edit_file");
+    // The default model (DEFAULT_MODEL, a GPT-5 model) is trained on apply_patch.
+    expect(loadSettings({}, { MINI_CURSOR_DOTENV: "off" }).editTool).toBe("both");
     expect(loadSettings({ model: "gpt-5" }, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "apply_patch" }).editTool).toBe("apply_patch");
     expect(() => loadSettings({}, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "sed" })).toThrow(/Invalid setting editTool/);
   });

@@ -121,7 +121,7 @@ test("CLI without a terminal: a cloned repo's allow-all config does not run `nod
     });
     expect(r.stdout + r.stderr).toContain("They are ignored until you trust this file");
     // The model was told the call was declined: suggest mode asks, and nobody could answer.
-    expect(JSON.stringify(model.requests[1]?.messages)).toContain("The user declined this execute_command call; it was not run.");
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain("This execute_command call was not run, because nobody could be asked to approve it");
     expect(readFileSync(canary, "utf8")).toBe("keep");
     expect(() => readFileSync(path.join(tmp.dir, "leak.txt"), "utf8")).toThrow();
   } finally {

@@ -88,13 +88,14 @@ test(`${DANGEROUS.length} dangerous commands in full-auto without a sandbox or a
     { tools, defaultAnswer: { ...UNATTENDED_RESPONSE } },
   );
   const summary = await harness.run("tidy up");
-  expect(summary.reason).toBe("done");
+  // Every requested action was declined, so the run does not count as done.
+  expect(summary.reason).toBe("not_run");
   // Every one was asked about (and declined), none ran.
   expect(harness.approvals.map((a) => a.args.command)).toEqual(DANGEROUS);
   expect(harness.approvals.every((a) => a.asksEveryTime === true)).toBe(true);
   const results = eventsOf(harness.events, "tool_result");
   expect(results).toHaveLength(DANGEROUS.length);
-  for (const r of results) expect(r.content).toMatch(/^The user declined this execute_command call; it was not run\./);
+  for (const r of results) expect(r.content).toMatch(/^This execute_command call was not run, because nobody could be asked to approve it/);
   expect(snapshot(home)).toEqual(homeBefore);
   expect(snapshot(tmp.dir)).toEqual(workBefore);
   expect(git("status", "--porcelain")).toBe(statusBefore);
@@ -144,7 +145,8 @@ const asRoot = process.getuid?.() === 0;
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     // Node's MaxListenersExceededWarning for 200+ calls in one turn is not ours to judge here.
     const problems = stderr.split("\n").filter((l) => l.trim() && !/MaxListenersExceededWarning|--trace-warnings/.test(l));
-    expect({ code, problems }).toEqual({ code: 0, problems: [] });
+    // Exit 4: nothing the model asked for was run.
+    expect({ code, problems }).toEqual({ code: 4, problems: [] });
     const approvals = stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; request?: { args: { command: string } }; response?: { decision: string } }).filter((e) => e.type === "approval");
     expect(approvals.map((a) => [a.request!.args.command, a.response!.decision])).toEqual(DANGEROUS.map((c) => [c, "deny"]));
   } finally {

@@ -44,7 +44,7 @@ it("write_file through a dangling symlink to the rules file asks in full-auto", 
     action: "ask",
     reason: "changes the project's command rules (innocent.json is mini-cursor.config.json)",
     alwaysAsks: true,
-    alwaysKeys: ["write_file"],
+    alwaysKeys: [],
   });
 });
 
