@@ -1,11 +1,12 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { bubblewrapArgs, createSandbox, detectBubblewrap, type Sandbox, type SandboxOptions } from "../src/security/sandbox.js";
+import { bubblewrapArgs, createSandbox, type Sandbox, type SandboxOptions } from "../src/security/sandbox.js";
 import { hostEnvironment } from "../src/settings.js";
 import { createToolContext, type ToolContext } from "../src/tools/context.js";
 import { executeCommand } from "../src/tools/execute-command.js";
 import { createProcessRegistry } from "../src/workspace/processes.js";
+import { requireBubblewrap } from "./helpers/bubblewrap.js";
 
 /**
  * Attacks on what the sandbox leaves writable or visible in the home folder:
@@ -27,10 +28,7 @@ const contexts: ToolContext[] = [];
 const EXECUTABLES = [".bun/bin/bun", ".npm/_npx/abc/node_modules/.bin/create-vite", ".cache/corepack/pnpm/9.0.0/bin/pnpm.cjs", ".local/share/pnpm/pnpm", ".deno/bin/deno", ".nvm/.cache/bin/node.tar"];
 const STORES = [".bun/install/cache", ".local/share/pnpm/store", ".npm/_cacache", ".cache/yarn", ".cargo/registry"];
 
-beforeAll(() => {
-  const status = detectBubblewrap();
-  if (!status.available) throw new Error(`These tests need bubblewrap, but ${status.problem}. Install it: apt-get install -y bubblewrap`);
-});
+beforeAll(requireBubblewrap);
 
 beforeEach(() => {
   base = mkdtempSync("/var/tmp/mini-cursor-caches-");

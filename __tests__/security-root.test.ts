@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { bubblewrapArgs, createSandbox, detectBubblewrap, type Sandbox } from "../src/security/sandbox.js";
+import { bubblewrapArgs, createSandbox, type Sandbox } from "../src/security/sandbox.js";
 import { createToolContext, type ToolContext } from "../src/tools/context.js";
 import { executeCommand } from "../src/tools/execute-command.js";
 import { createProcessRegistry } from "../src/workspace/processes.js";
+import { requireBubblewrap } from "./helpers/bubblewrap.js";
 
 /**
  * Attack: a command run by the agent while mini-cursor itself runs as root (containers, CI)
@@ -21,10 +22,7 @@ let outside: string;
 const sandboxes: Sandbox[] = [];
 const contexts: ToolContext[] = [];
 
-beforeAll(() => {
-  const status = detectBubblewrap();
-  if (!status.available) throw new Error(`These tests need bubblewrap, but ${status.problem}. Install it: apt-get install -y bubblewrap`);
-});
+beforeAll(requireBubblewrap);
 
 beforeEach(() => {
   // /var/tmp: the sandbox's /tmp is private, so an "outside" file there would prove nothing.

@@ -4,7 +4,6 @@ import path from "node:path";
 import {
   bubblewrapArgs,
   createSandbox,
-  detectBubblewrap,
   planSandbox,
   SandboxUnavailableError,
   type Sandbox,
@@ -13,6 +12,7 @@ import { createToolContext, type ToolContext } from "../src/tools/context.js";
 import { executeCommand } from "../src/tools/execute-command.js";
 import { createProcessRegistry } from "../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { requireBubblewrap } from "./helpers/bubblewrap.js";
 
 /**
  * The sandbox against a real bubblewrap. CI installs it (.ci/run); without it these tests fail
@@ -26,12 +26,7 @@ let outside: string;
 const sandboxes: Sandbox[] = [];
 const contexts: ToolContext[] = [];
 
-beforeAll(() => {
-  const status = detectBubblewrap();
-  if (!status.available) {
-    throw new Error(`These tests need bubblewrap, but ${status.problem}. Install it: apt-get install -y bubblewrap`);
-  }
-});
+beforeAll(requireBubblewrap);
 
 beforeEach(() => {
   tmp = makeTempDir();
