@@ -74,6 +74,16 @@ it("programs in the home folder cannot be replaced; package stores stay writable
   for (const exe of EXECUTABLES) expect(readFileSync(path.join(home, exe), "utf8")).toBe("#!/bin/sh\necho genuine\n");
 });
 
+it("npx can install into its folder (npm create vite works), but nothing it writes there reaches the host", async () => {
+  const host = path.join(home, ".npm", "_npx", "abc", "node_modules", ".bin", "create-vite");
+  const out = await executeCommand(sandboxed(), {
+    command: "mkdir -p ~/.npm/_npx/new/node_modules && echo 'echo pwned' > ~/.npm/_npx/new/node_modules/tool && cat ~/.npm/_npx/new/node_modules/tool; ls ~/.npm/_npx",
+  });
+  expect(out).toBe("Exit code: 0\necho pwned\nnew");
+  expect(existsSync(path.join(home, ".npm", "_npx", "new"))).toBe(false);
+  expect(readFileSync(host, "utf8")).toBe("#!/bin/sh\necho genuine\n");
+});
+
 it("the configured npm cache (env or npmrc), yarn cache and MINI_CURSOR_WRITABLE are the writable ones", async () => {
   const npmCache = path.join(base, "ci-npm-cache");
   const yarnCache = path.join(base, "ci-yarn-cache");

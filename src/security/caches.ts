@@ -57,7 +57,7 @@ function realOr(p: string): string {
  * Folders to keep writable (absolute, symlinks resolved where they exist). `create` lists the
  * ones worth creating when missing (npm fails on a read-only cache it cannot create).
  */
-export function writableCaches(home: string = os.homedir(), settings: CacheSettings = {}): { writable: string[]; create: string[] } {
+export function writableCaches(home: string = os.homedir(), settings: CacheSettings = {}): { writable: string[]; create: string[]; scratch: string[] } {
   const cacheHome = settings.xdgCacheHome ?? path.join(home, ".cache");
   const dataHome = settings.xdgDataHome ?? path.join(home, ".local", "share");
   const npmCache = settings.npmCache ?? npmrcCache(settings.npmUserConfig ?? path.join(home, ".npmrc"), home) ?? path.join(home, ".npm");
@@ -80,7 +80,10 @@ export function writableCaches(home: string = os.homedir(), settings: CacheSetti
     path.join(home, ".gradle", "caches"),
     ...(settings.extraWritable ?? []).map((p) => path.resolve(home, p)),
   ];
-  return { writable: [...new Set(stores.map(realOr))], create: npm };
+  // npx (`npm create vite`, `npx tsc`) must install into <cache>/_npx, but what it installs there
+  // runs later outside the sandbox: it gets an empty folder that lives only as long as the command.
+  const scratch = [path.join(npmCache, "_npx")];
+  return { writable: [...new Set(stores.map(realOr))], create: npm, scratch: scratch.map(realOr) };
 }
 
 /** Lines of an npmrc / yarnrc that hold credentials (tokens, passwords, client keys). */

@@ -166,6 +166,10 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
   for (const cache of caches.writable) {
     if (kindOf(cache) === "dir") args.push("--bind", cache, cache);
   }
+  // Writable for the command, thrown away after it: the host's copy is never written.
+  for (const dir of caches.scratch) {
+    if (kindOf(dir) === "dir") args.push("--tmpfs", dir);
+  }
   const realWorkspace = real(workspace);
   args.push("--bind", realWorkspace, realWorkspace);
   if (realWorkspace !== workspace) args.push("--bind", realWorkspace, workspace);
@@ -297,7 +301,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       writeFileSync(files.emptyFile, "", { mode: 0o444 });
       process.once("exit", cleanup);
     }
-    for (const cache of writableCaches(home, options.caches).create) {
+    const wanted = writableCaches(home, options.caches);
+    // The scratch folders too: bwrap cannot make a mount point inside the read-only home.
+    for (const cache of [...wanted.create, ...wanted.scratch]) {
       try {
         mkdirSync(cache, { recursive: true });
       } catch {
