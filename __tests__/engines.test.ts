@@ -172,7 +172,7 @@ test("suggest asks before writes; full-auto asks only for dangerous commands", a
   expect(results.find((r) => r.content.includes("not run"))?.content).toBe(
     "This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). " +
       `It needed approval because: ${auto.approvals[0]!.reason}. ` +
-      "Such a call asks in every approval mode: it needs a person on a terminal to approve it, or an allow rule in .mini-cursor/config.json. Tell the user what was not done and why.",
+      "Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it. Tell the user what was not done and why.",
   );
   expect(results.some((r) => r.content.includes("safe"))).toBe(true);
 });

@@ -98,7 +98,7 @@ test("full-auto without a terminal: the tricks are not run and the model is told
   ];
   reasons.forEach((reason, i) => {
     expect(results[i]).toBe(
-      `This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: ${reason}. Such a call asks in every approval mode: it needs a person on a terminal to approve it, or an allow rule in .mini-cursor/config.json. Tell the user what was not done and why.`,
+      `This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: ${reason}. Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it. Tell the user what was not done and why.`,
     );
   });
   expect(results[5]).toMatch(/^Exit code: 0\n[\s\S]*\nok$/);

@@ -284,7 +284,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     expect(byCommand("rm -rf")).toMatchObject({
       status: "error",
       content:
-        "This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: dangerous command: rm deletes ~/x (in the home folder, outside the workspace). Such a call asks in every approval mode: it needs a person on a terminal to approve it, or an allow rule in .mini-cursor/config.json. Tell the user what was not done and why.",
+        "This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: dangerous command: rm deletes ~/x (in the home folder, outside the workspace). Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it. Tell the user what was not done and why.",
     });
     expect(byCommand("ran.txt").status).toBe("success");
     expect(existsSync(path.join(tmp.dir, "made.txt"))).toBe(false);

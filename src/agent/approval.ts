@@ -3,7 +3,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
-import { LOCAL_RULES_FILE, loadProjectRules, ruleForCommand, ruleMatches, ruleWords, RulesError, type ProjectRules } from "../security/rules.js";
+import { loadProjectRules, ruleForCommand, ruleMatches, ruleWords, RulesError, type ProjectRules } from "../security/rules.js";
 import { commandRulesReason, fileRulesReason } from "../security/rules-guard.js";
 import type { Word } from "../security/shell-parse.js";
 import type { ApprovalResponse } from "./events.js";
@@ -165,7 +165,7 @@ export interface DenialContext {
  */
 export function unattendedHint(name: string, ctx: Pick<DenialContext, "alwaysAsks" | "mode">): string {
   if (ctx.alwaysAsks) {
-    return `Such a call asks in every approval mode: it needs a person on a terminal to approve it, or an allow rule in ${LOCAL_RULES_FILE}.`;
+    return "Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it.";
   }
   if (EDIT_TOOLS.has(name)) return "Run mini-cursor with --approval auto-edit to let file changes run without asking.";
   return "Run mini-cursor with --approval full-auto to let commands run without asking (dangerous ones still need a person).";
