@@ -10,6 +10,16 @@ import type { LoopThread } from "../../src/loop/memory.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
 
+/** The loop engine's thread store kept in memory (saved threads are copies, as on disk). */
+export function inMemoryLoopThreads() {
+  const threads = new Map<string, LoopThread>();
+  const memory = {
+    load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
+    save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
+  };
+  return { threads, memory };
+}
+
 /** Runs either engine on a scripted model in `workspace`, with the real tools and an in-memory thread store. */
 export type EngineKind = "graph" | "loop";
 
@@ -68,11 +78,7 @@ export function engineHarness(
       await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
     };
   } else {
-    const threads = new Map<string, LoopThread>();
-    const memory = {
-      load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
-      save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
-    };
+    const { threads, memory } = inMemoryLoopThreads();
     const runtime = createRuntime(settings, { model, tools });
     engine = createLoopEngine({ ...runtime, workspace, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];

@@ -6,7 +6,7 @@ import type { AgentEvent } from "../../src/agent/events.js";
 import { createGraph, createRuntime, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/stream.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
-import type { LoopThread } from "../../src/loop/memory.js";
+import { inMemoryLoopThreads } from "./engine-harness.js";
 import { createTools } from "../../src/tools/index.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type Script } from "./openai-server.js";
 import { makeTempDir } from "./tmp.js";
@@ -63,11 +63,7 @@ export async function runProvider(options: RunOptions): Promise<ProviderRun> {
       const graph = createGraph(settings, { checkpointer: new MemorySaver(), tools });
       engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: "full-auto", maxSteps: settings.maxSteps });
     } else {
-      const threads = new Map<string, LoopThread>();
-      const memory = {
-        load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
-        save: (id: string, thread: LoopThread) => void threads.set(id, thread),
-      };
+      const { memory } = inMemoryLoopThreads();
       engine = createLoopEngine({ ...createRuntime(settings, { tools }), workspace: tmp.dir, meta, modelSettings: settings, memory });
     }
     const events: AgentEvent[] = [];
