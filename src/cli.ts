@@ -56,6 +56,8 @@ function buildProgram(version: string): Command {
     .option("--record <file>", "save every model response of the run to this JSON Lines file (for --replay)")
     .option("--replay <file>", "answer from a recording instead of a model (no provider or key); the tools run for real")
     .option("--threads", "list the saved threads in the workspace and exit")
+    .option("--undo", "with --thread or --continue: put back the files the thread's last turn changed, drop that turn, and exit")
+    .option("--force", "with --undo: also overwrite files changed by hand since the agent's step (otherwise it asks, or refuses off a terminal)")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
     .option("--verbose", "show stack traces for errors (also DEBUG=1)")
@@ -82,6 +84,7 @@ needed an approval nobody could give), 130 interrupted (Ctrl-C, SIGTERM, closed 
 interface ParsedArgs {
   task: string;
   threads: boolean;
+  undo: { force: boolean } | undefined;
   flags: SettingsFlags;
 }
 
@@ -100,8 +103,17 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     }
     throw err;
   }
-  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean }>();
-  return { task: (program.args as string[]).join(" ").trim(), threads: Boolean(opts.threads), flags: opts };
+  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean; undo?: boolean; force?: boolean }>();
+  const { undo, force, ...flags } = opts;
+  return { task: (program.args as string[]).join(" ").trim(), threads: Boolean(opts.threads), undo: undo ? { force: Boolean(force) } : undefined, flags };
+}
+
+/** `--undo` needs a thread to undo on, and no task. */
+function undoProblem(parsed: ParsedArgs, settings: Settings): string | undefined {
+  if (!parsed.undo) return undefined;
+  if (!settings.thread && !settings.continueLatest) return "--undo needs the thread: add --thread <id> or --continue (--threads lists them).";
+  if (parsed.task) return "--undo takes no task: run the task afterwards, on the same thread.";
+  return undefined;
 }
 
 /** Why the run must not start: `--sandbox on` without bubblewrap, or an unreadable rules file. */
@@ -201,7 +213,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     settings = loadSettings(parsed.flags);
     await openWorkspace(settings.workspace);
-    const problem = workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? threadProblem(settings);
+    const problem = workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? threadProblem(settings) ?? undoProblem(parsed, settings);
     if (problem) throw new Error(problem);
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
@@ -224,6 +236,10 @@ export async function main(argv: string[]): Promise<number> {
     if (unsafe) {
       process.stderr.write(`mini-cursor: ${unsafe}\n`);
       return EXIT.failure;
+    }
+    if (parsed.undo) {
+      const { runUndo } = await import("./app/run-undo.js");
+      return await runUndo(settings, parsed.undo.force);
     }
     // Loaded only now, so --help, --version, --threads and usage errors stay fast.
     const { runInteractive, runOnce } = await import("./app/run.js");

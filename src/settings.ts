@@ -364,3 +364,23 @@ export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
   const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
   return path.join(base, "mini-cursor", "trusted-configs.json");
 }
+
+// --- Workspace snapshots (issue 21): the shadow git repository behind /undo and time travel ---
+
+/** MINI_CURSOR_SNAPSHOTS=off turns snapshots (and with them /undo) off; anything else leaves them on. */
+export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_SNAPSHOTS ?? "");
+}
+
+/**
+ * The environment the snapshot repository's git runs in: only what finds the program and its
+ * locale. None of the user's GIT_* variables (GIT_DIR, GIT_INDEX_FILE…) may leak in and point
+ * it at their own repository; workspace/snapshots.ts adds its own.
+ */
+export function snapshotGitEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const keep = ["PATH", "SYSTEMROOT", "TMPDIR"];
+  const out: NodeJS.ProcessEnv = {};
+  for (const name of keep) if (env[name] !== undefined) out[name] = env[name];
+  return out;
+}
+// --- end issue 21 block ---

@@ -6,6 +6,10 @@ import { describeModel } from "../agent/model.js";
 import { createGraph, createRuntime } from "../graph/graph.js";
 import { createLoopEngine } from "../loop/loop.js";
 import { createGraphEngine } from "../graph/stream.js";
+import { graphThreadHistory } from "../graph/rewind.js";
+import { loadLoopThread, saveLoopThread } from "../loop/memory.js";
+import { loopThreadHistory } from "../loop/rewind.js";
+import type { ThreadHistory } from "../agent/thread-history.js";
 import { createSqliteCheckpointer } from "../memory/checkpointer.js";
 import type { SandboxPlan } from "../security/sandbox.js";
 import type { Settings } from "../settings.js";
@@ -17,6 +21,8 @@ export interface AgentParts {
   tools: Toolset;
   /** Whether commands run in bubblewrap, and the banner line saying so. */
   sandbox: SandboxPlan;
+  /** The engine's saved threads, for /undo and /rewind. */
+  history: ThreadHistory;
   /** Releases what the agent holds (the SQLite handle); background processes are the caller's. */
   close(): Promise<void>;
 }
@@ -38,7 +44,11 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
   if (settings.engine === "loop") {
     const runtime = createRuntime(settings, { model: options.model, tools });
     const engine = createLoopEngine({ ...runtime, workspace: settings.workspace, meta, modelSettings: settings });
-    return { engine, tools, sandbox, close: async () => release() };
+    const history = loopThreadHistory({
+      load: (id) => loadLoopThread(settings.workspace, id),
+      save: (id, thread) => saveLoopThread(settings.workspace, id, thread),
+    });
+    return { engine, tools, sandbox, history, close: async () => release() };
   }
   const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
   const graph = createGraph(settings, { checkpointer, model: options.model, tools });
@@ -47,6 +57,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     engine,
     tools,
     sandbox,
+    history: graphThreadHistory(graph),
     async close() {
       const db = (checkpointer as { db?: { close?: () => void } }).db;
       db?.close?.();

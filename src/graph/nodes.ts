@@ -8,6 +8,7 @@ import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
+import { snapshotBeforeTools, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
 import { providerNoteEvent, type ProviderEvent } from "../provider/events.js";
 import { previewToolCall } from "../tools/preview.js";
 import { threadOf } from "../tools/read-tracker.js";
@@ -62,11 +63,23 @@ export type NodeSignal =
   /** Thinking and notices from the provider layer, passed on as they are. */
   | { kind: "provider"; event: ProviderEvent };
 
+/** What the snapshot hooks need from a node: the workspace, the thread, the conversation, a way to tell the trace. */
+function snapshotContext(runtime: AgentRuntime, state: AgentStateType, config: LangGraphRunnableConfig, step: number) {
+  return {
+    workspace: runtime.workspace ?? process.cwd(),
+    threadId: threadOf(config) ?? "",
+    messages: state.messages,
+    notice: (message: string) => config.writer?.({ kind: "provider", event: { type: "notice", step, message } } satisfies NodeSignal),
+  };
+}
+
 export function createAgentNode(runtime: AgentRuntime) {
   const bound = runtime.model.bindTools?.(runtime.tools) ?? runtime.model;
   return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     const step = stepsSinceLastRequest(state.messages) + 1;
     config.writer?.({ kind: "step", step } satisfies NodeSignal);
+    // Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back.
+    await syncWorkspaceToCheckpoint({ ...snapshotContext(runtime, state, config, step), snapshots: state.snapshots });
     const { message, usage, compaction } = await takeModelTurn(
       bound,
       {
@@ -163,7 +176,10 @@ export function createToolsNode(runtime: AgentRuntime) {
     const last = lastAIMessage(state.messages);
     const invalid = last ? [...invalidCallResults(last), ...unknownToolResults(last, runtime.tools.map((t) => t.name))] : [];
     const input = { messages: [...state.messages, ...invalid] };
+    // Issue 21: the workspace is snapshotted around the tools, for /undo and time travel.
+    const snapshot = await snapshotBeforeTools({ ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)), calls: last?.tool_calls ?? [] });
     const output = (await toolNode.invoke(input, config)) as { messages: BaseMessage[] };
+    const snapshots = await snapshot.finish();
     let results = [...invalid, ...output.messages];
     // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
     const guard = checkRepeats(state.messages);
@@ -172,7 +188,7 @@ export function createToolsNode(runtime: AgentRuntime) {
       config.writer?.({ kind: "loop_guard", step, action: "note", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopNote(guard) } satisfies NodeSignal);
       results = withLoopNote(results as ToolMessage[], guard);
     }
-    return { messages: results };
+    return { messages: results, snapshots };
   };
 }
 

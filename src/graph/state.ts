@@ -1,4 +1,5 @@
 import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
+import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 
 /**
  * The graph's state. Everything else the agent needs (settings, tools) is configuration,
@@ -17,6 +18,16 @@ export const AgentState = Annotation.Root({
   alwaysAllow: Annotation<string[]>({
     reducer: (current, update) => [...new Set([...current, ...update])],
     default: () => [],
+  }),
+  /**
+   * Workspace snapshots (commit ids in the shadow repository under `.mini-cursor/snapshots`)
+   * per request, keyed by the id of its user message: the files before its first
+   * file-changing step and after its latest. /undo restores a turn from them; resuming an
+   * earlier checkpoint brings the files back to that checkpoint's (agent/snapshot-step.ts).
+   */
+  snapshots: Annotation<WorkspaceSnapshots>({
+    reducer: mergeSnapshots,
+    default: () => ({}),
   }),
 });
 

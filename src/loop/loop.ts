@@ -8,6 +8,8 @@ import { describeModelError, type ModelSettings } from "../agent/model.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
+import { mergeSnapshots, snapshotBeforeTools } from "../agent/snapshot-step.js";
+import { randomUUID } from "node:crypto";
 import { providerNoteEvent } from "../provider/events.js";
 import { previewToolCall } from "../tools/preview.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
@@ -92,9 +94,10 @@ export function createLoopEngine(options: LoopOptions): Engine {
       const mode = request.approval ?? options.approval;
       const thread = memory.load(request.threadId);
       const messages: BaseMessage[] = thread.messages;
-      const save = () => memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow });
+      const save = () => memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow, snapshots: thread.snapshots });
       const timer = new ToolTimer();
-      messages.push(new HumanMessage(request.task));
+      // An id names the request, as the graph's reducer gives one: snapshots are kept per request.
+      messages.push(new HumanMessage({ content: request.task, id: randomUUID() }));
       save();
       try {
         for (let step = 1; step <= maxSteps; step++) {
@@ -167,7 +170,11 @@ export function createLoopEngine(options: LoopOptions): Engine {
           }
           emitResults(answered, step, emit, timer);
           const runnable = calls.filter((c) => !skip.has(c.id!));
+          // Issue 21: the workspace is snapshotted around the tools, for /undo.
+          const notice = (text: string) => emit({ type: "notice", step, message: text });
+          const snapshot = await snapshotBeforeTools({ workspace: options.workspace, threadId: request.threadId, messages, calls: runnable, notice });
           let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId)));
+          thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
           if (signal?.aborted) throw new Error("aborted");
           // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
           if (guard.action === "note" && results.length > 0) {

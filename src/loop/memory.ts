@@ -7,6 +7,7 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import { ensureStateDir } from "../memory/state-dir.js";
+import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 
 /** The loop's memory: one JSON file per thread, rewritten after every step. */
 export const LOOP_THREADS_DIR = "loop-threads";
@@ -15,11 +16,14 @@ export interface LoopThread {
   messages: BaseMessage[];
   /** Approvals answered "always" in this thread (keys from `alwaysKey`). */
   alwaysAllow: string[];
+  /** Workspace snapshots per request (agent/snapshot-step.ts), for /undo. */
+  snapshots?: WorkspaceSnapshots;
 }
 
 interface StoredThread {
   messages: StoredMessage[];
   alwaysAllow: string[];
+  snapshots?: WorkspaceSnapshots;
 }
 
 function threadFile(workspace: string, threadId: string): string {
@@ -31,7 +35,7 @@ function threadFile(workspace: string, threadId: string): string {
 export function loadLoopThread(workspace: string, threadId: string): LoopThread {
   try {
     const stored = JSON.parse(readFileSync(threadFile(workspace, threadId), "utf8")) as StoredThread;
-    return { messages: mapStoredMessagesToChatMessages(stored.messages), alwaysAllow: stored.alwaysAllow ?? [] };
+    return { messages: mapStoredMessagesToChatMessages(stored.messages), alwaysAllow: stored.alwaysAllow ?? [], snapshots: stored.snapshots ?? {} };
   } catch {
     return { messages: [], alwaysAllow: [] };
   }
@@ -41,7 +45,7 @@ export function loadLoopThread(workspace: string, threadId: string): LoopThread 
 export function saveLoopThread(workspace: string, threadId: string, thread: LoopThread): void {
   const file = threadFile(workspace, threadId);
   mkdirSync(path.dirname(file), { recursive: true });
-  const data: StoredThread = { messages: mapChatMessagesToStoredMessages(thread.messages), alwaysAllow: thread.alwaysAllow };
+  const data: StoredThread = { messages: mapChatMessagesToStoredMessages(thread.messages), alwaysAllow: thread.alwaysAllow, snapshots: thread.snapshots };
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(data));
   renameSync(tmp, file);

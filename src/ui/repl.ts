@@ -6,6 +6,7 @@ import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import type { Renderer } from "./render.js";
 import { formatThreads } from "./threads-table.js";
+import { formatTurns, listTurns, rewindTo, sessionUndoContext, undoLastTurn } from "../app/undo.js";
 
 /** Two Ctrl-C within this window exit even in the middle of a turn. */
 export const DOUBLE_INTERRUPT_MS = 1_000;
@@ -25,6 +26,8 @@ export const REPL_HELP = `Commands:
   /approval <mode>   suggest | auto-edit | full-auto
   /ps                background processes (dev servers) with their URLs
   /kill <id>         stop a background process
+  /undo [--force]    put back the files the last turn changed and drop it from the thread
+  /rewind [<n>]      list the turns; with n, go back to before turn n (--force as for /undo)
   /exit              stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
 Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.`;
 
@@ -46,10 +49,18 @@ export function formatProcesses(processes: BackgroundProcess[]): string {
 
 type SlashResult = "continue" | "exit";
 
-/** Runs one slash command; exported so tests can call it without a terminal. */
-export async function runSlashCommand(line: string, session: Session, renderer: Renderer): Promise<SlashResult> {
+/**
+ * Runs one slash command; exported so tests can call it without a terminal. `confirm` asks a
+ * yes/no question on the terminal (without it, /undo refuses to overwrite hand-edited files).
+ */
+export async function runSlashCommand(line: string, session: Session, renderer: Renderer, confirm?: (question: string) => Promise<boolean>): Promise<SlashResult> {
   const [command, ...rest] = line.trim().split(/\s+/);
   const arg = rest.join(" ");
+  const undoOptions = {
+    overwrite: rest.includes("--force"),
+    confirm: confirm && ((paths: string[]) => confirm(`Overwrite ${paths.length} file(s) changed by hand (${paths.join(", ")})? [y/N] `)),
+    forceHint: `${command} --force`,
+  };
   switch (command) {
     case "/help":
       renderer.note(REPL_HELP);
@@ -97,6 +108,19 @@ export async function runSlashCommand(line: string, session: Session, renderer: 
       }
       const stopped = await session.parts.tools.processes.stop(arg);
       renderer.note(stopped ? `Stopped ${arg}.` : `No running background process "${arg}"; /ps lists them.`);
+      return "continue";
+    }
+    case "/undo":
+      renderer.note((await undoLastTurn(sessionUndoContext(session), undoOptions)).text);
+      return "continue";
+    case "/rewind": {
+      const target = rest.find((r) => r !== "--force");
+      if (target === undefined) {
+        const { messages, snapshots } = await session.parts.history.read(session.threadId);
+        renderer.note(formatTurns(listTurns(messages, snapshots)));
+        return "continue";
+      }
+      renderer.note((await rewindTo(sessionUndoContext(session), Number(target), undoOptions)).text);
       return "continue";
     }
     default:
@@ -155,6 +179,20 @@ function askLine(io: ReplIo, history: string[], leave: Promise<unknown>, ctrlC: 
       if (done) return;
       io.output.write("\n");
       finish(null);
+    });
+  });
+}
+
+/** A yes/no question on the terminal; anything but y/yes is no. */
+function askYesNo(io: ReplIo, question: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: io.input, output: io.output, terminal: true });
+    let answered = false;
+    rl.on("close", () => !answered && resolve(false));
+    rl.question(question, (answer) => {
+      answered = true;
+      rl.close();
+      resolve(/^y(es)?$/i.test(answer.trim()));
     });
   });
 }
@@ -308,7 +346,8 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       const text = line.trim();
       if (!text) continue;
       if (text.startsWith("/")) {
-        if ((await runSlashCommand(text, session, renderer)) === "exit") break;
+        const confirm = io.interactive && !piped ? (question: string) => askYesNo(io, question) : undefined;
+        if ((await runSlashCommand(text, session, renderer, confirm)) === "exit") break;
         continue;
       }
       const controller = new AbortController();

@@ -1,0 +1,149 @@
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { snapshotsEnabled } from "../settings.js";
+import { snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
+
+/**
+ * The link between a conversation and its files: before a step's tools can change anything, the
+ * workspace is snapshotted (workspace/snapshots.ts), and after them again. Each request of a
+ * thread keeps the snapshot from before its first such step and after its latest one, in the
+ * thread's state (the graph's checkpoints, the loop's thread file), so /undo knows what a turn
+ * changed and a checkpoint knows what its files were.
+ */
+
+/** The files around one request: `before` its first file-changing step, `after` its latest. */
+export interface TurnSnapshot {
+  before: string;
+  after: string;
+  /** When the request's first file-changing step started (ms since epoch): later background processes belong to it. */
+  startedAt: number;
+}
+
+/** Per request (the id of its user message). */
+export type WorkspaceSnapshots = Record<string, TurnSnapshot>;
+
+/** Merges per-request entries; a request's `before` and start time stay those of its first step. */
+export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSnapshots): WorkspaceSnapshots {
+  const out = { ...current };
+  for (const [request, entry] of Object.entries(update)) {
+    const first = out[request];
+    out[request] = first ? { ...entry, before: first.before, startedAt: first.startedAt } : entry;
+  }
+  return out;
+}
+
+/** Tools that never change a file: no snapshot is taken for a step that calls only these. */
+const READ_ONLY_TOOLS = new Set(["read_file", "list_directory", "find_files", "search_files", "process_output", "stop_process", "write_todos"]);
+
+export function canChangeFiles(calls: ReadonlyArray<{ name: string }>): boolean {
+  return calls.some((c) => !READ_ONLY_TOOLS.has(c.name));
+}
+
+/** The id of the latest user request in a conversation. */
+export function currentRequest(messages: readonly BaseMessage[]): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (HumanMessage.isInstance(m) || m.getType() === "human") return m.id;
+  }
+  return undefined;
+}
+
+/** The snapshot of the files as a conversation left them: after the latest request that changed any. */
+export function workspaceAt(messages: readonly BaseMessage[], snapshots: WorkspaceSnapshots | undefined): string | undefined {
+  if (!snapshots) return undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.getType() !== "human" || !m.id) continue;
+    const entry = snapshots[m.id];
+    if (entry) return entry.after;
+  }
+  return undefined;
+}
+
+/** Workspaces already told that snapshots failed (once per process is enough). */
+const warned = new Set<string>();
+
+function storeFor(workspace: string): SnapshotStore | undefined {
+  if (!snapshotsEnabled() || warned.has(workspace)) return undefined;
+  return snapshotStore(workspace);
+}
+
+function warn(workspace: string, err: unknown, notice: (text: string) => void): void {
+  if (warned.has(workspace)) return;
+  warned.add(workspace);
+  notice(`Workspace snapshots are off for this session (${(err as Error).message}); the run goes on, but /undo cannot bring files back.`);
+}
+
+export interface SnapshotStepInput {
+  workspace: string;
+  threadId: string;
+  /** The conversation so far (its latest user message names the request). */
+  messages: readonly BaseMessage[];
+  /** The calls this step is about to run. */
+  calls: ReadonlyArray<{ name: string }>;
+  /** Said once when git is missing or fails. */
+  notice: (text: string) => void;
+}
+
+export interface SnapshotStep {
+  /** After the tools ran: snapshots again and returns the state update (empty when nothing was recorded). */
+  finish(): Promise<WorkspaceSnapshots>;
+}
+
+const NOTHING: SnapshotStep = { finish: async () => ({}) };
+
+/**
+ * Called where a step's tools run, in both engines. Never throws: without git (or when git
+ * fails) the run goes on, with one notice in the trace.
+ */
+export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<SnapshotStep> {
+  const request = currentRequest(input.messages);
+  if (!request || !canChangeFiles(input.calls)) return NOTHING;
+  const store = storeFor(input.workspace);
+  if (!store) return NOTHING;
+  const startedAt = Date.now();
+  let before: string;
+  try {
+    before = await store.take();
+  } catch (err) {
+    warn(input.workspace, err, input.notice);
+    return NOTHING;
+  }
+  return {
+    async finish() {
+      try {
+        const after = await store.take();
+        if (input.threadId) await store.setThreadSnapshot(input.threadId, after);
+        return { [request]: { before, after, startedAt } };
+      } catch (err) {
+        warn(input.workspace, err, input.notice);
+        return {};
+      }
+    },
+  };
+}
+
+/**
+ * Time travel: when a run resumes a checkpoint whose files differ from those the thread last
+ * left (Studio forking from an earlier step, the SDK's checkpoint_id), the workspace is brought
+ * to that checkpoint's snapshot first. The files as they were are snapshotted before, so
+ * nothing is lost. Returns the paths restored.
+ */
+export async function syncWorkspaceToCheckpoint(input: Omit<SnapshotStepInput, "calls"> & { snapshots: WorkspaceSnapshots | undefined }): Promise<string[]> {
+  const target = workspaceAt(input.messages, input.snapshots);
+  if (!target || !input.threadId) return [];
+  const store = storeFor(input.workspace);
+  if (!store) return [];
+  try {
+    const current = await store.threadSnapshot(input.threadId);
+    if (!current || current === target) return [];
+    const paths = (await store.changes(current, target)).map((c) => c.path);
+    await store.take();
+    await store.restore(target, paths);
+    await store.setThreadSnapshot(input.threadId, target);
+    if (paths.length > 0) input.notice(`Time travel: restored ${paths.length} file(s) to this checkpoint's snapshot: ${paths.join(", ")}.`);
+    return paths;
+  } catch (err) {
+    warn(input.workspace, err, input.notice);
+    return [];
+  }
+}

@@ -1,0 +1,137 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { messageText } from "../agent/turn.js";
+import { workspaceAt, type TurnSnapshot, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import type { ThreadHistory } from "../agent/thread-history.js";
+import { snapshotsEnabled } from "../settings.js";
+import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
+import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
+
+/**
+ * /undo, /rewind and `--undo`: the files a turn changed go back to what they were before it
+ * (bytes, modes, deleted files recreated, new files removed), the thread is cut back to before
+ * its request, and background processes it started are stopped. A file changed by hand since
+ * the agent's step is never overwritten without a yes.
+ */
+
+/** How much of a request a turn list shows. */
+const TURN_TITLE_CHARS = 70;
+
+export interface Turn {
+  /** 1 for the thread's first request. */
+  number: number;
+  requestId: string;
+  text: string;
+  snapshot?: TurnSnapshot;
+}
+
+export function listTurns(messages: readonly BaseMessage[], snapshots: WorkspaceSnapshots): Turn[] {
+  return messages
+    .filter((m) => m.getType() === "human" && m.id)
+    .map((m, i) => ({ number: i + 1, requestId: m.id!, text: messageText(m), snapshot: snapshots[m.id!] }));
+}
+
+export function formatTurns(turns: Turn[]): string {
+  if (turns.length === 0) return "No turns in this thread yet.";
+  const lines = turns.map((t) => {
+    const title = t.text.replace(/\s+/g, " ").trim();
+    const short = title.length > TURN_TITLE_CHARS ? `${title.slice(0, TURN_TITLE_CHARS - 1)}…` : title;
+    return `  ${String(t.number).padStart(3)}  ${short}${t.snapshot ? "" : "  (changed no files)"}`;
+  });
+  return `Turns (/rewind <n> goes back to before turn n):\n${lines.join("\n")}`;
+}
+
+export interface UndoContext {
+  workspace: string;
+  threadId: string;
+  history: ThreadHistory;
+  processes?: ProcessRegistry;
+}
+
+export interface UndoOptions {
+  /** Overwrite files changed by hand since the agent's step without asking. */
+  overwrite?: boolean;
+  /** Asks whether to overwrite those files (on a terminal); without it the undo is refused. */
+  confirm?: (paths: string[]) => Promise<boolean>;
+  /** How to tell the user to force it (the flag differs between the CLI and the session). */
+  forceHint: string;
+}
+
+export interface UndoResult {
+  ok: boolean;
+  /** What happened, for the terminal: the restored files as a diff summary, or why nothing changed. */
+  text: string;
+}
+
+function describeChange(c: SnapshotChange): string {
+  // `c` goes from after the turn to before it: "A" is a file the turn deleted, "D" one it created.
+  if (c.status === "A") return `  recreated  ${c.path}`;
+  if (c.status === "D") return `  removed    ${c.path}`;
+  const lines = c.added === undefined ? "binary" : `+${c.added} -${c.removed}`;
+  const mode = c.fromMode !== c.toMode ? `, mode ${c.fromMode.slice(-3)} -> ${c.toMode.slice(-3)}` : "";
+  return `  restored   ${c.path} (${c.status === "T" ? "type changed" : lines}${mode})`;
+}
+
+async function stopStartedSince(processes: ProcessRegistry | undefined, since: number): Promise<BackgroundProcess[]> {
+  if (!processes) return [];
+  const started = processes.list().filter((p) => p.running && p.startedAt >= since);
+  for (const p of started) await processes.stop(p.id);
+  return started;
+}
+
+/** Undoes the thread's latest turn. */
+export async function undoLastTurn(ctx: UndoContext, options: UndoOptions): Promise<UndoResult> {
+  const { messages, snapshots } = await ctx.history.read(ctx.threadId);
+  const turn = listTurns(messages, snapshots).at(-1);
+  if (!turn) return { ok: false, text: `Nothing to undo: thread ${ctx.threadId} has no turns.` };
+  const lines = [`Undid turn ${turn.number}: ${turn.text.replace(/\s+/g, " ").slice(0, TURN_TITLE_CHARS)}`];
+  const entry = turn.snapshot;
+  if (entry && !snapshotsEnabled()) {
+    return { ok: false, text: "Workspace snapshots are off (MINI_CURSOR_SNAPSHOTS=off), so files cannot be brought back; nothing was changed." };
+  }
+  if (entry) {
+    const store = snapshotStore(ctx.workspace);
+    const current = await store.take();
+    const restore = await store.changes(entry.after, entry.before);
+    const byHand = new Set((await store.changes(entry.after, current)).map((c) => c.path));
+    const conflicts = restore.map((c) => c.path).filter((p) => byHand.has(p));
+    if (conflicts.length > 0 && !options.overwrite) {
+      const list = conflicts.map((p) => `  ${p}`).join("\n");
+      const heading = `These files were changed by hand since the agent's last step in turn ${turn.number}; undoing it would overwrite those changes:\n${list}`;
+      if (!options.confirm) return { ok: false, text: `${heading}\nNothing was changed. To overwrite them, run ${options.forceHint}.` };
+      if (!(await options.confirm(conflicts))) return { ok: false, text: "Undo cancelled; nothing was changed." };
+    }
+    await store.restore(entry.before, restore.map((c) => c.path));
+    lines.push(restore.length > 0 ? `Files (${restore.length}):` : "The turn left no file changed.", ...restore.map(describeChange));
+  } else {
+    lines.push("That turn changed no files (or they were not recorded); only the conversation goes back.");
+  }
+  await ctx.history.rewind(ctx.threadId, turn.requestId);
+  if (entry) {
+    const after = await ctx.history.read(ctx.threadId);
+    await snapshotStore(ctx.workspace).setThreadSnapshot(ctx.threadId, workspaceAt(after.messages, after.snapshots) ?? entry.before);
+    const stopped = await stopStartedSince(ctx.processes, entry.startedAt);
+    for (const p of stopped) lines.push(`Stopped background process ${p.id} (${p.command}), started by that turn.`);
+  }
+  return { ok: true, text: lines.join("\n") };
+}
+
+/** Goes back to before turn `number` (1-based), undoing the later turns newest first; stops at the first one refused. */
+export async function rewindTo(ctx: UndoContext, number: number, options: UndoOptions): Promise<UndoResult> {
+  const { messages, snapshots } = await ctx.history.read(ctx.threadId);
+  const turns = listTurns(messages, snapshots);
+  if (!Number.isInteger(number) || number < 1 || number > turns.length) {
+    return { ok: false, text: turns.length === 0 ? "No turns in this thread yet." : `Usage: /rewind <n> with n from 1 to ${turns.length}.\n${formatTurns(turns)}` };
+  }
+  const texts: string[] = [];
+  for (let i = turns.length; i >= number; i--) {
+    const result = await undoLastTurn(ctx, options);
+    texts.push(result.text);
+    if (!result.ok) return { ok: false, text: texts.join("\n") };
+  }
+  return { ok: true, text: texts.join("\n") };
+}
+
+/** The undo context of a CLI session's current thread. */
+export function sessionUndoContext(session: { settings: { workspace: string }; threadId: string; parts: { history: ThreadHistory; tools: { processes: ProcessRegistry } } }): UndoContext {
+  return { workspace: session.settings.workspace, threadId: session.threadId, history: session.parts.history, processes: session.parts.tools.processes };
+}
