@@ -67,7 +67,33 @@ function textOf(content: unknown): string {
   return "";
 }
 
+/** Time travel (issue 21): plans picked by the latest request of the thread, steps counted from it. */
+const NOTES_V1 = "Write notes v1.";
+const NOTES_V2 = "Write notes v2.";
+const COPY_NOTES = "Copy the notes.";
+const TRAVEL_PLANS: Record<string, ScriptStep[]> = {
+  [NOTES_V1]: [{ toolCalls: [{ name: "write_file", args: { filePath: "notes.txt", content: "v1\n" } }] }, { content: "Wrote v1." }],
+  [NOTES_V2]: [
+    {
+      toolCalls: [
+        { name: "write_file", args: { filePath: "notes.txt", content: "v2\n" } },
+        { name: "write_file", args: { filePath: "extra.txt", content: "extra\n" } },
+      ],
+    },
+    { content: "Wrote v2." },
+  ],
+  [COPY_NOTES]: [{ toolCalls: [{ name: "execute_command", args: { command: "cp notes.txt copy.txt" } }] }, { content: "Copied." }],
+};
+
+function travelStep(request: ChatRequest): ScriptStep | undefined {
+  const lastUser = request.messages.map((m) => m.role).lastIndexOf("user");
+  const plan = TRAVEL_PLANS[textOf(request.messages[lastUser]?.content)];
+  return plan?.[request.messages.slice(lastUser).filter((m) => m.role === "tool").length];
+}
+
 function scriptStep(request: ChatRequest): ScriptStep {
+  const travel = travelStep(request);
+  if (travel) return travel;
   const task = textOf(request.messages.find((m) => m.role === "user")?.content);
   const plan = PLANS[task];
   const done = request.messages.filter((m) => m.role === "tool").length;
@@ -421,6 +447,33 @@ test(
     expect(new Set(requests.map((r) => r.model))).toEqual(new Set(["scripted-model"]));
   },
   RUN_DEADLINE_MS,
+);
+
+test(
+  "forking a thread from an earlier checkpoint brings that checkpoint's files back before the run goes on",
+  async () => {
+    const thread = await client.threads.create();
+    const config = { configurable: { approval: "full-auto" } };
+    await client.runs.wait(thread.thread_id, assistantId, { input: { messages: [{ type: "human", content: NOTES_V1 }] }, config });
+    await client.runs.wait(thread.thread_id, assistantId, { input: { messages: [{ type: "human", content: NOTES_V2 }] }, config });
+    expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v2\n");
+    expect(readFileSync(path.join(workspace.dir, "extra.txt"), "utf8")).toBe("extra\n");
+    // The checkpoint where the first request had finished, as Studio's history shows it.
+    const history = (await client.threads.getHistory(thread.thread_id, { limit: 50 })) as ThreadState<AgentValues>[];
+    const endOfFirst = history.find((s) => s.next.length === 0 && s.values.messages?.length === 4);
+    expect(endOfFirst?.values.messages.map((m) => textOf(m.content)).at(-1)).toBe("Wrote v1.");
+    const forked = (await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: COPY_NOTES }] },
+      config,
+      checkpoint: endOfFirst!.checkpoint,
+    })) as AgentValues;
+    expect(forked.messages.map((m) => textOf(m.content)).filter((t) => t.startsWith("Wrote") || t === "Copied.")).toEqual(["Wrote v1.", "Copied."]);
+    // The command saw v1: the files went back before the run continued; the file v2 created is gone.
+    expect(readFileSync(path.join(workspace.dir, "copy.txt"), "utf8")).toBe("v1\n");
+    expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v1\n");
+    expect(existsSync(path.join(workspace.dir, "extra.txt"))).toBe(false);
+  },
+  RUN_DEADLINE_MS * 3,
 );
 
 test("Studio's assistant panel gets the configuration fields", async () => {
