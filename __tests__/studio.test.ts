@@ -67,7 +67,7 @@ function textOf(content: unknown): string {
   return "";
 }
 
-/** Time travel (issue 21): plans picked by the latest request of the thread, steps counted from it. */
+/** Time travel (issue 21): plans picked by the latest request of the thread, steps (model turns) counted from it. */
 const NOTES_V1 = "Write notes v1.";
 const NOTES_V2 = "Write notes v2.";
 const COPY_NOTES = "Copy the notes.";
@@ -88,7 +88,7 @@ const TRAVEL_PLANS: Record<string, ScriptStep[]> = {
 function travelStep(request: ChatRequest): ScriptStep | undefined {
   const lastUser = request.messages.map((m) => m.role).lastIndexOf("user");
   const plan = TRAVEL_PLANS[textOf(request.messages[lastUser]?.content)];
-  return plan?.[request.messages.slice(lastUser).filter((m) => m.role === "tool").length];
+  return plan?.[request.messages.slice(lastUser).filter((m) => m.role === "assistant").length];
 }
 
 function scriptStep(request: ChatRequest): ScriptStep {

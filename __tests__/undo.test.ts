@@ -219,3 +219,26 @@ test("the user's own git repository, index and config are never touched", async 
   expect(git("rev-parse", "HEAD")).toBe(before.head);
   expect(readFileSync(path.join(tmp.dir, "tracked.txt"), "utf8")).toBe("t\n");
 });
+
+test.each(["graph", "loop"] as const)("%s: without git the run goes on, with one notice in the trace, and /undo only rewinds the conversation", async (kind) => {
+  const r = rig(kind, tmp.dir, [
+    { toolCalls: [call("write_file", { filePath: "a.txt", content: "a\n" })] },
+    { toolCalls: [call("write_file", { filePath: "b.txt", content: "b\n" })] },
+    "done",
+  ]);
+  const savedPath = process.env.PATH;
+  process.env.PATH = path.join(tmp.dir, "no-git-here");
+  try {
+    await r.run("write two files");
+  } finally {
+    process.env.PATH = savedPath;
+  }
+  expect(readFileSync(path.join(tmp.dir, "b.txt"), "utf8")).toBe("b\n");
+  const notices = r.events.filter((e) => e.type === "notice").map((e) => (e as { message: string }).message);
+  expect(notices).toEqual([
+    "Workspace snapshots are off for this session (git is not installed (or not on PATH), so the workspace cannot be snapshotted); the run goes on, but /undo cannot bring files back.",
+  ]);
+  const undone = await undoLastTurn(r.ctx, noConfirm);
+  expect(undone.text).toBe("Undid turn 1: write two files\nThat turn changed no files (or they were not recorded); only the conversation goes back.");
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
+});
