@@ -242,3 +242,23 @@ test.each(["graph", "loop"] as const)("%s: without git the run goes on, with one
   expect(undone.text).toBe("Undid turn 1: write two files\nThat turn changed no files (or they were not recorded); only the conversation goes back.");
   expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
 });
+
+test("/undo stops the background processes the undone turn started", async () => {
+  const server = "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); });\n";
+  const r = rig("graph", tmp.dir, [
+    { toolCalls: [call("write_file", { filePath: "server.js", content: server })] },
+    { toolCalls: [call("execute_command", { command: "node server.js" })] },
+    "running",
+  ]);
+  try {
+    await r.run("start a server");
+    const started = r.ctx.processes!.list().filter((p) => p.running);
+    expect(started.map((p) => p.command)).toEqual(["node server.js"]);
+    const undone = await undoLastTurn(r.ctx, noConfirm);
+    expect(undone.text.split("\n").at(-1)).toBe(`Stopped background process ${started[0]!.id} (node server.js), started by that turn.`);
+    expect(r.ctx.processes!.list().filter((p) => p.running)).toEqual([]);
+    expect(readdirSync(tmp.dir).filter((n) => !n.startsWith("."))).toEqual([]);
+  } finally {
+    await r.ctx.processes!.stopAll();
+  }
+});
