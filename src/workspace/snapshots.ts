@@ -197,6 +197,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
     return next;
   };
   let last: { tree: string; commit: string } | undefined;
+  // Threads' snapshots as this process last read or set them: an agent step then checks its thread without running git.
+  const threadRefs = new Map<string, string>();
   const store: SnapshotStore = {
     workspace: root,
     take: () =>
@@ -236,13 +238,17 @@ export function snapshotStore(workspace: string): SnapshotStore {
       }),
     threadSnapshot: (threadId) =>
       serial(async () => {
+        const known = threadRefs.get(threadId);
+        if (known) return known;
         await ensureRepository(root);
-        const out = await run(root, ["rev-parse", "--verify", "--quiet", threadRef(threadId)]).catch(() => "");
-        return out.trim() || undefined;
+        const out = (await run(root, ["rev-parse", "--verify", "--quiet", threadRef(threadId)]).catch(() => "")).trim();
+        if (out) threadRefs.set(threadId, out);
+        return out || undefined;
       }),
     setThreadSnapshot: (threadId, id) =>
       serial(async () => {
         await run(root, ["update-ref", threadRef(threadId), id]);
+        threadRefs.set(threadId, id);
       }),
   };
   stores.set(root, store);
