@@ -262,3 +262,20 @@ test("/undo stops the background processes the undone turn started", async () =>
     await r.ctx.processes!.stopAll();
   }
 });
+
+test("a loop thread with the same id as a graph thread never makes the graph's files travel back", async () => {
+  const graph = rig("graph", tmp.dir, [
+    { toolCalls: [call("write_file", { filePath: "a.txt", content: "graph\n" })] },
+    "ok",
+    { toolCalls: [call("execute_command", { command: "cat a.txt" })] },
+    "ok",
+  ]);
+  const loop = rig("loop", tmp.dir, [{ toolCalls: [call("write_file", { filePath: "a.txt", content: "loop\n" })] }, "ok"]);
+  await graph.run("write it");
+  await loop.run("write it too");
+  await graph.run("show it");
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("loop\n");
+  const shown = graph.events.filter((e) => e.type === "tool_result").map((e) => (e as { content: string }).content);
+  expect(shown.at(-1)).toContain("loop");
+  expect(graph.events.filter((e) => e.type === "notice")).toEqual([]);
+});

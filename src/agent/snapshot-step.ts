@@ -75,6 +75,11 @@ function warn(workspace: string, err: unknown, notice: (text: string) => void): 
 
 export interface SnapshotStepInput {
   workspace: string;
+  /**
+   * The graph thread whose files time travel keeps track of (its latest snapshot is kept as a
+   * ref in the shadow repository). Empty for the loop, whose threads never travel: its thread
+   * ids may equal a graph thread's.
+   */
   threadId: string;
   /** The conversation so far (its latest user message names the request). */
   messages: readonly BaseMessage[];
@@ -82,6 +87,8 @@ export interface SnapshotStepInput {
   calls: ReadonlyArray<{ name: string }>;
   /** Said once when git is missing or fails. */
   notice: (text: string) => void;
+  /** The thread's snapshots (graph state): given, a resumed earlier checkpoint first gets its files back. */
+  snapshots?: WorkspaceSnapshots;
 }
 
 export interface SnapshotStep {
@@ -96,6 +103,8 @@ const NOTHING: SnapshotStep = { finish: async () => ({}) };
  * fails) the run goes on, with one notice in the trace.
  */
 export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<SnapshotStep> {
+  // A run resumed at a paused approval of an earlier checkpoint reaches the tools without the agent node.
+  if (input.snapshots) await syncWorkspaceToCheckpoint({ ...input, snapshots: input.snapshots });
   const request = currentRequest(input.messages);
   if (!request || !canChangeFiles(input.calls)) return NOTHING;
   const store = storeFor(input.workspace);
@@ -128,7 +137,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
  * to that checkpoint's snapshot first. The files as they were are snapshotted before, so
  * nothing is lost. Returns the paths restored.
  */
-export async function syncWorkspaceToCheckpoint(input: Omit<SnapshotStepInput, "calls"> & { snapshots: WorkspaceSnapshots | undefined }): Promise<string[]> {
+export async function syncWorkspaceToCheckpoint(input: Omit<SnapshotStepInput, "calls">): Promise<string[]> {
   const target = workspaceAt(input.messages, input.snapshots);
   if (!target || !input.threadId) return [];
   const store = storeFor(input.workspace);

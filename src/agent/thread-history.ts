@@ -3,6 +3,8 @@ import type { WorkspaceSnapshots } from "./snapshot-step.js";
 
 /** What /undo and /rewind need from an engine's memory: read a thread, and cut it back. */
 export interface ThreadHistory {
+  /** True for the graph: its threads keep a ref to their files' latest snapshot, for time travel. */
+  readonly tracksWorkspace: boolean;
   read(threadId: string): Promise<{ messages: BaseMessage[]; snapshots: WorkspaceSnapshots }>;
   /** Drops the request with this message id and everything after it. */
   rewind(threadId: string, requestId: string): Promise<void>;

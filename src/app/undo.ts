@@ -107,8 +107,11 @@ export async function undoLastTurn(ctx: UndoContext, options: UndoOptions): Prom
   }
   await ctx.history.rewind(ctx.threadId, turn.requestId);
   if (entry) {
-    const after = await ctx.history.read(ctx.threadId);
-    await snapshotStore(ctx.workspace).setThreadSnapshot(ctx.threadId, workspaceAt(after.messages, after.snapshots) ?? entry.before);
+    if (ctx.history.tracksWorkspace) {
+      // The thread's files are now those of its new last checkpoint: time travel must not "restore" them again.
+      const after = await ctx.history.read(ctx.threadId);
+      await snapshotStore(ctx.workspace).setThreadSnapshot(ctx.threadId, workspaceAt(after.messages, after.snapshots) ?? entry.before);
+    }
     const stopped = await stopStartedSince(ctx.processes, entry.startedAt);
     for (const p of stopped) lines.push(`Stopped background process ${p.id} (${p.command}), started by that turn.`);
   }

@@ -177,7 +177,7 @@ export function createToolsNode(runtime: AgentRuntime) {
     const invalid = last ? [...invalidCallResults(last), ...unknownToolResults(last, runtime.tools.map((t) => t.name))] : [];
     const input = { messages: [...state.messages, ...invalid] };
     // Issue 21: the workspace is snapshotted around the tools, for /undo and time travel.
-    const snapshot = await snapshotBeforeTools({ ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)), calls: last?.tool_calls ?? [] });
+    const snapshot = await snapshotBeforeTools({ ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)), calls: last?.tool_calls ?? [], snapshots: state.snapshots });
     const output = (await toolNode.invoke(input, config)) as { messages: BaseMessage[] };
     const snapshots = await snapshot.finish();
     let results = [...invalid, ...output.messages];

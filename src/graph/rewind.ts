@@ -16,6 +16,7 @@ export function graphThreadHistory(graph: AgentGraph): ThreadHistory {
     return { messages: values.messages ?? [], snapshots: values.snapshots ?? {} };
   };
   return {
+    tracksWorkspace: true,
     read,
     async rewind(threadId, requestId) {
       const { messages } = await read(threadId);

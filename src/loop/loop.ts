@@ -172,7 +172,8 @@ export function createLoopEngine(options: LoopOptions): Engine {
           const runnable = calls.filter((c) => !skip.has(c.id!));
           // Issue 21: the workspace is snapshotted around the tools, for /undo.
           const notice = (text: string) => emit({ type: "notice", step, message: text });
-          const snapshot = await snapshotBeforeTools({ workspace: options.workspace, threadId: request.threadId, messages, calls: runnable, notice });
+          // No thread id: the loop's threads never travel in time, so they keep no ref (their ids may equal a graph thread's).
+          const snapshot = await snapshotBeforeTools({ workspace: options.workspace, threadId: "", messages, calls: runnable, notice });
           let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId)));
           thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
           if (signal?.aborted) throw new Error("aborted");
