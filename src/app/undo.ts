@@ -1,5 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { messageText } from "../agent/turn.js";
+import { SUMMARY_KEY } from "../agent/compaction.js";
+import { SnapshotError } from "../workspace/snapshots.js";
 import { workspaceAt, type TurnSnapshot, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import type { ThreadHistory } from "../agent/thread-history.js";
 import { snapshotsEnabled } from "../settings.js";
@@ -24,9 +26,14 @@ export interface Turn {
   snapshot?: TurnSnapshot;
 }
 
+/** A compaction's summary of older turns comes as a user message, but it is no request of the user's. */
+function isSummary(message: BaseMessage): boolean {
+  return Boolean((message.response_metadata as Record<string, unknown> | undefined)?.[SUMMARY_KEY]);
+}
+
 export function listTurns(messages: readonly BaseMessage[], snapshots: WorkspaceSnapshots): Turn[] {
   return messages
-    .filter((m) => m.getType() === "human" && m.id)
+    .filter((m) => m.getType() === "human" && m.id && !isSummary(m))
     .map((m, i) => ({ number: i + 1, requestId: m.id!, text: messageText(m), snapshot: snapshots[m.id!] }));
 }
 
@@ -78,8 +85,17 @@ async function stopStartedSince(processes: ProcessRegistry | undefined, since: n
   return started;
 }
 
-/** Undoes the thread's latest turn. */
+/** Undoes the thread's latest turn; git failing is reported, not thrown. */
 export async function undoLastTurn(ctx: UndoContext, options: UndoOptions): Promise<UndoResult> {
+  try {
+    return await undoLast(ctx, options);
+  } catch (err) {
+    if (!(err instanceof SnapshotError)) throw err;
+    return { ok: false, text: `The undo failed: ${err.message}. Files it had already put back stay so; the conversation was not changed.` };
+  }
+}
+
+async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoResult> {
   const { messages, snapshots } = await ctx.history.read(ctx.threadId);
   const turn = listTurns(messages, snapshots).at(-1);
   if (!turn) return { ok: false, text: `Nothing to undo: thread ${ctx.threadId} has no turns.` };
