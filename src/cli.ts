@@ -43,7 +43,7 @@ function buildProgram(version: string): Command {
     .addOption(new Option("--engine <name>", "graph (LangGraph) or loop (hand-rolled)").choices([...ENGINES]))
     .option("--max-steps <n>", `model turns per task before stopping (default ${DEFAULT_MAX_STEPS})`)
     .addOption(
-      new Option("--approval <mode>", "suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands (default auto-edit)").choices([
+      new Option("--approval <mode>", "suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands; plan: read-only tools only, the model ends with a plan to accept (default auto-edit)").choices([
         ...APPROVAL_MODES,
       ]),
     )

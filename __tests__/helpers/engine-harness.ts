@@ -15,7 +15,8 @@ export function inMemoryLoopThreads() {
   const threads = new Map<string, LoopThread>();
   const memory = {
     load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
-    save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
+    save: (id: string, thread: LoopThread) =>
+      void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow], todos: [...(thread.todos ?? [])] }),
   };
   return { threads, memory };
 }

@@ -1,6 +1,9 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
-import { isInteractiveTerminal, launchCommand, type Settings } from "../settings.js";
+import { isInteractiveTerminal, launchCommand, type ApprovalMode, type Settings } from "../settings.js";
+import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
+import { askPlanAnswer } from "../ui/plan-prompt.js";
+import { acceptMode, hasPlanToReview, reviewPlan } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../security/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
@@ -104,7 +107,24 @@ export async function runOnce(settings: Settings, task: string, version: string)
           keys,
         )
       : nonInteractiveApprover;
-    const summary = await session.runTurn(task, abort.signal, approver);
+    let summary = await session.runTurn(task, abort.signal, approver);
+    if (hasPlanToReview(session, summary)) {
+      if (interactive) {
+        const ask = async (mode: ApprovalMode) => {
+          keys?.suspend();
+          try {
+            return await askPlanAnswer(process.stdin, process.stdout, mode);
+          } finally {
+            keys?.resume();
+          }
+        };
+        summary = await reviewPlan(session, renderer, ask, (next) => session.runTurn(next, abort.signal, approver), summary);
+      } else {
+        // Off a terminal the plan is the run's output; carrying it out is another run on the same thread.
+        const accept = continueCommand(`${launchCommand()} --approval ${acceptMode(session)}`, settings, session.threadId, PLAN_ACCEPTED_TASK);
+        renderer.note(`Plan mode: nothing was changed or run. To carry out this plan: ${accept}`);
+      }
+    }
     if (summary.reason === "max_steps") {
       renderer.note(
         `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +

@@ -1,4 +1,5 @@
 import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
+import type { Todo } from "../agent/todos.js";
 
 /**
  * The graph's state. Everything else the agent needs (settings, tools) is configuration,
@@ -16,6 +17,14 @@ export const AgentState = Annotation.Root({
    */
   alwaysAllow: Annotation<string[]>({
     reducer: (current, update) => [...new Set([...current, ...update])],
+    default: () => [],
+  }),
+  /**
+   * The model's todo list (write_todos, agent/todos.ts): the whole list as the model last wrote
+   * it. Replaced, never merged, by the tools node when a write_todos call succeeds.
+   */
+  todos: Annotation<Todo[]>({
+    reducer: (_current, update) => update,
     default: () => [],
   }),
 });

@@ -6,6 +6,8 @@ import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSum
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
 import type { PriceTable } from "../agent/cost.js";
+import { todosFromResults } from "../agent/todos.js";
+import { withRequestNote } from "../agent/plan-mode.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
 import { providerNoteEvent } from "../provider/events.js";
@@ -92,9 +94,9 @@ export function createLoopEngine(options: LoopOptions): Engine {
       const mode = request.approval ?? options.approval;
       const thread = memory.load(request.threadId);
       const messages: BaseMessage[] = thread.messages;
-      const save = () => memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow });
+      const save = () => memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow, todos: thread.todos ?? [] });
       const timer = new ToolTimer();
-      messages.push(new HumanMessage(request.task));
+      messages.push(new HumanMessage(withRequestNote(request.task, request.note)));
       save();
       try {
         for (let step = 1; step <= maxSteps; step++) {
@@ -179,6 +181,12 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // OBSERVE: results in the order of the calls, as the graph's ToolNode leaves them.
           const byId = new Map([...answered, ...results].map((m) => [m.tool_call_id, m]));
           for (const call of calls) messages.push(byId.get(call.id!)!);
+          // The one place the loop's todo list changes, as the graph's tools node does it.
+          const todos = todosFromResults(results);
+          if (todos) {
+            thread.todos = todos;
+            emit({ type: "todos", step, todos });
+          }
           save();
         }
         return tally.finish("max_steps");

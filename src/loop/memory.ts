@@ -6,6 +6,7 @@ import {
   type BaseMessage,
   type StoredMessage,
 } from "@langchain/core/messages";
+import type { Todo } from "../agent/todos.js";
 import { ensureStateDir } from "../memory/state-dir.js";
 
 /** The loop's memory: one JSON file per thread, rewritten after every step. */
@@ -15,11 +16,14 @@ export interface LoopThread {
   messages: BaseMessage[];
   /** Approvals answered "always" in this thread (keys from `alwaysKey`). */
   alwaysAllow: string[];
+  /** The model's todo list (write_todos), as the graph keeps it in its `todos` state field. */
+  todos?: Todo[];
 }
 
 interface StoredThread {
   messages: StoredMessage[];
   alwaysAllow: string[];
+  todos?: Todo[];
 }
 
 function threadFile(workspace: string, threadId: string): string {
@@ -31,7 +35,7 @@ function threadFile(workspace: string, threadId: string): string {
 export function loadLoopThread(workspace: string, threadId: string): LoopThread {
   try {
     const stored = JSON.parse(readFileSync(threadFile(workspace, threadId), "utf8")) as StoredThread;
-    return { messages: mapStoredMessagesToChatMessages(stored.messages), alwaysAllow: stored.alwaysAllow ?? [] };
+    return { messages: mapStoredMessagesToChatMessages(stored.messages), alwaysAllow: stored.alwaysAllow ?? [], todos: stored.todos ?? [] };
   } catch {
     return { messages: [], alwaysAllow: [] };
   }
@@ -41,7 +45,7 @@ export function loadLoopThread(workspace: string, threadId: string): LoopThread 
 export function saveLoopThread(workspace: string, threadId: string, thread: LoopThread): void {
   const file = threadFile(workspace, threadId);
   mkdirSync(path.dirname(file), { recursive: true });
-  const data: StoredThread = { messages: mapChatMessagesToStoredMessages(thread.messages), alwaysAllow: thread.alwaysAllow };
+  const data: StoredThread = { messages: mapChatMessagesToStoredMessages(thread.messages), alwaysAllow: thread.alwaysAllow, todos: thread.todos ?? [] };
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(data));
   renameSync(tmp, file);
