@@ -105,7 +105,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
   return {
     name: "graph",
     async run(request: RunRequest): Promise<RunSummary> {
-      const tally = createRunTally(options.meta, request);
+      // The mode in force, so the tally knows a plan-mode run (its refusals are no failure).
+      const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? options.approval });
       const emit = tally.emit;
       const maxSteps = request.maxSteps ?? options.maxSteps;
       const timer = new ToolTimer();

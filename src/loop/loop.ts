@@ -87,7 +87,8 @@ export function createLoopEngine(options: LoopOptions): Engine {
   return {
     name: "loop",
     async run(request: RunRequest): Promise<RunSummary> {
-      const tally = createRunTally(options.meta, request);
+      // The mode in force, so the tally knows a plan-mode run (its refusals are no failure).
+      const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? options.approval });
       const { emit } = tally;
       const signal = request.signal;
       const maxSteps = request.maxSteps ?? options.maxSteps;
