@@ -198,6 +198,8 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
             }
             break;
           }
+          // The checklist (the todos event) follows and says more than the tool's confirmation.
+          if (event.name === "write_todos" && ok) break;
           const preview = event.content.split("\n").slice(0, RESULT_PREVIEW_LINES);
           for (const p of preview) line(c.dim(`    ${sanitizeForTerminal(p.slice(0, 160))}`));
           break;
