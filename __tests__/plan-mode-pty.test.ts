@@ -112,3 +112,14 @@ test("a session: /plan from suggest, then a (accept) goes back to suggest, whose
   await enter(t, "/exit");
   expect(await exitCode()).toBe("EXITED:0");
 });
+
+test("one-shot: Enter at the question carries nothing out, says how to later, and exits 0", async () => {
+  server = await startOpenAIServer([{ toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] }, { content: "Plan: write a.txt." }]);
+  const t = await startCli(["--approval", "plan", "--thread", "later-1", "make a.txt say hello"]);
+  await t.waitForScreen((s) => s.includes(QUESTION), "the plan question");
+  await t.press("Enter");
+  expect(await exitCode()).toBe("EXITED:0");
+  expect(await t.screen()).toMatch(/Not carried out\. To carry out this plan later: mini-cursor --approval auto-edit --workspace \S+ --thread later-1 'Carry out the plan\.'/);
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
+  expect(server.requests).toHaveLength(2);
+});

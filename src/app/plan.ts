@@ -1,6 +1,7 @@
 import type { RunSummary } from "../agent/engine.js";
 import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
-import { DEFAULT_APPROVAL, type ApprovalMode } from "../settings.js";
+import { DEFAULT_APPROVAL, launchCommand, type ApprovalMode } from "../settings.js";
+import { continueCommand } from "../ui/hints.js";
 import type { PlanAnswer } from "../ui/plan-prompt.js";
 import type { Renderer } from "../ui/render.js";
 import type { Session } from "./session.js";
@@ -9,6 +10,14 @@ import type { Session } from "./session.js";
 export function acceptMode(session: Pick<Session, "beforePlan">): ApprovalMode {
   return session.beforePlan ?? DEFAULT_APPROVAL;
 }
+
+/** The command that carries out the current thread's plan in a later run (a one-shot run's "not now", or no terminal). */
+export function carryOutCommand(session: Pick<Session, "beforePlan" | "settings" | "threadId">): string {
+  return continueCommand(`${launchCommand()} --approval ${acceptMode(session)}`, session.settings, session.threadId, PLAN_ACCEPTED_TASK);
+}
+
+/** In a session, "not now" leaves plan mode on and the plan ready for these. */
+export const SESSION_PLAN_LATER = "Still in plan mode: type changes to the plan, /plan accept [mode] to carry it out, or /plan off to leave plan mode.";
 
 /** Whether a finished request leaves a plan to review: plan mode, and the model answered. */
 export function hasPlanToReview(session: Pick<Session, "approval">, summary: RunSummary): boolean {
@@ -27,13 +36,15 @@ export async function reviewPlan(
   ask: (defaultMode: ApprovalMode) => Promise<PlanAnswer>,
   turn: (task: string) => Promise<RunSummary>,
   last: RunSummary,
+  /** What to say when the person answers "not now": how to carry the plan out later from where they are. */
+  later: string,
 ): Promise<RunSummary> {
   let summary = last;
   while (hasPlanToReview(session, summary)) {
     renderer.pause();
     const answer = await ask(acceptMode(session));
     if (answer.action === "keep") {
-      renderer.note(`Still in plan mode. Type changes to the plan, or /plan accept [mode] to carry it out.`);
+      renderer.note(later);
       return summary;
     }
     if (answer.action === "accept") {

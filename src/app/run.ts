@@ -1,9 +1,8 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
 import { isInteractiveTerminal, launchCommand, type ApprovalMode, type Settings } from "../settings.js";
-import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
 import { askPlanAnswer } from "../ui/plan-prompt.js";
-import { acceptMode, hasPlanToReview, reviewPlan } from "./plan.js";
+import { carryOutCommand, hasPlanToReview, reviewPlan } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../security/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
@@ -118,11 +117,11 @@ export async function runOnce(settings: Settings, task: string, version: string)
             keys?.resume();
           }
         };
-        summary = await reviewPlan(session, renderer, ask, (next) => session.runTurn(next, abort.signal, approver), summary);
+        const later = `Not carried out. To carry out this plan later: ${carryOutCommand(session)}`;
+        summary = await reviewPlan(session, renderer, ask, (next) => session.runTurn(next, abort.signal, approver), summary, later);
       } else {
         // Off a terminal the plan is the run's output; carrying it out is another run on the same thread.
-        const accept = continueCommand(`${launchCommand()} --approval ${acceptMode(session)}`, settings, session.threadId, PLAN_ACCEPTED_TASK);
-        renderer.note(`Plan mode: nothing was changed or run. To carry out this plan: ${accept}`);
+        renderer.note(`Plan mode: nothing was changed or run. To carry out this plan: ${carryOutCommand(session)}`);
       }
     }
     if (summary.reason === "max_steps") {

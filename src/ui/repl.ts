@@ -6,7 +6,7 @@ import { findThread, listThreads } from "../memory/threads.js";
 import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import type { Renderer } from "./render.js";
-import { acceptMode, hasPlanToReview, reviewPlan } from "../app/plan.js";
+import { acceptMode, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "../app/plan.js";
 import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
 import { askPlanAnswer } from "./plan-prompt.js";
 import { formatThreads } from "./threads-table.js";
@@ -370,7 +370,7 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       const summary = await runTurn(text);
       // A plan made on a terminal: accept it (the same thread carries it out), refine it, or not now.
       if (io.interactive && hasPlanToReview(session, summary)) {
-        await reviewPlan(session, renderer, (mode) => askPlanAnswer(io.input, io.output, mode), runTurn, summary);
+        await reviewPlan(session, renderer, (mode) => askPlanAnswer(io.input, io.output, mode), runTurn, summary, SESSION_PLAN_LATER);
       }
       const running = session.running();
       if (running.length > 0) renderer.note(`Running in the background: ${running.map((p) => `${p.id}${p.url ? ` ${p.url}` : ""}`).join(", ")} (/ps, /kill <id>)`);
