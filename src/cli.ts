@@ -68,6 +68,7 @@ Examples:
   npm start -- "list the files here"
   npm start -- --approval full-auto "create a React todo app with Vite"
   npm start -- --approval full-auto --replay demos/todo-app.jsonl "create a React todo app with Vite"
+  npm start -- --approval plan "add a /health route with a test"   (read-only; ends with a plan to accept)
   npm start -- --thread demo "what is in package.json?"   then   npm start -- --thread demo "and its scripts?"
 
 Exit codes: 0 done, 1 runtime failure (provider unreachable, rejected key, unknown model, a model
