@@ -57,11 +57,11 @@ type SlashResult = "continue" | "exit" | { request: string };
 /** `/plan`, `/plan <request>`, `/plan accept [mode]`, `/plan off`. */
 function planCommand(arg: string, session: Session, renderer: Renderer): SlashResult {
   const [sub, mode] = arg.split(/\s+/);
+  if ((sub === "accept" || sub === "off") && session.approval !== "plan") {
+    renderer.note(`Not in plan mode (approval mode ${session.approval}): /plan [request] plans first.`);
+    return "continue";
+  }
   if (sub === "accept") {
-    if (session.approval !== "plan") {
-      renderer.note("Not in plan mode: /plan [request] plans first.");
-      return "continue";
-    }
     const chosen = mode ? (mode as ApprovalMode) : acceptMode(session);
     if (!APPROVAL_MODES.includes(chosen) || chosen === "plan") {
       renderer.note(`Usage: /plan accept [${APPROVAL_MODES.filter((m) => m !== "plan").join(" | ")}]`);
