@@ -438,7 +438,7 @@ describe("which edit tools are offered", () => {
     expect(offeredToolNames()).toEqual([...TOOL_NAMES]);
     expect(createTools({ workspace: tmp.dir }).map((t) => t.name)).toEqual([...TOOL_NAMES]);
     expect(createTools({ workspace: tmp.dir, editTool: "apply_patch" }).map((t) => t.name)).toEqual(
-      ["read_file", "write_file", "apply_patch", "list_directory", "find_files", "search_files", "execute_command", "process_output", "stop_process"],
+      ["read_file", "write_file", "apply_patch", "list_directory", "find_files", "search_files", "execute_command", "process_output", "stop_process", "write_todos"],
     );
     expect(createTools({ workspace: tmp.dir, editTool: "both" }).map((t) => t.name).slice(0, 4)).toEqual(["read_file", "write_file", "apply_patch", "edit_file"]);
     const prompt = (names: string[]) => buildSystemPrompt({ workspace: "/w", projectInstructions: null, date: new Date(0), platform: "p", tools: names });

@@ -200,10 +200,10 @@ describe("slash commands", () => {
     // Before the switch, a command needs approval, and without a terminal it is declined.
     expect(r.stdout).toContain("execute_command: not run, because nobody could be asked");
     expect(existsSync(path.join(tmp.dir, "n.txt"))).toBe(false);
-    expect(r.stdout).toContain("Approval mode is auto-edit. Usage: /approval suggest | auto-edit | full-auto");
+    expect(r.stdout).toContain("Approval mode is auto-edit. Usage: /approval suggest | auto-edit | full-auto | plan");
     expect(r.stdout).toContain("Approval mode: full-auto.");
     expect(readFileSync(path.join(tmp.dir, "x.txt"), "utf8")).toBe("hi\n");
-    expect(r.stdout).toContain("Approval mode is full-auto. Usage: /approval suggest | auto-edit | full-auto");
+    expect(r.stdout).toContain("Approval mode is full-auto. Usage: /approval suggest | auto-edit | full-auto | plan");
   });
 
   test("--threads prints the saved threads like /threads", async () => {

@@ -9,14 +9,14 @@ import { makeTempDir } from "./helpers/tmp.js";
 /**
  * Every command of the table through the classifier (classifyCall, as both engines use it) in
  * every approval mode. R runs unasked everywhere, M asks in suggest and auto-edit, D asks in
- * every mode and no "always" covers it.
+ * every mode and no "always" covers it. Plan mode refuses every command, read-only ones too.
  */
 
 /** What each kind does in each mode. */
-const EXPECTED: Record<Kind, Record<(typeof APPROVAL_MODES)[number], "run" | "ask">> = {
-  R: { suggest: "run", "auto-edit": "run", "full-auto": "run" },
-  M: { suggest: "ask", "auto-edit": "ask", "full-auto": "run" },
-  D: { suggest: "ask", "auto-edit": "ask", "full-auto": "ask" },
+const EXPECTED: Record<Kind, Record<(typeof APPROVAL_MODES)[number], "run" | "ask" | "deny">> = {
+  R: { suggest: "run", "auto-edit": "run", "full-auto": "run", plan: "deny" },
+  M: { suggest: "ask", "auto-edit": "ask", "full-auto": "run", plan: "deny" },
+  D: { suggest: "ask", "auto-edit": "ask", "full-auto": "ask", plan: "deny" },
 };
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -45,7 +45,7 @@ test.each(TABLE)("%j is %s in every mode", async (command, kind) => {
   for (const mode of APPROVAL_MODES) {
     const decision = await classifyCall({ name: "execute_command", args: { command } }, mode, [], { workspace: tmp.dir, home });
     got[mode] = decision.action;
-    alwaysAsks ||= decision.alwaysAsks;
+    if (mode !== "plan") alwaysAsks ||= decision.alwaysAsks;
   }
   expect({ command, ...got, alwaysAsks }).toEqual({ command, ...EXPECTED[kind], alwaysAsks: kind === "D" });
 });

@@ -483,11 +483,14 @@ test("Studio's assistant panel gets the configuration fields", async () => {
   ]);
   const config = s.config_schema as { properties: Record<string, { type?: string; enum?: string[]; description?: string }> };
   expect(Object.keys(config.properties).sort()).toEqual(["approval", "maxSteps", "model", "workspace"]);
-  expect(config.properties.approval!.enum!.sort()).toEqual(["auto-edit", "full-auto", "suggest"]);
+  expect(config.properties.approval!.enum!.sort()).toEqual(["auto-edit", "full-auto", "plan", "suggest"]);
   expect(config.properties.maxSteps!.type).toBe("number");
   expect(config.properties.model!.description).toMatch(/MINI_CURSOR_MODEL/);
   const input = s.input_schema as { properties: Record<string, unknown> };
   expect(Object.keys(input.properties)).toContain("messages");
+  // The model's todo list is a state field, so Studio's state view shows it.
+  const state = s.state_schema as { properties: Record<string, unknown> };
+  expect(Object.keys(state.properties)).toEqual(expect.arrayContaining(["messages", "alwaysAllow", "todos"]));
 }, SCHEMA_DEADLINE_MS + 10_000);
 
 test(

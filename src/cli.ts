@@ -43,7 +43,7 @@ function buildProgram(version: string): Command {
     .addOption(new Option("--engine <name>", "graph (LangGraph) or loop (hand-rolled)").choices([...ENGINES]))
     .option("--max-steps <n>", `model turns per task before stopping (default ${DEFAULT_MAX_STEPS})`)
     .addOption(
-      new Option("--approval <mode>", "suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands (default auto-edit)").choices([
+      new Option("--approval <mode>", "suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands; plan: read-only tools only, the model ends with a plan to accept (default auto-edit)").choices([
         ...APPROVAL_MODES,
       ]),
     )
@@ -70,6 +70,7 @@ Examples:
   npm start -- "list the files here"
   npm start -- --approval full-auto "create a React todo app with Vite"
   npm start -- --approval full-auto --replay demos/todo-app.jsonl "create a React todo app with Vite"
+  npm start -- --approval plan "add a /health route with a test"   (read-only; ends with a plan to accept)
   npm start -- --thread demo "what is in package.json?"   then   npm start -- --thread demo "and its scripts?"
 
 Exit codes: 0 done, 1 runtime failure (provider unreachable, rejected key, unknown model, a model

@@ -9,13 +9,20 @@ import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/loop/memory.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
+import type { Todo } from "../../src/agent/todos.js";
 
 /** The loop engine's thread store kept in memory (saved threads are copies, as on disk). */
 export function inMemoryLoopThreads() {
   const threads = new Map<string, LoopThread>();
   const memory = {
     load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
-    save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow], snapshots: { ...thread.snapshots } }),
+    save: (id: string, thread: LoopThread) =>
+      void threads.set(id, {
+        messages: [...thread.messages],
+        alwaysAllow: [...thread.alwaysAllow],
+        snapshots: { ...thread.snapshots },
+        todos: [...(thread.todos ?? [])],
+      }),
   };
   return { threads, memory };
 }
@@ -29,6 +36,8 @@ export interface EngineHarness {
   approvals: ApprovalRequest[];
   run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[]; signal?: AbortSignal }): Promise<RunSummary>;
   history(threadId?: string): Promise<BaseMessage[]>;
+  /** The thread's todo list as saved: the graph's `todos` state field, the loop's thread store. */
+  todos(threadId?: string): Promise<Todo[]>;
   /** Replaces a thread's saved conversation (to set up odd states). */
   seed(threadId: string, messages: BaseMessage[]): Promise<void>;
 }
@@ -69,11 +78,13 @@ export function engineHarness(
   const approvals: ApprovalRequest[] = [];
   let engine: Engine;
   let history: EngineHarness["history"];
+  let todos: EngineHarness["todos"];
   let seed: EngineHarness["seed"];
   if (kind === "graph") {
     const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools });
     engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
     history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
+    todos = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.todos;
     seed = async (threadId, messages) => {
       await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
     };
@@ -82,6 +93,7 @@ export function engineHarness(
     const runtime = createRuntime(settings, { model, tools });
     engine = createLoopEngine({ ...runtime, workspace, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
+    todos = async (threadId = "t1") => threads.get(threadId)?.todos ?? [];
     seed = async (threadId, messages) => void threads.set(threadId, { messages, alwaysAllow: [] });
   }
   return {
@@ -89,6 +101,7 @@ export function engineHarness(
     events,
     approvals,
     history,
+    todos,
     seed,
     run(task, opts = {}) {
       const answers = [...(opts.answers ?? [])];

@@ -9,6 +9,7 @@ import type { Word } from "../security/shell-parse.js";
 import type { ApprovalResponse } from "./events.js";
 import type { ApprovalMode } from "../settings.js";
 import { editedPaths } from "./edited-paths.js";
+import { planModeReason, runsInPlanMode } from "./plan-mode.js";
 
 /** Tools that change files; they ask only in `suggest` mode. */
 const EDIT_TOOLS = new Set(["write_file", "edit_file", "apply_patch"]);
@@ -80,6 +81,8 @@ export async function classifyCall(
   always: readonly string[],
   ctx: ApprovalContext,
 ): Promise<CallDecision> {
+  // Plan mode: what may not run there is refused before anything else is asked or checked.
+  if (mode === "plan" && !runsInPlanMode(call.name)) return { action: "deny", reason: planModeReason(call.name), alwaysAsks: true, alwaysKeys: [] };
   if (COMMAND_TOOLS.has(call.name)) {
     let rules: ProjectRules | undefined;
     let rulesError: string | undefined;

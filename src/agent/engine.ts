@@ -10,6 +10,8 @@ export interface RunRequest {
   signal?: AbortSignal;
   approval?: ApprovalMode;
   maxSteps?: number;
+  /** mini-cursor's note sent after the task in the same request (plan mode's rules); run_start shows the task alone. */
+  note?: string;
 }
 
 /** Facts about the run for the run_start event. */
@@ -67,7 +69,9 @@ export function createRunTally(meta: RunMeta, request: RunRequest) {
     summary,
     finish(stop: StopReason): RunSummary {
       // A run whose every requested action was declined did not do the task: not a success.
-      const reason: StopReason = stop === "done" && notRun.size > 0 && ran.size === 0 ? "not_run" : stop;
+      // In plan mode refusals are the mode at work, and the plan is the result.
+      const planning = request.approval === "plan";
+      const reason: StopReason = stop === "done" && notRun.size > 0 && ran.size === 0 && !planning ? "not_run" : stop;
       summary.reason = reason;
       summary.durationMs = Date.now() - started;
       request.emit({

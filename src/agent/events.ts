@@ -42,6 +42,8 @@ export interface ApprovalResponse {
   unattended?: boolean;
 }
 
+import type { Todo } from "./todos.js";
+
 /** not_run: the run ended without running anything it asked for (every call declined or refused). */
 export type StopReason = "done" | "max_steps" | "interrupted" | "error" | "loop_guard" | "not_run";
 
@@ -75,6 +77,8 @@ export type AgentEvent =
       exitCode?: number | null;
     }
   | { type: "approval"; request: ApprovalRequest; response: ApprovalResponse }
+  /** The model's todo list changed (write_todos): the whole list as it now stands. */
+  | { type: "todos"; step: number; todos: Todo[] }
   | { type: "usage"; step: number; usage: TokenUsage }
   | {
       /** Older turns were summarised to stay within the context budget. */

@@ -29,6 +29,12 @@ function editToolRules(tools: readonly string[] | undefined): string {
   return rules.join("\n");
 }
 
+/** When to keep a todo list, for toolsets that offer write_todos (the default one does). */
+function todoRules(tools: readonly string[] | undefined): string {
+  if (tools && !tools.includes("write_todos")) return "";
+  return "\n- write_todos: your todo list for the request, shown to the user as a checklist. Use it when the work has three or more distinct steps (several files, a feature, a list of things asked for): write the list before you start, keep one item in_progress while you work on it, and mark each completed as soon as it is done and verified. Do not use it for a question, a one-line change or any single-step request.";
+}
+
 /**
  * The system prompt both engines use. It states the rules the tools enforce anyway, so the
  * model does not waste steps discovering them.
@@ -57,7 +63,7 @@ ${editToolRules(ctx.tools)}
   - stdin is closed: use non-interactive flags (--yes, -y, --template ...), never commands that wait for input.
   - Long-running servers (npm run dev, vite) are detected and left running in the background; the result gives their URL and id (bg-1, ...). Do not start the same server twice. process_output { id } shows its latest output; stop_process { id } stops it.
   - Commands time out after 120 s by default (timeoutMs up to 600000 for slow installs or builds).
-  - Long output is cut to its head and tail; the full output is saved to a file you can read_file.
+  - Long output is cut to its head and tail; the full output is saved to a file you can read_file.${todoRules(ctx.tools)}
 - Calls may be declined by the user; the result then says so and why. Respect it and adapt.
 - Independent tool calls can be made in one turn; they run concurrently.
 

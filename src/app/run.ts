@@ -1,6 +1,8 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
-import { isInteractiveTerminal, launchCommand, type Settings } from "../settings.js";
+import { isInteractiveTerminal, launchCommand, type ApprovalMode, type Settings } from "../settings.js";
+import { askPlanAnswer } from "../ui/plan-prompt.js";
+import { carryOutCommand, hasPlanToReview, reviewPlan } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../security/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
@@ -104,7 +106,24 @@ export async function runOnce(settings: Settings, task: string, version: string)
           keys,
         )
       : nonInteractiveApprover;
-    const summary = await session.runTurn(task, abort.signal, approver);
+    let summary = await session.runTurn(task, abort.signal, approver);
+    if (hasPlanToReview(session, summary)) {
+      if (interactive) {
+        const ask = async (mode: ApprovalMode) => {
+          keys?.suspend();
+          try {
+            return await askPlanAnswer(process.stdin, process.stdout, mode);
+          } finally {
+            keys?.resume();
+          }
+        };
+        const later = `Not carried out. To carry out this plan later: ${carryOutCommand(session)}`;
+        summary = await reviewPlan(session, renderer, ask, (next) => session.runTurn(next, abort.signal, approver), summary, later);
+      } else {
+        // Off a terminal the plan is the run's output; carrying it out is another run on the same thread.
+        renderer.note(`Plan mode: nothing was changed or run. To carry out this plan: ${carryOutCommand(session)}`);
+      }
+    }
     if (summary.reason === "max_steps") {
       renderer.note(
         `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +

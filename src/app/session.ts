@@ -7,6 +7,7 @@ import type { ApprovalMode, Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
+import { planAcceptedNote, PLAN_MODE_NOTE } from "../agent/plan-mode.js";
 
 /**
  * What one CLI invocation holds: the engine, its tools and processes, and the current thread.
@@ -18,6 +19,12 @@ export interface Session {
   threadId: string;
   resumed: boolean;
   approval: ApprovalMode;
+  /** The mode plan mode was entered from (an accepted plan goes back to it by default). */
+  beforePlan?: ApprovalMode;
+  /** Changes the approval mode; entering plan mode remembers the mode it left. */
+  setApproval(mode: ApprovalMode): void;
+  /** Leaves plan mode for `mode`; the next request is told the plan was accepted. */
+  acceptPlan(mode: ApprovalMode): void;
   /** Runs one request on the current thread. */
   runTurn(task: string, signal: AbortSignal, approver: Approver): Promise<RunSummary>;
   /** Starts a fresh thread. */
@@ -48,12 +55,23 @@ export function createSession(settings: Settings, options: SessionOptions): Sess
   const emit = (event: AgentEvent) => options.renderer.event(event);
   const parts = createAgentParts(settings, { emit, model: options.model });
   const thread = pickThread(settings, (text) => options.renderer.note(text));
+  // Said with the next request only: the plan was accepted and plan mode is over.
+  let acceptedNote: string | undefined;
   const session: Session = {
     settings,
     parts,
     threadId: thread.id,
     resumed: thread.resumed,
     approval: settings.approval,
+    setApproval(mode) {
+      if (mode === "plan" && session.approval !== "plan") session.beforePlan = session.approval;
+      if (mode !== "plan") session.beforePlan = undefined;
+      session.approval = mode;
+    },
+    acceptPlan(mode) {
+      session.setApproval(mode);
+      acceptedNote = planAcceptedNote(mode);
+    },
     async runTurn(task, signal, approver) {
       // Said before the run: the model will see only the beginning and end of a huge request.
       const tokens = estimateTextTokens(task);
@@ -63,7 +81,9 @@ export function createSession(settings: Settings, options: SessionOptions): Sess
             "it gets the beginning and the end, with a note saying what was left out. For a long log or file, save it in the workspace and ask the agent to search or read it.",
         );
       }
-      const summary = await parts.engine.run({ task, threadId: session.threadId, approver, emit, signal, approval: session.approval });
+      const note = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
+      acceptedNote = undefined;
+      const summary = await parts.engine.run({ task, threadId: session.threadId, approver, emit, signal, approval: session.approval, note });
       recordRun(settings.workspace, session.threadId, parts.engine.name, task, summary.steps);
       return summary;
     },

@@ -12,7 +12,7 @@ export const AgentConfiguration = Annotation.Root({
   model: Annotation<string>,
   /** Root folder for every tool. Default: MINI_CURSOR_WORKSPACE, else the directory the server started in. */
   workspace: Annotation<string>,
-  /** Which tool calls pause for approval: suggest, auto-edit or full-auto. Default: MINI_CURSOR_APPROVAL, else auto-edit. */
+  /** Which tool calls pause for approval: suggest, auto-edit, full-auto or plan (read-only tools only). Default: MINI_CURSOR_APPROVAL, else auto-edit. */
   approval: Annotation<ApprovalMode>,
   /** Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30. */
   maxSteps: Annotation<number>,

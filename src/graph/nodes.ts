@@ -6,6 +6,7 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { approvalScope, classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
 import type { PriceTable } from "../agent/cost.js";
+import { todosFromResults } from "../agent/todos.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
 import { snapshotBeforeTools, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
@@ -188,7 +189,9 @@ export function createToolsNode(runtime: AgentRuntime) {
       config.writer?.({ kind: "loop_guard", step, action: "note", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopNote(guard) } satisfies NodeSignal);
       results = withLoopNote(results as ToolMessage[], guard);
     }
-    return { messages: results, snapshots };
+    // The one place the graph's todo list changes: a successful write_todos result carries it.
+    const todos = todosFromResults(results);
+    return todos ? { messages: results, snapshots, todos } : { messages: results, snapshots };
   };
 }
 

@@ -1,5 +1,6 @@
 import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
 import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import type { Todo } from "../agent/todos.js";
 
 /**
  * The graph's state. Everything else the agent needs (settings, tools) is configuration,
@@ -28,6 +29,14 @@ export const AgentState = Annotation.Root({
   snapshots: Annotation<WorkspaceSnapshots>({
     reducer: mergeSnapshots,
     default: () => ({}),
+  }),
+  /**
+   * The model's todo list (write_todos, agent/todos.ts): the whole list as the model last wrote
+   * it. Replaced, never merged, by the tools node when a write_todos call succeeds.
+   */
+  todos: Annotation<Todo[]>({
+    reducer: (_current, update) => update,
+    default: () => [],
   }),
 });
 

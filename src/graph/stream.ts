@@ -2,6 +2,8 @@ import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage 
 import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
+import type { Todo } from "../agent/todos.js";
+import { withRequestNote } from "../agent/plan-mode.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { interruptionMessages, messageText } from "../agent/turn.js";
@@ -55,6 +57,8 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
       emit(toolResultEvent(message, st.step, timer));
     }
   }
+  const todos = (update as { todos?: Todo[] }).todos;
+  if (Array.isArray(todos)) emit({ type: "todos", step: st.step, todos });
 }
 
 function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): void {
@@ -101,7 +105,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
   return {
     name: "graph",
     async run(request: RunRequest): Promise<RunSummary> {
-      const tally = createRunTally(options.meta, request);
+      // The mode in force, so the tally knows a plan-mode run (its refusals are no failure).
+      const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? options.approval });
       const emit = tally.emit;
       const maxSteps = request.maxSteps ?? options.maxSteps;
       const timer = new ToolTimer();
@@ -112,7 +117,7 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         callbacks: [timer],
       };
       const st: StreamState = { step: 0 };
-      let input: unknown = { messages: [new HumanMessage(request.task)] };
+      let input: unknown = { messages: [new HumanMessage(withRequestNote(request.task, request.note))] };
       let reason: StopReason = "done";
       try {
         for (;;) {

@@ -6,6 +6,8 @@ import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSum
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
 import type { PriceTable } from "../agent/cost.js";
+import { todosFromResults } from "../agent/todos.js";
+import { withRequestNote } from "../agent/plan-mode.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
 import { mergeSnapshots, snapshotBeforeTools } from "../agent/snapshot-step.js";
@@ -87,17 +89,19 @@ export function createLoopEngine(options: LoopOptions): Engine {
   return {
     name: "loop",
     async run(request: RunRequest): Promise<RunSummary> {
-      const tally = createRunTally(options.meta, request);
+      // The mode in force, so the tally knows a plan-mode run (its refusals are no failure).
+      const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? options.approval });
       const { emit } = tally;
       const signal = request.signal;
       const maxSteps = request.maxSteps ?? options.maxSteps;
       const mode = request.approval ?? options.approval;
       const thread = memory.load(request.threadId);
       const messages: BaseMessage[] = thread.messages;
-      const save = () => memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow, snapshots: thread.snapshots });
+      const save = () =>
+        memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow, snapshots: thread.snapshots, todos: thread.todos ?? [] });
       const timer = new ToolTimer();
       // An id names the request, as the graph's reducer gives one: snapshots are kept per request.
-      messages.push(new HumanMessage({ content: request.task, id: randomUUID() }));
+      messages.push(new HumanMessage({ content: withRequestNote(request.task, request.note), id: randomUUID() }));
       save();
       try {
         for (let step = 1; step <= maxSteps; step++) {
@@ -187,6 +191,12 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // OBSERVE: results in the order of the calls, as the graph's ToolNode leaves them.
           const byId = new Map([...answered, ...results].map((m) => [m.tool_call_id, m]));
           for (const call of calls) messages.push(byId.get(call.id!)!);
+          // The one place the loop's todo list changes, as the graph's tools node does it.
+          const todos = todosFromResults(results);
+          if (todos) {
+            thread.todos = todos;
+            emit({ type: "todos", step, todos });
+          }
           save();
         }
         return tally.finish("max_steps");

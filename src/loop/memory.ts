@@ -6,6 +6,7 @@ import {
   type BaseMessage,
   type StoredMessage,
 } from "@langchain/core/messages";
+import type { Todo } from "../agent/todos.js";
 import { ensureStateDir } from "../memory/state-dir.js";
 import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 
@@ -18,12 +19,15 @@ export interface LoopThread {
   alwaysAllow: string[];
   /** Workspace snapshots per request (agent/snapshot-step.ts), for /undo. */
   snapshots?: WorkspaceSnapshots;
+  /** The model's todo list (write_todos), as the graph keeps it in its `todos` state field. */
+  todos?: Todo[];
 }
 
 interface StoredThread {
   messages: StoredMessage[];
   alwaysAllow: string[];
   snapshots?: WorkspaceSnapshots;
+  todos?: Todo[];
 }
 
 function threadFile(workspace: string, threadId: string): string {
@@ -35,7 +39,12 @@ function threadFile(workspace: string, threadId: string): string {
 export function loadLoopThread(workspace: string, threadId: string): LoopThread {
   try {
     const stored = JSON.parse(readFileSync(threadFile(workspace, threadId), "utf8")) as StoredThread;
-    return { messages: mapStoredMessagesToChatMessages(stored.messages), alwaysAllow: stored.alwaysAllow ?? [], snapshots: stored.snapshots ?? {} };
+    return {
+      messages: mapStoredMessagesToChatMessages(stored.messages),
+      alwaysAllow: stored.alwaysAllow ?? [],
+      snapshots: stored.snapshots ?? {},
+      todos: stored.todos ?? [],
+    };
   } catch {
     return { messages: [], alwaysAllow: [] };
   }
@@ -45,7 +54,12 @@ export function loadLoopThread(workspace: string, threadId: string): LoopThread 
 export function saveLoopThread(workspace: string, threadId: string, thread: LoopThread): void {
   const file = threadFile(workspace, threadId);
   mkdirSync(path.dirname(file), { recursive: true });
-  const data: StoredThread = { messages: mapChatMessagesToStoredMessages(thread.messages), alwaysAllow: thread.alwaysAllow, snapshots: thread.snapshots };
+  const data: StoredThread = {
+    messages: mapChatMessagesToStoredMessages(thread.messages),
+    alwaysAllow: thread.alwaysAllow,
+    snapshots: thread.snapshots,
+    todos: thread.todos ?? [],
+  };
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(data));
   renameSync(tmp, file);

@@ -13,6 +13,7 @@ import { withRedaction } from "./redacting.js";
 import { createSearchFilesTool } from "./search-files.js";
 import { createStopProcessTool } from "./stop-process.js";
 import { createWriteFileTool } from "./write-file.js";
+import { createWriteTodosTool } from "./write-todos.js";
 import { withToolErrors } from "./errors.js";
 
 export type { ToolOptions, OutputChunk } from "./context.js";
@@ -27,6 +28,7 @@ export const TOOL_NAMES = [
   "execute_command",
   "process_output",
   "stop_process",
+  "write_todos",
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -63,6 +65,7 @@ export function createTools(options: ToolOptions): Toolset {
     execute_command: createExecuteCommandTool(ctx),
     process_output: createProcessOutputTool(ctx),
     stop_process: createStopProcessTool(ctx),
+    write_todos: createWriteTodosTool(),
   };
   // Every tool's failures become results with status "error" in one place (tools/errors.ts).
   for (const name of Object.keys(named) as (keyof typeof named)[]) withToolErrors(named[name]);

@@ -1,6 +1,7 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import { formatCost } from "../agent/cost.js";
 import type { AgentEvent, TokenUsage } from "../agent/events.js";
+import { todoCounts, type Todo } from "../agent/todos.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 import { createSpinner, type Spinner } from "./spinner.js";
 
@@ -99,6 +100,15 @@ export function formatUsage(usage: TokenUsage): string {
   return `${formatTokens(usage.input)} tokens in / ${formatTokens(usage.output)} out${usage.estimated ? " (estimated)" : ""}`;
 }
 
+const TODO_MARK: Record<Todo["status"], string> = { completed: "[x]", in_progress: "[>]", pending: "[ ]" };
+
+/** The todo list as a checklist: a header line with the counts, then one line per item. */
+export function formatTodos(todos: readonly Todo[]): string[] {
+  if (todos.length === 0) return ["Todo list cleared."];
+  const c = todoCounts(todos);
+  return [`Todo list (${c.completed}/${todos.length} done)`, ...todos.map((t) => `${TODO_MARK[t.status]} ${sanitizeForTerminal(t.content)}`)];
+}
+
 const REASON_TEXT: Record<string, string> = {
   done: "Done",
   max_steps: "Stopped at the step limit",
@@ -188,6 +198,8 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
             }
             break;
           }
+          // The checklist (the todos event) follows and says more than the tool's confirmation.
+          if (event.name === "write_todos" && ok) break;
           const preview = event.content.split("\n").slice(0, RESULT_PREVIEW_LINES);
           for (const p of preview) line(c.dim(`    ${sanitizeForTerminal(p.slice(0, 160))}`));
           break;
@@ -218,6 +230,16 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`);
           // The question stopped the spinner; the approved call now runs, so live status resumes.
           if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
+          break;
+        }
+        case "todos": {
+          const [head, ...items] = formatTodos(event.todos);
+          line(`  ${c.blue("☰")} ${c.bold(head!)}`);
+          event.todos.forEach((t, i) => {
+            const colour = t.status === "completed" ? c.green : t.status === "in_progress" ? c.yellow.bold : c.reset;
+            line(`    ${colour(items[i]!)}`);
+          });
+          busy("thinking");
           break;
         }
         case "thinking": {

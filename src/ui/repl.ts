@@ -1,10 +1,14 @@
 import { createInterface, type Interface } from "node:readline";
+import type { RunSummary } from "../agent/engine.js";
 import type { Approver } from "../agent/events.js";
 import type { Session } from "../app/session.js";
 import { findThread, listThreads } from "../memory/threads.js";
 import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import type { Renderer } from "./render.js";
+import { acceptMode, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "../app/plan.js";
+import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
+import { askPlanAnswer } from "./plan-prompt.js";
 import { formatThreads } from "./threads-table.js";
 import { formatTurns, listTurns, rewindTo, sessionUndoContext, undoLastTurn } from "../app/undo.js";
 
@@ -23,7 +27,10 @@ export const REPL_HELP = `Commands:
   /new               start a fresh thread
   /threads           saved threads: id, first request, last update, steps
   /resume <id>       continue a saved thread
-  /approval <mode>   suggest | auto-edit | full-auto
+  /approval <mode>   suggest | auto-edit | full-auto | plan
+  /plan [request]    plan mode: only read-only tools run and the model ends with a plan (and runs the request)
+  /plan accept [mode]  carry out the plan on this thread (mode: the one before plan mode, else auto-edit)
+  /plan off          leave plan mode without carrying anything out
   /ps                background processes (dev servers) with their URLs
   /kill <id>         stop a background process
   /undo [--force]    put back the files the last turn changed and drop it from the thread
@@ -47,7 +54,35 @@ export function formatProcesses(processes: BackgroundProcess[]): string {
     .join("\n");
 }
 
-type SlashResult = "continue" | "exit";
+/** continue: back to the prompt; exit: leave; request: run this request next, as if typed. */
+type SlashResult = "continue" | "exit" | { request: string };
+
+/** `/plan`, `/plan <request>`, `/plan accept [mode]`, `/plan off`. */
+function planCommand(arg: string, session: Session, renderer: Renderer): SlashResult {
+  const [sub, mode] = arg.split(/\s+/);
+  if ((sub === "accept" || sub === "off") && session.approval !== "plan") {
+    renderer.note(`Not in plan mode (approval mode ${session.approval}): /plan [request] plans first.`);
+    return "continue";
+  }
+  if (sub === "accept") {
+    const chosen = mode ? (mode as ApprovalMode) : acceptMode(session);
+    if (!APPROVAL_MODES.includes(chosen) || chosen === "plan") {
+      renderer.note(`Usage: /plan accept [${APPROVAL_MODES.filter((m) => m !== "plan").join(" | ")}]`);
+      return "continue";
+    }
+    session.acceptPlan(chosen);
+    renderer.note(`Plan accepted: approval mode ${chosen}.`);
+    return { request: PLAN_ACCEPTED_TASK };
+  }
+  if (sub === "off") {
+    session.setApproval(acceptMode(session));
+    renderer.note(`Left plan mode. Approval mode: ${session.approval}.`);
+    return "continue";
+  }
+  session.setApproval("plan");
+  renderer.note("Plan mode: only read-only tools run; the model ends with a plan (/plan accept to carry it out, /plan off to leave).");
+  return arg ? { request: arg } : "continue";
+}
 
 /**
  * Runs one slash command; exported so tests can call it without a terminal. `confirm` asks a
@@ -94,10 +129,12 @@ export async function runSlashCommand(line: string, session: Session, renderer: 
         renderer.note(`Approval mode is ${session.approval}. Usage: /approval ${APPROVAL_MODES.join(" | ")}`);
         return "continue";
       }
-      session.approval = arg as ApprovalMode;
+      session.setApproval(arg as ApprovalMode);
       renderer.note(`Approval mode: ${session.approval}.`);
       return "continue";
     }
+    case "/plan":
+      return planCommand(arg, session, renderer);
     case "/ps":
       renderer.note(formatProcesses(session.parts.tools.processes.list()));
       return "continue";
@@ -334,6 +371,23 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
   const piped = io.input.isTTY ? undefined : pipedLines(io);
   const ctrlAtPrompt = { at: 0 };
   const readKeys = Boolean(io.input.isTTY && io.input.setRawMode);
+  /** One request as a turn: keys watched, Ctrl-C cancels it. */
+  const runTurn = async (text: string): Promise<RunSummary> => {
+    const controller = new AbortController();
+    turn = controller;
+    const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
+    const approver = pausingKeys(io.approver(() => controller.abort()), keys);
+    let summary: RunSummary;
+    try {
+      summary = await session.runTurn(text, controller.signal, approver);
+    } finally {
+      keys?.stop();
+      turn = undefined;
+    }
+    if (controller.signal.aborted) renderer.note("Turn cancelled; the conversation so far is kept.");
+    else if (summary.reason === "max_steps") renderer.note(`Reached the step limit (${session.settings.maxSteps}); say "continue" to go on.`);
+    return summary;
+  };
   const nextLine = async (): Promise<string | null> => {
     if (!piped) return askLine(io, history, leave, ctrlAtPrompt);
     const next = await Promise.race([piped.lines.next(), leave.then(() => null)]);
@@ -343,26 +397,20 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
     while (exitCode === undefined) {
       const line = await nextLine();
       if (line === null || exitCode !== undefined) break;
-      const text = line.trim();
+      let text = line.trim();
       if (!text) continue;
       if (text.startsWith("/")) {
         const confirm = io.interactive && !piped ? (question: string) => askYesNo(io, question) : undefined;
-        if ((await runSlashCommand(text, session, renderer, confirm)) === "exit") break;
-        continue;
+        const result = await runSlashCommand(text, session, renderer, confirm);
+        if (result === "exit") break;
+        if (result === "continue") continue;
+        text = result.request;
       }
-      const controller = new AbortController();
-      turn = controller;
-      const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
-      const approver = pausingKeys(io.approver(() => controller.abort()), keys);
-      let summary: Awaited<ReturnType<Session["runTurn"]>>;
-      try {
-        summary = await session.runTurn(text, controller.signal, approver);
-      } finally {
-        keys?.stop();
-        turn = undefined;
+      const summary = await runTurn(text);
+      // A plan made on a terminal: accept it (the same thread carries it out), refine it, or not now.
+      if (io.interactive && hasPlanToReview(session, summary)) {
+        await reviewPlan(session, renderer, (mode) => askPlanAnswer(io.input, io.output, mode), runTurn, summary, SESSION_PLAN_LATER);
       }
-      if (controller.signal.aborted) renderer.note("Turn cancelled; the conversation so far is kept.");
-      else if (summary.reason === "max_steps") renderer.note(`Reached the step limit (${session.settings.maxSteps}); say "continue" to go on.`);
       const running = session.running();
       if (running.length > 0) renderer.note(`Running in the background: ${running.map((p) => `${p.id}${p.url ? ` ${p.url}` : ""}`).join(", ")} (/ps, /kill <id>)`);
     }

@@ -1,0 +1,125 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
+import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planAcceptedNote } from "../src/agent/plan-mode.js";
+import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
+import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
+import { makeTempDir } from "./helpers/tmp.js";
+import { atPrompt, count, createTmux, requireTmux, shellQuote, waitForValue, type TmuxTerminal } from "./helpers/tmux.js";
+
+/**
+ * Plan mode on a real terminal (tmux), against the scripted OpenAI-compatible server: after a
+ * plan the person is asked; feedback makes the model revise the plan, accepting carries it out
+ * on the same thread in the chosen mode (by default the one plan mode was entered from).
+ */
+
+jest.setTimeout(120_000);
+
+let tmp: ReturnType<typeof makeTempDir>;
+let term: TmuxTerminal | undefined;
+let server: OpenAIServer | undefined;
+
+beforeAll(() => requireTmux());
+beforeEach(() => {
+  tmp = makeTempDir();
+  writeFileSync(path.join(tmp.dir, "a.txt"), "original\n");
+});
+afterEach(async () => {
+  await term?.kill();
+  term = undefined;
+  await server?.close();
+  server = undefined;
+  tmp.cleanup();
+});
+
+const QUESTION = "/ or type what to change / Enter: not now:";
+const exitFile = () => path.join(tmp.dir, "exit-code");
+
+async function startCli(args: string[]): Promise<TmuxTerminal> {
+  term = createTmux(baseEnv({ OPENAI_BASE_URL: server!.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "1" }));
+  const cli = ["node_modules/.bin/tsx", "src/cli.ts", "--workspace", tmp.dir, ...args].map(shellQuote).join(" ");
+  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(exitFile())}`);
+  return term;
+}
+
+async function enter(t: TmuxTerminal, line: string): Promise<void> {
+  await t.type(line);
+  await t.press("Enter");
+}
+
+async function exitCode(): Promise<string> {
+  return waitForValue(() => (existsSync(exitFile()) ? readFileSync(exitFile(), "utf8").trim() : undefined), 30_000);
+}
+
+/** The user messages of a request: what the model was asked, in order. */
+function userTurns(request: ChatRequest): string[] {
+  return request.messages.filter((m) => m.role === "user").map((m) => String(m.content));
+}
+
+const todos = (n: number) => Array.from({ length: n }, (_, i) => ({ content: `Step ${i + 1}`, status: "pending" }));
+
+test("one-shot --approval plan: feedback revises the plan, f accepts it in full-auto, and the same thread carries it out", async () => {
+  server = await startOpenAIServer([
+    { toolCalls: [{ name: "execute_command", args: { command: "printf 'hello\\n' > a.txt" } }] },
+    { toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] },
+    { content: "Plan one." },
+    { toolCalls: [{ name: "write_todos", args: { todos: todos(2) } }] },
+    { content: "Plan two." },
+    { toolCalls: [{ name: "execute_command", args: { command: "printf 'hello\\n' > a.txt" } }] },
+    { content: "Done." },
+  ]);
+  const t = await startCli(["--approval", "plan", "make a.txt say hello"]);
+  await t.waitForScreen((s) => s.includes(QUESTION), "the plan question");
+  const first = await t.screen();
+  expect(first).toContain("[a]ccept and carry it out (auto-edit) / accept in [s]uggest, auto-[e]dit or [f]ull-auto");
+  expect(first).toContain("    [ ] Step 1");
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
+
+  await enter(t, "split it in two steps");
+  await t.waitForScreen((s) => count(s, QUESTION) === 2 && s.includes("Plan two."), "the revised plan's question");
+  await enter(t, "f");
+  expect(await exitCode()).toBe("EXITED:0");
+  expect(await t.screen()).toContain("Plan accepted: approval mode full-auto.");
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
+  expect(server.requests).toHaveLength(7);
+  // One thread: the carrying-out request holds both plans, the feedback and the acceptance.
+  expect(userTurns(server.requests[5]!)).toEqual([
+    `make a.txt say hello\n\n${PLAN_MODE_NOTE}`,
+    `split it in two steps\n\n${PLAN_MODE_NOTE}`,
+    `${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("full-auto")}`,
+  ]);
+  expect(server.requests[5]!.messages.filter((m) => m.role === "assistant" && !m.tool_calls?.length).map((m) => m.content)).toEqual(["Plan one.", "Plan two."]);
+});
+
+test("a session: /plan from suggest, then a (accept) goes back to suggest, whose question then guards the write", async () => {
+  server = await startOpenAIServer([
+    { toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] },
+    { content: "Plan: write a.txt." },
+    { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "hello\n" } }] },
+    { content: "Done." },
+  ]);
+  const t = await startCli(["--approval", "suggest"]);
+  await t.waitForScreen(atPrompt, "the first prompt");
+  await enter(t, "/plan make a.txt say hello");
+  await t.waitForScreen((s) => s.includes(QUESTION), "the plan question");
+  expect(await t.screen()).toContain("[a]ccept and carry it out (suggest)");
+  await enter(t, "a");
+  await t.waitForScreen(/\[y\]es \/ \[n\]o/, "the write's approval question (suggest)");
+  await enter(t, "y");
+  await t.waitForScreen((s) => atPrompt(s) && count(s, "✔ Done:") === 2, "the carried-out turn's end");
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
+  expect(userTurns(server.requests[2]!)).toEqual([`make a.txt say hello\n\n${PLAN_MODE_NOTE}`, `${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("suggest")}`]);
+  await enter(t, "/exit");
+  expect(await exitCode()).toBe("EXITED:0");
+});
+
+test("one-shot: Enter at the question carries nothing out, says how to later, and exits 0", async () => {
+  server = await startOpenAIServer([{ toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] }, { content: "Plan: write a.txt." }]);
+  const t = await startCli(["--approval", "plan", "--thread", "later-1", "make a.txt say hello"]);
+  await t.waitForScreen((s) => s.includes(QUESTION), "the plan question");
+  await t.press("Enter");
+  expect(await exitCode()).toBe("EXITED:0");
+  expect(await t.screen()).toMatch(/Not carried out\. To carry out this plan later: mini-cursor --approval auto-edit --workspace \S+ --thread later-1 'Carry out the plan\.'/);
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
+  expect(server.requests).toHaveLength(2);
+});

@@ -1,0 +1,50 @@
+import type { ApprovalMode } from "../settings.js";
+
+/**
+ * Plan mode (`--approval plan`, `/plan`): the model may look but not touch. Only the tools
+ * below run; every other call is refused without asking, with a result that tells the model
+ * it is in plan mode. An allow-list rather than a deny-list, so a tool added later (an MCP
+ * server's, say) is refused until someone decides it only reads.
+ *
+ * Commands are refused too, even those the read-only classifier would run in every other mode:
+ * that list trusts things like `git log` and `ls`, but plan mode promises "nothing runs", and
+ * read_file, list_directory, find_files and search_files cover what a plan needs to look at.
+ */
+export const PLAN_MODE_TOOLS: ReadonlySet<string> = new Set([
+  "read_file",
+  "list_directory",
+  "find_files",
+  "search_files",
+  // Reads the output of a server started before plan mode; starts and stops nothing.
+  "process_output",
+  "write_todos",
+]);
+
+/** Whether a tool may run in plan mode. */
+export function runsInPlanMode(tool: string): boolean {
+  return PLAN_MODE_TOOLS.has(tool);
+}
+
+/** Why a call is refused in plan mode (the refusal's reason, which the model reads). */
+export function planModeReason(tool: string): string {
+  return (
+    `mini-cursor is in plan mode, where only ${[...PLAN_MODE_TOOLS].join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
+    `Put what this ${tool} call would do into the plan (write_todos) instead`
+  );
+}
+
+/** Sent with every request made in plan mode: what the model must do, and that it lasts for this request. */
+export const PLAN_MODE_NOTE = `[mini-cursor plan mode] For this request you are in plan mode: investigate with the read-only tools (read_file, list_directory, find_files, search_files) and make a plan; do not change files or run commands (such calls are refused). Write the plan as a todo list with write_todos (every item pending), then end with a short summary of the plan: what you found, what you will change and how you will verify it, and any question for the user. A later request without this note may carry out the plan.`;
+
+/** The request that starts carrying out an accepted plan. */
+export const PLAN_ACCEPTED_TASK = "Carry out the plan.";
+
+/** Sent with that request: plan mode is over, in which approval mode the work now runs. */
+export function planAcceptedNote(mode: ApprovalMode): string {
+  return `[mini-cursor] The user accepted the plan above. Plan mode is over: every tool is available again (approval mode ${mode}). Carry out the plan now, marking each todo in_progress and then completed as you go.`;
+}
+
+/** The request text the model reads: the person's words, then mini-cursor's note for this request. */
+export function withRequestNote(task: string, note: string | undefined): string {
+  return note ? `${task}\n\n${note}` : task;
+}
