@@ -32,6 +32,15 @@ export function alwaysKey(call: ToolCallLike): string {
   return call.name;
 }
 
+/**
+ * Whether a call can need a question or a refusal at all: only commands and file edits can
+ * (`classifyCall` lets every other tool run). The graph routes other turns straight to its tools
+ * node; a new tool that may ask belongs in one of these sets (or here).
+ */
+export function mayNeedApproval(call: ToolCallLike): boolean {
+  return COMMAND_TOOLS.has(call.name) || EDIT_TOOLS.has(call.name);
+}
+
 /** Files in the repository's `.git` folder: hooks and settings there run programs. */
 const GIT_DIR = /^\.git(\/|$)/;
 
