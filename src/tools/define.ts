@@ -1,5 +1,7 @@
 import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
 import { ToolMessage } from "@langchain/core/messages";
+import { patchConfig, pickRunnableConfigKeys, raceWithSignal } from "@langchain/core/runnables";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { z } from "zod";
 import { redactorFor, redactValue, type Redactor } from "../security/redact.js";
@@ -112,14 +114,27 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
     return this.redactor.active ? redactValue(value, this.redactor) : value;
   }
 
-  protected override async _call(
-    input: z.output<S>,
-    _runManager?: CallbackManagerForToolRun,
-    config?: ToolRunnableConfig,
-  ): Promise<[string, ToolArtifact | undefined]> {
+  private async run(input: z.output<S>, config: ToolRunnableConfig | undefined): Promise<[string, ToolArtifact | undefined]> {
     const output = await this.definition.run(input, { threadId: threadOf(config), signal: config?.signal, toolCallId: config?.toolCall?.id });
     const { content, artifact } = typeof output === "string" ? { content: output, artifact: undefined } : output;
     return [capped(this.redact(content)), this.redact(artifact)];
+  }
+
+  /**
+   * As LangChain's `tool()` runs a function: with the run's config in scope for anything it
+   * calls (tracing), and given up on as soon as the run is cancelled — the call rejects at once
+   * while the tool stops its own work (a command's process group) through the same signal.
+   */
+  protected override async _call(
+    input: z.output<S>,
+    runManager?: CallbackManagerForToolRun,
+    config?: ToolRunnableConfig,
+  ): Promise<[string, ToolArtifact | undefined]> {
+    const child = patchConfig(config, { callbacks: runManager?.getChild() }) as ToolRunnableConfig;
+    const work = new Promise<[string, ToolArtifact | undefined]>((resolve, reject) => {
+      AsyncLocalStorageProviderSingleton.runWithConfig(pickRunnableConfigKeys(child), () => this.run(input, child).then(resolve, reject));
+    });
+    return config?.signal ? raceWithSignal(work, config.signal) : work;
   }
 
   /**
