@@ -143,8 +143,10 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
    * bare arguments (tests, scripts) it returns the text. An error after the run was cancelled is
    * passed on, so the engines see the cancellation.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- StructuredTool.invoke's overloads
-  override async invoke(input: any, config?: any): Promise<any> {
+  override async invoke<TInput extends Parameters<StructuredTool["invoke"]>[0], TConfig extends ToolRunnableConfig | undefined>(
+    input: TInput,
+    config?: TConfig,
+  ): ReturnType<StructuredTool["invoke"]> {
     try {
       return await super.invoke(input, config);
     } catch (err) {
@@ -152,10 +154,10 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
       if (!(err instanceof ToolFailure) && cfg?.signal?.aborted) throw err;
       const content = capped(this.redact(toolErrorMessage(err)));
       const id = toolCallId(input, cfg);
-      if (!id) return content;
+      if (!id) return content as never;
       const details = err instanceof ToolFailure ? err.details : {};
       const artifact = Object.keys(details).length > 0 ? details : undefined;
-      return new ToolMessage({ tool_call_id: id, name: this.name, status: "error", content, ...(artifact ? { artifact } : {}) });
+      return new ToolMessage({ tool_call_id: id, name: this.name, status: "error", content, ...(artifact ? { artifact } : {}) }) as never;
     }
   }
 
