@@ -55,12 +55,14 @@ describe("routing", () => {
   const turn = (...calls: ReturnType<typeof call>[]) => new AIMessage({ content: "", tool_calls: calls });
   const request = new HumanMessage("go");
 
-  test("after the model: an answer ends the run; read-only calls go straight to tools; commands and edits pass approve", () => {
+  test("after the model: an answer ends the run; read-only calls go straight to tools; anything else passes approve", () => {
     expect(routeAfterAgent({ messages: [request, new AIMessage("done")] })).toBe(END);
     expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("list_directory"))] })).toBe("tools");
     expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("write_file"))] })).toBe("approve");
     expect(routeAfterAgent({ messages: [request, turn(call("execute_command"))] })).toBe("approve");
     expect(routeAfterAgent({ messages: [request, turn(call("apply_patch"))] })).toBe("approve");
+    // A tool the policy does not know to be read-only (an MCP server's) is never routed past approve.
+    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("some_server__delete_all"))] })).toBe("approve");
   });
 
   test("after the model: the fifth identical turn in a row goes to the guard", () => {

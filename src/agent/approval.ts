@@ -33,12 +33,18 @@ export function alwaysKey(call: ToolCallLike): string {
 }
 
 /**
- * Whether a call can need a question or a refusal at all: only commands and file edits can
- * (`classifyCall` lets every other tool run). The graph routes other turns straight to its tools
- * node; a new tool that may ask belongs in one of these sets (or here).
+ * Built-in tools that only read (or stop what the agent itself started): `classifyCall` lets
+ * them run in every mode, so a turn calling only these has nothing to ask about.
+ */
+const NEVER_ASKS = new Set(["read_file", "list_directory", "find_files", "search_files", "process_output", "stop_process"]);
+
+/**
+ * Whether a call may need a question or a refusal, so the graph routes its turn through the
+ * approve node. Every tool not known to only read does: a new tool (an MCP server's) is never
+ * routed past `classifyCall`.
  */
 export function mayNeedApproval(call: ToolCallLike): boolean {
-  return COMMAND_TOOLS.has(call.name) || EDIT_TOOLS.has(call.name);
+  return !NEVER_ASKS.has(call.name);
 }
 
 /** Files in the repository's `.git` folder: hooks and settings there run programs. */

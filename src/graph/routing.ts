@@ -8,7 +8,7 @@ import type { AgentStateType } from "./state.js";
  * After the model, pure:
  * - no tool calls: the model answered, the run is done (END);
  * - the same calls for the fifth turn in a row: the loop guard stops the run (guard);
- * - a call that may need a person (a command, a file edit): approve, then tools;
+ * - a call that may need a person (any but the read-only built-ins): approve, then tools;
  * - otherwise straight to tools (nothing to ask about).
  */
 export function routeAfterAgent(state: Pick<AgentStateType, "messages">): "guard" | "approve" | "tools" | typeof END {
