@@ -5,7 +5,7 @@ import { classifyCall } from "../src/agent/approval.js";
 import { buildSystemPrompt } from "../src/agent/prompt.js";
 import { diffLines } from "../src/ui/render.js";
 import { createAgentTools } from "../src/app/tools.js";
-import { createRuntime } from "../src/graph/graph.js";
+import { createRuntime } from "../src/agent/runtime.js";
 import { defaultEditTool, loadSettings } from "../src/settings.js";
 import { createTools, offeredToolNames, TOOL_NAMES, type Toolset } from "../src/tools/index.js";
 import { parsePatch, PatchParseError } from "../src/workspace/patch-parse.js";

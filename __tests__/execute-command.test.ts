@@ -1,9 +1,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { withToolErrors } from "../src/tools/errors.js";
+import { createTool, type AgentTool } from "../src/tools/define.js";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { createExecuteCommandTool, executeCommand } from "../src/tools/execute-command.js";
+import { executeCommandTool, executeCommand } from "../src/tools/execute-command.js";
 import { createToolContext, type OutputChunk, type ToolContext } from "../src/tools/context.js";
 import { createProcessRegistry, KILL_GRACE_MS, type ProcessRegistry } from "../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
@@ -16,7 +16,7 @@ let cleanup: () => void;
 let registry: ProcessRegistry;
 let chunks: OutputChunk[];
 let ctx: ToolContext;
-let execute: ReturnType<typeof createExecuteCommandTool>;
+let execute: AgentTool;
 const seenPids = new Set<number>();
 
 /** Calls the tool the way a model does: a plain args object, the result a string. */
@@ -34,7 +34,7 @@ beforeEach(() => {
     { workspace: dir, onOutput: (c) => chunks.push(c), env: { PATH: process.env.PATH, HOME: process.env.HOME } },
     registry,
   );
-  execute = withToolErrors(createExecuteCommandTool(ctx));
+  execute = createTool(executeCommandTool(ctx));
   seenPids.clear();
 });
 

@@ -1,17 +1,17 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { withToolErrors } from "../src/tools/errors.js";
+import { createTool, type AgentTool } from "../src/tools/define.js";
 import path from "node:path";
 import { createToolContext } from "../src/tools/context.js";
-import { createListDirectoryTool, MAX_LIST_ENTRIES } from "../src/tools/list-directory.js";
+import { listDirectoryTool, MAX_LIST_ENTRIES } from "../src/tools/list-directory.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 let dir: string;
 let cleanup: () => void;
-let listDirectory: ReturnType<typeof createListDirectoryTool>;
+let listDirectory: AgentTool;
 
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
-  listDirectory = withToolErrors(createListDirectoryTool(createToolContext({ workspace: dir }, {} as never)));
+  listDirectory = createTool(listDirectoryTool(createToolContext({ workspace: dir }, {} as never)));
 });
 afterEach(() => cleanup());
 

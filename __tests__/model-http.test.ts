@@ -9,7 +9,8 @@ import type { AgentEvent } from "../src/agent/events.js";
 import { callModelWithRetry, isBrokenStream, isIncompleteResponse, STREAM_RETRIES } from "../src/agent/invoke.js";
 import { createChatModel, describeModelError, type ModelSettings } from "../src/agent/model.js";
 import { invalidCallResults, normalizeToolCalls } from "../src/agent/turn.js";
-import { createGraph, createRuntime, type GraphSettings } from "../src/graph/graph.js";
+import { createRuntime } from "../src/agent/runtime.js";
+import { createGraph, type GraphSettings } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
 import type { LoopThread } from "../src/loop/memory.js";
@@ -388,7 +389,7 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
         load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
         save: (id: string, thread: LoopThread) => void threads.set(id, thread),
       };
-      engine = createLoopEngine({ ...createRuntime(settings, { tools }), workspace: tmp.dir, meta, modelSettings: settings, memory });
+      engine = createLoopEngine({ runtime: { ...createRuntime(settings, { tools }), workspace: tmp.dir }, meta, modelSettings: settings, memory });
     }
     const events: AgentEvent[] = [];
     return {

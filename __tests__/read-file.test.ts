@@ -1,18 +1,18 @@
 import { promises as fsp, linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { withToolErrors } from "../src/tools/errors.js";
+import { createTool, type AgentTool } from "../src/tools/define.js";
 import path from "node:path";
 import { createToolContext } from "../src/tools/context.js";
-import { createReadFileTool, MAX_READ_BYTES } from "../src/tools/read-file.js";
+import { readFileTool, MAX_READ_BYTES } from "../src/tools/read-file.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 let dir: string;
 let cleanup: () => void;
-let readFile: ReturnType<typeof createReadFileTool>;
+let readFile: AgentTool;
 
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
   // The read tool never touches processes; an empty registry stands in for it.
-  readFile = withToolErrors(createReadFileTool(createToolContext({ workspace: dir }, {} as never)));
+  readFile = createTool(readFileTool(createToolContext({ workspace: dir }, {} as never)));
 });
 afterEach(() => cleanup());
 

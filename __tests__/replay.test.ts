@@ -6,7 +6,8 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { MemorySaver } from "@langchain/langgraph";
 import type { AgentEvent } from "../src/agent/events.js";
 import type { Engine, RunSummary } from "../src/agent/engine.js";
-import { createGraph, createRuntime } from "../src/graph/graph.js";
+import { createRuntime } from "../src/agent/runtime.js";
+import { createGraph } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
 import type { LoopThread } from "../src/loop/memory.js";
@@ -75,7 +76,7 @@ function engineFor(kind: EngineKind, dir: string, model: BaseChatModel) {
       load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
       save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
     };
-    engine = createLoopEngine({ ...createRuntime(settings, { model, tools }), workspace: dir, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({ runtime: { ...createRuntime(settings, { model, tools }), workspace: dir }, meta, modelSettings: settings, memory });
     history = async (id) => threads.get(id)?.messages ?? [];
   }
   return {

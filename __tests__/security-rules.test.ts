@@ -4,7 +4,8 @@ import { MemorySaver } from "@langchain/langgraph";
 import { approvalScope, classifyCall, UNATTENDED_RESPONSE } from "../src/agent/approval.js";
 import type { Engine } from "../src/agent/engine.js";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../src/agent/events.js";
-import { createGraph, createRuntime, type GraphSettings } from "../src/graph/graph.js";
+import { createRuntime } from "../src/agent/runtime.js";
+import { createGraph, type GraphSettings } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
 import type { LoopThread } from "../src/loop/memory.js";
@@ -235,7 +236,7 @@ function engineFor(kind: "graph" | "loop", script: ScriptedTurn[]): { engine: En
   const threads = new Map<string, LoopThread>();
   const memory = { load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] }, save: (id: string, t: LoopThread) => void threads.set(id, t) };
   const runtime = createRuntime(settings, { model, tools });
-  return { engine: createLoopEngine({ ...runtime, workspace: tmp.dir, meta, modelSettings: settings, memory }), model };
+  return { engine: createLoopEngine({ runtime: { ...runtime, workspace: tmp.dir }, meta, modelSettings: settings, memory }), model };
 }
 
 describe.each(["graph", "loop"] as const)("%s engine", (kind) => {

@@ -409,9 +409,10 @@ test(
     expect(partial.length).toBeGreaterThan(1);
     expect(textOf(partial[partial.length - 1]!.content)).toBe("The server is running in the background.");
 
-    // Updates: agent, tools, agent, tools, agent (full-auto: no approval pause).
+    // Updates: agent, tools, agent, tools, agent (full-auto: no approval pause). Each step starts
+    // with the compact node (nothing to compact here) and may pass through approve.
     const updates = events.filter((e) => e.event === "updates").map((e) => e.data as Record<string, { messages?: ApiMessage[] }>);
-    const nodes = updates.flatMap((u) => Object.keys(u)).filter((n) => n !== "approve");
+    const nodes = updates.flatMap((u) => Object.keys(u)).filter((n) => n !== "approve" && n !== "compact");
     expect(nodes).toEqual(["agent", "tools", "agent", "tools", "agent"]);
     expect(updates.some((u) => "__interrupt__" in u)).toBe(false);
     const toolResults = updates.flatMap((u) => u.tools?.messages ?? []);

@@ -6,7 +6,8 @@ import type { Engine } from "../src/agent/engine.js";
 import type { AgentEvent } from "../src/agent/events.js";
 import type { ThreadHistory } from "../src/agent/thread-history.js";
 import { formatTurns, listTurns, rewindTo, undoLastTurn, type UndoContext } from "../src/app/undo.js";
-import { createGraph, createRuntime } from "../src/graph/graph.js";
+import { createGraph } from "../src/graph/graph.js";
+import { createRuntime } from "../src/agent/runtime.js";
 import { graphThreadHistory } from "../src/graph/rewind.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
@@ -42,7 +43,7 @@ function rig(kind: "graph" | "loop", workspace: string, script: ScriptedTurn[]):
     history = graphThreadHistory(graph);
   } else {
     const { memory } = inMemoryLoopThreads();
-    engine = createLoopEngine({ ...createRuntime(settings, { model, tools }), workspace, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({ runtime: createRuntime(settings, { model, tools }), meta, modelSettings: settings, memory });
     history = loopThreadHistory(memory);
   }
   const events: AgentEvent[] = [];

@@ -11,20 +11,20 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { withToolErrors } from "../src/tools/errors.js";
+import { createTool, type AgentTool } from "../src/tools/define.js";
 import { createToolContext } from "../src/tools/context.js";
-import { createWriteFileTool } from "../src/tools/write-file.js";
+import { writeFileTool } from "../src/tools/write-file.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 let dir: string;
 let cleanup: () => void;
 let outside: { dir: string; cleanup: () => void };
-let writeFile: ReturnType<typeof createWriteFileTool>;
+let writeFile: AgentTool;
 
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
   outside = makeTempDir("mini-cursor-outside-");
-  writeFile = withToolErrors(createWriteFileTool(createToolContext({ workspace: dir }, {} as never)));
+  writeFile = createTool(writeFileTool(createToolContext({ workspace: dir }, {} as never)));
 });
 afterEach(() => {
   cleanup();

@@ -4,7 +4,8 @@ import path from "node:path";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import type { Engine } from "../src/agent/engine.js";
 import type { AgentEvent } from "../src/agent/events.js";
-import { createGraph, createRuntime, type GraphSettings } from "../src/graph/graph.js";
+import { createRuntime } from "../src/agent/runtime.js";
+import { createGraph, type GraphSettings } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
 import { loadLoopThread } from "../src/loop/memory.js";
@@ -60,7 +61,7 @@ export async function measureOverhead(variant: Variant, steps: number): Promise<
     let checkpointer: BaseCheckpointSaver | undefined;
     let graph: ReturnType<typeof createGraph> | undefined;
     if (variant === "loop") {
-      engine = createLoopEngine({ ...createRuntime(settings, { model, tools }), workspace, meta, modelSettings: settings });
+      engine = createLoopEngine({ runtime: { ...createRuntime(settings, { model, tools }), workspace }, meta, modelSettings: settings });
     } else {
       checkpointer = variant === "graph+memory" ? new MemorySaver() : variant === "graph+sqlite" ? createSqliteCheckpointer(workspace) : undefined;
       graph = createGraph(settings, { model, tools, checkpointer });

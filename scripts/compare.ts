@@ -13,7 +13,15 @@ import { STATE_DIR_NAME } from "../src/memory/state-dir.js";
 import { formatComparison, linesOfCode, type EngineResult } from "./compare-lib.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const ENGINE_DIRS = { graph: path.join(ROOT, "src", "graph"), loop: path.join(ROOT, "src", "loop") } as const;
+/**
+ * Each engine's own code: its orchestration. What both share (agent/runtime.ts, the approval
+ * decision, the model turn, tools) is not counted, nor the graph's Studio-only files (the dev
+ * server's entry, its approval code, the assistant panel's fields).
+ */
+const ENGINE_CODE = {
+  graph: { dir: path.join(ROOT, "src", "graph"), skip: ["studio.ts", "studio-secret.ts", "config.ts"] },
+  loop: { dir: path.join(ROOT, "src", "loop"), skip: [] },
+} as const;
 /** Folders not copied into the per-engine workspaces. */
 const SKIPPED = new Set([STATE_DIR_NAME, "node_modules", ".git"]);
 /** Exit status of a usage error (no task, an unknown flag), as the CLI uses. */
@@ -36,7 +44,7 @@ function runEngine(engine: "graph" | "loop", workspace: string, approval: string
     child.on("close", (code) => {
       const line = out.trim().split("\n").at(-1) ?? "";
       try {
-        resolve({ ...(JSON.parse(line) as Omit<EngineResult, "linesOfCode">), linesOfCode: linesOfCode(ENGINE_DIRS[engine]) });
+        resolve({ ...(JSON.parse(line) as Omit<EngineResult, "linesOfCode">), linesOfCode: linesOfCode(ENGINE_CODE[engine].dir, ENGINE_CODE[engine].skip) });
       } catch {
         reject(new Error(`the ${engine} run failed (exit ${code})`));
       }

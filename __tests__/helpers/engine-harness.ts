@@ -3,7 +3,8 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
-import { createGraph, createRuntime, type GraphSettings } from "../../src/graph/graph.js";
+import { createRuntime } from "../../src/agent/runtime.js";
+import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/stream.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/loop/memory.js";
@@ -91,7 +92,7 @@ export function engineHarness(
   } else {
     const { threads, memory } = inMemoryLoopThreads();
     const runtime = createRuntime(settings, { model, tools });
-    engine = createLoopEngine({ ...runtime, workspace, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({ runtime: { ...runtime, workspace }, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
     todos = async (threadId = "t1") => threads.get(threadId)?.todos ?? [];
     seed = async (threadId, messages) => void threads.set(threadId, { messages, alwaysAllow: [] });

@@ -3,7 +3,8 @@ import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
 import type { AgentEvent } from "../../src/agent/events.js";
-import { createGraph, createRuntime, type GraphSettings } from "../../src/graph/graph.js";
+import { createRuntime } from "../../src/agent/runtime.js";
+import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/stream.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import { inMemoryLoopThreads } from "./engine-harness.js";
@@ -64,7 +65,7 @@ export async function runProvider(options: RunOptions): Promise<ProviderRun> {
       engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: "full-auto", maxSteps: settings.maxSteps });
     } else {
       const { memory } = inMemoryLoopThreads();
-      engine = createLoopEngine({ ...createRuntime(settings, { tools }), workspace: tmp.dir, meta, modelSettings: settings, memory });
+      engine = createLoopEngine({ runtime: { ...createRuntime(settings, { tools }), workspace: tmp.dir }, meta, modelSettings: settings, memory });
     }
     const events: AgentEvent[] = [];
     const started = Date.now();

@@ -33,6 +33,22 @@ export function alwaysKey(call: ToolCallLike): string {
   return call.name;
 }
 
+/**
+ * Built-in tools that only read (or stop what the agent itself started): `classifyCall` lets
+ * them run in every mode, so a turn calling only these has nothing to ask about.
+ */
+const NEVER_ASKS = new Set(["read_file", "list_directory", "find_files", "search_files", "process_output", "stop_process", "write_todos"]);
+
+/**
+ * Whether a call may need a question or a refusal, so the graph routes its turn through the
+ * approve node. Every tool not known to only read does: a new tool (an MCP server's) is never
+ * routed past `classifyCall`. In plan mode only plan mode's own list passes (stop_process does not).
+ */
+export function mayNeedApproval(call: ToolCallLike, mode?: ApprovalMode): boolean {
+  if (mode === "plan") return !runsInPlanMode(call.name);
+  return !NEVER_ASKS.has(call.name);
+}
+
 /** Files in the repository's `.git` folder: hooks and settings there run programs. */
 const GIT_DIR = /^\.git(\/|$)/;
 

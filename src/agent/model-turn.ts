@@ -11,23 +11,31 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 
 type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
 
-export interface ModelTurnInput {
+/** What compaction needs: the conversation, the prompt it is sent with, the budget. */
+export interface CompactionInput {
   systemPrompt: string;
   /** The conversation without the system prompt. */
   history: readonly BaseMessage[];
   contextTokens: number;
-  /** Workspace root: big tool results the model has read are kept there instead of in the context. */
-  workspace?: string;
-  /** The model without tools, for compaction summaries (defaults to the model of the turn). */
-  summaryModel?: ChatRunnable;
+  /** The model without tools, which writes the summary. */
+  summaryModel: ChatRunnable;
   /** Model name for the price when the response does not name one (undefined: no cost). */
   modelName?: string;
   /** Price overrides (MINI_CURSOR_PRICES). */
   prices?: PriceTable;
-  /** Summarise older turns near the budget (default true). */
-  compact?: boolean;
-  /** Told as soon as a compaction is done, before the model request (for the trace). */
-  onCompaction?: (compaction: Compaction) => void;
+}
+
+export interface ModelTurnInput {
+  systemPrompt: string;
+  /** The conversation without the system prompt (already compacted when it had to be). */
+  history: readonly BaseMessage[];
+  contextTokens: number;
+  /** Workspace root: big tool results the model has read are kept there instead of in the context. */
+  workspace?: string;
+  /** Model name for the price when the response does not name one (undefined: no cost). */
+  modelName?: string;
+  /** Price overrides (MINI_CURSOR_PRICES). */
+  prices?: PriceTable;
   /** Told what the provider layer noticed (thinking, dropped parameters, recovered calls), for the trace. */
   onProviderNote?: (note: ProviderNote) => void;
   /** The tools the model is offered (to recover calls it writes as text). */
@@ -39,14 +47,17 @@ export type TurnUsage = UsageCount & { cost?: number };
 
 export interface ModelTurn {
   message: AIMessage;
-  /** The turn's tokens, including a compaction's summary request. */
   usage: TurnUsage;
-  /** Set when the history was compacted first: the caller saves `compaction.history` in place of the old one. */
-  compaction?: Compaction;
+}
+
+/** A compaction done before a turn, with what its summary request cost. */
+export interface TurnCompaction {
+  compaction: Compaction;
+  usage: TurnUsage;
 }
 
 /** The USD cost of one response, when its model's price is known. */
-function costOfResponse(response: AIMessage, usage: UsageCount, input: ModelTurnInput): number | undefined {
+function costOfResponse(response: AIMessage, usage: UsageCount, input: Pick<ModelTurnInput, "modelName" | "prices">): number | undefined {
   const named = (response.response_metadata as { model_name?: unknown } | undefined)?.model_name;
   const price = priceFor(typeof named === "string" && input.modelName ? named : input.modelName, input.prices);
   if (!price) return undefined;
@@ -54,9 +65,26 @@ function costOfResponse(response: AIMessage, usage: UsageCount, input: ModelTurn
   return costOf({ input: usage.input, output: usage.output, cachedInput: usage.estimated ? 0 : cached }, price);
 }
 
-function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
+export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
   const cost = a.cost === undefined && b.cost === undefined ? undefined : (a.cost ?? 0) + (b.cost ?? 0);
   return { input: a.input + b.input, output: a.output + b.output, estimated: a.estimated || b.estimated, ...(cost === undefined ? {} : { cost }) };
+}
+
+/**
+ * The first part of every step, the same for both engines: near the context budget, older turns
+ * are summarised. Undefined when the history fits (or nothing could be summarised); otherwise
+ * the caller saves `compaction.history` in place of the old conversation.
+ */
+export async function compactBeforeTurn(input: CompactionInput, config?: RunnableConfig): Promise<TurnCompaction | undefined> {
+  if (countContextTokens(input.systemPrompt, input.history).tokens <= input.contextTokens * COMPACT_AT) return undefined;
+  const compaction = await compactHistory(input.summaryModel, input.history, {
+    systemPrompt: input.systemPrompt,
+    budgetTokens: input.contextTokens,
+    config,
+  });
+  if (!compaction) return undefined;
+  const cost = costOfResponse(compaction.response, compaction.usage, input);
+  return { compaction, usage: cost === undefined ? compaction.usage : { ...compaction.usage, cost } };
 }
 
 /**
@@ -68,21 +96,8 @@ export async function takeModelTurn(
   input: ModelTurnInput,
   config?: RunnableConfig,
 ): Promise<ModelTurn> {
-  let history = input.history;
-  let compaction: Compaction | undefined;
-  if (input.compact !== false && countContextTokens(input.systemPrompt, history).tokens > input.contextTokens * COMPACT_AT) {
-    compaction = await compactHistory(input.summaryModel ?? model, history, {
-      systemPrompt: input.systemPrompt,
-      budgetTokens: input.contextTokens,
-      config,
-    });
-    if (compaction) {
-      history = compaction.history;
-      input.onCompaction?.(compaction);
-    }
-  }
   const system = new SystemMessage(input.systemPrompt);
-  const view = input.workspace ? offloadLargeResults(history, input.workspace) : history;
+  const view = input.workspace ? offloadLargeResults(input.history, input.workspace) : input.history;
   const sent: BaseMessage[] = [system, ...fitToBudget(view, input.contextTokens, estimateTokens(system))];
   const response = await callModelWithRetry(model, sent, config, {
     onProviderNote: input.onProviderNote,
@@ -90,10 +105,5 @@ export async function takeModelTurn(
   });
   const counted = usageOf(response, sent);
   const cost = costOfResponse(response, counted, input);
-  let usage: TurnUsage = cost === undefined ? counted : { ...counted, cost };
-  if (compaction) {
-    const summaryCost = costOfResponse(compaction.response, compaction.usage, input);
-    usage = addUsage(usage, summaryCost === undefined ? compaction.usage : { ...compaction.usage, cost: summaryCost });
-  }
-  return { message: normalizeToolCalls(response), usage, ...(compaction ? { compaction } : {}) };
+  return { message: normalizeToolCalls(response), usage: cost === undefined ? counted : { ...counted, cost } };
 }

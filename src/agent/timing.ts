@@ -15,6 +15,11 @@ export class ToolTimer extends BaseCallbackHandler {
   private readonly startById = new Map<string, number>();
   private readonly durations = new Map<string, number>();
 
+  /** `onStart` is told when any tool starts (before it runs: the handlers are awaited). */
+  constructor(private readonly onStart?: () => void) {
+    super();
+  }
+
   override handleToolStart(
     _tool: unknown,
     _input: string,
@@ -25,6 +30,7 @@ export class ToolTimer extends BaseCallbackHandler {
     _runName?: string,
     toolCallId?: string,
   ): void {
+    this.onStart?.();
     if (!toolCallId) return;
     const at = Date.now();
     this.startByRun.set(runId, { id: toolCallId, at });

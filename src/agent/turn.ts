@@ -57,6 +57,11 @@ export function unknownToolResults(message: AIMessage, toolNames: readonly strin
     );
 }
 
+/** Results for the calls of a turn that cannot run at all (malformed arguments, unknown tools): answered before approval. */
+export function unrunnableCallResults(message: AIMessage, toolNames: readonly string[]): ToolMessage[] {
+  return [...invalidCallResults(message), ...unknownToolResults(message, toolNames)];
+}
+
 /** The latest model turn, if the conversation ends with one. */
 export function lastAIMessage(messages: readonly BaseMessage[]): AIMessage | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -3,7 +3,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { Engine } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
-import { createGraph, createRuntime } from "../graph/graph.js";
+import { createRuntime } from "../agent/runtime.js";
+import { createBuilder } from "../graph/graph.js";
 import { createLoopEngine } from "../loop/loop.js";
 import { createGraphEngine } from "../graph/stream.js";
 import { graphThreadHistory } from "../graph/rewind.js";
@@ -41,9 +42,10 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
   );
   const release = () => sandbox.sandbox?.dispose();
   const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
+  // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
+  const runtime = createRuntime(settings, { model: options.model, tools });
   if (settings.engine === "loop") {
-    const runtime = createRuntime(settings, { model: options.model, tools });
-    const engine = createLoopEngine({ ...runtime, workspace: settings.workspace, meta, modelSettings: settings });
+    const engine = createLoopEngine({ runtime, meta, modelSettings: settings });
     const history = loopThreadHistory({
       load: (id) => loadLoopThread(settings.workspace, id),
       save: (id, thread) => saveLoopThread(settings.workspace, id, thread),
@@ -51,7 +53,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     return { engine, tools, sandbox, history, close: async () => release() };
   }
   const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
-  const graph = createGraph(settings, { checkpointer, model: options.model, tools });
+  const graph = createBuilder(runtime).compile({ checkpointer });
   const engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
   return {
     engine,

@@ -1,68 +1,34 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { approvalScope, classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
-import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
-import type { PriceTable } from "../agent/cost.js";
-import { todosFromResults } from "../agent/todos.js";
+import type { ApprovalResponse } from "../agent/events.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
-import { takeModelTurn } from "../agent/model-turn.js";
+import { compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
+import { reviewToolCalls } from "../agent/review.js";
+import { boundModel, type AgentRuntime } from "../agent/runtime.js";
+import { lastAIMessage, stepsSinceLastRequest, unrunnableCallResults } from "../agent/turn.js";
 import { snapshotBeforeTools, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
-import { providerNoteEvent, type ProviderEvent } from "../provider/events.js";
-import { previewToolCall } from "../tools/preview.js";
+import { todosFromResults } from "../agent/todos.js";
+import { providerNoteEvent } from "../provider/events.js";
 import { threadOf } from "../tools/read-tracker.js";
-import { invalidCallResults, lastAIMessage, stepsSinceLastRequest, unknownToolResults } from "../agent/turn.js";
+import { runOption, type RuntimeSource } from "./run-config.js";
+import type { NodeSignal } from "./signals.js";
 import type { ApprovalMode } from "../settings.js";
-import { sameSecret, STUDIO_APPROVE_WITH, STUDIO_SECRET_MISSING } from "./studio-secret.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
+import { sameSecret, STUDIO_APPROVE_WITH, STUDIO_SECRET_MISSING } from "./studio-secret.js";
 
-/** What the nodes need besides state: fixed when the graph is built, overridable per run. */
-export interface AgentRuntime {
-  model: BaseChatModel;
-  tools: StructuredToolInterface[];
-  systemPrompt: () => string;
-  approval: ApprovalMode;
-  maxSteps: number;
-  contextTokens: number;
-  /** Workspace root: commands are judged against it and its rules files (default: the current directory). */
-  workspace?: string;
-  /** The model's name for its price (undefined for the offline model: no cost). */
-  modelName?: string;
-  /** Price overrides (MINI_CURSOR_PRICES). */
-  prices?: PriceTable;
-  /**
-   * Under Studio: a resume approves only when it carries this code (`secret`), which the dev
-   * server prints to its terminal and keeps out of every command's reach (graph/studio-secret.ts).
-   */
-  approvalSecret?: string;
-}
+/**
+ * The graph's nodes, one behaviour each (graph.ts wires them):
+ *   compact    starts a step; summarises older turns near the context budget
+ *   agent      one model turn
+ *   guard      the loop guard's stop: the repeated calls get "not run" results, the run ends
+ *   approve    asks (interrupt) about the calls that need a person; declined calls get results
+ *   tools      runs the calls that have no result yet (ToolNode), adds the loop guard's note
+ *   step_limit records that the run used its steps
+ */
 
-/** Per-run overrides read from `config.configurable` (the CLI and Studio set these). */
-export interface RunConfigurable {
-  approval?: ApprovalMode;
-  maxSteps?: number;
-}
-
-export function runOption<K extends keyof RunConfigurable>(
-  config: LangGraphRunnableConfig | undefined,
-  key: K,
-  fallback: NonNullable<RunConfigurable[K]>,
-): NonNullable<RunConfigurable[K]> {
-  const value = (config?.configurable as RunConfigurable | undefined)?.[key];
-  return (value ?? fallback) as NonNullable<RunConfigurable[K]>;
-}
-
-/** Custom stream events the nodes write, turned into AgentEvents by the stream adapter. */
-export type NodeSignal =
-  | { kind: "step"; step: number }
-  | { kind: "usage"; step: number; input: number; output: number; estimated: boolean; cost?: number }
-  /** The agent node replaced the conversation: `replaced` re-sent messages lead its update, not new ones. */
-  | { kind: "compaction"; step: number; tokensBefore: number; tokensAfter: number; summarised: number; replaced: number }
-  | { kind: "loop_guard"; step: number; action: "note" | "stop"; tool: string; repeats: number; message: string }
-  /** Thinking and notices from the provider layer, passed on as they are. */
-  | { kind: "provider"; event: ProviderEvent };
+type Signal = (signal: NodeSignal) => void;
+const signalOf = (config: LangGraphRunnableConfig): Signal => (signal) => config.writer?.(signal);
 
 /** What the snapshot hooks need from a node: the workspace, the thread, the conversation, a way to tell the trace. */
 function snapshotContext(runtime: AgentRuntime, state: AgentStateType, config: LangGraphRunnableConfig, step: number) {
@@ -70,54 +36,7 @@ function snapshotContext(runtime: AgentRuntime, state: AgentStateType, config: L
     workspace: runtime.workspace ?? process.cwd(),
     threadId: threadOf(config) ?? "",
     messages: state.messages,
-    notice: (message: string) => config.writer?.({ kind: "provider", event: { type: "notice", step, message } } satisfies NodeSignal),
-  };
-}
-
-export function createAgentNode(runtime: AgentRuntime) {
-  const bound = runtime.model.bindTools?.(runtime.tools) ?? runtime.model;
-  return async function agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-    const step = stepsSinceLastRequest(state.messages) + 1;
-    config.writer?.({ kind: "step", step } satisfies NodeSignal);
-    // Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back.
-    await syncWorkspaceToCheckpoint({ ...snapshotContext(runtime, state, config, step), snapshots: state.snapshots });
-    const { message, usage, compaction } = await takeModelTurn(
-      bound,
-      {
-        systemPrompt: runtime.systemPrompt(),
-        history: state.messages,
-        contextTokens: runtime.contextTokens,
-        workspace: runtime.workspace,
-        summaryModel: runtime.model,
-        modelName: runtime.modelName,
-        prices: runtime.prices,
-        onCompaction: ({ tokensBefore, tokensAfter, summarised, history }) => {
-          // `replaced`: the clearing marker and the compacted history lead this node's update.
-          const replaced = history.length + 1;
-          config.writer?.({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, replaced } satisfies NodeSignal);
-        },
-        onProviderNote: (note) => config.writer?.({ kind: "provider", event: providerNoteEvent(note, step) } satisfies NodeSignal),
-        tools: runtime.tools,
-      },
-      config,
-    );
-    config.writer?.({ kind: "usage", step, ...usage } satisfies NodeSignal);
-    const messages: BaseMessage[] = [];
-    let history = state.messages;
-    if (compaction) {
-      // The saved conversation becomes the compacted one: clear it, then add it back.
-      messages.push(new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...compaction.history);
-      history = compaction.history;
-    }
-    messages.push(message);
-    // The loop guard: a fifth identical turn in a row is not run, and the run ends here.
-    const guard = checkRepeats([...history, message]);
-    if (guard.action === "stop") {
-      const signal = { kind: "loop_guard", step, action: "stop", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopStopMessage(guard) } as const;
-      config.writer?.(signal satisfies NodeSignal);
-      messages.push(...loopStopResults(message, guard));
-    }
-    return { messages };
+    notice: (message: string) => signalOf(config)({ kind: "provider", event: { type: "notice", step, message } }),
   };
 }
 
@@ -132,66 +51,132 @@ function normalizeResponse(value: unknown, secret?: string): ApprovalResponse {
   return { decision, feedback, ...(decision === "deny" && v.unattended === true ? { unattended: true } : {}) };
 }
 
-/**
- * Asks (through `interrupt()`) about every call that needs approval. Declined calls get a
- * tool result right here, and the tools node skips calls that already have one.
- */
-export function createApproveNode(runtime: AgentRuntime) {
-  return async function approve(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-    const last = lastAIMessage(state.messages);
-    if (!last) return {};
-    const mode = runOption(config, "approval", runtime.approval);
-    const invalid = new Set((last.invalid_tool_calls ?? []).map((c) => c.id));
-    const always = [...state.alwaysAllow];
-    const added: string[] = [];
-    const declined: ToolMessage[] = [];
-    for (const call of last.tool_calls ?? []) {
-      if (invalid.has(call.id)) continue;
-      const decision = await classifyCall(call, mode, always, { workspace: runtime.workspace ?? process.cwd() });
-      if (decision.action === "run") continue;
-      if (decision.action === "deny") {
-        // Denied by the project rules: refused without asking.
-        declined.push(notRunResult(call, refusedMessage(call.name, decision.reason!)));
-        continue;
-      }
-      const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...approvalScope(decision) };
-      const preview = await previewToolCall(runtime.tools, call, threadOf(config));
-      if (preview) request.preview = preview;
-      if (runtime.approvalSecret !== undefined) request.approveWith = STUDIO_APPROVE_WITH;
-      const response = normalizeResponse(interrupt(request), runtime.approvalSecret);
-      if (response.decision === "deny") {
-        declined.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode })));
-      } else if ((response.decision === "always" || response.decision === "always-project") && !decision.alwaysAsks) {
-        always.push(...decision.alwaysKeys);
-        added.push(...decision.alwaysKeys);
-      }
-    }
-    return { messages: declined, alwaysAllow: added };
+export function createNodes(source: RuntimeSource) {
+  const toolNodes = new WeakMap<AgentRuntime, ToolNode>();
+  const toolNodeFor = (runtime: AgentRuntime) => {
+    let node = toolNodes.get(runtime);
+    if (!node) toolNodes.set(runtime, (node = new ToolNode(runtime.tools, { handleToolErrors: true })));
+    return node;
   };
-}
 
-/** Runs the approved calls of the latest turn concurrently (ToolNode) after answering malformed ones. */
-export function createToolsNode(runtime: AgentRuntime) {
-  const toolNode = new ToolNode(runtime.tools, { handleToolErrors: true });
-  return async function tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-    const last = lastAIMessage(state.messages);
-    const invalid = last ? [...invalidCallResults(last), ...unknownToolResults(last, runtime.tools.map((t) => t.name))] : [];
-    const input = { messages: [...state.messages, ...invalid] };
-    // Issue 21: the workspace is snapshotted around the tools, for /undo and time travel.
-    const snapshot = await snapshotBeforeTools({ ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)), calls: last?.tool_calls ?? [], snapshots: state.snapshots });
-    const output = (await toolNode.invoke(input, config)) as { messages: BaseMessage[] };
-    const snapshots = await snapshot.finish();
-    let results = [...invalid, ...output.messages];
-    // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
-    const guard = checkRepeats(state.messages);
-    if (guard.action === "note" && results.every((m) => ToolMessage.isInstance(m))) {
+  return {
+    async compact(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+      const { runtime } = source(config);
+      const signal = signalOf(config);
+      const step = stepsSinceLastRequest(state.messages) + 1;
+      signal({ kind: "step", step });
+      // Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back.
+      await syncWorkspaceToCheckpoint({ ...snapshotContext(runtime, state, config, step), snapshots: state.snapshots });
+      const done = await compactBeforeTurn(
+        {
+          systemPrompt: runtime.systemPrompt(),
+          history: state.messages,
+          contextTokens: runtime.contextTokens,
+          summaryModel: runtime.model,
+          modelName: runtime.modelName,
+          prices: runtime.prices,
+        },
+        config,
+      );
+      if (!done) return { stopReason: null };
+      const { tokensBefore, tokensAfter, summarised, history } = done.compaction;
+      signal({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, usage: done.usage });
+      // The saved conversation becomes the compacted one: clear it, then add it back.
+      return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...history], stopReason: null };
+    },
+
+    async agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+      const { runtime } = source(config);
+      const signal = signalOf(config);
+      const step = stepsSinceLastRequest(state.messages) + 1;
+      const { message, usage } = await takeModelTurn(
+        boundModel(runtime),
+        {
+          systemPrompt: runtime.systemPrompt(),
+          history: state.messages,
+          contextTokens: runtime.contextTokens,
+          workspace: runtime.workspace,
+          modelName: runtime.modelName,
+          prices: runtime.prices,
+          onProviderNote: (note) => signal({ kind: "provider", event: providerNoteEvent(note, step) }),
+          tools: runtime.tools,
+        },
+        config,
+      );
+      signal({ kind: "usage", step, ...usage });
+      // An answer without tool calls ends the run (routeAfterAgent).
+      return { messages: [message], ...(message.tool_calls?.length ? {} : { stopReason: "done" as const }) };
+    },
+
+    guard(state: AgentStateType, config: LangGraphRunnableConfig): AgentStateUpdate {
+      const last = lastAIMessage(state.messages)!;
+      const check = checkRepeats(state.messages);
       const step = stepsSinceLastRequest(state.messages);
-      config.writer?.({ kind: "loop_guard", step, action: "note", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopNote(guard) } satisfies NodeSignal);
-      results = withLoopNote(results as ToolMessage[], guard);
-    }
-    // The one place the graph's todo list changes: a successful write_todos result carries it.
-    const todos = todosFromResults(results);
-    return todos ? { messages: results, snapshots, todos } : { messages: results, snapshots };
+      signalOf(config)({ kind: "loop_guard", step, action: "stop", tool: check.call?.name ?? "", repeats: check.repeats, message: loopStopMessage(check) });
+      return { messages: loopStopResults(last, check), stopReason: "loop_guard" };
+    },
+
+    async approve(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+      const { runtime, config: run } = source(config);
+      const last = lastAIMessage(state.messages);
+      if (!last) return {};
+      const secret = runtime.approvalSecret;
+      const { declined, alwaysAdded } = await reviewToolCalls({
+        calls: last.tool_calls ?? [],
+        answered: new Set(unrunnableCallResults(last, runtime.tools.map((t) => t.name)).map((m) => m.tool_call_id)),
+        mode: runOption(run, "approval", runtime.approval),
+        always: state.alwaysAllow,
+        workspace: runtime.workspace,
+        tools: runtime.tools,
+        threadId: threadOf(config),
+        // Pauses the run; the answer arrives with the resume (Command({ resume })).
+        ask: (request) => normalizeResponse(interrupt(secret === undefined ? request : { ...request, approveWith: STUDIO_APPROVE_WITH }), secret),
+      });
+      return { messages: declined, alwaysAllow: alwaysAdded };
+    },
+
+    async tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+      const { runtime } = source(config);
+      const last = lastAIMessage(state.messages);
+      const unrunnable = last ? unrunnableCallResults(last, runtime.tools.map((t) => t.name)) : [];
+      // Issue 21: the workspace is snapshotted around the tools, for /undo and time travel.
+      const snapshot = await snapshotBeforeTools({
+        ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)),
+        calls: last?.tool_calls ?? [],
+        snapshots: state.snapshots,
+      });
+      // ToolNode runs the calls that have no result yet (declined ones got theirs in approve).
+      const output = (await toolNodeFor(runtime).invoke({ messages: [...state.messages, ...unrunnable] }, config)) as { messages: BaseMessage[] };
+      const snapshots = await snapshot.finish();
+      let results = [...unrunnable, ...output.messages];
+      // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
+      const check = checkRepeats(state.messages);
+      if (check.action === "note" && results.every((m) => ToolMessage.isInstance(m))) {
+        const step = stepsSinceLastRequest(state.messages);
+        signalOf(config)({ kind: "loop_guard", step, action: "note", tool: check.call?.name ?? "", repeats: check.repeats, message: loopNote(check) });
+        results = withLoopNote(results as ToolMessage[], check);
+      }
+      // The one place the graph's todo list changes: a successful write_todos result carries it.
+      const todos = todosFromResults(results);
+      return todos ? { messages: results, snapshots, todos } : { messages: results, snapshots };
+    },
+
+    step_limit(): AgentStateUpdate {
+      return { stopReason: "max_steps" };
+    },
+
+    /** The run's approval mode, for routeAfterAgent (plan mode lets fewer tools past approve). */
+    approval(config: LangGraphRunnableConfig): ApprovalMode {
+      const { runtime, config: run } = source(config);
+      return runOption(run, "approval", runtime.approval);
+    },
+
+    /** The run's step limit, for routeAfterTools. */
+    maxSteps(config: LangGraphRunnableConfig): number {
+      const { runtime, config: run } = source(config);
+      return runOption(run, "maxSteps", runtime.maxSteps);
+    },
   };
 }
 
+export type GraphNodes = ReturnType<typeof createNodes>;

@@ -1,16 +1,27 @@
 import { END } from "@langchain/langgraph";
+import { mayNeedApproval } from "../agent/approval.js";
+import { checkRepeats } from "../agent/loop-guard.js";
 import { lastAIMessage, stepsSinceLastRequest } from "../agent/turn.js";
+import type { ApprovalMode } from "../settings.js";
 import type { AgentStateType } from "./state.js";
 
-/** After the model: tools when it asked for any, otherwise the run is done. Pure. */
-export function routeAfterAgent(state: Pick<AgentStateType, "messages">): "approve" | typeof END {
+/**
+ * After the model, pure:
+ * - no tool calls: the model answered, the run is done (END);
+ * - the same calls for the fifth turn in a row: the loop guard stops the run (guard);
+ * - a call that may need a person (any but the read-only built-ins): approve, then tools;
+ * - otherwise straight to tools (nothing to ask about).
+ */
+export function routeAfterAgent(state: Pick<AgentStateType, "messages">, mode?: ApprovalMode): "guard" | "approve" | "tools" | typeof END {
   const last = state.messages[state.messages.length - 1];
   const ai = last ? lastAIMessage([last]) : undefined;
-  return ai?.tool_calls?.length ? "approve" : END;
+  const calls = ai?.tool_calls ?? [];
+  if (calls.length === 0) return END;
+  if (checkRepeats(state.messages).action === "stop") return "guard";
+  return calls.some((call) => mayNeedApproval(call, mode)) ? "approve" : "tools";
 }
 
-/** After the tools: back to the model, unless this run has used its steps. Pure. */
-export function routeAfterTools(state: Pick<AgentStateType, "messages">, maxSteps: number): "agent" | typeof END {
-  return stepsSinceLastRequest(state.messages) >= maxSteps ? END : "agent";
+/** After the tools, pure: the next step, unless this run has used its steps (step_limit ends it). */
+export function routeAfterTools(state: Pick<AgentStateType, "messages">, maxSteps: number): "compact" | "step_limit" {
+  return stepsSinceLastRequest(state.messages) >= maxSteps ? "step_limit" : "compact";
 }
-

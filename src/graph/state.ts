@@ -3,8 +3,16 @@ import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.
 import type { Todo } from "../agent/todos.js";
 
 /**
- * The graph's state. Everything else the agent needs (settings, tools) is configuration,
- * not state, so a thread can be resumed under a different model or approval mode.
+ * Why the graph ended a run, kept in state so Studio shows it and the stream engine reports it:
+ * done (the model answered), loop_guard (the guard node stopped a repeated call), max_steps (the
+ * step_limit node). Reset by the compact node at the start of every step.
+ */
+export type GraphStopReason = "done" | "loop_guard" | "max_steps";
+
+/**
+ * The graph's state, every field in one place. Everything else the agent needs (settings,
+ * tools) is configuration, not state, so a thread can be resumed under a different model or
+ * approval mode. A new field: add it here with its reducer and say who writes it.
  */
 export const AgentState = Annotation.Root({
   /**
@@ -37,6 +45,11 @@ export const AgentState = Annotation.Root({
   todos: Annotation<Todo[]>({
     reducer: (_current, update) => update,
     default: () => [],
+  }),
+  /** Why the latest run ended (null while it runs). Written by compact (reset), agent, guard and step_limit. */
+  stopReason: Annotation<GraphStopReason | null>({
+    reducer: (_current, update) => update,
+    default: () => null,
   }),
 });
 

@@ -1,18 +1,17 @@
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
-import type { ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
+import type { AgentEvent, ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
 import type { Todo } from "../agent/todos.js";
 import { withRequestNote } from "../agent/plan-mode.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
+import { addUsage, type TurnUsage } from "../agent/model-turn.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { interruptionMessages, messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
-import type { NodeSignal } from "./nodes.js";
-
-/** Super-steps per agent step (agent, approve, tools), plus slack for the final answer. */
-const SUPERSTEPS_PER_STEP = 3;
-const RECURSION_SLACK = 10;
+import { recursionLimitFor } from "./run-config.js";
+import type { NodeSignal } from "./signals.js";
+import type { GraphStopReason } from "./state.js";
 
 export interface GraphEngineOptions {
   graph: AgentGraph;
@@ -26,11 +25,19 @@ export interface GraphEngineOptions {
 interface StreamState {
   step: number;
   finalText?: string;
-  lastNode?: string;
-  /** Set by the loop guard when it stopped the run. */
-  stopReason?: StopReason;
-  /** Messages at the head of the next agent update that a compaction re-sent (already reported). */
-  skipAgentMessages?: number;
+  /** Why the graph ended the run (the stopReason its nodes wrote to state). */
+  stopReason?: GraphStopReason;
+  /** The summary request's usage, reported with the step's own. */
+  compactionUsage?: TurnUsage;
+  /**
+   * The tool_call events of the latest model turn, held until the next node starts, so a loop
+   * guard stop is reported before the calls it stops (as the loop engine reports it).
+   */
+  pendingCalls: AgentEvent[];
+}
+
+function flushCalls(st: StreamState, emit: EventSink): void {
+  for (const event of st.pendingCalls.splice(0)) emit(event);
 }
 
 function contentText(message: BaseMessage): string {
@@ -38,17 +45,16 @@ function contentText(message: BaseMessage): string {
 }
 
 function handleUpdate(node: string, update: unknown, st: StreamState, emit: EventSink, timer: ToolTimer): void {
+  flushCalls(st, emit);
   if (node === "__interrupt__" || !update || typeof update !== "object") return;
-  st.lastNode = node;
-  let messages = ((update as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
-  if (node === "agent" && st.skipAgentMessages) {
-    messages = messages.slice(st.skipAgentMessages);
-    st.skipAgentMessages = 0;
-  }
+  const { messages = [], stopReason } = update as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null };
+  if (stopReason) st.stopReason = stopReason;
+  // The compact node's messages are the conversation again, compacted: nothing new to report.
+  if (node === "compact") return;
   for (const message of messages) {
     if (AIMessage.isInstance(message)) {
       const calls = message.tool_calls ?? [];
-      for (const call of calls) emit({ type: "tool_call", step: st.step, id: call.id!, name: call.name, args: call.args });
+      for (const call of calls) st.pendingCalls.push({ type: "tool_call", step: st.step, id: call.id!, name: call.name, args: call.args });
       if (calls.length === 0) {
         st.finalText = contentText(message);
         emit({ type: "final", text: st.finalText });
@@ -62,22 +68,26 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
 }
 
 function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): void {
+  const guardStop = signal.kind === "loop_guard" && signal.action === "stop";
+  if (!guardStop) flushCalls(st, emit);
   if (signal.kind === "step") {
     st.step = signal.step;
     emit({ type: "step", step: signal.step });
   } else if (signal.kind === "usage") {
     const cost = signal.cost === undefined ? {} : { cost: signal.cost };
-    emit({ type: "usage", step: signal.step, usage: { input: signal.input, output: signal.output, estimated: signal.estimated, ...cost } });
+    const turn: TurnUsage = { input: signal.input, output: signal.output, estimated: signal.estimated, ...cost };
+    emit({ type: "usage", step: signal.step, usage: st.compactionUsage ? addUsage(turn, st.compactionUsage) : turn });
+    st.compactionUsage = undefined;
   } else if (signal.kind === "compaction") {
-    st.skipAgentMessages = signal.replaced;
+    st.compactionUsage = signal.usage;
     const { step, tokensBefore, tokensAfter, summarised } = signal;
     emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised });
   } else if (signal.kind === "provider") {
     emit(signal.event);
   } else if (signal.kind === "loop_guard") {
-    if (signal.action === "stop") st.stopReason = "loop_guard";
     const { step, action, tool, repeats, message } = signal;
     emit({ type: "loop_guard", step, action, tool, repeats, message });
+    if (guardStop) flushCalls(st, emit);
   }
 }
 
@@ -109,14 +119,15 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
       const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? options.approval });
       const emit = tally.emit;
       const maxSteps = request.maxSteps ?? options.maxSteps;
-      const timer = new ToolTimer();
+      const st: StreamState = { step: 0, pendingCalls: [] };
+      // A tool starting is the tools node starting: its calls are reported before its output.
+      const timer = new ToolTimer(() => flushCalls(st, emit));
       const config = {
         configurable: { thread_id: request.threadId, approval: request.approval ?? options.approval, maxSteps },
-        recursionLimit: maxSteps * SUPERSTEPS_PER_STEP + RECURSION_SLACK,
+        recursionLimit: recursionLimitFor(maxSteps),
         signal: request.signal,
         callbacks: [timer],
       };
-      const st: StreamState = { step: 0 };
       let input: unknown = { messages: [new HumanMessage(withRequestNote(request.task, request.note))] };
       let reason: StopReason = "done";
       try {
@@ -137,6 +148,7 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
               }
             }
           }
+          flushCalls(st, emit);
           // Without a checkpointer there is no saved state, and no interrupt can be pending.
           if (!options.graph.checkpointer) break;
           const pending = pendingApproval(await options.graph.getState(config));
@@ -145,9 +157,10 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
           emit({ type: "approval", request: pending, response });
           input = new Command({ resume: response });
         }
-        if (st.stopReason) reason = st.stopReason;
-        else if (st.finalText === undefined) reason = st.lastNode === "tools" || st.lastNode === "approve" ? "max_steps" : "done";
+        // The graph says why it ended: the model answered, the loop guard or the step limit.
+        reason = st.stopReason ?? "done";
       } catch (err) {
+        flushCalls(st, emit);
         if (request.signal?.aborted) {
           reason = "interrupted";
           // Only the thread id: the run's aborted signal would cancel these calls too.

@@ -2,10 +2,11 @@ import { statSync } from "node:fs";
 import os from "node:os";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createAgentTools } from "../app/tools.js";
-import { settingsFromEnvironment, SettingsError, type Settings, type SettingsFlags } from "../settings.js";
+import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
+import { MAX_STEPS_LIMIT, settingsFromEnvironment, SettingsError, type Settings, type SettingsFlags } from "../settings.js";
 import { readConfiguration } from "./config.js";
-import { createBuilder, createRuntime, type ResolvedRun } from "./graph.js";
-import type { AgentRuntime } from "./nodes.js";
+import { createBuilder } from "./graph.js";
+import { recursionLimitFor, type ResolvedRun, type RuntimeSource } from "./run-config.js";
 import { createStudioSecret, studioSecretNotice } from "./studio-secret.js";
 import type { ProcessRegistry } from "../workspace/processes.js";
 
@@ -14,6 +15,9 @@ import type { ProcessRegistry } from "../workspace/processes.js";
  * time: every run reads the settings from the environment like the CLI (the dev server loads
  * `.env` into it), with the run's configuration fields (model, workspace, approval, maxSteps)
  * in place of flags. Model and tools are built once per model and workspace and kept.
+ *
+ * This is the one place that resolves a run: the graph's nodes ask `resolveStudioRun` (their
+ * RuntimeSource) for the runtime and the run's settled config; the CLI's graph has a fixed one.
  */
 
 /** Everything a runtime is built from; approval and max steps are per run, not part of it. */
@@ -68,7 +72,7 @@ function checkWorkspace(workspace: string): void {
 const runtimes = new Map<string, AgentRuntime>();
 
 /** The runtime for a run's configuration, and the config with its approval mode and step limit settled. */
-export function resolveStudioRun(config: LangGraphRunnableConfig): ResolvedRun {
+export const resolveStudioRun: RuntimeSource = (config: LangGraphRunnableConfig): ResolvedRun => {
   const settings = settingsFromEnvironment(configurationFlags(config));
   checkWorkspace(settings.workspace);
   const key = runtimeKey(settings);
@@ -79,7 +83,7 @@ export function resolveStudioRun(config: LangGraphRunnableConfig): ResolvedRun {
   }
   const configurable = { ...config.configurable, approval: settings.approval, maxSteps: settings.maxSteps };
   return { runtime, config: { ...config, configurable } };
-}
+};
 
 /** The process registries of every toolset built here (what the runs left running). */
 const registries = new Set<ProcessRegistry>();
@@ -110,12 +114,11 @@ process.on("SIGTERM", () => onShutdownSignal("SIGTERM"));
 process.once("SIGHUP", () => process.kill(process.pid, "SIGTERM"));
 
 /**
- * Enough super-steps for the largest step limit the settings accept (agent, approve and tools
- * per step, plus slack); the routing ends a run at its own maxSteps well before. Without it
- * LangGraph's default of 25 would stop a run after about eight steps. A run's own
- * recursion_limit still wins.
+ * Enough super-steps for the largest step limit the settings accept; the routing ends a run at
+ * its own maxSteps well before. Without it LangGraph's default of 25 would stop a run after
+ * about six steps. A run's own recursion_limit still wins.
  */
-const RECURSION_LIMIT = 10_000 * 3 + 10;
+const RECURSION_LIMIT = recursionLimitFor(MAX_STEPS_LIMIT);
 
 /** The uncompiled graph; every run resolves its model, tools and limits from its config. */
 export const builder = createBuilder(resolveStudioRun);

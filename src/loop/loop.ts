@@ -1,44 +1,31 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, ToolMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { approvalScope, classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
-import type { PriceTable } from "../agent/cost.js";
+import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
+import { addUsage, compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
+import { reviewToolCalls } from "../agent/review.js";
+import { boundModel, type AgentRuntime } from "../agent/runtime.js";
 import { todosFromResults } from "../agent/todos.js";
 import { withRequestNote } from "../agent/plan-mode.js";
-import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
-import { takeModelTurn } from "../agent/model-turn.js";
 import { mergeSnapshots, snapshotBeforeTools } from "../agent/snapshot-step.js";
 import { randomUUID } from "node:crypto";
 import { providerNoteEvent } from "../provider/events.js";
-import { previewToolCall } from "../tools/preview.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
-import { interruptionMessages, invalidCallResults, messageText, unknownToolResults } from "../agent/turn.js";
-import type { ApprovalMode } from "../settings.js";
+import { interruptionMessages, messageText, unrunnableCallResults } from "../agent/turn.js";
 import { loadLoopThread, saveLoopThread, type LoopThread } from "./memory.js";
 
 /**
  * The hand-rolled ReAct loop of the seed article — think, act on every tool call, observe,
- * repeat up to the step limit — with the same model, tools, prompt, approvals, context budget
- * and events as the graph, so the two can be compared honestly.
+ * repeat up to the step limit — with the same runtime (model, tools, prompt, limits), approval
+ * decision and events as the graph, so the two can be compared honestly.
  */
 
 export interface LoopOptions {
-  model: BaseChatModel;
-  tools: StructuredToolInterface[];
-  systemPrompt: () => string;
-  workspace: string;
-  approval: ApprovalMode;
-  maxSteps: number;
-  contextTokens: number;
+  runtime: AgentRuntime;
   meta: RunMeta;
   modelSettings: ModelSettings;
-  /** The model's name for its price (undefined for the offline model: no cost). */
-  modelName?: string;
-  /** Price overrides (MINI_CURSOR_PRICES). */
-  prices?: PriceTable;
   /** Where threads live; defaults to JSON files under `.mini-cursor/`. Tests may keep them in memory. */
   memory?: { load(threadId: string): LoopThread; save(threadId: string, thread: LoopThread): void };
 }
@@ -81,20 +68,21 @@ function emitResults(results: ToolMessage[], step: number, emit: EventSink, time
 }
 
 export function createLoopEngine(options: LoopOptions): Engine {
-  const memory = options.memory ?? fileMemory(options.workspace);
-  const bound = options.model.bindTools?.(options.tools) ?? options.model;
-  const toolsByName = new Map(options.tools.map((t) => [t.name, t]));
-  const toolNames = options.tools.map((t) => t.name);
+  const { runtime } = options;
+  const memory = options.memory ?? fileMemory(runtime.workspace);
+  const bound = boundModel(runtime);
+  const toolsByName = new Map(runtime.tools.map((t) => [t.name, t]));
+  const toolNames = runtime.tools.map((t) => t.name);
 
   return {
     name: "loop",
     async run(request: RunRequest): Promise<RunSummary> {
       // The mode in force, so the tally knows a plan-mode run (its refusals are no failure).
-      const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? options.approval });
+      const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? runtime.approval });
       const { emit } = tally;
       const signal = request.signal;
-      const maxSteps = request.maxSteps ?? options.maxSteps;
-      const mode = request.approval ?? options.approval;
+      const maxSteps = request.maxSteps ?? runtime.maxSteps;
+      const mode = request.approval ?? runtime.approval;
       const thread = memory.load(request.threadId);
       const messages: BaseMessage[] = thread.messages;
       const save = () =>
@@ -108,28 +96,35 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // THINK
           emit({ type: "step", step });
           const onToken = { handleLLMNewToken: (token: string) => token && emit({ type: "token", step, text: token }) };
-          const { message, usage, compaction } = await takeModelTurn(
+          const systemPrompt = runtime.systemPrompt();
+          const compacted = await compactBeforeTurn(
+            { systemPrompt, history: messages, contextTokens: runtime.contextTokens, summaryModel: runtime.model, modelName: runtime.modelName, prices: runtime.prices },
+            { signal },
+          );
+          if (compacted) {
+            const { tokensBefore, tokensAfter, summarised, history } = compacted.compaction;
+            emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised });
+            // Compacted: the summary and the recent turns replace the saved conversation.
+            messages.splice(0, messages.length, ...history);
+          }
+          const turn = await takeModelTurn(
             bound,
             {
-              systemPrompt: options.systemPrompt(),
+              systemPrompt,
               history: messages,
-              contextTokens: options.contextTokens,
-              workspace: options.workspace,
-              summaryModel: options.model,
-              modelName: options.modelName,
-              prices: options.prices,
-              onCompaction: ({ tokensBefore, tokensAfter, summarised }) =>
-                emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised }),
+              contextTokens: runtime.contextTokens,
+              workspace: runtime.workspace,
+              modelName: runtime.modelName,
+              prices: runtime.prices,
               onProviderNote: (note) => emit(providerNoteEvent(note, step)),
-              tools: options.tools,
+              tools: runtime.tools,
             },
             { signal, callbacks: [onToken] },
           );
-          // Compacted: the summary and the recent turns replace the saved conversation.
-          if (compaction) messages.splice(0, messages.length, ...compaction.history);
+          const { message } = turn;
           messages.push(message);
           save();
-          emit({ type: "usage", step, usage });
+          emit({ type: "usage", step, usage: compacted ? addUsage(turn.usage, compacted.usage) : turn.usage });
           const calls = message.tool_calls ?? [];
           if (calls.length === 0) {
             emit({ type: "final", text: messageText(message) });
@@ -149,35 +144,31 @@ export function createLoopEngine(options: LoopOptions): Engine {
           for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
 
           // ACT: answer malformed and unknown calls, ask where needed, run the rest concurrently.
-          const answered: ToolMessage[] = [...invalidCallResults(message), ...unknownToolResults(message, toolNames)];
+          const answered: ToolMessage[] = unrunnableCallResults(message, toolNames);
+          const review = await reviewToolCalls({
+            calls,
+            answered: new Set(answered.map((m) => m.tool_call_id)),
+            mode,
+            always: thread.alwaysAllow,
+            workspace: runtime.workspace,
+            tools: runtime.tools,
+            threadId: request.threadId,
+            ask: async (approvalRequest) => {
+              const response = await request.approver(approvalRequest);
+              emit({ type: "approval", request: approvalRequest, response });
+              if (signal?.aborted) throw new Error("aborted");
+              return response;
+            },
+          });
+          thread.alwaysAllow.push(...review.alwaysAdded);
+          answered.push(...review.declined);
           const skip = new Set(answered.map((m) => m.tool_call_id));
-          for (const call of calls) {
-            if (skip.has(call.id!)) continue;
-            const decision = await classifyCall(call, mode, thread.alwaysAllow, { workspace: options.workspace });
-            if (decision.action === "run") continue;
-            if (decision.action === "deny") {
-              // Denied by the project rules: refused without asking.
-              answered.push(notRunResult(call, refusedMessage(call.name, decision.reason!)));
-              skip.add(call.id!);
-              continue;
-            }
-            const preview = await previewToolCall(options.tools, call, request.threadId);
-            const approvalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...approvalScope(decision), ...(preview ? { preview } : {}) };
-            const response = await request.approver(approvalRequest);
-            emit({ type: "approval", request: approvalRequest, response });
-            if (signal?.aborted) throw new Error("aborted");
-            if ((response.decision === "always" || response.decision === "always-project") && !decision.alwaysAsks) thread.alwaysAllow.push(...decision.alwaysKeys);
-            if (response.decision === "deny") {
-              answered.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode })));
-              skip.add(call.id!);
-            }
-          }
           emitResults(answered, step, emit, timer);
           const runnable = calls.filter((c) => !skip.has(c.id!));
           // Issue 21: the workspace is snapshotted around the tools, for /undo.
           const notice = (text: string) => emit({ type: "notice", step, message: text });
           // No thread id: the loop's threads never travel in time, so they keep no ref (their ids may equal a graph thread's).
-          const snapshot = await snapshotBeforeTools({ workspace: options.workspace, threadId: "", messages, calls: runnable, notice });
+          const snapshot = await snapshotBeforeTools({ workspace: runtime.workspace, threadId: "", messages, calls: runnable, notice });
           let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId)));
           thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
           if (signal?.aborted) throw new Error("aborted");

@@ -1,5 +1,4 @@
 import { promises as fs } from "node:fs";
-import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { countTextLines, writeFileAtomic } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
@@ -8,10 +7,10 @@ import { parsePatch, PatchParseError, type PatchOp } from "../workspace/patch-pa
 import { findPlaceholder } from "../workspace/text-edit.js";
 import { withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { unifiedDiff, type EditArtifact } from "./edit-file.js";
 import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
-import { threadOf } from "./read-tracker.js";
 
 /** Longest patch accepted in one call. */
 export const MAX_PATCH_CHARS = 1024 * 1024;
@@ -215,11 +214,9 @@ async function applyPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: st
 }
 
 /** For the approval prompt: the diff of every file the patch would change, or why it would be refused. */
-export async function previewPatch(ctx: ToolContext, args: Record<string, unknown>, threadId?: string): Promise<string | undefined> {
-  const parsed = schema.safeParse(args);
-  if (!parsed.success) return undefined;
+export async function previewPatch(ctx: ToolContext, input: ApplyPatchInput, threadId?: string): Promise<string | undefined> {
   try {
-    const plan = await planPatch(ctx, parsed.data, threadId);
+    const plan = await planPatch(ctx, input, threadId);
     if (!plan.ok) return `(this patch would be refused: ${plan.message.replace(/^Error: /, "")})`;
     return patchDiff(plan.files);
   } catch (err) {
@@ -227,16 +224,16 @@ export async function previewPatch(ctx: ToolContext, args: Record<string, unknow
   }
 }
 
-export function createApplyPatchTool(ctx: ToolContext) {
-  const patchTool = tool(
-    async (input: ApplyPatchInput, config?: ToolRunnableConfig): Promise<[string, EditArtifact | undefined]> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return applyPatch(ctx, input, threadOf(config));
+/** apply_patch, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function applyPatchTool(ctx: ToolContext) {
+  return defineTool({
+    name: "apply_patch",
+    description: DESCRIPTION,
+    schema,
+    run: async (input, call) => {
+      const [content, artifact] = await applyPatch(ctx, input, call.threadId);
+      return { content, artifact };
     },
-    { name: "apply_patch", description: DESCRIPTION, schema, responseFormat: "content_and_artifact" },
-  );
-  return Object.assign(patchTool, {
-    /** The approval prompt shows this before the call runs. */
-    preview: (args: Record<string, unknown>, threadId?: string) => previewPatch(ctx, args, threadId),
+    preview: (input, call) => previewPatch(ctx, input, call.threadId),
   });
 }

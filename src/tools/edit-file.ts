@@ -1,13 +1,12 @@
-import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { countTextLines } from "../workspace/files.js";
 import { applyEdit, findPlaceholder, STRATEGY_TEXT, type EditFailure, type EditRequest, type EditSuccess } from "../workspace/text-edit.js";
 import { EDIT_ALIASES, FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { commitText, loadEditTarget } from "./edit-target.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
-import { threadOf } from "./read-tracker.js";
 
 /** Files larger than this are not edited in memory (re-exported: other modules import it from here). */
 export { MAX_EDIT_BYTES } from "./edit-target.js";
@@ -248,19 +247,16 @@ export async function previewEdit(ctx: ToolContext, input: EditFileInput, thread
   }
 }
 
-export function createEditFileTool(ctx: ToolContext) {
-  const editTool = tool(
-    async (input: EditFileInput, config?: ToolRunnableConfig): Promise<[string, EditArtifact | undefined]> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return editFile(ctx, input, threadOf(config));
+/** edit_file, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function editFileTool(ctx: ToolContext) {
+  return defineTool({
+    name: "edit_file",
+    description: DESCRIPTION,
+    schema: editFileSchema,
+    run: async (input, call) => {
+      const [content, artifact] = await editFile(ctx, input, call.threadId);
+      return { content, artifact };
     },
-    { name: "edit_file", description: DESCRIPTION, schema: editFileSchema, responseFormat: "content_and_artifact" },
-  );
-  return Object.assign(editTool, {
-    /** The approval prompt shows this before the call runs. */
-    preview: (args: Record<string, unknown>, threadId?: string) => {
-      const parsed = editFileSchema.safeParse(args);
-      return parsed.success ? previewEdit(ctx, parsed.data, threadId) : Promise.resolve(undefined);
-    },
+    preview: (input, call) => previewEdit(ctx, input, call.threadId),
   });
 }

@@ -1,4 +1,3 @@
-import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { resolvePath } from "../workspace/paths.js";
 import { MAX_OUTPUT_CHARS, OUTPUT_DIR } from "../workspace/output-store.js";
@@ -13,6 +12,7 @@ import { redactSecrets } from "../security/env.js";
 import { snapshotRules } from "../security/rules-guard.js";
 import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { toolErrorMessage, ToolFailure, type FailureDetails } from "./errors.js";
 
 /** Exit status bash uses when it cannot find the program. */
@@ -162,17 +162,17 @@ async function runExecuteCommand(
   }
 }
 
-export function createExecuteCommandTool(ctx: ToolContext) {
-  return tool(
-    async (input: ExecuteCommandInput, config: ToolRunnableConfig) => {
-      const outcome = await runExecuteCommand(ctx, input, { signal: config?.signal, toolCallId: config?.toolCall?.id });
+/** execute_command, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function executeCommandTool(ctx: ToolContext) {
+  return defineTool({
+    name: "execute_command",
+    description: EXECUTE_COMMAND_DESCRIPTION,
+    schema: executeCommandSchema,
+    run: async (input, call) => {
+      const outcome = await runExecuteCommand(ctx, input, call);
+      // A failed command: the model reads everything, and the result has status "error" and its exit code.
       if (outcome.failure) throw new ToolFailure(outcome.text, outcome.failure);
       return outcome.text;
     },
-    {
-      name: "execute_command",
-      description: EXECUTE_COMMAND_DESCRIPTION,
-      schema: executeCommandSchema,
-    },
-  );
+  });
 }

@@ -1,9 +1,9 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { anyDepth, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
 
 /** Paths shown per call, newest first. */
@@ -61,12 +61,12 @@ async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: Abort
   return `${shown.join("\n")}\n\n${note}`;
 }
 
-export function createFindFilesTool(ctx: ToolContext) {
-  return tool(
-    async (input: FindFilesInput, config?: ToolRunnableConfig): Promise<string> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return findFiles(ctx, input, config?.signal);
-    },
-    { name: "find_files", description: DESCRIPTION, schema: findFilesSchema },
-  );
+/** find_files, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function findFilesTool(ctx: ToolContext) {
+  return defineTool({
+    name: "find_files",
+    description: DESCRIPTION,
+    schema: findFilesSchema,
+    run: (input, call) => findFiles(ctx, input, call.signal),
+  });
 }

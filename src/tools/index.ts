@@ -1,20 +1,18 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createProcessRegistry, type ProcessRegistry } from "../workspace/processes.js";
-import { createApplyPatchTool } from "./apply-patch.js";
-import { createToolContext, type ToolOptions } from "./context.js";
-import { createEditFileTool } from "./edit-file.js";
-import { createExecuteCommandTool } from "./execute-command.js";
-import { createFindFilesTool } from "./find-files.js";
-import { createListDirectoryTool } from "./list-directory.js";
-import { withPreview, previewWrite } from "./preview.js";
-import { createProcessOutputTool } from "./process-output.js";
-import { createReadFileTool } from "./read-file.js";
-import { withRedaction } from "./redacting.js";
-import { createSearchFilesTool } from "./search-files.js";
-import { createStopProcessTool } from "./stop-process.js";
-import { createWriteFileTool } from "./write-file.js";
-import { createWriteTodosTool } from "./write-todos.js";
-import { withToolErrors } from "./errors.js";
+import { applyPatchTool } from "./apply-patch.js";
+import { createToolContext, type ToolContext, type ToolOptions } from "./context.js";
+import { createTool, type AgentTool, type ToolDefinition } from "./define.js";
+import { editFileTool } from "./edit-file.js";
+import { executeCommandTool } from "./execute-command.js";
+import { findFilesTool } from "./find-files.js";
+import { listDirectoryTool } from "./list-directory.js";
+import { processOutputTool } from "./process-output.js";
+import { readFileTool } from "./read-file.js";
+import { searchFilesTool } from "./search-files.js";
+import { stopProcessTool } from "./stop-process.js";
+import { writeFileTool } from "./write-file.js";
+import { writeTodosTool } from "./write-todos.js";
 
 export type { ToolOptions, OutputChunk } from "./context.js";
 
@@ -48,29 +46,39 @@ export function offeredToolNames(editTool: EditToolChoice = "edit_file"): string
  * The toolset for one workspace: an array (what bindTools, ToolNode and the loop take) that
  * also names each tool and carries the registry of processes it left running.
  */
-export type Toolset = StructuredToolInterface[] &
-  Record<ToolName | "apply_patch", StructuredToolInterface> & { readonly processes: ProcessRegistry };
+export type Toolset = StructuredToolInterface[] & Record<BuiltInToolName, AgentTool> & { readonly processes: ProcessRegistry };
+
+type BuiltInToolName = ToolName | "apply_patch";
+
+/**
+ * Every built-in tool's definition: the one place a tool is added (then name it in TOOL_NAMES,
+ * or in offeredToolNames when it is offered only on request).
+ */
+function builtInTools(ctx: ToolContext): Record<BuiltInToolName, ToolDefinition> {
+  return {
+    read_file: readFileTool(ctx),
+    write_file: writeFileTool(ctx),
+    edit_file: editFileTool(ctx),
+    apply_patch: applyPatchTool(ctx),
+    list_directory: listDirectoryTool(ctx),
+    find_files: findFilesTool(ctx),
+    search_files: searchFilesTool(ctx),
+    execute_command: executeCommandTool(ctx),
+    process_output: processOutputTool(ctx),
+    stop_process: stopProcessTool(ctx),
+    write_todos: writeTodosTool(),
+  } as Record<BuiltInToolName, ToolDefinition>;
+}
 
 export function createTools(options: ToolOptions): Toolset {
   const processes = options.processes ?? createProcessRegistry();
   const ctx = createToolContext(options, processes);
-  const named: Record<ToolName | "apply_patch", StructuredToolInterface> = {
-    read_file: createReadFileTool(ctx),
-    write_file: withPreview(createWriteFileTool(ctx), (args) => previewWrite(ctx, args)),
-    edit_file: createEditFileTool(ctx),
-    apply_patch: createApplyPatchTool(ctx),
-    list_directory: createListDirectoryTool(ctx),
-    find_files: createFindFilesTool(ctx),
-    search_files: createSearchFilesTool(ctx),
-    execute_command: createExecuteCommandTool(ctx),
-    process_output: createProcessOutputTool(ctx),
-    stop_process: createStopProcessTool(ctx),
-    write_todos: createWriteTodosTool(),
-  };
-  // Every tool's failures become results with status "error" in one place (tools/errors.ts).
-  for (const name of Object.keys(named) as (keyof typeof named)[]) withToolErrors(named[name]);
-  for (const name of Object.keys(named) as (keyof typeof named)[]) withRedaction(named[name], options.redact ?? []);
+  const definitions = builtInTools(ctx);
+  // One wrapper (tools/define.ts) owns every tool's errors, secrets, size limit and artifacts.
+  const named = Object.fromEntries(
+    Object.entries(definitions).map(([name, definition]) => [name, createTool(definition, { redact: options.redact ?? [] })]),
+  ) as Record<BuiltInToolName, AgentTool>;
   // Every tool is built (tests and previews reach them by name); the list the model is bound to has the offered ones.
-  const list: StructuredToolInterface[] = offeredToolNames(options.editTool).map((name) => named[name as ToolName]);
+  const list: StructuredToolInterface[] = offeredToolNames(options.editTool).map((name) => named[name as BuiltInToolName]);
   return Object.assign(list, named, { processes });
 }

@@ -1,12 +1,12 @@
 import { promises as fs, type Dirent } from "node:fs";
 import path from "node:path";
-import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { formatSize } from "../workspace/files.js";
 import { ALWAYS_HIDDEN, loadIgnoreMatcher, type IgnoreMatcher } from "../workspace/ignore.js";
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { openVerified, raced } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { withAliases } from "./aliases.js";
 
 /** Most entries one listing shows; a bigger directory is better explored one level down. */
@@ -165,12 +165,12 @@ async function listOpened(
   return lines.join("\n");
 }
 
-export function createListDirectoryTool(ctx: ToolContext) {
-  return tool(
-    async (input: ListDirectoryInput): Promise<string> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return listDirectory(ctx, input);
-    },
-    { name: "list_directory", description: DESCRIPTION, schema },
-  );
+/** list_directory, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function listDirectoryTool(ctx: ToolContext) {
+  return defineTool({
+    name: "list_directory",
+    description: DESCRIPTION,
+    schema: schema,
+    run: (input) => listDirectory(ctx, input),
+  });
 }

@@ -1,9 +1,9 @@
 import path from "node:path";
-import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { redactSecrets } from "../security/env.js";
 import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
 
 /** Lines shown when the model gives no tail. */
@@ -81,12 +81,12 @@ async function processOutput(ctx: ToolContext, input: ProcessOutputInput): Promi
   return `${header}.\nOutput (${which}):\n${tail.text}`;
 }
 
-export function createProcessOutputTool(ctx: ToolContext) {
-  return tool(
-    async (input: ProcessOutputInput): Promise<string> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return processOutput(ctx, input);
-    },
-    { name: "process_output", description: DESCRIPTION, schema: processOutputSchema },
-  );
+/** process_output, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function processOutputTool(ctx: ToolContext) {
+  return defineTool({
+    name: "process_output",
+    description: DESCRIPTION,
+    schema: processOutputSchema,
+    run: (input) => processOutput(ctx, input),
+  });
 }

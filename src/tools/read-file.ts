@@ -1,10 +1,10 @@
-import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { binaryKindFromExtension, detectBinary, formatSize, readLineWindow, type WindowLine } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import { openVerified, type VerifiedFile } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
-import { fingerprintFile, threadOf } from "./read-tracker.js";
+import { defineTool } from "./define.js";
+import { fingerprintFile } from "./read-tracker.js";
 import { ToolFailure } from "./errors.js";
 import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 
@@ -134,12 +134,12 @@ async function readOpened(
   return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped)}`;
 }
 
-export function createReadFileTool(ctx: ToolContext) {
-  return tool(
-    async (input: ReadFileInput, config?: ToolRunnableConfig): Promise<string> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return readFile(ctx, input, threadOf(config));
-    },
-    { name: "read_file", description: DESCRIPTION, schema },
-  );
+/** read_file, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function readFileTool(ctx: ToolContext) {
+  return defineTool({
+    name: "read_file",
+    description: DESCRIPTION,
+    schema: schema,
+    run: (input, call) => readFile(ctx, input, call.threadId),
+  });
 }

@@ -3,13 +3,13 @@ import { accessSync, constants as fsConstants, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
 import { BINARY_SNIFF_BYTES, binaryKindFromContent, binaryKindFromExtension } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import { openVerified } from "../workspace/verified-open.js";
 import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
 
 /** Matching lines shown per call; the footer says how many there were in all. */
@@ -297,12 +297,12 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   return `${lines.join("\n")}\n\n${footer(outcome, shown, where)}`;
 }
 
-export function createSearchFilesTool(ctx: ToolContext) {
-  return tool(
-    async (input: SearchFilesInput, config?: ToolRunnableConfig): Promise<string> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return searchFiles(ctx, input, config?.signal);
-    },
-    { name: "search_files", description: DESCRIPTION, schema: searchFilesSchema },
-  );
+/** search_files, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function searchFilesTool(ctx: ToolContext) {
+  return defineTool({
+    name: "search_files",
+    description: DESCRIPTION,
+    schema: searchFilesSchema,
+    run: (input, call) => searchFiles(ctx, input, call.signal),
+  });
 }

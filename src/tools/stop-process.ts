@@ -1,6 +1,6 @@
-import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { ToolContext } from "./context.js";
+import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
 import { describeProcess, unknownProcess } from "./process-output.js";
 
@@ -25,12 +25,12 @@ async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<s
   return `Stopped ${proc.id} (\`${proc.command}\`) and the processes it started.`;
 }
 
-export function createStopProcessTool(ctx: ToolContext) {
-  return tool(
-    async (input: StopProcessInput): Promise<string> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return stopProcess(ctx, input);
-    },
-    { name: "stop_process", description: DESCRIPTION, schema: stopProcessSchema },
-  );
+/** stop_process, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function stopProcessTool(ctx: ToolContext) {
+  return defineTool({
+    name: "stop_process",
+    description: DESCRIPTION,
+    schema: stopProcessSchema,
+    run: (input) => stopProcess(ctx, input),
+  });
 }

@@ -1,13 +1,15 @@
 import { promises as fs } from "node:fs";
-import { tool, type ToolRunnableConfig } from "@langchain/core/tools";
 import { z } from "zod";
-import { countTextLines } from "../workspace/files.js";
+import { countTextLines, detectBinary } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import { writeInWorkspace } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
-import { fingerprintOf, threadOf } from "./read-tracker.js";
+import { defineTool } from "./define.js";
+import { fingerprintOf } from "./read-tracker.js";
 import { ToolFailure } from "./errors.js";
 import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
+import { unifiedDiff } from "./edit-file.js";
+import { MAX_EDIT_BYTES } from "./edit-target.js";
 
 const DESCRIPTION = `Write a text file in the workspace, replacing the whole file. Paths are relative to the workspace root.
 - content is the complete new file: anything left out is gone. To change part of a file, read it first and write it back whole.
@@ -52,12 +54,29 @@ async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: str
   return writeSummary(result.created, target.display, countTextLines(input.content), result.bytes);
 }
 
-export function createWriteFileTool(ctx: ToolContext) {
-  return tool(
-    async (input: WriteFileInput, config?: ToolRunnableConfig): Promise<string> => {
-      // A failure throws; withToolErrors (createTools) makes it an error result.
-      return writeFile(ctx, input, threadOf(config));
-    },
-    { name: "write_file", description: DESCRIPTION, schema },
-  );
+/** For the approval question: the diff against the file it replaces, or against nothing for a new file. */
+export async function previewWrite(ctx: ToolContext, input: WriteFileInput): Promise<string | undefined> {
+  const ws = await ctx.workspace();
+  const target = await resolvePath(ws, input.filePath);
+  if (target.isDirectory) return undefined;
+  let before = "";
+  if (target.exists) {
+    const stat = await fs.stat(target.absolute);
+    if (!stat.isFile() || stat.size > MAX_EDIT_BYTES || (await detectBinary(target.absolute))) {
+      return `(replaces ${target.display}, which is not a text file that can be compared)`;
+    }
+    before = await fs.readFile(target.absolute, "utf8");
+  }
+  return unifiedDiff(target.display, before, input.content);
+}
+
+/** write_file, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+export function writeFileTool(ctx: ToolContext) {
+  return defineTool({
+    name: "write_file",
+    description: DESCRIPTION,
+    schema: schema,
+    run: (input, call) => writeFile(ctx, input, call.threadId),
+    preview: (input) => previewWrite(ctx, input),
+  });
 }

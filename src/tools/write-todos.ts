@@ -1,5 +1,5 @@
-import { tool } from "@langchain/core/tools";
-import { MAX_TODOS, todosProblem, todosResultText, WRITE_TODOS, writeTodosSchema, type WriteTodosInput } from "../agent/todos.js";
+import { MAX_TODOS, todosProblem, todosResultText, WRITE_TODOS, writeTodosSchema } from "../agent/todos.js";
+import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
 
 const DESCRIPTION = `Keep a todo list for the current request: your plan, which the user sees as a checklist.
@@ -9,14 +9,19 @@ Use it for work of three or more distinct steps (a feature across several files,
 - Add items you discover, remove ones that no longer apply. Never mark an item completed when its tests fail or the work is partial.
 It changes no files and needs no approval.`;
 
-/** The write_todos tool: validates the list and hands it to the engines in its result's artifact. */
-export function createWriteTodosTool() {
-  return tool(
-    async (input: WriteTodosInput): Promise<[string, { todos: WriteTodosInput["todos"] }]> => {
+/**
+ * write_todos, defined once (tools/define.ts): validates the list and hands it to the engines in
+ * its result's artifact; each engine's tools step puts it in the thread's state (todosFromResults).
+ */
+export function writeTodosTool() {
+  return defineTool({
+    name: WRITE_TODOS,
+    description: DESCRIPTION,
+    schema: writeTodosSchema,
+    run: async (input) => {
       const problem = todosProblem(input.todos);
       if (problem) throw new ToolFailure(problem);
-      return [todosResultText(input.todos), { todos: input.todos }];
+      return { content: todosResultText(input.todos), artifact: { todos: input.todos } };
     },
-    { name: WRITE_TODOS, description: DESCRIPTION, schema: writeTodosSchema, responseFormat: "content_and_artifact" },
-  );
+  });
 }

@@ -1,0 +1,82 @@
+import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
+import type { Runnable } from "@langchain/core/runnables";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { Settings } from "../settings.js";
+import { createTools, type ToolOptions } from "../tools/index.js";
+import type { PriceTable } from "./cost.js";
+import { createChatModel } from "./model.js";
+import { buildSystemPrompt } from "./prompt.js";
+
+/**
+ * The seam between the engines: everything an engine needs besides its own orchestration. The
+ * graph (src/graph/) and the loop (src/loop/) are both built from one AgentRuntime, so they
+ * differ only in how they sequence the same steps.
+ */
+export interface AgentRuntime {
+  /** The chat model without tools bound (each engine binds `tools` itself; summaries use it bare). */
+  model: BaseChatModel;
+  tools: StructuredToolInterface[];
+  /** Rebuilt every model turn: it carries the date and the project's AGENTS.md. */
+  systemPrompt: () => string;
+  /** Default approval mode; a run may override it. */
+  approval: Settings["approval"];
+  /** Default model turns per request; a run may override it. */
+  maxSteps: number;
+  contextTokens: number;
+  /** Workspace root: commands are judged against it and its rules files; loop threads live under it. */
+  workspace: string;
+  /** The model's name for its price (undefined for the offline model: no cost). */
+  modelName?: string;
+  /** Price overrides (MINI_CURSOR_PRICES). */
+  prices?: PriceTable;
+  /**
+   * Under Studio: a resume approves only when it carries this code (`secret`), which the dev
+   * server prints to its terminal and keeps out of every command's reach (graph/studio-secret.ts).
+   */
+  approvalSecret?: string;
+}
+
+/** The settings a runtime is built from. */
+export type RuntimeSettings = Pick<
+  Settings,
+  "workspace" | "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "approval" | "maxSteps" | "contextTokens" | "prices"
+> &
+  // The provider wire's settings (src/provider/), all optional.
+  Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties"> &
+  Partial<Pick<Settings, "editTool">>;
+
+export interface RuntimeOptions {
+  /** A model to use instead of the one the settings name (tests inject scripted models). */
+  model?: BaseChatModel;
+  /** Tools to use instead of `createTools` for the settings' workspace. */
+  tools?: StructuredToolInterface[];
+  /** Passed to `createTools` when it is called here. */
+  toolOptions?: Omit<ToolOptions, "workspace">;
+}
+
+export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions = {}): AgentRuntime {
+  const tools = options.tools ?? createTools({ workspace: settings.workspace, editTool: settings.editTool, ...options.toolOptions });
+  return {
+    model: options.model ?? createChatModel(settings),
+    tools,
+    systemPrompt: () => buildSystemPrompt({ workspace: settings.workspace, tools: tools.map((t) => t.name) }),
+    approval: settings.approval,
+    maxSteps: settings.maxSteps,
+    contextTokens: settings.contextTokens,
+    workspace: settings.workspace,
+    // The offline model is free; a real one is priced by its name (agent/cost.ts).
+    modelName: settings.provider === "offline" ? undefined : settings.model,
+    prices: settings.prices,
+  };
+}
+
+/** The model with the runtime's tools bound, made once per runtime and shared by every run. */
+type ToolCallingModel = Runnable<BaseLanguageModelInput, AIMessageChunk | BaseMessage>;
+const boundModels = new WeakMap<AgentRuntime, ToolCallingModel>();
+export function boundModel(runtime: AgentRuntime): ToolCallingModel {
+  let bound = boundModels.get(runtime);
+  if (!bound) boundModels.set(runtime, (bound = runtime.model.bindTools?.(runtime.tools) ?? runtime.model));
+  return bound;
+}

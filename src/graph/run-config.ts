@@ -1,0 +1,46 @@
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { AgentRuntime } from "../agent/runtime.js";
+import type { ApprovalMode } from "../settings.js";
+
+/** One run's runtime, and its config with the per-run options (approval, maxSteps) settled in `configurable`. */
+export interface ResolvedRun {
+  runtime: AgentRuntime;
+  config: LangGraphRunnableConfig;
+}
+
+/**
+ * Where the nodes get their runtime: the CLI's graph has one fixed runtime; the Studio entry
+ * (studio.ts) resolves one per run from the run's configuration. It should return the same
+ * runtime object for the same model and workspace: what is derived from a runtime (the bound
+ * model, the ToolNode) is built once per runtime and kept.
+ */
+export type RuntimeSource = (config: LangGraphRunnableConfig) => ResolvedRun;
+
+export function fixedRuntime(runtime: AgentRuntime): RuntimeSource {
+  return (config) => ({ runtime, config });
+}
+
+/** Per-run overrides read from `config.configurable` (the CLI and Studio set these). */
+export interface RunConfigurable {
+  approval?: ApprovalMode;
+  maxSteps?: number;
+}
+
+export function runOption<K extends keyof RunConfigurable>(
+  config: LangGraphRunnableConfig | undefined,
+  key: K,
+  fallback: NonNullable<RunConfigurable[K]>,
+): NonNullable<RunConfigurable[K]> {
+  const value = (config?.configurable as RunConfigurable | undefined)?.[key];
+  return (value ?? fallback) as NonNullable<RunConfigurable[K]>;
+}
+
+/** Super-steps per agent step (compact, agent, approve, tools). */
+export const SUPERSTEPS_PER_STEP = 4;
+/** Super-steps beyond the steps: the final answer, a guard or step_limit node. */
+export const RECURSION_SLACK = 10;
+
+/** The recursion limit a run of `maxSteps` steps needs; the routing ends it at its own maxSteps well before. */
+export function recursionLimitFor(maxSteps: number): number {
+  return maxSteps * SUPERSTEPS_PER_STEP + RECURSION_SLACK;
+}

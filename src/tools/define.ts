@@ -1,0 +1,184 @@
+import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
+import { ToolMessage } from "@langchain/core/messages";
+import { patchConfig, pickRunnableConfigKeys, raceWithSignal } from "@langchain/core/runnables";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
+import type { z } from "zod";
+import type { Todo } from "../agent/todos.js";
+import { redactorFor, redactValue, type Redactor } from "../security/redact.js";
+import { toolErrorMessage, ToolFailure } from "./errors.js";
+import { threadOf } from "./read-tracker.js";
+
+/**
+ * One tool definition and one wrapper. A tool says what it is (name, description and schema,
+ * written for the model), what it does (`run`) and, if a person deciding about a call should see
+ * what it would change, how to show that (`preview`). `createTool` turns a definition into the
+ * LangChain tool both engines run, and owns what every tool needs the same way:
+ * - failures: `run` throws a ToolFailure (or anything else) and the call's result is a
+ *   ToolMessage with status "error" — the trace's ✗, `--json`, Studio's state and the model all
+ *   see the same typed status;
+ * - secrets: the known secret values are blanked in results, artifacts and failure texts;
+ * - size: a result longer than MAX_TOOL_RESULT_CHARS keeps its start and end;
+ * - artifacts: what the trace gets besides the text (a diff, a command's exit code), never sent
+ *   to the model.
+ */
+
+/** What a tool's `run` and `preview` get besides the arguments. */
+export interface ToolCallInfo {
+  /** The conversation (edit_file checks the file was read in this thread). */
+  threadId?: string;
+  /** Cancelled when the user interrupts the run. */
+  signal?: AbortSignal;
+  /** The call's id, for live output that names its call. */
+  toolCallId?: string;
+}
+
+/** What the trace gets with a result besides its text; never sent to the model. */
+export interface ToolArtifact {
+  /** A unified diff of a file change. */
+  diff?: string;
+  /** A command's exit code when it failed (null: it could not start). */
+  exitCode?: number | null;
+  /** write_todos: the list as the model wrote it, for the engines to keep in the thread's state. */
+  todos?: Todo[];
+}
+
+/** A successful call's result: the text the model reads, and optionally an artifact. */
+export type ToolOutput = string | { content: string; artifact?: ToolArtifact };
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  /** For the model: what the tool does, its limits, what it returns. */
+  description: string;
+  /** Validated before `run`; a call that does not match gets an error result. */
+  schema: S;
+  /** Does the call. Throws ToolFailure with the text the model should read when it cannot. */
+  run(input: z.output<S>, call: ToolCallInfo): Promise<ToolOutput>;
+  /** For the approval question: what the call would change (a diff), without changing anything. */
+  preview?(input: z.output<S>, call: ToolCallInfo): Promise<string | undefined>;
+}
+
+/** Declares a tool (an identity function, so `run` and `preview` get their input's type from the schema). */
+export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition<S> {
+  return definition;
+}
+
+/**
+ * The most characters one result keeps, far above every built-in tool's own limit (they cut
+ * their output where it makes sense for them); a guard for tools without one.
+ */
+export const MAX_TOOL_RESULT_CHARS = 200_000;
+/** Of a cut result: how much of its start is kept (the rest of the budget is its end). */
+const HEAD_SHARE = 0.5;
+
+function capped(text: string): string {
+  if (text.length <= MAX_TOOL_RESULT_CHARS) return text;
+  const head = Math.floor(MAX_TOOL_RESULT_CHARS * HEAD_SHARE);
+  const tail = MAX_TOOL_RESULT_CHARS - head;
+  const cut = text.length - head - tail;
+  return `${text.slice(0, head)}\n\n[… ${cut.toLocaleString("en-US")} characters not shown: the result was longer than ${MAX_TOOL_RESULT_CHARS.toLocaleString("en-US")} characters …]\n\n${text.slice(-tail)}`;
+}
+
+export interface CreateToolOptions {
+  /** Values (such as the API key) replaced by [redacted] in everything the tool returns. */
+  redact?: readonly string[];
+}
+
+interface ToolCallInput {
+  id?: string;
+  type?: string;
+}
+
+function toolCallId(input: unknown, config: ToolRunnableConfig | undefined): string | undefined {
+  const call = input as ToolCallInput | undefined;
+  if (call && typeof call === "object" && call.type === "tool_call" && call.id) return call.id;
+  return config?.toolCall?.id;
+}
+
+/** The LangChain tool made from a definition (createTool). */
+export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: S;
+  override responseFormat = "content_and_artifact" as const;
+  readonly definition: ToolDefinition<S>;
+  private readonly redactor: Redactor;
+
+  constructor(definition: ToolDefinition<S>, options: CreateToolOptions = {}) {
+    super();
+    this.definition = definition;
+    this.name = definition.name;
+    this.description = definition.description;
+    this.schema = definition.schema;
+    this.redactor = redactorFor(options.redact ?? []);
+  }
+
+  private redact<T>(value: T): T {
+    return this.redactor.active ? redactValue(value, this.redactor) : value;
+  }
+
+  private async run(input: z.output<S>, config: ToolRunnableConfig | undefined): Promise<[string, ToolArtifact | undefined]> {
+    const output = await this.definition.run(input, { threadId: threadOf(config), signal: config?.signal, toolCallId: config?.toolCall?.id });
+    const { content, artifact } = typeof output === "string" ? { content: output, artifact: undefined } : output;
+    return [capped(this.redact(content)), this.redact(artifact)];
+  }
+
+  /**
+   * As LangChain's `tool()` runs a function: with the run's config in scope for anything it
+   * calls (tracing), and given up on as soon as the run is cancelled — the call rejects at once
+   * while the tool stops its own work (a command's process group) through the same signal.
+   */
+  protected override async _call(
+    input: z.output<S>,
+    runManager?: CallbackManagerForToolRun,
+    config?: ToolRunnableConfig,
+  ): Promise<[string, ToolArtifact | undefined]> {
+    const child = patchConfig(config, { callbacks: runManager?.getChild() }) as ToolRunnableConfig;
+    const work = new Promise<[string, ToolArtifact | undefined]>((resolve, reject) => {
+      AsyncLocalStorageProviderSingleton.runWithConfig(pickRunnableConfigKeys(child), () => this.run(input, child).then(resolve, reject));
+    });
+    return config?.signal ? raceWithSignal(work, config.signal) : work;
+  }
+
+  /**
+   * Runs a call; a failure never crashes the run, it becomes a result with status "error".
+   * Called with a tool call (engines, ToolNode, Studio) it returns a ToolMessage; called with
+   * bare arguments (tests, scripts) it returns the text. An error after the run was cancelled is
+   * passed on, so the engines see the cancellation.
+   */
+  override async invoke<TInput extends Parameters<StructuredTool["invoke"]>[0], TConfig extends ToolRunnableConfig | undefined>(
+    input: TInput,
+    config?: TConfig,
+  ): ReturnType<StructuredTool["invoke"]> {
+    try {
+      return await super.invoke(input, config);
+    } catch (err) {
+      const cfg = config as ToolRunnableConfig | undefined;
+      if (!(err instanceof ToolFailure) && cfg?.signal?.aborted) throw err;
+      const content = capped(this.redact(toolErrorMessage(err)));
+      const id = toolCallId(input, cfg);
+      if (!id) return content as never;
+      const details = err instanceof ToolFailure ? err.details : {};
+      const artifact = Object.keys(details).length > 0 ? details : undefined;
+      return new ToolMessage({ tool_call_id: id, name: this.name, status: "error", content, ...(artifact ? { artifact } : {}) }) as never;
+    }
+  }
+
+  /** The approval preview of a call (undefined when the tool has none or the arguments do not fit); never throws. */
+  readonly preview = async (args: Record<string, unknown>, threadId?: string): Promise<string | undefined> => {
+    if (!this.definition.preview) return undefined;
+    const parsed = this.schema.safeParse(args);
+    if (!parsed.success) return undefined;
+    try {
+      const text = await this.definition.preview(parsed.data as z.output<S>, { threadId });
+      return text === undefined ? undefined : this.redact(text);
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/** The tool both engines run, from its definition. */
+export function createTool<S extends z.ZodType>(definition: ToolDefinition<S>, options: CreateToolOptions = {}): AgentTool<S> {
+  return new AgentTool(definition, options);
+}
