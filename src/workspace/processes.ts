@@ -117,7 +117,7 @@ export function createProcessRegistry(): ProcessRegistry {
 
   async function stopEntry(id: string): Promise<BackgroundProcess | undefined> {
     const entry = background.get(id);
-    if (!entry || !entry.proc.running) return undefined;
+    if (!entry?.proc.running) return undefined;
     await entry.stop();
     return entry.proc;
   }
