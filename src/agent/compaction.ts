@@ -7,6 +7,7 @@ import { answerDanglingToolCalls, estimateTokens, estimateTotalTokens } from "./
 import { callModelWithRetry, usageOf, type UsageCount } from "./invoke.js";
 import { ensureOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
 import { messageText } from "../provider/message.js";
+import { CHARS_PER_TOKEN } from "../models/tokens.js";
 
 /**
  * Long sessions. Before each model request the conversation is measured (the provider's own
@@ -27,8 +28,6 @@ export const OFFLOAD_RESULT_CHARS = 20_000;
 export const OFFLOAD_PREVIEW_CHARS = 2_000;
 /** Each message is cut to this in the transcript the summariser reads. */
 const TRANSCRIPT_MESSAGE_CHARS = 4_000;
-/** Characters per token, to size the transcript (the same estimate as context.ts). */
-const CHARS_PER_TOKEN = 4;
 /** The transcript may use this share of the budget. */
 const TRANSCRIPT_SHARE = 0.6;
 /** Marks a summary in `response_metadata`, with the number of model turns it stands for. */
