@@ -10,7 +10,8 @@ import type { BackgroundProcess } from "../workspace/processes.js";
 import { confirmConfigTrust } from "./config-trust.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
-import { onStopSignals } from "./signals.js";
+import { onStopSignals, sessionSignals } from "./signals.js";
+import { runSlashCommand } from "./slash-commands.js";
 
 /**
  * Running the agent from the CLI: a one-shot task or an interactive session, with the trace,
@@ -130,7 +131,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   try {
-    return await runRepl(session, renderer, {
+    const end = await runRepl(session, renderer, {
       input: process.stdin,
       output: process.stdout,
       interactive,
@@ -138,7 +139,10 @@ export async function runInteractive(settings: Settings, version: string): Promi
         interactive
           ? withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), cancel), settings.workspace, (t) => renderer.note(t))
           : nonInteractiveApprover,
+      runCommand: (line) => runSlashCommand(line, { session, renderer }),
+      watchSignals: sessionSignals,
     });
+    return end === "left" ? EXIT.ok : EXIT.interrupted;
   } finally {
     reportStopped(await session.close(), renderer);
   }

@@ -1,11 +1,8 @@
 import { createInterface, type Interface } from "node:readline";
 import type { Approver } from "../agent/events.js";
 import type { Session } from "../app/session.js";
-import { findThread, listThreads } from "../memory/threads.js";
-import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import type { Renderer } from "./render.js";
-import { formatThreads } from "./threads-table.js";
 
 /** Two Ctrl-C within this window exit even in the middle of a turn. */
 export const DOUBLE_INTERRUPT_MS = 1_000;
@@ -17,17 +14,6 @@ export const CTRL_C_AGAIN = "(press Ctrl-C again to exit, or type /exit)";
 const HISTORY_SIZE = 500;
 const PROMPT = "› ";
 
-export const REPL_HELP = `Commands:
-  /help              this list
-  /new               start a fresh thread
-  /threads           saved threads: id, first request, last update, steps
-  /resume <id>       continue a saved thread
-  /approval <mode>   suggest | auto-edit | full-auto
-  /ps                background processes (dev servers) with their URLs
-  /kill <id>         stop a background process
-  /exit              stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
-Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.`;
-
 export interface ReplIo {
   input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => void };
   output: NodeJS.WritableStream;
@@ -35,74 +21,28 @@ export interface ReplIo {
   interactive: boolean;
   /** Builds the approver for a turn; `cancel` aborts that turn (Ctrl-C at a question). */
   approver: (cancel: () => void) => Approver;
+  /** Runs a line that starts with "/" (the app's command table); "exit" leaves the session. */
+  runCommand(line: string): Promise<"continue" | "exit">;
+  /** Connects the process's stop signals to the session (the app's signal policy); returns the disconnect. */
+  watchSignals(controls: ReplControls): () => void;
 }
+
+/** How the app's signal policy steers the session. */
+export interface ReplControls {
+  /** Ctrl-C: cancels the turn; with no turn, or twice within DOUBLE_INTERRUPT_MS, leaves. */
+  interrupt(): void;
+  /** Cancels any turn and leaves as interrupted (SIGTERM, the terminal closed). */
+  leave(why: string): void;
+}
+
+/** How the session ended: the person left, or a signal or a double Ctrl-C ended it. */
+export type ReplEnd = "left" | "interrupted";
 
 export function formatProcesses(processes: BackgroundProcess[]): string {
   if (processes.length === 0) return "No background processes.";
   return processes
     .map((p) => `${p.id}  pid ${p.pid}  ${p.running ? "running" : `exited (${p.exitCode})`}  ${p.url ?? "-"}  ${p.command}`)
     .join("\n");
-}
-
-type SlashResult = "continue" | "exit";
-
-/** Runs one slash command; exported so tests can call it without a terminal. */
-export async function runSlashCommand(line: string, session: Session, renderer: Renderer): Promise<SlashResult> {
-  const [command, ...rest] = line.trim().split(/\s+/);
-  const arg = rest.join(" ");
-  switch (command) {
-    case "/help":
-      renderer.note(REPL_HELP);
-      return "continue";
-    case "/exit":
-    case "/quit":
-      return "exit";
-    case "/new":
-      renderer.note(`New thread ${session.newThread()}.`);
-      return "continue";
-    case "/threads":
-      renderer.note(formatThreads(listThreads(session.settings.workspace), session.threadId));
-      return "continue";
-    case "/resume": {
-      if (!arg) {
-        renderer.note("Usage: /resume <id> (see /threads for ids).");
-        return "continue";
-      }
-      const found = findThread(session.settings.workspace, arg);
-      if (!found) {
-        renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
-        return "continue";
-      }
-      session.threadId = found.id;
-      session.resumed = true;
-      renderer.note(`Resumed thread ${found.id}: ${found.firstRequest}`);
-      return "continue";
-    }
-    case "/approval": {
-      if (!APPROVAL_MODES.includes(arg as ApprovalMode)) {
-        renderer.note(`Approval mode is ${session.approval}. Usage: /approval ${APPROVAL_MODES.join(" | ")}`);
-        return "continue";
-      }
-      session.approval = arg as ApprovalMode;
-      renderer.note(`Approval mode: ${session.approval}.`);
-      return "continue";
-    }
-    case "/ps":
-      renderer.note(formatProcesses(session.parts.tools.processes.list()));
-      return "continue";
-    case "/kill": {
-      if (!arg) {
-        renderer.note("Usage: /kill <id> (see /ps for ids).");
-        return "continue";
-      }
-      const stopped = await session.parts.tools.processes.stop(arg);
-      renderer.note(stopped ? `Stopped ${arg}.` : `No running background process "${arg}"; /ps lists them.`);
-      return "continue";
-    }
-    default:
-      renderer.note(`Unknown command ${command}. /help lists the commands.`);
-      return "continue";
-  }
 }
 
 /**
@@ -240,30 +180,20 @@ export function pausingKeys(ask: Approver, keys: KeyWatch | undefined): Approver
 }
 
 /**
- * A signal repeated within this window is the same one delivered twice: the tsx wrapper process
- * relays SIGINT and SIGTERM to its child after the child already got them from the group.
- */
-export const REPEATED_SIGNAL_MS = 500;
-/** Exit status when a signal (or Ctrl-C twice during a turn) ended the session. */
-const EXIT_INTERRUPTED = 130;
-const SESSION_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-
-/**
  * The interactive session: one thread, a prompt, the same trace per turn. Ctrl-C during a turn
- * cancels the turn; at the prompt (or twice within a second) it leaves. SIGTERM and SIGHUP (the
- * terminal closed) cancel any turn and leave, so close() still stops every process. Resolves
- * with the exit status: 0 when the person left, 130 when a signal or a double Ctrl-C ended it.
+ * cancels the turn; at the prompt (or twice within a second) it leaves. What a signal means is
+ * the app's (io.watchSignals); leaving cancels any turn first, so close() still stops every
+ * process. Resolves with how the session ended.
  */
-export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<number> {
+export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<ReplEnd> {
   renderer.note("Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.");
   const history: string[] = [];
   let turn: AbortController | undefined;
   let lastInterrupt = 0;
-  let lastSignal = { name: "", at: 0 };
-  let exitCode: number | undefined;
+  let exitCode: ReplEnd | undefined;
   let wakeLeave!: () => void;
   const leave = new Promise<void>((resolve) => (wakeLeave = resolve));
-  const requestExit = (code: number) => {
+  const requestExit = (code: ReplEnd) => {
     exitCode ??= code;
     wakeLeave();
   };
@@ -279,19 +209,17 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
     const now = Date.now();
     const twice = now - lastInterrupt < DOUBLE_INTERRUPT_MS;
     lastInterrupt = now;
-    if (!turn) requestExit(0);
-    else if (twice) requestExit(EXIT_INTERRUPTED);
+    if (!turn) requestExit("left");
+    else if (twice) requestExit("interrupted");
     cancelTurn("\nCancelling this turn…");
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    const now = Date.now();
-    if (signal === lastSignal.name && now - lastSignal.at < REPEATED_SIGNAL_MS) return;
-    lastSignal = { name: signal, at: now };
-    if (signal === "SIGINT") return interrupt();
-    requestExit(EXIT_INTERRUPTED);
-    cancelTurn(`\n${signal}: cancelling this turn and leaving…`);
-  };
-  for (const signal of SESSION_SIGNALS) process.on(signal, onSignal);
+  const unwatchSignals = io.watchSignals({
+    interrupt,
+    leave: (why) => {
+      requestExit("interrupted");
+      cancelTurn(`\n${why}: cancelling this turn and leaving…`);
+    },
+  });
 
   const piped = io.input.isTTY ? undefined : pipedLines(io);
   const ctrlAtPrompt = { at: 0 };
@@ -308,7 +236,7 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       const text = line.trim();
       if (!text) continue;
       if (text.startsWith("/")) {
-        if ((await runSlashCommand(text, session, renderer)) === "exit") break;
+        if ((await io.runCommand(text)) === "exit") break;
         continue;
       }
       const controller = new AbortController();
@@ -328,8 +256,8 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       if (running.length > 0) renderer.note(`Running in the background: ${running.map((p) => `${p.id}${p.url ? ` ${p.url}` : ""}`).join(", ")} (/ps, /kill <id>)`);
     }
   } finally {
-    for (const signal of SESSION_SIGNALS) process.off(signal, onSignal);
+    unwatchSignals();
     piped?.close();
   }
-  return exitCode ?? 0;
+  return exitCode ?? "left";
 }
