@@ -35,7 +35,6 @@ export function installSignalBackstop(): void {
   });
 }
 
-
 /**
  * The interactive session's signal policy: SIGINT is Ctrl-C (cancel the turn, or leave); SIGTERM
  * and SIGHUP cancel any turn and leave. The same signal again within REPEATED_SIGNAL_MS is tsx
