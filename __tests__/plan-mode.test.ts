@@ -6,7 +6,7 @@ import { parsePlanAnswer } from "../src/ui/plan-prompt.js";
 import { createSession } from "../src/app/session.js";
 import { loadSettings } from "../src/settings.js";
 import { createJsonRenderer } from "../src/ui/render.js";
-import { runSlashCommand } from "../src/ui/repl.js";
+import { runSlashCommand } from "../src/app/slash-commands.js";
 import { baseEnv, runCli } from "./helpers/cli.js";
 import { engineHarness, eventsOf, type EngineKind } from "./helpers/engine-harness.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
@@ -59,23 +59,23 @@ test("/plan and /approval remember the mode plan mode was entered from; /plan ac
   const settings = loadSettings({ workspace: tmp.dir, engine: "loop", approval: "full-auto", sandbox: "off" }, { MINI_CURSOR_DOTENV: "off" });
   const session = createSession(settings, { renderer });
   try {
-    expect(await runSlashCommand("/plan off", session, renderer)).toBe("continue");
-    expect(await runSlashCommand("/plan accept", session, renderer)).toBe("continue");
+    expect(await runSlashCommand("/plan off", { session, renderer })).toBe("continue");
+    expect(await runSlashCommand("/plan accept", { session, renderer })).toBe("continue");
     expect(session.approval).toBe("full-auto");
     expect(notes.splice(0)).toEqual([
       "Not in plan mode (approval mode full-auto): /plan [request] plans first.",
       "Not in plan mode (approval mode full-auto): /plan [request] plans first.",
     ]);
-    expect(await runSlashCommand("/plan add a route", session, renderer)).toEqual({ request: "add a route" });
+    expect(await runSlashCommand("/plan add a route", { session, renderer })).toEqual({ request: "add a route" });
     expect([session.approval, session.beforePlan]).toEqual(["plan", "full-auto"]);
-    expect(await runSlashCommand("/plan accept plan", session, renderer)).toBe("continue");
+    expect(await runSlashCommand("/plan accept plan", { session, renderer })).toBe("continue");
     expect(notes.at(-1)).toBe("Usage: /plan accept [suggest | auto-edit | full-auto]");
-    expect(await runSlashCommand("/plan off", session, renderer)).toBe("continue");
+    expect(await runSlashCommand("/plan off", { session, renderer })).toBe("continue");
     expect([session.approval, session.beforePlan]).toEqual(["full-auto", undefined]);
-    await runSlashCommand("/approval suggest", session, renderer);
-    await runSlashCommand("/approval plan", session, renderer);
+    await runSlashCommand("/approval suggest", { session, renderer });
+    await runSlashCommand("/approval plan", { session, renderer });
     expect([session.approval, session.beforePlan]).toEqual(["plan", "suggest"]);
-    expect(await runSlashCommand("/plan accept", session, renderer)).toEqual({ request: PLAN_ACCEPTED_TASK });
+    expect(await runSlashCommand("/plan accept", { session, renderer })).toEqual({ request: PLAN_ACCEPTED_TASK });
     expect([session.approval, notes.at(-1)]).toEqual(["suggest", "Plan accepted: approval mode suggest."]);
   } finally {
     await session.close();

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { ToolMessage } from "@langchain/core/messages";
-import { MAX_TODOS, todosFromResults, type Todo } from "../src/agent/todos.js";
+import { MAX_TODOS, todosFromResults, type Todo } from "../src/tools/todos.js";
 import { buildSystemPrompt } from "../src/agent/prompt.js";
 import { createGraph } from "../src/graph/graph.js";
 import { loadLoopThread } from "../src/loop/memory.js";

@@ -9,9 +9,19 @@ import { EXIT } from "./app/exit-codes.js";
 import { installSignalBackstop } from "./app/signals.js";
 import { findThread, listThreads } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
-import { APPROVAL_MODES, DEFAULT_MAX_STEPS, ENGINES, isInteractiveTerminal, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
+import { STATE_DIR_NAME } from "./memory/state-dir.js";
+import {
+  APPROVAL_MODES,
+  DEFAULT_MAX_STEPS,
+  ENGINES,
+  isInteractiveTerminal,
+  loadSettings,
+  SANDBOX_SETTINGS,
+  type Settings,
+  type SettingsFlags,
+} from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
-import { detectBubblewrap, INSTALL_HINT, SANDBOX_MODES } from "./security/sandbox.js";
+import { detectBubblewrap, INSTALL_HINT } from "./security/sandbox.js";
 import { formatThreads } from "./ui/threads-table.js";
 import { openWorkspace } from "./workspace/paths.js";
 
@@ -49,7 +59,7 @@ function buildProgram(version: string): Command {
     )
     .addOption(
       new Option("--sandbox <mode>", "run commands in bubblewrap: auto (when installed, the default), on (refuse to start without it) or off").choices([
-        ...SANDBOX_MODES,
+        ...SANDBOX_SETTINGS,
       ]),
     )
     .option("--no-network", "commands get no network access (inside the sandbox)")
@@ -161,10 +171,10 @@ function workspaceProblem(workspace: string, fromFlag: boolean): string | undefi
   const how = fromFlag ? `--workspace ${workspace}` : `The current folder (${workspace}), the default workspace,`;
   const choose = "Choose a project folder: cd into it, or pass --workspace path/to/project.";
   if (root === path.parse(root).root) {
-    return `${how} is the root of the file system: every tool would work on the whole machine, and the agent's state would go to ${path.join(root, ".mini-cursor")}. ${choose}`;
+    return `${how} is the root of the file system: every tool would work on the whole machine, and the agent's state would go to ${path.join(root, STATE_DIR_NAME)}. ${choose}`;
   }
   if (root === realpathOrSelf(os.homedir())) {
-    return `${how} is your home folder itself: every tool would work on all your files, and the agent's state would go to ${path.join(root, ".mini-cursor")}. ${choose}`;
+    return `${how} is your home folder itself: every tool would work on all your files, and the agent's state would go to ${path.join(root, STATE_DIR_NAME)}. ${choose}`;
   }
   return undefined;
 }

@@ -10,7 +10,7 @@ import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/loop/memory.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
-import type { Todo } from "../../src/agent/todos.js";
+import type { Todo } from "../../src/tools/todos.js";
 
 /** The loop engine's thread store kept in memory (saved threads are copies, as on disk). */
 export function inMemoryLoopThreads() {

@@ -5,8 +5,9 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { answerDanglingToolCalls, estimateTokens, estimateTotalTokens } from "./context.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "./invoke.js";
-import { ensureStateSubdir } from "../memory/state-dir.js";
-import { messageText } from "./turn.js";
+import { ensureOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
+import { messageText } from "../provider/message.js";
+import { CHARS_PER_TOKEN } from "../models/tokens.js";
 
 /**
  * Long sessions. Before each model request the conversation is measured (the provider's own
@@ -27,14 +28,10 @@ export const OFFLOAD_RESULT_CHARS = 20_000;
 export const OFFLOAD_PREVIEW_CHARS = 2_000;
 /** Each message is cut to this in the transcript the summariser reads. */
 const TRANSCRIPT_MESSAGE_CHARS = 4_000;
-/** Characters per token, to size the transcript (the same estimate as context.ts). */
-const CHARS_PER_TOKEN = 4;
 /** The transcript may use this share of the budget. */
 const TRANSCRIPT_SHARE = 0.6;
 /** Marks a summary in `response_metadata`, with the number of model turns it stands for. */
 export const SUMMARY_KEY = "mini_cursor_summary";
-/** Where offloaded results are written, relative to the workspace root. */
-export const RESULTS_DIR = ".mini-cursor/output";
 
 export const SUMMARY_PROMPT = `You are summarising the first part of a conversation between a user and mini-cursor, a coding agent that works on the user's project with tools (read_file, edit_file, write_file, execute_command, ...). The conversation is too long for the model's context, so your summary replaces that part; the agent continues from it and cannot see the original.
 
@@ -84,8 +81,8 @@ function safeName(id: string): string {
 /** Saves a result once under `.mini-cursor/output/`, refusing a state folder that is a symlink. */
 function saveResult(workspace: string, id: string, text: string): string | undefined {
   try {
-    ensureStateSubdir(workspace, path.basename(RESULTS_DIR));
-    const rel = `${RESULTS_DIR}/result-${safeName(id)}.txt`;
+    ensureOutputDir(workspace);
+    const rel = `${OUTPUT_DIR}/result-${safeName(id)}.txt`;
     const file = path.join(workspace, rel);
     if (!existsSync(file)) writeFileSync(file, text, { flag: "wx" });
     return rel;

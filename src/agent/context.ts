@@ -1,30 +1,19 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import {
+  CHARS_PER_TOKEN,
+  estimateTextTokens,
+  estimateTokens,
+  estimateTotalTokens,
+  MESSAGE_OVERHEAD_TOKENS,
+} from "../models/tokens.js";
 
-/** Characters per token for the rough estimate used when the provider does not count. */
-const CHARS_PER_TOKEN = 4;
-/** Per-message overhead (role, separators) in the estimate. */
-const MESSAGE_OVERHEAD_TOKENS = 4;
+// The estimates live with the model code (the call counts usage with them when the provider
+// does not); the budget here is built on them.
+export { estimateTextTokens, estimateTokens, estimateTotalTokens };
+
 
 /** Result text for a call that never got one (the run was interrupted or hit its step limit). */
 export const UNANSWERED_TOOL_RESULT = "This tool call was not run: the run stopped (interrupted or step limit) before it.";
-
-function textOf(message: BaseMessage): string {
-  const content = message.content;
-  if (typeof content === "string") return content;
-  return content.map((part) => ("text" in part && typeof part.text === "string" ? part.text : JSON.stringify(part))).join("");
-}
-
-export function estimateTokens(message: BaseMessage): number {
-  let chars = textOf(message).length;
-  if (AIMessage.isInstance(message)) {
-    for (const call of message.tool_calls ?? []) chars += call.name.length + JSON.stringify(call.args).length;
-  }
-  return Math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
-}
-
-export function estimateTotalTokens(messages: readonly BaseMessage[]): number {
-  return messages.reduce((sum, m) => sum + estimateTokens(m), 0);
-}
 
 /**
  * Providers reject a conversation where a tool call has no result. After Ctrl-C or a step
@@ -74,11 +63,6 @@ export const MAX_REQUEST_SHARE = 0.5;
 /** The most tokens the latest request is sent with; a larger one is cut to its head and tail. */
 export function requestTokenCap(budgetTokens: number, reservedTokens = 0): number {
   return Math.max(0, Math.floor((budgetTokens - reservedTokens) * MAX_REQUEST_SHARE));
-}
-
-/** Rough tokens of a request's text, as the budget counts them. */
-export function estimateTextTokens(text: string): number {
-  return Math.ceil(text.length / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
 }
 
 /** Room kept for the note that says what was cut. */

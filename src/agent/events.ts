@@ -42,7 +42,7 @@ export interface ApprovalResponse {
   unattended?: boolean;
 }
 
-import type { Todo } from "./todos.js";
+import type { Todo } from "../tools/todos.js";
 
 /** not_run: the run ended without running anything it asked for (every call declined or refused). */
 export type StopReason = "done" | "max_steps" | "interrupted" | "error" | "loop_guard" | "not_run";

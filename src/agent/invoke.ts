@@ -2,7 +2,7 @@ import type { BaseMessage, InvalidToolCall, ToolCall } from "@langchain/core/mes
 import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
 import type { RunnableConfig, Runnable } from "@langchain/core/runnables";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
-import { estimateTokens, estimateTotalTokens } from "./context.js";
+import { estimateTokens, estimateTotalTokens } from "../models/tokens.js";
 import { newProviderCall, runInProviderCall, type OfferedTool, type ProviderCall } from "../provider/call-context.js";
 import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "../provider/message.js";
 

@@ -89,11 +89,8 @@ export function stepsSinceLastRequest(messages: readonly BaseMessage[]): number 
   return steps;
 }
 
-export function messageText(message: BaseMessage): string {
-  const content = message.content;
-  if (typeof content === "string") return content;
-  return content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
-}
+// Defined with the other message helpers of the provider layer, so context/ can use it too.
+export { messageText } from "../provider/message.js";
 
 /** Result text for calls cut off by Ctrl-C. */
 export const INTERRUPTED_CALL_RESULT = "Interrupted by the user (Ctrl-C) before this call finished.";

@@ -2,7 +2,7 @@ import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../agent/model.js";
 import { isInteractiveTerminal, launchCommand, type ApprovalMode, type Settings } from "../settings.js";
 import { askPlanAnswer } from "../ui/plan-prompt.js";
-import { carryOutCommand, hasPlanToReview, reviewPlan } from "./plan.js";
+import { carryOutCommand, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../security/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
@@ -12,7 +12,8 @@ import type { BackgroundProcess } from "../workspace/processes.js";
 import { confirmConfigTrust } from "./config-trust.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
-import { onStopSignals } from "./signals.js";
+import { onStopSignals, sessionSignals } from "./signals.js";
+import { runSlashCommand } from "./slash-commands.js";
 
 /**
  * Running the agent from the CLI: a one-shot task or an interactive session, with the trace,
@@ -149,7 +150,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   const session = createSession(settings, { renderer });
   showBanner(session, renderer, version);
   try {
-    return await runRepl(session, renderer, {
+    const end = await runRepl(session, renderer, {
       input: process.stdin,
       output: process.stdout,
       interactive,
@@ -157,7 +158,15 @@ export async function runInteractive(settings: Settings, version: string): Promi
         interactive
           ? withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), cancel), settings.workspace, (t) => renderer.note(t))
           : nonInteractiveApprover,
+      runCommand: (line, confirm) => runSlashCommand(line, { session, renderer, confirm }),
+      // A plan made on a terminal: accept it (the same thread carries it out), refine it, or not now.
+      afterTurn: async (summary, runTurn) => {
+        if (!interactive || !hasPlanToReview(session, summary)) return;
+        await reviewPlan(session, renderer, (mode) => askPlanAnswer(process.stdin, process.stdout, mode), runTurn, summary, SESSION_PLAN_LATER);
+      },
+      watchSignals: sessionSignals,
     });
+    return end === "left" ? EXIT.ok : EXIT.interrupted;
   } finally {
     reportStopped(await session.close(), renderer);
   }

@@ -1,8 +1,13 @@
-import { REPEATED_SIGNAL_MS } from "../ui/repl.js";
+import type { ReplControls } from "../ui/repl.js";
 import { EXIT } from "./exit-codes.js";
 
 /** Signals that stop a run: Ctrl-C, a kill, and SIGHUP (the terminal was closed). */
 export const STOP_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+/**
+ * A signal repeated within this window is the same one delivered twice: the tsx wrapper process
+ * relays SIGINT and SIGTERM to its child after the child already got them from the group.
+ */
+export const REPEATED_SIGNAL_MS = 500;
 
 export function onStopSignals(handler: (signal: NodeJS.Signals) => void): () => void {
   for (const signal of STOP_SIGNALS) process.on(signal, handler);
@@ -30,3 +35,18 @@ export function installSignalBackstop(): void {
   });
 }
 
+/**
+ * The interactive session's signal policy: SIGINT is Ctrl-C (cancel the turn, or leave); SIGTERM
+ * and SIGHUP cancel any turn and leave. The same signal again within REPEATED_SIGNAL_MS is tsx
+ * relaying it, not the user: ignored.
+ */
+export function sessionSignals(controls: ReplControls): () => void {
+  let last = { name: "", at: 0 };
+  return onStopSignals((signal) => {
+    const now = Date.now();
+    if (signal === last.name && now - last.at < REPEATED_SIGNAL_MS) return;
+    last = { name: signal, at: now };
+    if (signal === "SIGINT") controls.interrupt();
+    else controls.leave(signal);
+  });
+}

@@ -8,7 +8,7 @@ import { reviewToolCalls } from "../agent/review.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
 import { lastAIMessage, stepsSinceLastRequest, unrunnableCallResults } from "../agent/turn.js";
 import { snapshotBeforeTools, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
-import { todosFromResults } from "../agent/todos.js";
+import { todosFromResults } from "../tools/todos.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { threadOf } from "../tools/read-tracker.js";
 import { runOption, type RuntimeSource } from "./run-config.js";

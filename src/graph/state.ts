@@ -1,6 +1,6 @@
 import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
 import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
-import type { Todo } from "../agent/todos.js";
+import type { Todo } from "../tools/todos.js";
 
 /**
  * Why the graph ended a run, kept in state so Studio shows it and the stream engine reports it:
@@ -39,7 +39,7 @@ export const AgentState = Annotation.Root({
     default: () => ({}),
   }),
   /**
-   * The model's todo list (write_todos, agent/todos.ts): the whole list as the model last wrote
+   * The model's todo list (write_todos, tools/todos.ts): the whole list as the model last wrote
    * it. Replaced, never merged, by the tools node when a write_todos call succeeds.
    */
   todos: Annotation<Todo[]>({

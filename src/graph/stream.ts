@@ -2,7 +2,7 @@ import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage 
 import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { AgentEvent, ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
-import type { Todo } from "../agent/todos.js";
+import type { Todo } from "../tools/todos.js";
 import { withRequestNote } from "../agent/plan-mode.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
 import { addUsage, type TurnUsage } from "../agent/model-turn.js";

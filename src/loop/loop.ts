@@ -7,7 +7,7 @@ import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote 
 import { addUsage, compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { reviewToolCalls } from "../agent/review.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
-import { todosFromResults } from "../agent/todos.js";
+import { todosFromResults } from "../tools/todos.js";
 import { withRequestNote } from "../agent/plan-mode.js";
 import { mergeSnapshots, snapshotBeforeTools } from "../agent/snapshot-step.js";
 import { randomUUID } from "node:crypto";

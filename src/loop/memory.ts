@@ -6,7 +6,7 @@ import {
   type BaseMessage,
   type StoredMessage,
 } from "@langchain/core/messages";
-import type { Todo } from "../agent/todos.js";
+import type { Todo } from "../tools/todos.js";
 import { ensureStateDir } from "../memory/state-dir.js";
 import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 

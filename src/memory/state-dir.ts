@@ -1,8 +1,12 @@
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import path from "node:path";
 
-/** Folder in the workspace for mini-cursor's own files (threads, saved output). */
+/** Folder in the workspace for mini-cursor's own files (threads, saved output); it ignores itself for git. */
 export const STATE_DIR_NAME = ".mini-cursor";
+/** Subfolder of the state folder for full command output and offloaded tool results. */
+const OUTPUT_SUBDIR = "output";
+/** Where full outputs are saved, relative to the workspace root. */
+export const OUTPUT_DIR = `${STATE_DIR_NAME}/${OUTPUT_SUBDIR}`;
 
 /**
  * Raised when a repository ships the state folder (or something in it) as a symlink: every
@@ -85,4 +89,9 @@ export function ensureStateSubdir(workspace: string, name: string): string {
   const sub = path.join(ensureStateDir(workspace), name);
   plainDirectory(sub, workspace);
   return sub;
+}
+
+/** `<workspace>/.mini-cursor/output`, created as a plain folder (a symlink there is refused). */
+export function ensureOutputDir(workspace: string): string {
+  return ensureStateSubdir(workspace, OUTPUT_SUBDIR);
 }

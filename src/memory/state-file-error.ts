@@ -1,4 +1,4 @@
-import { shellQuote } from "../ui/hints.js";
+import { shellQuote } from "../shell-quote.js";
 
 /** The thread database cannot be read: named, with what to do, before anything is added to it. */
 export class StateFileError extends Error {

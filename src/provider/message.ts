@@ -82,3 +82,10 @@ export function offeredTools(tools: readonly StructuredToolInterface[]): Offered
       : { name: tool.name, parameters: tool.schema };
   });
 }
+
+/** The text parts of a message, joined (tool calls and images left out). */
+export function messageText(message: BaseMessage): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  return content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
+}

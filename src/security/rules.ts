@@ -86,10 +86,6 @@ export const EMPTY_RULES: ProjectRules = { allow: [], ask: [], deny: [], passEnv
 
 const cache = new Map<string, { stamp: string; parsed: RulesFile; hash: string }>();
 
-function readRulesFile(absolute: string, relative: string): RulesFile | undefined {
-  return readRulesFileWithHash(absolute, relative)?.parsed;
-}
-
 function readRulesFileWithHash(absolute: string, relative: string): { parsed: RulesFile; hash: string } | undefined {
   let stamp: string;
   try {

@@ -2,11 +2,12 @@ import { spawnSync } from "node:child_process";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureStateDir } from "../memory/state-dir.js";
+import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
 import type { SpawnSpecBuilder } from "../workspace/processes.js";
 import { writableCaches, withoutCredentials, type CacheSettings } from "./caches.js";
 import { HOME_SECRETS } from "./locations.js";
 import { rulesFilePaths } from "./rules.js";
+import type { SandboxSetting } from "../settings.js";
 
 /**
  * Runs every command inside bubblewrap (bwrap): the file system read-only except the
@@ -15,8 +16,6 @@ import { rulesFilePaths } from "./rules.js";
  * a command (or exits), everything it started, `setsid` children included, goes with it.
  */
 
-export const SANDBOX_MODES = ["auto", "on", "off"] as const;
-export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
 
@@ -180,7 +179,7 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
   for (const file of rulesFilePaths(workspace)) {
     if (kindOf(file) === "file") args.push("--ro-bind", file, file);
   }
-  const stateDir = path.join(workspace, ".mini-cursor");
+  const stateDir = path.join(workspace, STATE_DIR_NAME);
   if (kindOf(stateDir) === "dir") args.push("--ro-bind", stateDir, stateDir);
   args.push("--setenv", "MINI_CURSOR_SANDBOX", "bubblewrap", "--chdir", cwd);
   return args;
@@ -341,7 +340,7 @@ export interface SandboxPlan {
 }
 
 /** What `--sandbox auto|on|off` comes to on this machine. */
-export function planSandbox(mode: SandboxMode, options: SandboxOptions): SandboxPlan {
+export function planSandbox(mode: SandboxSetting, options: SandboxOptions): SandboxPlan {
   const network = options.network !== false;
   if (mode === "off") return { summary: "off (--sandbox off): commands can change any file you can" };
   const status = detectBubblewrap(network, options.program);

@@ -4,7 +4,7 @@ import { patchConfig, pickRunnableConfigKeys, raceWithSignal } from "@langchain/
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { z } from "zod";
-import type { Todo } from "../agent/todos.js";
+import type { Todo } from "./todos.js";
 import { redactorFor, redactValue, type Redactor } from "../security/redact.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
 import { threadOf } from "./read-tracker.js";

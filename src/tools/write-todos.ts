@@ -1,4 +1,4 @@
-import { MAX_TODOS, todosProblem, todosResultText, WRITE_TODOS, writeTodosSchema } from "../agent/todos.js";
+import { MAX_TODOS, todosProblem, todosResultText, WRITE_TODOS, writeTodosSchema } from "./todos.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
 

@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
 import { UNATTENDED_RESPONSE } from "../agent/approval.js";
+import { LOCAL_RULES_FILE } from "../security/rules.js";
 import { diffLines, formatArgs } from "./render.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 
@@ -49,7 +50,7 @@ export function formatQuestion(request: ApprovalRequest): { text: string; prompt
     lines.push("  This call asks every time; it cannot be allowed for later.");
   } else if (request.alwaysRules?.length) {
     const rules = request.alwaysRules.map((r) => `\`${sanitizeForTerminal(r)}\``).join(", ");
-    choices.push(`[a]lways this session (${rules})`, "[p]roject: save the same allow rules in .mini-cursor/config.json");
+    choices.push(`[a]lways this session (${rules})`, `[p]roject: save the same allow rules in ${LOCAL_RULES_FILE}`);
   } else {
     choices.push(`[a]lways this session (${sanitizeForTerminal(request.tool)})`);
   }

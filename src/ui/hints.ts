@@ -1,13 +1,7 @@
 import type { Settings } from "../settings.js";
+import { shellQuote } from "../shell-quote.js";
 
-/** Words a POSIX shell takes as they are; anything else is single-quoted. */
-const SHELL_SAFE = /^[\w@%+=:,./-]+$/;
-
-/** One argument quoted for bash/zsh/sh, so a printed hint can be pasted as it is. */
-export function shellQuote(arg: string): string {
-  if (arg !== "" && SHELL_SAFE.test(arg)) return arg;
-  return `'${arg.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote };
 
 /**
  * A command that continues a thread, runnable as printed from any folder: the way mini-cursor

@@ -1,7 +1,7 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import { formatCost } from "../agent/cost.js";
 import type { AgentEvent, TokenUsage } from "../agent/events.js";
-import { todoCounts, type Todo } from "../agent/todos.js";
+import { todoCounts, type Todo } from "../tools/todos.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 import { createSpinner, type Spinner } from "./spinner.js";
 

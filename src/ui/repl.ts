@@ -2,15 +2,9 @@ import { createInterface, type Interface } from "node:readline";
 import type { RunSummary } from "../agent/engine.js";
 import type { Approver } from "../agent/events.js";
 import type { Session } from "../app/session.js";
-import { findThread, listThreads } from "../memory/threads.js";
-import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
+import type { SlashResult } from "../app/slash-commands.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import type { Renderer } from "./render.js";
-import { acceptMode, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "../app/plan.js";
-import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
-import { askPlanAnswer } from "./plan-prompt.js";
-import { formatThreads } from "./threads-table.js";
-import { formatTurns, listTurns, rewindTo, sessionUndoContext, undoLastTurn } from "../app/undo.js";
 
 /** Two Ctrl-C within this window exit even in the middle of a turn. */
 export const DOUBLE_INTERRUPT_MS = 1_000;
@@ -22,22 +16,6 @@ export const CTRL_C_AGAIN = "(press Ctrl-C again to exit, or type /exit)";
 const HISTORY_SIZE = 500;
 const PROMPT = "› ";
 
-export const REPL_HELP = `Commands:
-  /help              this list
-  /new               start a fresh thread
-  /threads           saved threads: id, first request, last update, steps
-  /resume <id>       continue a saved thread
-  /approval <mode>   suggest | auto-edit | full-auto | plan
-  /plan [request]    plan mode: only read-only tools run and the model ends with a plan (and runs the request)
-  /plan accept [mode]  carry out the plan on this thread (mode: the one before plan mode, else auto-edit)
-  /plan off          leave plan mode without carrying anything out
-  /ps                background processes (dev servers) with their URLs
-  /kill <id>         stop a background process
-  /undo [--force]    put back the files the last turn changed and drop it from the thread
-  /rewind [<n>]      list the turns; with n, go back to before turn n (--force as for /undo)
-  /exit              stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
-Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.`;
-
 export interface ReplIo {
   input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => void };
   output: NodeJS.WritableStream;
@@ -45,125 +23,34 @@ export interface ReplIo {
   interactive: boolean;
   /** Builds the approver for a turn; `cancel` aborts that turn (Ctrl-C at a question). */
   approver: (cancel: () => void) => Approver;
+  /** Runs a line that starts with "/" (the app's command table); "exit" leaves the session. */
+  /**
+   * Runs a slash command line (app/slash-commands.ts). `confirm` asks a yes/no question on the
+   * terminal (absent off a terminal). A `request` result is run next, as if typed.
+   */
+  runCommand(line: string, confirm?: (question: string) => Promise<boolean>): Promise<SlashResult>;
+  /** After each turn (e.g. a plan made on a terminal is reviewed); `runTurn` runs a further turn the same way. */
+  afterTurn?(summary: RunSummary, runTurn: (text: string) => Promise<RunSummary>): Promise<void>;
+  /** Connects the process's stop signals to the session (the app's signal policy); returns the disconnect. */
+  watchSignals(controls: ReplControls): () => void;
 }
+
+/** How the app's signal policy steers the session. */
+export interface ReplControls {
+  /** Ctrl-C: cancels the turn; with no turn, or twice within DOUBLE_INTERRUPT_MS, leaves. */
+  interrupt(): void;
+  /** Cancels any turn and leaves as interrupted (SIGTERM, the terminal closed). */
+  leave(why: string): void;
+}
+
+/** How the session ended: the person left, or a signal or a double Ctrl-C ended it. */
+export type ReplEnd = "left" | "interrupted";
 
 export function formatProcesses(processes: BackgroundProcess[]): string {
   if (processes.length === 0) return "No background processes.";
   return processes
     .map((p) => `${p.id}  pid ${p.pid}  ${p.running ? "running" : `exited (${p.exitCode})`}  ${p.url ?? "-"}  ${p.command}`)
     .join("\n");
-}
-
-/** continue: back to the prompt; exit: leave; request: run this request next, as if typed. */
-type SlashResult = "continue" | "exit" | { request: string };
-
-/** `/plan`, `/plan <request>`, `/plan accept [mode]`, `/plan off`. */
-function planCommand(arg: string, session: Session, renderer: Renderer): SlashResult {
-  const [sub, mode] = arg.split(/\s+/);
-  if ((sub === "accept" || sub === "off") && session.approval !== "plan") {
-    renderer.note(`Not in plan mode (approval mode ${session.approval}): /plan [request] plans first.`);
-    return "continue";
-  }
-  if (sub === "accept") {
-    const chosen = mode ? (mode as ApprovalMode) : acceptMode(session);
-    if (!APPROVAL_MODES.includes(chosen) || chosen === "plan") {
-      renderer.note(`Usage: /plan accept [${APPROVAL_MODES.filter((m) => m !== "plan").join(" | ")}]`);
-      return "continue";
-    }
-    session.acceptPlan(chosen);
-    renderer.note(`Plan accepted: approval mode ${chosen}.`);
-    return { request: PLAN_ACCEPTED_TASK };
-  }
-  if (sub === "off") {
-    session.setApproval(acceptMode(session));
-    renderer.note(`Left plan mode. Approval mode: ${session.approval}.`);
-    return "continue";
-  }
-  session.setApproval("plan");
-  renderer.note("Plan mode: only read-only tools run; the model ends with a plan (/plan accept to carry it out, /plan off to leave).");
-  return arg ? { request: arg } : "continue";
-}
-
-/**
- * Runs one slash command; exported so tests can call it without a terminal. `confirm` asks a
- * yes/no question on the terminal (without it, /undo refuses to overwrite hand-edited files).
- */
-export async function runSlashCommand(line: string, session: Session, renderer: Renderer, confirm?: (question: string) => Promise<boolean>): Promise<SlashResult> {
-  const [command, ...rest] = line.trim().split(/\s+/);
-  const arg = rest.join(" ");
-  const undoOptions = {
-    overwrite: rest.includes("--force"),
-    confirm: confirm && ((paths: string[]) => confirm(`Overwrite ${paths.length} file(s) changed by hand (${paths.join(", ")})? [y/N] `)),
-    forceHint: `${command} --force`,
-  };
-  switch (command) {
-    case "/help":
-      renderer.note(REPL_HELP);
-      return "continue";
-    case "/exit":
-    case "/quit":
-      return "exit";
-    case "/new":
-      renderer.note(`New thread ${session.newThread()}.`);
-      return "continue";
-    case "/threads":
-      renderer.note(formatThreads(listThreads(session.settings.workspace), session.threadId));
-      return "continue";
-    case "/resume": {
-      if (!arg) {
-        renderer.note("Usage: /resume <id> (see /threads for ids).");
-        return "continue";
-      }
-      const found = findThread(session.settings.workspace, arg);
-      if (!found) {
-        renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
-        return "continue";
-      }
-      session.threadId = found.id;
-      session.resumed = true;
-      renderer.note(`Resumed thread ${found.id}: ${found.firstRequest}`);
-      return "continue";
-    }
-    case "/approval": {
-      if (!APPROVAL_MODES.includes(arg as ApprovalMode)) {
-        renderer.note(`Approval mode is ${session.approval}. Usage: /approval ${APPROVAL_MODES.join(" | ")}`);
-        return "continue";
-      }
-      session.setApproval(arg as ApprovalMode);
-      renderer.note(`Approval mode: ${session.approval}.`);
-      return "continue";
-    }
-    case "/plan":
-      return planCommand(arg, session, renderer);
-    case "/ps":
-      renderer.note(formatProcesses(session.parts.tools.processes.list()));
-      return "continue";
-    case "/kill": {
-      if (!arg) {
-        renderer.note("Usage: /kill <id> (see /ps for ids).");
-        return "continue";
-      }
-      const stopped = await session.parts.tools.processes.stop(arg);
-      renderer.note(stopped ? `Stopped ${arg}.` : `No running background process "${arg}"; /ps lists them.`);
-      return "continue";
-    }
-    case "/undo":
-      renderer.note((await undoLastTurn(sessionUndoContext(session), undoOptions)).text);
-      return "continue";
-    case "/rewind": {
-      const target = rest.find((r) => r !== "--force");
-      if (target === undefined) {
-        const { messages, snapshots } = await session.parts.history.read(session.threadId);
-        renderer.note(formatTurns(listTurns(messages, snapshots)));
-        return "continue";
-      }
-      renderer.note((await rewindTo(sessionUndoContext(session), Number(target), undoOptions)).text);
-      return "continue";
-    }
-    default:
-      renderer.note(`Unknown command ${command}. /help lists the commands.`);
-      return "continue";
-  }
 }
 
 /**
@@ -315,30 +202,20 @@ export function pausingKeys(ask: Approver, keys: KeyWatch | undefined): Approver
 }
 
 /**
- * A signal repeated within this window is the same one delivered twice: the tsx wrapper process
- * relays SIGINT and SIGTERM to its child after the child already got them from the group.
- */
-export const REPEATED_SIGNAL_MS = 500;
-/** Exit status when a signal (or Ctrl-C twice during a turn) ended the session. */
-const EXIT_INTERRUPTED = 130;
-const SESSION_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-
-/**
  * The interactive session: one thread, a prompt, the same trace per turn. Ctrl-C during a turn
- * cancels the turn; at the prompt (or twice within a second) it leaves. SIGTERM and SIGHUP (the
- * terminal closed) cancel any turn and leave, so close() still stops every process. Resolves
- * with the exit status: 0 when the person left, 130 when a signal or a double Ctrl-C ended it.
+ * cancels the turn; at the prompt (or twice within a second) it leaves. What a signal means is
+ * the app's (io.watchSignals); leaving cancels any turn first, so close() still stops every
+ * process. Resolves with how the session ended.
  */
-export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<number> {
+export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<ReplEnd> {
   renderer.note("Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.");
   const history: string[] = [];
   let turn: AbortController | undefined;
   let lastInterrupt = 0;
-  let lastSignal = { name: "", at: 0 };
-  let exitCode: number | undefined;
+  let exitCode: ReplEnd | undefined;
   let wakeLeave!: () => void;
   const leave = new Promise<void>((resolve) => (wakeLeave = resolve));
-  const requestExit = (code: number) => {
+  const requestExit = (code: ReplEnd) => {
     exitCode ??= code;
     wakeLeave();
   };
@@ -354,19 +231,17 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
     const now = Date.now();
     const twice = now - lastInterrupt < DOUBLE_INTERRUPT_MS;
     lastInterrupt = now;
-    if (!turn) requestExit(0);
-    else if (twice) requestExit(EXIT_INTERRUPTED);
+    if (!turn) requestExit("left");
+    else if (twice) requestExit("interrupted");
     cancelTurn("\nCancelling this turn…");
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    const now = Date.now();
-    if (signal === lastSignal.name && now - lastSignal.at < REPEATED_SIGNAL_MS) return;
-    lastSignal = { name: signal, at: now };
-    if (signal === "SIGINT") return interrupt();
-    requestExit(EXIT_INTERRUPTED);
-    cancelTurn(`\n${signal}: cancelling this turn and leaving…`);
-  };
-  for (const signal of SESSION_SIGNALS) process.on(signal, onSignal);
+  const unwatchSignals = io.watchSignals({
+    interrupt,
+    leave: (why) => {
+      requestExit("interrupted");
+      cancelTurn(`\n${why}: cancelling this turn and leaving…`);
+    },
+  });
 
   const piped = io.input.isTTY ? undefined : pipedLines(io);
   const ctrlAtPrompt = { at: 0 };
@@ -401,22 +276,19 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       if (!text) continue;
       if (text.startsWith("/")) {
         const confirm = io.interactive && !piped ? (question: string) => askYesNo(io, question) : undefined;
-        const result = await runSlashCommand(text, session, renderer, confirm);
+        const result = await io.runCommand(text, confirm);
         if (result === "exit") break;
         if (result === "continue") continue;
         text = result.request;
       }
       const summary = await runTurn(text);
-      // A plan made on a terminal: accept it (the same thread carries it out), refine it, or not now.
-      if (io.interactive && hasPlanToReview(session, summary)) {
-        await reviewPlan(session, renderer, (mode) => askPlanAnswer(io.input, io.output, mode), runTurn, summary, SESSION_PLAN_LATER);
-      }
+      await io.afterTurn?.(summary, runTurn);
       const running = session.running();
       if (running.length > 0) renderer.note(`Running in the background: ${running.map((p) => `${p.id}${p.url ? ` ${p.url}` : ""}`).join(", ")} (/ps, /kill <id>)`);
     }
   } finally {
-    for (const signal of SESSION_SIGNALS) process.off(signal, onSignal);
+    unwatchSignals();
     piped?.close();
   }
-  return exitCode ?? 0;
+  return exitCode ?? "left";
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createWriteStream, readdirSync, rmSync, type WriteStream } from "node:fs";
-import { ensureStateSubdir } from "../memory/state-dir.js";
+import { ensureOutputDir as ensureStateOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
 import path from "node:path";
 
 /**
@@ -15,10 +15,7 @@ export const MAX_OUTPUT_CHARS = 30_000;
 export const HEAD_CHARS = 10_000;
 /** ...and how many from the end (summaries, the final error); the rest is the notice line. */
 export const TAIL_CHARS = 19_500;
-/** mini-cursor's own folder inside the workspace; it ignores itself for git. */
-export const STATE_DIR = ".mini-cursor";
-/** Where full outputs are saved, relative to the workspace root. */
-export const OUTPUT_DIR = `${STATE_DIR}/output`;
+export { OUTPUT_DIR };
 /** Saved outputs kept; older ones are deleted so the folder cannot grow without end. */
 export const MAX_SAVED_OUTPUTS = 50;
 /** Largest output file; past this the rest is dropped (the model could not read more anyway). */
@@ -120,7 +117,7 @@ export interface OutputCapture {
 /** Creates `.mini-cursor/output/` (and a `.gitignore` of `*`), refusing symlinked folders. */
 function ensureOutputDir(root: string): string {
   // A repository could ship `.mini-cursor` (or its .gitignore) as a symlink to point our writes outside it.
-  return ensureStateSubdir(root, path.basename(OUTPUT_DIR));
+  return ensureStateOutputDir(root);
 }
 
 function pruneOldOutputs(outputDir: string): void {

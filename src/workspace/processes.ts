@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { StringDecoder } from "node:string_decoder";
 import type { Readable } from "node:stream";
@@ -12,7 +11,13 @@ import {
   type TailRing,
 } from "./output-store.js";
 import { redactorFor } from "../security/redact.js";
-import { killSessionProcessesSync, reapDeadSessions, SESSION_ID, SESSION_VARIABLE, stopSessionProcesses } from "./session-processes.js";
+import { SESSION_ID, SESSION_VARIABLE } from "./session-processes.js";
+import { KILL_CONFIRM_MS, type StopOutcome, rememberGroup, stopGroup, waitUntil } from "./process-group.js";
+import type { BackgroundProcess, ProcessRegistry } from "./process-registry.js";
+
+// The registry and the process groups have their own files; importers keep this one path.
+export { createProcessRegistry, type AdoptedProcess, type BackgroundProcess, type ProcessRegistry } from "./process-registry.js";
+export { groupAlive, KILL_GRACE_MS, stopGroup, type StopOutcome } from "./process-group.js";
 
 /**
  * The process runner behind execute_command: `bash -c` in its own process group with stdin
@@ -24,8 +29,6 @@ import { killSessionProcessesSync, reapDeadSessions, SESSION_ID, SESSION_VARIABL
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** Longest timeout a caller may ask for; longer requests are clamped to this. */
 export const MAX_TIMEOUT_MS = 600_000;
-/** Time between SIGTERM and SIGKILL when stopping a process group. */
-export const KILL_GRACE_MS = 2_000;
 /** After the shell exits, how long output may stay quiet before leftovers are stopped. */
 export const EXIT_DRAIN_IDLE_MS = 100;
 /** After the shell exits, the longest we keep reading before stopping leftovers. */
@@ -36,10 +39,6 @@ export const BACKGROUND_SETTLE_MS = 500;
 export const BACKGROUND_OUTPUT_CHARS = 100_000;
 /** Longest partial line held back while looking for a server announcement. */
 const MAX_ANNOUNCEMENT_LINE = 2_000;
-/** How often we look whether a signalled group is gone. */
-const GROUP_POLL_MS = 25;
-/** How long we wait for the kernel to reap a group after SIGKILL before giving up on it. */
-const KILL_CONFIRM_MS = 2_000;
 
 /** Hints that keep tools from waiting for a human; MINI_CURSOR tells a command who runs it. */
 export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
@@ -62,195 +61,6 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
 // Local URLs with a port (dev servers), and the words servers use to say they are up.
 const LOCAL_URL = /\bhttps?:\/\/(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]):\d{2,5}(?:\/[^\s"'<>)\]]*)?/i;
 const READY_LINE = /\b(?:ready|listening|started server|server (?:is )?(?:running|started))\b/i;
-
-// ---------------------------------------------------------------------------------------------
-// Registry
-
-export interface BackgroundProcess {
-  /** "bg-1", "bg-2", ... in the order they were left running. */
-  id: string;
-  pid: number;
-  command: string;
-  cwd: string;
-  /** The local URL the process announced, if any. */
-  url?: string;
-  startedAt: number;
-  running: boolean;
-  /** Exit status once it ended (128 + signal number when killed by a signal). */
-  exitCode: number | null;
-  /** The last `tailChars` characters of its output (ANSI codes stripped). */
-  output(tailChars?: number): string;
-}
-
-/** What the runner hands over when it leaves a process running. */
-export interface AdoptedProcess {
-  pid: number;
-  command: string;
-  cwd: string;
-  url?: string;
-  startedAt: number;
-  output: TailRing;
-  /** Settles when the shell exits; the runner stops the rest of the group then. */
-  exited: Promise<{ exitCode: number }>;
-  /** Stops the whole group (SIGTERM, then SIGKILL after the grace period). */
-  stop(): Promise<void>;
-}
-
-export interface ProcessRegistry {
-  /** Every background process, running or ended, oldest first. */
-  list(): BackgroundProcess[];
-  get(id: string): BackgroundProcess | undefined;
-  /** Stops one background process group; false when unknown or already ended. */
-  stop(id: string): Promise<boolean>;
-  /** Stops every process group the toolset started; returns the background ones it stopped. */
-  stopAll(): Promise<BackgroundProcess[]>;
-  /** Takes over a process the runner leaves running, giving it an id. */
-  adopt(process: AdoptedProcess): BackgroundProcess;
-  /** Registers a foreground command so stopAll can stop it too; call the result when it ends. */
-  track(stop: () => Promise<void>): () => void;
-}
-
-export function createProcessRegistry(): ProcessRegistry {
-  const background = new Map<string, { proc: BackgroundProcess; stop: () => Promise<void> }>();
-  const foreground = new Set<() => Promise<void>>();
-  let counter = 0;
-
-  async function stopEntry(id: string): Promise<BackgroundProcess | undefined> {
-    const entry = background.get(id);
-    if (!entry || !entry.proc.running) return undefined;
-    await entry.stop();
-    return entry.proc;
-  }
-
-  return {
-    list: () => [...background.values()].map((e) => e.proc),
-    get: (id) => background.get(id)?.proc,
-    async stop(id) {
-      return (await stopEntry(id)) !== undefined;
-    },
-    async stopAll() {
-      // Foreground first: a command that is just being left in the background lands in the
-      // background map while we wait, and the second pass stops it too.
-      await Promise.all([...foreground].map((stop) => stop()));
-      const stopped = await Promise.all([...background.keys()].map(stopEntry));
-      // What left its group (setsid, daemons) still carries the session variable.
-      await stopSessionProcesses(KILL_GRACE_MS);
-      return stopped.filter((p): p is BackgroundProcess => p !== undefined);
-    },
-    adopt(adopted) {
-      const id = `bg-${++counter}`;
-      const state = { running: true, exitCode: null as number | null };
-      const proc: BackgroundProcess = {
-        id,
-        pid: adopted.pid,
-        command: adopted.command,
-        cwd: adopted.cwd,
-        url: adopted.url,
-        startedAt: adopted.startedAt,
-        get running() {
-          return state.running;
-        },
-        get exitCode() {
-          return state.exitCode;
-        },
-        output: (tailChars) => adopted.output.text(tailChars),
-      };
-      void adopted.exited.then(({ exitCode }) => {
-        state.running = false;
-        state.exitCode = exitCode;
-      });
-      background.set(id, { proc, stop: adopted.stop });
-      return proc;
-    },
-    track(stop) {
-      foreground.add(stop);
-      return () => foreground.delete(stop);
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Process groups
-
-/** Every group we started and have not seen die, so they can be killed if Node exits first. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function rememberGroup(pgid: number): void {
-  liveGroups.add(pgid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // Orphans of a mini-cursor that was SIGKILLed (and so could not clean up) go first.
-  reapDeadSessions();
-  // Detached groups survive their parent; an exiting Node can still kill them synchronously.
-  // Processes that left their group (setsid) are found by the session variable they carry.
-  process.once("exit", () => {
-    for (const group of liveGroups) signalGroup(group, "SIGKILL");
-    killSessionProcessesSync();
-  });
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
-/** Process group of a /proc entry, or undefined for zombies (they hold no resources). */
-function liveGroupOf(pid: string): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[0] === "Z" ? undefined : Number(fields[2]);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether any live process is left in the group. On Linux zombies are ignored: where PID 1
- * does not reap orphans (some containers), kill(-pgid, 0) would report a dead group alive.
- */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  if (process.platform !== "linux") return true;
-  return readdirSync("/proc").some((entry) => /^\d+$/.test(entry) && liveGroupOf(entry) === pgid);
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, GROUP_POLL_MS));
-  }
-  return true;
-}
-
-/** What it took to stop a group. */
-export type StopOutcome = "none" | "SIGTERM" | "SIGKILL";
-
-/** SIGTERM to the whole group, SIGKILL to whatever is left after `graceMs`. */
-export async function stopGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<StopOutcome> {
-  if (!groupAlive(pgid)) {
-    liveGroups.delete(pgid);
-    return "none";
-  }
-  signalGroup(pgid, "SIGTERM");
-  let outcome: StopOutcome = "SIGTERM";
-  if (!(await waitUntil(() => !groupAlive(pgid), graceMs))) {
-    signalGroup(pgid, "SIGKILL");
-    outcome = "SIGKILL";
-    await waitUntil(() => !groupAlive(pgid), KILL_CONFIRM_MS);
-  }
-  liveGroups.delete(pgid);
-  return outcome;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Spawning
@@ -391,7 +201,11 @@ export function effectiveTimeout(requested: number | undefined): { timeoutMs: nu
 const emptyOutput = (): CapturedOutput => ({ text: "", totalChars: 0, totalLines: 0, truncated: false });
 
 /** One pipe's bytes turned into text: UTF-8 decoded across chunk edges, escape codes removed. */
-function textReader(stream: "stdout" | "stderr", sink: (stream: "stdout" | "stderr", text: string) => void, secrets: readonly string[] = []) {
+function textReader(
+  stream: "stdout" | "stderr",
+  sink: (stream: "stdout" | "stderr", text: string) => void,
+  secrets: readonly string[] = [],
+) {
   const decoder = new StringDecoder("utf8");
   const strip = createAnsiStripper();
   // Before anything sees the text (the saved file, the terminal, the model): a secret printed
@@ -478,7 +292,10 @@ async function drainAndStopLeftovers(pid: number, router: OutputRouter): Promise
   // Quiet counts from the exit too: output written just before it may not have been read yet
   // (a busy event loop), and a fast command has no earlier data to measure from.
   const exitedAt = Date.now();
-  const quiet = waitUntil(() => router.idleFor(EXIT_DRAIN_IDLE_MS) && Date.now() - exitedAt >= EXIT_DRAIN_IDLE_MS, EXIT_DRAIN_MAX_MS);
+  const quiet = waitUntil(
+    () => router.idleFor(EXIT_DRAIN_IDLE_MS) && Date.now() - exitedAt >= EXIT_DRAIN_IDLE_MS,
+    EXIT_DRAIN_MAX_MS,
+  );
   await Promise.race([drained, quiet]);
   await stopGroup(pid);
   router.destroy();
@@ -541,7 +358,9 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 const STATUS_OF = { exit: "exited", timeout: "timed_out", cancel: "cancelled" } as const;
 
 type ResultMaker = (
-  fields: Omit<CommandResult, "durationMs" | "timeoutMs" | "timeoutClamped" | "signal"> & { signal?: NodeJS.Signals | null },
+  fields: Omit<CommandResult, "durationMs" | "timeoutMs" | "timeoutClamped" | "signal"> & {
+    signal?: NodeJS.Signals | null;
+  },
 ) => CommandResult;
 
 /** Spawns the shell in a new process group; resolves once it has a pid or has failed. */

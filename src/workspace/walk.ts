@@ -104,7 +104,7 @@ export async function globFiles(root: string, baseAbs: string, patterns: string[
   // descriptor: a folder swapped for a symlink (or a symlink named in the pattern) lists nothing.
   const ws = { root };
   const adapter = {
-    readdir(dir: string, opts: unknown, callback: ReaddirCallback) {
+    readdir(dir: string, _opts: unknown, callback: ReaddirCallback) {
       let opened: ReturnType<typeof openDirectorySync>;
       try {
         opened = openDirectorySync(ws, dir);

@@ -1,0 +1,166 @@
+/**
+ * Folder layering check, run by `npm run lint`: every folder under src/ (and each top-level file
+ * such as settings.ts) belongs to a layer in scripts/layers.json, listed bottom first. A module may
+ * import its own layer and the layers below it; an import of a layer above, a folder missing from
+ * the list, or a cycle between folders fails. Type-only imports are erased when compiled and are
+ * left out: a lower layer may name a type that an upper one defines (e.g. `type Settings`).
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** One import that breaks the layering, or a cycle of folders. */
+export interface LayerFinding {
+  kind: "upward" | "unlisted" | "cycle";
+  message: string;
+}
+
+/** Layers bottom first; each is a list of folder names (or top-level module names without .ts). */
+export type Layers = string[][];
+
+/** scripts/layers.json: the layers, and single imports allowed across them, each with its reason. */
+export interface LayerConfig {
+  layers: Layers;
+  /** `"from.ts -> to.ts"` (paths under src/) -> why this import may cross the layers. */
+  allow?: Record<string, string>;
+}
+
+const IMPORT = /(?:^|[\s;])(?:import|export)\s+(type\s+)?(?:([\w*{}\s,$]*?)\s+from\s+)?["'](\.{1,2}\/[^"']+)["']/g;
+const DYNAMIC_IMPORT = /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
+
+function sourceFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) files.push(...sourceFiles(full));
+    else if (/\.(ts|mts)$/.test(name) && !name.endsWith(".d.ts")) files.push(full);
+  }
+  return files;
+}
+
+/** The unit a file belongs to: its first folder under src/, or its own name for a top-level file. */
+export function unitOf(srcDir: string, file: string): string | undefined {
+  const rel = path.relative(srcDir, file);
+  if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+  const parts = rel.split(path.sep);
+  return parts.length === 1 ? parts[0]!.replace(/\.m?[jt]s$/, "") : parts[0];
+}
+
+/** A relative import of a source file; type-only ones are erased when compiled. */
+export interface SourceImport {
+  specifier: string;
+  line: number;
+  typeOnly: boolean;
+}
+
+/** `{ type A, type B }`: every name imported as a type, so the import is erased. */
+function onlyTypes(names: string | undefined): boolean {
+  const inner = names?.trim().match(/^\{([\s\S]*)\}$/)?.[1];
+  if (inner === undefined) return false;
+  const parts = inner.split(",").map((p) => p.trim()).filter(Boolean);
+  return parts.length > 0 && parts.every((p) => p.startsWith("type "));
+}
+
+/** Relative import specifiers of a source text, with their 1-based line numbers. */
+export function importsOf(text: string): SourceImport[] {
+  const found: SourceImport[] = [];
+  // Comments may quote imports; blank them (keeping newlines so line numbers hold).
+  const code = text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, (c) => c.replace(/[^\n]/g, " "));
+  const lineAt = (at: number): number => code.slice(0, at).split("\n").length;
+  for (const match of code.matchAll(IMPORT)) {
+    const specifier = match[3]!;
+    const typeOnly = match[1] !== undefined || onlyTypes(match[2]);
+    found.push({ specifier, line: lineAt(match.index + match[0].lastIndexOf(specifier)), typeOnly });
+  }
+  for (const match of code.matchAll(DYNAMIC_IMPORT)) {
+    found.push({ specifier: match[1]!, line: lineAt(match.index), typeOnly: false });
+  }
+  return found.sort((a, b) => a.line - b.line);
+}
+
+/** Cycles of the folder graph (strongly connected components with more than one unit). */
+function cycles(edges: Map<string, Set<string>>): string[][] {
+  let index = 0;
+  const indices = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (v: string): void => {
+    indices.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!indices.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, indices.get(w)!));
+    }
+    if (low.get(v) === indices.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) components.push(component.sort());
+    }
+  };
+  for (const v of [...edges.keys()].sort()) if (!indices.has(v)) visit(v);
+  return components;
+}
+
+/** Every layering problem of the source tree at srcDir, in a stable order. */
+export function checkLayers(srcDir: string, config: LayerConfig, log?: (edge: string) => void): LayerFinding[] {
+  const { layers, allow = {} } = config;
+  const rank = new Map<string, number>();
+  for (const [i, units] of layers.entries()) for (const unit of units) rank.set(unit, i);
+  const findings: LayerFinding[] = [];
+  const edges = new Map<string, Set<string>>();
+  const unlisted = new Set<string>();
+  for (const file of sourceFiles(srcDir).sort()) {
+    const from = unitOf(srcDir, file)!;
+    if (!rank.has(from)) unlisted.add(from);
+    for (const { specifier, line, typeOnly } of importsOf(readFileSync(file, "utf8"))) {
+      if (typeOnly) continue;
+      const to = unitOf(srcDir, path.resolve(path.dirname(file), specifier));
+      if (to === undefined || to === from) continue;
+      const target = path.relative(srcDir, path.resolve(path.dirname(file), specifier)).replace(/\.js$/, ".ts");
+      if (`${path.relative(srcDir, file)} -> ${target}` in allow) continue;
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)!.add(to);
+      log?.(`${from} -> ${to}  ${path.relative(srcDir, file)}:${line} ${specifier}`);
+      const [a, b] = [rank.get(from), rank.get(to)];
+      if (a !== undefined && b !== undefined && b > a) {
+        findings.push({
+          kind: "upward",
+          message: `${path.relative(srcDir, file)}:${line} imports ${specifier}: ${from}/ may not import ${to}/, a layer above it`,
+        });
+      }
+    }
+  }
+  for (const unit of [...unlisted].sort()) {
+    findings.push({ kind: "unlisted", message: `src/${unit} is in no layer: add it to scripts/layers.json` });
+  }
+  for (const component of cycles(edges)) {
+    findings.push({ kind: "cycle", message: `folders import each other: ${component.join(" <-> ")}` });
+  }
+  return findings;
+}
+
+function main(): void {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  const config = JSON.parse(readFileSync(path.join(root, "scripts", "layers.json"), "utf8")) as LayerConfig;
+  // --edges prints every import between folders, for redesigning the layers.
+  const log = process.argv.includes("--edges") ? (edge: string) => console.log(edge) : undefined;
+  const findings = checkLayers(path.join(root, "src"), config, log);
+  for (const finding of findings) console.error(`check-layers: ${finding.message}`);
+  if (findings.length > 0) {
+    console.error(`check-layers: ${findings.length} problem(s); the layers are listed in scripts/layers.json.`);
+    process.exitCode = 1;
+  } else console.log(`check-layers: ${config.layers.flat().length} folders, no upward import, no cycle`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

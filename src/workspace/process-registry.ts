@@ -1,0 +1,111 @@
+import type { TailRing } from "./output-store.js";
+import { stopSessionProcesses } from "./session-processes.js";
+import { KILL_GRACE_MS } from "./process-group.js";
+
+/** The background processes (dev servers) a session started, and stopping them all. */
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+
+export interface BackgroundProcess {
+  /** "bg-1", "bg-2", ... in the order they were left running. */
+  id: string;
+  pid: number;
+  command: string;
+  cwd: string;
+  /** The local URL the process announced, if any. */
+  url?: string;
+  startedAt: number;
+  running: boolean;
+  /** Exit status once it ended (128 + signal number when killed by a signal). */
+  exitCode: number | null;
+  /** The last `tailChars` characters of its output (ANSI codes stripped). */
+  output(tailChars?: number): string;
+}
+
+/** What the runner hands over when it leaves a process running. */
+export interface AdoptedProcess {
+  pid: number;
+  command: string;
+  cwd: string;
+  url?: string;
+  startedAt: number;
+  output: TailRing;
+  /** Settles when the shell exits; the runner stops the rest of the group then. */
+  exited: Promise<{ exitCode: number }>;
+  /** Stops the whole group (SIGTERM, then SIGKILL after the grace period). */
+  stop(): Promise<void>;
+}
+
+export interface ProcessRegistry {
+  /** Every background process, running or ended, oldest first. */
+  list(): BackgroundProcess[];
+  get(id: string): BackgroundProcess | undefined;
+  /** Stops one background process group; false when unknown or already ended. */
+  stop(id: string): Promise<boolean>;
+  /** Stops every process group the toolset started; returns the background ones it stopped. */
+  stopAll(): Promise<BackgroundProcess[]>;
+  /** Takes over a process the runner leaves running, giving it an id. */
+  adopt(process: AdoptedProcess): BackgroundProcess;
+  /** Registers a foreground command so stopAll can stop it too; call the result when it ends. */
+  track(stop: () => Promise<void>): () => void;
+}
+
+export function createProcessRegistry(): ProcessRegistry {
+  const background = new Map<string, { proc: BackgroundProcess; stop: () => Promise<void> }>();
+  const foreground = new Set<() => Promise<void>>();
+  let counter = 0;
+
+  async function stopEntry(id: string): Promise<BackgroundProcess | undefined> {
+    const entry = background.get(id);
+    if (!entry?.proc.running) return undefined;
+    await entry.stop();
+    return entry.proc;
+  }
+
+  return {
+    list: () => [...background.values()].map((e) => e.proc),
+    get: (id) => background.get(id)?.proc,
+    async stop(id) {
+      return (await stopEntry(id)) !== undefined;
+    },
+    async stopAll() {
+      // Foreground first: a command that is just being left in the background lands in the
+      // background map while we wait, and the second pass stops it too.
+      await Promise.all([...foreground].map((stop) => stop()));
+      const stopped = await Promise.all([...background.keys()].map(stopEntry));
+      // What left its group (setsid, daemons) still carries the session variable.
+      await stopSessionProcesses(KILL_GRACE_MS);
+      return stopped.filter((p): p is BackgroundProcess => p !== undefined);
+    },
+    adopt(adopted) {
+      const id = `bg-${++counter}`;
+      const state = { running: true, exitCode: null as number | null };
+      const proc: BackgroundProcess = {
+        id,
+        pid: adopted.pid,
+        command: adopted.command,
+        cwd: adopted.cwd,
+        url: adopted.url,
+        startedAt: adopted.startedAt,
+        get running() {
+          return state.running;
+        },
+        get exitCode() {
+          return state.exitCode;
+        },
+        output: (tailChars) => adopted.output.text(tailChars),
+      };
+      void adopted.exited.then(({ exitCode }) => {
+        state.running = false;
+        state.exitCode = exitCode;
+      });
+      background.set(id, { proc, stop: adopted.stop });
+      return proc;
+    },
+    track(stop) {
+      foreground.add(stop);
+      return () => foreground.delete(stop);
+    },
+  };
+}
