@@ -11,14 +11,19 @@ function context(): { ctx: SlashContext; notes: string[] } {
 
 test("/help lists the table, in its order, with the usage column aligned", () => {
   expect(helpText(SLASH_COMMANDS)).toBe(`Commands:
-  /help              this list
-  /new               start a fresh thread
-  /threads           saved threads: id, first request, last update, steps
-  /resume <id>       continue a saved thread
-  /approval <mode>   suggest | auto-edit | full-auto
-  /ps                background processes (dev servers) with their URLs
-  /kill <id>         stop a background process
-  /exit              stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
+  /help                this list
+  /new                 start a fresh thread
+  /threads             saved threads: id, first request, last update, steps
+  /resume <id>         continue a saved thread
+  /approval <mode>     suggest | auto-edit | full-auto | plan
+  /plan [request]      plan mode: only read-only tools run and the model ends with a plan (and runs the request)
+  /plan accept [mode]  carry out the plan on this thread (mode: the one before plan mode, else auto-edit)
+  /plan off            leave plan mode without carrying anything out
+  /ps                  background processes (dev servers) with their URLs
+  /kill <id>           stop a background process
+  /undo [--force]      put back the files the last turn changed and drop it from the thread
+  /rewind [<n>]        list the turns; with n, go back to before turn n (--force as for /undo)
+  /exit                stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
 Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.`);
 });
 
@@ -34,7 +39,7 @@ test("a command added to a table runs with the rest of the line, and /help shows
   const { ctx, notes } = context();
   expect(await runSlashCommand("  /echo  a  b ", ctx, table)).toBe("continue");
   expect(seen).toEqual(["a b"]);
-  expect(helpText(table)).toContain("\n  /echo <text>       say it back\n");
+  expect(helpText(table)).toContain("\n  /echo <text>         say it back\n");
   expect(notes).toEqual([]);
 });
 
@@ -46,6 +51,6 @@ test("aliases, unknown commands and a usage note", async () => {
   expect(await runSlashCommand("/approval nonsense", ctx)).toBe("continue");
   expect(notes).toEqual([
     "Unknown command /foo. /help lists the commands.",
-    "Approval mode is auto-edit. Usage: /approval suggest | auto-edit | full-auto",
+    "Approval mode is auto-edit. Usage: /approval suggest | auto-edit | full-auto | plan",
   ]);
 });

@@ -77,13 +77,15 @@ export interface SlashCommand {
   run(arg: string, ctx: SlashContext): SlashResult | Promise<SlashResult>;
 }
 
-const HELP_USAGE_WIDTH = 18;
 const HELP_FOOTER =
   "Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.";
 
 /** The /help text, from the table. */
 export function helpText(commands: readonly SlashCommand[]): string {
-  const rows = commands.flatMap((c) => [c, ...(c.more ?? [])]).map((c) => `  ${c.usage.padEnd(HELP_USAGE_WIDTH)} ${c.summary}`);
+  const entries = commands.flatMap((c) => [c, ...(c.more ?? [])]);
+  // The usage column is as wide as its longest entry, so every summary starts in one column.
+  const width = Math.max(...entries.map((c) => c.usage.length));
+  const rows = entries.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
   return ["Commands:", ...rows, HELP_FOOTER].join("\n");
 }
 
