@@ -56,6 +56,7 @@ function buildProgram(version: string): Command {
     .option("--record <file>", "save every model response of the run to this JSON Lines file (for --replay)")
     .option("--replay <file>", "answer from a recording instead of a model (no provider or key); the tools run for real")
     .option("--threads", "list the saved threads in the workspace and exit")
+    .option("--mcp-list", "start the configured MCP servers, show their state and tools, stop them and exit")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
     .option("--verbose", "show stack traces for errors (also DEBUG=1)")
@@ -82,6 +83,7 @@ needed an approval nobody could give), 130 interrupted (Ctrl-C, SIGTERM, closed 
 interface ParsedArgs {
   task: string;
   threads: boolean;
+  mcpList: boolean;
   flags: SettingsFlags;
 }
 
@@ -100,8 +102,8 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     }
     throw err;
   }
-  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean }>();
-  return { task: (program.args as string[]).join(" ").trim(), threads: Boolean(opts.threads), flags: opts };
+  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean; mcpList?: boolean }>();
+  return { task: (program.args as string[]).join(" ").trim(), threads: Boolean(opts.threads), mcpList: Boolean(opts.mcpList), flags: opts };
 }
 
 /** Why the run must not start: `--sandbox on` without bubblewrap, or an unreadable rules file. */
@@ -213,6 +215,11 @@ export async function main(argv: string[]): Promise<number> {
       // --json: JSON Lines, one thread per line, like every other --json output.
       if (settings.json) process.stdout.write(threads.map((t) => `${JSON.stringify(t)}\n`).join(""));
       else process.stdout.write(`${formatThreads(threads)}\n`);
+      return EXIT.ok;
+    }
+    if (parsed.mcpList) {
+      const { mcpListReport } = await import("./app/mcp.js");
+      process.stdout.write(await mcpListReport(settings, settings.json, (text) => process.stderr.write(`${text}\n`)));
       return EXIT.ok;
     }
     if (parsed.flags.model && settings.provider === "offline" && !settings.replay) {

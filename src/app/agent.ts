@@ -11,13 +11,16 @@ import type { SandboxPlan } from "../security/sandbox.js";
 import type { Settings } from "../settings.js";
 import type { Toolset } from "../tools/index.js";
 import { createAgentTools } from "./tools.js";
+import type { McpHub } from "../mcp/hub.js";
 
 export interface AgentParts {
   engine: Engine;
   tools: Toolset;
   /** Whether commands run in bubblewrap, and the banner line saying so. */
   sandbox: SandboxPlan;
-  /** Releases what the agent holds (the SQLite handle); background processes are the caller's. */
+  /** MCP servers of this session (none configured: undefined). */
+  mcp?: McpHub;
+  /** Releases what the agent holds (the SQLite handle, MCP servers); background processes are the caller's. */
   close(): Promise<void>;
 }
 
@@ -26,19 +29,26 @@ export interface AgentPartsOptions {
   emit: EventSink;
   model?: BaseChatModel;
   checkpointer?: BaseCheckpointSaver;
+  /** MCP servers' tools (app/mcp.ts); stopped by `close()`. */
+  mcp?: McpHub;
 }
 
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
-  const { tools, sandbox } = createAgentTools(settings, (chunk) =>
-    options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
+  const { tools, sandbox } = createAgentTools(
+    settings,
+    (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
+    options.mcp,
   );
-  const release = () => sandbox.sandbox?.dispose();
+  const release = async () => {
+    sandbox.sandbox?.dispose();
+    await options.mcp?.close();
+  };
   const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
   if (settings.engine === "loop") {
     const runtime = createRuntime(settings, { model: options.model, tools });
     const engine = createLoopEngine({ ...runtime, workspace: settings.workspace, meta, modelSettings: settings });
-    return { engine, tools, sandbox, close: async () => release() };
+    return { engine, tools, sandbox, mcp: options.mcp, close: release };
   }
   const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
   const graph = createGraph(settings, { checkpointer, model: options.model, tools });
@@ -47,10 +57,11 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     engine,
     tools,
     sandbox,
+    mcp: options.mcp,
     async close() {
       const db = (checkpointer as { db?: { close?: () => void } }).db;
       db?.close?.();
-      release();
+      await release();
     },
   };
 }

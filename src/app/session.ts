@@ -7,6 +7,7 @@ import type { ApprovalMode, Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
+import type { McpHub } from "../mcp/hub.js";
 
 /**
  * What one CLI invocation holds: the engine, its tools and processes, and the current thread.
@@ -31,6 +32,8 @@ export interface Session {
 export interface SessionOptions {
   renderer: Renderer;
   model?: BaseChatModel;
+  /** MCP servers' tools (app/mcp.ts: prepareMcp); stopped when the session closes. */
+  mcp?: McpHub;
 }
 
 /** The thread the flags ask for: --thread (new or existing), --continue (latest), or a new one. */
@@ -46,7 +49,7 @@ export function pickThread(settings: Settings, note: (text: string) => void): { 
 
 export function createSession(settings: Settings, options: SessionOptions): Session {
   const emit = (event: AgentEvent) => options.renderer.event(event);
-  const parts = createAgentParts(settings, { emit, model: options.model });
+  const parts = createAgentParts(settings, { emit, model: options.model, mcp: options.mcp });
   const thread = pickThread(settings, (text) => options.renderer.note(text));
   const session: Session = {
     settings,

@@ -133,7 +133,7 @@ export function createApproveNode(runtime: AgentRuntime) {
     const declined: ToolMessage[] = [];
     for (const call of last.tool_calls ?? []) {
       if (invalid.has(call.id)) continue;
-      const decision = await classifyCall(call, mode, always, { workspace: runtime.workspace ?? process.cwd() });
+      const decision = await classifyCall(call, mode, always, { workspace: runtime.workspace ?? process.cwd(), tools: runtime.tools });
       if (decision.action === "run") continue;
       if (decision.action === "deny") {
         // Denied by the project rules: refused without asking.

@@ -146,7 +146,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           const skip = new Set(answered.map((m) => m.tool_call_id));
           for (const call of calls) {
             if (skip.has(call.id!)) continue;
-            const decision = await classifyCall(call, mode, thread.alwaysAllow, { workspace: options.workspace });
+            const decision = await classifyCall(call, mode, thread.alwaysAllow, { workspace: options.workspace, tools: options.tools });
             if (decision.action === "run") continue;
             if (decision.action === "deny") {
               // Denied by the project rules: refused without asking.

@@ -6,6 +6,7 @@ import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import type { Renderer } from "./render.js";
 import { formatThreads } from "./threads-table.js";
+import { formatMcpStatus } from "../mcp/status.js";
 
 /** Two Ctrl-C within this window exit even in the middle of a turn. */
 export const DOUBLE_INTERRUPT_MS = 1_000;
@@ -25,6 +26,7 @@ export const REPL_HELP = `Commands:
   /approval <mode>   suggest | auto-edit | full-auto
   /ps                background processes (dev servers) with their URLs
   /kill <id>         stop a background process
+  /mcp               MCP servers: state and tools
   /exit              stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
 Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.`;
 
@@ -99,6 +101,9 @@ export async function runSlashCommand(line: string, session: Session, renderer: 
       renderer.note(stopped ? `Stopped ${arg}.` : `No running background process "${arg}"; /ps lists them.`);
       return "continue";
     }
+    case "/mcp":
+      renderer.note(formatMcpStatus(session.parts.mcp?.status() ?? []));
+      return "continue";
     default:
       renderer.note(`Unknown command ${command}. /help lists the commands.`);
       return "continue";

@@ -176,7 +176,8 @@ export function createProcessRegistry(): ProcessRegistry {
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
-function rememberGroup(pgid: number): void {
+/** Kills the group when Node exits, unless `stopGroup` saw it gone first (MCP servers use it too). */
+export function rememberGroup(pgid: number): void {
   liveGroups.add(pgid);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
