@@ -9,15 +9,18 @@
 // sleep {ms} -> answers after ms; crash -> the process exits with code 3 mid-call.
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { z } from "zod";
 
 const argv = process.argv.slice(2);
 const mode = argv[0];
 const option = (flag) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
 const name = option("--name") ?? "test";
+// Before the SDK loads (a second on a busy machine), so a test sees the process at once.
+if (option("--pid-file")) writeFileSync(option("--pid-file"), String(process.pid));
+
+const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
+const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+const { z } = await import("zod");
 
 const PNG_1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
@@ -50,8 +53,6 @@ function buildServer() {
   });
   return server;
 }
-
-if (option("--pid-file")) writeFileSync(option("--pid-file"), String(process.pid));
 
 if (mode === "stdio") {
   if (argv.includes("--crash-at-start")) {

@@ -3,7 +3,6 @@ import { loadShellParser } from "../security/shell-parse.js";
 import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
 import { childEnvironment, hostEnvironment, secretValues, type Settings } from "../settings.js";
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
-import { withToolErrors } from "../tools/errors.js";
 import { withRedaction } from "../tools/redacting.js";
 import type { McpHub } from "../mcp/hub.js";
 
@@ -19,8 +18,7 @@ function rulesPassEnv(workspace: string): string[] {
 /**
  * The toolset as every front end (CLI, Studio) builds it: commands get the user's environment
  * without secrets, run in bubblewrap when available, and never show the API key.
- * MCP servers' tools (`mcp`, see app/mcp.ts) come after the built-in ones, with the same error
- * handling and redaction.
+ * MCP servers' tools (`mcp`, see app/mcp.ts) come after the built-in ones, redacted the same way.
  * Throws SandboxUnavailableError for `--sandbox on` without a usable bubblewrap.
  */
 export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputChunk) => void, mcp?: McpHub): { tools: Toolset; sandbox: SandboxPlan } {
@@ -42,6 +40,6 @@ export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputCh
     onOutput,
     editTool: settings.editTool,
   });
-  for (const tool of mcp?.tools ?? []) tools.push(withRedaction(withToolErrors(tool), redact));
+  for (const tool of mcp?.tools ?? []) tools.push(withRedaction(tool, redact));
   return { tools, sandbox };
 }

@@ -1,7 +1,7 @@
 import { loadMcpTools } from "@langchain/mcp-adapters";
 import type { DynamicStructuredTool, StructuredToolInterface } from "@langchain/core/tools";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { ToolFailure } from "../tools/errors.js";
+import { ToolFailure, withToolErrors } from "../tools/errors.js";
 import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "./config.js";
 import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
@@ -88,7 +88,8 @@ async function toolsOf(server: McpServerHandle, list: readonly Tool[]): Promise<
   const byPrefixedName = new Map(list.map((t) => [`${server.spec.name}${MCP_TOOL_SEPARATOR}${t.name}`, t]));
   return loaded.map((tool) => {
     const source = byPrefixedName.get(tool.name);
-    return bounded(tool, server.spec.name, source?.name ?? tool.name, source?.annotations);
+    // Failures become results with status "error" (tools/errors.ts), as for every other tool.
+    return withToolErrors(bounded(tool, server.spec.name, source?.name ?? tool.name, source?.annotations));
   });
 }
 

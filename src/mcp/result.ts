@@ -23,7 +23,8 @@ const n = (x: number) => x.toLocaleString("en-US");
 function base64Bytes(data: string | undefined): number {
   if (!data) return 0;
   const body = data.startsWith("data:") ? data.slice(data.indexOf(",") + 1) : data;
-  return Math.floor((body.length * 3) / 4);
+  const padding = body.endsWith("==") ? 2 : body.endsWith("=") ? 1 : 0;
+  return Math.floor((body.length * 3) / 4) - padding;
 }
 
 function imageNote(block: Block): string {

@@ -119,7 +119,8 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
       await Promise.race([c.connect(t, { timeout: options.startTimeoutMs }), timedOut]);
     } catch (err) {
       const exited = (t as GroupStdioTransport).exit?.();
-      const why = err instanceof McpServerError ? err.message : exited ? stdioExit(t) : describe(err);
+      const spawnFailed = ["ENOENT", "EACCES"].includes((err as NodeJS.ErrnoException)?.code ?? "");
+      const why = err instanceof McpServerError ? err.message : exited && !spawnFailed ? stdioExit(t) : describe(err);
       state = "failed";
       failure = `MCP server "${spec.name}" (${target(spec)}) could not start: ${why}`;
       transport = undefined;
