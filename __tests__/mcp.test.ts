@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { engineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { FILESYSTEM_SERVER, MCP_TEST_SERVER, mcpTestSettings, processesWith, readPid, startHttpServer, stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
 import { isAlive } from "./helpers/pids.js";
+import { baseEnv, runCli } from "./helpers/cli.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 let ws: ReturnType<typeof makeTempDir>;
@@ -263,6 +264,25 @@ describe("--mcp-list", () => {
     expect(lines[2]).toBe(`remote  http  running  ${http.url}  (${userConfig()})`);
     expect(isAlive(readPid(pidFile()))).toBe(false);
     expect(processesWith(pidFile())).toEqual([]);
+  });
+});
+
+describe("the CLI", () => {
+  test("--mcp-list prints each server's state and tools and leaves nothing running", async () => {
+    writeUserConfig(userConfig(), { mcpServers: { remote: { url: http.url }, local: stdioServer(pidFile()) } });
+    const env = baseEnv({ HOME: home.dir, MINI_CURSOR_USER_CONFIG: userConfig(), MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"), MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json") });
+    const result = await runCli(["--mcp-list", "--workspace", ws.dir], { env });
+    expect([result.code, result.stderr]).toEqual([0, ""]);
+    expect(result.stdout.split("\n").slice(0, 2)).toEqual([
+      `remote  http  running  ${http.url}  (${userConfig()})`,
+      "  tools: remote__echo, remote__add, remote__picture, remote__fail, remote__big, remote__sleep, remote__crash",
+    ]);
+    expect(processesWith(pidFile())).toEqual([]);
+  });
+
+  test("--help lists --mcp-list", async () => {
+    const result = await runCli(["--help"], { env: baseEnv() });
+    expect(result.stdout).toContain("--mcp-list");
   });
 });
 
