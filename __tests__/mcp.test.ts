@@ -13,6 +13,7 @@ import { engineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { FILESYSTEM_SERVER, MCP_TEST_SERVER, mcpTestSettings, processesWith, readPid, startHttpServer, stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
 import { isAlive } from "./helpers/pids.js";
 import { baseEnv, runCli } from "./helpers/cli.js";
+import { startOpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 let ws: ReturnType<typeof makeTempDir>;
@@ -278,6 +279,36 @@ describe("the CLI", () => {
       "  tools: remote__echo, remote__add, remote__picture, remote__fail, remote__big, remote__sleep, remote__crash",
     ]);
     expect(processesWith(pidFile())).toEqual([]);
+  });
+
+  test("a one-shot run: the provider's model calls a stdio tool and an HTTP tool, reads their results, and no server outlives the CLI", async () => {
+    const provider = await startOpenAIServer([
+      { toolCalls: [{ name: "local__echo", args: { text: "over stdio" } }, { name: "remote__add", args: { a: 40, b: 2 } }] },
+      { content: "The tools said hello and 42." },
+    ]);
+    try {
+      writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()), remote: { url: http.url } } });
+      const env = baseEnv({
+        OPENAI_BASE_URL: provider.url,
+        HOME: home.dir,
+        MINI_CURSOR_USER_CONFIG: userConfig(),
+        MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
+        MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+      });
+      const result = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "use the MCP tools"], { env });
+      expect(result.code).toBe(0);
+      const events = result.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+      expect(events.filter((e) => e.type === "tool_result").map((e) => [e.name, e.status, e.content])).toEqual([
+        ["local__echo", "success", "local echo: over stdio"],
+        ["remote__add", "success", "42"],
+      ]);
+      const offered = provider.requests[0]!.tools!.map((t) => t.function.name);
+      expect(offered).toEqual(expect.arrayContaining(["local__echo", "remote__add"]));
+      expect(provider.requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["local echo: over stdio", "42"]);
+      expect(processesWith(pidFile())).toEqual([]);
+    } finally {
+      await provider.close();
+    }
   });
 
   test("--help lists --mcp-list", async () => {
