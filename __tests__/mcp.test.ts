@@ -12,9 +12,13 @@ import { readFileSync } from "node:fs";
 import { engineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { FILESYSTEM_SERVER, MCP_TEST_SERVER, mcpTestSettings, processesWith, readPid, startHttpServer, stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
 import { isAlive } from "./helpers/pids.js";
-import { baseEnv, runCli } from "./helpers/cli.js";
+import { baseEnv, collect, runCli, startCli } from "./helpers/cli.js";
 import { startOpenAIServer } from "./helpers/openai-server.js";
-import { makeTempDir } from "./helpers/tmp.js";
+import { runSlashCommand } from "../src/ui/repl.js";
+import type { Session } from "../src/app/session.js";
+import type { Renderer } from "../src/ui/render.js";
+import { formatMcpStatus } from "../src/mcp/status.js";
+import { makeTempDir, waitFor } from "./helpers/tmp.js";
 
 let ws: ReturnType<typeof makeTempDir>;
 let home: ReturnType<typeof makeTempDir>;
@@ -311,9 +315,56 @@ describe("the CLI", () => {
     }
   });
 
+  test("SIGTERM during an MCP call: the run stops and the server goes with it", async () => {
+    const provider = await startOpenAIServer([{ toolCalls: [{ name: "local__sleep", args: { ms: 600_000 } }] }, { content: "never reached" }]);
+    try {
+      writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
+      const env = baseEnv({
+        OPENAI_BASE_URL: provider.url,
+        HOME: home.dir,
+        MINI_CURSOR_USER_CONFIG: userConfig(),
+        MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
+        MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+      });
+      const child = startCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
+      const done = collect(child);
+      await waitFor(() => existsSync(`${pidFile()}.sleeping`), 30_000);
+      const server = readPid(pidFile());
+      process.kill(child.pid!, "SIGTERM");
+      const result = await done;
+      expect(result.code).toBe(130);
+      expect(isAlive(server)).toBe(false);
+      expect(processesWith(pidFile())).toEqual([]);
+    } finally {
+      await provider.close();
+    }
+  });
+
   test("--help lists --mcp-list", async () => {
     const result = await runCli(["--help"], { env: baseEnv() });
     expect(result.stdout).toContain("--mcp-list");
+  });
+});
+
+describe("/mcp", () => {
+  test("shows each server's state and tools without starting anything", async () => {
+    const settings = mcpTestSettings(ws.dir, home.dir);
+    const spec = { name: "local", config: stdioServer(pidFile()), file: userConfig() };
+    storeTools(settings.mcp.cacheFile, cacheKey(ws.dir, spec), [{ name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: {} } }]);
+    const hub = await hubFor({ local: spec.config, remote: { url: http.url } });
+    const said: string[] = [];
+    const session = { parts: { mcp: hub } } as unknown as Session;
+    await runSlashCommand("/mcp", session, { note: (t: string) => said.push(t) } as unknown as Renderer);
+    expect(said[0]!.split("\n")).toEqual([
+      `local  stdio  not started (starts on first use)  ${spec.config.command} ${spec.config.args.join(" ")}  (${userConfig()})`,
+      "  tools (from the cache of an earlier run): local__echo",
+      `remote  http  running  ${http.url}  (${userConfig()})`,
+      "  tools: remote__echo, remote__add, remote__picture, remote__fail, remote__big, remote__sleep, remote__crash",
+    ]);
+    expect(existsSync(pidFile())).toBe(false);
+    expect(formatMcpStatus([], [{ name: "repo", file: "mini-cursor.config.json" }])).toBe(
+      "repo  not trusted: mini-cursor.config.json has not been trusted (run mini-cursor on a terminal here to be asked)",
+    );
   });
 });
 

@@ -44,6 +44,8 @@ function buildServer() {
   server.registerTool("fail", { description: "Always fails." }, async () => ({ isError: true, content: [{ type: "text", text: "the disk is on fire" }] }));
   server.registerTool("big", { description: "Returns many characters.", inputSchema: { chars: z.number().int() } }, async ({ chars }) => text("x".repeat(chars)));
   server.registerTool("sleep", { description: "Answers after a while.", inputSchema: { ms: z.number().int() } }, async ({ ms }) => {
+    // Tells a test the call has arrived (a SIGTERM test waits for it).
+    if (option("--pid-file")) writeFileSync(`${option("--pid-file")}.sleeping`, "");
     await new Promise((r) => setTimeout(r, ms));
     return text(`slept ${ms} ms`);
   });

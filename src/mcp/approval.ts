@@ -27,9 +27,14 @@ export function mcpToolOf(name: string, tools: readonly ToolLike[] | undefined):
   return meta?.mcpServer ? (meta as McpToolMetadata) : undefined;
 }
 
-/** Calls to tools named `server__tool`: MCP tools (built-in tool names never hold `__`). */
+/**
+ * Calls to MCP tools: by their metadata when the toolset is known (a made-up `a__b` is then an
+ * unknown tool, answered as such, not a question to the user), else by the `server__tool` name
+ * (built-in tool names never hold `__`).
+ */
 export function isMcpCall(call: McpCall, tools?: readonly ToolLike[]): boolean {
-  return mcpToolOf(call.name, tools) !== undefined || call.name.includes(MCP_TOOL_SEPARATOR);
+  if (tools) return mcpToolOf(call.name, tools) !== undefined;
+  return call.name.includes(MCP_TOOL_SEPARATOR);
 }
 
 /** The MCP rules of the workspace's trusted rules files and the user's config (unreadable ones add nothing). */
