@@ -18,6 +18,7 @@ import { runSlashCommand } from "../src/ui/repl.js";
 import type { Session } from "../src/app/session.js";
 import type { Renderer } from "../src/ui/render.js";
 import { formatMcpStatus } from "../src/mcp/status.js";
+import { confirmConfigTrust } from "../src/app/config-trust.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
 
 let ws: ReturnType<typeof makeTempDir>;
@@ -226,6 +227,26 @@ describe("MCP configuration and trust", () => {
     expect(loadProjectRules(ws.dir, { trustStore: settings.trustStore }).untrusted?.[0]?.mcpServers).toEqual(["repo"]);
     trustFile(settings.trustStore, projectFile(), contentHash(readFileSync(projectFile(), "utf8")));
     expect(configuredMcpServers(settings)).toEqual([{ name: "repo", config: { url: http.url }, file: "mini-cursor.config.json" }]);
+  });
+
+  test("the trust question names the servers; answered no, they stay off; yes, they start", async () => {
+    writeFileSync(projectFile(), JSON.stringify({ mcpServers: { repo: { url: http.url } }, mcp: { allow: ["repo"] } }));
+    const settings = mcpTestSettings(ws.dir, home.dir);
+    const questions: string[] = [];
+    const said: string[] = [];
+    const renderer = { note: (t: string) => said.push(t), pause: () => undefined, banner: () => undefined, event: () => undefined } as unknown as Renderer;
+    await confirmConfigTrust(settings, true, renderer, async (q) => (questions.push(q), "n"));
+    expect(questions[0]).toContain("mini-cursor.config.json in this repository has MCP servers (repo) that start programs or reach URLs it names.");
+    expect(said).toEqual(["Not trusted: its allow rules, passEnv and MCP servers are ignored; its deny and ask rules apply."]);
+    expect(await prepareMcp(settings, (t) => notes.push(t))).toBeUndefined();
+    await confirmConfigTrust(settings, false, renderer);
+    expect(said.at(-1)).toBe(
+      "mini-cursor.config.json in this repository has MCP servers (repo) that start programs or reach URLs it names. They are ignored until you trust this file: run mini-cursor on a terminal in this workspace to be asked. Its deny and ask rules apply.",
+    );
+    await confirmConfigTrust(settings, true, renderer, async () => "y");
+    const hub = (await prepareMcp(settings, (t) => notes.push(t)))!;
+    hubs.push(hub);
+    expect(hub.tools.map((t) => t.name)).toContain("repo__echo");
   });
 
   test("a project server wins over the user's of the same name; both are listed", async () => {
