@@ -1,6 +1,6 @@
 import { loadProjectRules, RulesError } from "../security/rules.js";
 import { mcpSettings } from "../settings.js";
-import { EMPTY_MCP_RULES, McpConfigError, readUserMcpConfig, type McpApprovalRules } from "./config.js";
+import { EMPTY_MCP_RULES, McpConfigError, mergeMcpRules, readUserMcpConfig, type McpApprovalRules } from "./config.js";
 import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
 
 /**
@@ -40,12 +40,7 @@ export function isMcpCall(call: McpCall, tools?: readonly ToolLike[]): boolean {
 /** The MCP rules of the workspace's trusted rules files and the user's config (unreadable ones add nothing). */
 export function mcpApprovalRules(workspace: string, userConfig = mcpSettings().userConfig): McpApprovalRules {
   const rules: McpApprovalRules = { allow: [], trustReadOnlyHints: false };
-  const add = (r: McpApprovalRules | undefined) => {
-    if (!r) return;
-    rules.allow.push(...r.allow);
-    if (rules.trustReadOnlyHints === true || r.trustReadOnlyHints === true) rules.trustReadOnlyHints = true;
-    else if (Array.isArray(r.trustReadOnlyHints)) rules.trustReadOnlyHints = [...(rules.trustReadOnlyHints || []), ...r.trustReadOnlyHints];
-  };
+  const add = (r: McpApprovalRules | undefined) => mergeMcpRules(rules, r);
   try {
     add(loadProjectRules(workspace).mcp);
   } catch (err) {

@@ -1,9 +1,9 @@
-import { loadMcpTools } from "@langchain/mcp-adapters";
 import type { DynamicStructuredTool, StructuredToolInterface } from "@langchain/core/tools";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ToolFailure, withToolErrors } from "../tools/errors.js";
 import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "./config.js";
+import { mcpLibraries } from "./libraries.js";
 import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
 import { mcpResultText } from "./result.js";
 import { createServer, McpServerError, type McpServerHandle, type ServerOptions, type ServerState } from "./server.js";
@@ -84,6 +84,7 @@ function bounded(tool: DynamicStructuredTool, server: string, mcpTool: string, a
 
 async function toolsOf(server: McpServerHandle, list: readonly Tool[]): Promise<StructuredToolInterface[]> {
   const client = lazyClient(server, list);
+  const { loadMcpTools } = await mcpLibraries();
   const loaded = await loadMcpTools(server.spec.name, client as never, { prefixToolNameWithServerName: true, throwOnLoadError: false });
   const byPrefixedName = new Map(list.map((t) => [`${server.spec.name}${MCP_TOOL_SEPARATOR}${t.name}`, t]));
   return loaded.map((tool) => {

@@ -1,10 +1,10 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import path from "node:path";
 import { buildEnv } from "../workspace/processes.js";
 import { isStdioServer, type McpServerSpec } from "./config.js";
+import { MCP_ERROR, mcpLibraries, type McpLibraries } from "./libraries.js";
 import { createGroupStdioTransport, type GroupStdioTransport } from "./stdio-transport.js";
 
 /**
@@ -80,17 +80,18 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
     return `${how}${stderr ? ` (stderr: ${stderr})` : ""}`;
   }
 
-  function makeTransport(): Transport {
+  function makeTransport(lib: McpLibraries): Transport {
     const config = spec.config;
     if (isStdioServer(config)) {
-      return createGroupStdioTransport({
+      const server = {
         command: config.command,
         args: config.args ?? [],
         env: buildEnv({ ...options.env, ...config.env }),
         cwd: config.cwd ? path.resolve(options.workspace, config.cwd) : options.workspace,
-      });
+      };
+      return createGroupStdioTransport(server, lib);
     }
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+    return new lib.StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
   }
 
   /** The connection ended without us closing it: a crash (stdio) or a server that went away. */
@@ -107,8 +108,9 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
 
   async function start(): Promise<Client> {
     state = "starting";
-    const t = makeTransport();
-    const c = new Client(CLIENT_INFO, { capabilities: {} });
+    const lib = await mcpLibraries();
+    const t = makeTransport(lib);
+    const c = new lib.Client(CLIENT_INFO, { capabilities: {} });
     c.onclose = () => onClosed(t);
     transport = t;
     let timer: NodeJS.Timeout | undefined;
@@ -166,12 +168,13 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
         return await c.callTool({ name, arguments: args }, undefined, { timeout: options.callTimeoutMs, ...(signal ? { signal } : {}) });
       } catch (err) {
         if (signal?.aborted) throw err;
-        if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        const code = (err as { code?: unknown })?.code;
+        if (code === MCP_ERROR.requestTimeout) {
           throw new McpServerError(
             `MCP server "${spec.name}" did not answer ${name} within ${seconds(options.callTimeoutMs)} (MINI_CURSOR_MCP_TIMEOUT_MS); the call was cancelled.`,
           );
         }
-        if (state === "exited" || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+        if (state === "exited" || code === MCP_ERROR.connectionClosed) {
           throw new McpServerError(`${failure ?? `MCP server "${spec.name}" closed the connection`} while running ${name}.`);
         }
         throw new McpServerError(`MCP server "${spec.name}" failed to run ${name}: ${describe(err)}`);

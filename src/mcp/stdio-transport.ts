@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { McpLibraries } from "./libraries.js";
 import { rememberGroup, stopGroup } from "../workspace/processes.js";
 
 /**
@@ -30,7 +30,7 @@ export interface GroupStdioTransport extends Transport {
   exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
 }
 
-export function createGroupStdioTransport(server: StdioServerProcess): GroupStdioTransport {
+export function createGroupStdioTransport(server: StdioServerProcess, { ReadBuffer, serializeMessage }: Pick<McpLibraries, "ReadBuffer" | "serializeMessage">): GroupStdioTransport {
   let child: ChildProcessWithoutNullStreams | undefined;
   let stderr = "";
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined;
