@@ -13,7 +13,7 @@ import { engineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { FILESYSTEM_SERVER, MCP_TEST_SERVER, mcpTestSettings, processesWith, readPid, startHttpServer, stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
 import { isAlive } from "./helpers/pids.js";
 import { baseEnv, collect, runCli, startCli } from "./helpers/cli.js";
-import { startOpenAIServer } from "./helpers/openai-server.js";
+import { closedPortUrl, startOpenAIServer } from "./helpers/openai-server.js";
 import { runSlashCommand } from "../src/ui/repl.js";
 import type { Session } from "../src/app/session.js";
 import type { Renderer } from "../src/ui/render.js";
@@ -161,6 +161,13 @@ describe("MCP server failures", () => {
     expect(notes).toHaveLength(1);
   });
 
+  test("an HTTP server that is not there", async () => {
+    const url = `${await closedPortUrl()}/mcp`;
+    const hub = await hubFor({ gone: { url } });
+    expect(notes[0]).toBe(`MCP server "gone" (${url}) could not start: nothing is listening at that URL (connection refused).`);
+    expect(hub.tools).toEqual([]);
+  });
+
   test("a program that does not exist", async () => {
     const hub = await hubFor({ nothing: { command: "mini-cursor-no-such-mcp-server" } });
     expect(notes[0]).toBe('MCP server "nothing" (mini-cursor-no-such-mcp-server) could not start: no program named mini-cursor-no-such-mcp-server was found (check "command" and PATH).');
@@ -290,6 +297,11 @@ describe("--mcp-list", () => {
     expect(lines[2]).toBe(`remote  http  running  ${http.url}  (${userConfig()})`);
     expect(isAlive(readPid(pidFile()))).toBe(false);
     expect(processesWith(pidFile())).toEqual([]);
+    const json = await mcpListReport(mcpTestSettings(ws.dir, home.dir), true, (t) => notes.push(t));
+    expect(json.trim().split("\n").map((l) => JSON.parse(l) as { name: string; state: string; tools: string[] }).map((r) => [r.name, r.state, r.tools.length])).toEqual([
+      ["local", "running", 7],
+      ["remote", "running", 7],
+    ]);
   });
 });
 
