@@ -11,7 +11,7 @@ import { contentHash, trustFile } from "../src/security/trust.js";
 import { readFileSync } from "node:fs";
 import { engineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { FILESYSTEM_SERVER, MCP_TEST_SERVER, mcpTestSettings, processesWith, readPid, startHttpServer, stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
-import { isAlive } from "./helpers/pids.js";
+import { isAlive, killPids } from "./helpers/pids.js";
 import { baseEnv, collect, runCli, startCli } from "./helpers/cli.js";
 import { closedPortUrl, startOpenAIServer } from "./helpers/openai-server.js";
 import { runSlashCommand } from "../src/ui/repl.js";
@@ -39,6 +39,8 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await Promise.all(hubs.splice(0).map((h) => h.close()));
+  // A failed test must not leave its servers behind (their command lines name files in home).
+  killPids(processesWith(home.dir));
   ws.cleanup();
   home.cleanup();
 });
@@ -367,6 +369,34 @@ describe("the CLI", () => {
       const result = await done;
       expect(result.code).toBe(130);
       expect(isAlive(server)).toBe(false);
+      expect(processesWith(pidFile())).toEqual([]);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  test("a SIGKILLed mini-cursor's server is stopped by the next mini-cursor that starts one", async () => {
+    const provider = await startOpenAIServer([{ toolCalls: [{ name: "local__sleep", args: { ms: 600_000 } }] }, { content: "never reached" }]);
+    try {
+      writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
+      const env = baseEnv({
+        OPENAI_BASE_URL: provider.url,
+        HOME: home.dir,
+        MINI_CURSOR_USER_CONFIG: userConfig(),
+        MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
+        MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+      });
+      const child = startCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
+      const done = collect(child);
+      await waitFor(() => existsSync(`${pidFile()}.sleeping`), 30_000);
+      const orphan = readPid(pidFile());
+      process.kill(child.pid!, "SIGKILL"); // nothing of mini-cursor runs: its server is left behind
+      await done;
+      expect(isAlive(orphan)).toBe(true);
+      const second = path.join(home.dir, "second.pid");
+      writeUserConfig(userConfig(), { mcpServers: { other: stdioServer(second) } });
+      expect((await runCli(["--workspace", ws.dir, "--mcp-list"], { env })).code).toBe(0);
+      await waitFor(() => !isAlive(orphan), 10_000);
       expect(processesWith(pidFile())).toEqual([]);
     } finally {
       await provider.close();
