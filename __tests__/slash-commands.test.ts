@@ -21,6 +21,7 @@ test("/help lists the table, in its order, with the usage column aligned", () =>
   /plan off            leave plan mode without carrying anything out
   /ps                  background processes (dev servers) with their URLs
   /kill <id>           stop a background process
+  /mcp                 MCP servers: state and tools
   /undo [--force]      put back the files the last turn changed and drop it from the thread
   /rewind [<n>]        list the turns; with n, go back to before turn n (--force as for /undo)
   /exit                stop background processes and leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)

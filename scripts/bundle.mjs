@@ -11,7 +11,8 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["better-sqlite3", "web-tree-sitter", "tree-sitter-bash"],
+  // The MCP libraries load only when MCP servers are configured (src/mcp/libraries.ts).
+  external: ["better-sqlite3", "web-tree-sitter", "tree-sitter-bash", "@langchain/mcp-adapters", "@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
   // Bundled CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
   logLevel: "warning",

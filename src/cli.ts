@@ -68,6 +68,7 @@ function buildProgram(version: string): Command {
     .option("--threads", "list the saved threads in the workspace and exit")
     .option("--undo", "with --thread or --continue: put back the files the thread's last turn changed, drop that turn, and exit")
     .option("--force", "with --undo: also overwrite files changed by hand since the agent's step (otherwise it asks, or refuses off a terminal)")
+    .option("--mcp-list", "start the configured MCP servers, show their state and tools, stop them and exit")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
     .option("--verbose", "show stack traces for errors (also DEBUG=1)")
@@ -96,6 +97,7 @@ interface ParsedArgs {
   task: string;
   threads: boolean;
   undo: { force: boolean } | undefined;
+  mcpList: boolean;
   flags: SettingsFlags;
 }
 
@@ -114,9 +116,15 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     }
     throw err;
   }
-  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean; undo?: boolean; force?: boolean }>();
-  const { undo, force, ...flags } = opts;
-  return { task: (program.args as string[]).join(" ").trim(), threads: Boolean(opts.threads), undo: undo ? { force: Boolean(force) } : undefined, flags };
+  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean; undo?: boolean; force?: boolean; mcpList?: boolean }>();
+  const { undo, force, mcpList, ...flags } = opts;
+  return {
+    task: (program.args as string[]).join(" ").trim(),
+    threads: Boolean(opts.threads),
+    undo: undo ? { force: Boolean(force) } : undefined,
+    mcpList: Boolean(mcpList),
+    flags,
+  };
 }
 
 /** `--undo` needs a thread to undo on, and no task. */
@@ -236,6 +244,11 @@ export async function main(argv: string[]): Promise<number> {
       // --json: JSON Lines, one thread per line, like every other --json output.
       if (settings.json) process.stdout.write(threads.map((t) => `${JSON.stringify(t)}\n`).join(""));
       else process.stdout.write(`${formatThreads(threads)}\n`);
+      return EXIT.ok;
+    }
+    if (parsed.mcpList) {
+      const { mcpListReport } = await import("./app/mcp.js");
+      process.stdout.write(await mcpListReport(settings, settings.json, (text) => process.stderr.write(`${text}\n`)));
       return EXIT.ok;
     }
     if (parsed.flags.model && settings.provider === "offline" && !settings.replay) {

@@ -75,6 +75,13 @@ const settingsSchema = z.object({
   editTool: z.enum(EDIT_TOOL_SETTINGS),
   /** Repo-config trust (issue 16): where trusted `mini-cursor.config.json` contents are remembered. */
   trustStore: z.string().min(1),
+  /** MCP servers (issue 19): the user's config file, the tool-list cache, and timeouts. */
+  mcp: z.object({
+    userConfig: z.string().min(1),
+    cacheFile: z.string().min(1),
+    startTimeoutMs: z.number().int().positive(),
+    callTimeoutMs: z.number().int().positive(),
+  }),
   // Provider wire (src/provider/): how requests are shaped for providers that differ from OpenAI.
   /** MINI_CURSOR_TEMPERATURE: a number, or "default" to send none (unset: 0, none for reasoning models). */
   temperature: z.union([z.number().min(0).max(2), z.literal("default")]).optional(),
@@ -262,6 +269,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
       nonEmpty(env.MINI_CURSOR_EDIT_TOOL)?.toLowerCase() ??
       defaultEditTool(nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL),
     trustStore: trustStorePath(env),
+    mcp: mcpSettings(env),
     // Provider wire (src/provider/).
     temperature: toTemperature(env.MINI_CURSOR_TEMPERATURE),
     extraBody: toJsonObject(env.MINI_CURSOR_EXTRA_BODY, "MINI_CURSOR_EXTRA_BODY"),
@@ -385,3 +393,29 @@ export function snapshotGitEnvironment(env: NodeJS.ProcessEnv = process.env): No
   return out;
 }
 // --- end issue 21 block ---
+// --- MCP servers (issue 19) ------------------------------------------------------------------------
+
+/** Starting a server and listing its tools may take this long (npx may download it first). */
+export const DEFAULT_MCP_START_TIMEOUT_MS = 30_000;
+/** One MCP tool call may take this long before it is cancelled and the model told so. */
+export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
+
+/**
+ * Where the user's own config file is (MINI_CURSOR_USER_CONFIG, else
+ * `$XDG_CONFIG_HOME/mini-cursor/config.json`: its `mcpServers` and `mcp` apply to every
+ * workspace), where servers' tool lists are cached between runs (MINI_CURSOR_MCP_CACHE, else
+ * `$XDG_CACHE_HOME/mini-cursor/mcp-tools.json`), and the start and call timeouts
+ * (MINI_CURSOR_MCP_START_TIMEOUT_MS, MINI_CURSOR_MCP_TIMEOUT_MS).
+ */
+export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
+  const home = nonEmpty(env.HOME) ?? os.homedir();
+  const configBase = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(home, ".config");
+  const cacheBase = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(home, ".cache");
+  return {
+    userConfig: path.resolve(nonEmpty(env.MINI_CURSOR_USER_CONFIG) ?? path.join(configBase, "mini-cursor", "config.json")),
+    cacheFile: path.resolve(nonEmpty(env.MINI_CURSOR_MCP_CACHE) ?? path.join(cacheBase, "mini-cursor", "mcp-tools.json")),
+    startTimeoutMs: toInt(env.MINI_CURSOR_MCP_START_TIMEOUT_MS, "MINI_CURSOR_MCP_START_TIMEOUT_MS") ?? DEFAULT_MCP_START_TIMEOUT_MS,
+    callTimeoutMs: toInt(env.MINI_CURSOR_MCP_TIMEOUT_MS, "MINI_CURSOR_MCP_TIMEOUT_MS") ?? DEFAULT_MCP_CALL_TIMEOUT_MS,
+  };
+}
+// --- end of issue 19 block -------------------------------------------------------------------------

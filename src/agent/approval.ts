@@ -10,6 +10,7 @@ import type { ApprovalResponse } from "./events.js";
 import type { ApprovalMode } from "../settings.js";
 import { editedPaths } from "./edited-paths.js";
 import { planModeReason, runsInPlanMode } from "./plan-mode.js";
+import { isMcpCall, mcpApprovalRules, mcpNeedsApproval, mcpToolOf } from "../mcp/approval.js";
 
 /** Tools that change files; they ask only in `suggest` mode. */
 const EDIT_TOOLS = new Set(["write_file", "edit_file", "apply_patch"]);
@@ -64,6 +65,8 @@ export interface ApprovalContext {
   workspace: string;
   /** The home folder (default: os.homedir()). */
   home?: string;
+  /** The toolset, for what MCP tools declare about themselves (their server, `readOnlyHint`). */
+  tools?: readonly { name: string; metadata?: Record<string, unknown> }[];
 }
 
 /** What to do with one call, decided before it runs. */
@@ -143,6 +146,10 @@ export async function classifyCall(
       if (linked) return { action: "ask", reason: linked, alwaysAsks: true, alwaysKeys: [] };
     }
   }
+  if (isMcpCall(call, ctx.tools)) {
+    const reason = mcpNeedsApproval(call, mode, always, mcpApprovalRules(ctx.workspace), mcpToolOf(call.name, ctx.tools));
+    return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
+  }
   const reason = editReason(call, mode, always);
   return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
 }
@@ -187,6 +194,7 @@ export function unattendedHint(name: string, ctx: Pick<DenialContext, "alwaysAsk
     return "Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it.";
   }
   if (EDIT_TOOLS.has(name)) return "Run mini-cursor with --approval auto-edit to let file changes run without asking.";
+  if (name.includes("__")) return `Add "${name}" (or its server) to "mcp": { "allow": [...] } in the rules file, or run mini-cursor with --approval full-auto, to let it run without asking.`;
   return "Run mini-cursor with --approval full-auto to let commands run without asking (dangerous ones still need a person).";
 }
 

@@ -44,7 +44,7 @@ export async function reviewToolCalls(input: ReviewInput): Promise<ReviewOutcome
   const declined: ToolMessage[] = [];
   for (const call of input.calls) {
     if (input.answered.has(call.id!)) continue;
-    const decision = await classifyCall(call, input.mode, always, { workspace: input.workspace });
+    const decision = await classifyCall(call, input.mode, always, { workspace: input.workspace, tools: input.tools });
     if (decision.action === "run") continue;
     if (decision.action === "deny") {
       // Denied by the project rules: refused without asking.

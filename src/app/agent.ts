@@ -16,6 +16,7 @@ import type { SandboxPlan } from "../security/sandbox.js";
 import type { Settings } from "../settings.js";
 import type { Toolset } from "../tools/index.js";
 import { createAgentTools } from "./tools.js";
+import type { McpHub } from "../mcp/hub.js";
 
 export interface AgentParts {
   engine: Engine;
@@ -24,7 +25,9 @@ export interface AgentParts {
   sandbox: SandboxPlan;
   /** The engine's saved threads, for /undo and /rewind. */
   history: ThreadHistory;
-  /** Releases what the agent holds (the SQLite handle); background processes are the caller's. */
+  /** MCP servers of this session (none configured: undefined). */
+  mcp?: McpHub;
+  /** Releases what the agent holds (the SQLite handle, MCP servers); background processes are the caller's. */
   close(): Promise<void>;
 }
 
@@ -33,14 +36,21 @@ export interface AgentPartsOptions {
   emit: EventSink;
   model?: BaseChatModel;
   checkpointer?: BaseCheckpointSaver;
+  /** MCP servers' tools (app/mcp.ts); stopped by `close()`. */
+  mcp?: McpHub;
 }
 
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
-  const { tools, sandbox } = createAgentTools(settings, (chunk) =>
-    options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
+  const { tools, sandbox } = createAgentTools(
+    settings,
+    (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
+    options.mcp,
   );
-  const release = () => sandbox.sandbox?.dispose();
+  const release = async () => {
+    sandbox.sandbox?.dispose();
+    await options.mcp?.close();
+  };
   const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
   // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
   const runtime = createRuntime(settings, { model: options.model, tools });
@@ -50,7 +60,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
       load: (id) => loadLoopThread(settings.workspace, id),
       save: (id, thread) => saveLoopThread(settings.workspace, id, thread),
     });
-    return { engine, tools, sandbox, history, close: async () => release() };
+    return { engine, tools, sandbox, history, mcp: options.mcp, close: release };
   }
   const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
   const graph = createBuilder(runtime).compile({ checkpointer });
@@ -60,10 +70,11 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     tools,
     sandbox,
     history: graphThreadHistory(graph),
+    mcp: options.mcp,
     async close() {
       const db = (checkpointer as { db?: { close?: () => void } }).db;
       db?.close?.();
-      release();
+      await release();
     },
   };
 }

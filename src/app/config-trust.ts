@@ -20,7 +20,7 @@ const askOnTerminal: AskLine = async (question) => {
 };
 
 /**
- * Before a run: for each rules file that loosens approvals (allow rules, passEnv) and whose
+ * Before a run: for each rules file that loosens approvals (allow rules, passEnv, MCP servers) and whose
  * current content the user has not trusted (a cloned repository's), ask once on a terminal and
  * remember the answer in the trust store; off a terminal, say that those rules are ignored.
  * Returns true when a file was trusted now.
@@ -38,7 +38,9 @@ export async function confirmConfigTrust(settings: Settings, interactive: boolea
     const parts = [
       file.allow.length > 0 ? `allow rules (${file.allow.map((r) => `\`${r}\``).join(", ")}) that run those commands without asking` : "",
       file.passEnv.length > 0 ? `passEnv (${file.passEnv.join(", ")}) that hands those variables to every command` : "",
+      file.mcpServers?.length ? `MCP servers (${file.mcpServers.join(", ")}) that start programs or reach URLs it names` : "",
     ].filter(Boolean);
+    if (parts.length === 0) parts.push("MCP approval rules (an `mcp` block) that let MCP tools run without asking");
     const what = sanitizeForTerminal(`${file.file} in this repository has ${parts.join(", and ")}.`);
     if (!interactive) {
       renderer.note(`${what} They are ignored until you trust this file: run mini-cursor on a terminal in this workspace to be asked. Its deny and ask rules apply.`);
@@ -51,7 +53,7 @@ export async function confirmConfigTrust(settings: Settings, interactive: boolea
       renderer.note(`Trusted ${file.file} (saved in ${settings.trustStore}).`);
       trustedNow = true;
     } else {
-      renderer.note("Not trusted: its allow rules and passEnv are ignored; its deny and ask rules apply.");
+      renderer.note(`Not trusted: its allow rules${file.mcpServers?.length ? ", passEnv and MCP servers" : " and passEnv"} are ignored; its deny and ask rules apply.`);
     }
   }
   return trustedNow;

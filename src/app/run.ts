@@ -10,6 +10,7 @@ import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/r
 import { pausingKeys, runRepl, watchKeys } from "../ui/repl.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { confirmConfigTrust } from "./config-trust.js";
+import { McpConfigError, prepareMcp } from "./mcp.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
 import { onStopSignals, sessionSignals } from "./signals.js";
@@ -55,6 +56,17 @@ function showBanner(session: Session, renderer: Renderer, version: string): void
   });
 }
 
+/** MCP servers for a session; an invalid user config file is said and skipped, not fatal. */
+async function sessionMcp(settings: Settings, renderer: Renderer) {
+  try {
+    return await prepareMcp(settings, (text) => renderer.note(text));
+  } catch (err) {
+    if (!(err instanceof McpConfigError)) throw err;
+    renderer.note(`${err.message}. Its MCP servers are not started; fix the file to use them.`);
+    return undefined;
+  }
+}
+
 function reportStopped(stopped: BackgroundProcess[], renderer: Renderer): void {
   for (const p of stopped) renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
 }
@@ -86,7 +98,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
   await confirmConfigTrust(settings, interactive, renderer);
-  const session = createSession(settings, { renderer });
+  const session = createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
   showBanner(session, renderer, version);
   const abort = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -147,7 +159,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
   const renderer = createRenderer(settings, interactive, !interactive);
   await confirmConfigTrust(settings, interactive, renderer);
-  const session = createSession(settings, { renderer });
+  const session = createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
   showBanner(session, renderer, version);
   try {
     const end = await runRepl(session, renderer, {

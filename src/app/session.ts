@@ -8,6 +8,7 @@ import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
 import { planAcceptedNote, PLAN_MODE_NOTE } from "../agent/plan-mode.js";
+import type { McpHub } from "../mcp/hub.js";
 
 /**
  * What one CLI invocation holds: the engine, its tools and processes, and the current thread.
@@ -38,6 +39,8 @@ export interface Session {
 export interface SessionOptions {
   renderer: Renderer;
   model?: BaseChatModel;
+  /** MCP servers' tools (app/mcp.ts: prepareMcp); stopped when the session closes. */
+  mcp?: McpHub;
 }
 
 /** The thread the flags ask for: --thread (new or existing), --continue (latest), or a new one. */
@@ -53,7 +56,7 @@ export function pickThread(settings: Settings, note: (text: string) => void): { 
 
 export function createSession(settings: Settings, options: SessionOptions): Session {
   const emit = (event: AgentEvent) => options.renderer.event(event);
-  const parts = createAgentParts(settings, { emit, model: options.model });
+  const parts = createAgentParts(settings, { emit, model: options.model, mcp: options.mcp });
   const thread = pickThread(settings, (text) => options.renderer.note(text));
   // Said with the next request only: the plan was accepted and plan mode is over.
   let acceptedNote: string | undefined;

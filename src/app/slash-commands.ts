@@ -7,6 +7,7 @@ import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import { formatProcesses } from "../ui/repl.js";
 import { formatThreads } from "../ui/threads-table.js";
+import { formatMcpStatus } from "../mcp/status.js";
 
 /**
  * What the prompt does after a command: read the next line, leave the session, or run
@@ -181,6 +182,15 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
       }
       const stopped = await session.parts.tools.processes.stop(arg);
       renderer.note(stopped ? `Stopped ${arg}.` : `No running background process "${arg}"; /ps lists them.`);
+      return "continue";
+    },
+  },
+  {
+    name: "/mcp",
+    usage: "/mcp",
+    summary: "MCP servers: state and tools",
+    run: (_arg, { session, renderer }) => {
+      renderer.note(formatMcpStatus(session.parts.mcp?.status() ?? []));
       return "continue";
     },
   },

@@ -3,6 +3,7 @@ import { loadShellParser } from "../security/shell-parse.js";
 import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
 import { childEnvironment, hostEnvironment, secretValues, type Settings } from "../settings.js";
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
+import type { McpHub } from "../mcp/hub.js";
 
 /** Variables the project's rules file passes through to commands (none when it cannot be read). */
 function rulesPassEnv(workspace: string): string[] {
@@ -13,12 +14,18 @@ function rulesPassEnv(workspace: string): string[] {
   }
 }
 
+/** What every tool result is cleaned of: the API key and the secret values found in the workspace. */
+export function redactedValues(settings: Pick<Settings, "apiKey" | "workspace">): string[] {
+  return [...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)];
+}
+
 /**
  * The toolset as every front end (CLI, Studio) builds it: commands get the user's environment
  * without secrets, run in bubblewrap when available, and never show the API key.
+ * MCP servers' tools (`mcp`, see app/mcp.ts) come after the built-in ones, redacted the same way.
  * Throws SandboxUnavailableError for `--sandbox on` without a usable bubblewrap.
  */
-export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputChunk) => void): { tools: Toolset; sandbox: SandboxPlan } {
+export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputChunk) => void, mcp?: McpHub): { tools: Toolset; sandbox: SandboxPlan } {
   // The command classifier's parser (WASM) loads while the model thinks about the first step.
   void loadShellParser().catch(() => undefined);
   const passEnv = [...settings.passEnv, ...rulesPassEnv(settings.workspace)];
@@ -28,13 +35,16 @@ export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputCh
     ...hostEnvironment(),
     keepSshAgent: passEnv.includes("SSH_AUTH_SOCK"),
   });
+  const redact = redactedValues(settings);
   const tools = createTools({
     workspace: settings.workspace,
     env: childEnvironment(passEnv),
     spawnSpec: sandbox.sandbox?.spawnSpec,
-    redact: [...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)],
+    redact,
     onOutput,
     editTool: settings.editTool,
   });
+  // MCP tools come guarded (errors, secrets, size) by mcp/hub.ts with the same values.
+  tools.push(...(mcp?.tools ?? []));
   return { tools, sandbox };
 }

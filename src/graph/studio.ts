@@ -3,6 +3,8 @@ import os from "node:os";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createAgentTools } from "../app/tools.js";
 import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
+import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
+import type { McpHub } from "../mcp/hub.js";
 import { MAX_STEPS_LIMIT, settingsFromEnvironment, SettingsError, type Settings, type SettingsFlags } from "../settings.js";
 import { readConfiguration } from "./config.js";
 import { createBuilder } from "./graph.js";
@@ -37,10 +39,36 @@ function studioApprovalSecret(): string {
 }
 
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
-function createStudioRuntime(settings: Settings): AgentRuntime {
-  const { tools } = createAgentTools(settings);
+function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
+  const { tools } = createAgentTools(settings, undefined, mcp);
   registries.add(tools.processes);
   return { ...createRuntime(settings, { tools }), approvalSecret: studioApprovalSecret() };
+}
+
+/** MCP hubs of the runtimes built here, stopped with the server. */
+const mcpHubs = new Set<McpHub>();
+
+/**
+ * Runs resolve their runtime synchronously, and listing a server's tools is not: the first run
+ * of a configuration goes without MCP tools while they are prepared (from the cache, at once),
+ * and the runtime that has them replaces it for the next runs.
+ */
+function addMcpTools(settings: Settings, key: string): void {
+  const say = (text: string) => process.stderr.write(`mini-cursor: ${text}\n`);
+  try {
+    if (configuredMcpServers(settings).length === 0) return;
+  } catch (err) {
+    say(`MCP servers are not available: ${(err as Error).message}`);
+    return;
+  }
+  prepareMcp(settings, say).then(
+    (hub) => {
+      if (!hub) return;
+      mcpHubs.add(hub);
+      runtimes.set(key, createStudioRuntime(settings, hub));
+    },
+    (err: unknown) => say(`MCP servers are not available: ${(err as Error).message}`),
+  );
 }
 
 function asText(value: unknown): string | undefined {
@@ -80,6 +108,7 @@ export const resolveStudioRun: RuntimeSource = (config: LangGraphRunnableConfig)
   if (!runtime) {
     runtime = createStudioRuntime(settings);
     runtimes.set(key, runtime);
+    addMcpTools(settings, key);
   }
   const configurable = { ...config.configurable, approval: settings.approval, maxSteps: settings.maxSteps };
   return { runtime, config: { ...config, configurable } };
@@ -105,7 +134,7 @@ function onShutdownSignal(signal: "SIGINT" | "SIGTERM"): void {
   shuttingDown = true;
   const exitCode = 128 + os.constants.signals[signal];
   const othersExit = process.listenerCount(signal) > 1;
-  const stopped = Promise.allSettled([...registries].map((registry) => registry.stopAll()));
+  const stopped = Promise.allSettled([...[...registries].map((registry) => registry.stopAll()), ...[...mcpHubs].map((hub) => hub.close())]);
   if (!othersExit) void stopped.then(() => process.exit(exitCode));
   setTimeout(() => process.exit(exitCode), SHUTDOWN_DEADLINE_MS).unref();
 }

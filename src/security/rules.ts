@@ -2,6 +2,7 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync }
 import path from "node:path";
 import { z } from "zod";
 import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
+import { mcpRulesSchema, mcpServersSchema, mergeMcpRules, type McpApprovalRules, type McpServerSpec } from "./mcp-config.js";
 import { trustStorePath } from "../settings.js";
 import { contentHash, isTrusted, trustFile } from "./trust.js";
 import type { Word } from "./shell-parse.js";
@@ -16,6 +17,9 @@ import type { Word } from "./shell-parse.js";
  *   { "commands": { "allow": ["npm test", "git status"], "ask": ["git push"],
  *                   "deny": [{ "command": "rm", "reason": "use git rm" }] },
  *     "passEnv": ["NPM_TOKEN"] }
+ *
+ * They also configure MCP servers (`mcpServers`, `mcp`: see security/mcp-config.ts); starting a server
+ * and allowing its tools loosen like allow rules, so they too wait for the user's trust.
  */
 
 /** Where rules are read from, relative to the workspace root; the first is where "always" saves. */
@@ -42,6 +46,10 @@ export interface ProjectRules {
   passEnv: string[];
   /** Rules files that exist, relative to the workspace. */
   files: string[];
+  /** MCP servers of trusted files (the first file naming a server wins). */
+  mcpServers?: McpServerSpec[];
+  /** MCP approval rules of trusted files. */
+  mcp?: McpApprovalRules;
   /** Loosening rules left out because the user has not trusted that file's content. */
   untrusted?: UntrustedRules[];
 }
@@ -54,6 +62,8 @@ export interface UntrustedRules {
   hash: string;
   allow: string[];
   passEnv: string[];
+  /** MCP servers it would start (only when it names some). */
+  mcpServers?: string[];
 }
 
 /** The rules file is not valid JSON or not in the expected shape. */
@@ -77,6 +87,8 @@ const fileSchema = z
       .strict()
       .optional(),
     passEnv: z.array(z.string().min(1)).optional(),
+    mcpServers: mcpServersSchema.optional(),
+    mcp: mcpRulesSchema.optional(),
   })
   .passthrough();
 
@@ -138,10 +150,18 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     const { parsed, hash } = read;
     rules.files.push(relative);
     const text = (entry: z.infer<typeof ruleSchema>) => (typeof entry === "string" ? entry.trim() : entry.command.trim());
-    const loosening = (parsed.commands?.allow ?? []).length > 0 || (parsed.passEnv ?? []).length > 0;
+    const servers = Object.keys(parsed.mcpServers ?? {});
+    const loosening = (parsed.commands?.allow ?? []).length > 0 || (parsed.passEnv ?? []).length > 0 || servers.length > 0 || loosensMcp(parsed);
     const trusted = !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
     if (!trusted) {
-      (rules.untrusted ??= []).push({ file: relative, path: absolute, hash, allow: (parsed.commands?.allow ?? []).map(text), passEnv: parsed.passEnv ?? [] });
+      (rules.untrusted ??= []).push({
+        file: relative,
+        path: absolute,
+        hash,
+        allow: (parsed.commands?.allow ?? []).map(text),
+        passEnv: parsed.passEnv ?? [],
+        ...(servers.length > 0 ? { mcpServers: servers } : {}),
+      });
     }
     for (const kind of ["allow", "ask", "deny"] as const) {
       if (kind === "allow" && !trusted) continue;
@@ -151,9 +171,24 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
         rules[kind].push({ kind, text, words: ruleWords(text), reason, file: relative });
       }
     }
-    if (trusted) rules.passEnv.push(...(parsed.passEnv ?? []));
+    if (trusted) {
+      rules.passEnv.push(...(parsed.passEnv ?? []));
+      addMcp(rules, parsed, relative);
+    }
   }
   return rules;
+}
+
+function loosensMcp(parsed: RulesFile): boolean {
+  return (parsed.mcp?.allow ?? []).length > 0 || (parsed.mcp?.trustReadOnlyHints ?? false) !== false;
+}
+
+function addMcp(rules: ProjectRules, parsed: RulesFile, relative: string): void {
+  for (const [name, config] of Object.entries(parsed.mcpServers ?? {})) {
+    rules.mcpServers ??= [];
+    if (!rules.mcpServers.some((s) => s.name === name)) rules.mcpServers.push({ name, config, file: relative });
+  }
+  if (parsed.mcp) mergeMcpRules((rules.mcp ??= { allow: [], trustReadOnlyHints: false }), parsed.mcp);
 }
 
 /** The absolute paths of the rules files (whether or not they exist). */
@@ -230,7 +265,8 @@ export function addAllowRules(workspace: string, rules: readonly string[], optio
   const file = path.join(workspace, LOCAL_RULES_FILE);
   const before = existsSync(file) ? readRulesFileWithHash(file, LOCAL_RULES_FILE) : undefined;
   const current: RulesFile = before?.parsed ?? {};
-  const wasTrusted = !before || ((current.commands?.allow ?? []).length === 0 && (current.passEnv ?? []).length === 0) || isTrusted(store, file, before.hash);
+  const loosened = (current.commands?.allow ?? []).length > 0 || (current.passEnv ?? []).length > 0 || Object.keys(current.mcpServers ?? {}).length > 0 || loosensMcp(current);
+  const wasTrusted = !before || !loosened || isTrusted(store, file, before.hash);
   const allow = [...(current.commands?.allow ?? [])];
   const existing = new Set(allow.map((r) => (typeof r === "string" ? r : r.command)));
   const added = rules.filter((r, i) => !existing.has(r) && rules.indexOf(r) === i);

@@ -2,7 +2,7 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import { ToolMessage } from "@langchain/core/messages";
 import { patchConfig, pickRunnableConfigKeys, raceWithSignal } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
-import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
+import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { z } from "zod";
 import type { Todo } from "./todos.js";
 import { redactorFor, redactValue, type Redactor } from "../security/redact.js";
@@ -95,6 +95,45 @@ function toolCallId(input: unknown, config: ToolRunnableConfig | undefined): str
   return config?.toolCall?.id;
 }
 
+/**
+ * What a failed call returns (the one place a failure becomes a result): a ToolMessage with
+ * status "error" for a tool call, the bare text for bare arguments. After a cancellation the
+ * error is passed on, so the engines see it.
+ */
+function failedCall(err: unknown, input: unknown, config: ToolRunnableConfig | undefined, name: string, redact: (text: string) => string) {
+  if (!(err instanceof ToolFailure) && config?.signal?.aborted) throw err;
+  const content = capped(redact(toolErrorMessage(err)));
+  const id = toolCallId(input, config);
+  if (!id) return content;
+  const details = err instanceof ToolFailure ? err.details : {};
+  const artifact = Object.keys(details).length > 0 ? details : undefined;
+  return new ToolMessage({ tool_call_id: id, name, status: "error", content, ...(artifact ? { artifact } : {}) });
+}
+
+/**
+ * A tool not defined here (an MCP server's, built by @langchain/mcp-adapters, with a JSON schema
+ * rather than zod) gets createTool's guarantees without its definition: failures become results
+ * with status "error", known secrets are blanked and the text is capped. Wraps in place, so the
+ * tool keeps its name, schema and metadata.
+ */
+export function guardTool<T extends StructuredToolInterface>(tool: T, options: CreateToolOptions = {}): T {
+  const redactor = redactorFor(options.redact ?? []);
+  const redact = <V>(value: V): V => (redactor.active ? redactValue(value, redactor) : value);
+  const clean = (text: unknown) => (typeof text === "string" ? capped(redact(text)) : redact(text));
+  const invoke = tool.invoke.bind(tool);
+  const guarded = async (input: unknown, config?: ToolRunnableConfig) => {
+    try {
+      const output: unknown = await invoke(input as never, config as never);
+      if (!ToolMessage.isInstance(output)) return clean(output);
+      output.content = clean(output.content) as typeof output.content;
+      return output;
+    } catch (err) {
+      return failedCall(err, input, config, tool.name, redact);
+    }
+  };
+  return Object.assign(tool, { invoke: guarded as T["invoke"] });
+}
+
 /** The LangChain tool made from a definition (createTool). */
 export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
   readonly name: string;
@@ -153,14 +192,7 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
     try {
       return await super.invoke(input, config);
     } catch (err) {
-      const cfg = config as ToolRunnableConfig | undefined;
-      if (!(err instanceof ToolFailure) && cfg?.signal?.aborted) throw err;
-      const content = capped(this.redact(toolErrorMessage(err)));
-      const id = toolCallId(input, cfg);
-      if (!id) return content as never;
-      const details = err instanceof ToolFailure ? err.details : {};
-      const artifact = Object.keys(details).length > 0 ? details : undefined;
-      return new ToolMessage({ tool_call_id: id, name: this.name, status: "error", content, ...(artifact ? { artifact } : {}) }) as never;
+      return failedCall(err, input, config as ToolRunnableConfig | undefined, this.name, (text) => this.redact(text)) as never;
     }
   }
 

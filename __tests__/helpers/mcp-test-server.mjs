@@ -1,0 +1,95 @@
+// A small MCP server written with the official SDK, started by the tests (plain JavaScript,
+// so it starts in a fraction of a second without a compiler).
+//
+//   node mcp-test-server.mjs stdio [--name N] [--crash-at-start] [--hang-at-start] [--pid-file F]
+//   node mcp-test-server.mjs http  [--name N]   (prints "listening <url>" on stdout)
+//
+// Tools: echo {text} -> "<name> echo: <text>"; add {a, b} (readOnlyHint) -> the sum;
+// picture -> a text and a PNG image; fail -> an error result; big {chars} -> that many "x";
+// sleep {ms} -> answers after ms; crash -> the process exits with code 3 mid-call.
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+
+const argv = process.argv.slice(2);
+const mode = argv[0];
+const option = (flag) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
+const name = option("--name") ?? "test";
+// Before the SDK loads (a second on a busy machine), so a test sees the process at once.
+if (option("--pid-file")) writeFileSync(option("--pid-file"), String(process.pid));
+
+const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
+const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+const { z } = await import("zod");
+
+const PNG_1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+function buildServer() {
+  const server = new McpServer({ name, version: "1.0.0" });
+  const text = (t) => ({ content: [{ type: "text", text: t }] });
+  server.registerTool("echo", { description: `Echoes the text back (server ${name}).`, inputSchema: { text: z.string().describe("What to echo") } }, async ({ text: t }) =>
+    text(`${name} echo: ${t}`),
+  );
+  server.registerTool(
+    "add",
+    { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } },
+    async ({ a, b }) => text(String(a + b)),
+  );
+  server.registerTool("picture", { description: "Returns a picture." }, async () => ({
+    content: [
+      { type: "text", text: "a red dot" },
+      { type: "image", data: PNG_1x1, mimeType: "image/png" },
+    ],
+  }));
+  server.registerTool("fail", { description: "Always fails." }, async () => ({ isError: true, content: [{ type: "text", text: "the disk is on fire" }] }));
+  server.registerTool("big", { description: "Returns many characters.", inputSchema: { chars: z.number().int() } }, async ({ chars }) => text("x".repeat(chars)));
+  server.registerTool("sleep", { description: "Answers after a while.", inputSchema: { ms: z.number().int() } }, async ({ ms }) => {
+    // Tells a test the call has arrived (a SIGTERM test waits for it).
+    if (option("--pid-file")) writeFileSync(`${option("--pid-file")}.sleeping`, "");
+    await new Promise((r) => setTimeout(r, ms));
+    return text(`slept ${ms} ms`);
+  });
+  server.registerTool("crash", { description: "Makes the server exit." }, async () => {
+    process.stderr.write("fatal: crash tool called\n");
+    process.exit(3);
+  });
+  return server;
+}
+
+if (mode === "stdio") {
+  if (argv.includes("--crash-at-start")) {
+    process.stderr.write("cannot start: TEST_API_TOKEN is not set\n");
+    process.exit(2);
+  }
+  if (argv.includes("--hang-at-start")) {
+    // Never answers initialize; stays alive until killed.
+    setInterval(() => undefined, 1_000);
+  } else {
+    await buildServer().connect(new StdioServerTransport());
+  }
+} else if (mode === "http") {
+  // Stateless streamable HTTP: a fresh server and transport per request.
+  const http = createServer(async (req, res) => {
+    if (req.method !== "POST") {
+      res.writeHead(405).end();
+      return;
+    }
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    const server = buildServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  });
+  http.listen(0, "127.0.0.1", () => {
+    process.stdout.write(`listening http://127.0.0.1:${http.address().port}/mcp\n`);
+  });
+} else {
+  process.stderr.write("usage: mcp-test-server.mjs stdio|http\n");
+  process.exit(2);
+}
