@@ -1,3 +1,4 @@
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { AgentEvent, Approver, EventSink, StopReason, TokenUsage } from "./events.js";
 import type { ApprovalMode } from "../settings.js";
 
@@ -10,6 +11,8 @@ export interface RunRequest {
   signal?: AbortSignal;
   approval?: ApprovalMode;
   maxSteps?: number;
+  /** The traced turn's callbacks (LangSmith): the run's model and tool calls nest under them. */
+  callbacks?: CallbackManager;
 }
 
 /** Facts about the run for the run_start event. */

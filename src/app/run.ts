@@ -83,7 +83,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
   await confirmConfigTrust(settings, interactive, renderer);
-  const session = createSession(settings, { renderer });
+  const session = await createSession(settings, { renderer });
   showBanner(session, renderer, version);
   const abort = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -127,7 +127,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
   const renderer = createRenderer(settings, interactive, !interactive);
   await confirmConfigTrust(settings, interactive, renderer);
-  const session = createSession(settings, { renderer });
+  const session = await createSession(settings, { renderer });
   showBanner(session, renderer, version);
   try {
     return await runRepl(session, renderer, {

@@ -2,7 +2,9 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { RunSummary } from "../agent/engine.js";
 import type { AgentEvent, Approver } from "../agent/events.js";
 import { estimateTextTokens, requestTokenCap } from "../agent/context.js";
-import { findThread, latestThread, newThreadId, recordRun } from "../memory/threads.js";
+import { openMemory } from "../memory/backend.js";
+import { findThreadIn, latestThreadIn, type ThreadStore } from "../memory/thread-store.js";
+import { newThreadId } from "../memory/threads.js";
 import type { ApprovalMode, Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
@@ -15,6 +17,8 @@ import { createAgentParts, type AgentParts } from "./agent.js";
 export interface Session {
   readonly settings: Settings;
   readonly parts: AgentParts;
+  /** The thread index (threads.json, or the database's table with a PostgreSQL checkpointer). */
+  readonly threads: ThreadStore;
   threadId: string;
   resumed: boolean;
   approval: ApprovalMode;
@@ -34,23 +38,32 @@ export interface SessionOptions {
 }
 
 /** The thread the flags ask for: --thread (new or existing), --continue (latest), or a new one. */
-export function pickThread(settings: Settings, note: (text: string) => void): { id: string; resumed: boolean } {
-  if (settings.thread) return { id: settings.thread, resumed: Boolean(findThread(settings.workspace, settings.thread)) };
+export async function pickThread(settings: Settings, threads: ThreadStore, note: (text: string) => void): Promise<{ id: string; resumed: boolean }> {
+  if (settings.thread) return { id: settings.thread, resumed: Boolean(await findThreadIn(threads, settings.thread)) };
   if (settings.continueLatest) {
-    const latest = latestThread(settings.workspace, settings.engine);
+    const latest = await latestThreadIn(threads, settings.engine);
     if (latest) return { id: latest.id, resumed: true };
     note("No saved thread in this workspace yet; starting a new one.");
   }
   return { id: newThreadId(), resumed: false };
 }
 
-export function createSession(settings: Settings, options: SessionOptions): Session {
+export async function createSession(settings: Settings, options: SessionOptions): Promise<Session> {
   const emit = (event: AgentEvent) => options.renderer.event(event);
-  const parts = createAgentParts(settings, { emit, model: options.model });
-  const thread = pickThread(settings, (text) => options.renderer.note(text));
+  const memory = await openMemory(settings);
+  let parts: AgentParts;
+  let thread: { id: string; resumed: boolean };
+  try {
+    parts = createAgentParts(settings, { emit, model: options.model, memory });
+    thread = await pickThread(settings, memory.threads, (text) => options.renderer.note(text));
+  } catch (err) {
+    await memory.close();
+    throw err;
+  }
   const session: Session = {
     settings,
     parts,
+    threads: memory.threads,
     threadId: thread.id,
     resumed: thread.resumed,
     approval: settings.approval,
@@ -64,7 +77,7 @@ export function createSession(settings: Settings, options: SessionOptions): Sess
         );
       }
       const summary = await parts.engine.run({ task, threadId: session.threadId, approver, emit, signal, approval: session.approval });
-      recordRun(settings.workspace, session.threadId, parts.engine.name, task, summary.steps);
+      await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
       return summary;
     },
     newThread() {

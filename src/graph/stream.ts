@@ -4,6 +4,7 @@ import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSum
 import type { ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
+import { withParentCallbacks } from "../agent/trace-parent.js";
 import { interruptionMessages, messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
 import type { NodeSignal } from "./nodes.js";
@@ -109,7 +110,7 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         configurable: { thread_id: request.threadId, approval: request.approval ?? options.approval, maxSteps },
         recursionLimit: maxSteps * SUPERSTEPS_PER_STEP + RECURSION_SLACK,
         signal: request.signal,
-        callbacks: [timer],
+        callbacks: withParentCallbacks(request.callbacks, [timer]),
       };
       const st: StreamState = { step: 0 };
       let input: unknown = { messages: [new HumanMessage(request.task)] };

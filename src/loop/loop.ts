@@ -1,5 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, ToolMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { approvalScope, classifyCall, deniedMessage, notRunResult, refusedMessage } from "../agent/approval.js";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
@@ -8,12 +9,13 @@ import { describeModelError, type ModelSettings } from "../agent/model.js";
 import type { PriceTable } from "../agent/cost.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
 import { takeModelTurn } from "../agent/model-turn.js";
+import { withParentCallbacks } from "../agent/trace-parent.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { previewToolCall } from "../tools/preview.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { interruptionMessages, invalidCallResults, messageText, unknownToolResults } from "../agent/turn.js";
 import type { ApprovalMode } from "../settings.js";
-import { loadLoopThread, saveLoopThread, type LoopThread } from "./memory.js";
+import { loadLoopThread, saveLoopThread, type LoopMemory } from "./memory.js";
 
 /**
  * The hand-rolled ReAct loop of the seed article — think, act on every tool call, observe,
@@ -35,14 +37,14 @@ export interface LoopOptions {
   modelName?: string;
   /** Price overrides (MINI_CURSOR_PRICES). */
   prices?: PriceTable;
-  /** Where threads live; defaults to JSON files under `.mini-cursor/`. Tests may keep them in memory. */
-  memory?: { load(threadId: string): LoopThread; save(threadId: string, thread: LoopThread): void };
+  /** Where threads live; defaults to JSON files under `.mini-cursor/`; PostgreSQL or memory (tests) otherwise. */
+  memory?: LoopMemory;
 }
 
-function fileMemory(workspace: string) {
+function fileMemory(workspace: string): LoopMemory {
   return {
-    load: (threadId: string) => loadLoopThread(workspace, threadId),
-    save: (threadId: string, thread: LoopThread) => saveLoopThread(workspace, threadId, thread),
+    load: (threadId) => loadLoopThread(workspace, threadId),
+    save: (threadId, thread) => saveLoopThread(workspace, threadId, thread),
   };
 }
 
@@ -53,10 +55,11 @@ async function invokeTool(
   signal: AbortSignal | undefined,
   timer: ToolTimer,
   threadId: string,
+  parent: CallbackManager | undefined,
 ): Promise<ToolMessage> {
   try {
     // The thread id, as the graph passes it: edit_file checks the file was read in this thread.
-    const config = { signal, callbacks: [timer], configurable: { thread_id: threadId } };
+    const config = { signal, callbacks: withParentCallbacks(parent, [timer]), configurable: { thread_id: threadId } };
     const output: unknown = await tool.invoke({ ...call, type: "tool_call" }, config);
     if (ToolMessage.isInstance(output)) return output;
     const content = typeof output === "string" ? output : JSON.stringify(output);
@@ -90,12 +93,12 @@ export function createLoopEngine(options: LoopOptions): Engine {
       const signal = request.signal;
       const maxSteps = request.maxSteps ?? options.maxSteps;
       const mode = request.approval ?? options.approval;
-      const thread = memory.load(request.threadId);
+      const thread = await memory.load(request.threadId);
       const messages: BaseMessage[] = thread.messages;
-      const save = () => memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow });
+      const save = async () => memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow });
       const timer = new ToolTimer();
       messages.push(new HumanMessage(request.task));
-      save();
+      await save();
       try {
         for (let step = 1; step <= maxSteps; step++) {
           // THINK
@@ -116,12 +119,12 @@ export function createLoopEngine(options: LoopOptions): Engine {
               onProviderNote: (note) => emit(providerNoteEvent(note, step)),
               tools: options.tools,
             },
-            { signal, callbacks: [onToken] },
+            { signal, callbacks: withParentCallbacks(request.callbacks, [onToken]) },
           );
           // Compacted: the summary and the recent turns replace the saved conversation.
           if (compaction) messages.splice(0, messages.length, ...compaction.history);
           messages.push(message);
-          save();
+          await save();
           emit({ type: "usage", step, usage });
           const calls = message.tool_calls ?? [];
           if (calls.length === 0) {
@@ -135,7 +138,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
             const stopped = loopStopResults(message, guard);
             messages.push(...stopped);
-            save();
+            await save();
             emitResults(stopped, step, emit, timer);
             return tally.finish("loop_guard");
           }
@@ -167,7 +170,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           }
           emitResults(answered, step, emit, timer);
           const runnable = calls.filter((c) => !skip.has(c.id!));
-          let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId)));
+          let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId, request.callbacks)));
           if (signal?.aborted) throw new Error("aborted");
           // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
           if (guard.action === "note" && results.length > 0) {
@@ -179,13 +182,13 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // OBSERVE: results in the order of the calls, as the graph's ToolNode leaves them.
           const byId = new Map([...answered, ...results].map((m) => [m.tool_call_id, m]));
           for (const call of calls) messages.push(byId.get(call.id!)!);
-          save();
+          await save();
         }
         return tally.finish("max_steps");
       } catch (err) {
         if (signal?.aborted) {
           messages.push(...interruptionMessages(messages));
-          save();
+          await save();
           return tally.finish("interrupted");
         }
         emit({ type: "error", message: describeModelError(err, options.modelSettings), stack: (err as Error)?.stack });

@@ -17,7 +17,13 @@ export interface LoopThread {
   alwaysAllow: string[];
 }
 
-interface StoredThread {
+/** Where the loop keeps its threads: JSON files here, a table in PostgreSQL (memory/postgres-*.ts). */
+export interface LoopMemory {
+  load(threadId: string): LoopThread | Promise<LoopThread>;
+  save(threadId: string, thread: LoopThread): void | Promise<void>;
+}
+
+export interface StoredThread {
   messages: StoredMessage[];
   alwaysAllow: string[];
 }
@@ -28,10 +34,19 @@ function threadFile(workspace: string, threadId: string): string {
   return path.join(ensureStateDir(workspace), LOOP_THREADS_DIR, `${safe}.json`);
 }
 
+/** A thread as JSON (files and database rows hold the same shape). */
+export function storeLoopThread(thread: LoopThread): StoredThread {
+  return { messages: mapChatMessagesToStoredMessages(thread.messages), alwaysAllow: thread.alwaysAllow };
+}
+
+export function restoreLoopThread(stored: StoredThread): LoopThread {
+  return { messages: mapStoredMessagesToChatMessages(stored.messages), alwaysAllow: stored.alwaysAllow ?? [] };
+}
+
 export function loadLoopThread(workspace: string, threadId: string): LoopThread {
   try {
     const stored = JSON.parse(readFileSync(threadFile(workspace, threadId), "utf8")) as StoredThread;
-    return { messages: mapStoredMessagesToChatMessages(stored.messages), alwaysAllow: stored.alwaysAllow ?? [] };
+    return restoreLoopThread(stored);
   } catch {
     return { messages: [], alwaysAllow: [] };
   }
@@ -41,7 +56,7 @@ export function loadLoopThread(workspace: string, threadId: string): LoopThread 
 export function saveLoopThread(workspace: string, threadId: string, thread: LoopThread): void {
   const file = threadFile(workspace, threadId);
   mkdirSync(path.dirname(file), { recursive: true });
-  const data: StoredThread = { messages: mapChatMessagesToStoredMessages(thread.messages), alwaysAllow: thread.alwaysAllow };
+  const data = storeLoopThread(thread);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(data));
   renameSync(tmp, file);

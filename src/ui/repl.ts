@@ -1,7 +1,7 @@
 import { createInterface, type Interface } from "node:readline";
 import type { Approver } from "../agent/events.js";
 import type { Session } from "../app/session.js";
-import { findThread, listThreads } from "../memory/threads.js";
+import { findThreadIn } from "../memory/thread-store.js";
 import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import type { Renderer } from "./render.js";
@@ -61,14 +61,14 @@ export async function runSlashCommand(line: string, session: Session, renderer: 
       renderer.note(`New thread ${session.newThread()}.`);
       return "continue";
     case "/threads":
-      renderer.note(formatThreads(listThreads(session.settings.workspace), session.threadId));
+      renderer.note(formatThreads(await session.threads.list(), session.threadId));
       return "continue";
     case "/resume": {
       if (!arg) {
         renderer.note("Usage: /resume <id> (see /threads for ids).");
         return "continue";
       }
-      const found = findThread(session.settings.workspace, arg);
+      const found = await findThreadIn(session.threads, arg);
       if (!found) {
         renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
         return "continue";
