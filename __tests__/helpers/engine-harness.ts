@@ -7,6 +7,7 @@ import { createGraph, createRuntime, type GraphSettings } from "../../src/graph/
 import { createGraphEngine } from "../../src/graph/stream.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/loop/memory.js";
+import type { MemoryBackend } from "../../src/memory/backend.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
 
@@ -38,6 +39,8 @@ export interface HarnessExtras {
   tools?: StructuredToolInterface[];
   /** The answer when a test scripted none (default: a plain denial). */
   defaultAnswer?: ApprovalResponse;
+  /** Keep threads here (a PostgreSQL backend) instead of in memory. */
+  memory?: MemoryBackend;
 }
 
 export function engineSettings(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
@@ -71,12 +74,18 @@ export function engineHarness(
   let history: EngineHarness["history"];
   let seed: EngineHarness["seed"];
   if (kind === "graph") {
-    const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools });
+    const graph = createGraph(settings, { checkpointer: extras.memory?.checkpointer() ?? new MemorySaver(), model, tools });
     engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
     history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
     seed = async (threadId, messages) => {
       await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
     };
+  } else if (extras.memory?.loopMemory) {
+    const memory = extras.memory.loopMemory;
+    const runtime = createRuntime(settings, { model, tools });
+    engine = createLoopEngine({ ...runtime, workspace, meta, modelSettings: settings, memory });
+    history = async (threadId = "t1") => (await memory.load(threadId)).messages;
+    seed = async (threadId, messages) => memory.save(threadId, { messages, alwaysAllow: [] });
   } else {
     const { threads, memory } = inMemoryLoopThreads();
     const runtime = createRuntime(settings, { model, tools });

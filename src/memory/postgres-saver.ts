@@ -14,7 +14,7 @@ import { MessageRefCodec, type StoredMessage } from "./message-refs.js";
  */
 
 /** Tables of our own, beside LangGraph's checkpoints, checkpoint_blobs and checkpoint_writes. */
-export const MESSAGES_TABLE = "mini_cursor_messages";
+export const MESSAGES_TABLE = "public.mini_cursor_messages";
 /** pg_advisory_lock key held while the schema is created (any constant unique to us). */
 export const SETUP_LOCK_KEY = 0x6d63_7372;
 
@@ -97,16 +97,16 @@ export class CompactPostgresSaver extends PostgresSaver {
   /** Deletes all but the newest checkpoints of a thread (ids sort by time), their writes and unreferenced blobs. */
   private async prune(threadId: string, ns: string): Promise<void> {
     const cutoff = await this.db.query<{ checkpoint_id: string }>(
-      "SELECT checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1 OFFSET $3",
+      "SELECT checkpoint_id FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1 OFFSET $3",
       [threadId, ns, KEPT_CHECKPOINTS - 1],
     );
     const id = cutoff.rows[0]?.checkpoint_id;
     if (!id) return;
-    await this.db.query("DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
-    await this.db.query("DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
+    await this.db.query("DELETE FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
+    await this.db.query("DELETE FROM public.checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
     await this.db.query(
-      `DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS (
-  SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version)`,
+      `DELETE FROM public.checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS (
+  SELECT 1 FROM public.checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version)`,
       [threadId, ns],
     );
   }

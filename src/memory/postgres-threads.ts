@@ -10,8 +10,8 @@ import { MAX_TITLE_CHARS, type ThreadInfo } from "./threads.js";
  * name (the same repository is checked out at different paths on different machines).
  */
 
-export const THREADS_TABLE = "mini_cursor_threads";
-export const LOOP_THREADS_TABLE = "mini_cursor_loop_threads";
+export const THREADS_TABLE = "public.mini_cursor_threads";
+export const LOOP_THREADS_TABLE = "public.mini_cursor_loop_threads";
 
 export async function createThreadTables(db: pg.Pool | pg.PoolClient): Promise<void> {
   await db.query(`CREATE TABLE IF NOT EXISTS ${THREADS_TABLE} (
