@@ -110,6 +110,10 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         configurable: { thread_id: request.threadId, approval: request.approval ?? options.approval, maxSteps },
         recursionLimit: maxSteps * SUPERSTEPS_PER_STEP + RECURSION_SLACK,
         signal: request.signal,
+        // Each step's checkpoint is stored before the next step starts. With a database that
+        // answers asynchronously (PostgreSQL), a run stopped mid-tool would otherwise close its
+        // turn on an older checkpoint, and the late write of the newer one would undo the close.
+        durability: "sync" as const,
         callbacks: withParentCallbacks(request.callbacks, [timer]),
       };
       const st: StreamState = { step: 0 };
