@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
 import { baseEnv, runCli } from "./helpers/cli.js";
@@ -92,6 +93,8 @@ describe.each(["graph", "loop"])("--engine %s", (engine) => {
       expect(root.tags).toEqual(expect.arrayContaining(["mini-cursor", `engine:${engine}`, "thread:trace-thread"]));
       expect(root.extra?.metadata).toEqual(expect.objectContaining({ engine, thread_id: "trace-thread", workspace: "traced-ws" }));
       expect(root.end_time).toBeDefined();
+      // LangChain's own two words about the runtime; the host's name, platform and versions stay home.
+      expect((root.extra as { runtime?: unknown }).runtime).toEqual({ library: "langchain-js", runtime: "node" });
       // Nested runs inherit the tags and metadata, and belong to the root's trace.
       for (const r of descendants(runs, root)) {
         expect(r.trace_id).toBe(root.id);
@@ -120,6 +123,8 @@ describe.each(["graph", "loop"])("--engine %s", (engine) => {
     const sent = langsmith.requests.map((r) => r.body).join("\n");
     expect(sent.length).toBeGreaterThan(0);
     for (const secret of [PLANTED, OPENAI_KEY, LANGSMITH_KEY]) expect(sent).not.toContain(secret);
+    expect(sent).not.toContain(`"${process.version}"`);
+    if (os.hostname().length >= 6) expect(sent).not.toContain(os.hostname());
     // The model saw the redacted file, as the trace says.
     expect(JSON.stringify(openai!.requests[1])).not.toContain(PLANTED);
   });
