@@ -261,7 +261,7 @@ describe("an interactive session fed through a pipe", () => {
     const r = await s.result;
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/■ Interrupted: 1 step, 1 tool call/);
-    expect(threads()).toEqual([expect.objectContaining({ runs: 2 })]);
+    expect(await threads()).toEqual([expect.objectContaining({ runs: 2 })]);
   });
 
   test("SIGTERM while it waits for input ends it with 130 and stops its dev server", async () => {
@@ -288,6 +288,6 @@ describe("an interactive session fed through a pipe", () => {
     signalGroup(s.child, "SIGINT");
     const r = await s.result;
     expect(r.code).toBe(0);
-    expect(threads()).toEqual([expect.objectContaining({ runs: 1 })]);
+    expect(await threads()).toEqual([expect.objectContaining({ runs: 1 })]);
   });
 });
