@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
 import { baseEnv, runCli } from "./helpers/cli.js";
 import { startLangSmithServer, type LangSmithServer, type TracedRun } from "./helpers/langsmith-server.js";
-import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
+import { closedPortUrl, startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 /**
@@ -147,4 +147,15 @@ test("LANGSMITH_TRACING without a key is refused with what to do", async () => {
   expect(r.code).toBe(2);
   expect(r.stderr).toContain("LANGSMITH_TRACING is on but LANGSMITH_API_KEY is not set");
   expect(langsmith.requests).toEqual([]);
+});
+
+test("an unreachable LangSmith endpoint neither fails the run nor holds its exit for the SDK's retries", async () => {
+  openai = await startOpenAIServer([{ content: "Hi." }]);
+  const r = await runCli(["--workspace", workspace, "hello"], {
+    env: tracedEnv({ LANGSMITH_ENDPOINT: (await closedPortUrl()).replace(/\/v1$/, "") }),
+    // The SDK's own backoff held the exit for about 90 s; the CLI waits TRACE_FLUSH_TIMEOUT_MS.
+    timeoutMs: 45_000,
+  });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain("Hi.");
 });

@@ -14,6 +14,12 @@ import type { TracingSettings } from "../settings.js";
  */
 
 export const TURN_RUN_NAME = "mini-cursor turn";
+/** How long the CLI waits at exit for traces still being posted (LangSmith unreachable: it gives up). */
+export const TRACE_FLUSH_TIMEOUT_MS = 5_000;
+/** Retries of one LangSmith request: its default backoff held an exit for 90 s when the endpoint was down. */
+const TRACE_REQUEST_RETRIES = 1;
+/** One LangSmith request may take this long. */
+const TRACE_REQUEST_TIMEOUT_MS = 10_000;
 /** Tag on every trace, so a shared LangSmith project can be filtered to this agent. */
 export const TRACE_TAG = "mini-cursor";
 
@@ -55,6 +61,8 @@ async function createTracer(tracing: TracingSettings, redactor: Redactor, tags: 
     hideOutputs: hide,
     // The host's name, platform and library versions are not the user's to publish by default.
     omitTracedRuntimeInfo: true,
+    callerOptions: { maxRetries: TRACE_REQUEST_RETRIES },
+    timeout_ms: TRACE_REQUEST_TIMEOUT_MS,
   });
   const tracer = new LangChainTracer({ client, projectName: tracing.project });
   const callbacks = new CallbackManager();
@@ -65,8 +73,17 @@ async function createTracer(tracing: TracingSettings, redactor: Redactor, tags: 
     callbacks,
     async flush() {
       // LangChain runs callbacks in the background; then the client batches what they queued.
-      await awaitAllCallbacks();
-      await client.awaitPendingTraceBatches();
+      const posted = (async () => {
+        await awaitAllCallbacks();
+        await client.awaitPendingTraceBatches();
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, TRACE_FLUSH_TIMEOUT_MS);
+        timer.unref();
+      });
+      await Promise.race([posted, deadline]);
+      clearTimeout(timer);
     },
   };
 }
