@@ -10,6 +10,7 @@ import { TOOL_NAMES } from "../src/tools/index.js";
 import { engineHarness, type EngineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { ENGINE_MEMORIES, openPostgresMemory } from "./helpers/postgres.js";
 import { INTERRUPTED_CALL_RESULT, INTERRUPTED_NOTE } from "../src/agent/turn.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -21,10 +22,14 @@ afterEach(() => tmp.cleanup());
 type Harness = EngineHarness;
 let kind: EngineKind = "graph";
 
+/** Threads in PostgreSQL for the postgres cases (see helpers/postgres.ts), else in memory. */
+let backend: Awaited<ReturnType<typeof openPostgresMemory>> | undefined;
+
 function harness(script: ScriptedTurn[], overrides: Partial<GraphSettings> = {}, tools?: StructuredToolInterface[]): Harness {
   return engineHarness(kind, tmp.dir, script, { approval: "auto-edit", ...overrides }, {
     tools,
     defaultAnswer: UNATTENDED_RESPONSE,
+    memory: backend?.memory,
   });
 }
 
@@ -36,9 +41,16 @@ function roles(messages: BaseMessage[]): string[] {
   return messages.map((m) => m.getType());
 }
 
-describe.each(["graph", "loop"] as const)("%s engine", (engineKind) => {
+describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m) => [e, m] as const)))("%s engine, threads %s", (engineKind, memoryKind) => {
 beforeAll(() => {
   kind = engineKind;
+});
+beforeEach(async () => {
+  if (memoryKind === "postgres") backend = await openPostgresMemory(tmp.dir);
+});
+afterEach(async () => {
+  await backend?.close();
+  backend = undefined;
 });
 
 test("a tool failure is a result with status error for the trace, the saved conversation and the model", async () => {

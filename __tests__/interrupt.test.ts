@@ -8,6 +8,7 @@ import { groupAlive } from "../src/workspace/processes.js";
 import { baseEnv, collect, PROJECT_ROOT, runCli, type CliResult } from "./helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { createTestDatabase, POSTGRES_URL, type SaverKind, type TestDatabase } from "./helpers/postgres.js";
 import {
   killGroup,
   killMarked,
@@ -63,8 +64,15 @@ function events(stdout: string): Event[] {
     .map((line) => JSON.parse(line) as Event);
 }
 
-function threads(): Array<{ id: string; runs: number; firstRequest: string }> {
-  return JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{ id: string; runs: number; firstRequest: string }>;
+/** MINI_CURSOR_CHECKPOINTER for the cases with threads in PostgreSQL; empty for SQLite. */
+let memoryEnv: NodeJS.ProcessEnv = {};
+
+async function threads(): Promise<Array<{ id: string; runs: number; firstRequest: string }>> {
+  if (!memoryEnv.MINI_CURSOR_CHECKPOINTER) {
+    return JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{ id: string; runs: number; firstRequest: string }>;
+  }
+  const r = await runCli(["--workspace", tmp.dir, "--threads", "--json"], { env: baseEnv(memoryEnv) });
+  return r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; runs: number; firstRequest: string });
 }
 
 function track(child: ChildProcess): ChildProcess {
@@ -94,9 +102,9 @@ function conversation(request: ChatRequest) {
  * its interrupted result and the note, then the new request.
  */
 async function expectThreadKeptWithNote(threadId: string, task: string, command: string): Promise<void> {
-  expect(threads()).toEqual([expect.objectContaining({ id: threadId, runs: 1, firstRequest: task })]);
+  expect(await threads()).toEqual([expect.objectContaining({ id: threadId, runs: 1, firstRequest: task })]);
   server = await startOpenAIServer([{ content: "You interrupted the command." }]);
-  const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" });
+  const env = baseEnv({ ...memoryEnv, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" });
   const next = await runCli(["--workspace", tmp.dir, "--continue", "--json", "what happened?"], { env, timeoutMs: 60_000 });
   expect(next.code).toBe(0);
   expect(events(next.stdout)[0]).toMatchObject({ type: "run_start", threadId });
@@ -110,7 +118,7 @@ async function expectThreadKeptWithNote(threadId: string, task: string, command:
   ]);
   const call = server.requests[0]!.messages[2]!.tool_calls![0]!;
   expect(JSON.parse(call.function.arguments)).toEqual({ command });
-  expect(threads()).toEqual([expect.objectContaining({ id: threadId, runs: 2 })]);
+  expect(await threads()).toEqual([expect.objectContaining({ id: threadId, runs: 2 })]);
 }
 
 /** The exit status a shell would report: the code, or 128 + the signal that ended the process. */
@@ -135,7 +143,7 @@ function expectInterrupted(r: CliResult, signal: NodeJS.Signals): Event[] {
  * a loaded machine it often cannot; what would be tested is then tsx, not the CLI.
  */
 function startOneShot(args: string[]): { child: ChildProcess; result: Promise<CliResult> } {
-  const s = startSession(args);
+  const s = startSession(args, baseEnv(memoryEnv));
   s.child.stdin!.end();
   track(s.child);
   return { child: s.child, result: s.result };
@@ -143,12 +151,26 @@ function startOneShot(args: string[]): { child: ChildProcess; result: Promise<Cl
 
 // The runs go both through the sandbox (the default when bubblewrap works) and without it:
 // bubblewrap kills its commands when the CLI dies, which would hide a CLI that leaves them.
-const SANDBOXES: Array<[string, string[]]> = [
-  ["default sandbox", []],
-  ["--sandbox off", ["--sandbox", "off"]],
+// With a PostgreSQL server for the tests, once more with the thread kept there.
+const ONE_SHOT_CASES: Array<[string, string[], SaverKind]> = [
+  ["default sandbox", [], "sqlite"],
+  ["--sandbox off", ["--sandbox", "off"], "sqlite"],
+  ...(POSTGRES_URL ? [["--sandbox off, threads in PostgreSQL", ["--sandbox", "off"], "postgres"] as [string, string[], SaverKind]] : []),
 ];
 
-describe.each(SANDBOXES)("a one-shot run (%s)", (_name, sandboxArgs) => {
+describe.each(ONE_SHOT_CASES)("a one-shot run (%s)", (_name, sandboxArgs, saver) => {
+  let db: TestDatabase | undefined;
+  beforeEach(async () => {
+    if (saver !== "postgres") return;
+    db = await createTestDatabase();
+    memoryEnv = { MINI_CURSOR_CHECKPOINTER: db.url };
+  });
+  afterEach(async () => {
+    memoryEnv = {};
+    await db?.drop();
+    db = undefined;
+  });
+
   test.each(["SIGINT", "SIGTERM"] as const)("%s in the middle of a command: exit 130, thread kept, no process left", async (signal) => {
     const command = longCommand(marker);
     const task = `run \`${command}\``;
@@ -194,7 +216,7 @@ describe("a one-shot run through npm start", () => {
     const evs = expectInterrupted(r, "SIGINT");
     await waitFor(() => !groupAlive(child.pid!), 5_000);
     await waitNoneLeft(marker, 5_000);
-    expect(threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
+    expect(await threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
   });
 
   test("SIGTERM to the group: the run is stopped, the thread kept, no process left", async () => {
@@ -213,7 +235,7 @@ describe("a one-shot run through npm start", () => {
     expect(evs.at(-1)).toMatchObject({ type: "run_end", reason: "interrupted" });
     await waitFor(() => !groupAlive(child.pid!), EXIT_WITHIN_MS);
     await waitNoneLeft(marker, 5_000);
-    expect(threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
+    expect(await threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
   });
 });
 
@@ -239,7 +261,7 @@ describe("an interactive session fed through a pipe", () => {
     const r = await s.result;
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/■ Interrupted: 1 step, 1 tool call/);
-    expect(threads()).toEqual([expect.objectContaining({ runs: 2 })]);
+    expect(await threads()).toEqual([expect.objectContaining({ runs: 2 })]);
   });
 
   test("SIGTERM while it waits for input ends it with 130 and stops its dev server", async () => {
@@ -266,6 +288,6 @@ describe("an interactive session fed through a pipe", () => {
     signalGroup(s.child, "SIGINT");
     const r = await s.result;
     expect(r.code).toBe(0);
-    expect(threads()).toEqual([expect.objectContaining({ runs: 1 })]);
+    expect(await threads()).toEqual([expect.objectContaining({ runs: 1 })]);
   });
 });

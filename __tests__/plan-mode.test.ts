@@ -57,7 +57,7 @@ test("/plan and /approval remember the mode plan mode was entered from; /plan ac
   const notes: string[] = [];
   const renderer = { ...createJsonRenderer({ verbose: false }), note: (t: string) => void notes.push(t) };
   const settings = loadSettings({ workspace: tmp.dir, engine: "loop", approval: "full-auto", sandbox: "off" }, { MINI_CURSOR_DOTENV: "off" });
-  const session = createSession(settings, { renderer });
+  const session = await createSession(settings, { renderer });
   try {
     expect(await runSlashCommand("/plan off", { session, renderer })).toBe("continue");
     expect(await runSlashCommand("/plan accept", { session, renderer })).toBe("continue");

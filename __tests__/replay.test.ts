@@ -10,7 +10,7 @@ import { createRuntime } from "../src/agent/runtime.js";
 import { createGraph } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
-import type { LoopThread } from "../src/loop/memory.js";
+import type { LoopThread } from "../src/memory/loop-threads.js";
 import { isTodoAppRequest, TODO_DEMO_RECORDING } from "../src/models/offline.js";
 import { recordModel, ResponseRecorder, type RecordedResponse, type RecordingHeader } from "../src/models/recorder.js";
 import {

@@ -8,7 +8,7 @@ import { createRuntime } from "../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
-import type { LoopThread } from "../src/loop/memory.js";
+import type { LoopThread } from "../src/memory/loop-threads.js";
 import { withSavedAlwaysRules } from "../src/security/always.js";
 import { addAllowRules, loadProjectRules, ruleForCommand, RulesError } from "../src/security/rules.js";
 import { createTools } from "../src/tools/index.js";

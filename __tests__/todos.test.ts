@@ -5,7 +5,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { MAX_TODOS, todosFromResults, type Todo } from "../src/tools/todos.js";
 import { buildSystemPrompt } from "../src/agent/prompt.js";
 import { createGraph } from "../src/graph/graph.js";
-import { loadLoopThread } from "../src/loop/memory.js";
+import { loadLoopThread } from "../src/memory/loop-threads.js";
 import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";
 import { createTools } from "../src/tools/index.js";
 import { createPrettyRenderer } from "../src/ui/render.js";

@@ -8,7 +8,7 @@ import { createRuntime } from "../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createLoopEngine } from "../src/loop/loop.js";
-import { loadLoopThread } from "../src/loop/memory.js";
+import { loadLoopThread } from "../src/memory/loop-threads.js";
 import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";
 import { createTools } from "../src/tools/index.js";
 import { BenchModel } from "./bench-lib.js";

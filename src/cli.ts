@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from "./project-root.js";
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./app/exit-codes.js";
 import { installSignalBackstop } from "./app/signals.js";
-import { findThread, listThreads } from "./memory/threads.js";
+import type { ThreadInfo } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
 import { STATE_DIR_NAME } from "./memory/state-dir.js";
 import {
@@ -69,6 +69,7 @@ function buildProgram(version: string): Command {
     .option("--undo", "with --thread or --continue: put back the files the thread's last turn changed, drop that turn, and exit")
     .option("--force", "with --undo: also overwrite files changed by hand since the agent's step (otherwise it asks, or refuses off a terminal)")
     .option("--mcp-list", "start the configured MCP servers, show their state and tools, stop them and exit")
+    .option("--checkpointer <url>", "keep threads in PostgreSQL (postgres://user:password@host:5432/db) instead of the workspace's SQLite file (env MINI_CURSOR_CHECKPOINTER)")
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
     .option("--verbose", "show stack traces for errors (also DEBUG=1)")
@@ -190,11 +191,24 @@ function workspaceProblem(workspace: string, fromFlag: boolean): string | undefi
 /** A thread id of the form mini-cursor makes (20261129-a1b2c3): naming one that is not here is a mistake, not a new name. */
 const GENERATED_THREAD_ID = /^\d{8}-[0-9a-f]{6}$/;
 
+/** The saved threads (threads.json, or the PostgreSQL checkpointer's table). */
+async function savedThreads(settings: Settings): Promise<ThreadInfo[]> {
+  // Loaded here: the checkpointers' libraries would slow --help and usage errors.
+  const { openMemory } = await import("./memory/backend.js");
+  const memory = await openMemory(settings);
+  try {
+    return await memory.threads.list();
+  } finally {
+    await memory.close();
+  }
+}
+
 /** `--thread ID` naming a thread mini-cursor made that this workspace does not hold. */
-function threadProblem(settings: Settings): string | undefined {
+async function threadProblem(settings: Settings): Promise<string | undefined> {
   const id = settings.thread;
-  if (!id || !GENERATED_THREAD_ID.test(id) || findThread(settings.workspace, id)) return undefined;
-  const saved = listThreads(settings.workspace);
+  if (!id || !GENERATED_THREAD_ID.test(id)) return undefined;
+  const saved = await savedThreads(settings);
+  if (saved.some((t) => t.id === id)) return undefined;
   const here =
     saved.length === 0
       ? "There are no saved threads here yet"
@@ -232,15 +246,21 @@ export async function main(argv: string[]): Promise<number> {
   try {
     settings = loadSettings(parsed.flags);
     await openWorkspace(settings.workspace);
-    const problem = workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? threadProblem(settings) ?? undoProblem(parsed, settings);
+    const problem = workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? undoProblem(parsed, settings);
     if (problem) throw new Error(problem);
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
   }
   try {
+    // A thread that is not there is a usage error; a database that cannot be reached is not.
+    const problem = await threadProblem(settings);
+    if (problem) {
+      process.stderr.write(`mini-cursor: ${problem}\n`);
+      return EXIT.usage;
+    }
     if (parsed.threads) {
-      const threads = listThreads(settings.workspace);
+      const threads = await savedThreads(settings);
       // --json: JSON Lines, one thread per line, like every other --json output.
       if (settings.json) process.stdout.write(threads.map((t) => `${JSON.stringify(t)}\n`).join(""));
       else process.stdout.write(`${formatThreads(threads)}\n`);

@@ -43,6 +43,65 @@ export function defaultEditTool(model: string): EditToolSetting {
 }
 // --- end of issue 17 block ------------------------------------------------------------------------
 
+// --- ecosystem (issue 19): LangSmith tracing and the PostgreSQL checkpointer ----------------------
+/** LangSmith's project when LANGSMITH_PROJECT is unset (LangChain's own default). */
+export const DEFAULT_TRACING_PROJECT = "default";
+/** The variables that turn LangChain's own tracing on (any of them "true"). */
+const TRACING_FLAGS = ["LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"] as const;
+
+export interface TracingSettings {
+  apiKey: string;
+  /** LANGSMITH_ENDPOINT; unset: LangSmith's cloud. */
+  endpoint?: string;
+  project: string;
+}
+
+/**
+ * Tracing is read here like every other setting and handed to src/app/tracing.ts explicitly,
+ * which builds the tracer with redaction. Off unless a tracing flag is true; a flag without a
+ * key is a configuration error rather than a run that silently posts nothing.
+ */
+function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | undefined {
+  const on = TRACING_FLAGS.some((name) => toBool(env[name], name) === true);
+  if (!on) return undefined;
+  const apiKey = nonEmpty(env.LANGSMITH_API_KEY) ?? nonEmpty(env.LANGCHAIN_API_KEY);
+  if (!apiKey) {
+    throw new SettingsError("LANGSMITH_TRACING is on but LANGSMITH_API_KEY is not set: set the key from smith.langchain.com (Settings > API Keys), or unset LANGSMITH_TRACING.");
+  }
+  const endpoint = nonEmpty(env.LANGSMITH_ENDPOINT) ?? nonEmpty(env.LANGCHAIN_ENDPOINT);
+  if (endpoint && !/^https?:\/\/./i.test(endpoint)) throw new SettingsError(`LANGSMITH_ENDPOINT must be an http(s) URL, got "${endpoint}".`);
+  return { apiKey, endpoint, project: nonEmpty(env.LANGSMITH_PROJECT) ?? nonEmpty(env.LANGCHAIN_PROJECT) ?? DEFAULT_TRACING_PROJECT };
+}
+
+/**
+ * LangChain also reads the tracing flags from process.env and would then add a tracer of its
+ * own, with a client that does not redact, to any call made outside a traced turn. The CLI
+ * traces through src/app/tracing.ts only, so it takes the flags out of its own environment.
+ */
+export function detachLangChainTracing(env: NodeJS.ProcessEnv = process.env): void {
+  for (const name of TRACING_FLAGS) delete env[name];
+}
+
+/** The embedded default; any other value is a PostgreSQL URL. */
+export const SQLITE_CHECKPOINTER = "sqlite";
+const POSTGRES_URL = /^postgres(?:ql)?:\/\/./i;
+
+function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const value = nonEmpty(flag) ?? nonEmpty(env.MINI_CURSOR_CHECKPOINTER) ?? SQLITE_CHECKPOINTER;
+  if (value.toLowerCase() === SQLITE_CHECKPOINTER) return SQLITE_CHECKPOINTER;
+  if (!POSTGRES_URL.test(value)) {
+    const source = nonEmpty(flag) ? "--checkpointer" : "MINI_CURSOR_CHECKPOINTER";
+    throw new SettingsError(`${source} must be "sqlite" or a PostgreSQL URL such as postgres://user:password@host:5432/db, got "${redactUrlPassword(value)}".`);
+  }
+  return value;
+}
+
+/** A URL as it may be printed: the password replaced. */
+export function redactUrlPassword(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
+}
+// --- end of issue 19 block ------------------------------------------------------------------------
+
 const settingsSchema = z.object({
   workspace: z.string().min(1),
   model: z.string().min(1),
@@ -93,6 +152,10 @@ const settingsSchema = z.object({
   stream: z.boolean().optional(),
   /** MINI_CURSOR_ADDITIONAL_PROPERTIES=off: no `additionalProperties` in tool schemas. */
   additionalProperties: z.boolean().optional(),
+  /** LangSmith tracing (issue 19): on when LANGSMITH_TRACING=true; see tracingSettings. */
+  tracing: z.custom<TracingSettings>().optional(),
+  /** Where threads live (issue 19): "sqlite" (default, in the workspace) or a PostgreSQL URL. */
+  checkpointer: z.string().min(1),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -116,6 +179,8 @@ export interface SettingsFlags {
   record?: string;
   /** --replay <file> */
   replay?: string;
+  /** --checkpointer sqlite|postgres://… */
+  checkpointer?: string;
 }
 
 /** Raised for bad flags or configuration; the CLI prints the message and exits 2. */
@@ -276,6 +341,8 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     streamOptions: toBool(env.MINI_CURSOR_STREAM_OPTIONS, "MINI_CURSOR_STREAM_OPTIONS"),
     stream: toBool(env.MINI_CURSOR_STREAM, "MINI_CURSOR_STREAM"),
     additionalProperties: toBool(env.MINI_CURSOR_ADDITIONAL_PROPERTIES, "MINI_CURSOR_ADDITIONAL_PROPERTIES"),
+    tracing: tracingSettings(env),
+    checkpointer: checkpointerSetting(flags.checkpointer, env),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) {

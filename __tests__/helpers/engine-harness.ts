@@ -7,7 +7,8 @@ import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/stream.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
-import type { LoopThread } from "../../src/loop/memory.js";
+import type { LoopThread } from "../../src/memory/loop-threads.js";
+import type { MemoryBackend } from "../../src/memory/backend.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
 import type { Todo } from "../../src/tools/todos.js";
@@ -48,6 +49,8 @@ export interface HarnessExtras {
   tools?: StructuredToolInterface[];
   /** The answer when a test scripted none (default: a plain denial). */
   defaultAnswer?: ApprovalResponse;
+  /** Keep threads here (a PostgreSQL backend) instead of in memory. */
+  memory?: MemoryBackend;
 }
 
 export function engineSettings(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
@@ -82,13 +85,20 @@ export function engineHarness(
   let todos: EngineHarness["todos"];
   let seed: EngineHarness["seed"];
   if (kind === "graph") {
-    const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools });
+    const graph = createGraph(settings, { checkpointer: extras.memory?.checkpointer() ?? new MemorySaver(), model, tools });
     engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
     history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
     todos = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.todos;
     seed = async (threadId, messages) => {
       await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
     };
+  } else if (extras.memory?.loopMemory) {
+    const memory = extras.memory.loopMemory;
+    const runtime = createRuntime(settings, { model, tools });
+    engine = createLoopEngine({ runtime: { ...runtime, workspace }, meta, modelSettings: settings, memory });
+    history = async (threadId = "t1") => (await memory.load(threadId)).messages;
+    todos = async (threadId = "t1") => (await memory.load(threadId)).todos ?? [];
+    seed = async (threadId, messages) => memory.save(threadId, { messages, alwaysAllow: [] });
   } else {
     const { threads, memory } = inMemoryLoopThreads();
     const runtime = createRuntime(settings, { model, tools });

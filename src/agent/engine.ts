@@ -1,3 +1,4 @@
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { AgentEvent, Approver, EventSink, StopReason, TokenUsage } from "./events.js";
 import type { ApprovalMode } from "../settings.js";
 
@@ -12,6 +13,8 @@ export interface RunRequest {
   maxSteps?: number;
   /** mini-cursor's note sent after the task in the same request (plan mode's rules); run_start shows the task alone. */
   note?: string;
+  /** The traced turn's callbacks (LangSmith): the run's model and tool calls nest under them. */
+  callbacks?: CallbackManager;
 }
 
 /** Facts about the run for the run_start event. */

@@ -8,15 +8,16 @@ import { createBuilder } from "../graph/graph.js";
 import { createLoopEngine } from "../loop/loop.js";
 import { createGraphEngine } from "../graph/stream.js";
 import { graphThreadHistory } from "../graph/rewind.js";
-import { loadLoopThread, saveLoopThread } from "../loop/memory.js";
+import { loadLoopThread, saveLoopThread, type LoopMemory } from "../memory/loop-threads.js";
 import { loopThreadHistory } from "../loop/rewind.js";
 import type { ThreadHistory } from "../agent/thread-history.js";
-import { createSqliteCheckpointer } from "../memory/checkpointer.js";
+import { openSqliteMemory, type MemoryBackend } from "../memory/backend.js";
 import type { SandboxPlan } from "../security/sandbox.js";
-import type { Settings } from "../settings.js";
+import { detachLangChainTracing, type Settings } from "../settings.js";
 import type { Toolset } from "../tools/index.js";
-import { createAgentTools } from "./tools.js";
+import { createAgentTools, redactedValues } from "./tools.js";
 import type { McpHub } from "../mcp/hub.js";
+import { traceEngine } from "./tracing.js";
 
 export interface AgentParts {
   engine: Engine;
@@ -27,7 +28,7 @@ export interface AgentParts {
   history: ThreadHistory;
   /** MCP servers of this session (none configured: undefined). */
   mcp?: McpHub;
-  /** Releases what the agent holds (the SQLite handle, MCP servers); background processes are the caller's. */
+  /** Releases what the agent holds (the database, pending traces, MCP servers); background processes are the caller's. */
   close(): Promise<void>;
 }
 
@@ -38,6 +39,16 @@ export interface AgentPartsOptions {
   checkpointer?: BaseCheckpointSaver;
   /** MCP servers' tools (app/mcp.ts); stopped by `close()`. */
   mcp?: McpHub;
+  /** Where threads live (default: SQLite and JSON files in the workspace). */
+  memory?: MemoryBackend;
+}
+
+/** The engine with LangSmith tracing when it is on (the same secrets redacted as from the tools). */
+function traced(engine: Engine, settings: Settings): Engine & { flush?(): Promise<void> } {
+  if (!settings.tracing) return engine;
+  // Only our tracer, which redacts, may post: LangChain would add its own from the environment.
+  detachLangChainTracing();
+  return traceEngine(engine, { tracing: settings.tracing, secrets: redactedValues(settings), workspace: settings.workspace });
 }
 
 /** Builds the engine the settings ask for, with its tools and memory. */
@@ -47,34 +58,37 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
     options.mcp,
   );
-  const release = async () => {
-    sandbox.sandbox?.dispose();
-    await options.mcp?.close();
-  };
+  const memory = options.memory ?? openSqliteMemory(settings.workspace);
   const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
   // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
   const runtime = createRuntime(settings, { model: options.model, tools });
+  let engine: Engine & { flush?(): Promise<void> };
+  let history: ThreadHistory;
   if (settings.engine === "loop") {
-    const engine = createLoopEngine({ runtime, meta, modelSettings: settings });
-    const history = loopThreadHistory({
+    const loopMemory: LoopMemory = memory.loopMemory ?? {
       load: (id) => loadLoopThread(settings.workspace, id),
       save: (id, thread) => saveLoopThread(settings.workspace, id, thread),
-    });
-    return { engine, tools, sandbox, history, mcp: options.mcp, close: release };
+    };
+    engine = traced(createLoopEngine({ runtime, meta, modelSettings: settings, memory: loopMemory }), settings);
+    history = loopThreadHistory(loopMemory);
+  } else {
+    const checkpointer = options.checkpointer ?? memory.checkpointer();
+    const graph = createBuilder(runtime).compile({ checkpointer });
+    engine = traced(createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps }), settings);
+    history = graphThreadHistory(graph);
   }
-  const checkpointer = options.checkpointer ?? createSqliteCheckpointer(settings.workspace);
-  const graph = createBuilder(runtime).compile({ checkpointer });
-  const engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
   return {
     engine,
     tools,
     sandbox,
-    history: graphThreadHistory(graph),
+    history,
     mcp: options.mcp,
     async close() {
-      const db = (checkpointer as { db?: { close?: () => void } }).db;
-      db?.close?.();
-      await release();
+      // Pending traces are posted before the process may exit.
+      await engine.flush?.();
+      await memory.close();
+      sandbox.sandbox?.dispose();
+      await options.mcp?.close();
     },
   };
 }

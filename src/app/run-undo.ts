@@ -8,7 +8,7 @@ import { sessionUndoContext, undoLastTurn } from "./undo.js";
 /** `--undo` with `--thread`/`--continue`: undoes the thread's last turn and exits (0 done, 1 refused or nothing to undo). */
 export async function runUndo(settings: Settings, force: boolean): Promise<number> {
   const renderer = createPrettyRenderer({ color: settings.color && Boolean(process.stdout.isTTY), spinner: false, verbose: settings.verbose, echoRequest: false });
-  const session = createSession(settings, { renderer });
+  const session = await createSession(settings, { renderer });
   try {
     if (!session.resumed) {
       renderer.note(`No saved thread ${session.threadId} in ${settings.workspace}; nothing to undo.`);

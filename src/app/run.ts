@@ -98,7 +98,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
   await confirmConfigTrust(settings, interactive, renderer);
-  const session = createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
+  const session = await createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
   showBanner(session, renderer, version);
   const abort = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -159,7 +159,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
   const renderer = createRenderer(settings, interactive, !interactive);
   await confirmConfigTrust(settings, interactive, renderer);
-  const session = createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
+  const session = await createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
   showBanner(session, renderer, version);
   try {
     const end = await runRepl(session, renderer, {

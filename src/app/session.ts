@@ -2,7 +2,9 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { RunSummary } from "../agent/engine.js";
 import type { AgentEvent, Approver } from "../agent/events.js";
 import { estimateTextTokens, requestTokenCap } from "../agent/context.js";
-import { findThread, latestThread, newThreadId, recordRun } from "../memory/threads.js";
+import { openMemory } from "../memory/backend.js";
+import { findThreadIn, latestThreadIn, type ThreadStore } from "../memory/thread-store.js";
+import { newThreadId } from "../memory/threads.js";
 import type { ApprovalMode, Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
@@ -17,6 +19,8 @@ import type { McpHub } from "../mcp/hub.js";
 export interface Session {
   readonly settings: Settings;
   readonly parts: AgentParts;
+  /** The thread index (threads.json, or the database's table with a PostgreSQL checkpointer). */
+  readonly threads: ThreadStore;
   threadId: string;
   resumed: boolean;
   approval: ApprovalMode;
@@ -44,25 +48,38 @@ export interface SessionOptions {
 }
 
 /** The thread the flags ask for: --thread (new or existing), --continue (latest), or a new one. */
-export function pickThread(settings: Settings, note: (text: string) => void): { id: string; resumed: boolean } {
-  if (settings.thread) return { id: settings.thread, resumed: Boolean(findThread(settings.workspace, settings.thread)) };
+export async function pickThread(settings: Settings, threads: ThreadStore, note: (text: string) => void): Promise<{ id: string; resumed: boolean }> {
+  if (settings.thread) return { id: settings.thread, resumed: Boolean(await findThreadIn(threads, settings.thread)) };
   if (settings.continueLatest) {
-    const latest = latestThread(settings.workspace, settings.engine);
+    const latest = await latestThreadIn(threads, settings.engine);
     if (latest) return { id: latest.id, resumed: true };
     note("No saved thread in this workspace yet; starting a new one.");
   }
   return { id: newThreadId(), resumed: false };
 }
 
-export function createSession(settings: Settings, options: SessionOptions): Session {
+export async function createSession(settings: Settings, options: SessionOptions): Promise<Session> {
   const emit = (event: AgentEvent) => options.renderer.event(event);
-  const parts = createAgentParts(settings, { emit, model: options.model, mcp: options.mcp });
-  const thread = pickThread(settings, (text) => options.renderer.note(text));
+  const memory = await openMemory(settings).catch(async (err: unknown) => {
+    await options.mcp?.close();
+    throw err;
+  });
+  let parts: AgentParts;
+  let thread: { id: string; resumed: boolean };
+  try {
+    parts = createAgentParts(settings, { emit, model: options.model, memory, mcp: options.mcp });
+    thread = await pickThread(settings, memory.threads, (text) => options.renderer.note(text));
+  } catch (err) {
+    await memory.close();
+    await options.mcp?.close();
+    throw err;
+  }
   // Said with the next request only: the plan was accepted and plan mode is over.
   let acceptedNote: string | undefined;
   const session: Session = {
     settings,
     parts,
+    threads: memory.threads,
     threadId: thread.id,
     resumed: thread.resumed,
     approval: settings.approval,
@@ -87,7 +104,7 @@ export function createSession(settings: Settings, options: SessionOptions): Sess
       const note = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
       acceptedNote = undefined;
       const summary = await parts.engine.run({ task, threadId: session.threadId, approver, emit, signal, approval: session.approval, note });
-      recordRun(settings.workspace, session.threadId, parts.engine.name, task, summary.steps);
+      await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
       return summary;
     },
     newThread() {

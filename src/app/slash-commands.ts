@@ -2,7 +2,7 @@ import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
 import { acceptMode } from "./plan.js";
 import type { Session } from "./session.js";
 import { formatTurns, listTurns, rewindTo, sessionUndoContext, undoLastTurn } from "./undo.js";
-import { findThread, listThreads } from "../memory/threads.js";
+import { findThreadIn } from "../memory/thread-store.js";
 import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import { formatProcesses } from "../ui/repl.js";
@@ -113,8 +113,8 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     name: "/threads",
     usage: "/threads",
     summary: "saved threads: id, first request, last update, steps",
-    run: (_arg, { session, renderer }) => {
-      renderer.note(formatThreads(listThreads(session.settings.workspace), session.threadId));
+    run: async (_arg, { session, renderer }): Promise<SlashResult> => {
+      renderer.note(formatThreads(await session.threads.list(), session.threadId));
       return "continue";
     },
   },
@@ -122,12 +122,12 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     name: "/resume",
     usage: "/resume <id>",
     summary: "continue a saved thread",
-    run: (arg, { session, renderer }) => {
+    run: async (arg, { session, renderer }): Promise<SlashResult> => {
       if (!arg) {
         renderer.note("Usage: /resume <id> (see /threads for ids).");
         return "continue";
       }
-      const found = findThread(session.settings.workspace, arg);
+      const found = await findThreadIn(session.threads, arg);
       if (!found) {
         renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
         return "continue";

@@ -7,6 +7,7 @@ import { withRequestNote } from "../agent/plan-mode.js";
 import { describeModelError, type ModelSettings } from "../agent/model.js";
 import { addUsage, type TurnUsage } from "../agent/model-turn.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
+import { withParentCallbacks } from "../agent/trace-parent.js";
 import { interruptionMessages, messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
 import { recursionLimitFor } from "./run-config.js";
@@ -126,7 +127,11 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         configurable: { thread_id: request.threadId, approval: request.approval ?? options.approval, maxSteps },
         recursionLimit: recursionLimitFor(maxSteps),
         signal: request.signal,
-        callbacks: [timer],
+        // Each step's checkpoint is stored before the next step starts. With a database that
+        // answers asynchronously (PostgreSQL), a run stopped mid-tool would otherwise close its
+        // turn on an older checkpoint, and the late write of the newer one would undo the close.
+        durability: "sync" as const,
+        callbacks: withParentCallbacks(request.callbacks, [timer]),
       };
       let input: unknown = { messages: [new HumanMessage(withRequestNote(request.task, request.note))] };
       let reason: StopReason = "done";

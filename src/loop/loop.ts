@@ -1,4 +1,5 @@
 import { HumanMessage, ToolMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
@@ -14,7 +15,8 @@ import { randomUUID } from "node:crypto";
 import { providerNoteEvent } from "../provider/events.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { interruptionMessages, messageText, unrunnableCallResults } from "../agent/turn.js";
-import { loadLoopThread, saveLoopThread, type LoopThread } from "./memory.js";
+import { withParentCallbacks } from "../agent/trace-parent.js";
+import { loadLoopThread, saveLoopThread, type LoopMemory } from "../memory/loop-threads.js";
 
 /**
  * The hand-rolled ReAct loop of the seed article — think, act on every tool call, observe,
@@ -26,14 +28,14 @@ export interface LoopOptions {
   runtime: AgentRuntime;
   meta: RunMeta;
   modelSettings: ModelSettings;
-  /** Where threads live; defaults to JSON files under `.mini-cursor/`. Tests may keep them in memory. */
-  memory?: { load(threadId: string): LoopThread; save(threadId: string, thread: LoopThread): void };
+  /** Where threads live; defaults to JSON files under `.mini-cursor/`; PostgreSQL or memory (tests) otherwise. */
+  memory?: LoopMemory;
 }
 
-function fileMemory(workspace: string) {
+function fileMemory(workspace: string): LoopMemory {
   return {
-    load: (threadId: string) => loadLoopThread(workspace, threadId),
-    save: (threadId: string, thread: LoopThread) => saveLoopThread(workspace, threadId, thread),
+    load: (threadId) => loadLoopThread(workspace, threadId),
+    save: (threadId, thread) => saveLoopThread(workspace, threadId, thread),
   };
 }
 
@@ -44,10 +46,11 @@ async function invokeTool(
   signal: AbortSignal | undefined,
   timer: ToolTimer,
   threadId: string,
+  parent: CallbackManager | undefined,
 ): Promise<ToolMessage> {
   try {
     // The thread id, as the graph passes it: edit_file checks the file was read in this thread.
-    const config = { signal, callbacks: [timer], configurable: { thread_id: threadId } };
+    const config = { signal, callbacks: withParentCallbacks(parent, [timer]), configurable: { thread_id: threadId } };
     const output: unknown = await tool.invoke({ ...call, type: "tool_call" }, config);
     if (ToolMessage.isInstance(output)) return output;
     const content = typeof output === "string" ? output : JSON.stringify(output);
@@ -83,14 +86,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
       const signal = request.signal;
       const maxSteps = request.maxSteps ?? runtime.maxSteps;
       const mode = request.approval ?? runtime.approval;
-      const thread = memory.load(request.threadId);
+      const thread = await memory.load(request.threadId);
       const messages: BaseMessage[] = thread.messages;
-      const save = () =>
+      const save = async () =>
         memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow, snapshots: thread.snapshots, todos: thread.todos ?? [] });
       const timer = new ToolTimer();
       // An id names the request, as the graph's reducer gives one: snapshots are kept per request.
       messages.push(new HumanMessage({ content: withRequestNote(request.task, request.note), id: randomUUID() }));
-      save();
+      await save();
       try {
         for (let step = 1; step <= maxSteps; step++) {
           // THINK
@@ -99,7 +102,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           const systemPrompt = runtime.systemPrompt();
           const compacted = await compactBeforeTurn(
             { systemPrompt, history: messages, contextTokens: runtime.contextTokens, summaryModel: runtime.model, modelName: runtime.modelName, prices: runtime.prices },
-            { signal },
+            { signal, callbacks: withParentCallbacks(request.callbacks, []) },
           );
           if (compacted) {
             const { tokensBefore, tokensAfter, summarised, history } = compacted.compaction;
@@ -119,11 +122,11 @@ export function createLoopEngine(options: LoopOptions): Engine {
               onProviderNote: (note) => emit(providerNoteEvent(note, step)),
               tools: runtime.tools,
             },
-            { signal, callbacks: [onToken] },
+            { signal, callbacks: withParentCallbacks(request.callbacks, [onToken]) },
           );
           const { message } = turn;
           messages.push(message);
-          save();
+          await save();
           emit({ type: "usage", step, usage: compacted ? addUsage(turn.usage, compacted.usage) : turn.usage });
           const calls = message.tool_calls ?? [];
           if (calls.length === 0) {
@@ -137,7 +140,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
             const stopped = loopStopResults(message, guard);
             messages.push(...stopped);
-            save();
+            await save();
             emitResults(stopped, step, emit, timer);
             return tally.finish("loop_guard");
           }
@@ -169,7 +172,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           const notice = (text: string) => emit({ type: "notice", step, message: text });
           // No thread id: the loop's threads never travel in time, so they keep no ref (their ids may equal a graph thread's).
           const snapshot = await snapshotBeforeTools({ workspace: runtime.workspace, threadId: "", messages, calls: runnable, notice });
-          let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId)));
+          let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId, request.callbacks)));
           thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
           if (signal?.aborted) throw new Error("aborted");
           // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
@@ -188,13 +191,13 @@ export function createLoopEngine(options: LoopOptions): Engine {
             thread.todos = todos;
             emit({ type: "todos", step, todos });
           }
-          save();
+          await save();
         }
         return tally.finish("max_steps");
       } catch (err) {
         if (signal?.aborted) {
           messages.push(...interruptionMessages(messages));
-          save();
+          await save();
           return tally.finish("interrupted");
         }
         emit({ type: "error", message: describeModelError(err, options.modelSettings), stack: (err as Error)?.stack });

@@ -12,7 +12,7 @@ import { ensureStateDir } from "./state-dir.js";
 
 export const THREADS_FILE = "threads.json";
 /** Longest first request we keep in the index. */
-const MAX_TITLE_CHARS = 120;
+export const MAX_TITLE_CHARS = 120;
 
 export interface ThreadInfo {
   id: string;

@@ -11,6 +11,8 @@ export const ALWAYS_SCRUBBED: readonly string[] = [
   "OPENAI_API_KEY",
   // The ssh-agent signs with every loaded key: a command must not use it unless passed through.
   "SSH_AUTH_SOCK",
+  // A database URL for the checkpointer carries its password (issue 19).
+  "MINI_CURSOR_CHECKPOINTER",
 ];
 
 /** Names that look like credentials: *_API_KEY, *_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD... */

@@ -7,7 +7,7 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import type { Todo } from "../tools/todos.js";
-import { ensureStateDir } from "../memory/state-dir.js";
+import { ensureStateDir } from "./state-dir.js";
 import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 
 /** The loop's memory: one JSON file per thread, rewritten after every step. */
@@ -23,7 +23,13 @@ export interface LoopThread {
   todos?: Todo[];
 }
 
-interface StoredThread {
+/** Where the loop keeps its threads: JSON files here, a table in PostgreSQL (memory/postgres-*.ts). */
+export interface LoopMemory {
+  load(threadId: string): LoopThread | Promise<LoopThread>;
+  save(threadId: string, thread: LoopThread): void | Promise<void>;
+}
+
+export interface StoredThread {
   messages: StoredMessage[];
   alwaysAllow: string[];
   snapshots?: WorkspaceSnapshots;
@@ -36,15 +42,29 @@ function threadFile(workspace: string, threadId: string): string {
   return path.join(ensureStateDir(workspace), LOOP_THREADS_DIR, `${safe}.json`);
 }
 
+/** A thread as JSON (files and database rows hold the same shape). */
+export function storeLoopThread(thread: LoopThread): StoredThread {
+  return {
+    messages: mapChatMessagesToStoredMessages(thread.messages),
+    alwaysAllow: thread.alwaysAllow,
+    snapshots: thread.snapshots,
+    todos: thread.todos ?? [],
+  };
+}
+
+export function restoreLoopThread(stored: StoredThread): LoopThread {
+  return {
+    messages: mapStoredMessagesToChatMessages(stored.messages),
+    alwaysAllow: stored.alwaysAllow ?? [],
+    snapshots: stored.snapshots ?? {},
+    todos: stored.todos ?? [],
+  };
+}
+
 export function loadLoopThread(workspace: string, threadId: string): LoopThread {
   try {
     const stored = JSON.parse(readFileSync(threadFile(workspace, threadId), "utf8")) as StoredThread;
-    return {
-      messages: mapStoredMessagesToChatMessages(stored.messages),
-      alwaysAllow: stored.alwaysAllow ?? [],
-      snapshots: stored.snapshots ?? {},
-      todos: stored.todos ?? [],
-    };
+    return restoreLoopThread(stored);
   } catch {
     return { messages: [], alwaysAllow: [] };
   }
@@ -54,12 +74,7 @@ export function loadLoopThread(workspace: string, threadId: string): LoopThread 
 export function saveLoopThread(workspace: string, threadId: string, thread: LoopThread): void {
   const file = threadFile(workspace, threadId);
   mkdirSync(path.dirname(file), { recursive: true });
-  const data: StoredThread = {
-    messages: mapChatMessagesToStoredMessages(thread.messages),
-    alwaysAllow: thread.alwaysAllow,
-    snapshots: thread.snapshots,
-    todos: thread.todos ?? [],
-  };
+  const data = storeLoopThread(thread);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(data));
   renameSync(tmp, file);

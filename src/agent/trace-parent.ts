@@ -1,0 +1,16 @@
+import { BaseCallbackHandler, type CallbackHandlerMethods } from "@langchain/core/callbacks/base";
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
+
+/**
+ * Callbacks for a model or tool call inside a turn. An explicit `callbacks` list replaces the
+ * ones a runnable inherits, so a traced turn (src/app/tracing.ts) hands its run's callback
+ * manager down and each call adds its own handlers to a copy of it: the call's runs then nest
+ * under the turn's run instead of starting traces of their own.
+ */
+export function withParentCallbacks(
+  parent: CallbackManager | undefined,
+  handlers: Array<BaseCallbackHandler | CallbackHandlerMethods>,
+): CallbackManager | Array<BaseCallbackHandler | CallbackHandlerMethods> {
+  if (!parent) return handlers;
+  return parent.copy(handlers.map((h) => (h instanceof BaseCallbackHandler ? h : BaseCallbackHandler.fromMethods(h))));
+}

@@ -1,0 +1,122 @@
+import path from "node:path";
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
+import type { Engine, RunRequest, RunSummary } from "../agent/engine.js";
+import { redactorFor, type Redactor } from "../security/redact.js";
+import type { TracingSettings } from "../settings.js";
+
+/**
+ * LangSmith tracing of the CLI's turns (LANGSMITH_TRACING=true): each turn is one trace, a
+ * root run named {@link TURN_RUN_NAME} with the engine's model and tool runs nested under it,
+ * tagged with the engine and carrying the thread id (LangSmith groups a thread's turns by
+ * `thread_id`) and the workspace's folder name. Everything posted — inputs, outputs, errors —
+ * goes through the same secret redaction as tool results, and the LangSmith key itself is one
+ * of the redacted values. langsmith is imported on the first traced turn only.
+ */
+
+export const TURN_RUN_NAME = "mini-cursor turn";
+/** How long the CLI waits at exit for traces still being posted (LangSmith unreachable: it gives up). */
+export const TRACE_FLUSH_TIMEOUT_MS = 5_000;
+/** Retries of one LangSmith request: its default backoff held an exit for 90 s when the endpoint was down. */
+const TRACE_REQUEST_RETRIES = 1;
+/** One LangSmith request may take this long. */
+const TRACE_REQUEST_TIMEOUT_MS = 10_000;
+/** Tag on every trace, so a shared LangSmith project can be filtered to this agent. */
+export const TRACE_TAG = "mini-cursor";
+
+export interface TracedEngine extends Engine {
+  /** Waits until every run has been posted (call before the process exits). */
+  flush(): Promise<void>;
+}
+
+/** Strings redacted anywhere in a run's data (messages, tool calls, nested objects). */
+function redactDeep(value: unknown, redactor: Redactor): unknown {
+  if (typeof value === "string") return redactor.redact(value);
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v, redactor));
+  if (value && typeof value === "object") {
+    // Messages and other classes serialise through toJSON; redact what would be sent.
+    const plain = typeof (value as { toJSON?: unknown }).toJSON === "function" ? (value as { toJSON(): unknown }).toJSON() : value;
+    if (plain !== value) return redactDeep(plain, redactor);
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v, redactor)]));
+  }
+  return value;
+}
+
+interface Tracer {
+  callbacks: CallbackManager;
+  flush(): Promise<void>;
+}
+
+async function createTracer(tracing: TracingSettings, redactor: Redactor, tags: string[], metadata: Record<string, unknown>): Promise<Tracer> {
+  const [{ Client }, { LangChainTracer }, { CallbackManager }, { awaitAllCallbacks }] = await Promise.all([
+    import("langsmith"),
+    import("@langchain/core/tracers/tracer_langchain"),
+    import("@langchain/core/callbacks/manager"),
+    import("@langchain/core/callbacks/promises"),
+  ]);
+  const hide = (data: Record<string, unknown>) => redactDeep(data, redactor) as Record<string, unknown>;
+  const client = new Client({
+    apiKey: tracing.apiKey,
+    apiUrl: tracing.endpoint,
+    hideInputs: hide,
+    hideOutputs: hide,
+    // The host's name, platform and library versions are not the user's to publish by default.
+    omitTracedRuntimeInfo: true,
+    callerOptions: { maxRetries: TRACE_REQUEST_RETRIES },
+    timeout_ms: TRACE_REQUEST_TIMEOUT_MS,
+  });
+  const tracer = new LangChainTracer({ client, projectName: tracing.project });
+  const callbacks = new CallbackManager();
+  callbacks.addHandler(tracer, true);
+  callbacks.addTags(tags, true);
+  callbacks.addMetadata(metadata, true);
+  return {
+    callbacks,
+    async flush() {
+      // LangChain runs callbacks in the background; then the client batches what they queued.
+      const posted = (async () => {
+        await awaitAllCallbacks();
+        await client.awaitPendingTraceBatches();
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, TRACE_FLUSH_TIMEOUT_MS);
+        timer.unref();
+      });
+      await Promise.race([posted, deadline]);
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface TraceContext {
+  tracing: TracingSettings;
+  /** Values redacted from every payload (the same list the tools redact, plus the LangSmith key). */
+  secrets: readonly string[];
+  workspace: string;
+}
+
+/** The engine with each turn traced to LangSmith as one run tree. */
+export function traceEngine(engine: Engine, context: TraceContext): TracedEngine {
+  const redactor = redactorFor([...context.secrets, context.tracing.apiKey]);
+  const workspaceName = path.basename(context.workspace);
+  let tracer: Promise<Tracer> | undefined;
+  const load = () =>
+    (tracer ??= createTracer(context.tracing, redactor, [TRACE_TAG, `engine:${engine.name}`], { engine: engine.name, workspace: workspaceName }));
+  return {
+    name: engine.name,
+    async run(request: RunRequest): Promise<RunSummary> {
+      const { callbacks } = await load();
+      const { RunnableLambda } = await import("@langchain/core/runnables");
+      const turn = RunnableLambda.from(async (input: { task: string }, config) =>
+        engine.run({ ...request, task: input.task, callbacks: config?.callbacks as CallbackManager | undefined }),
+      );
+      return turn.invoke(
+        { task: request.task },
+        { callbacks, runName: TURN_RUN_NAME, tags: [`thread:${request.threadId}`], metadata: { thread_id: request.threadId } },
+      );
+    },
+    async flush() {
+      if (tracer) await (await tracer).flush();
+    },
+  };
+}

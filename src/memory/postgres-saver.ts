@@ -1,0 +1,119 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { ChannelVersions, Checkpoint, CheckpointListOptions, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import type pg from "pg";
+import { KEPT_CHECKPOINTS } from "./compact-saver.js";
+import { MessageRefCodec, type StoredMessage } from "./message-refs.js";
+
+/**
+ * LangGraph's PostgresSaver with the SQLite saver's storage guarantee: each message is stored
+ * once per thread (mini_cursor_messages, content-addressed) and a checkpoint's messages blob
+ * holds only their hashes; a thread keeps its newest KEPT_CHECKPOINTS checkpoints, with their
+ * writes and the channel blobs they still refer to. Tables are created on first use, under an
+ * advisory lock so two processes starting together do not race on them.
+ */
+
+/** Tables of our own, beside LangGraph's checkpoints, checkpoint_blobs and checkpoint_writes. */
+export const MESSAGES_TABLE = "public.mini_cursor_messages";
+/** pg_advisory_lock key held while the schema is created (any constant unique to us). */
+export const SETUP_LOCK_KEY = 0x6d63_7372;
+
+export class CompactPostgresSaver extends PostgresSaver {
+  private ready: Promise<void> | undefined;
+  private readonly codec: MessageRefCodec;
+
+  /** `moreTables` creates other tables under the same lock (the thread index, the loop's threads). */
+  constructor(
+    private readonly db: pg.Pool,
+    private readonly moreTables: (client: pg.PoolClient) => Promise<void> = async () => undefined,
+  ) {
+    super(db);
+    this.codec = new MessageRefCodec(this.serde, {
+      insert: async (threadId, rows) => {
+        await this.db.query(
+          `INSERT INTO ${MESSAGES_TABLE} (thread_id, hash, type, value) SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bytea[]) ON CONFLICT DO NOTHING`,
+          [threadId, rows.map((r) => r.hash), rows.map((r) => r.type), rows.map((r) => Buffer.from(r.value))],
+        );
+      },
+      select: async (threadId, hashes) => {
+        const res = await this.db.query<{ hash: string; type: string; value: Buffer }>(
+          `SELECT hash, type, value FROM ${MESSAGES_TABLE} WHERE thread_id = $1 AND hash = ANY($2::text[])`,
+          [threadId, hashes],
+        );
+        return res.rows.map((r): StoredMessage => ({ hash: r.hash, type: r.type, value: new Uint8Array(r.value) }));
+      },
+    });
+  }
+
+  /** Creates LangGraph's tables and ours once per process (and once per database, under a lock). */
+  override setup(): Promise<void> {
+    this.ready ??= (async () => {
+      const client = await this.db.connect();
+      try {
+        await client.query("SELECT pg_advisory_lock($1)", [SETUP_LOCK_KEY]);
+        await super.setup();
+        await client.query(`CREATE TABLE IF NOT EXISTS ${MESSAGES_TABLE} (
+  thread_id TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  type TEXT NOT NULL,
+  value BYTEA NOT NULL,
+  PRIMARY KEY (thread_id, hash)
+)`);
+        await this.moreTables(client);
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1)", [SETUP_LOCK_KEY]).catch(() => undefined);
+        client.release();
+      }
+    })().catch((err) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    await this.setup();
+    return this.codec.hydrate(await super.getTuple(config));
+  }
+
+  override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    await this.setup();
+    for await (const tuple of super.list(config, options)) yield (await this.codec.hydrate(tuple))!;
+  }
+
+  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    await this.setup();
+    const threadId = String(config.configurable?.thread_id ?? "");
+    const saved = await super.put(config, await this.codec.compact(threadId, checkpoint), metadata, newVersions);
+    await this.prune(threadId, String(config.configurable?.checkpoint_ns ?? ""));
+    return saved;
+  }
+
+  override async putWrites(...args: Parameters<PostgresSaver["putWrites"]>): Promise<void> {
+    await this.setup();
+    return super.putWrites(...args);
+  }
+
+  /** Deletes all but the newest checkpoints of a thread (ids sort by time), their writes and unreferenced blobs. */
+  private async prune(threadId: string, ns: string): Promise<void> {
+    const cutoff = await this.db.query<{ checkpoint_id: string }>(
+      "SELECT checkpoint_id FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1 OFFSET $3",
+      [threadId, ns, KEPT_CHECKPOINTS - 1],
+    );
+    const id = cutoff.rows[0]?.checkpoint_id;
+    if (!id) return;
+    await this.db.query("DELETE FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
+    await this.db.query("DELETE FROM public.checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
+    await this.db.query(
+      `DELETE FROM public.checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS (
+  SELECT 1 FROM public.checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version)`,
+      [threadId, ns],
+    );
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    await this.setup();
+    await super.deleteThread(threadId);
+    await this.db.query(`DELETE FROM ${MESSAGES_TABLE} WHERE thread_id = $1`, [threadId]);
+  }
+}
