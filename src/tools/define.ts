@@ -1,4 +1,4 @@
-import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
+import { parseCallbackConfigArg, type CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
 import { ToolMessage } from "@langchain/core/messages";
 import { patchConfig, pickRunnableConfigKeys, raceWithSignal } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
@@ -177,6 +177,13 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
       AsyncLocalStorageProviderSingleton.runWithConfig(pickRunnableConfigKeys(child), () => this.run(input, child).then(resolve, reject));
     });
     return config?.signal ? raceWithSignal(work, config.signal) : work;
+  }
+
+  /** Traces name the run after the tool (as LangChain's own `tool()` does), not after this class. */
+  override async call(...[arg, configArg, tags]: Parameters<StructuredTool["call"]>): ReturnType<StructuredTool["call"]> {
+    const config = parseCallbackConfigArg(configArg);
+    if (config.runName === undefined) config.runName = this.name;
+    return super.call(arg, config, tags);
   }
 
   /**
