@@ -38,7 +38,7 @@ const miniCursorTask = (workspace: string, task: string) => ["--workspace", work
 export const LAUNCHERS = {
   npmStart: { label: "npm start", cmd: "npm", args: ["start", "--silent", "--"], task: miniCursorTask, inProject: true },
   bin: { label: "mini-cursor (bin: scripts/start.mjs)", cmd: process.execPath, args: [path.join(ROOT, "scripts", "start.mjs")], task: miniCursorTask },
-  bundle: { label: "node dist/cli.bundle.js", cmd: process.execPath, args: [path.join(ROOT, "dist", "cli.bundle.js")], task: miniCursorTask },
+  bundle: { label: "node dist/cli.bundle.cjs", cmd: process.execPath, args: [path.join(ROOT, "dist", "cli.bundle.cjs")], task: miniCursorTask },
 } satisfies Record<string, Launcher>;
 
 /**
@@ -168,7 +168,7 @@ export async function runSteps(engine: "graph" | "loop", steps: number): Promise
   try {
     for (const [i, name] of READ_FILES.entries()) writeFileSync(path.join(workspace, name), `note ${i}: ${"a short line of notes\n".repeat(5)}`);
     const args = [
-      path.join(ROOT, "dist", "cli.bundle.js"),
+      path.join(ROOT, "dist", "cli.bundle.cjs"),
       ...["--workspace", workspace, "--json", "--engine", engine, "--approval", "full-auto", "--max-steps", String(steps + 5), "--thread", "bench"],
       "read the notes",
     ];

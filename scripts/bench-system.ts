@@ -75,7 +75,7 @@ export interface ColdStart {
 export async function measureColdStart(runs = 5): Promise<ColdStart> {
   return {
     npmStartMs: await timeToFirstRequest("npm", ["start", "--silent", "--"], runs),
-    distMs: await timeToFirstRequest(process.execPath, [path.join(ROOT, "dist", "cli.bundle.js")], runs),
+    distMs: await timeToFirstRequest(process.execPath, [path.join(ROOT, "dist", "cli.bundle.cjs")], runs),
     bareNodeMs: await timeToExit(process.execPath, ["-e", "0"], runs),
     importLangChainMs: await timeToExit(
       process.execPath,

@@ -178,7 +178,7 @@ function render(r: Report): { table: string; markdown: string } {
     "| command | ms |",
     "|---|---:|",
     `| npm start | ${r.cold.npmStartMs.toFixed(0)} |`,
-    `| node dist/cli.bundle.js | ${r.cold.distMs.toFixed(0)} |`,
+    `| node dist/cli.bundle.cjs | ${r.cold.distMs.toFixed(0)} |`,
     `| bare node (launch to exit) | ${r.cold.bareNodeMs.toFixed(0)} |`,
     `| node importing @langchain/langgraph + @langchain/openai (launch to exit) | ${r.cold.importLangChainMs.toFixed(0)} |`,
     "",
@@ -227,7 +227,7 @@ ${table}
   stores each message once and keeps only the newest checkpoints, so it grows linearly while
   resuming and interrupts work as before.
 - **Cold start** is dominated by loading modules, and npm itself adds a few hundred
-  milliseconds in front. \`npm start\` runs \`dist/cli.bundle.js\` (the CLI and its JavaScript
+  milliseconds in front. \`npm start\` runs \`dist/cli.bundle.cjs\` (the CLI and its JavaScript
   dependencies in one file, built by \`npm run build\`, which \`npm ci\` runs) when it is up to
   date with \`src/\` (tsx otherwise), and the CLI loads the agent only once there is something to
   run. The bundle halves the time to the first request against the unbundled \`dist/cli.js\`.
