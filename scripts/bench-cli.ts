@@ -220,7 +220,7 @@ export interface StudioResult {
 }
 
 /** Starts scripts/studio.mjs on a free port, asks for the graph's schemas as Studio does, stops it. */
-export async function measureStudio(): Promise<StudioResult> {
+export async function measureStudio(debugSchemas = false): Promise<StudioResult> {
   const port = await freePort();
   const api = `http://127.0.0.1:${port}`;
   const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-studio-"));
@@ -246,6 +246,7 @@ export async function measureStudio(): Promise<StudioResult> {
     const schemaAt = performance.now();
     if (!res.ok) throw new Error(`schemas: HTTP ${res.status} ${await res.text()}\n${output.slice(-2000)}`);
     const body = (await res.json()) as { state_schema?: { properties?: object }; config_schema?: { properties?: object } };
+    if (debugSchemas) process.stderr.write(`${JSON.stringify(body, null, 1)}\n`);
     return {
       readyMs: readyAt - started,
       schemaMs: schemaAt - readyAt,
