@@ -16,7 +16,7 @@ export const AgentConfiguration = z.object({
     .enum(APPROVAL_MODES)
     .optional()
     .describe("Which tool calls pause for approval: suggest, auto-edit or full-auto. Default: MINI_CURSOR_APPROVAL, else auto-edit."),
-  maxSteps: z.number().int().optional().describe("Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30."),
+  maxSteps: z.number().optional().describe("Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30."),
 });
 
 /** The configuration of one run; every field optional. */
