@@ -167,8 +167,8 @@ function blockers(r: Report): string {
       );
     } else if (g.name.includes("per step")) {
       lines.push(
-        `- **Per step**: ${graph.clientMsPerStep.toFixed(1)} ms for the graph, ${loop.clientMsPerStep.toFixed(1)} ms for the loop: both pay the same ` +
-          "ChatOpenAI call, SSE parsing and event output, so the graph's own share (LangGraph and the checkpoint) is the difference. A CPU profile of a " +
+        `- **Per step**: ${graph.clientMsPerStep.toFixed(1)} ms for the graph, ${loop.clientMsPerStep.toFixed(1)} ms for the loop, which has neither ` +
+          "LangGraph nor SQLite: the time goes to what both share, the ChatOpenAI call, its stream and the event output. A CPU profile of a " +
           "200-step CLI run (2026-12-01, loaded machine) spent its time in LangChain's per-call machinery (callback managers, a langsmith RunTree " +
           "per call even with tracing off, config merging, uuids), writing each --json event to stdout (~10% of CPU: one write per token), " +
           "fetch/web streams and LangGraph's task bookkeeping; SQLite was under 3%.",
@@ -279,11 +279,24 @@ ${table}
   usage, finish reasons), compact and deflated (src/memory/compact-messages.ts).
 - **Studio**: the dev server reads the zod state and configuration schemas at run time
   (src/graph/state.ts, config.ts); with an Annotation state it type-checked the sources first.
-
-${blockers(r)}
 - **Parallel commands**: tool calls of one model turn run concurrently in both engines.
 - **Huge inputs**: \`read_file\` reads windows without loading the file, and command output is
   streamed to a file with only a bounded head and tail in memory.
+
+${blockers(r)}
+
+## Before → after the changes of 2026-12-01 (measured once, loaded machine)
+
+| figure | before | after | how |
+|---|---:|---:|---|
+| stored bytes, 200 CLI steps | 446 464 (4.60× wire) | 114 688 (1.18×) | messages in LangChain's \`toDict\` form without empty fields, deflated against a fixed dictionary; checkpoints name them as reference ranges |
+| Studio: ready → schemas | 44.9 s | 0.1–0.2 s | zod state and configuration instead of Annotation (no type-check) |
+| launch, bin vs the bundle alone (same run) | – | 467 vs 578 ms | V8 code cache for the CommonJS bundle (vm.Script cachedData on Node 20) |
+| SQLite per checkpoint | 4–5 statements prepared, one prune per write | statements prepared once, one transaction, prune every 8 | compact-saver.ts |
+
+Peers are references measured once: Codex CLI 0.171.0 (\`npm i @openai/codex\`, \`codex exec\` with a
+provider whose base URL is the bench server; it speaks the Responses API, so only its first
+request is timed). Issue 18 quoted 234 ms for it on another run; this run's figure is in the launch table above.
 `;
   return { table, markdown };
 }
