@@ -56,6 +56,9 @@ export function codexLauncher(bin: string): Launcher {
   };
 }
 
+const codexHome = path.join(os.tmpdir(), `mini-cursor-bench-codex-home-${process.pid}`);
+process.once("exit", () => rmSync(codexHome, { recursive: true, force: true }));
+
 function writeCodexConfig(home: string, baseUrl: string): void {
   mkdirSync(home, { recursive: true });
   writeFileSync(
@@ -112,7 +115,9 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, de
 export async function launchToFirstRequest(launcher: Launcher): Promise<number> {
   const server = await startBenchServer(() => ({ content: "hello" }));
   const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-launch-"));
-  const home = path.join(workspace, ".codex-home");
+  // One CODEX_HOME for all runs, as a user who has run Codex before has: a fresh one would add
+  // its first-run setup to every launch. Only the provider's URL changes between runs.
+  const home = codexHome;
   if (launcher.codex) writeCodexConfig(home, server.url);
   try {
     const env = cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench", ...launcher.env, ...(launcher.codex ? { CODEX_HOME: home } : {}) });
