@@ -156,8 +156,9 @@ function blockers(r: Report): string {
   for (const g of unmet) {
     if (g.name.includes("npm start")) {
       lines.push(
-        `- **npm start**: npm itself costs ${(launch("npmStart") - launch("bin")).toFixed(0)} ms here (npm start − the bin, same script behind both), ` +
-          `against a target of ${target.toFixed(0)} ms for the whole launch: no work on our side can meet it while npm is in front; the installed command has no npm in front.`,
+        `- **npm start**: npm itself costs ${(launch("npmStart") - launch("bin")).toFixed(0)} ms here (npm start − the bin, same script behind both) ` +
+          `of a target of ${target.toFixed(0)} ms for the whole launch, leaving ${(target - (launch("npmStart") - launch("bin"))).toFixed(0)} ms for node and the CLI ` +
+          `(bare node: ${r.cold.bareNodeMs.toFixed(0)} ms). No work on our side meets it while npm is in front; the installed command has no npm in front.`,
       );
     } else if (g.name.includes("bin")) {
       lines.push(
@@ -291,7 +292,7 @@ ${blockers(r)}
 |---|---:|---:|---|
 | stored bytes, 200 CLI steps | 446 464 (4.60× wire) | 114 688 (1.18×) | messages in LangChain's \`toDict\` form without empty fields, deflated against a fixed dictionary; checkpoints name them as reference ranges |
 | Studio: ready → schemas | 44.9 s | 0.1–0.2 s | zod state and configuration instead of Annotation (no type-check) |
-| launch, bin vs the bundle alone (same run) | – | 467 vs 578 ms | V8 code cache for the CommonJS bundle (vm.Script cachedData on Node 20) |
+| launch, bin vs the bundle alone | – | see the launch table: the bin runs the bundle from its code cache | V8 code cache for the CommonJS bundle (vm.Script cachedData on Node 20) |
 | SQLite per checkpoint | 4–5 statements prepared, one prune per write | statements prepared once, one transaction, prune every 8 | compact-saver.ts |
 
 Peers are references measured once: Codex CLI 0.171.0 (\`npm i @openai/codex\`, \`codex exec\` with a
