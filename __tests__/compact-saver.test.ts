@@ -5,7 +5,7 @@ import type { AgentEvent } from "../src/agent/events.js";
 import { createGraph, type GraphSettings } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/stream.js";
 import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";
-import { KEPT_CHECKPOINTS } from "../src/memory/compact-saver.js";
+import { KEPT_CHECKPOINTS, PRUNE_EVERY } from "../src/memory/compact-saver.js";
 import { createTools } from "../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir } from "./helpers/tmp.js";
@@ -59,9 +59,32 @@ test("storage stays linear: few checkpoints, each message stored once", async ()
   await h.run("list a lot");
   const db = h.checkpointer.db;
   const checkpoints = (db.prepare("SELECT count(*) AS n FROM checkpoints").get() as { n: number }).n;
-  const messages = (db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n;
-  expect(checkpoints).toBeLessThanOrEqual(KEPT_CHECKPOINTS);
+  const messages = (db.prepare("SELECT count(*) AS n FROM message_store").get() as { n: number }).n;
+  // Pruned every PRUNE_EVERY checkpoints, down to KEPT_CHECKPOINTS.
+  expect(checkpoints).toBeGreaterThanOrEqual(KEPT_CHECKPOINTS);
+  expect(checkpoints).toBeLessThan(KEPT_CHECKPOINTS + PRUNE_EVERY);
   // 1 request + 40 calls + 40 results + 1 answer
   expect(messages).toBe(82);
   db.close();
+});
+
+test("a thread saved in the earlier form (one hash per message) still loads", async () => {
+  const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
+  const { HumanMessage, AIMessage } = await import("@langchain/core/messages");
+  const { emptyCheckpoint } = await import("@langchain/langgraph-checkpoint");
+  const saver = createSqliteCheckpointer(tmp.dir);
+  const earlier = [new HumanMessage({ id: "h", content: "hello" }), new AIMessage({ id: "a", content: "hi" })];
+  saver.db.exec("CREATE TABLE messages (thread_id TEXT NOT NULL, hash TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY (thread_id, hash))");
+  const insert = saver.db.prepare("INSERT INTO messages (thread_id, hash, type, value) VALUES (?, ?, ?, ?)");
+  for (const [i, m] of earlier.entries()) {
+    const [type, value] = await new SqliteSaver(saver.db).serde.dumpsTyped(m);
+    insert.run("old", `hash${i}`, type, value);
+  }
+  const checkpoint = { ...emptyCheckpoint(), channel_values: { messages: { __messageRefs: ["hash0", "hash1"] } } };
+  await SqliteSaver.prototype.put.call(saver, { configurable: { thread_id: "old", checkpoint_ns: "" } }, checkpoint, { source: "loop", step: 1, parents: {} });
+  const tuple = await saver.getTuple({ configurable: { thread_id: "old" } });
+  expect(texts(tuple!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(["human:hello", "ai:hi"]);
+  await saver.deleteThread("old");
+  expect((saver.db.prepare("SELECT count(*) AS n FROM messages").get() as { n: number }).n).toBe(0);
+  saver.db.close();
 });

@@ -19,7 +19,7 @@ export function median(values: number[]): number {
 }
 
 /** Environment for child processes: no provider or colour settings inherited from the shell. */
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_")) delete env[key];
   return { ...env, NO_COLOR: "1", MINI_CURSOR_DOTENV: "off", ...extra };
@@ -75,7 +75,7 @@ export interface ColdStart {
 export async function measureColdStart(runs = 5): Promise<ColdStart> {
   return {
     npmStartMs: await timeToFirstRequest("npm", ["start", "--silent", "--"], runs),
-    distMs: await timeToFirstRequest(process.execPath, [path.join(ROOT, "dist", "cli.bundle.js")], runs),
+    distMs: await timeToFirstRequest(process.execPath, [path.join(ROOT, "dist", "cli.bundle.cjs")], runs),
     bareNodeMs: await timeToExit(process.execPath, ["-e", "0"], runs),
     importLangChainMs: await timeToExit(
       process.execPath,

@@ -1,19 +1,21 @@
-// `npm run build`, second half: dist/cli.bundle.js, the CLI and its JavaScript dependencies in one
+// `npm run build`, second half: dist/cli.bundle.cjs, the CLI and its JavaScript dependencies in one
 // file. Loading one file instead of a few thousand modules halves the time to the first model
-// request (BENCHMARKS.md). Native and WASM packages stay outside: they locate files next to
-// themselves.
+// request (BENCHMARKS.md). CommonJS, so scripts/start.mjs can compile it with a V8 code cache on
+// Node 20 as well (vm.Script cachedData; ES modules have no such hook there). Native and WASM
+// packages stay outside: they locate files next to themselves.
 import { build } from "esbuild";
 
 await build({
   entryPoints: ["src/cli.ts"],
-  outfile: "dist/cli.bundle.js",
+  outfile: "dist/cli.bundle.cjs",
   bundle: true,
   platform: "node",
-  format: "esm",
+  format: "cjs",
   target: "node20",
   // The MCP libraries load only when MCP servers are configured (src/mcp/libraries.ts).
   external: ["better-sqlite3", "web-tree-sitter", "tree-sitter-bash", "@langchain/mcp-adapters", "@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
-  // Bundled CommonJS dependencies call require(); give the ESM bundle one.
-  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  // The sources are ES modules that find files from import.meta.url: give them the bundle's.
+  define: { "import.meta.url": "__bundleUrl" },
+  banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: "warning",
 });

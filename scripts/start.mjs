@@ -1,13 +1,21 @@
 #!/usr/bin/env node
-// `npm start`: the one-file bundle built by `npm run build` (run by `npm ci` through `prepare`)
-// when it is at least as new as every source file, otherwise the TypeScript sources through
-// tsx's loader, so edits never run stale code.
-import { existsSync, readdirSync, statSync } from "node:fs";
+// `npm start` and the `mini-cursor` command: the one-file bundle built by `npm run build` (run by
+// `npm ci` through `prepare`) when it is at least as new as every source file, otherwise the
+// TypeScript sources through tsx's loader, so edits never run stale code.
+//
+// The bundle is compiled with a V8 code cache kept in dist/compile-cache/: Node's own
+// (module.enableCompileCache) where it exists (Node ≥ 22.1), otherwise the bundle's cached data
+// through vm.Script, written after the first run. Compiling the 4 MB bundle is a good part of
+// the time to the first model request (BENCHMARKS.md). Without a writable dist/ it just compiles.
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import vm from "node:vm";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const compiled = path.join(root, "dist", "cli.bundle.js");
+const compiled = path.join(root, "dist", "cli.bundle.cjs");
+const cacheDir = path.join(root, "dist", "compile-cache");
 const source = path.join(root, "src", "cli.ts");
 
 function newestSource(dir) {
@@ -20,9 +28,56 @@ function newestSource(dir) {
   return newest;
 }
 
+/** Runs the CommonJS bundle as require() would, from V8 cached data when a valid one is there. */
+function runWithCachedData(file) {
+  const stat = statSync(file);
+  // Cached data is checked against the source's length only: the key names the exact build.
+  const cacheFile = path.join(cacheDir, `cli-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.v8cache`);
+  let cachedData;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    // First run of this build.
+  }
+  const code = readFileSync(file, "utf8").replace(/^#!.*/, "");
+  const script = new vm.Script(Module.wrap(code), {
+    filename: file,
+    cachedData,
+    importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  if (!cachedData || script.cachedDataRejected) {
+    // At exit the cache holds every function the run compiled, not only the top level.
+    process.once("exit", () => {
+      try {
+        mkdirSync(cacheDir, { recursive: true });
+        for (const old of readdirSync(cacheDir)) rmSync(path.join(cacheDir, old), { force: true });
+        const partial = `${cacheFile}.${process.pid}`;
+        writeFileSync(partial, script.createCachedData());
+        renameSync(partial, cacheFile);
+      } catch {
+        // A read-only install: it compiles every time, as before.
+      }
+    });
+  }
+  const mod = new Module(file);
+  mod.filename = file;
+  mod.paths = Module._nodeModulePaths(path.dirname(file));
+  script.runInThisContext()(mod.exports, createRequire(file), mod, file, path.dirname(file));
+}
+
+// Dynamic imports the bundle leaves to Node (the MCP libraries, src/mcp/libraries.ts) go through
+// this module's import(): under vm.Script with V8 cached data Node 20 loses the script's import
+// callback ("A dynamic import callback was not specified").
+globalThis[Symbol.for("mini-cursor.import")] = (specifier) => import(specifier);
+
 const fresh = existsSync(compiled) && statSync(compiled).mtimeMs >= newestSource(path.join(root, "src"));
 if (fresh) {
-  await import(pathToFileURL(compiled).href);
+  if (typeof Module.enableCompileCache === "function") {
+    Module.enableCompileCache(cacheDir);
+    createRequire(import.meta.url)(compiled);
+  } else {
+    runWithCachedData(compiled);
+  }
 } else {
   const { register } = await import("tsx/esm/api");
   register();

@@ -73,8 +73,9 @@ const child = spawn(process.execPath, [cli, "dev", ...passed], {
     ...process.env,
     LANGGRAPH_CLI_NO_ANALYTICS: "1",
     BROWSER: "none",
-    // Studio's panels need the graph's schemas, which the server gets by type-checking the graph:
-    // on a slow machine that takes longer than its default of 30 s.
+    // Studio's panels need the graph's schemas. The server reads them from the zod state at run
+    // time (src/graph/state.ts); should that ever fail, it type-checks the graph instead, which on
+    // a slow machine takes longer than its default of 30 s.
     LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS: process.env.LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS || "180000",
   },
 });

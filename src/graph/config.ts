@@ -1,25 +1,26 @@
-import { Annotation, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { ApprovalMode } from "../settings.js";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { z } from "zod";
+import { APPROVAL_MODES } from "../settings.js";
 
 /**
  * What can change from one run to the next: the fields of LangGraph Studio's assistant panel
  * (and of `config.configurable` over the LangGraph API). A field left unset falls back to the
  * environment exactly as in the CLI, so the provider (OPENAI_BASE_URL, OPENAI_API_KEY) always
- * comes from there.
+ * comes from there. A zod schema, like the state (state.ts), so the dev server reads it at run
+ * time instead of type-checking the sources. Values are validated by the settings, not here.
  */
-export const AgentConfiguration = Annotation.Root({
-  /** Model name the provider serves. Default: MINI_CURSOR_MODEL, else gpt-5-mini. */
-  model: Annotation<string>,
-  /** Root folder for every tool. Default: MINI_CURSOR_WORKSPACE, else the directory the server started in. */
-  workspace: Annotation<string>,
-  /** Which tool calls pause for approval: suggest, auto-edit, full-auto or plan (read-only tools only). Default: MINI_CURSOR_APPROVAL, else auto-edit. */
-  approval: Annotation<ApprovalMode>,
-  /** Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30. */
-  maxSteps: Annotation<number>,
+export const AgentConfiguration = z.object({
+  model: z.string().optional().describe("Model name the provider serves. Default: MINI_CURSOR_MODEL, else gpt-5-mini."),
+  workspace: z.string().optional().describe("Root folder for every tool. Default: MINI_CURSOR_WORKSPACE, else the directory the server started in."),
+  approval: z
+    .enum(APPROVAL_MODES)
+    .optional()
+    .describe("Which tool calls pause for approval: suggest, auto-edit, full-auto or plan (read-only tools only). Default: MINI_CURSOR_APPROVAL, else auto-edit."),
+  maxSteps: z.number().optional().describe("Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30."),
 });
 
 /** The configuration of one run; every field optional. */
-export type AgentConfigurationValues = Partial<typeof AgentConfiguration.State>;
+export type AgentConfigurationValues = z.infer<typeof AgentConfiguration>;
 
 export const CONFIGURATION_FIELDS = ["model", "workspace", "approval", "maxSteps"] as const satisfies readonly (keyof AgentConfigurationValues)[];
 

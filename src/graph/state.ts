@@ -1,57 +1,88 @@
-import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
+import type { BaseMessage } from "@langchain/core/messages";
+import { MessagesZodMeta, type Messages } from "@langchain/langgraph";
+import { withLangGraph } from "@langchain/langgraph/zod";
+// zod's v3 API: its JSON schema export shows `messages` as an array instead of failing on the custom type.
+import { z } from "zod/v3";
 import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
-import type { Todo } from "../tools/todos.js";
+import { TODO_STATUSES, type Todo } from "../tools/todos.js";
 
 /**
  * Why the graph ended a run, kept in state so Studio shows it and the stream engine reports it:
  * done (the model answered), loop_guard (the guard node stopped a repeated call), max_steps (the
  * step_limit node). Reset by the compact node at the start of every step.
  */
-export type GraphStopReason = "done" | "loop_guard" | "max_steps";
+export const GRAPH_STOP_REASONS = ["done", "loop_guard", "max_steps"] as const;
+export type GraphStopReason = (typeof GRAPH_STOP_REASONS)[number];
 
 /**
  * The graph's state, every field in one place. Everything else the agent needs (settings,
  * tools) is configuration, not state, so a thread can be resumed under a different model or
  * approval mode. A new field: add it here with its reducer and say who writes it.
+ *
+ * A zod schema rather than an Annotation: the LangGraph dev server reads a zod state's JSON
+ * schema at run time, where for an Annotation it type-checks the graph's sources first (13 to
+ * 60 s before Studio can open the graph; BENCHMARKS.md).
  */
-export const AgentState = Annotation.Root({
+export const AgentState = z.object({
   /**
    * The conversation without the system prompt (it is rebuilt each call from the workspace and
    * date): user requests, model turns with their tool calls, and one tool result per call.
    */
-  ...MessagesAnnotation.spec,
+  messages: withLangGraph(
+    z.custom<BaseMessage[]>().describe("The conversation without the system prompt: user requests, model turns with their tool calls, and one tool result per call."),
+    MessagesZodMeta,
+  ),
   /**
    * Approvals answered with "always" in this thread, as keys from `alwaysKey` (a tool name, or
    * `execute_command:<rule>`, the exact command prefix shown, e.g. `git log -5`). Appended, never removed.
    */
-  alwaysAllow: Annotation<string[]>({
-    reducer: (current, update) => [...new Set([...current, ...update])],
-    default: () => [],
-  }),
+  alwaysAllow: withLangGraph(
+    z.array(z.string()).describe('Approvals answered with "always" in this thread (a tool name, or execute_command:<command prefix>). Appended, never removed.'),
+    {
+      reducer: { fn: (current: string[], update: string[]) => [...new Set([...current, ...update])] },
+      default: () => [],
+    },
+  ),
   /**
    * Workspace snapshots (commit ids in the shadow repository under `.mini-cursor/snapshots`)
    * per request, keyed by the id of its user message: the files before its first
    * file-changing step and after its latest. /undo restores a turn from them; resuming an
    * earlier checkpoint brings the files back to that checkpoint's (agent/snapshot-step.ts).
    */
-  snapshots: Annotation<WorkspaceSnapshots>({
-    reducer: mergeSnapshots,
-    default: () => ({}),
-  }),
+  snapshots: withLangGraph(
+    z
+      .record(z.object({ before: z.string(), after: z.string(), startedAt: z.number() }))
+      .describe("Workspace snapshots per request (shadow git commits before and after its file-changing steps), for /undo and time travel."),
+    {
+      reducer: { fn: (current: WorkspaceSnapshots, update: WorkspaceSnapshots) => mergeSnapshots(current, update) },
+      default: () => ({}),
+    },
+  ),
   /**
    * The model's todo list (write_todos, tools/todos.ts): the whole list as the model last wrote
    * it. Replaced, never merged, by the tools node when a write_todos call succeeds.
    */
-  todos: Annotation<Todo[]>({
-    reducer: (_current, update) => update,
-    default: () => [],
-  }),
+  todos: withLangGraph(
+    z
+      .array(z.object({ content: z.string(), status: z.enum(TODO_STATUSES) }))
+      .describe("The model's todo list (write_todos), as it last wrote it."),
+    { reducer: { fn: (_current: Todo[], update: Todo[]) => update }, default: () => [] },
+  ),
   /** Why the latest run ended (null while it runs). Written by compact (reset), agent, guard and step_limit. */
-  stopReason: Annotation<GraphStopReason | null>({
-    reducer: (_current, update) => update,
-    default: () => null,
-  }),
+  stopReason: withLangGraph(
+    z.enum(GRAPH_STOP_REASONS).nullable().describe("Why the latest run ended: done, loop_guard or max_steps (null while it runs)."),
+    {
+      reducer: { fn: (_current: GraphStopReason | null, update: GraphStopReason | null) => update },
+      default: () => null,
+    },
+  ),
 });
 
-export type AgentStateType = typeof AgentState.State;
-export type AgentStateUpdate = typeof AgentState.Update;
+export type AgentStateType = z.infer<typeof AgentState>;
+export type AgentStateUpdate = Partial<{
+  messages: Messages;
+  alwaysAllow: string[];
+  snapshots: WorkspaceSnapshots;
+  todos: Todo[];
+  stopReason: GraphStopReason | null;
+}>;

@@ -23,13 +23,27 @@ export function mcpLibraries(): Promise<McpLibraries> {
   return loading;
 }
 
+type Importer = (specifier: string) => Promise<unknown>;
+
+/**
+ * scripts/start.mjs runs the bundle from a V8 code cache, where Node 20 loses the import()
+ * callback; it lends its own import() under this symbol. Elsewhere (tsx, tests) import() works.
+ */
+const LAUNCHER_IMPORT = Symbol.for("mini-cursor.import");
+
+function importer(): Importer {
+  const lent = (globalThis as Record<symbol, unknown>)[LAUNCHER_IMPORT];
+  return typeof lent === "function" ? (lent as Importer) : (specifier) => import(specifier);
+}
+
 // One after another: parallel dynamic imports of modules that share dependencies trip Jest's
 // ESM loader ("request for 'zod/v4' is not in cache"), and the second ones are mostly cached.
 async function load(): Promise<McpLibraries> {
-  const adapters = await import("@langchain/mcp-adapters");
-  const client = await import("@modelcontextprotocol/sdk/client/index.js");
-  const http = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-  const stdio = await import("@modelcontextprotocol/sdk/shared/stdio.js");
+  const load = importer();
+  const adapters = (await load("@langchain/mcp-adapters")) as typeof import("@langchain/mcp-adapters");
+  const client = (await load("@modelcontextprotocol/sdk/client/index.js")) as typeof import("@modelcontextprotocol/sdk/client/index.js");
+  const http = (await load("@modelcontextprotocol/sdk/client/streamableHttp.js")) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const stdio = (await load("@modelcontextprotocol/sdk/shared/stdio.js")) as typeof import("@modelcontextprotocol/sdk/shared/stdio.js");
   return {
     loadMcpTools: adapters.loadMcpTools,
     Client: client.Client,

@@ -1,36 +1,60 @@
-import { createHash } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { Checkpoint, CheckpointListOptions, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { BaseMessage } from "@langchain/core/messages";
+import {
+  copyCheckpoint,
+  WRITES_IDX_MAP,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+} from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { compactSerde, decodeMessage, decodeRefs, encodeMessage, encodeRefs, MessageRefs } from "./compact-messages.js";
 
 /**
  * SQLite checkpoints that grow with the conversation, not with its square.
  *
  * LangGraph saves the whole state after every node, so a thread of n messages is written about
- * 3n times: a 200-step session took ~90 MB. Here each message is stored once (content-addressed,
- * per thread) and a checkpoint keeps only the list of message hashes; older checkpoints beyond
- * the newest few are pruned, which is all resuming and answering an interrupt need.
+ * 3n times: a 200-step session took ~90 MB. Here each message is stored once, in a compact form
+ * (compact-messages.ts), and a checkpoint keeps only ranges of message references; checkpoints
+ * older than the newest few are pruned, which is all resuming and answering an interrupt need.
+ * Each checkpoint is one transaction with statements prepared once, and WAL commits are not
+ * flushed to disk one by one (synchronous=NORMAL: a power cut may lose the last step, never
+ * the file).
  */
 
-/** Checkpoints kept per thread: the latest (resume, interrupts) and a couple before it. */
+/** Checkpoints kept per thread after a prune: the latest (resume, interrupts) and a couple before it. */
 export const KEPT_CHECKPOINTS = 3;
+/** Checkpoints written between two prunes (a prune costs a query; between them a few more are kept). */
+export const PRUNE_EVERY = 8;
 /** The state channel holding the conversation. */
 const MESSAGES_CHANNEL = "messages";
 
-interface MessageRefs {
+/** A checkpoint's messages as stored: ranges of references (compact-messages.ts). */
+interface MessageIds {
+  __messageIds: string;
+}
+/** The earlier form: one content hash per message, in the `messages` table. */
+interface MessageHashes {
   __messageRefs: string[];
 }
 
-function isRefs(value: unknown): value is MessageRefs {
-  return typeof value === "object" && value !== null && Array.isArray((value as MessageRefs).__messageRefs);
-}
+const isIds = (value: unknown): value is MessageIds => typeof (value as MessageIds | null)?.__messageIds === "string";
+const isHashes = (value: unknown): value is MessageHashes => Array.isArray((value as MessageHashes | null)?.__messageRefs);
+
+type Statement = ReturnType<SqliteSaver["db"]["prepare"]>;
 
 export class CompactSqliteSaver extends SqliteSaver {
-  /** Hash of each message object already stored, so unchanged messages are never re-serialised. */
-  private readonly hashes = new WeakMap<object, string>();
-  /** Messages already loaded, by hash, so loading a long thread does not parse a message twice. */
-  private readonly loaded = new Map<string, unknown>();
-  private compactReady = false;
+  private readonly refs = new MessageRefs();
+  private statements?: Record<"insertMessage" | "selectMessage" | "insertCheckpoint" | "cutoff" | "pruneCheckpoints" | "pruneWrites" | "writeReplace" | "writeIgnore", Statement>;
+  private putsSincePrune = 0;
+
+  constructor(db: SqliteSaver["db"]) {
+    super(db);
+    // Pending writes (each step's new messages until the next checkpoint) in the compact form too.
+    this.serde = compactSerde(this.serde);
+  }
 
   static open(file: string): CompactSqliteSaver {
     // Borrow the parent's connection factory: better-sqlite3 is its dependency, not ours.
@@ -39,59 +63,65 @@ export class CompactSqliteSaver extends SqliteSaver {
 
   protected override setup(): void {
     super.setup();
-    if (this.compactReady) return;
-    this.db.exec(`CREATE TABLE IF NOT EXISTS messages (
+    if (this.statements) return;
+    this.db.pragma("synchronous=NORMAL");
+    this.db.exec(`CREATE TABLE IF NOT EXISTS message_store (
   thread_id TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  type TEXT,
-  value BLOB,
-  PRIMARY KEY (thread_id, hash)
-);`);
-    this.compactReady = true;
+  ref TEXT NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY (thread_id, ref)
+) WITHOUT ROWID;`);
+    const writeSql = (verb: string) =>
+      `INSERT ${verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+    this.statements = {
+      insertMessage: this.db.prepare("INSERT OR IGNORE INTO message_store (thread_id, ref, value) VALUES (?, ?, ?)"),
+      selectMessage: this.db.prepare("SELECT value FROM message_store WHERE thread_id = ? AND ref = ?"),
+      insertCheckpoint: this.db.prepare(
+        "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      cutoff: this.db.prepare("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?"),
+      pruneCheckpoints: this.db.prepare("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"),
+      pruneWrites: this.db.prepare("DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"),
+      writeReplace: this.db.prepare(writeSql("OR REPLACE")),
+      writeIgnore: this.db.prepare(writeSql("OR IGNORE")),
+    };
   }
 
-  private async storeMessages(threadId: string, messages: unknown[]): Promise<string[]> {
-    const insert = this.db.prepare("INSERT OR IGNORE INTO messages (thread_id, hash, type, value) VALUES (?, ?, ?, ?)");
-    const refs: string[] = [];
-    for (const message of messages) {
-      const known = typeof message === "object" && message !== null ? this.hashes.get(message) : undefined;
-      if (known) {
-        refs.push(known);
-        continue;
-      }
-      const [type, value] = await this.serde.dumpsTyped(message);
-      const hash = createHash("sha256").update(type).update(value).digest("hex").slice(0, 32);
-      insert.run(threadId, hash, type, value);
-      if (typeof message === "object" && message !== null) this.hashes.set(message, hash);
-      this.loaded.set(hash, message);
-      refs.push(hash);
+  private get sql() {
+    this.setup();
+    return this.statements!;
+  }
+
+  private async loadMessages(threadId: string, stored: MessageIds | MessageHashes): Promise<unknown[]> {
+    if (isIds(stored)) {
+      return decodeRefs(stored.__messageIds).map((ref) => {
+        let message = this.refs.loadedMessage(threadId, ref);
+        if (!message) {
+          const row = this.sql.selectMessage.get(threadId, ref) as { value: Uint8Array } | undefined;
+          if (!row) throw new Error(`A checkpoint refers to a message that is not stored (${ref}): the thread file is damaged.`);
+          message = decodeMessage(row.value);
+          this.refs.remember(threadId, ref, message);
+        }
+        return message;
+      });
     }
-    return refs;
-  }
-
-  private async loadMessages(threadId: string, refs: string[]): Promise<unknown[]> {
+    // A thread saved by an earlier version: its messages are in the `messages` table, by hash.
     const select = this.db.prepare("SELECT type, value FROM messages WHERE thread_id = ? AND hash = ?");
     const out: unknown[] = [];
-    for (const hash of refs) {
-      let message = this.loaded.get(hash);
-      if (message === undefined) {
-        const row = select.get(threadId, hash) as { type: string; value: Uint8Array } | undefined;
-        if (!row) throw new Error(`Checkpoint refers to a message that is not stored (${hash}); the thread file is damaged.`);
-        message = await this.serde.loadsTyped(row.type, row.value);
-        this.loaded.set(hash, message);
-        if (typeof message === "object" && message !== null) this.hashes.set(message, hash);
-      }
-      out.push(message);
+    for (const hash of stored.__messageRefs) {
+      const row = select.get(threadId, hash) as { type: string; value: Uint8Array } | undefined;
+      if (!row) throw new Error(`A checkpoint refers to a message that is not stored (${hash}): the thread file is damaged.`);
+      out.push(await this.serde.loadsTyped(row.type, row.value));
     }
     return out;
   }
 
   private async hydrate(tuple: CheckpointTuple | undefined): Promise<CheckpointTuple | undefined> {
     const values = tuple?.checkpoint.channel_values;
-    const refs = values?.[MESSAGES_CHANNEL];
-    if (!tuple || !values || !isRefs(refs)) return tuple;
+    const stored = values?.[MESSAGES_CHANNEL];
+    if (!tuple || !values || !(isIds(stored) || isHashes(stored))) return tuple;
     const threadId = String(tuple.config.configurable?.thread_id ?? "");
-    values[MESSAGES_CHANNEL] = await this.loadMessages(threadId, refs.__messageRefs);
+    values[MESSAGES_CHANNEL] = await this.loadMessages(threadId, stored);
     return tuple;
   }
 
@@ -104,32 +134,65 @@ export class CompactSqliteSaver extends SqliteSaver {
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
-    this.setup();
-    const threadId = String(config.configurable?.thread_id ?? "");
+    const sql = this.sql;
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (!threadId) throw new Error('Missing "thread_id" field in passed "config.configurable".');
+    const ns = String(config.configurable?.checkpoint_ns ?? "");
     const messages = checkpoint.channel_values?.[MESSAGES_CHANNEL];
-    let stored = checkpoint;
-    if (threadId && Array.isArray(messages)) {
-      const refs: MessageRefs = { __messageRefs: await this.storeMessages(threadId, messages) };
-      stored = { ...checkpoint, channel_values: { ...checkpoint.channel_values, [MESSAGES_CHANNEL]: refs } };
+    const fresh: Array<[string, Uint8Array]> = [];
+    let stored = copyCheckpoint(checkpoint);
+    if (Array.isArray(messages) && messages.every((m) => BaseMessage.isInstance(m))) {
+      const refs = messages.map((message) => {
+        const { ref, fresh: isNew } = this.refs.refFor(threadId, message);
+        if (isNew) fresh.push([ref, encodeMessage(message)]);
+        return ref;
+      });
+      stored = { ...stored, channel_values: { ...stored.channel_values, [MESSAGES_CHANNEL]: { __messageIds: encodeRefs(refs) } satisfies MessageIds } };
     }
-    const saved = await super.put(config, stored, metadata);
-    this.prune(threadId, String(config.configurable?.checkpoint_ns ?? ""));
-    return saved;
+    const [[type, body], [metaType, meta]] = await Promise.all([this.serde.dumpsTyped(stored), this.serde.dumpsTyped(metadata)]);
+    if (type !== metaType) throw new Error("Failed to serialize the checkpoint and its metadata to the same type.");
+    const prune = ++this.putsSincePrune >= PRUNE_EVERY;
+    if (prune) this.putsSincePrune = 0;
+    this.db.transaction(() => {
+      for (const [ref, value] of fresh) sql.insertMessage.run(threadId, ref, value);
+      sql.insertCheckpoint.run(threadId, ns, checkpoint.id, config.configurable?.checkpoint_id, type, body, meta);
+      if (prune) this.prune(threadId, ns);
+    })();
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+    const sql = this.sql;
+    const { thread_id, checkpoint_ns, checkpoint_id } = config.configurable ?? {};
+    if (!thread_id) throw new Error("Missing thread_id field in config.configurable.");
+    if (!checkpoint_id) throw new Error("Missing checkpoint_id field in config.configurable.");
+    const statement = writes.every(([channel]) => channel in WRITES_IDX_MAP) ? sql.writeReplace : sql.writeIgnore;
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], idx) => {
+        const [type, body] = await this.serde.dumpsTyped(value);
+        return [thread_id, checkpoint_ns, checkpoint_id, taskId, WRITES_IDX_MAP[channel] ?? idx, channel, type, body] as const;
+      }),
+    );
+    this.db.transaction(() => {
+      for (const row of rows) statement.run(...row);
+    })();
   }
 
   /** Deletes all but the newest checkpoints of a thread (ids sort by time) and their writes. */
   private prune(threadId: string, ns: string): void {
-    const cutoff = this.db
-      .prepare("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?")
-      .get(threadId, ns, KEPT_CHECKPOINTS - 1) as { checkpoint_id: string } | undefined;
+    const sql = this.sql;
+    const cutoff = sql.cutoff.get(threadId, ns, KEPT_CHECKPOINTS - 1) as { checkpoint_id: string } | undefined;
     if (!cutoff) return;
-    this.db.prepare("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?").run(threadId, ns, cutoff.checkpoint_id);
-    this.db.prepare("DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?").run(threadId, ns, cutoff.checkpoint_id);
+    sql.pruneCheckpoints.run(threadId, ns, cutoff.checkpoint_id);
+    sql.pruneWrites.run(threadId, ns, cutoff.checkpoint_id);
   }
 
   override async deleteThread(threadId: string): Promise<void> {
     await super.deleteThread(threadId);
     this.setup();
-    this.db.prepare("DELETE FROM messages WHERE thread_id = ?").run(threadId);
+    this.db.prepare("DELETE FROM message_store WHERE thread_id = ?").run(threadId);
+    const legacy = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages'").get();
+    if (legacy) this.db.prepare("DELETE FROM messages WHERE thread_id = ?").run(threadId);
+    this.refs.forget(threadId);
   }
 }

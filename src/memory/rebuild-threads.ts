@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { decodeRefs, inflateStoredMessage } from "./stored-message-codec.js";
 import type { ThreadInfo } from "./threads.js";
 
 /**
@@ -33,7 +34,47 @@ function count(tally: Tally, kind: "human" | "ai" | "other", content: unknown): 
   } else if (kind === "ai") tally.steps++;
 }
 
-type Database = { prepare(sql: string): { all(...args: unknown[]): unknown[] }; close(): void };
+type Database = { prepare(sql: string): { all(...args: unknown[]): unknown[]; get(...args: unknown[]): unknown }; close(): void };
+
+/**
+ * The thread's messages as `[kind, content]`, in order, from its latest checkpoint: references
+ * into `message_store` (compact-saver.ts), or, in files of earlier versions, hashes into `messages`.
+ */
+function threadMessages(db: Database, threadId: string): Array<[string, unknown]> {
+  const row = db.prepare("SELECT type, CAST(checkpoint AS TEXT) AS checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1").get(threadId) as
+    | { type: string; checkpoint: string }
+    | undefined;
+  if (!row || row.type !== "json") return [];
+  const stored = (JSON.parse(row.checkpoint) as { channel_values?: { messages?: { __messageIds?: string; __messageRefs?: string[] } } }).channel_values?.messages;
+  const out: Array<[string, unknown]> = [];
+  if (typeof stored?.__messageIds === "string") {
+    const select = db.prepare("SELECT value FROM message_store WHERE thread_id = ? AND ref = ?");
+    for (const ref of decodeRefs(stored.__messageIds)) {
+      const found = select.get(threadId, ref) as { value: Uint8Array } | undefined;
+      if (!found) continue;
+      try {
+        const message = inflateStoredMessage(found.value);
+        out.push([message.type, message.data.content]);
+      } catch {
+        // A message we cannot read does not count.
+      }
+    }
+  } else if (Array.isArray(stored?.__messageRefs)) {
+    const select = db.prepare("SELECT value FROM messages WHERE thread_id = ? AND hash = ?");
+    for (const hash of stored.__messageRefs) {
+      const found = select.get(threadId, hash) as { value: Uint8Array | string } | undefined;
+      if (!found) continue;
+      try {
+        const data = JSON.parse(Buffer.from(found.value).toString("utf8")) as { id?: string[]; kwargs?: { content?: unknown } };
+        const name = data.id?.at(-1) ?? "";
+        out.push([name.startsWith("HumanMessage") ? "human" : name.startsWith("AIMessage") ? "ai" : "other", data.kwargs?.content]);
+      } catch {
+        // As above.
+      }
+    }
+  }
+  return out;
+}
 
 /** better-sqlite3 as the SQLite checkpointer loads it (it is that package's dependency, not ours). */
 function openDatabase(file: string): Database {
@@ -52,15 +93,7 @@ function graphThreads(stateDir: string): ThreadInfo[] {
     const ids = (db.prepare("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''").all() as Array<{ thread_id: string }>).map((r) => r.thread_id);
     return ids.map((id) => {
       const tally: Tally = { steps: 0, runs: 0 };
-      for (const row of db.prepare("SELECT value FROM messages WHERE thread_id = ? ORDER BY rowid").all(id) as Array<{ value: Uint8Array | string }>) {
-        try {
-          const data = JSON.parse(Buffer.from(row.value).toString("utf8")) as { id?: string[]; kwargs?: { content?: unknown } };
-          const name = data.id?.at(-1) ?? "";
-          count(tally, name.startsWith("HumanMessage") ? "human" : name.startsWith("AIMessage") ? "ai" : "other", data.kwargs?.content);
-        } catch {
-          // A message we cannot read does not count.
-        }
-      }
+      for (const [kind, content] of threadMessages(db, id)) count(tally, kind === "human" ? "human" : kind === "ai" ? "ai" : "other", content);
       return { id, engine: "graph", firstRequest: tally.firstRequest ?? "", createdAt: when, updatedAt: when, steps: tally.steps, runs: tally.runs };
     });
   } finally {

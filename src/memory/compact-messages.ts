@@ -1,0 +1,121 @@
+import { randomBytes } from "node:crypto";
+import { BaseMessage, mapStoredMessageToChatMessage, type StoredMessage } from "@langchain/core/messages";
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { deflateStoredMessage, inflateStoredMessage } from "./stored-message-codec.js";
+
+export { decodeRefs, encodeRefs } from "./stored-message-codec.js";
+
+/**
+ * The compact stored form of a conversation, independent of where it is stored (the SQLite
+ * checkpointer uses it; a Postgres one can too).
+ *
+ * - A message is stored once, as `{type, data}` (LangChain's own `toDict()`, which
+ *   `mapStoredMessageToChatMessage` reads back) without the empty fields every message carries
+ *   (`additional_kwargs: {}`, `invalid_tool_calls: []`, ...): about half the size of the default
+ *   serialisation, with the same message after loading.
+ * - Stored alone, a message is also deflated against a fixed dictionary of what every message
+ *   repeats (field names, usage records, tool names), which about halves it again.
+ * - A checkpoint names its messages by reference: `<session>.<n>`, where the session part is
+ *   random per saver instance and n counts up, so consecutive messages compress to ranges
+ *   (`k3f9a2b1.1-200`) and two processes writing one file never pick the same reference.
+ */
+
+/** The tag of the compact form in a serializer's `[type, bytes]` pair. */
+export const COMPACT_MESSAGES_TYPE = "mini-cursor/messages";
+
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype && Object.keys(value).length === 0;
+}
+
+/** The compact stored form of one message: its `toDict()` without empty fields. */
+export function packMessage(message: BaseMessage): StoredMessage {
+  const { type, data } = message.toDict();
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) if (key === "content" || !isEmpty(value)) kept[key] = value;
+  return { type, data: kept as unknown as StoredMessage["data"] };
+}
+
+export function unpackMessage(stored: StoredMessage): BaseMessage {
+  return mapStoredMessageToChatMessage(stored);
+}
+
+/** One message as stored on its own: the compact form, deflated (stored-message-codec.ts). */
+export function encodeMessage(message: BaseMessage): Uint8Array {
+  return deflateStoredMessage(JSON.stringify(packMessage(message)));
+}
+
+export function decodeMessage(stored: Uint8Array): BaseMessage {
+  return unpackMessage(inflateStoredMessage(stored) as unknown as StoredMessage);
+}
+
+const isMessageList = (value: unknown): value is BaseMessage[] =>
+  Array.isArray(value) && value.length > 0 && value.every((m) => BaseMessage.isInstance(m));
+
+/**
+ * A serializer that writes messages (one, or a list) in the compact form and hands everything
+ * else to `inner`: used for the checkpointer's pending writes, where each step's new messages
+ * wait until the next checkpoint.
+ */
+export function compactSerde(inner: SerializerProtocol): SerializerProtocol {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  return {
+    async dumpsTyped(value: unknown): Promise<[string, Uint8Array]> {
+      if (BaseMessage.isInstance(value)) return [COMPACT_MESSAGES_TYPE, encoder.encode(JSON.stringify(packMessage(value)))];
+      if (isMessageList(value)) return [COMPACT_MESSAGES_TYPE, encoder.encode(JSON.stringify(value.map(packMessage)))];
+      return inner.dumpsTyped(value);
+    },
+    async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
+      if (type !== COMPACT_MESSAGES_TYPE) return inner.loadsTyped(type, data);
+      const parsed = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as StoredMessage | StoredMessage[];
+      return Array.isArray(parsed) ? parsed.map(unpackMessage) : unpackMessage(parsed);
+    },
+  };
+}
+
+/**
+ * Which message objects of each thread are stored under which reference, so a message already
+ * stored is never serialised again and one loaded from storage keeps its reference.
+ */
+export class MessageRefs {
+  private readonly session = randomBytes(4).toString("hex");
+  private next = 1;
+  private readonly refs = new Map<string, WeakMap<object, string>>();
+  private readonly loaded = new Map<string, Map<string, BaseMessage>>();
+
+  private of(threadId: string): WeakMap<object, string> {
+    let refs = this.refs.get(threadId);
+    if (!refs) this.refs.set(threadId, (refs = new WeakMap()));
+    return refs;
+  }
+
+  /** The message's reference in the thread, and whether it is new (still to be stored). */
+  refFor(threadId: string, message: BaseMessage): { ref: string; fresh: boolean } {
+    const refs = this.of(threadId);
+    const known = refs.get(message);
+    if (known) return { ref: known, fresh: false };
+    const ref = `${this.session}.${this.next++}`;
+    this.remember(threadId, ref, message);
+    return { ref, fresh: true };
+  }
+
+  /** Records a message loaded from storage (or just stored) under its reference. */
+  remember(threadId: string, ref: string, message: BaseMessage): void {
+    this.of(threadId).set(message, ref);
+    let loaded = this.loaded.get(threadId);
+    if (!loaded) this.loaded.set(threadId, (loaded = new Map()));
+    loaded.set(ref, message);
+  }
+
+  /** A message of the thread already in memory. */
+  loadedMessage(threadId: string, ref: string): BaseMessage | undefined {
+    return this.loaded.get(threadId)?.get(ref);
+  }
+
+  forget(threadId: string): void {
+    this.refs.delete(threadId);
+    this.loaded.delete(threadId);
+  }
+}
