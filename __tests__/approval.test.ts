@@ -1,4 +1,4 @@
-import { alwaysKey, classifyCall, editReason } from "../src/agent/approval.js";
+import { alwaysKey, classifyCall, editReason } from "../src/policy/approval.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { baseEnv, runCli } from "./helpers/cli.js";

@@ -4,7 +4,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
 import type { AgentEvent } from "../src/agent/events.js";
-import { UNATTENDED_RESPONSE } from "../src/agent/approval.js";
+import { UNATTENDED_RESPONSE } from "../src/policy/approval.js";
 import type { GraphSettings } from "../src/graph/graph.js";
 import { TOOL_NAMES } from "../src/tools/index.js";
 import { engineHarness, type EngineHarness, type EngineKind } from "./helpers/engine-harness.js";

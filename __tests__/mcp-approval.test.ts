@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { classifyCall, deniedMessage } from "../src/agent/approval.js";
+import { classifyCall, deniedMessage } from "../src/policy/approval.js";
 import { mcpNeedsApproval } from "../src/mcp/approval.js";
 import { EMPTY_MCP_RULES } from "../src/security/mcp-config.js";
 import { contentHash, trustFile } from "../src/security/trust.js";

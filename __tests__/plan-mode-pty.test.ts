@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
-import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planAcceptedNote } from "../src/agent/plan-mode.js";
+import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planAcceptedNote } from "../src/policy/plan-mode.js";
 import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";

@@ -8,7 +8,7 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { createAgentParts } from "../src/app/agent.js";
 import type { AgentEvent } from "../src/agent/events.js";
-import { createChatModel } from "../src/agent/model.js";
+import { createChatModel } from "../src/models/model.js";
 import { nonInteractiveApprover } from "../src/ui/approval-prompt.js";
 import { loadSettings, type EngineName } from "../src/settings.js";
 import { unionMs, type Interval } from "./compare-lib.js";

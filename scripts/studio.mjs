@@ -8,7 +8,7 @@
 // The server stays in this script's process group, so whoever stops the group (Ctrl-C, a process
 // manager, a test) stops all of it; SIGINT, SIGTERM and SIGHUP sent to this script alone are
 // passed on. The dev server exits through its exit hooks, and the background processes its runs
-// left are stopped then (src/graph/studio.ts).
+// left are stopped then (src/studio/studio.ts).
 import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
-import { parsePriceTable, type PriceTable } from "./agent/cost.js";
+import { parsePriceTable, type PriceTable } from "./models/cost.js";
 import type { CacheSettings } from "./security/caches.js";
 import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
 

@@ -1,10 +1,10 @@
 import { SystemMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
-import { COMPACT_AT, compactHistory, countContextTokens, offloadLargeResults, type Compaction } from "./compaction.js";
-import { fitToBudget, estimateTokens } from "./context.js";
-import { costOf, priceFor, type PriceTable } from "./cost.js";
-import { callModelWithRetry, usageOf, type UsageCount } from "./invoke.js";
+import { COMPACT_AT, compactHistory, countContextTokens, offloadLargeResults, type Compaction } from "../context/compaction.js";
+import { fitToBudget, estimateTokens } from "../context/budget.js";
+import { costOf, priceFor, type PriceTable } from "../models/cost.js";
+import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { normalizeToolCalls } from "./turn.js";
 import { offeredTools, type ProviderNote } from "../provider/message.js";
 import type { StructuredToolInterface } from "@langchain/core/tools";

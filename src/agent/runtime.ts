@@ -5,9 +5,9 @@ import type { Runnable } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Settings } from "../settings.js";
 import { createTools, type ToolOptions } from "../tools/index.js";
-import type { PriceTable } from "./cost.js";
-import { createChatModel } from "./model.js";
-import { buildSystemPrompt } from "./prompt.js";
+import type { PriceTable } from "../models/cost.js";
+import { createChatModel } from "../models/model.js";
+import { buildSystemPrompt } from "../context/prompt.js";
 
 /**
  * The seam between the engines: everything an engine needs besides its own orchestration. The

@@ -2,7 +2,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { Engine } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
-import { describeModel } from "../agent/model.js";
+import { describeModel } from "../models/model.js";
 import { createRuntime } from "../agent/runtime.js";
 import { createBuilder } from "../graph/graph.js";
 import { createLoopEngine } from "../loop/loop.js";

@@ -1,5 +1,5 @@
 import type { RunSummary } from "../agent/engine.js";
-import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
+import { PLAN_ACCEPTED_TASK } from "../policy/plan-mode.js";
 import { DEFAULT_APPROVAL, launchCommand, type ApprovalMode } from "../settings.js";
 import { continueCommand } from "../ui/hints.js";
 import type { PlanAnswer } from "../ui/plan-prompt.js";

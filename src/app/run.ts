@@ -1,10 +1,10 @@
 import type { StopReason } from "../agent/events.js";
-import { describeModel } from "../agent/model.js";
+import { describeModel } from "../models/model.js";
 import { isInteractiveTerminal, launchCommand, type ApprovalMode, type Settings } from "../settings.js";
 import { askPlanAnswer } from "../ui/plan-prompt.js";
 import { carryOutCommand, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
-import { withSavedAlwaysRules } from "../security/always.js";
+import { withSavedAlwaysRules } from "../policy/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
 import { pausingKeys, runRepl, watchKeys } from "../ui/repl.js";

@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunSummary } from "../agent/engine.js";
 import type { AgentEvent, Approver } from "../agent/events.js";
-import { estimateTextTokens, requestTokenCap } from "../agent/context.js";
+import { estimateTextTokens, requestTokenCap } from "../context/budget.js";
 import { openMemory } from "../memory/backend.js";
 import { findThreadIn, latestThreadIn, type ThreadStore } from "../memory/thread-store.js";
 import { newThreadId } from "../memory/threads.js";
@@ -9,7 +9,7 @@ import type { ApprovalMode, Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
-import { planAcceptedNote, PLAN_MODE_NOTE } from "../agent/plan-mode.js";
+import { planAcceptedNote, PLAN_MODE_NOTE } from "../policy/plan-mode.js";
 import type { McpHub } from "../mcp/hub.js";
 
 /**

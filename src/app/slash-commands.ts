@@ -1,4 +1,4 @@
-import { PLAN_ACCEPTED_TASK } from "../agent/plan-mode.js";
+import { PLAN_ACCEPTED_TASK } from "../policy/plan-mode.js";
 import { acceptMode } from "./plan.js";
 import type { Session } from "./session.js";
 import { formatTurns, listTurns, rewindTo, sessionUndoContext, undoLastTurn } from "./undo.js";

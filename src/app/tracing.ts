@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { Engine, RunRequest, RunSummary } from "../agent/engine.js";
-import { redactorFor, type Redactor } from "../security/redact.js";
+import { redactorFor, type Redactor } from "../workspace/redact.js";
 import type { TracingSettings } from "../settings.js";
 
 /**

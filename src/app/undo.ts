@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { messageText } from "../agent/turn.js";
-import { SUMMARY_KEY } from "../agent/compaction.js";
+import { SUMMARY_KEY } from "../context/compaction.js";
 import { SnapshotError } from "../workspace/snapshots.js";
 import { workspaceAt, type TurnSnapshot, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import type { ThreadHistory } from "../agent/thread-history.js";

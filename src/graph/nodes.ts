@@ -2,9 +2,9 @@ import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/me
 import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import type { ApprovalResponse } from "../agent/events.js";
-import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../agent/loop-guard.js";
+import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
 import { compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
-import { reviewToolCalls } from "../agent/review.js";
+import { reviewToolCalls } from "../policy/review.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
 import { lastAIMessage, stepsSinceLastRequest, unrunnableCallResults } from "../agent/turn.js";
 import { snapshotBeforeTools, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";

@@ -1,6 +1,6 @@
 import { END } from "@langchain/langgraph";
-import { mayNeedApproval } from "../agent/approval.js";
-import { checkRepeats } from "../agent/loop-guard.js";
+import { mayNeedApproval } from "../policy/approval.js";
+import { checkRepeats } from "../policy/loop-guard.js";
 import { lastAIMessage, stepsSinceLastRequest } from "../agent/turn.js";
 import type { ApprovalMode } from "../settings.js";
 import type { AgentStateType } from "./state.js";

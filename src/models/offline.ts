@@ -6,7 +6,7 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import type { ChatResult } from "@langchain/core/outputs";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
-import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../agent/approval.js";
+import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../policy/approval.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that

@@ -13,7 +13,7 @@ import {
 } from "@langchain/core/messages";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
-import { strictToolCalls } from "../agent/invoke.js";
+import { strictToolCalls } from "./invoke.js";
 
 /**
  * Recordings: every model response of a run, one JSON line each, with a digest of what was

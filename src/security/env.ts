@@ -1,4 +1,4 @@
-import { redactorFor } from "./redact.js";
+import { redactorFor } from "../workspace/redact.js";
 
 /**
  * The environment child processes get: the user's, without the agent's own credentials and

@@ -5,7 +5,7 @@ import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { z } from "zod";
 import type { Todo } from "./todos.js";
-import { redactorFor, redactValue, type Redactor } from "../security/redact.js";
+import { redactorFor, redactValue, type Redactor } from "../workspace/redact.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
 import { threadOf } from "./read-tracker.js";
 

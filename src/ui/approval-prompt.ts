@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline/promises";
 import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
-import { UNATTENDED_RESPONSE } from "../agent/approval.js";
+import { UNATTENDED_RESPONSE } from "../policy/approval.js";
 import { LOCAL_RULES_FILE } from "../security/rules.js";
 import { diffLines, formatArgs } from "./render.js";
 import { sanitizeForTerminal } from "./sanitize.js";

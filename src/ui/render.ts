@@ -1,5 +1,5 @@
 import { Chalk, type ChalkInstance } from "chalk";
-import { formatCost } from "../agent/cost.js";
+import { formatCost } from "../models/cost.js";
 import type { AgentEvent, TokenUsage } from "../agent/events.js";
 import { todoCounts, type Todo } from "../tools/todos.js";
 import { sanitizeForTerminal } from "./sanitize.js";

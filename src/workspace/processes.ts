@@ -10,7 +10,7 @@ import {
   type OutputCapture,
   type TailRing,
 } from "./output-store.js";
-import { redactorFor } from "../security/redact.js";
+import { redactorFor } from "./redact.js";
 import { SESSION_ID, SESSION_VARIABLE } from "./session-processes.js";
 import { KILL_CONFIRM_MS, type StopOutcome, rememberGroup, stopGroup, waitUntil } from "./process-group.js";
 import type { BackgroundProcess, ProcessRegistry } from "./process-registry.js";

@@ -1,0 +1,169 @@
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { END, MemorySaver } from "@langchain/langgraph";
+import type { AgentEvent } from "../../src/agent/events.js";
+import { createGraph } from "../../src/graph/graph.js";
+import { routeAfterAgent, routeAfterTools } from "../../src/graph/routing.js";
+import { createGraphEngine } from "../../src/graph/stream.js";
+import { createTools } from "../../src/tools/index.js";
+import { engineHarness, engineSettings } from "../helpers/engine-harness.js";
+import { repeatingTurns, ScriptedChatModel, type ScriptedTurn } from "../helpers/scripted-model.js";
+import { makeTempDir } from "../helpers/tmp.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+beforeEach(() => (tmp = makeTempDir()));
+afterEach(() => tmp.cleanup());
+
+function buildGraph(script: ScriptedTurn[], maxSteps = 30) {
+  const settings = engineSettings(tmp.dir, { approval: "auto-edit", maxSteps });
+  const model = new ScriptedChatModel(script);
+  const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools: createTools({ workspace: tmp.dir }) });
+  return { graph, model, settings };
+}
+
+/** The nodes that ran, in order, as the "updates" stream reports them. */
+async function nodesRun(graph: ReturnType<typeof buildGraph>["graph"], task: string, maxSteps: number): Promise<string[]> {
+  const config = { configurable: { thread_id: "t1", approval: "auto-edit" as const, maxSteps }, streamMode: "updates" as const };
+  const nodes: string[] = [];
+  for await (const chunk of await graph.stream({ messages: [new HumanMessage(task)] }, config)) nodes.push(...Object.keys(chunk));
+  return nodes;
+}
+
+test("the compiled graph names each behaviour as a node, and its edges say where a run can go", async () => {
+  const { graph } = buildGraph([]);
+  const drawn = await graph.getGraphAsync();
+  expect(Object.keys(drawn.nodes)).toEqual(["__start__", "compact", "agent", "guard", "approve", "tools", "step_limit", "__end__"]);
+  const edges = drawn.edges.map((e) => `${e.source} ${e.conditional ? "-.->" : "-->"} ${e.target}`).sort();
+  expect(edges).toEqual(
+    [
+      "__start__ --> compact",
+      "compact --> agent",
+      "agent -.-> __end__",
+      "agent -.-> guard",
+      "agent -.-> approve",
+      "agent -.-> tools",
+      "guard --> __end__",
+      "approve --> tools",
+      "tools -.-> compact",
+      "tools -.-> step_limit",
+      "step_limit --> __end__",
+    ].sort(),
+  );
+});
+
+describe("routing", () => {
+  const call = (name: string, args: Record<string, unknown> = {}) => ({ id: `c-${name}-${JSON.stringify(args)}`, name, args, type: "tool_call" as const });
+  const turn = (...calls: ReturnType<typeof call>[]) => new AIMessage({ content: "", tool_calls: calls });
+  const request = new HumanMessage("go");
+
+  test("after the model: an answer ends the run; read-only calls go straight to tools; anything else passes approve", () => {
+    expect(routeAfterAgent({ messages: [request, new AIMessage("done")] })).toBe(END);
+    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("list_directory"))] })).toBe("tools");
+    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("write_file"))] })).toBe("approve");
+    expect(routeAfterAgent({ messages: [request, turn(call("execute_command"))] })).toBe("approve");
+    expect(routeAfterAgent({ messages: [request, turn(call("apply_patch"))] })).toBe("approve");
+    // A tool the policy does not know to be read-only (an MCP server's) is never routed past approve.
+    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("some_server__delete_all"))] })).toBe("approve");
+    expect(routeAfterAgent({ messages: [request, turn(call("write_todos"))] })).toBe("tools");
+  });
+
+  test("in plan mode only plan mode's tools skip approve: stop_process, which runs unasked elsewhere, is refused there", () => {
+    expect(routeAfterAgent({ messages: [request, turn(call("stop_process"))] })).toBe("tools");
+    expect(routeAfterAgent({ messages: [request, turn(call("stop_process"))] }, "plan")).toBe("approve");
+    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("write_todos"))] }, "plan")).toBe("tools");
+  });
+
+  test("after the model: the fifth identical turn in a row goes to the guard", () => {
+    const same = () => [turn(call("list_directory", { directoryPath: "." })), new ToolMessage({ tool_call_id: "x", content: "r" })];
+    const four = [request, ...same(), ...same(), ...same(), ...same()];
+    expect(routeAfterAgent({ messages: [...four, turn(call("list_directory", { directoryPath: "." }))] })).toBe("guard");
+    expect(routeAfterAgent({ messages: [...four.slice(0, -2), turn(call("list_directory", { directoryPath: "." }))] })).toBe("tools");
+  });
+
+  test("after the tools: the next step, or step_limit when the run used its steps", () => {
+    const one = [request, turn(call("read_file")), new ToolMessage({ tool_call_id: "c", content: "r" })];
+    expect(routeAfterTools({ messages: one }, 2)).toBe("compact");
+    expect(routeAfterTools({ messages: one }, 1)).toBe("step_limit");
+  });
+});
+
+test("a read-only turn skips approve; a turn with an edit passes through it; the answer leaves stopReason done", async () => {
+  const { graph } = buildGraph([
+    { toolCalls: [{ name: "list_directory", args: { directoryPath: "." } }] },
+    { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "a\n" } }] },
+    "Done.",
+  ]);
+  expect(await nodesRun(graph, "go", 30)).toEqual(["compact", "agent", "tools", "compact", "agent", "approve", "tools", "compact", "agent"]);
+  const state = await graph.getState({ configurable: { thread_id: "t1" } });
+  expect(state.values.stopReason).toBe("done");
+  expect(state.next).toEqual([]);
+});
+
+test("the step limit is a node, and the state says why the run ended", async () => {
+  const { graph } = buildGraph([
+    { toolCalls: [{ name: "list_directory", args: { directoryPath: "." } }] },
+    { toolCalls: [{ name: "read_file", args: { filePath: "missing.txt" } }] },
+    "never reached",
+  ]);
+  expect(await nodesRun(graph, "go", 2)).toEqual(["compact", "agent", "tools", "compact", "agent", "tools", "step_limit"]);
+  expect((await graph.getState({ configurable: { thread_id: "t1" } })).values.stopReason).toBe("max_steps");
+});
+
+test("the loop guard's stop is a node; the engine reports the state's stop reason", async () => {
+  const { graph, settings } = buildGraph([...repeatingTurns("list_directory", { directoryPath: "." }, 5), "Sorry, here it is."]);
+  const events: AgentEvent[] = [];
+  const engine = createGraphEngine({ graph, meta: { engine: "graph", model: "scripted", provider: "offline", workspace: tmp.dir }, modelSettings: settings, approval: "auto-edit", maxSteps: 30 });
+  const run = (task: string) => engine.run({ task, threadId: "t1", emit: (e) => events.push(e), approver: async () => ({ decision: "deny" }) });
+  expect((await run("list forever")).reason).toBe("loop_guard");
+  expect((await graph.getState({ configurable: { thread_id: "t1" } })).values.stopReason).toBe("loop_guard");
+  // The next request is a new run, which ends for its own reason.
+  expect((await run("continue")).reason).toBe("done");
+  expect((await graph.getState({ configurable: { thread_id: "t1" } })).values.stopReason).toBe("done");
+});
+
+describe("both engines report the same events, in the same order", () => {
+  const sequence = (events: AgentEvent[]) =>
+    events
+      .filter((e) => e.type !== "token" && e.type !== "run_start" && e.type !== "run_end")
+      .map((e) => (e.type === "loop_guard" ? `loop_guard:${e.action}` : e.type === "tool_result" ? `tool_result:${e.status}` : e.type));
+
+  test("a run the loop guard stops: the stop is reported before the calls it stops", async () => {
+    const runs = await Promise.all(
+      (["graph", "loop"] as const).map(async (kind) => {
+        const h = engineHarness(kind, tmp.dir, repeatingTurns("list_directory", { directoryPath: "." }, 10));
+        await h.run("list forever", { threadId: `t-${kind}` });
+        return sequence(h.events);
+      }),
+    );
+    expect(runs[0]).toEqual(runs[1]);
+    const stop = runs[0]!.indexOf("loop_guard:stop");
+    expect(runs[0]!.slice(stop - 1)).toEqual(["usage", "loop_guard:stop", "tool_call", "tool_result:error"]);
+  });
+
+  test("a run that reads, writes and answers", async () => {
+    const script = (): ScriptedTurn[] => [
+      { toolCalls: [{ name: "list_directory", args: { directoryPath: "." } }] },
+      { toolCalls: [{ name: "write_file", args: { filePath: "b.txt", content: "b\n" } }, { name: "read_file", args: { filePath: "nope.txt" } }] },
+      "Done.",
+    ];
+    const graph = engineHarness("graph", tmp.dir, script(), { approval: "auto-edit" });
+    await graph.run("go", { threadId: "t-graph" });
+    const loop = engineHarness("loop", tmp.dir, script(), { approval: "auto-edit" });
+    await loop.run("go", { threadId: "t-loop" });
+    expect(sequence(graph.events)).toEqual(sequence(loop.events));
+    expect(sequence(graph.events)).toEqual([
+      "step",
+      "usage",
+      "tool_call",
+      "tool_result:success",
+      "step",
+      "usage",
+      "tool_call",
+      "tool_call",
+      "tool_result:success",
+      "tool_result:error",
+      "step",
+      "usage",
+      "final",
+    ]);
+  });
+});

@@ -1,0 +1,260 @@
+import { existsSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
+import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
+import { answerDanglingToolCalls, estimateTokens, estimateTotalTokens } from "./budget.js";
+import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
+import { ensureOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
+import { messageText } from "../provider/message.js";
+import { CHARS_PER_TOKEN } from "../models/tokens.js";
+
+/**
+ * Long sessions. Before each model request the conversation is measured (the provider's own
+ * count of the last request when it gave one, an estimate otherwise). Near the context budget
+ * the older part is summarised by the model into one note and the conversation goes on from
+ * there: the latest request stays verbatim, and so do the most recent turns. The system prompt
+ * (with AGENTS.md) is rebuilt for every request, so it is never part of what gets summarised.
+ * Separately, big tool results the model has already seen are kept on disk with a pointer.
+ */
+
+/** Compaction starts when the conversation passes this share of the context budget. */
+export const COMPACT_AT = 0.8;
+/** Share of the budget kept verbatim as the most recent turns. */
+export const KEEP_RECENT = 0.25;
+/** Tool results longer than this (characters) leave the context once the model has read them. */
+export const OFFLOAD_RESULT_CHARS = 20_000;
+/** What stays of an offloaded result: its start. */
+export const OFFLOAD_PREVIEW_CHARS = 2_000;
+/** Each message is cut to this in the transcript the summariser reads. */
+const TRANSCRIPT_MESSAGE_CHARS = 4_000;
+/** The transcript may use this share of the budget. */
+const TRANSCRIPT_SHARE = 0.6;
+/** Marks a summary in `response_metadata`, with the number of model turns it stands for. */
+export const SUMMARY_KEY = "mini_cursor_summary";
+
+export const SUMMARY_PROMPT = `You are summarising the first part of a conversation between a user and mini-cursor, a coding agent that works on the user's project with tools (read_file, edit_file, write_file, execute_command, ...). The conversation is too long for the model's context, so your summary replaces that part; the agent continues from it and cannot see the original.
+
+Write a compact, factual summary in the language of the conversation (at most about 600 words) with these sections:
+1. Requests: every request and constraint the user gave, with exact names, paths, versions and wording that matters.
+2. Done: what was changed (file paths, what changed in each), commands run and their outcome, servers started (URLs, ids).
+3. Findings: facts learned about the project (layout, build/test commands, conventions, the causes of errors).
+4. Open: errors not yet fixed, decisions pending, and the next steps that were planned.
+Do not call tools. Do not invent anything; leave out greetings and dead ends that no longer matter.`;
+
+export interface TokenCount {
+  tokens: number;
+  /** True when no provider count could be used. */
+  estimated: boolean;
+}
+
+/** Whether a message is a compaction summary, and how many model turns it replaced. */
+export function summarySteps(message: BaseMessage): number | undefined {
+  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.[SUMMARY_KEY] as { steps?: number } | undefined;
+  return marker ? Math.max(0, marker.steps ?? 0) : undefined;
+}
+
+/**
+ * The size of the request the history would make: the provider's input + output count of the
+ * latest response (which covered everything before it) plus an estimate of what came after it;
+ * all estimated when the provider gave no count or a compaction came since.
+ */
+export function countContextTokens(systemPrompt: string, history: readonly BaseMessage[]): TokenCount {
+  const system = estimateTokens(new SystemMessage(systemPrompt));
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (summarySteps(m) !== undefined) break;
+    const usage = AIMessage.isInstance(m) ? m.usage_metadata : undefined;
+    if (usage && usage.input_tokens > 0) {
+      return { tokens: usage.input_tokens + usage.output_tokens + estimateTotalTokens(history.slice(i + 1)), estimated: false };
+    }
+  }
+  return { tokens: system + estimateTotalTokens(history), estimated: true };
+}
+
+// --- big tool results ----------------------------------------------------------------------------
+
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100) || "result";
+}
+
+/** Saves a result once under `.mini-cursor/output/`, refusing a state folder that is a symlink. */
+function saveResult(workspace: string, id: string, text: string): string | undefined {
+  try {
+    ensureOutputDir(workspace);
+    const rel = `${OUTPUT_DIR}/result-${safeName(id)}.txt`;
+    const file = path.join(workspace, rel);
+    if (!existsSync(file)) writeFileSync(file, text, { flag: "wx" });
+    return rel;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The history as the model should see it: tool results over the threshold that the model has
+ * already read (all but those of the latest turn) are replaced by their start and a pointer to
+ * the full text on disk. The saved history is not changed, so this is the same every time.
+ */
+export function offloadLargeResults(history: readonly BaseMessage[], workspace: string, threshold = OFFLOAD_RESULT_CHARS): BaseMessage[] {
+  let lastAI = -1;
+  history.forEach((m, i) => {
+    if (AIMessage.isInstance(m)) lastAI = i;
+  });
+  return history.map((m, i) => {
+    if (i > lastAI || !ToolMessage.isInstance(m)) return m;
+    const text = messageText(m);
+    if (text.length <= threshold) return m;
+    const saved = saveResult(workspace, m.tool_call_id, text);
+    if (!saved) return m;
+    const head = text.slice(0, OFFLOAD_PREVIEW_CHARS);
+    return new ToolMessage({
+      tool_call_id: m.tool_call_id,
+      name: m.name,
+      status: m.status,
+      id: m.id,
+      content: `${head}\n[... this result (${text.length.toLocaleString("en-US")} characters) was moved out of the conversation to save context. The full text is in ${saved}; read it with read_file if you need it again.]`,
+    });
+  });
+}
+
+// --- summarising ---------------------------------------------------------------------------------
+
+type Unit = BaseMessage[];
+
+/** A model turn with its tool results stays together; everything else is a unit of its own. */
+function toUnits(messages: readonly BaseMessage[]): Unit[] {
+  const units: Unit[] = [];
+  for (const m of messages) {
+    if (ToolMessage.isInstance(m) && units.length > 0) units[units.length - 1]!.push(m);
+    else units.push([m]);
+  }
+  return units;
+}
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text);
+
+/** The older part as plain text, so the summariser needs no tools and sees every call and result. */
+export function renderTranscript(messages: readonly BaseMessage[], maxChars: number): string {
+  const parts = messages.map((m) => {
+    const text = cut(messageText(m), TRANSCRIPT_MESSAGE_CHARS);
+    if (summarySteps(m) !== undefined) return `EARLIER SUMMARY:\n${text}`;
+    if (AIMessage.isInstance(m)) {
+      const calls = (m.tool_calls ?? []).map((c) => `[called ${c.name} ${cut(JSON.stringify(c.args), 1000)}]`);
+      return `ASSISTANT:${text ? ` ${text}` : ""}${calls.length ? `\n${calls.join("\n")}` : ""}`;
+    }
+    if (ToolMessage.isInstance(m)) return `TOOL RESULT (${m.name ?? "tool"}):\n${text}`;
+    return `USER: ${text}`;
+  });
+  // Over the cap, the oldest parts go first (an earlier summary, if any, is kept at the top).
+  let total = parts.reduce((n, p) => n + p.length + 2, 0);
+  let start = parts[0]?.startsWith("EARLIER SUMMARY:") ? 1 : 0;
+  const keptHead = start === 1 ? [parts[0]!] : [];
+  while (total > maxChars && start < parts.length - 1) {
+    total -= parts[start]!.length + 2;
+    start++;
+  }
+  const dropped = start - keptHead.length;
+  const note = dropped > 0 ? [`[${dropped} older messages left out]`] : [];
+  return [...keptHead, ...note, ...parts.slice(start)].join("\n\n");
+}
+
+export interface CompactionOptions {
+  systemPrompt: string;
+  budgetTokens: number;
+  config?: RunnableConfig;
+}
+
+export interface Compaction {
+  /** The new history: summary, latest request and recent turns. */
+  history: BaseMessage[];
+  summary: string;
+  /** Messages of the old history the summary replaced. */
+  summarised: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Tokens of the summarising request. */
+  usage: UsageCount;
+  /** The summarising response (its usage_metadata and model name give the cost). */
+  response: AIMessage;
+}
+
+/**
+ * Summarises everything but the latest request and the most recent turns. Undefined when there
+ * is nothing worth summarising or the model could not do it (the caller then falls back to
+ * dropping the oldest turns). Cancellation is passed on.
+ */
+export async function compactHistory(
+  model: Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>,
+  history: readonly BaseMessage[],
+  options: CompactionOptions,
+): Promise<Compaction | undefined> {
+  const units = toUnits(answerDanglingToolCalls(history));
+  let latest = -1;
+  units.forEach((u, i) => {
+    if (u[0]!.getType() === "human") latest = i;
+  });
+  // The most recent turns after the request, newest first, within their share of the budget.
+  const keepBudget = options.budgetTokens * KEEP_RECENT;
+  let tailStart = units.length;
+  let used = 0;
+  while (tailStart - 1 > latest) {
+    const cost = estimateTotalTokens(units[tailStart - 1]!);
+    if (used + cost > keepBudget && tailStart < units.length) break;
+    used += cost;
+    tailStart--;
+  }
+  const older = units.filter((_, i) => i < tailStart && i !== latest);
+  const olderMessages = older.flat();
+  // Nothing to gain: no older part, or only an earlier summary.
+  if (olderMessages.length === 0 || (olderMessages.length === 1 && summarySteps(olderMessages[0]!) !== undefined)) return undefined;
+
+  const request = latest >= 0 ? units[latest]! : [];
+  const maxChars = options.budgetTokens * CHARS_PER_TOKEN * TRANSCRIPT_SHARE;
+  const transcript = renderTranscript(olderMessages, maxChars);
+  const latestText = request.length ? `\n\n---\nThe user's latest request, kept verbatim after your summary (do not repeat it): ${cut(messageText(request[0]!), 2000)}` : "";
+  const sent = [new SystemMessage(SUMMARY_PROMPT), new HumanMessage(`Conversation to summarise:\n\n${transcript}${latestText}`)];
+  let response: AIMessage;
+  try {
+    // No callbacks: the summary must not stream into the trace as if it were the answer.
+    response = await callModelWithRetry(model, sent, { signal: options.config?.signal, callbacks: [] });
+  } catch (err) {
+    if (options.config?.signal?.aborted) throw err;
+    return undefined;
+  }
+  const summary = messageText(response).trim();
+  if (!summary) return undefined;
+
+  // Model turns of the current run that the summary replaces: the step count goes on from them.
+  const stepsReplaced = units
+    .slice(latest + 1, tailStart)
+    .flat()
+    .filter((m) => AIMessage.isInstance(m))
+    .reduce((n, m) => n + (summarySteps(m) ?? 1), 0);
+  let compacted: BaseMessage[];
+  if (stepsReplaced > 0) {
+    // Work on the current request was summarised: the request, then the summary as the agent's own note.
+    const note = new AIMessage({
+      content: `[Summary of the conversation so far, including my work on this request; older messages were compacted to save context]\n${summary}`,
+      response_metadata: { [SUMMARY_KEY]: { steps: stepsReplaced } },
+    });
+    compacted = [...request, note, ...units.slice(tailStart).flat()];
+  } else {
+    const note = new HumanMessage({
+      content: `[Summary of the earlier conversation, compacted to save context]\n${summary}`,
+      response_metadata: { [SUMMARY_KEY]: { steps: 0 } },
+    });
+    compacted = [note, ...request, ...units.slice(tailStart).flat()];
+  }
+  const tokensBefore = countContextTokens(options.systemPrompt, history).tokens;
+  const tokensAfter = countContextTokens(options.systemPrompt, compacted).tokens;
+  return {
+    history: compacted,
+    summary,
+    summarised: olderMessages.length,
+    tokensBefore,
+    tokensAfter,
+    usage: usageOf(response, sent),
+    response,
+  };
+}

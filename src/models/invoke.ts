@@ -1,0 +1,198 @@
+import type { BaseMessage, InvalidToolCall, ToolCall } from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
+import type { RunnableConfig, Runnable } from "@langchain/core/runnables";
+import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
+import { estimateTokens, estimateTotalTokens } from "./tokens.js";
+import { newProviderCall, runInProviderCall, type OfferedTool, type ProviderCall } from "../provider/call-context.js";
+import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "../provider/message.js";
+
+/**
+ * LangChain's caller retries failed requests (429/5xx, honouring retry-after), but not a
+ * stream that breaks after it started. These extra attempts cover that case only.
+ */
+export const STREAM_RETRIES = 2;
+/** Pause before retrying a broken stream. */
+const STREAM_RETRY_DELAY_MS = 500;
+/**
+ * A response stream that sends nothing for this long is abandoned (and retried). The SDK's
+ * request timeout stops at the response headers, so without this a provider that goes quiet
+ * mid-stream would hang the run forever. Same as the default request timeout.
+ */
+export const STREAM_IDLE_TIMEOUT_MS = 120_000;
+
+type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
+
+export interface CallModelOptions {
+  /** Abandon a stream after this long without a chunk; defaults to STREAM_IDLE_TIMEOUT_MS. */
+  idleTimeoutMs?: number;
+  /** Told what the provider layer noticed: thinking for the trace, parameters dropped, calls recovered from text. */
+  onProviderNote?: (note: ProviderNote) => void;
+  /** The tools offered, for recovering calls written as text (default: those the request body lists). */
+  tools?: OfferedTool[];
+}
+
+function isAbort(err: unknown, signal?: AbortSignal): boolean {
+  const e = err as { name?: string; message?: string };
+  return Boolean(signal?.aborted) || e?.name === "AbortError" || /aborted|abort/i.test(e?.message ?? "");
+}
+
+/** A dropped connection mid-stream, as opposed to an HTTP error the caller already retried. */
+export function isBrokenStream(err: unknown): boolean {
+  const e = err as { status?: number; message?: string; code?: string; cause?: { code?: string } };
+  if (typeof e?.status === "number") return false;
+  const text = `${e?.message ?? ""} ${e?.code ?? ""} ${e?.cause?.code ?? ""}`;
+  return /terminated|socket hang up|ECONNRESET|premature close|other side closed|stream (ended|closed|stalled)|UND_ERR_SOCKET/i.test(text);
+}
+
+/**
+ * True for a streamed OpenAI-compatible response that never said why it finished. The SDK
+ * ends quietly when a proxy or server closes the stream cleanly but early (no finish_reason,
+ * no [DONE]), and LangChain then hands back the partial text, and tool calls whose arguments
+ * it completed from a prefix (`{"content": "hel` becomes `{content: "hel"}`).
+ */
+export function isIncompleteResponse(message: BaseMessage): boolean {
+  const meta = (message.response_metadata ?? {}) as { model_provider?: string; finish_reason?: string | null };
+  return meta.model_provider === "openai" && !meta.finish_reason;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/**
+ * Tool calls from the raw argument strings the provider streamed, parsed strictly. LangChain
+ * parses streamed arguments leniently (a truncated `{"filePath": "a.txt"` becomes a valid call);
+ * here anything that is not a JSON object goes to `invalid_tool_calls`, so the model is told
+ * instead of a tool running with half its arguments.
+ */
+export function strictToolCalls(chunk: AIMessageChunk): { tool_calls: ToolCall[]; invalid_tool_calls: InvalidToolCall[] } {
+  const rawChunks = chunk.tool_call_chunks ?? [];
+  if (rawChunks.length === 0) return { tool_calls: chunk.tool_calls ?? [], invalid_tool_calls: chunk.invalid_tool_calls ?? [] };
+  const tool_calls: ToolCall[] = [];
+  const invalid_tool_calls: InvalidToolCall[] = [];
+  for (const c of rawChunks) {
+    const raw = c.args ?? "";
+    let parsed: unknown;
+    let error: string | undefined;
+    try {
+      parsed = raw.trim() === "" ? {} : JSON.parse(raw);
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) error = "the arguments are not a JSON object";
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    if (error === undefined && c.name) {
+      tool_calls.push({ id: c.id, name: c.name, args: parsed as Record<string, unknown>, type: "tool_call" });
+    } else {
+      invalid_tool_calls.push({ id: c.id, name: c.name, args: raw, error: error ?? "the call has no tool name", type: "invalid_tool_call" });
+    }
+  }
+  return { tool_calls, invalid_tool_calls };
+}
+
+/**
+ * The merged stream as a plain AIMessage (what the checkpointer and the reducer should keep).
+ * The raw OpenAI `additional_kwargs.tool_calls` are dropped: `tool_calls` and
+ * `invalid_tool_calls` carry them, and LangChain warns on the console when raw calls come
+ * without parsed ones (as when every call was malformed).
+ */
+function toAIMessage(message: BaseMessage): AIMessage {
+  if (AIMessageChunk.isInstance(message)) {
+    const { tool_calls: _raw, ...additional_kwargs } = message.additional_kwargs;
+    return new AIMessage({
+      id: message.id,
+      content: message.content,
+      name: message.name,
+      additional_kwargs,
+      response_metadata: message.response_metadata,
+      usage_metadata: message.usage_metadata,
+      ...strictToolCalls(message),
+    });
+  }
+  if (AIMessage.isInstance(message)) return message;
+  return new AIMessage({ content: message.content });
+}
+
+const stalled = (idleMs: number) => new Error(`The model's response stream stalled: nothing arrived for ${idleMs / 1000} s.`);
+
+/**
+ * One attempt: streams the response (tokens reach LangGraph's "messages" mode through the
+ * callbacks) and merges it. Streaming rather than `invoke` also keeps LangChain from
+ * estimating token counts with tiktoken, which downloads encodings from tiktoken.pages.dev and,
+ * offline, retries for minutes before every answer.
+ */
+async function streamOnce(model: ChatRunnable, messages: BaseMessage[], config: RunnableConfig | undefined, idleMs: number, call: ProviderCall): Promise<AIMessage> {
+  const idle = new AbortController();
+  const signal = config?.signal ? AbortSignal.any([config.signal, idle.signal]) : idle.signal;
+  let timer = setTimeout(() => idle.abort(), idleMs);
+  let merged: BaseMessage | undefined;
+  try {
+    const stream = await model.stream(messages, { ...config, signal });
+    for await (const chunk of stream) {
+      clearTimeout(timer);
+      timer = setTimeout(() => idle.abort(), idleMs);
+      merged = merged === undefined ? chunk : AIMessageChunk.isInstance(merged) && AIMessageChunk.isInstance(chunk) ? merged.concat(chunk) : chunk;
+    }
+  } catch (err) {
+    if (idle.signal.aborted && !config?.signal?.aborted) {
+      throw stalled(idleMs);
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (idle.signal.aborted && !config?.signal?.aborted) {
+    throw stalled(idleMs);
+  }
+  if (merged === undefined) throw new Error("The model's response stream ended without a message.");
+  if (isIncompleteResponse(merged)) {
+    throw new Error("The model's response stream ended before the response was complete (no finish_reason).");
+  }
+  const problem = finishProblem(merged);
+  if (problem) throw problem;
+  return withProviderExtras(toAIMessage(merged), call);
+}
+
+export async function callModelWithRetry(
+  model: ChatRunnable,
+  messages: BaseMessage[],
+  config?: RunnableConfig,
+  options: CallModelOptions = {},
+): Promise<AIMessage> {
+  const idleMs = options.idleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS;
+  const echoes = echoesOf(messages);
+  for (let attempt = 0; ; attempt++) {
+    const call = newProviderCall(echoes);
+    if (options.tools) call.offered = options.tools;
+    try {
+      const message = await runInProviderCall(call, () => streamOnce(model, messages, config, idleMs, call));
+      if (call.response.thinking.trim()) options.onProviderNote?.({ kind: "thinking", text: call.response.thinking.trim() });
+      for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
+      return message;
+    } catch (err) {
+      for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
+      if (isAbort(err, config?.signal) || attempt >= STREAM_RETRIES || !isBrokenStream(err)) throw err;
+      await sleep(STREAM_RETRY_DELAY_MS * (attempt + 1), config?.signal);
+    }
+  }
+}
+
+export interface UsageCount {
+  input: number;
+  output: number;
+  estimated: boolean;
+}
+
+/** The provider's token counts when it sent them, an estimate from characters otherwise. */
+export function usageOf(response: AIMessage, sent: BaseMessage[]): UsageCount {
+  const u = response.usage_metadata;
+  if (u && (u.input_tokens > 0 || u.output_tokens > 0)) {
+    return { input: u.input_tokens, output: u.output_tokens, estimated: false };
+  }
+  return { input: estimateTotalTokens(sent), output: estimateTokens(response), estimated: true };
+}

@@ -1,0 +1,140 @@
+import { ChatOpenAI } from "@langchain/openai";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { OfflineChatModel, OFFLINE_MODEL_NAME } from "./offline.js";
+import { ResponseRecorder } from "./recorder.js";
+import { loadRecording, recordingLabel, ReplayChatModel, ReplayDivergenceError } from "./replay.js";
+import type { Settings } from "../settings.js";
+import { AsyncCaller } from "@langchain/core/utils/async_caller";
+import { findProviderError } from "../provider/errors.js";
+import { temperatureFor } from "../provider/family.js";
+import { createProviderFetch } from "../provider/wire.js";
+
+/** Local servers (Ollama, LM Studio, vLLM) take any key, but the OpenAI SDK insists on one. */
+const PLACEHOLDER_API_KEY = "not-needed";
+
+export type ModelSettings = Pick<
+  Settings,
+  "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "record" | "replay"
+> &
+  Partial<Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties">>;
+
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
+const UNPROCESSABLE = 422;
+
+/** LangChain's own retry rules (429/5xx/connection), with the provider layer's final errors let through at once. */
+class DefaultRetryRules extends AsyncCaller {
+  readonly handler = this.onFailedAttempt;
+}
+const defaultFailedAttempt = new DefaultRetryRules({}).handler;
+function onFailedAttempt(error: unknown): void {
+  const final = findProviderError(error);
+  if (final) throw final;
+  // 422 is a validation error (Mistral, vLLM): the same request fails the same way again.
+  if ((error as { status?: unknown } | undefined)?.status === UNPROCESSABLE) throw error;
+  return defaultFailedAttempt?.(error);
+}
+
+/**
+ * The one factory for chat models. Retries (429/5xx with retry-after, via LangChain's caller),
+ * the request timeout and streaming are set here, once, for both engines and Studio.
+ */
+export function createChatModel(settings: ModelSettings): BaseChatModel {
+  // --record: the recorder observes every request through the model's own callbacks, given
+  // to the constructor because ChatOpenAI's bindTools builds a new model from those fields.
+  const recorder = settings.record ? new ResponseRecorder(settings.record, { model: recordedModelName(settings) }) : undefined;
+  const callbacks = recorder ? [recorder] : undefined;
+  // Throws RecordingError (one sentence) for a file that is not a recording.
+  if (settings.replay) return new ReplayChatModel(loadRecording(settings.replay), { callbacks });
+  if (settings.provider === "offline") return new OfflineChatModel({ callbacks });
+  // Everything between LangChain and the HTTP wire that providers need differently: src/provider/.
+  const fetch = createProviderFetch({
+    baseUrl: settings.baseUrl ?? OPENAI_BASE_URL,
+    extraBody: settings.extraBody,
+    streamOptions: settings.streamOptions ?? true,
+    stream: settings.stream ?? true,
+    stripAdditionalProperties: settings.additionalProperties === false,
+  });
+  return new ChatOpenAI({
+    callbacks,
+    model: settings.model,
+    apiKey: settings.apiKey ?? PLACEHOLDER_API_KEY,
+    configuration: { ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}), fetch },
+    temperature: temperatureFor(settings.model, settings.temperature),
+    onFailedAttempt,
+    streaming: true,
+    streamUsage: true,
+    maxRetries: settings.maxRetries,
+    timeout: settings.requestTimeoutMs,
+  });
+}
+
+/** The model a recording's header names. */
+function recordedModelName(settings: ModelSettings): string {
+  if (settings.replay) return `replay of ${recordingLabel(settings.replay)}`;
+  return settings.provider === "offline" ? OFFLINE_MODEL_NAME : settings.model;
+}
+
+/** How the banner names the model. */
+export function describeModel(settings: ModelSettings): string {
+  const recording = settings.record ? `, recording to ${recordingLabel(settings.record)}` : "";
+  return describeSource(settings) + recording;
+}
+
+function describeSource(settings: ModelSettings): string {
+  if (settings.replay) return `replay of ${recordingLabel(settings.replay)} (recorded responses, no model provider)`;
+  if (settings.provider === "offline") return `${OFFLINE_MODEL_NAME} (embedded, no API key or base URL set)`;
+  const where = settings.baseUrl ?? OPENAI_BASE_URL;
+  return `${settings.model} via ${where}`;
+}
+
+interface ErrorWithStatus {
+  status?: number;
+  code?: string;
+  message?: string;
+  cause?: unknown;
+  lc_error_code?: string;
+}
+
+function causeCode(err: unknown): string | undefined {
+  let e = err as ErrorWithStatus | undefined;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (typeof e.code === "string" && /^E[A-Z]+/.test(e.code)) return e.code;
+    e = e.cause as ErrorWithStatus | undefined;
+  }
+  return undefined;
+}
+
+/** The provider's own words from an SDK error: "400 Unsupported parameter…" without the status and LangChain's appendix. */
+function providerWords(message: string, status: number | undefined): string {
+  const first = message.split("\n")[0]!.trim();
+  const words = status !== undefined && first.startsWith(`${status} `) ? first.slice(String(status).length + 1) : first;
+  return /status code \(no body\)/.test(words) ? "" : words;
+}
+
+/** One sentence a user can act on, for errors from the provider. */
+export function describeModelError(err: unknown, settings: ModelSettings): string {
+  if (err instanceof ReplayDivergenceError || (err as Error | undefined)?.name === "ReplayDivergenceError") return (err as Error).message;
+  const final = findProviderError(err);
+  if (final) return final.message;
+  const e = (err ?? {}) as ErrorWithStatus;
+  const where = settings.baseUrl ?? OPENAI_BASE_URL;
+  const message = e.message ?? String(err);
+  // LangChain re-throws some HTTP errors (a context overflow) as its own, with the status only in the text.
+  const status = e.status ?? (/^([45]\d\d) /.exec(message) ? Number(message.slice(0, 3)) : undefined);
+  const said = providerWords(message, status);
+  const saying = said ? `: ${said.replace(/\.$/, "")}` : "";
+  if (status === 401 || status === 403 || e.lc_error_code === "MODEL_AUTHENTICATION") {
+    return `The provider at ${where} rejected the API key (HTTP ${status ?? 401}); check OPENAI_API_KEY.`;
+  }
+  if (status === 404 || /model.*(not found|does not exist)|unknown model/i.test(message)) {
+    return `The provider at ${where} does not know the model "${settings.model}"; pass --model (or MINI_CURSOR_MODEL) with a model it serves.`;
+  }
+  if (status === 429) return `The provider at ${where} is rate limiting requests (HTTP 429) and retries ran out${saying}; wait and try again.`;
+  if (status && status >= 500) return `The provider at ${where} failed with HTTP ${status} after retries${saying}; try again later.`;
+  if (status && status >= 400) return `The provider at ${where} refused the request (HTTP ${status})${saying}.`;
+  const code = causeCode(err);
+  if (code || /connection error|fetch failed|ECONNREFUSED|ENOTFOUND|timed? ?out/i.test(message)) {
+    return `Could not reach the model provider at ${where}${code ? ` (${code})` : ""}; check OPENAI_BASE_URL and that the server is running.`;
+  }
+  return `The model request failed: ${message.split("\n")[0]}`;
+}

@@ -1,0 +1,156 @@
+import { statSync } from "node:fs";
+import os from "node:os";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { createAgentTools } from "../app/tools.js";
+import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
+import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
+import type { McpHub } from "../mcp/hub.js";
+import { MAX_STEPS_LIMIT, settingsFromEnvironment, SettingsError, type Settings, type SettingsFlags } from "../settings.js";
+import { readConfiguration } from "../graph/config.js";
+import { createBuilder } from "../graph/graph.js";
+import { recursionLimitFor, type ResolvedRun, type RuntimeSource } from "../graph/run-config.js";
+import { createStudioSecret, studioSecretNotice } from "../graph/studio-secret.js";
+import type { ProcessRegistry } from "../workspace/processes.js";
+
+/**
+ * The entry LangGraph Studio loads (langgraph.json: `graphs.agent`). Nothing is read at import
+ * time: every run reads the settings from the environment like the CLI (the dev server loads
+ * `.env` into it), with the run's configuration fields (model, workspace, approval, maxSteps)
+ * in place of flags. Model and tools are built once per model and workspace and kept.
+ *
+ * This is the one place that resolves a run: the graph's nodes ask `resolveStudioRun` (their
+ * RuntimeSource) for the runtime and the run's settled config; the CLI's graph has a fixed one.
+ */
+
+/** Everything a runtime is built from; approval and max steps are per run, not part of it. */
+function runtimeKey(settings: Settings): string {
+  const { model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv, editTool } = settings;
+  return JSON.stringify([model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv, editTool]);
+}
+
+/** This server's approval code (studio-secret.ts), printed to its terminal when the first run starts. */
+let approvalSecret: string | undefined;
+function studioApprovalSecret(): string {
+  if (approvalSecret === undefined) {
+    approvalSecret = createStudioSecret();
+    process.stderr.write(studioSecretNotice(approvalSecret));
+  }
+  return approvalSecret;
+}
+
+/** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
+function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
+  const { tools } = createAgentTools(settings, undefined, mcp);
+  registries.add(tools.processes);
+  return { ...createRuntime(settings, { tools }), approvalSecret: studioApprovalSecret() };
+}
+
+/** MCP hubs of the runtimes built here, stopped with the server. */
+const mcpHubs = new Set<McpHub>();
+
+/**
+ * Runs resolve their runtime synchronously, and listing a server's tools is not: the first run
+ * of a configuration goes without MCP tools while they are prepared (from the cache, at once),
+ * and the runtime that has them replaces it for the next runs.
+ */
+function addMcpTools(settings: Settings, key: string): void {
+  const say = (text: string) => process.stderr.write(`mini-cursor: ${text}\n`);
+  try {
+    if (configuredMcpServers(settings).length === 0) return;
+  } catch (err) {
+    say(`MCP servers are not available: ${(err as Error).message}`);
+    return;
+  }
+  prepareMcp(settings, say).then(
+    (hub) => {
+      if (!hub) return;
+      mcpHubs.add(hub);
+      runtimes.set(key, createStudioRuntime(settings, hub));
+    },
+    (err: unknown) => say(`MCP servers are not available: ${(err as Error).message}`),
+  );
+}
+
+function asText(value: unknown): string | undefined {
+  return value === undefined ? undefined : String(value);
+}
+
+/** The run's configuration fields as settings flags (the settings validate them). */
+function configurationFlags(config: LangGraphRunnableConfig): SettingsFlags {
+  const fields = readConfiguration(config);
+  const maxSteps = fields.maxSteps;
+  return {
+    model: asText(fields.model),
+    workspace: asText(fields.workspace),
+    approval: asText(fields.approval),
+    maxSteps: typeof maxSteps === "number" ? maxSteps : asText(maxSteps),
+  };
+}
+
+function checkWorkspace(workspace: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(workspace).isDirectory();
+  } catch {
+    // Reported below.
+  }
+  if (!isDirectory) throw new SettingsError(`The workspace ${workspace} is not a directory; set the workspace field or MINI_CURSOR_WORKSPACE to an existing folder.`);
+}
+
+const runtimes = new Map<string, AgentRuntime>();
+
+/** The runtime for a run's configuration, and the config with its approval mode and step limit settled. */
+export const resolveStudioRun: RuntimeSource = (config: LangGraphRunnableConfig): ResolvedRun => {
+  const settings = settingsFromEnvironment(configurationFlags(config));
+  checkWorkspace(settings.workspace);
+  const key = runtimeKey(settings);
+  let runtime = runtimes.get(key);
+  if (!runtime) {
+    runtime = createStudioRuntime(settings);
+    runtimes.set(key, runtime);
+    addMcpTools(settings, key);
+  }
+  const configurable = { ...config.configurable, approval: settings.approval, maxSteps: settings.maxSteps };
+  return { runtime, config: { ...config, configurable } };
+};
+
+/** The process registries of every toolset built here (what the runs left running). */
+const registries = new Set<ProcessRegistry>();
+/** How long a shutdown may take before the server is made to exit anyway. */
+const SHUTDOWN_DEADLINE_MS = 15_000;
+let shuttingDown = false;
+
+/**
+ * Background processes the tools leave running must not outlive the server. The dev server
+ * shuts down on SIGINT/SIGTERM through `exit-hook`, which listens only once: the SIGTERM the CLI
+ * sends it right after (from its own exit) would then kill it mid-shutdown, without an exit
+ * event. So these listeners stay: the first signal stops every process the runs started
+ * (workspace/processes.ts also kills what is left on exit), later ones are absorbed. When
+ * nothing else handles the signal, this exits once they are stopped. A closed terminal (SIGHUP)
+ * would end the server without any of that, so it becomes a SIGTERM.
+ */
+function onShutdownSignal(signal: "SIGINT" | "SIGTERM"): void {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  const exitCode = 128 + os.constants.signals[signal];
+  const othersExit = process.listenerCount(signal) > 1;
+  const stopped = Promise.allSettled([...[...registries].map((registry) => registry.stopAll()), ...[...mcpHubs].map((hub) => hub.close())]);
+  if (!othersExit) void stopped.then(() => process.exit(exitCode));
+  setTimeout(() => process.exit(exitCode), SHUTDOWN_DEADLINE_MS).unref();
+}
+process.on("SIGINT", () => onShutdownSignal("SIGINT"));
+process.on("SIGTERM", () => onShutdownSignal("SIGTERM"));
+process.once("SIGHUP", () => process.kill(process.pid, "SIGTERM"));
+
+/**
+ * Enough super-steps for the largest step limit the settings accept; the routing ends a run at
+ * its own maxSteps well before. Without it LangGraph's default of 25 would stop a run after
+ * about six steps. A run's own recursion_limit still wins.
+ */
+const RECURSION_LIMIT = recursionLimitFor(MAX_STEPS_LIMIT);
+
+/** The uncompiled graph; every run resolves its model, tools and limits from its config. */
+export const builder = createBuilder(resolveStudioRun);
+
+/** The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. */
+export const graph = builder.compile().withConfig({ recursionLimit: RECURSION_LIMIT });
