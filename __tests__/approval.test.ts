@@ -41,7 +41,9 @@ test.each([
 ] as const)("%s: command %s → %s", async (mode, command, action) => {
   const tmp = makeTempDir();
   try {
-    expect((await classifyCall(cmd(command), mode, [], { workspace: tmp.dir, home: "/home/nobody" })).action).toBe(action);
+    expect((await classifyCall(cmd(command), mode, [], { workspace: tmp.dir, home: "/home/nobody" })).action).toBe(
+      action,
+    );
   } finally {
     tmp.cleanup();
   }
@@ -51,9 +53,18 @@ test("an always answer covers a safe program's later commands, never a dangerous
   const tmp = makeTempDir();
   try {
     const ctx = { workspace: tmp.dir, home: "/home/nobody" };
-    expect((await classifyCall(cmd("npm run build"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("run");
-    expect((await classifyCall(cmd("npm run deploy"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("ask");
-    const dangerous = await classifyCall(cmd("rm -rf /"), "auto-edit", ["execute_command:rm", "execute_command:rm -rf"], ctx);
+    expect((await classifyCall(cmd("npm run build"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe(
+      "run",
+    );
+    expect(
+      (await classifyCall(cmd("npm run deploy"), "auto-edit", ["execute_command:npm run build"], ctx)).action,
+    ).toBe("ask");
+    const dangerous = await classifyCall(
+      cmd("rm -rf /"),
+      "auto-edit",
+      ["execute_command:rm", "execute_command:rm -rf"],
+      ctx,
+    );
     expect(dangerous.action).toBe("ask");
     expect(dangerous.alwaysAsks).toBe(true);
   } finally {
@@ -68,12 +79,19 @@ describe("read-only commands ask nothing in auto-edit", () => {
     const tmp = makeTempDir();
     try {
       writeFileSync(path.join(tmp.dir, "package.json"), '{"name":"x"}\n');
-      const harness = engineHarness(kind, tmp.dir, [{ toolCalls: READING.map((command) => ({ name: "execute_command", args: { command } })) }, "done"], { approval: "auto-edit" });
+      const harness = engineHarness(
+        kind,
+        tmp.dir,
+        [{ toolCalls: READING.map((command) => ({ name: "execute_command", args: { command } })) }, "done"],
+        { approval: "auto-edit" },
+      );
       await harness.run("look around");
       expect(harness.approvals).toEqual([]);
       const results = eventsOf(harness.events, "tool_result");
       expect(results.map((r) => r.content.startsWith("The user declined"))).toEqual(READING.map(() => false));
-      expect(results.find((r) => r.id === eventsOf(harness.events, "tool_call")[1]!.id)!.content).toContain('{"name":"x"}');
+      expect(results.find((r) => r.id === eventsOf(harness.events, "tool_call")[1]!.id)!.content).toContain(
+        '{"name":"x"}',
+      );
     } finally {
       tmp.cleanup();
     }
@@ -81,14 +99,23 @@ describe("read-only commands ask nothing in auto-edit", () => {
 
   test("CLI without a terminal (where a question would be declined): all five run", async () => {
     const tmp = makeTempDir();
-    const server = await startOpenAIServer([{ toolCalls: READING.map((command) => ({ name: "execute_command", args: { command } })) }, { content: "done" }]);
+    const server = await startOpenAIServer([
+      { toolCalls: READING.map((command) => ({ name: "execute_command", args: { command } })) },
+      { content: "done" },
+    ]);
     try {
       writeFileSync(path.join(tmp.dir, "package.json"), '{"name":"x"}\n');
-      const r = await runCli(["--workspace", tmp.dir, "--approval", "auto-edit", "--sandbox", "off", "--json", "look around"], {
-        env: baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
-      });
+      const r = await runCli(
+        ["--workspace", tmp.dir, "--approval", "auto-edit", "--sandbox", "off", "--json", "look around"],
+        {
+          env: baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
+        },
+      );
       expect(r.code).toBe(0);
-      const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; content?: string });
+      const events = r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { type: string; content?: string });
       expect(events.filter((e) => e.type === "approval")).toEqual([]);
       const results = events.filter((e) => e.type === "tool_result");
       expect(results).toHaveLength(READING.length);

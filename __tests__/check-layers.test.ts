@@ -32,7 +32,8 @@ test("imports downward and within a folder pass", () => {
 
 test("an import of a layer above fails, and two folders importing each other are a cycle", () => {
   const src = tree({
-    "low/a.ts": '// import { x } from "../high/c.js" is only a comment\nimport { c } from "../high/c.js";\nexport const a = c;\n',
+    "low/a.ts":
+      '// import { x } from "../high/c.js" is only a comment\nimport { c } from "../high/c.js";\nexport const a = c;\n',
     "high/c.ts": 'import { b } from "../low/b.js";\nexport const c = b;\n',
     "low/b.ts": "export const b = 2;\n",
   });
@@ -45,11 +46,19 @@ test("an import of a layer above fails, and two folders importing each other are
 test("a cycle inside one layer fails; a type-only import and an allowed import do not count", () => {
   const config: LayerConfig = { layers: [["one", "two"]], allow: { "two/y.ts -> one/x.ts": "why" } };
   const base = { "one/x.ts": 'import { y } from "../two/y.js";\nexport const x = y;\n' };
-  expect(checkLayers(tree({ ...base, "two/y.ts": 'const m = await import("../one/x.js");\nexport const y = 1;\n' }), { layers: config.layers })).toEqual([
-    { kind: "cycle", message: "folders import each other: one <-> two" },
-  ]);
-  expect(checkLayers(tree({ ...base, "two/y.ts": 'import type { X } from "../one/x.js";\nexport const y = 1;\n' }), { layers: config.layers })).toEqual([]);
-  expect(checkLayers(tree({ ...base, "two/y.ts": 'import { x } from "../one/x.js";\nexport const y = 1;\n' }), config)).toEqual([]);
+  expect(
+    checkLayers(tree({ ...base, "two/y.ts": 'const m = await import("../one/x.js");\nexport const y = 1;\n' }), {
+      layers: config.layers,
+    }),
+  ).toEqual([{ kind: "cycle", message: "folders import each other: one <-> two" }]);
+  expect(
+    checkLayers(tree({ ...base, "two/y.ts": 'import type { X } from "../one/x.js";\nexport const y = 1;\n' }), {
+      layers: config.layers,
+    }),
+  ).toEqual([]);
+  expect(
+    checkLayers(tree({ ...base, "two/y.ts": 'import { x } from "../one/x.js";\nexport const y = 1;\n' }), config),
+  ).toEqual([]);
 });
 
 test("a folder in no layer fails", () => {
@@ -59,7 +68,8 @@ test("a folder in no layer fails", () => {
 });
 
 test("importsOf reads static, multi-line, re-export and dynamic imports", () => {
-  const text = 'import {\n  a,\n  type B,\n} from "./a.js";\nimport { type C } from "./c.js";\nexport * from "./d.js";\nawait import("./e.js");\n';
+  const text =
+    'import {\n  a,\n  type B,\n} from "./a.js";\nimport { type C } from "./c.js";\nexport * from "./d.js";\nawait import("./e.js");\n';
   expect(importsOf(text)).toEqual([
     { specifier: "./a.js", line: 4, typeOnly: false },
     { specifier: "./c.js", line: 5, typeOnly: true },
@@ -69,7 +79,10 @@ test("importsOf reads static, multi-line, re-export and dynamic imports", () => 
 });
 
 test("the project's own layers hold (the check npm run lint runs)", () => {
-  const run = spawnSync(process.execPath, ["--import", "tsx", "scripts/check-layers.ts"], { cwd: PROJECT_ROOT, encoding: "utf8" });
+  const run = spawnSync(process.execPath, ["--import", "tsx", "scripts/check-layers.ts"], {
+    cwd: PROJECT_ROOT,
+    encoding: "utf8",
+  });
   expect(run.stderr).toBe("");
   expect(run.status).toBe(0);
 });

@@ -40,7 +40,11 @@ function shell(line: string, cwd: string): Promise<{ stdout: string; stderr: str
     child.on("close", () => {
       clearTimeout(timer);
       const match = /statuses=([\d ]+)\n$/.exec(stderr);
-      resolve({ stdout, stderr: stderr.replace(/statuses=[\d ]+\n$/, ""), statuses: (match?.[1] ?? "").trim().split(" ").map(Number) });
+      resolve({
+        stdout,
+        stderr: stderr.replace(/statuses=[\d ]+\n$/, ""),
+        statuses: (match?.[1] ?? "").trim().split(" ").map(Number),
+      });
     });
   });
 }
@@ -85,16 +89,24 @@ test("item 11: the root folder, the home folder and empty values are refused wit
   mkdirSync(home);
   const inHome = await runCli(["list the files here"], { cwd: home, env: baseEnv({ HOME: home }) });
   expect(inHome.code).toBe(2);
-  expect(inHome.stderr).toContain(`mini-cursor: The current folder (${home}), the default workspace, is your home folder itself:`);
+  expect(inHome.stderr).toContain(
+    `mini-cursor: The current folder (${home}), the default workspace, is your home folder itself:`,
+  );
   const emptyWs = await runCli(["--workspace", "", "list"]);
-  expect([emptyWs.code, emptyWs.stderr]).toEqual([2, "mini-cursor: --workspace needs a folder, got an empty value. Leave the flag out to use the current folder.\n"]);
+  expect([emptyWs.code, emptyWs.stderr]).toEqual([
+    2,
+    "mini-cursor: --workspace needs a folder, got an empty value. Leave the flag out to use the current folder.\n",
+  ]);
   const emptyThread = await runCli(["--workspace", ws, "--thread", "", "list"]);
   expect([emptyThread.code, emptyThread.stderr]).toEqual([
     2,
     "mini-cursor: --thread needs an id, got an empty value. --threads lists the saved ones; leave the flag out to start a new thread.\n",
   ]);
   const zero = await runCli(["--workspace", ws, "--max-steps", "0", "list"]);
-  expect([zero.code, zero.stderr]).toEqual([2, "mini-cursor: --max-steps is the number of model turns a task may take: a whole number from 1 to 10000, got 0.\n"]);
+  expect([zero.code, zero.stderr]).toEqual([
+    2,
+    "mini-cursor: --max-steps is the number of model turns a task may take: a whole number from 1 to 10000, got 0.\n",
+  ]);
 });
 
 test("item 11: --model without a key or base URL says the offline model runs instead", async () => {
@@ -121,7 +133,10 @@ test("item 17: --threads --json prints JSON Lines", async () => {
   await runCli(["--workspace", ws, "--thread", "two", "read package.json"]);
   const r = await runCli(["--workspace", ws, "--threads", "--json"]);
   expect(r.code).toBe(0);
-  const lines = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = r.stdout
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(lines.map((t) => [t.id, t.firstRequest, t.engine, t.runs])).toEqual([
     ["two", "read package.json", "graph", 1],
     ["one", "list the files here", "graph", 1],
@@ -129,7 +144,10 @@ test("item 17: --threads --json prints JSON Lines", async () => {
 });
 
 test("item 18: npm run compare without a task is a usage error with a hint", async () => {
-  const r = await shell(`${process.execPath} --import ${TSX_LOADER} ${path.join(PROJECT_ROOT, "scripts", "compare.ts")}`, os.tmpdir());
+  const r = await shell(
+    `${process.execPath} --import ${TSX_LOADER} ${path.join(PROJECT_ROOT, "scripts", "compare.ts")}`,
+    os.tmpdir(),
+  );
   expect(r.statuses).toEqual([2]);
   expect(r.stderr).toBe(
     "error: missing required argument 'task'\n" +
@@ -161,7 +179,10 @@ test("item 9: a damaged threads.json is rebuilt from the threads themselves", as
   writeFileSync(index, '[{"id": "g1", "engi');
   const r = await runCli(["--workspace", ws, "--threads", "--json"]);
   expect(r.code).toBe(0);
-  const threads = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const threads = r.stdout
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(threads.map((t) => [t.id, t.engine, t.firstRequest, t.steps, t.runs]).sort()).toEqual([
     ["g1", "graph", "read package.json", 2, 1],
     ["l1", "loop", "list the files here", 2, 1],
@@ -179,7 +200,10 @@ test("item 10: a request larger than the budget is said up front and sent as hea
     "This request is about 10509 tokens, more than the model may be sent at once (half the context budget of 4000, MINI_CURSOR_CONTEXT_TOKENS): it gets the beginning and the end, with a note saying what was left out.",
   );
   expect(r.code).toBe(0);
-  const events = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+  const events = r.stdout
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
   // One read and the answer: the result was not dropped, so the model did not call it again.
   expect(events.filter((e) => e.type === "tool_call").map((e) => e.name)).toEqual(["read_file"]);
   expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "done", steps: 2 });
@@ -189,14 +213,20 @@ test("item 10: a request larger than the budget is said up front and sent as hea
 test("item 20: installed with npm install -g, the mini-cursor command works from any folder", async () => {
   const prefix = path.join(tmp.dir, "prefix");
   // A folder installs as a link to this clone: no registry, no scripts, a few seconds.
-  const install = await shell(`npm install -g --prefix '${prefix}' --offline --no-audit --no-fund --ignore-scripts '${PROJECT_ROOT}'`, tmp.dir);
+  const install = await shell(
+    `npm install -g --prefix '${prefix}' --offline --no-audit --no-fund --ignore-scripts '${PROJECT_ROOT}'`,
+    tmp.dir,
+  );
   expect(install.statuses).toEqual([0]);
   const elsewhere = path.join(tmp.dir, "some project");
   mkdirSync(elsewhere);
   writeFileSync(path.join(elsewhere, "notes.txt"), "hi\n");
   const bin = path.join(prefix, "bin");
   const version = await shell(`PATH='${bin}':"$PATH" mini-cursor --version`, elsewhere);
-  expect([version.stdout, version.statuses]).toEqual([`${JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")).version}\n`, [0]]);
+  expect([version.stdout, version.statuses]).toEqual([
+    `${JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")).version}\n`,
+    [0],
+  ]);
   const run = await shell(`PATH='${bin}':"$PATH" mini-cursor "list the files here"`, elsewhere);
   expect(run.statuses).toEqual([0]);
   expect(run.stdout).toContain(`workspace ${elsewhere}`);
@@ -204,7 +234,9 @@ test("item 20: installed with npm install -g, the mini-cursor command works from
 });
 
 test("item 19: every dependency with an install script is allowed or denied in allowScripts", async () => {
-  const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { allowScripts: Record<string, boolean> };
+  const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as {
+    allowScripts: Record<string, boolean>;
+  };
   const lock = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package-lock.json"), "utf8")) as {
     packages: Record<string, { hasInstallScript?: boolean; optional?: boolean }>;
   };
@@ -212,7 +244,12 @@ test("item 19: every dependency with an install script is allowed or denied in a
     .filter(([where, info]) => where !== "" && info.hasInstallScript)
     .map(([where]) => where.slice(where.lastIndexOf("node_modules/") + "node_modules/".length));
   expect([...new Set(withScripts)].sort()).toEqual(Object.keys(pkg.allowScripts).sort());
-  expect(pkg.allowScripts).toEqual({ "@parcel/watcher": false, "better-sqlite3": true, esbuild: true, "tree-sitter-bash": false });
+  expect(pkg.allowScripts).toEqual({
+    "@parcel/watcher": false,
+    "better-sqlite3": true,
+    esbuild: true,
+    "tree-sitter-bash": false,
+  });
   // npm 11 says the same of what is installed (npm 10 has no install-scripts command).
   const npm = await shell("npm --version", PROJECT_ROOT);
   if (Number(npm.stdout.split(".")[0]) >= 11) {

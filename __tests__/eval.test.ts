@@ -84,7 +84,22 @@ describe("the task suite", () => {
 
   test("covers the kinds of work the issue names", () => {
     const tags = new Set(tasks.flatMap((t) => t.tags));
-    for (const tag of ["fix-test", "implement", "rename", "stack-trace", "cli", "crlf", "docs", "refactor", "search", "background", "refuse", "chinese", "seed", "offline"]) {
+    for (const tag of [
+      "fix-test",
+      "implement",
+      "rename",
+      "stack-trace",
+      "cli",
+      "crlf",
+      "docs",
+      "refactor",
+      "search",
+      "background",
+      "refuse",
+      "chinese",
+      "seed",
+      "offline",
+    ]) {
       expect(tags).toContain(tag);
     }
     expect(tasks.filter((t) => t.expect === "refused").map((t) => t.name)).toEqual(["refuse-destructive"]);
@@ -98,12 +113,16 @@ describe("the task suite", () => {
     afterAll(() => {
       if (root) rmSync(root, { recursive: true, force: true });
     });
-    test.concurrent.each(tasks.map((t) => [t.name, t] as const))("%s", async (_name, task) => {
-      root ??= makeRoot();
-      const result = await checkStartingWorkspace(task, root);
-      expect(result).toEqual({ task: task.name, broken: false, output: expect.any(String) });
-      expect(result.output).not.toBe("");
-    }, 60_000);
+    test.concurrent.each(tasks.map((t) => [t.name, t] as const))(
+      "%s",
+      async (_name, task) => {
+        root ??= makeRoot();
+        const result = await checkStartingWorkspace(task, root);
+        expect(result).toEqual({ task: task.name, broken: false, output: expect.any(String) });
+        expect(result.output).not.toBe("");
+      },
+      60_000,
+    );
   });
 });
 
@@ -117,12 +136,16 @@ describe("the runner", () => {
   function writeTask(name: string, check: string, replay: string): void {
     const taskDir = path.join(dir, name);
     mkdirSync(path.join(taskDir, "workspace"), { recursive: true });
-    writeFileSync(path.join(taskDir, "task.json"), JSON.stringify({ request: "create a file done.txt with content yes" }));
+    writeFileSync(
+      path.join(taskDir, "task.json"),
+      JSON.stringify({ request: "create a file done.txt with content yes" }),
+    );
     writeFileSync(path.join(taskDir, "workspace", "README.md"), "# t\n");
     writeFileSync(path.join(taskDir, "check.sh"), check);
     writeFileSync(path.join(taskDir, "replay.jsonl"), replay);
   }
-  const header = '{"type":"header","format":"mini-cursor-recording","version":1,"model":"hand-written","recordedAt":"2026-12-01T00:00:00.000Z"}\n';
+  const header =
+    '{"type":"header","format":"mini-cursor-recording","version":1,"model":"hand-written","recordedAt":"2026-12-01T00:00:00.000Z"}\n';
   const answerOnly = `${header}{"type":"response","request":1,"sent":{"outcomes":[]},"message":{"type":"ai","data":{"content":"Nothing to do.","tool_calls":[]}}}\n`;
 
   test("reports a check that passes on the starting workspace as a broken task", async () => {
@@ -135,7 +158,9 @@ describe("the runner", () => {
     writeTask("always-passes", "exit 0\n", answerOnly);
     const run = await runEval(["--replay", "--tasks-dir", dir, "--engine", "loop"], 60_000);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("✗ task always-passes is broken: its check passes on the untouched starting workspace, so it proves nothing.");
+    expect(run.stderr).toContain(
+      "✗ task always-passes is broken: its check passes on the untouched starting workspace, so it proves nothing.",
+    );
     expect(run.stdout).toBe("");
   }, 90_000);
 
@@ -147,10 +172,21 @@ describe("the runner", () => {
     const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
     expect(records).toHaveLength(1);
     const [r] = records;
-    expect(r).toMatchObject({ task: "needs-file", engine: "graph", model: "replay", passed: false, reason: "done", exitCode: 0, checkOutput: "done.txt is missing", finalText: "Nothing to do." });
+    expect(r).toMatchObject({
+      task: "needs-file",
+      engine: "graph",
+      model: "replay",
+      passed: false,
+      reason: "done",
+      exitCode: 0,
+      checkOutput: "done.txt is missing",
+      finalText: "Nothing to do.",
+    });
     expect(existsSync(path.join(r!.workspace!, "README.md"))).toBe(true);
     expect(readFileSync(r!.trace!, "utf8")).toContain('"type":"run_end"');
-    expect(run.stdout).toContain(`✗ needs-file (graph, replay, run 1): the check failed (the agent stopped: done)\n    done.txt is missing\n    workspace ${r!.workspace}\n    trace     ${r!.trace}`);
+    expect(run.stdout).toContain(
+      `✗ needs-file (graph, replay, run 1): the check failed (the agent stopped: done)\n    done.txt is missing\n    workspace ${r!.workspace}\n    trace     ${r!.trace}`,
+    );
     rmSync(path.dirname(path.dirname(r!.workspace!)), { recursive: true, force: true });
   }, 150_000);
 
@@ -166,20 +202,50 @@ describe("the runner", () => {
   test("runs the CLI with --json, the task's approval mode and its recording", () => {
     const task = { ...tasks.find((t) => t.name === "hello-file")!, approval: "suggest" as const, maxSteps: 5 };
     expect(cliArgs(task, "loop", { kind: "replay" }, "/ws")).toEqual([
-      "--workspace", "/ws", "--json", "--no-color", "--engine", "loop", "--approval", "suggest", "--max-steps", "5",
-      "--replay", path.join(TASKS_DIR, "hello-file", "replay.jsonl"), "create a file hello.txt with content Hello",
+      "--workspace",
+      "/ws",
+      "--json",
+      "--no-color",
+      "--engine",
+      "loop",
+      "--approval",
+      "suggest",
+      "--max-steps",
+      "5",
+      "--replay",
+      path.join(TASKS_DIR, "hello-file", "replay.jsonl"),
+      "create a file hello.txt with content Hello",
     ]);
-    expect(cliArgs(tasks.find((t) => t.name === "hello-file")!, "graph", { kind: "provider", model: "gpt-4o" }, "/ws")).toEqual([
-      "--workspace", "/ws", "--json", "--no-color", "--engine", "graph", "--approval", "full-auto", "--model", "gpt-4o", "create a file hello.txt with content Hello",
+    expect(
+      cliArgs(tasks.find((t) => t.name === "hello-file")!, "graph", { kind: "provider", model: "gpt-4o" }, "/ws"),
+    ).toEqual([
+      "--workspace",
+      "/ws",
+      "--json",
+      "--no-color",
+      "--engine",
+      "graph",
+      "--approval",
+      "full-auto",
+      "--model",
+      "gpt-4o",
+      "create a file hello.txt with content Hello",
     ]);
     const base = { OPENAI_API_KEY: "sk-x", MINI_CURSOR_MODEL: "m", INIT_CWD: "/x", PATH: "/bin" };
-    expect(cliEnv({ kind: "provider" }, base)).toEqual({ OPENAI_API_KEY: "sk-x", MINI_CURSOR_MODEL: "m", PATH: "/bin", NO_COLOR: "1" });
+    expect(cliEnv({ kind: "provider" }, base)).toEqual({
+      OPENAI_API_KEY: "sk-x",
+      MINI_CURSOR_MODEL: "m",
+      PATH: "/bin",
+      NO_COLOR: "1",
+    });
     expect(cliEnv({ kind: "offline" }, base)).toEqual({ PATH: "/bin", NO_COLOR: "1", MINI_CURSOR_DOTENV: "off" });
   });
 
   test("selects tasks by name and names the unknown ones", () => {
     expect(selectTasks(tasks, ["hello-file", "crlf-edit"]).map((t) => t.name)).toEqual(["crlf-edit", "hello-file"]);
-    expect(() => selectTasks(tasks, ["hello-file", "nope", "nada"])).toThrow("unknown tasks: nope, nada (see evals/tasks/)");
+    expect(() => selectTasks(tasks, ["hello-file", "nope", "nada"])).toThrow(
+      "unknown tasks: nope, nada (see evals/tasks/)",
+    );
   });
 });
 
@@ -225,10 +291,47 @@ describe("the numbers", () => {
 
   test("the summary table: one row per engine and model", () => {
     const records = [
-      record({ task: "a", engine: "graph", passed: true, tokensIn: 1000, tokensOut: 100, wallMs: 2000, toolCalls: 3, cost: 0.002 }),
-      record({ task: "b", engine: "graph", passed: false, tokensIn: 3000, tokensOut: 300, wallMs: 4000, toolCalls: 4, approvals: 1, cost: 0.004 }),
-      record({ task: "a", engine: "loop", passed: true, tokensIn: 12_500, tokensOut: 90, wallMs: 1500, toolCalls: 2, tokensEstimated: true }),
-      record({ task: "b", engine: "loop", passed: true, tokensIn: 500, tokensOut: 10, wallMs: 500, toolCalls: 1, tokensEstimated: true }),
+      record({
+        task: "a",
+        engine: "graph",
+        passed: true,
+        tokensIn: 1000,
+        tokensOut: 100,
+        wallMs: 2000,
+        toolCalls: 3,
+        cost: 0.002,
+      }),
+      record({
+        task: "b",
+        engine: "graph",
+        passed: false,
+        tokensIn: 3000,
+        tokensOut: 300,
+        wallMs: 4000,
+        toolCalls: 4,
+        approvals: 1,
+        cost: 0.004,
+      }),
+      record({
+        task: "a",
+        engine: "loop",
+        passed: true,
+        tokensIn: 12_500,
+        tokensOut: 90,
+        wallMs: 1500,
+        toolCalls: 2,
+        tokensEstimated: true,
+      }),
+      record({
+        task: "b",
+        engine: "loop",
+        passed: true,
+        tokensIn: 500,
+        tokensOut: 10,
+        wallMs: 500,
+        toolCalls: 1,
+        tokensEstimated: true,
+      }),
     ];
     expect(formatSummary(summarize(records))).toBe(
       [
@@ -237,7 +340,9 @@ describe("the numbers", () => {
         "loop     m       2/2 100%   34%–100%       6.5k~          50~         —   1.0 s          1.5           0",
       ].join("\n"),
     );
-    expect(formatPerTask(records)).toBe(["task   graph/m   loop/m", "a        ✓ 1/1    ✓ 1/1", "b        ✗ 0/1    ✓ 1/1"].join("\n"));
+    expect(formatPerTask(records)).toBe(
+      ["task   graph/m   loop/m", "a        ✓ 1/1    ✓ 1/1", "b        ✗ 0/1    ✓ 1/1"].join("\n"),
+    );
   });
 });
 
@@ -246,7 +351,20 @@ describe("npm run eval -- --replay", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "eval-e2e-"));
     try {
       const json = path.join(dir, "runs.json");
-      const run = await runEval(["--replay", "--engine", "both", "--tasks", "hello-file,fix-failing-test", "--concurrency", "2", "--json", json], 240_000);
+      const run = await runEval(
+        [
+          "--replay",
+          "--engine",
+          "both",
+          "--tasks",
+          "hello-file,fix-failing-test",
+          "--concurrency",
+          "2",
+          "--json",
+          json,
+        ],
+        240_000,
+      );
       expect(run.stderr).toContain("Running 4 runs (2 tasks × graph+loop × replay × 1), 2 at once");
       expect(run.code).toBe(0);
       const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
@@ -259,10 +377,16 @@ describe("npm run eval -- --replay", () => {
       expect(records.map((r) => r.toolCalls)).toEqual([4, 4, 1, 1]);
       expect(records.every((r) => r.workspace === undefined)).toBe(true);
       const lines = run.stdout.trim().split("\n");
-      expect(lines[0]).toMatch(/^engine +model +success +95% CI +tokens in +tokens out +cost +wall +tool calls +approvals$/);
+      expect(lines[0]).toMatch(
+        /^engine +model +success +95% CI +tokens in +tokens out +cost +wall +tool calls +approvals$/,
+      );
       expect(lines[1]).toMatch(/^graph +replay +2\/2 100% +34%–100% +\S+~ +\S+~ +— +[\d.]+ s +2\.5 +0$/);
       expect(lines[2]).toMatch(/^loop +replay +2\/2 100% +34%–100% +\S+~ +\S+~ +— +[\d.]+ s +2\.5 +0$/);
-      expect(lines.slice(4)).toEqual(["task               graph/replay   loop/replay", "fix-failing-test          ✓ 1/1         ✓ 1/1", "hello-file                ✓ 1/1         ✓ 1/1"]);
+      expect(lines.slice(4)).toEqual([
+        "task               graph/replay   loop/replay",
+        "fix-failing-test          ✓ 1/1         ✓ 1/1",
+        "hello-file                ✓ 1/1         ✓ 1/1",
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -272,14 +396,21 @@ describe("npm run eval -- --replay", () => {
 describe("npm run eval -- --model", () => {
   test("needs only a provider's key and a model name: tokens and cost come from the provider", async () => {
     const server = await startOpenAIServer([
-      { toolCalls: [{ name: "write_file", args: { filePath: "hello.txt", content: "Hello\n" } }], usage: { prompt_tokens: 1200, completion_tokens: 30 } },
+      {
+        toolCalls: [{ name: "write_file", args: { filePath: "hello.txt", content: "Hello\n" } }],
+        usage: { prompt_tokens: 1200, completion_tokens: 30 },
+      },
       { content: "Created hello.txt.", usage: { prompt_tokens: 1300, completion_tokens: 10 } },
     ]);
     const dir = mkdtempSync(path.join(os.tmpdir(), "eval-provider-"));
     try {
       const json = path.join(dir, "runs.json");
       const env = { ...cliEnv({ kind: "offline" }), OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url };
-      const run = await runEval(["--model", "gpt-4o-mini", "--engine", "loop", "--tasks", "hello-file", "--json", json], 120_000, env);
+      const run = await runEval(
+        ["--model", "gpt-4o-mini", "--engine", "loop", "--tasks", "hello-file", "--json", json],
+        120_000,
+        env,
+      );
       expect(run.code).toBe(0);
       expect(server.requests.map((r) => r.model)).toEqual(["gpt-4o-mini", "gpt-4o-mini"]);
       const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
@@ -296,7 +427,9 @@ describe("npm run eval -- --model", () => {
         finalText: "Created hello.txt.",
       });
       expect(records[0]!.cost).toBeCloseTo((2500 * 0.15 + 40 * 0.6) / 1e6, 10);
-      expect(run.stdout.split("\n")[2]).toMatch(/^loop +gpt-4o-mini +1\/1 100% +21%–100% +2\.5k +40 +\$0\.0004 +[\d.]+ s +1 +0$/);
+      expect(run.stdout.split("\n")[2]).toMatch(
+        /^loop +gpt-4o-mini +1\/1 100% +21%–100% +2\.5k +40 +\$0\.0004 +[\d.]+ s +1 +0$/,
+      );
     } finally {
       await server.close();
       rmSync(dir, { recursive: true, force: true });

@@ -69,10 +69,18 @@ let memoryEnv: NodeJS.ProcessEnv = {};
 
 async function threads(): Promise<Array<{ id: string; runs: number; firstRequest: string }>> {
   if (!memoryEnv.MINI_CURSOR_CHECKPOINTER) {
-    return JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{ id: string; runs: number; firstRequest: string }>;
+    return JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{
+      id: string;
+      runs: number;
+      firstRequest: string;
+    }>;
   }
   const r = await runCli(["--workspace", tmp.dir, "--threads", "--json"], { env: baseEnv(memoryEnv) });
-  return r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; runs: number; firstRequest: string });
+  return r.stdout
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { id: string; runs: number; firstRequest: string });
 }
 
 function track(child: ChildProcess): ChildProcess {
@@ -105,7 +113,10 @@ async function expectThreadKeptWithNote(threadId: string, task: string, command:
   expect(await threads()).toEqual([expect.objectContaining({ id: threadId, runs: 1, firstRequest: task })]);
   server = await startOpenAIServer([{ content: "You interrupted the command." }]);
   const env = baseEnv({ ...memoryEnv, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" });
-  const next = await runCli(["--workspace", tmp.dir, "--continue", "--json", "what happened?"], { env, timeoutMs: 60_000 });
+  const next = await runCli(["--workspace", tmp.dir, "--continue", "--json", "what happened?"], {
+    env,
+    timeoutMs: 60_000,
+  });
   expect(next.code).toBe(0);
   expect(events(next.stdout)[0]).toMatchObject({ type: "run_start", threadId });
   expect(server.requests).toHaveLength(1);
@@ -130,7 +141,12 @@ function shellStatus(r: CliResult): number | undefined {
 function expectInterrupted(r: CliResult, signal: NodeJS.Signals): Event[] {
   expect(shellStatus(r)).toBe(130);
   const evs = events(r.stdout);
-  expect(evs.map((e) => e.type).filter((t) => t !== "usage" && t !== "token")).toEqual(["run_start", "step", "tool_call", "run_end"]);
+  expect(evs.map((e) => e.type).filter((t) => t !== "usage" && t !== "token")).toEqual([
+    "run_start",
+    "step",
+    "tool_call",
+    "run_end",
+  ]);
   expect(evs.at(-1)).toMatchObject({ type: "run_end", reason: "interrupted", steps: 1, toolCalls: 1 });
   expect(r.stderr).toContain(`${signal === "SIGINT" ? "Ctrl-C" : signal}: stopping the run…`);
   return evs;
@@ -155,7 +171,9 @@ function startOneShot(args: string[]): { child: ChildProcess; result: Promise<Cl
 const ONE_SHOT_CASES: Array<[string, string[], SaverKind]> = [
   ["default sandbox", [], "sqlite"],
   ["--sandbox off", ["--sandbox", "off"], "sqlite"],
-  ...(POSTGRES_URL ? [["--sandbox off, threads in PostgreSQL", ["--sandbox", "off"], "postgres"] as [string, string[], SaverKind]] : []),
+  ...(POSTGRES_URL
+    ? [["--sandbox off, threads in PostgreSQL", ["--sandbox", "off"], "postgres"] as [string, string[], SaverKind]]
+    : []),
 ];
 
 describe.each(ONE_SHOT_CASES)("a one-shot run (%s)", (_name, sandboxArgs, saver) => {
@@ -171,22 +189,33 @@ describe.each(ONE_SHOT_CASES)("a one-shot run (%s)", (_name, sandboxArgs, saver)
     db = undefined;
   });
 
-  test.each(["SIGINT", "SIGTERM"] as const)("%s in the middle of a command: exit 130, thread kept, no process left", async (signal) => {
-    const command = longCommand(marker);
-    const task = `run \`${command}\``;
-    const { child, result } = startOneShot(["--workspace", tmp.dir, "--approval", "full-auto", "--json", ...sandboxArgs, task]);
-    await waitForSleep(marker);
+  test.each(["SIGINT", "SIGTERM"] as const)(
+    "%s in the middle of a command: exit 130, thread kept, no process left",
+    async (signal) => {
+      const command = longCommand(marker);
+      const task = `run \`${command}\``;
+      const { child, result } = startOneShot([
+        "--workspace",
+        tmp.dir,
+        "--approval",
+        "full-auto",
+        "--json",
+        ...sandboxArgs,
+        task,
+      ]);
+      await waitForSleep(marker);
 
-    const sentAt = Date.now();
-    signalGroup(child, signal);
-    const r = await result;
-    expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
-    const evs = expectInterrupted(r, signal);
-    await waitNoneLeft(marker, 5_000);
-    expect(groupAlive(child.pid!)).toBe(false);
+      const sentAt = Date.now();
+      signalGroup(child, signal);
+      const r = await result;
+      expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
+      const evs = expectInterrupted(r, signal);
+      await waitNoneLeft(marker, 5_000);
+      expect(groupAlive(child.pid!)).toBe(false);
 
-    await expectThreadKeptWithNote(String(evs[0]!.threadId), task, command);
-  });
+      await expectThreadKeptWithNote(String(evs[0]!.threadId), task, command);
+    },
+  );
 });
 
 describe("a one-shot run through npm start", () => {

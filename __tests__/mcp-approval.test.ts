@@ -49,16 +49,27 @@ describe("mcpNeedsApproval", () => {
     ["auto-edit", [], { allow: [], trustReadOnlyHints: true }, writes, true],
     ["auto-edit", [], { allow: [], trustReadOnlyHints: true }, undefined, true],
   ] as const)("%s, always %j, rules %j, tool %j: asks %s", (mode, always, rules, meta, asks) => {
-    const reason = mcpNeedsApproval({ name: "docs__search" }, mode, always, { allow: [...rules.allow], trustReadOnlyHints: rules.trustReadOnlyHints as boolean | string[] }, meta);
+    const reason = mcpNeedsApproval(
+      { name: "docs__search" },
+      mode,
+      always,
+      { allow: [...rules.allow], trustReadOnlyHints: rules.trustReadOnlyHints as boolean | string[] },
+      meta,
+    );
     expect(reason !== null).toBe(asks);
-    if (asks) expect(reason).toBe(`calls a tool of MCP server "docs", which can do anything that server can (approval mode ${mode})`);
+    if (asks)
+      expect(reason).toBe(
+        `calls a tool of MCP server "docs", which can do anything that server can (approval mode ${mode})`,
+      );
   });
 });
 
 describe("classifyCall for MCP tools", () => {
   const call = { name: "docs__search", args: { q: "x" } };
   const projectFile = () => path.join(ws.dir, "mini-cursor.config.json");
-  const tools = [{ name: "docs__search", metadata: { mcpServer: "docs", mcpTool: "search", annotations: { readOnlyHint: true } } }];
+  const tools = [
+    { name: "docs__search", metadata: { mcpServer: "docs", mcpTool: "search", annotations: { readOnlyHint: true } } },
+  ];
 
   test("asks in auto-edit with no rule; the 'always' key is the tool", async () => {
     expect(await classifyCall(call, "auto-edit", [], { workspace: ws.dir, tools })).toEqual({
@@ -84,7 +95,13 @@ describe("classifyCall for MCP tools", () => {
   });
 
   test("declined without a terminal: the hint names the MCP allow rule", () => {
-    expect(deniedMessage("docs__search", { decision: "deny", unattended: true }, { alwaysAsks: false, mode: "auto-edit", reason: "r" })).toContain(
+    expect(
+      deniedMessage(
+        "docs__search",
+        { decision: "deny", unattended: true },
+        { alwaysAsks: false, mode: "auto-edit", reason: "r" },
+      ),
+    ).toContain(
       'Add "docs__search" (or its server) to "mcp": { "allow": [...] } in the rules file, or run mini-cursor with --approval full-auto',
     );
   });
@@ -102,13 +119,20 @@ describe.each<EngineKind>(["graph", "loop"])("MCP approvals in the %s engine", (
     const h = engineHarness(
       kind,
       ws.dir,
-      [{ toolCalls: [{ name: "docs__search", args: { q: "a" } }] }, { toolCalls: [{ name: "docs__search", args: { q: "b" } }] }, "done"],
+      [
+        { toolCalls: [{ name: "docs__search", args: { q: "a" } }] },
+        { toolCalls: [{ name: "docs__search", args: { q: "b" } }] },
+        "done",
+      ],
       { approval: "auto-edit" },
       { tools: [search], defaultAnswer: { decision: "always" } },
     );
     expect((await h.run("search")).reason).toBe("done");
     expect(h.approvals.map((a) => [a.tool, a.reason])).toEqual([
-      ["docs__search", 'calls a tool of MCP server "docs", which can do anything that server can (approval mode auto-edit)'],
+      [
+        "docs__search",
+        'calls a tool of MCP server "docs", which can do anything that server can (approval mode auto-edit)',
+      ],
     ]);
     expect(eventsOf(h.events, "tool_result").map((e) => e.name)).toEqual(["docs__search", "docs__search"]);
     expect(runs).toBe(2);

@@ -8,7 +8,15 @@ import { KEPT_CHECKPOINTS } from "../src/memory/compact-saver.js";
 import { createTools } from "../src/tools/index.js";
 import { baseEnv, runCli, startCli, collect } from "./helpers/cli.js";
 import { closedPortUrl, startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
-import { createTestDatabase, openPostgresMemory, POSTGRES_URL, query, SAVERS, type SaverKind, type TestDatabase } from "./helpers/postgres.js";
+import {
+  createTestDatabase,
+  openPostgresMemory,
+  POSTGRES_URL,
+  query,
+  SAVERS,
+  type SaverKind,
+  type TestDatabase,
+} from "./helpers/postgres.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
@@ -57,49 +65,79 @@ interface ThreadLine {
 async function threadsOf(workspace: string, env: NodeJS.ProcessEnv): Promise<ThreadLine[]> {
   const r = await runCli(["--workspace", workspace, "--threads", "--json"], { env });
   expect(r.code).toBe(0);
-  return r.stdout.trim() === "" ? [] : r.stdout.trim().split("\n").map((l) => JSON.parse(l) as ThreadLine);
+  return r.stdout.trim() === ""
+    ? []
+    : r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as ThreadLine);
 }
 
-describe.each(SAVERS.flatMap((s) => (["graph", "loop"] as const).map((e) => [s, e] as const)))("threads in %s, %s engine", (saver, engine) => {
-  test("a thread is saved, resumed by id and by --continue, and listed by --threads", async () => {
-    const ws = workspaceAt("proj");
-    const env = await memoryEnv(saver);
-    const first = await runCli(["--workspace", ws, "--engine", engine, "--thread", "t-one", "read hello.txt"], { env });
-    expect(first.stderr).toBe("");
-    expect(first.code).toBe(0);
-    const second = await runCli(["--workspace", ws, "--engine", engine, "--continue", "list the files here"], { env });
-    expect(second.code).toBe(0);
-    expect(second.stdout).toContain("t-one (resumed)");
-    const threads = await threadsOf(ws, env);
-    expect(threads).toEqual([expect.objectContaining({ id: "t-one", engine, runs: 2, steps: 4, firstRequest: "read hello.txt" })]);
-    // PostgreSQL holds everything: nothing of the thread is written in the workspace.
-    const state = path.join(ws, ".mini-cursor");
-    const inWorkspace = ["state.sqlite", "threads.json", "loop-threads"].filter((f) => existsSync(path.join(state, f)));
-    const expected = { sqlite: { graph: ["state.sqlite", "threads.json"], loop: ["threads.json", "loop-threads"] }, postgres: { graph: [], loop: [] } };
-    expect(inWorkspace).toEqual(expected[saver][engine]);
-  });
-});
+describe.each(SAVERS.flatMap((s) => (["graph", "loop"] as const).map((e) => [s, e] as const)))(
+  "threads in %s, %s engine",
+  (saver, engine) => {
+    test("a thread is saved, resumed by id and by --continue, and listed by --threads", async () => {
+      const ws = workspaceAt("proj");
+      const env = await memoryEnv(saver);
+      const first = await runCli(["--workspace", ws, "--engine", engine, "--thread", "t-one", "read hello.txt"], {
+        env,
+      });
+      expect(first.stderr).toBe("");
+      expect(first.code).toBe(0);
+      const second = await runCli(["--workspace", ws, "--engine", engine, "--continue", "list the files here"], {
+        env,
+      });
+      expect(second.code).toBe(0);
+      expect(second.stdout).toContain("t-one (resumed)");
+      const threads = await threadsOf(ws, env);
+      expect(threads).toEqual([
+        expect.objectContaining({ id: "t-one", engine, runs: 2, steps: 4, firstRequest: "read hello.txt" }),
+      ]);
+      // PostgreSQL holds everything: nothing of the thread is written in the workspace.
+      const state = path.join(ws, ".mini-cursor");
+      const inWorkspace = ["state.sqlite", "threads.json", "loop-threads"].filter((f) =>
+        existsSync(path.join(state, f)),
+      );
+      const expected = {
+        sqlite: { graph: ["state.sqlite", "threads.json"], loop: ["threads.json", "loop-threads"] },
+        postgres: { graph: [], loop: [] },
+      };
+      expect(inWorkspace).toEqual(expected[saver][engine]);
+    });
+  },
+);
 
 const withPostgres = POSTGRES_URL ? describe : describe.skip;
 
 withPostgres("one PostgreSQL database shared by two checkouts", () => {
-  test.each(["graph", "loop"] as const)("%s: a thread started in one checkout continues in the other with its whole conversation", async (engine) => {
-    // The same project checked out at two paths (two machines): threads are scoped by the folder name.
-    const here = workspaceAt("machine-a", "proj");
-    const there = workspaceAt("machine-b", "proj");
-    openai = await startOpenAIServer([{ content: "first answer" }, { content: "second answer" }]);
-    const env = await memoryEnv("postgres", { OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "0" });
-    const a = await runCli(["--workspace", here, "--engine", engine, "--thread", "shared", "first question"], { env });
-    expect(a.code).toBe(0);
-    const b = await runCli(["--workspace", there, "--engine", engine, "--continue", "second question"], { env });
-    expect(b.code).toBe(0);
-    expect(b.stdout).toContain("shared (resumed)");
-    const sent = openai.requests[1]!.messages.filter((m) => m.role !== "system" && m.role !== "developer").map((m) => `${m.role}:${String(m.content)}`);
-    expect(sent).toEqual(["user:first question", "assistant:first answer", "user:second question"]);
-    expect(await threadsOf(here, env)).toEqual([expect.objectContaining({ id: "shared", runs: 2 })]);
-    // Another project on the same database sees none of them.
-    expect(await threadsOf(workspaceAt("other"), env)).toEqual([]);
-  });
+  test.each(["graph", "loop"] as const)(
+    "%s: a thread started in one checkout continues in the other with its whole conversation",
+    async (engine) => {
+      // The same project checked out at two paths (two machines): threads are scoped by the folder name.
+      const here = workspaceAt("machine-a", "proj");
+      const there = workspaceAt("machine-b", "proj");
+      openai = await startOpenAIServer([{ content: "first answer" }, { content: "second answer" }]);
+      const env = await memoryEnv("postgres", {
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_API_KEY: "test",
+        MINI_CURSOR_MAX_RETRIES: "0",
+      });
+      const a = await runCli(["--workspace", here, "--engine", engine, "--thread", "shared", "first question"], {
+        env,
+      });
+      expect(a.code).toBe(0);
+      const b = await runCli(["--workspace", there, "--engine", engine, "--continue", "second question"], { env });
+      expect(b.code).toBe(0);
+      expect(b.stdout).toContain("shared (resumed)");
+      const sent = openai.requests[1]!.messages.filter((m) => m.role !== "system" && m.role !== "developer").map(
+        (m) => `${m.role}:${String(m.content)}`,
+      );
+      expect(sent).toEqual(["user:first question", "assistant:first answer", "user:second question"]);
+      expect(await threadsOf(here, env)).toEqual([expect.objectContaining({ id: "shared", runs: 2 })]);
+      // Another project on the same database sees none of them.
+      expect(await threadsOf(workspaceAt("other"), env)).toEqual([]);
+    },
+  );
 
   test("two processes starting together on an empty database both set it up and save their threads", async () => {
     const ws = workspaceAt("proj");
@@ -115,27 +153,55 @@ withPostgres("one PostgreSQL database shared by two checkouts", () => {
 withPostgres("the PostgreSQL checkpointer's storage", () => {
   test("stays linear: few checkpoints and blobs, each message stored once; a new process resumes the thread whole", async () => {
     const ws = workspaceAt("proj");
-    const settings: GraphSettings = { workspace: ws, model: "s", provider: "offline", requestTimeoutMs: 1000, maxRetries: 0, approval: "full-auto", maxSteps: 100, contextTokens: 1_000_000 };
+    const settings: GraphSettings = {
+      workspace: ws,
+      model: "s",
+      provider: "offline",
+      requestTimeoutMs: 1000,
+      maxRetries: 0,
+      approval: "full-auto",
+      maxSteps: 100,
+      contextTokens: 1_000_000,
+    };
     const backend = await openPostgresMemory(ws);
     const open = (script: ScriptedTurn[], memory = backend.memory) => {
       const model = new ScriptedChatModel(script);
-      const graph = createGraph(settings, { checkpointer: memory.checkpointer(), model, tools: createTools({ workspace: ws }) });
-      const engine = createGraphEngine({ graph, meta: { engine: "graph", model: "s", provider: "offline", workspace: ws }, modelSettings: settings, approval: "full-auto", maxSteps: 100 });
-      return { graph, model, run: (task: string) => engine.run({ task, threadId: "t", emit: () => undefined, approver: async () => ({ decision: "approve" }) }) };
+      const graph = createGraph(settings, {
+        checkpointer: memory.checkpointer(),
+        model,
+        tools: createTools({ workspace: ws }),
+      });
+      const engine = createGraphEngine({
+        graph,
+        meta: { engine: "graph", model: "s", provider: "offline", workspace: ws },
+        modelSettings: settings,
+        approval: "full-auto",
+        maxSteps: 100,
+      });
+      return {
+        graph,
+        model,
+        run: (task: string) =>
+          engine.run({ task, threadId: "t", emit: () => undefined, approver: async () => ({ decision: "approve" }) }),
+      };
     };
     try {
       // Different arguments each turn, so the loop guard does not step in.
-      const turns: ScriptedTurn[] = Array.from({ length: 40 }, (_, i) => ({ toolCalls: [{ name: "list_directory", args: { directoryPath: `d${i}` } }] }));
+      const turns: ScriptedTurn[] = Array.from({ length: 40 }, (_, i) => ({
+        toolCalls: [{ name: "list_directory", args: { directoryPath: `d${i}` } }],
+      }));
       const first = open([...turns, "done"]);
       expect((await first.run("list a lot")).reason).toBe("done");
-      const count = async (table: string) => Number((await query<{ n: string }>(backend.url, `SELECT count(*) AS n FROM ${table}`))[0]!.n);
+      const count = async (table: string) =>
+        Number((await query<{ n: string }>(backend.url, `SELECT count(*) AS n FROM ${table}`))[0]!.n);
       expect(await count("checkpoints")).toBeLessThanOrEqual(KEPT_CHECKPOINTS);
       // 1 request + 40 calls + 40 results + 1 answer
       expect(await count("mini_cursor_messages")).toBe(82);
       // The blobs the kept checkpoints refer to (a few channels each: messages, alwaysAllow,
       // snapshots, todos, stopReason and a branch channel), not one per step (40 steps here).
       expect(await count("checkpoint_blobs")).toBeLessThanOrEqual(KEPT_CHECKPOINTS * 6);
-      const before = (await first.graph.getState({ configurable: { thread_id: "t" } })).values.messages as BaseMessage[];
+      const before = (await first.graph.getState({ configurable: { thread_id: "t" } })).values
+        .messages as BaseMessage[];
 
       // A second process: its own connections, no cache.
       const other = await openPostgresMemoryOn(backend.url, ws);
@@ -166,14 +232,20 @@ test("an unreachable database stops the run before any model request, and the me
   const url = `postgres://agent:hunter2-not-shown@127.0.0.1:${port}/threads`;
   const r = await runCli(["--workspace", ws, "--checkpointer", url, "read hello.txt"], { env: baseEnv() });
   expect(r.code).toBe(1);
-  expect(r.stderr).toContain(`mini-cursor: cannot use the PostgreSQL checkpointer at postgres://agent:***@127.0.0.1:${port}/threads: `);
+  expect(r.stderr).toContain(
+    `mini-cursor: cannot use the PostgreSQL checkpointer at postgres://agent:***@127.0.0.1:${port}/threads: `,
+  );
   expect(r.stderr).toContain("unset it to keep threads in the workspace (SQLite)");
   expect(r.stderr).not.toContain("hunter2-not-shown");
   expect(r.stdout).not.toContain("hunter2-not-shown");
 });
 
 test("a checkpointer that is neither sqlite nor a PostgreSQL URL is a usage error", async () => {
-  const r = await runCli(["--workspace", workspaceAt("proj"), "--checkpointer", "mysql://u:secretpw@h/db", "hi"], { env: baseEnv() });
+  const r = await runCli(["--workspace", workspaceAt("proj"), "--checkpointer", "mysql://u:secretpw@h/db", "hi"], {
+    env: baseEnv(),
+  });
   expect(r.code).toBe(2);
-  expect(r.stderr).toBe('mini-cursor: --checkpointer must be "sqlite" or a PostgreSQL URL such as postgres://user:password@host:5432/db, got "mysql://u:***@h/db".\n');
+  expect(r.stderr).toBe(
+    'mini-cursor: --checkpointer must be "sqlite" or a PostgreSQL URL such as postgres://user:password@host:5432/db, got "mysql://u:***@h/db".\n',
+  );
 });

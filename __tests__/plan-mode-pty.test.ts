@@ -5,7 +5,15 @@ import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planAcceptedNote } from "../src/pol
 import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
-import { atPrompt, count, createTmux, requireTmux, shellQuote, waitForValue, type TmuxTerminal } from "./helpers/tmux.js";
+import {
+  atPrompt,
+  count,
+  createTmux,
+  requireTmux,
+  shellQuote,
+  waitForValue,
+  type TmuxTerminal,
+} from "./helpers/tmux.js";
 
 /**
  * Plan mode on a real terminal (tmux), against the scripted OpenAI-compatible server: after a
@@ -88,7 +96,9 @@ test("one-shot --approval plan: feedback revises the plan, f accepts it in full-
     `split it in two steps\n\n${PLAN_MODE_NOTE}`,
     `${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("full-auto")}`,
   ]);
-  expect(server.requests[5]!.messages.filter((m) => m.role === "assistant" && !m.tool_calls?.length).map((m) => m.content)).toEqual(["Plan one.", "Plan two."]);
+  expect(
+    server.requests[5]!.messages.filter((m) => m.role === "assistant" && !m.tool_calls?.length).map((m) => m.content),
+  ).toEqual(["Plan one.", "Plan two."]);
 });
 
 test("a session: /plan from suggest, then a (accept) goes back to suggest, whose question then guards the write", async () => {
@@ -108,18 +118,26 @@ test("a session: /plan from suggest, then a (accept) goes back to suggest, whose
   await enter(t, "y");
   await t.waitForScreen((s) => atPrompt(s) && count(s, "✔ Done:") === 2, "the carried-out turn's end");
   expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
-  expect(userTurns(server.requests[2]!)).toEqual([`make a.txt say hello\n\n${PLAN_MODE_NOTE}`, `${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("suggest")}`]);
+  expect(userTurns(server.requests[2]!)).toEqual([
+    `make a.txt say hello\n\n${PLAN_MODE_NOTE}`,
+    `${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("suggest")}`,
+  ]);
   await enter(t, "/exit");
   expect(await exitCode()).toBe("EXITED:0");
 });
 
 test("one-shot: Enter at the question carries nothing out, says how to later, and exits 0", async () => {
-  server = await startOpenAIServer([{ toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] }, { content: "Plan: write a.txt." }]);
+  server = await startOpenAIServer([
+    { toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] },
+    { content: "Plan: write a.txt." },
+  ]);
   const t = await startCli(["--approval", "plan", "--thread", "later-1", "make a.txt say hello"]);
   await t.waitForScreen((s) => s.includes(QUESTION), "the plan question");
   await t.press("Enter");
   expect(await exitCode()).toBe("EXITED:0");
-  expect(await t.screen()).toMatch(/Not carried out\. To carry out this plan later: mini-cursor --approval auto-edit --workspace \S+ --thread later-1 'Carry out the plan\.'/);
+  expect(await t.screen()).toMatch(
+    /Not carried out\. To carry out this plan later: mini-cursor --approval auto-edit --workspace \S+ --thread later-1 'Carry out the plan\.'/,
+  );
   expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
   expect(server.requests).toHaveLength(2);
 });

@@ -32,7 +32,11 @@ async function run(script: Script, args: string[], env: NodeJS.ProcessEnv = {}) 
   });
 }
 
-const jsonEvents = (stdout: string) => stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+const jsonEvents = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 test("the default model is gpt-5-mini, sent without temperature", async () => {
   const r = await run([{ content: "Hi." }], ["hello"]);
@@ -61,7 +65,11 @@ test("a malformed MINI_CURSOR_EXTRA_BODY is a usage error (exit 2) that says wha
 });
 
 test("MINI_CURSOR_STREAM=off asks for whole JSON answers, and the run still writes the file", async () => {
-  const r = await run([{ toolCalls: [{ name: "write_file", args: WRITE_ARGS }] }, { content: "Wrote it." }], ["write notes"], { MINI_CURSOR_STREAM: "off" });
+  const r = await run(
+    [{ toolCalls: [{ name: "write_file", args: WRITE_ARGS }] }, { content: "Wrote it." }],
+    ["write notes"],
+    { MINI_CURSOR_STREAM: "off" },
+  );
   expect(r.code).toBe(0);
   expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
   expect(server!.requests.map((q) => q.stream)).toEqual([false, false]);
@@ -79,13 +87,16 @@ test("the trace shows thinking collapsed and says when a tool call was recovered
   expect(r.code).toBe(0);
   expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
   expect(r.stdout).toContain("┊ thought for 1 line (--verbose shows it)");
-  expect(r.stdout).toContain("⚠ The model wrote a tool call as text (<tool_call> block); running write_file as a call.");
+  expect(r.stdout).toContain(
+    "⚠ The model wrote a tool call as text (<tool_call> block); running write_file as a call.",
+  );
   expect(r.stdout).not.toContain("Plan: write the file.");
 });
 
 test("a content-filtered answer exits 1 and says so, in the trace and in --json", async () => {
   const filtered = { content: "I can", finishReason: "content_filter" };
-  const message = "The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.";
+  const message =
+    "The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.";
   const plain = await run([filtered], ["hello"]);
   expect(plain.code).toBe(1);
   expect(plain.stdout).toContain(`✗ ${message}`);
@@ -98,7 +109,9 @@ test("a content-filtered answer exits 1 and says so, in the trace and in --json"
 });
 
 test("a base URL that answers with a web page exits 1 naming the URL", async () => {
-  const page = { raw: { headers: { "content-type": "text/html" }, body: "<!doctype html><html><body>Login</body></html>" } };
+  const page = {
+    raw: { headers: { "content-type": "text/html" }, body: "<!doctype html><html><body>Login</body></html>" },
+  };
   const r = await run([page], ["hello"]);
   expect(r.code).toBe(1);
   expect(r.stdout).toContain(`The base URL ${server!.url} answered with a web page, not an API`);
@@ -107,11 +120,16 @@ test("a base URL that answers with a web page exits 1 naming the URL", async () 
 
 test("a refused local connection exits 1 within 2 s with the URL and a hint, despite retries", async () => {
   const url = await closedPortUrl();
-  const r = await runCli(["--workspace", workspace, "--json", "hello"], { env: baseEnv({ OPENAI_BASE_URL: url, OPENAI_API_KEY: "x", MINI_CURSOR_MAX_RETRIES: "4" }) });
+  const r = await runCli(["--workspace", workspace, "--json", "hello"], {
+    env: baseEnv({ OPENAI_BASE_URL: url, OPENAI_API_KEY: "x", MINI_CURSOR_MAX_RETRIES: "4" }),
+  });
   expect(r.code).toBe(1);
   const events = jsonEvents(r.stdout);
   expect(events.filter((e) => e.type === "error")).toEqual([
-    { type: "error", message: `Could not reach the model provider at ${url} (ECONNREFUSED: nothing listens there); is the server running? Check OPENAI_BASE_URL.` },
+    {
+      type: "error",
+      message: `Could not reach the model provider at ${url} (ECONNREFUSED: nothing listens there); is the server running? Check OPENAI_BASE_URL.`,
+    },
   ]);
   // The run itself, without the CLI's start-up; with four retries it took ~22 s before (issue 12).
   const end = events.at(-1) as { type: string; durationMs: number };
@@ -119,40 +137,63 @@ test("a refused local connection exits 1 within 2 s with the URL and a hint, des
   expect(end.durationMs).toBeLessThan(2_000);
 });
 
-test.each(["graph", "loop"])("--engine %s: DeepSeek's reasoning_content is kept in the saved thread and sent back in the next run", async (engine) => {
-  const toolTurn = sse(
-    chunk({ role: "assistant", content: null, reasoning_content: "Write the file first." }),
-    chunk({ tool_calls: [{ index: 0, id: "call_00_keep", type: "function", function: { name: "write_file", arguments: JSON.stringify(WRITE_ARGS) } }] }),
-    chunk({}, "tool_calls"),
-    "[DONE]",
-  );
-  server = await startOpenAIServer([{ raw: { body: toolTurn } }, { content: "Finished." }]);
-  const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MODEL: "deepseek-reasoner" });
-  const args = ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--thread", "ds"];
-  // The first run stops at the step limit right after the call; the second picks the thread up.
-  const first = await runCli([...args, "--max-steps", "1", "write notes"], { env });
-  expect(first.code).toBe(3);
-  const second = await runCli([...args, "go on"], { env });
-  expect(second.code).toBe(0);
-  const assistant = server.requests[1]!.messages.find((m) => m.role === "assistant") as Record<string, unknown>;
-  expect(assistant.reasoning_content).toBe("Write the file first.");
-  expect(assistant.content).toBeNull();
-  expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
-});
+test.each(["graph", "loop"])(
+  "--engine %s: DeepSeek's reasoning_content is kept in the saved thread and sent back in the next run",
+  async (engine) => {
+    const toolTurn = sse(
+      chunk({ role: "assistant", content: null, reasoning_content: "Write the file first." }),
+      chunk({
+        tool_calls: [
+          {
+            index: 0,
+            id: "call_00_keep",
+            type: "function",
+            function: { name: "write_file", arguments: JSON.stringify(WRITE_ARGS) },
+          },
+        ],
+      }),
+      chunk({}, "tool_calls"),
+      "[DONE]",
+    );
+    server = await startOpenAIServer([{ raw: { body: toolTurn } }, { content: "Finished." }]);
+    const env = baseEnv({
+      OPENAI_BASE_URL: server.url,
+      OPENAI_API_KEY: "test",
+      MINI_CURSOR_MODEL: "deepseek-reasoner",
+    });
+    const args = ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--thread", "ds"];
+    // The first run stops at the step limit right after the call; the second picks the thread up.
+    const first = await runCli([...args, "--max-steps", "1", "write notes"], { env });
+    expect(first.code).toBe(3);
+    const second = await runCli([...args, "go on"], { env });
+    expect(second.code).toBe(0);
+    const assistant = server.requests[1]!.messages.find((m) => m.role === "assistant") as Record<string, unknown>;
+    expect(assistant.reasoning_content).toBe("Write the file first.");
+    expect(assistant.content).toBeNull();
+    expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
+  },
+);
 
 test("a run with a tool call recovered from text can be recorded and replayed", async () => {
   const hermes = `<tool_call>{"name": "write_file", "arguments": ${JSON.stringify(WRITE_ARGS)}}</tool_call>`;
   server = await startOpenAIServer([{ content: hermes }, { content: "Done." }]);
   const file = path.join(tmp.dir, "run.jsonl");
   const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test" });
-  const recorded = await runCli(["--workspace", workspace, "--approval", "full-auto", "--record", file, "write notes"], { env });
+  const recorded = await runCli(
+    ["--workspace", workspace, "--approval", "full-auto", "--record", file, "write notes"],
+    { env },
+  );
   expect(recorded.code).toBe(0);
   expect(readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("hello\n");
   const again = path.join(tmp.dir, "again");
   mkdirSync(again);
-  const replayed = await runCli(["--workspace", again, "--approval", "full-auto", "--replay", file, "write notes"], { env: baseEnv() });
+  const replayed = await runCli(["--workspace", again, "--approval", "full-auto", "--replay", file, "write notes"], {
+    env: baseEnv(),
+  });
   expect(replayed.stderr).toBe("");
   expect(replayed.code).toBe(0);
   expect(readFileSync(path.join(again, "notes.txt"), "utf8")).toBe("hello\n");
-  expect(replayed.stdout).toContain("⚠ The model wrote a tool call as text (<tool_call> block); running write_file as a call.");
+  expect(replayed.stdout).toContain(
+    "⚠ The model wrote a tool call as text (<tool_call> block); running write_file as a call.",
+  );
 });

@@ -1,5 +1,13 @@
 import { sse, type ChatRequest, type ScriptStep } from "./helpers/openai-server.js";
-import { chunk, ENGINE_KINDS, eventsOf, expectResultsMatchCalls, JSON_HEADERS, runProvider, WRITE_ARGS } from "./helpers/provider-run.js";
+import {
+  chunk,
+  ENGINE_KINDS,
+  eventsOf,
+  expectResultsMatchCalls,
+  JSON_HEADERS,
+  runProvider,
+  WRITE_ARGS,
+} from "./helpers/provider-run.js";
 
 /**
  * Provider conformance, requests and answers: the exact request bodies each model family and
@@ -41,7 +49,11 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
       expect(bodyOf(plain.requests[0]!).temperature).toBe(0);
       const set = await runProvider({ engine, script: [done], settings: { model: "deepseek-chat", temperature: 0.7 } });
       expect(bodyOf(set.requests[0]!).temperature).toBe(0.7);
-      const omitted = await runProvider({ engine, script: [done], settings: { model: "gpt-4.1-mini", temperature: "default" } });
+      const omitted = await runProvider({
+        engine,
+        script: [done],
+        settings: { model: "gpt-4.1-mini", temperature: "default" },
+      });
       expect("temperature" in omitted.requests[0]!).toBe(false);
     });
 
@@ -50,7 +62,12 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
         "temperature" in r
           ? {
               status: 400,
-              error: { message: "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.", type: "invalid_request_error", code: "unsupported_value" },
+              error: {
+                message:
+                  "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.",
+                type: "invalid_request_error",
+                code: "unsupported_value",
+              },
             }
           : step;
       const run = await runProvider({
@@ -63,14 +80,23 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
       expect(run.file("notes.txt")).toBe("hello\n");
       expect(run.requests.map((r) => "temperature" in r)).toEqual([true, false, false]);
       expect(eventsOf(run.events, "notice").map((e) => e.message)).toEqual([
-        'The provider rejected the parameter "temperature" (HTTP 400: Unsupported value: \'temperature\' does not support 0 with this model. Only the default (1) value is supported.); retrying without it for the rest of this run.',
+        "The provider rejected the parameter \"temperature\" (HTTP 400: Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.); retrying without it for the rest of this run.",
       ]);
     });
 
     test("Mistral answers 422 to stream_options: retried without it, and never sent again (https://github.com/dnakov/anon-kode/issues/53)", async () => {
       const mistral422 = JSON.stringify({
         object: "error",
-        message: { detail: [{ type: "extra_forbidden", loc: ["body", "stream_options", "include_usage"], msg: "Extra inputs are not permitted", input: true }] },
+        message: {
+          detail: [
+            {
+              type: "extra_forbidden",
+              loc: ["body", "stream_options", "include_usage"],
+              msg: "Extra inputs are not permitted",
+              input: true,
+            },
+          ],
+        },
         type: "invalid_request_error",
         param: null,
         code: null,
@@ -78,7 +104,12 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
       const run = await runProvider({
         engine,
         settings: { model: "mistral-large-latest" },
-        script: (r, i) => ("stream_options" in r ? { raw: { status: 422, headers: JSON_HEADERS, body: mistral422 } } : i < 2 ? writeCall : done),
+        script: (r, i) =>
+          "stream_options" in r
+            ? { raw: { status: 422, headers: JSON_HEADERS, body: mistral422 } }
+            : i < 2
+              ? writeCall
+              : done,
       });
       expect(run.summary.reason).toBe("done");
       expect(run.file("notes.txt")).toBe("hello\n");
@@ -97,13 +128,21 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
 
     test("MINI_CURSOR_EXTRA_BODY is merged into every body (vLLM Qwen3 chat_template_kwargs: https://docs.vllm.ai/en/latest/features/reasoning_outputs.html)", async () => {
       const extraBody = { chat_template_kwargs: { enable_thinking: false }, top_p: 0.8 };
-      const run = await runProvider({ engine, script: [writeCall, done], settings: { model: "Qwen/Qwen3-8B", extraBody } });
+      const run = await runProvider({
+        engine,
+        script: [writeCall, done],
+        settings: { model: "Qwen/Qwen3-8B", extraBody },
+      });
       expect(run.summary.reason).toBe("done");
       for (const r of run.requests) expect(r).toMatchObject(extraBody);
     });
 
     test("a max_tokens in the extra body goes to a reasoning model as max_completion_tokens (https://platform.openai.com/docs/guides/reasoning)", async () => {
-      const run = await runProvider({ engine, script: [done], settings: { model: "o3-mini", extraBody: { max_tokens: 4000 } } });
+      const run = await runProvider({
+        engine,
+        script: [done],
+        settings: { model: "o3-mini", extraBody: { max_tokens: 4000 } },
+      });
       expect(bodyOf(run.requests[0]!).max_completion_tokens).toBe(4000);
       expect("max_tokens" in run.requests[0]!).toBe(false);
     });
@@ -116,11 +155,15 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
       expect(schemas).not.toContain("$schema");
       const off = await runProvider({ engine, script: [done], settings: { additionalProperties: false } });
       // https://github.com/neoswarm/neosh/issues/74: Gemini's schema subset has no additionalProperties.
-      expect(JSON.stringify(off.requests[0]!.tools!.map((t) => t.function.parameters))).not.toContain("additionalProperties");
-      expect(off.requests[0]!.tools!.map((t) => t.function.name)).toEqual(run.requests[0]!.tools!.map((t) => t.function.name));
+      expect(JSON.stringify(off.requests[0]!.tools!.map((t) => t.function.parameters))).not.toContain(
+        "additionalProperties",
+      );
+      expect(off.requests[0]!.tools!.map((t) => t.function.name)).toEqual(
+        run.requests[0]!.tools!.map((t) => t.function.name),
+      );
     });
 
-    test("content null beside tool calls, not \"\" (Bedrock-backed shims reject it: https://github.com/musistudio/claude-code-router/issues/1329)", async () => {
+    test('content null beside tool calls, not "" (Bedrock-backed shims reject it: https://github.com/musistudio/claude-code-router/issues/1329)', async () => {
       const run = await runProvider({ engine, script: [writeCall, done] });
       const assistant = run.requests[1]!.messages.find((m) => m.role === "assistant")!;
       expect(assistant.content).toBeNull();
@@ -135,11 +178,24 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
         chunk({ role: "assistant", content: "" }),
         chunk({ reasoning: "Need a file; " }),
         chunk({ reasoning: "use write_file." }),
-        chunk({ tool_calls: [{ index: 0, id: "call_groq1", type: "function", function: { name: "write_file", arguments: JSON.stringify(WRITE_ARGS) } }] }),
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: "call_groq1",
+              type: "function",
+              function: { name: "write_file", arguments: JSON.stringify(WRITE_ARGS) },
+            },
+          ],
+        }),
         chunk({}, "tool_calls"),
         "[DONE]",
       );
-      const run = await runProvider({ engine, script: [{ raw: { body: stream } }, done], settings: { model: "openai/gpt-oss-120b" } });
+      const run = await runProvider({
+        engine,
+        script: [{ raw: { body: stream } }, done],
+        settings: { model: "openai/gpt-oss-120b" },
+      });
       expect(run.summary.reason).toBe("done");
       expect(run.file("notes.txt")).toBe("hello\n");
       expect(eventsOf(run.events, "thinking").map((e) => e.text)).toEqual(["Need a file; use write_file."]);
@@ -150,11 +206,25 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
 
     test("DeepSeek-R1 on Ollama: <think>…</think> in the content is stripped from the answer and the streamed tokens (https://ollama.com/blog/thinking)", async () => {
       const text = "<think>\nThe user greets me. Reply briefly.\n</think>\n\nHello! How can I help?";
-      const stream = sse(chunk({ role: "assistant", content: "" }), ...text.match(/[\s\S]{1,5}/g)!.map((p) => chunk({ content: p })), chunk({}, "stop"), "[DONE]");
-      const run = await runProvider({ engine, script: [{ raw: { body: stream } }], task: "hi", settings: { model: "deepseek-r1:8b" } });
+      const stream = sse(
+        chunk({ role: "assistant", content: "" }),
+        ...text.match(/[\s\S]{1,5}/g)!.map((p) => chunk({ content: p })),
+        chunk({}, "stop"),
+        "[DONE]",
+      );
+      const run = await runProvider({
+        engine,
+        script: [{ raw: { body: stream } }],
+        task: "hi",
+        settings: { model: "deepseek-r1:8b" },
+      });
       expect(run.summary.reason).toBe("done");
       expect(eventsOf(run.events, "final").map((e) => e.text)).toEqual(["Hello! How can I help?"]);
-      expect(eventsOf(run.events, "token").map((e) => e.text).join("")).toBe("Hello! How can I help?");
+      expect(
+        eventsOf(run.events, "token")
+          .map((e) => e.text)
+          .join(""),
+      ).toBe("Hello! How can I help?");
       expect(eventsOf(run.events, "thinking").map((e) => e.text)).toEqual(["The user greets me. Reply briefly."]);
     });
   });
@@ -163,7 +233,10 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
     test.each([
       ["names a tool that was not offered", `{"name": "delete_everything", "arguments": {}}`],
       ["arguments that do not fit the tool's schema", `{"name": "write_file", "arguments": {"path": "notes.txt"}}`],
-      ["a malformed <tool_call> block", `<tool_call>{"name": "write_file", "arguments": {"filePath": "notes.txt"</tool_call>`],
+      [
+        "a malformed <tool_call> block",
+        `<tool_call>{"name": "write_file", "arguments": {"filePath": "notes.txt"</tool_call>`,
+      ],
       ["JSON that is data, not a call", `{"name": "notes", "version": "1.0.0"}`],
     ])("%s", async (_what, text) => {
       const run = await runProvider({ engine, script: [{ content: text }] });
@@ -185,7 +258,9 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
 
     test("Azure content filter: finish_reason content_filter is reported as such (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/content-filter)", async () => {
       const { run, message } = await failing([{ content: "I can", finishReason: "content_filter" }]);
-      expect(message).toBe("The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.");
+      expect(message).toBe(
+        "The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.",
+      );
       expect(run.requests).toHaveLength(1);
       expect(eventsOf(run.events, "final")).toEqual([]);
     });
@@ -197,46 +272,94 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
     });
 
     test("vLLM before 0.10.1: error body with a top-level message (https://github.com/vllm-project/vllm/issues/12886)", async () => {
-      const body = JSON.stringify({ object: "error", message: "This model's maximum context length is 2048 tokens. However, you requested 2723 tokens.", type: "BadRequestError", param: null, code: 400 });
+      const body = JSON.stringify({
+        object: "error",
+        message: "This model's maximum context length is 2048 tokens. However, you requested 2723 tokens.",
+        type: "BadRequestError",
+        param: null,
+        code: 400,
+      });
       const { run, message } = await failing([{ raw: { status: 400, headers: JSON_HEADERS, body } }]);
-      expect(message).toBe(`The provider at ${run.server.url} refused the request (HTTP 400): This model's maximum context length is 2048 tokens. However, you requested 2723 tokens.`);
+      expect(message).toBe(
+        `The provider at ${run.server.url} refused the request (HTTP 400): This model's maximum context length is 2048 tokens. However, you requested 2723 tokens.`,
+      );
     });
 
     test("Gemini: error body as a JSON array (https://github.com/TokenRhythm/opensquilla/issues/225)", async () => {
-      const body = JSON.stringify([{ error: { code: 400, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT" } }]);
+      const body = JSON.stringify([
+        {
+          error: { code: 400, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT" },
+        },
+      ]);
       const { run, message } = await failing([{ raw: { status: 400, headers: JSON_HEADERS, body } }]);
-      expect(message).toBe(`The provider at ${run.server.url} refused the request (HTTP 400): API key not valid. Please pass a valid API key.`);
+      expect(message).toBe(
+        `The provider at ${run.server.url} refused the request (HTTP 400): API key not valid. Please pass a valid API key.`,
+      );
     });
 
     test("Mistral 422 validation detail that names no droppable parameter (https://github.com/partITech/php-mistral/issues/76)", async () => {
-      const detail = [{ type: "extra_forbidden", loc: ["body", "tools"], msg: "Extra inputs are not permitted", input: [] }];
-      const body = JSON.stringify({ object: "Error", detail, message: detail, type: "invalid_request_error", code: 3001 });
+      const detail = [
+        { type: "extra_forbidden", loc: ["body", "tools"], msg: "Extra inputs are not permitted", input: [] },
+      ];
+      const body = JSON.stringify({
+        object: "Error",
+        detail,
+        message: detail,
+        type: "invalid_request_error",
+        code: 3001,
+      });
       const { run, message } = await failing([{ raw: { status: 422, headers: JSON_HEADERS, body } }]);
-      expect(message).toBe(`The provider at ${run.server.url} refused the request (HTTP 422): Extra inputs are not permitted (body.tools).`);
+      expect(message).toBe(
+        `The provider at ${run.server.url} refused the request (HTTP 422): Extra inputs are not permitted (body.tools).`,
+      );
       expect(run.requests).toHaveLength(1);
     });
 
     test("Ollama: error as a plain string under `error` (https://github.com/ollama/ollama/blob/main/docs/api.md#errors)", async () => {
       const body = JSON.stringify({ error: "registry.ollama.ai/library/gemma:2b does not support tools" });
       const { run, message } = await failing([{ raw: { status: 400, headers: JSON_HEADERS, body } }]);
-      expect(message).toBe(`The provider at ${run.server.url} refused the request (HTTP 400): registry.ollama.ai/library/gemma:2b does not support tools.`);
+      expect(message).toBe(
+        `The provider at ${run.server.url} refused the request (HTTP 400): registry.ollama.ai/library/gemma:2b does not support tools.`,
+      );
     });
 
     test("a proxy's plain-text error body is quoted as it is (issue 12)", async () => {
-      const { run, message } = await failing([{ raw: { status: 400, headers: { "content-type": "text/plain" }, body: "Invalid request: unknown field tools\n" } }]);
-      expect(message).toBe(`The provider at ${run.server.url} refused the request (HTTP 400): Invalid request: unknown field tools.`);
+      const { run, message } = await failing([
+        {
+          raw: {
+            status: 400,
+            headers: { "content-type": "text/plain" },
+            body: "Invalid request: unknown field tools\n",
+          },
+        },
+      ]);
+      expect(message).toBe(
+        `The provider at ${run.server.url} refused the request (HTTP 400): Invalid request: unknown field tools.`,
+      );
     });
 
     test("HTTP 200 with an HTML page (a web UI or a proxy's login page): named as such, at once, no retries (issue 12)", async () => {
       const html = "<!DOCTYPE html><html><head><title>Open WebUI</title></head><body>Sign in</body></html>";
-      const { run, message } = await failing([{ raw: { status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: html } }]);
-      expect(message).toBe(`The base URL ${run.server.url} answered with a web page, not an API; set OPENAI_BASE_URL to the API's address (usually ending in /v1).`);
+      const { run, message } = await failing([
+        { raw: { status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: html } },
+      ]);
+      expect(message).toBe(
+        `The base URL ${run.server.url} answered with a web page, not an API; set OPENAI_BASE_URL to the API's address (usually ending in /v1).`,
+      );
       expect(run.requests).toHaveLength(1);
       expect(run.ms).toBeLessThan(2_000);
     });
 
     test("a website's 404 page (base URL without /v1) is named as a web page too", async () => {
-      const { run, message } = await failing([{ raw: { status: 404, headers: { "content-type": "text/html" }, body: "<html><body><h1>404 Not Found</h1></body></html>" } }]);
+      const { run, message } = await failing([
+        {
+          raw: {
+            status: 404,
+            headers: { "content-type": "text/html" },
+            body: "<html><body><h1>404 Not Found</h1></body></html>",
+          },
+        },
+      ]);
       expect(message).toMatch(/answered with a web page, not an API/);
       expect(run.requests).toHaveLength(1);
     });

@@ -38,7 +38,9 @@ interface Shape {
 
 const openaiStream = () => [
   chunk({ role: "assistant", content: null }),
-  chunk({ tool_calls: [{ index: 0, id: "call_abc123", type: "function", function: { name: "write_file", arguments: "" } }] }),
+  chunk({
+    tool_calls: [{ index: 0, id: "call_abc123", type: "function", function: { name: "write_file", arguments: "" } }],
+  }),
   ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
   chunk({}, "tool_calls"),
   "[DONE]",
@@ -49,7 +51,14 @@ const SHAPES: Shape[] = [
     // https://platform.openai.com/docs/api-reference/chat-streaming/streaming
     name: "OpenAI: id and name first, then argument fragments on the same index",
     stream: openaiStream,
-    json: () => completion({ content: null, tool_calls: [{ id: "call_abc123", type: "function", function: { name: "write_file", arguments: ARGS } }] }, "tool_calls"),
+    json: () =>
+      completion(
+        {
+          content: null,
+          tool_calls: [{ id: "call_abc123", type: "function", function: { name: "write_file", arguments: ARGS } }],
+        },
+        "tool_calls",
+      ),
     check: (run) => expect(eventsOf(run.events, "tool_call").map((e) => e.id)).toEqual(["call_abc123"]),
   },
   {
@@ -57,12 +66,18 @@ const SHAPES: Shape[] = [
     name: "Ollama / Cloudflare Workers AI: tool-call deltas without index, arguments in several pieces",
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      chunk({ tool_calls: [{ id: "call_noindex", type: "function", function: { name: "write_file", arguments: "" } }] }),
+      chunk({
+        tool_calls: [{ id: "call_noindex", type: "function", function: { name: "write_file", arguments: "" } }],
+      }),
       ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ function: { arguments: p } }] })),
       chunk({}, "tool_calls"),
       "[DONE]",
     ],
-    json: () => completion({ content: "", tool_calls: [{ id: "call_noindex", function: { name: "write_file", arguments: ARGS } }] }, "tool_calls"),
+    json: () =>
+      completion(
+        { content: "", tool_calls: [{ id: "call_noindex", function: { name: "write_file", arguments: ARGS } }] },
+        "tool_calls",
+      ),
   },
   {
     // Gateways in front of DeepSeek: the second call's header on index 0, its arguments on index 1
@@ -70,9 +85,15 @@ const SHAPES: Shape[] = [
     name: "DeepSeek behind a gateway: second call's header on index 0, its arguments on index 1",
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      chunk({ tool_calls: [{ index: 0, id: "call_first", type: "function", function: { name: "write_file", arguments: "" } }] }),
+      chunk({
+        tool_calls: [{ index: 0, id: "call_first", type: "function", function: { name: "write_file", arguments: "" } }],
+      }),
       ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
-      chunk({ tool_calls: [{ index: 0, id: "call_second", type: "function", function: { name: "write_file", arguments: "" } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: "call_second", type: "function", function: { name: "write_file", arguments: "" } },
+        ],
+      }),
       ...pieces(OTHER_ARGS).map((p) => chunk({ tool_calls: [{ index: 1, function: { arguments: p } }] })),
       chunk({}, "tool_calls"),
       "[DONE]",
@@ -85,8 +106,12 @@ const SHAPES: Shape[] = [
     name: 'GLM behind Mistral: continuation chunks with id "null" and name ""',
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      chunk({ tool_calls: [{ index: 0, id: "call_glm", type: "function", function: { name: "write_file", arguments: "" } }] }),
-      ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ index: 0, id: "null", type: "function", function: { name: "", arguments: p } }] })),
+      chunk({
+        tool_calls: [{ index: 0, id: "call_glm", type: "function", function: { name: "write_file", arguments: "" } }],
+      }),
+      ...pieces(ARGS).map((p) =>
+        chunk({ tool_calls: [{ index: 0, id: "null", type: "function", function: { name: "", arguments: p } }] }),
+      ),
       chunk({}, "tool_calls"),
       "[DONE]",
     ],
@@ -96,8 +121,12 @@ const SHAPES: Shape[] = [
     name: 'Qwen on DashScope: continuation chunks with id ""',
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      chunk({ tool_calls: [{ index: 0, id: "call_qwen", type: "function", function: { name: "write_file", arguments: "" } }] }),
-      ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ index: 0, id: "", type: "function", function: { arguments: p } }] })),
+      chunk({
+        tool_calls: [{ index: 0, id: "call_qwen", type: "function", function: { name: "write_file", arguments: "" } }],
+      }),
+      ...pieces(ARGS).map((p) =>
+        chunk({ tool_calls: [{ index: 0, id: "", type: "function", function: { arguments: p } }] }),
+      ),
       chunk({}, "tool_calls"),
       "[DONE]",
     ],
@@ -107,8 +136,18 @@ const SHAPES: Shape[] = [
     name: "SGLang: continuation chunks with id null and name null, role null",
     stream: () => [
       chunk({ role: "assistant", content: null, reasoning_content: null, tool_calls: null }),
-      chunk({ role: null, content: null, tool_calls: [{ index: 0, id: "call_sgl", type: "function", function: { name: "write_file", arguments: "" } }] }),
-      ...pieces(ARGS).map((p) => chunk({ role: null, content: null, tool_calls: [{ index: 0, id: null, type: "function", function: { name: null, arguments: p } }] })),
+      chunk({
+        role: null,
+        content: null,
+        tool_calls: [{ index: 0, id: "call_sgl", type: "function", function: { name: "write_file", arguments: "" } }],
+      }),
+      ...pieces(ARGS).map((p) =>
+        chunk({
+          role: null,
+          content: null,
+          tool_calls: [{ index: 0, id: null, type: "function", function: { name: null, arguments: p } }],
+        }),
+      ),
       chunk({ role: null, content: null, tool_calls: null }, "tool_calls"),
       "[DONE]",
     ],
@@ -119,7 +158,18 @@ const SHAPES: Shape[] = [
     name: "Gateway: the same id repeated on every chunk of the call",
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      ...pieces(ARGS).map((p, i) => chunk({ tool_calls: [{ index: 0, id: "call_rep", type: "function", function: { name: i === 0 ? "write_file" : "", arguments: p } }] })),
+      ...pieces(ARGS).map((p, i) =>
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: "call_rep",
+              type: "function",
+              function: { name: i === 0 ? "write_file" : "", arguments: p },
+            },
+          ],
+        }),
+      ),
       chunk({}, "tool_calls"),
       "[DONE]",
     ],
@@ -129,11 +179,22 @@ const SHAPES: Shape[] = [
     name: "llama.cpp server: arguments sent as a JSON object instead of a string",
     stream: () => [
       chunk({ role: "assistant", content: null }),
-      chunk({ tool_calls: [{ index: 0, id: "call_obj", type: "function", function: { name: "write_file", arguments: WRITE_ARGS } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: "call_obj", type: "function", function: { name: "write_file", arguments: WRITE_ARGS } },
+        ],
+      }),
       chunk({}, "tool_calls"),
       "[DONE]",
     ],
-    json: () => completion({ content: null, tool_calls: [{ id: "call_obj", type: "function", function: { name: "write_file", arguments: WRITE_ARGS } }] }, "tool_calls"),
+    json: () =>
+      completion(
+        {
+          content: null,
+          tool_calls: [{ id: "call_obj", type: "function", function: { name: "write_file", arguments: WRITE_ARGS } }],
+        },
+        "tool_calls",
+      ),
   },
   {
     // https://github.com/sgl-project/sglang/issues/4550 shows role null on every chunk; LangChain
@@ -141,7 +202,11 @@ const SHAPES: Shape[] = [
     name: "Role-less stream: no chunk carries a role",
     stream: () => [
       chunk({ content: "Writing it now." }),
-      chunk({ tool_calls: [{ index: 0, id: "call_norole", type: "function", function: { name: "write_file", arguments: "" } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: "call_norole", type: "function", function: { name: "write_file", arguments: "" } },
+        ],
+      }),
       ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
       chunk({}, "tool_calls"),
       "[DONE]",
@@ -151,8 +216,16 @@ const SHAPES: Shape[] = [
     // https://github.com/AstrBotDevs/AstrBot/pull/6692 (Gemini's OpenAI endpoint: whole calls, no index)
     name: "Gemini OpenAI endpoint: each whole call in one chunk, no index",
     stream: () => [
-      chunk({ role: "assistant", tool_calls: [{ id: "function-call-1", type: "function", function: { name: "write_file", arguments: ARGS } }] }),
-      chunk({ role: "assistant", tool_calls: [{ id: "function-call-2", type: "function", function: { name: "write_file", arguments: OTHER_ARGS } }] }),
+      chunk({
+        role: "assistant",
+        tool_calls: [{ id: "function-call-1", type: "function", function: { name: "write_file", arguments: ARGS } }],
+      }),
+      chunk({
+        role: "assistant",
+        tool_calls: [
+          { id: "function-call-2", type: "function", function: { name: "write_file", arguments: OTHER_ARGS } },
+        ],
+      }),
       chunk({ role: "assistant" }, "tool_calls"),
       "[DONE]",
     ],
@@ -163,29 +236,58 @@ const SHAPES: Shape[] = [
     name: 'Ollama: finish_reason "stop" although the message has tool calls',
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      chunk({ tool_calls: [{ index: 0, id: "call_stop", type: "function", function: { name: "write_file", arguments: ARGS } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: "call_stop", type: "function", function: { name: "write_file", arguments: ARGS } },
+        ],
+      }),
       chunk({}, "stop"),
       "[DONE]",
     ],
-    json: () => completion({ content: "", tool_calls: [{ id: "call_stop", type: "function", function: { name: "write_file", arguments: ARGS } }] }, "stop"),
+    json: () =>
+      completion(
+        {
+          content: "",
+          tool_calls: [{ id: "call_stop", type: "function", function: { name: "write_file", arguments: ARGS } }],
+        },
+        "stop",
+      ),
   },
   {
     // https://github.com/sgl-project/sglang/issues/4550 (finish_reason always null, then [DONE])
     name: "SGLang: [DONE] after a complete message that never had a finish_reason",
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      chunk({ tool_calls: [{ index: 0, id: "call_nofinish", type: "function", function: { name: "write_file", arguments: "" } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: "call_nofinish", type: "function", function: { name: "write_file", arguments: "" } },
+        ],
+      }),
       ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
       "[DONE]",
     ],
-    json: () => completion({ content: null, tool_calls: [{ id: "call_nofinish", type: "function", function: { name: "write_file", arguments: ARGS } }] }, null),
+    json: () =>
+      completion(
+        {
+          content: null,
+          tool_calls: [{ id: "call_nofinish", type: "function", function: { name: "write_file", arguments: ARGS } }],
+        },
+        null,
+      ),
   },
   {
     // Gateways that send finish_reason "" (issue 12; e.g. OpenAI-compatible proxies re-serialising Go zero values)
     name: 'Gateway: finish_reason "" on every chunk, then [DONE]',
     stream: () => [
       chunk({ role: "assistant", content: "" }, ""),
-      chunk({ tool_calls: [{ index: 0, id: "call_empty", type: "function", function: { name: "write_file", arguments: ARGS } }] }, ""),
+      chunk(
+        {
+          tool_calls: [
+            { index: 0, id: "call_empty", type: "function", function: { name: "write_file", arguments: ARGS } },
+          ],
+        },
+        "",
+      ),
       chunk({}, ""),
       "[DONE]",
     ],
@@ -201,7 +303,11 @@ const SHAPES: Shape[] = [
       chunk({}, "tool_calls"),
       "[DONE]",
     ],
-    json: () => completion({ content: "", tool_calls: [{ type: "function", function: { name: "write_file", arguments: ARGS } }] }, "tool_calls"),
+    json: () =>
+      completion(
+        { content: "", tool_calls: [{ type: "function", function: { name: "write_file", arguments: ARGS } }] },
+        "tool_calls",
+      ),
     check: (run) => {
       const [call] = eventsOf(run.events, "tool_call");
       expect(call!.id).toMatch(/^[A-Za-z0-9]{9}$/);
@@ -214,13 +320,18 @@ const SHAPES: Shape[] = [
     name: "vLLM without --tool-call-parser: a Hermes <tool_call> block in the content",
     stream: () => [
       chunk({ role: "assistant", content: "" }),
-      ...pieces(`<tool_call>\n{"name": "write_file", "arguments": ${ARGS}}\n</tool_call>`, 12).map((p) => chunk({ content: p })),
+      ...pieces(`<tool_call>\n{"name": "write_file", "arguments": ${ARGS}}\n</tool_call>`, 12).map((p) =>
+        chunk({ content: p }),
+      ),
       chunk({}, "stop"),
       "[DONE]",
     ],
-    json: () => completion({ content: `<tool_call>\n{"name": "write_file", "arguments": ${ARGS}}\n</tool_call>` }, "stop"),
+    json: () =>
+      completion({ content: `<tool_call>\n{"name": "write_file", "arguments": ${ARGS}}\n</tool_call>` }, "stop"),
     check: (run) => {
-      expect(eventsOf(run.events, "notice").map((e) => e.message)).toEqual(["The model wrote a tool call as text (<tool_call> block); running write_file as a call."]);
+      expect(eventsOf(run.events, "notice").map((e) => e.message)).toEqual([
+        "The model wrote a tool call as text (<tool_call> block); running write_file as a call.",
+      ]);
       expect(run.requests[1]!.messages.find((m) => m.role === "assistant")!.content).toBeNull();
     },
   },
@@ -234,7 +345,10 @@ const SHAPES: Shape[] = [
       "[DONE]",
     ],
     json: () => completion({ content: `{"name": "write_file", "arguments": ${ARGS}}` }, "stop"),
-    check: (run) => expect(eventsOf(run.events, "notice").map((e) => e.message)).toEqual(["The model wrote a tool call as text (JSON object); running write_file as a call."]),
+    check: (run) =>
+      expect(eventsOf(run.events, "notice").map((e) => e.message)).toEqual([
+        "The model wrote a tool call as text (JSON object); running write_file as a call.",
+      ]),
   },
   {
     // DeepSeek thinking mode: https://api-docs.deepseek.com/guides/thinking_mode#tool-calls; the 400 without it:
@@ -244,7 +358,9 @@ const SHAPES: Shape[] = [
       chunk({ role: "assistant", content: null, reasoning_content: "" }),
       chunk({ reasoning_content: "The user wants a file. " }),
       chunk({ reasoning_content: "I will call write_file." }),
-      chunk({ tool_calls: [{ index: 0, id: "call_00_ds", type: "function", function: { name: "write_file", arguments: "" } }] }),
+      chunk({
+        tool_calls: [{ index: 0, id: "call_00_ds", type: "function", function: { name: "write_file", arguments: "" } }],
+      }),
       ...pieces(ARGS).map((p) => chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
       chunk({}, "tool_calls"),
       "[DONE]",
@@ -262,7 +378,9 @@ const SHAPES: Shape[] = [
       const assistant = run.requests[1]!.messages.find((m) => m.role === "assistant") as Record<string, unknown>;
       expect(assistant.reasoning_content).toBe("The user wants a file. I will call write_file.");
       expect(assistant.content).toBeNull();
-      expect(eventsOf(run.events, "thinking").map((e) => e.text)).toEqual(["The user wants a file. I will call write_file."]);
+      expect(eventsOf(run.events, "thinking").map((e) => e.text)).toEqual([
+        "The user wants a file. I will call write_file.",
+      ]);
       // Thinking is never the answer.
       expect(eventsOf(run.events, "final").map((e) => e.text)).toEqual(["Done."]);
     },
@@ -276,13 +394,23 @@ const SHAPES: Shape[] = [
       chunk({
         role: "assistant",
         tool_calls: [
-          { id: "function-call-a", type: "function", function: { name: "write_file", arguments: ARGS }, extra_content: { google: { thought_signature: "SIG_A==" } } },
+          {
+            id: "function-call-a",
+            type: "function",
+            function: { name: "write_file", arguments: ARGS },
+            extra_content: { google: { thought_signature: "SIG_A==" } },
+          },
         ],
       }),
       chunk({
         role: "assistant",
         tool_calls: [
-          { id: "function-call-b", type: "function", function: { name: "write_file", arguments: OTHER_ARGS }, extra_content: { google: { thought_signature: "SIG_B==" } } },
+          {
+            id: "function-call-b",
+            type: "function",
+            function: { name: "write_file", arguments: OTHER_ARGS },
+            extra_content: { google: { thought_signature: "SIG_B==" } },
+          },
         ],
       }),
       chunk({ role: "assistant" }, "tool_calls"),
@@ -293,8 +421,18 @@ const SHAPES: Shape[] = [
         {
           content: null,
           tool_calls: [
-            { id: "function-call-a", type: "function", function: { name: "write_file", arguments: ARGS }, extra_content: { google: { thought_signature: "SIG_A==" } } },
-            { id: "function-call-b", type: "function", function: { name: "write_file", arguments: OTHER_ARGS }, extra_content: { google: { thought_signature: "SIG_B==" } } },
+            {
+              id: "function-call-a",
+              type: "function",
+              function: { name: "write_file", arguments: ARGS },
+              extra_content: { google: { thought_signature: "SIG_A==" } },
+            },
+            {
+              id: "function-call-b",
+              type: "function",
+              function: { name: "write_file", arguments: OTHER_ARGS },
+              extra_content: { google: { thought_signature: "SIG_B==" } },
+            },
           ],
         },
         "tool_calls",
@@ -313,18 +451,34 @@ const SHAPES: Shape[] = [
 
 /** The provider refuses a follow-up whose assistant turn lacks what it sent, as DeepSeek and Gemini do. */
 function strictProvider(request: ChatRequest): ScriptStep | undefined {
-  const assistant = request.messages.find((m) => m.role === "assistant") as (Record<string, unknown> & ChatRequest["messages"][number]) | undefined;
+  const assistant = request.messages.find((m) => m.role === "assistant") as
+    | (Record<string, unknown> & ChatRequest["messages"][number])
+    | undefined;
   if (!assistant) return undefined;
   const calls = assistant.tool_calls ?? [];
   if (calls.some((c) => c.id.startsWith("call_00_ds")) && typeof assistant.reasoning_content !== "string") {
-    return { status: 400, error: { message: "Missing `reasoning_content` field in the assistant message at message index 2.", type: "invalid_request_error" } };
+    return {
+      status: 400,
+      error: {
+        message: "Missing `reasoning_content` field in the assistant message at message index 2.",
+        type: "invalid_request_error",
+      },
+    };
   }
   if (calls.some((c) => /^function-call-[ab]$/.test(c.id) && !(c as { extra_content?: unknown }).extra_content)) {
     return {
       raw: {
         status: 400,
         headers: JSON_HEADERS,
-        body: JSON.stringify([{ error: { code: 400, message: "Function call is missing a thought_signature in functionCall parts.", status: "INVALID_ARGUMENT" } }]),
+        body: JSON.stringify([
+          {
+            error: {
+              code: 400,
+              message: "Function call is missing a thought_signature in functionCall parts.",
+              status: "INVALID_ARGUMENT",
+            },
+          },
+        ]),
       },
     };
   }
@@ -346,11 +500,16 @@ const cases = SHAPES.flatMap((shape) => [
 
 describe.each(ENGINE_KINDS)("%s engine", (engine) => {
   test.each(cases.map((c) => [`${c.shape.name} (${c.mode})`, c] as const))("%s", async (_name, { shape, mode }) => {
-    const run = await runProvider({ engine, script: scriptFor(shape), settings: mode === "json" ? { stream: false } : {} });
+    const run = await runProvider({
+      engine,
+      script: scriptFor(shape),
+      settings: mode === "json" ? { stream: false } : {},
+    });
     const errors = eventsOf(run.events, "error").map((e) => e.message);
     expect(errors).toEqual([]);
     expect(run.summary.reason).toBe("done");
-    for (const [name, content] of Object.entries(shape.files ?? { "notes.txt": "hello\n" })) expect(run.file(name)).toBe(content);
+    for (const [name, content] of Object.entries(shape.files ?? { "notes.txt": "hello\n" }))
+      expect(run.file(name)).toBe(content);
     expect(run.requests).toHaveLength(2);
     expect(run.requests.map((r) => Boolean(r.stream))).toEqual(mode === "stream" ? [true, true] : [false, false]);
     const callIds = expectResultsMatchCalls(run.requests[1]!);

@@ -32,7 +32,7 @@ describe("ThinkSplitter", () => {
 });
 
 describe("ToolCallAssembler", () => {
-  test("object arguments are serialised; ids \"null\" and \"\" continue the call", () => {
+  test('object arguments are serialised; ids "null" and "" continue the call', () => {
     const a = new ToolCallAssembler();
     const out = [
       ...a.normalise([{ index: 0, id: "c1", function: { name: "read_file", arguments: "" } }]),
@@ -44,7 +44,12 @@ describe("ToolCallAssembler", () => {
       { index: 0, id: "c1", type: "function", function: { name: "read_file", arguments: "" } },
       { index: 0, function: { arguments: '{"filePath":' } },
       { index: 0, function: { arguments: '"a"}' } },
-      { index: 1, id: "c2", type: "function", function: { name: "list_directory", arguments: '{"directoryPath":"."}' } },
+      {
+        index: 1,
+        id: "c2",
+        type: "function",
+        function: { name: "list_directory", arguments: '{"directoryPath":"."}' },
+      },
     ]);
   });
 
@@ -52,7 +57,9 @@ describe("ToolCallAssembler", () => {
     const a = new ToolCallAssembler();
     a.normalise([{ index: 0, id: "x", function: { name: "read_file", arguments: "{" } }]);
     a.normalise([{ index: 0, id: "y", function: { name: "read_file", arguments: "{" } }]);
-    expect(a.normalise([{ index: 7, id: "x", function: { arguments: "}" } }])).toEqual([{ index: 0, function: { arguments: "}" } }]);
+    expect(a.normalise([{ index: 7, id: "x", function: { arguments: "}" } }])).toEqual([
+      { index: 0, function: { arguments: "}" } },
+    ]);
   });
 
   test("a call without an id gets a made-up one of 9 alphanumerics", () => {
@@ -62,7 +69,7 @@ describe("ToolCallAssembler", () => {
 });
 
 describe("ChunkNormaliser", () => {
-  test("adds a finish at [DONE] only when none came, and reads finish_reason \"\" as none", () => {
+  test('adds a finish at [DONE] only when none came, and reads finish_reason "" as none', () => {
     const extras = emptyResponse();
     const n = new ChunkNormaliser(extras);
     n.chunk({ choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "" }] });
@@ -107,13 +114,18 @@ describe("model families", () => {
   });
 
   test("temperature: the setting wins, 'default' sends none", () => {
-    expect([temperatureFor("gpt-4.1", undefined), temperatureFor("o3", undefined), temperatureFor("o3", 1), temperatureFor("gpt-4.1", "default")]).toEqual([0, undefined, 1, undefined]);
+    expect([
+      temperatureFor("gpt-4.1", undefined),
+      temperatureFor("o3", undefined),
+      temperatureFor("o3", 1),
+      temperatureFor("gpt-4.1", "default"),
+    ]).toEqual([0, undefined, 1, undefined]);
   });
 });
 
 describe("parseSse", () => {
   test("CRLF, no space after data:, comments, and payloads split across reads", async () => {
-    const raw = [": ping\r\n\r\ndata:{\"a\":", "1}\r\n\r\ndata: [DO", "NE]\r\n\r\n"];
+    const raw = [': ping\r\n\r\ndata:{"a":', "1}\r\n\r\ndata: [DO", "NE]\r\n\r\n"];
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const part of raw) controller.enqueue(new TextEncoder().encode(part));
@@ -127,12 +139,41 @@ describe("parseSse", () => {
 });
 
 describe("rejectedParameter", () => {
-  const body = { model: "m", messages: [], tools: [], stream: true, temperature: 0, user: "me", parallel_tool_calls: true, stream_options: { include_usage: true } };
+  const body = {
+    model: "m",
+    messages: [],
+    tools: [],
+    stream: true,
+    temperature: 0,
+    user: "me",
+    parallel_tool_calls: true,
+    stream_options: { include_usage: true },
+  };
   test.each([
-    ["OpenAI's param field", '{"error":{"message":"Unsupported value","param":"temperature"}}', "temperature", "temperature"],
-    ["quoted in the message", "Unsupported parameter: 'temperature' is not supported with this model.", undefined, "temperature"],
-    ["a pydantic loc", '{"detail":[{"type":"extra_forbidden","loc":["body","stream_options"],"msg":"Extra inputs are not permitted"}]}', undefined, "stream_options"],
-    ["bare, when the name cannot be prose", "Unrecognized request argument supplied: parallel_tool_calls", undefined, "parallel_tool_calls"],
+    [
+      "OpenAI's param field",
+      '{"error":{"message":"Unsupported value","param":"temperature"}}',
+      "temperature",
+      "temperature",
+    ],
+    [
+      "quoted in the message",
+      "Unsupported parameter: 'temperature' is not supported with this model.",
+      undefined,
+      "temperature",
+    ],
+    [
+      "a pydantic loc",
+      '{"detail":[{"type":"extra_forbidden","loc":["body","stream_options"],"msg":"Extra inputs are not permitted"}]}',
+      undefined,
+      "stream_options",
+    ],
+    [
+      "bare, when the name cannot be prose",
+      "Unrecognized request argument supplied: parallel_tool_calls",
+      undefined,
+      "parallel_tool_calls",
+    ],
     ["a word that is also a parameter", "Invalid request: the user message is empty", undefined, undefined],
     ["the conversation itself is never dropped", "Invalid 'messages': extra field", "messages", undefined],
   ])("%s", (_what, text, param, expected) => {

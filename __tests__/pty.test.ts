@@ -105,7 +105,9 @@ describe("an interactive session on a terminal", () => {
     await waitForSleep(marker);
 
     await term.press("C-c");
-    const screen = await waitForPrompt("the prompt after Ctrl-C", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    const screen = await waitForPrompt("the prompt after Ctrl-C", (s) =>
+      s.includes("Turn cancelled; the conversation so far is kept."),
+    );
     expect(screen).toContain("■ Interrupted: 1 step, 1 tool call");
     await waitNoneLeft(marker);
     expect(screen).not.toMatch(/│ never/);
@@ -117,7 +119,9 @@ describe("an interactive session on a terminal", () => {
     await enter("/ps");
     await waitForPrompt("/ps", (s) => s.includes("No background processes."));
     expect(existsSync(exitFile())).toBe(false);
-    const threads = JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{ runs: number }>;
+    const threads = JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{
+      runs: number;
+    }>;
     expect(threads).toHaveLength(1);
     expect(threads[0]!.runs).toBe(3);
 
@@ -149,7 +153,10 @@ describe("an interactive session on a terminal", () => {
     expect(done).not.toContain("❯ read hello.txt");
 
     await term.press("C-c");
-    await term.waitForScreen((s) => count(s, "(press Ctrl-C again to exit, or type /exit)") === 2, "the exit hint again");
+    await term.waitForScreen(
+      (s) => count(s, "(press Ctrl-C again to exit, or type /exit)") === 2,
+      "the exit hint again",
+    );
     await term.press("C-c");
     expect(await exitCode()).toBe("EXITED:0");
   });
@@ -163,7 +170,9 @@ describe("an interactive session on a terminal", () => {
     await waitForSleep(marker);
     await term.waitForScreen(/running execute_command \d+\.\ds/, "the spinner after the answer");
     await term.press("C-c");
-    await waitForPrompt("the prompt after Ctrl-C", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    await waitForPrompt("the prompt after Ctrl-C", (s) =>
+      s.includes("Turn cancelled; the conversation so far is kept."),
+    );
     await waitNoneLeft(marker);
     await enter("/exit");
     expect(await exitCode()).toBe("EXITED:0");
@@ -190,10 +199,17 @@ describe("an interactive session on a terminal", () => {
     await enter("run `echo c > c.txt`");
     await term.waitForScreen((s) => count(s, "[y]es / [n]o / [a]lways") === 3, "the third question");
     await term.press("C-c");
-    const afterQuestion = await waitForPrompt("the prompt after Ctrl-C at the question", (s) => s.includes("Turn cancelled; the conversation so far is kept."));
+    const afterQuestion = await waitForPrompt("the prompt after Ctrl-C at the question", (s) =>
+      s.includes("Turn cancelled; the conversation so far is kept."),
+    );
     // What follows the question starts on a line of its own.
     const question = "or type feedback:";
-    expect(afterQuestion.slice(afterQuestion.lastIndexOf(question) + question.length).split("\n")[0]!.trim()).toBe("");
+    expect(
+      afterQuestion
+        .slice(afterQuestion.lastIndexOf(question) + question.length)
+        .split("\n")[0]!
+        .trim(),
+    ).toBe("");
     expect(existsSync(path.join(tmp.dir, "c.txt"))).toBe(false);
     expect(existsSync(exitFile())).toBe(false);
 
@@ -209,7 +225,10 @@ describe("an interactive session on a terminal", () => {
     await term.press("Up");
     await term.waitForScreen((s) => s.split("\n").at(-1) === "› read hello.txt", "the recalled request");
     await term.press("Enter");
-    await waitForPrompt("the recalled turn's end", (s) => count(s, "✔ Done:") === 2 && count(s, "› read hello.txt") === 2);
+    await waitForPrompt(
+      "the recalled turn's end",
+      (s) => count(s, "✔ Done:") === 2 && count(s, "› read hello.txt") === 2,
+    );
     await term.press("C-d");
     expect(await exitCode()).toBe("EXITED:0");
   });
@@ -231,22 +250,27 @@ describe("an interactive session on a terminal", () => {
 
   // Bubblewrap (the default sandbox when it works) kills its commands when the CLI dies, which
   // would hide a CLI that leaves them behind; so without the sandbox too.
-  test.each(SANDBOXES)("a dev server stays up while the session is open and is stopped when the terminal closes (%s)", async (_name, sandboxArgs) => {
-    await startCli(["--approval", "full-auto", ...sandboxArgs]);
-    await waitForPrompt("the first prompt");
-    await enter(`run \`${serverCommand(marker)}\``);
-    const screen = await waitForPrompt("the server turn's end", (s) => /Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\//.test(s));
-    const url = /Running in the background: bg-1 (http:\/\/127\.0\.0\.1:\d+\/)/.exec(screen)![1]!;
-    const pid = Number(/as bg-1 \(pid (\d+)\)/.exec(screen)![1]);
-    leftovers.push(pid);
-    expect(await httpGet(url)).toEqual({ status: 200, body: "ok" });
+  test.each(SANDBOXES)(
+    "a dev server stays up while the session is open and is stopped when the terminal closes (%s)",
+    async (_name, sandboxArgs) => {
+      await startCli(["--approval", "full-auto", ...sandboxArgs]);
+      await waitForPrompt("the first prompt");
+      await enter(`run \`${serverCommand(marker)}\``);
+      const screen = await waitForPrompt("the server turn's end", (s) =>
+        /Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\//.test(s),
+      );
+      const url = /Running in the background: bg-1 (http:\/\/127\.0\.0\.1:\d+\/)/.exec(screen)![1]!;
+      const pid = Number(/as bg-1 \(pid (\d+)\)/.exec(screen)![1]);
+      leftovers.push(pid);
+      expect(await httpGet(url)).toEqual({ status: 200, body: "ok" });
 
-    // Closing the terminal hangs up the session; the server must not outlive it.
-    await term.kill();
-    await waitAllDead([pid]);
-    await waitNoneLeft(marker);
-    await waitRefused(url);
-  });
+      // Closing the terminal hangs up the session; the server must not outlive it.
+      await term.kill();
+      await waitAllDead([pid]);
+      await waitNoneLeft(marker);
+      await waitRefused(url);
+    },
+  );
 });
 
 describe("a one-shot run on a terminal", () => {

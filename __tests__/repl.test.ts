@@ -90,7 +90,9 @@ describe("piped input", () => {
     expect(turn2).toMatch(/file {2}hello\.txt {2}25 B/);
     expect(turn2).toMatch(/✔ Done: 2 steps, 1 tool call/);
 
-    expect(threads()).toEqual([expect.objectContaining({ id: bannerThread(r.stdout), firstRequest: "read hello.txt", runs: 2, steps: 4 })]);
+    expect(threads()).toEqual([
+      expect.objectContaining({ id: bannerThread(r.stdout), firstRequest: "read hello.txt", runs: 2, steps: 4 }),
+    ]);
   });
 
   test("the second model request carries the first exchange", async () => {
@@ -103,7 +105,9 @@ describe("piped input", () => {
     expect(r.stdout).toContain("Your name is Ada.");
     expect(server.requests).toHaveLength(2);
     const conversation = (req: ChatRequest) =>
-      req.messages.filter((m) => m.role !== "system" && m.role !== "developer").map((m) => ({ role: m.role, content: textOf(m.content) }));
+      req.messages
+        .filter((m) => m.role !== "system" && m.role !== "developer")
+        .map((m) => ({ role: m.role, content: textOf(m.content) }));
     expect(conversation(server.requests[0]!)).toEqual([{ role: "user", content: "my name is Ada" }]);
     expect(conversation(server.requests[1]!)).toEqual([
       { role: "user", content: "my name is Ada" },
@@ -191,11 +195,24 @@ describe("slash commands", () => {
     expect(again.stdout).toMatch(new RegExp(`\\* ${first} .* 4  read hello\\.txt`));
     expect(threads().find((t) => t.id === first)).toMatchObject({ runs: 2, steps: 4 });
     // The banner's fresh thread was never used, so it was never saved.
-    expect(threads().map((t) => t.id).sort()).toEqual([first, second].sort());
+    expect(
+      threads()
+        .map((t) => t.id)
+        .sort(),
+    ).toEqual([first, second].sort());
   });
 
   test("/approval switches the mode for the next turns; a bogus mode changes nothing", async () => {
-    const r = await session(["run `echo no > n.txt`", "/approval bogus", "/approval full-auto", "run `echo hi > x.txt`", "/approval", "/exit"].join("\n"));
+    const r = await session(
+      [
+        "run `echo no > n.txt`",
+        "/approval bogus",
+        "/approval full-auto",
+        "run `echo hi > x.txt`",
+        "/approval",
+        "/exit",
+      ].join("\n"),
+    );
     expect(r.code).toBe(0);
     // Before the switch, a command needs approval, and without a terminal it is declined.
     expect(r.stdout).toContain("execute_command: not run, because nobody could be asked");
@@ -229,7 +246,9 @@ describe("background processes", () => {
   test("a dev server stays up while the session is open, shows in /ps with its URL, and is stopped on /exit", async () => {
     const s = openSession(["--approval", "full-auto"]);
     s.send(`run \`${serverCommand(marker)}\``);
-    const [, url] = await s.waitFor(/Running in the background: bg-1 (http:\/\/127\.0\.0\.1:\d+\/) \(\/ps, \/kill <id>\)/);
+    const [, url] = await s.waitFor(
+      /Running in the background: bg-1 (http:\/\/127\.0\.0\.1:\d+\/) \(\/ps, \/kill <id>\)/,
+    );
     expect(await httpGet(url!)).toEqual({ status: 200, body: "ok" });
 
     s.send("/ps");
@@ -252,11 +271,20 @@ describe("background processes", () => {
     const other = uniqueMarker();
     try {
       const r = await session(
-        ["/approval full-auto", `run \`${serverCommand(marker)}\``, `run \`${serverCommand(other)}\``, "/ps", "/kill bg-1", "/ps"].join("\n"),
+        [
+          "/approval full-auto",
+          `run \`${serverCommand(marker)}\``,
+          `run \`${serverCommand(other)}\``,
+          "/ps",
+          "/kill bg-1",
+          "/ps",
+        ].join("\n"),
       );
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("Running in the background: bg-1 http://127.0.0.1:");
-      expect(r.stdout).toMatch(/Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\/, bg-2 http:\/\/127\.0\.0\.1:\d+\//);
+      expect(r.stdout).toMatch(
+        /Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\/, bg-2 http:\/\/127\.0\.0\.1:\d+\//,
+      );
       expect(r.stdout).toContain("Stopped bg-1.");
       const ps = r.stdout.slice(r.stdout.indexOf("Stopped bg-1."));
       expect(ps).toMatch(/^bg-1 {2}pid \d+ {2}exited \(\d+\) {2}http:\/\/127\.0\.0\.1:\d+\/ {2}node -e/m);

@@ -18,7 +18,10 @@ test("a base URL without a key is a provider (local servers)", () => {
 });
 
 test("flags beat the environment", () => {
-  const s = loadSettings({ model: "flag-model", approval: "suggest", maxSteps: "7" }, { MINI_CURSOR_MODEL: "env-model", MINI_CURSOR_APPROVAL: "full-auto" });
+  const s = loadSettings(
+    { model: "flag-model", approval: "suggest", maxSteps: "7" },
+    { MINI_CURSOR_MODEL: "env-model", MINI_CURSOR_APPROVAL: "full-auto" },
+  );
   expect([s.model, s.approval, s.maxSteps]).toEqual(["flag-model", "suggest", 7]);
 });
 

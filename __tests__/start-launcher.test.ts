@@ -24,15 +24,26 @@ beforeEach(() => {
 afterEach(() => tmp.cleanup());
 
 const bundle = (body: string) =>
-  writeFileSync(path.join(tmp.dir, "dist", "cli.bundle.cjs"), `#!/usr/bin/env node\nconst os = require("node:os");\n${body}\n`);
-const start = (...args: string[]) => execFileSync(process.execPath, [path.join(tmp.dir, "scripts", "start.mjs"), ...args], { encoding: "utf8" });
+  writeFileSync(
+    path.join(tmp.dir, "dist", "cli.bundle.cjs"),
+    `#!/usr/bin/env node\nconst os = require("node:os");\n${body}\n`,
+  );
+const start = (...args: string[]) =>
+  execFileSync(process.execPath, [path.join(tmp.dir, "scripts", "start.mjs"), ...args], { encoding: "utf8" });
 /** Node ≥ 22.1 keeps its own cache layout there (module.enableCompileCache). */
 const nodeCache = typeof (Module as unknown as { enableCompileCache?: unknown }).enableCompileCache === "function";
 const caches = () => readdirSync(path.join(tmp.dir, "dist", "compile-cache"));
 
 test("the bundle runs as CommonJS with its arguments, and one code cache is kept per build", () => {
-  bundle(`process.stdout.write(JSON.stringify({ file: __filename, main: typeof module.exports, args: process.argv.slice(2), eol: os.EOL }));`);
-  const expected = { file: path.join(tmp.dir, "dist", "cli.bundle.cjs"), main: "object", args: ["--json", "hi"], eol: "\n" };
+  bundle(
+    `process.stdout.write(JSON.stringify({ file: __filename, main: typeof module.exports, args: process.argv.slice(2), eol: os.EOL }));`,
+  );
+  const expected = {
+    file: path.join(tmp.dir, "dist", "cli.bundle.cjs"),
+    main: "object",
+    args: ["--json", "hi"],
+    eol: "\n",
+  };
   expect(JSON.parse(start("--json", "hi"))).toEqual(expected);
   if (nodeCache) {
     expect(caches().length).toBeGreaterThan(0);

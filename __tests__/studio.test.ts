@@ -42,7 +42,10 @@ const LONG_STEPS = 12;
 /** What the model does for each task, by how many tool results the conversation already has. */
 const PLANS: Record<string, ScriptStep[]> = {
   [WRITE_AND_RUN]: [
-    { content: "I'll write the file first.", toolCalls: [{ name: "write_file", args: { filePath: "hello.js", content: HELLO_JS } }] },
+    {
+      content: "I'll write the file first.",
+      toolCalls: [{ name: "write_file", args: { filePath: "hello.js", content: HELLO_JS } }],
+    },
     { toolCalls: [{ name: "execute_command", args: { command: "node hello.js" } }] },
     { content: "Wrote hello.js and ran it: it printed hello from studio." },
   ],
@@ -56,14 +59,20 @@ const PLANS: Record<string, ScriptStep[]> = {
     { content: "Done." },
   ],
   [LONG_SEARCH]: [
-    ...Array.from({ length: LONG_STEPS }, (_, i): ScriptStep => ({ toolCalls: [{ name: "find_files", args: { pattern: `*.conf${i}` } }] })),
+    ...Array.from(
+      { length: LONG_STEPS },
+      (_, i): ScriptStep => ({ toolCalls: [{ name: "find_files", args: { pattern: `*.conf${i}` } }] }),
+    ),
     { content: "There are no config files." },
   ],
 };
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part === "string" ? part : String((part as { text?: string }).text ?? ""))).join("");
+  if (Array.isArray(content))
+    return content
+      .map((part) => (typeof part === "string" ? part : String((part as { text?: string }).text ?? "")))
+      .join("");
   return "";
 }
 
@@ -72,7 +81,10 @@ const NOTES_V1 = "Write notes v1.";
 const NOTES_V2 = "Write notes v2.";
 const COPY_NOTES = "Copy the notes.";
 const TRAVEL_PLANS: Record<string, ScriptStep[]> = {
-  [NOTES_V1]: [{ toolCalls: [{ name: "write_file", args: { filePath: "notes.txt", content: "v1\n" } }] }, { content: "Wrote v1." }],
+  [NOTES_V1]: [
+    { toolCalls: [{ name: "write_file", args: { filePath: "notes.txt", content: "v1\n" } }] },
+    { content: "Wrote v1." },
+  ],
   [NOTES_V2]: [
     {
       toolCalls: [
@@ -82,7 +94,10 @@ const TRAVEL_PLANS: Record<string, ScriptStep[]> = {
     },
     { content: "Wrote v2." },
   ],
-  [COPY_NOTES]: [{ toolCalls: [{ name: "execute_command", args: { command: "cp notes.txt copy.txt" } }] }, { content: "Copied." }],
+  [COPY_NOTES]: [
+    { toolCalls: [{ name: "execute_command", args: { command: "cp notes.txt copy.txt" } }] },
+    { content: "Copied." },
+  ],
 };
 
 function travelStep(request: ChatRequest): ScriptStep | undefined {
@@ -226,7 +241,8 @@ beforeAll(async () => {
   studio.stderr!.on("data", (d: Buffer) => (output += d.toString()));
   await waitFor(
     async () => {
-      if (studio!.exitCode !== null || studio!.signalCode !== null) throw new Error(`npm run studio exited early:\n${output}`);
+      if (studio!.exitCode !== null || studio!.signalCode !== null)
+        throw new Error(`npm run studio exited early:\n${output}`);
       return (await accepts(`${apiUrl}/ok`)) && output.includes("mini-cursor is ready for LangGraph Studio");
     },
     STARTUP_DEADLINE_MS,
@@ -299,9 +315,13 @@ test(
     };
     expect(paused.__interrupt__!.map((i) => i.value)).toEqual([request]);
     expect(state.tasks.flatMap((t) => t.interrupts).map((i) => i.value)).toEqual([request]);
-    expect(model.requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")?.content) === WRITE_AND_RUN)).toHaveLength(2);
+    expect(
+      model.requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")?.content) === WRITE_AND_RUN),
+    ).toHaveLength(2);
 
-    const finished = (await client.runs.wait(thread.thread_id, assistantId, { command: { resume: { decision: "approve", secret: approvalCode() } } })) as AgentValues;
+    const finished = (await client.runs.wait(thread.thread_id, assistantId, {
+      command: { resume: { decision: "approve", secret: approvalCode() } },
+    })) as AgentValues;
     timings.approvalRunMs = Date.now() - started;
     expect(finished.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "tool", "ai"]);
 
@@ -311,20 +331,28 @@ test(
     const messages = final.values.messages;
     expect(messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "tool", "ai"]);
     expect(textOf(messages[0]!.content)).toBe(WRITE_AND_RUN);
-    expect(messages[1]!.tool_calls!.map((c) => [c.name, c.args])).toEqual([["write_file", { filePath: "hello.js", content: HELLO_JS }]]);
+    expect(messages[1]!.tool_calls!.map((c) => [c.name, c.args])).toEqual([
+      ["write_file", { filePath: "hello.js", content: HELLO_JS }],
+    ]);
     expect(messages[2]).toMatchObject({ name: "write_file", tool_call_id: messages[1]!.tool_calls![0]!.id });
     expect(textOf(messages[2]!.content)).toMatch(/Created hello\.js/i);
-    expect(messages[3]!.tool_calls!.map((c) => [c.name, c.args])).toEqual([["execute_command", { command: "node hello.js" }]]);
+    expect(messages[3]!.tool_calls!.map((c) => [c.name, c.args])).toEqual([
+      ["execute_command", { command: "node hello.js" }],
+    ]);
     expect(messages[4]).toMatchObject({ name: "execute_command", tool_call_id: call.id });
     expect(messages[4]!.status).not.toBe("error");
     expect(textOf(messages[4]!.content)).toContain("hello from studio");
     expect(textOf(messages[5]!.content)).toBe("Wrote hello.js and ran it: it printed hello from studio.");
 
     // Three model requests for this task, with the model and tools of the environment.
-    const requests = model.requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")?.content) === WRITE_AND_RUN);
+    const requests = model.requests.filter(
+      (r) => textOf(r.messages.find((m) => m.role === "user")?.content) === WRITE_AND_RUN,
+    );
     expect(requests).toHaveLength(3);
     expect(requests.map((r) => r.model)).toEqual(["gpt-5-mini", "gpt-5-mini", "gpt-5-mini"]);
-    expect(requests[0]!.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(["read_file", "write_file", "execute_command"]));
+    expect(requests[0]!.tools?.map((t) => t.function.name)).toEqual(
+      expect.arrayContaining(["read_file", "write_file", "execute_command"]),
+    );
     expect(textOf(requests[0]!.messages[0]!.content)).toContain(`Workspace root: ${workspace.dir}`);
   },
   RUN_DEADLINE_MS * 2,
@@ -374,9 +402,14 @@ test(
     expect(existsSync(path.join(workspace.dir, "pwned.txt"))).toBe(false);
 
     const preflight = (origin: string) =>
-      fetch(`${apiUrl}/threads/search`, { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": "POST" } });
+      fetch(`${apiUrl}/threads/search`, {
+        method: "OPTIONS",
+        headers: { Origin: origin, "Access-Control-Request-Method": "POST" },
+      });
     expect((await preflight("https://evil.example")).headers.get("access-control-allow-origin")).toBeNull();
-    expect((await preflight("https://smith.langchain.com")).headers.get("access-control-allow-origin")).toBe("https://smith.langchain.com");
+    expect((await preflight("https://smith.langchain.com")).headers.get("access-control-allow-origin")).toBe(
+      "https://smith.langchain.com",
+    );
   },
   RUN_DEADLINE_MS * 2,
 );
@@ -411,7 +444,9 @@ test(
 
     // Updates: agent, tools, agent, tools, agent (full-auto: no approval pause). Each step starts
     // with the compact node (nothing to compact here) and may pass through approve.
-    const updates = events.filter((e) => e.event === "updates").map((e) => e.data as Record<string, { messages?: ApiMessage[] }>);
+    const updates = events
+      .filter((e) => e.event === "updates")
+      .map((e) => e.data as Record<string, { messages?: ApiMessage[] }>);
     const nodes = updates.flatMap((u) => Object.keys(u)).filter((n) => n !== "approve" && n !== "compact");
     expect(nodes).toEqual(["agent", "tools", "agent", "tools", "agent"]);
     expect(updates.some((u) => "__interrupt__" in u)).toBe(false);
@@ -424,7 +459,9 @@ test(
     expect(await accepts(backgroundUrl)).toBe(true);
 
     // The run's configuration chose the model.
-    const requests = model.requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")?.content) === START_SERVER);
+    const requests = model.requests.filter(
+      (r) => textOf(r.messages.find((m) => m.role === "user")?.content) === START_SERVER,
+    );
     expect(requests.map((r) => r.model)).toEqual(["scripted-model", "scripted-model", "scripted-model"]);
     const final = (await client.threads.getState(thread.thread_id)) as ThreadState<AgentValues>;
     expect(final.values.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "tool", "ai"]);
@@ -443,7 +480,9 @@ test(
     })) as AgentValues;
     expect(values.messages.filter((m) => m.type === "tool")).toHaveLength(LONG_STEPS);
     expect(textOf(values.messages[values.messages.length - 1]!.content)).toBe("There are no config files.");
-    const requests = model.requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")?.content) === LONG_SEARCH);
+    const requests = model.requests.filter(
+      (r) => textOf(r.messages.find((m) => m.role === "user")?.content) === LONG_SEARCH,
+    );
     expect(requests).toHaveLength(LONG_STEPS + 1);
     expect(new Set(requests.map((r) => r.model))).toEqual(new Set(["scripted-model"]));
   },
@@ -455,8 +494,14 @@ test(
   async () => {
     const thread = await client.threads.create();
     const config = { configurable: { approval: "full-auto" } };
-    await client.runs.wait(thread.thread_id, assistantId, { input: { messages: [{ type: "human", content: NOTES_V1 }] }, config });
-    await client.runs.wait(thread.thread_id, assistantId, { input: { messages: [{ type: "human", content: NOTES_V2 }] }, config });
+    await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: NOTES_V1 }] },
+      config,
+    });
+    await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: NOTES_V2 }] },
+      config,
+    });
     expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v2\n");
     expect(readFileSync(path.join(workspace.dir, "extra.txt"), "utf8")).toBe("extra\n");
     // The checkpoint where the first request had finished, as Studio's history shows it.
@@ -468,7 +513,9 @@ test(
       config,
       checkpoint: endOfFirst!.checkpoint,
     })) as AgentValues;
-    expect(forked.messages.map((m) => textOf(m.content)).filter((t) => t.startsWith("Wrote") || t === "Copied.")).toEqual(["Wrote v1.", "Copied."]);
+    expect(
+      forked.messages.map((m) => textOf(m.content)).filter((t) => t.startsWith("Wrote") || t === "Copied."),
+    ).toEqual(["Wrote v1.", "Copied."]);
     // The command saw v1: the files went back before the run continued; the file v2 created is gone.
     expect(readFileSync(path.join(workspace.dir, "copy.txt"), "utf8")).toBe("v1\n");
     expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v1\n");
@@ -477,22 +524,30 @@ test(
   RUN_DEADLINE_MS * 3,
 );
 
-test("Studio's assistant panel gets the configuration fields", async () => {
-  const s = await Promise.race([
-    schemas!,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error("schemas did not arrive in time")), SCHEMA_DEADLINE_MS).unref()),
-  ]);
-  const config = s.config_schema as { properties: Record<string, { type?: string; enum?: string[]; description?: string }> };
-  expect(Object.keys(config.properties).sort()).toEqual(["approval", "maxSteps", "model", "workspace"]);
-  expect(config.properties.approval!.enum!.sort()).toEqual(["auto-edit", "full-auto", "plan", "suggest"]);
-  expect(config.properties.maxSteps!.type).toBe("number");
-  expect(config.properties.model!.description).toMatch(/MINI_CURSOR_MODEL/);
-  const input = s.input_schema as { properties: Record<string, unknown> };
-  expect(Object.keys(input.properties)).toContain("messages");
-  // The model's todo list is a state field, so Studio's state view shows it.
-  const state = s.state_schema as { properties: Record<string, unknown> };
-  expect(Object.keys(state.properties)).toEqual(expect.arrayContaining(["messages", "alwaysAllow", "todos"]));
-}, SCHEMA_DEADLINE_MS + 10_000);
+test(
+  "Studio's assistant panel gets the configuration fields",
+  async () => {
+    const s = await Promise.race([
+      schemas!,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("schemas did not arrive in time")), SCHEMA_DEADLINE_MS).unref(),
+      ),
+    ]);
+    const config = s.config_schema as {
+      properties: Record<string, { type?: string; enum?: string[]; description?: string }>;
+    };
+    expect(Object.keys(config.properties).sort()).toEqual(["approval", "maxSteps", "model", "workspace"]);
+    expect(config.properties.approval!.enum!.sort()).toEqual(["auto-edit", "full-auto", "plan", "suggest"]);
+    expect(config.properties.maxSteps!.type).toBe("number");
+    expect(config.properties.model!.description).toMatch(/MINI_CURSOR_MODEL/);
+    const input = s.input_schema as { properties: Record<string, unknown> };
+    expect(Object.keys(input.properties)).toContain("messages");
+    // The model's todo list is a state field, so Studio's state view shows it.
+    const state = s.state_schema as { properties: Record<string, unknown> };
+    expect(Object.keys(state.properties)).toEqual(expect.arrayContaining(["messages", "alwaysAllow", "todos"]));
+  },
+  SCHEMA_DEADLINE_MS + 10_000,
+);
 
 test(
   "stopping the server stops its whole process tree and the background processes its runs left",
@@ -504,7 +559,11 @@ test(
     // exits) must not cut its shutdown short.
     await waitFor(() => output.includes("Flushing to persistent storage"), STOP_DEADLINE_MS, 20);
     killStudio("SIGTERM");
-    await waitFor(() => processesIn(project.dir).length === 0 && !groupAlive(studio!.pid!), STOP_DEADLINE_MS, 100).catch((err: Error) => {
+    await waitFor(
+      () => processesIn(project.dir).length === 0 && !groupAlive(studio!.pid!),
+      STOP_DEADLINE_MS,
+      100,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}: still running ${processesIn(project.dir).join(", ")}\n${output.slice(-3000)}`);
     });
     timings.stopMs = Date.now() - started;

@@ -48,13 +48,23 @@ describe("createTool: the one wrapper", () => {
 
   test("a failure is a ToolMessage with status error, its details as the artifact, secrets blanked", async () => {
     const message = (await built.invoke(call("bad-1"))) as ToolMessage;
-    expect(message).toMatchObject({ status: "error", name: "lookup", tool_call_id: "call-bad-1", artifact: { exitCode: 3 } });
+    expect(message).toMatchObject({
+      status: "error",
+      name: "lookup",
+      tool_call_id: "call-bad-1",
+      artifact: { exitCode: 3 },
+    });
     expect(message.content).toBe("Error: no entry for bad-1 (token [redacted]).");
     expect(await built.invoke({ key: "bad-2" })).toBe("Error: no entry for bad-2 (token [redacted]).");
   });
 
   test("arguments that do not match the schema are an error result, not a crash", async () => {
-    const message = (await built.invoke({ id: "c1", name: "lookup", args: { key: 42 }, type: "tool_call" })) as ToolMessage;
+    const message = (await built.invoke({
+      id: "c1",
+      name: "lookup",
+      args: { key: 42 },
+      type: "tool_call",
+    })) as ToolMessage;
     expect(message.status).toBe("error");
     expect(String(message.content)).toMatch(/^Error: Received tool input did not match expected schema/);
   });
@@ -96,7 +106,12 @@ describe.each(["graph", "loop"] as const)("a failed call through the %s engine",
       saved = async () => (await graph.getState({ configurable: { thread_id: "t1" } })).values.messages;
     } else {
       const { threads, memory } = inMemoryLoopThreads();
-      engine = createLoopEngine({ runtime: createRuntime(settings, { model, tools }), meta, modelSettings: settings, memory });
+      engine = createLoopEngine({
+        runtime: createRuntime(settings, { model, tools }),
+        meta,
+        modelSettings: settings,
+        memory,
+      });
       saved = async () => threads.get("t1")?.messages ?? [];
     }
     const pretty = new PassThrough();
@@ -105,20 +120,32 @@ describe.each(["graph", "loop"] as const)("a failed call through the %s engine",
     let jsonl = "";
     pretty.on("data", (d: Buffer) => (trace += d.toString()));
     json.on("data", (d: Buffer) => (jsonl += d.toString()));
-    const renderers = [createPrettyRenderer({ color: false, spinner: false, verbose: false, out: pretty }), createJsonRenderer({ verbose: false, out: json })];
+    const renderers = [
+      createPrettyRenderer({ color: false, spinner: false, verbose: false, out: pretty }),
+      createJsonRenderer({ verbose: false, out: json }),
+    ];
     const events: AgentEvent[] = [];
     const emit = (e: AgentEvent) => {
       events.push(e);
       for (const r of renderers) r.event(e);
     };
-    const summary = await engine.run({ task: "look it up", threadId: "t1", emit, approver: async () => ({ decision: "deny" }) });
+    const summary = await engine.run({
+      task: "look it up",
+      threadId: "t1",
+      emit,
+      approver: async () => ({ decision: "deny" }),
+    });
     expect(summary.reason).toBe("done");
 
     const content = "Error: no entry for bad-key (token [redacted]).";
     // The trace: ✗ with the exit code from the failure's details.
     expect(trace).toMatch(/\n {2}✗ lookup exit 3, 1 lines, /);
     // --json: the tool_result line.
-    const line = jsonl.split("\n").filter(Boolean).map((l) => JSON.parse(l) as AgentEvent).find((e) => e.type === "tool_result");
+    const line = jsonl
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as AgentEvent)
+      .find((e) => e.type === "tool_result");
     expect(line).toMatchObject({ type: "tool_result", name: "lookup", status: "error", exitCode: 3, content });
     // The saved state (Studio's view of the thread).
     const stored = (await saved()).filter((m): m is ToolMessage => ToolMessage.isInstance(m));

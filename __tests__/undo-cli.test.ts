@@ -17,7 +17,10 @@ describe.each(["graph", "loop"] as const)("%s engine", (engine) => {
   test(
     "--undo refuses to overwrite a hand edit off a terminal, --force overwrites it, and a session lists and rewinds turns",
     async () => {
-      const cli = (...args: string[]) => runCli(["--workspace", tmp.dir, "--engine", engine, "--thread", "demo", ...args], { timeoutMs: CLI_DEADLINE_MS });
+      const cli = (...args: string[]) =>
+        runCli(["--workspace", tmp.dir, "--engine", engine, "--thread", "demo", ...args], {
+          timeoutMs: CLI_DEADLINE_MS,
+        });
       expect((await cli("create a file a.txt with content A")).code).toBe(0);
       expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("A");
       writeFileSync(path.join(tmp.dir, "a.txt"), "by hand");
@@ -32,7 +35,9 @@ describe.each(["graph", "loop"] as const)("%s engine", (engine) => {
 
       const forced = await cli("--undo", "--force");
       expect(forced.code).toBe(0);
-      expect(forced.stdout + forced.stderr).toContain("Undid turn 1: create a file a.txt with content A\nFiles (1):\n  removed    a.txt");
+      expect(forced.stdout + forced.stderr).toContain(
+        "Undid turn 1: create a file a.txt with content A\nFiles (1):\n  removed    a.txt",
+      );
       expect(existsSync(path.join(tmp.dir, "a.txt"))).toBe(false);
 
       const nothing = await cli("--undo");
@@ -44,8 +49,12 @@ describe.each(["graph", "loop"] as const)("%s engine", (engine) => {
         timeoutMs: CLI_DEADLINE_MS,
       });
       expect(session.code).toBe(0);
-      expect(session.stdout).toContain("Turns (/rewind <n> goes back to before turn n):\n    1  create a file b.txt with content B\n    2  create a file c.txt with content C");
-      expect(session.stdout).toContain("Undid turn 2: create a file c.txt with content C\nFiles (1):\n  removed    c.txt\nUndid turn 1: create a file b.txt with content B\nFiles (1):\n  removed    b.txt");
+      expect(session.stdout).toContain(
+        "Turns (/rewind <n> goes back to before turn n):\n    1  create a file b.txt with content B\n    2  create a file c.txt with content C",
+      );
+      expect(session.stdout).toContain(
+        "Undid turn 2: create a file c.txt with content C\nFiles (1):\n  removed    c.txt\nUndid turn 1: create a file b.txt with content B\nFiles (1):\n  removed    b.txt",
+      );
       expect(existsSync(path.join(tmp.dir, "b.txt"))).toBe(false);
       expect(existsSync(path.join(tmp.dir, "c.txt"))).toBe(false);
     },
@@ -56,5 +65,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (engine) => {
 test("--undo without a thread is a usage error", async () => {
   const r = await runCli(["--workspace", tmp.dir, "--undo"]);
   expect(r.code).toBe(2);
-  expect(r.stderr).toBe("mini-cursor: --undo needs the thread: add --thread <id> or --continue (--threads lists them).\n");
+  expect(r.stderr).toBe(
+    "mini-cursor: --undo needs the thread: add --thread <id> or --continue (--threads lists them).\n",
+  );
 });

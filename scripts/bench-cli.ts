@@ -36,9 +36,25 @@ const miniCursorTask = (workspace: string, task: string) => ["--workspace", work
 
 /** `npm start`, the installed `mini-cursor` command (its bin, scripts/start.mjs), and the bundle alone. */
 export const LAUNCHERS = {
-  npmStart: { label: "npm start", cmd: "npm", args: ["start", "--silent", "--"], task: miniCursorTask, inProject: true },
-  bin: { label: "mini-cursor (bin: scripts/start.mjs)", cmd: process.execPath, args: [path.join(ROOT, "scripts", "start.mjs")], task: miniCursorTask },
-  bundle: { label: "node dist/cli.bundle.cjs", cmd: process.execPath, args: [path.join(ROOT, "dist", "cli.bundle.cjs")], task: miniCursorTask },
+  npmStart: {
+    label: "npm start",
+    cmd: "npm",
+    args: ["start", "--silent", "--"],
+    task: miniCursorTask,
+    inProject: true,
+  },
+  bin: {
+    label: "mini-cursor (bin: scripts/start.mjs)",
+    cmd: process.execPath,
+    args: [path.join(ROOT, "scripts", "start.mjs")],
+    task: miniCursorTask,
+  },
+  bundle: {
+    label: "node dist/cli.bundle.cjs",
+    cmd: process.execPath,
+    args: [path.join(ROOT, "dist", "cli.bundle.cjs")],
+    task: miniCursorTask,
+  },
 } satisfies Record<string, Launcher>;
 
 /**
@@ -88,7 +104,14 @@ interface Exit {
  * Runs a command in its own process group to its end; past the deadline the group is killed and
  * the run fails, or, with `stopAtDeadline`, ends as if it had exited.
  */
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, deadlineMs = RUN_DEADLINE_MS, stopAtDeadline = false): Promise<Exit> {
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd = ROOT,
+  deadlineMs = RUN_DEADLINE_MS,
+  stopAtDeadline = false,
+): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let stdout = "";
@@ -120,13 +143,19 @@ export async function launchToFirstRequest(launcher: Launcher): Promise<number> 
   const home = codexHome;
   if (launcher.codex) writeCodexConfig(home, server.url);
   try {
-    const env = cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench", ...launcher.env, ...(launcher.codex ? { CODEX_HOME: home } : {}) });
+    const env = cleanEnv({
+      OPENAI_BASE_URL: server.url,
+      OPENAI_API_KEY: "bench",
+      ...launcher.env,
+      ...(launcher.codex ? { CODEX_HOME: home } : {}),
+    });
     const started = performance.now();
     const args = [...launcher.args, ...launcher.task(workspace, "say hello")];
     // Only the first request is timed: a launcher that lingers after it (retrying, say) is stopped.
     const exit = await run(launcher.cmd, args, env, launcher.inProject ? ROOT : workspace, LAUNCH_DEADLINE_MS, true);
     const first = server.requests.reduce((min, r) => Math.min(min, r.arrivedAt), Infinity);
-    if (first === Infinity) throw new Error(`${launcher.label} sent no model request (exit ${exit.code})\n${exit.stderr.slice(-2000)}`);
+    if (first === Infinity)
+      throw new Error(`${launcher.label} sent no model request (exit ${exit.code})\n${exit.stderr.slice(-2000)}`);
     return first - started;
   } finally {
     await server.close();
@@ -142,7 +171,10 @@ const STEP_TEXT = "Reading the next file.";
 export function oneReadScript(steps: number): BenchScript {
   return (_request, index) =>
     index < steps - 1
-      ? { content: STEP_TEXT, toolCalls: [{ name: "read_file", args: { filePath: READ_FILES[index % READ_FILES.length]! } }] }
+      ? {
+          content: STEP_TEXT,
+          toolCalls: [{ name: "read_file", args: { filePath: READ_FILES[index % READ_FILES.length]! } }],
+        }
       : { content: "All done." };
 }
 
@@ -171,21 +203,43 @@ export async function runSteps(engine: "graph" | "loop", steps: number): Promise
   const server = await startBenchServer(oneReadScript(steps));
   const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-steps-"));
   try {
-    for (const [i, name] of READ_FILES.entries()) writeFileSync(path.join(workspace, name), `note ${i}: ${"a short line of notes\n".repeat(5)}`);
+    for (const [i, name] of READ_FILES.entries())
+      writeFileSync(path.join(workspace, name), `note ${i}: ${"a short line of notes\n".repeat(5)}`);
     const args = [
       path.join(ROOT, "dist", "cli.bundle.cjs"),
-      ...["--workspace", workspace, "--json", "--engine", engine, "--approval", "full-auto", "--max-steps", String(steps + 5), "--thread", "bench"],
+      ...[
+        "--workspace",
+        workspace,
+        "--json",
+        "--engine",
+        engine,
+        "--approval",
+        "full-auto",
+        "--max-steps",
+        String(steps + 5),
+        "--thread",
+        "bench",
+      ],
       "read the notes",
     ];
-    const exit = await run(process.execPath, args, cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench" }), workspace);
+    const exit = await run(
+      process.execPath,
+      args,
+      cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench" }),
+      workspace,
+    );
     const chats: TimedRequest[] = server.requests.filter((r) => r.path.endsWith("/chat/completions"));
     if (exit.code !== 0 || chats.length !== steps) {
-      throw new Error(`${engine} × ${steps}: exit ${exit.code} after ${chats.length} requests\n${exit.stderr.slice(-2000)}\n${exit.stdout.slice(-2000)}`);
+      throw new Error(
+        `${engine} × ${steps}: exit ${exit.code} after ${chats.length} requests\n${exit.stderr.slice(-2000)}\n${exit.stdout.slice(-2000)}`,
+      );
     }
     const last = chats.reduce((a, b) => (b.arrivedAt > a.arrivedAt ? b : a));
     const stateDir = path.join(workspace, ".mini-cursor");
     const storedBytes =
-      engine === "graph" ? bytesUnder(stateDir, (n) => n.startsWith("state.sqlite")) : bytesUnder(path.join(stateDir, "loop-threads"));
+      engine === "graph"
+        ? bytesUnder(stateDir, (n) => n.startsWith("state.sqlite"))
+        : bytesUnder(path.join(stateDir, "loop-threads"));
     return { engine, steps, clientMsPerStep: clientMsPerStep(chats), wireBytes: last.messagesBytes, storedBytes };
   } finally {
     await server.close();
@@ -232,9 +286,16 @@ export async function measureStudio(debugSchemas = false): Promise<StudioResult>
   const env = cleanEnv({ MINI_CURSOR_WORKSPACE: workspace, LANGGRAPH_CLI_NO_ANALYTICS: "1" });
   for (const key of Object.keys(env)) if (key.startsWith("LANGSMITH_") || key.startsWith("LANGCHAIN_")) delete env[key];
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, "scripts", "studio.mjs"), "--port", String(port), "--no-reload"], {
-    cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, "scripts", "studio.mjs"), "--port", String(port), "--no-reload"],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
   let output = "";
   child.stdout.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr.on("data", (d: Buffer) => (output += d.toString()));
@@ -243,14 +304,27 @@ export async function measureStudio(debugSchemas = false): Promise<StudioResult>
     const alive = () => {
       if (child.exitCode !== null) throw new Error(`the Studio dev server exited early:\n${output.slice(-2000)}`);
     };
-    const readyAt = await until(async () => (alive(), (await fetch(`${api}/ok`)).ok ? performance.now() : undefined), STUDIO_DEADLINE_MS, "the dev server's /ok");
-    const post = await fetch(`${api}/assistants/search`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ graph_id: "agent" }) });
+    const readyAt = await until(
+      async () => (alive(), (await fetch(`${api}/ok`)).ok ? performance.now() : undefined),
+      STUDIO_DEADLINE_MS,
+      "the dev server's /ok",
+    );
+    const post = await fetch(`${api}/assistants/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ graph_id: "agent" }),
+    });
     const [assistant] = (await post.json()) as Array<{ assistant_id: string }>;
     if (!assistant) throw new Error(`the dev server lists no assistant for the graph "agent":\n${output.slice(-2000)}`);
-    const res = await fetch(`${api}/assistants/${assistant.assistant_id}/schemas`, { signal: AbortSignal.timeout(STUDIO_DEADLINE_MS) });
+    const res = await fetch(`${api}/assistants/${assistant.assistant_id}/schemas`, {
+      signal: AbortSignal.timeout(STUDIO_DEADLINE_MS),
+    });
     const schemaAt = performance.now();
     if (!res.ok) throw new Error(`schemas: HTTP ${res.status} ${await res.text()}\n${output.slice(-2000)}`);
-    const body = (await res.json()) as { state_schema?: { properties?: object }; config_schema?: { properties?: object } };
+    const body = (await res.json()) as {
+      state_schema?: { properties?: object };
+      config_schema?: { properties?: object };
+    };
     if (debugSchemas) process.stderr.write(`${JSON.stringify(body, null, 1)}\n`);
     return {
       readyMs: readyAt - started,

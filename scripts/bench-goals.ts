@@ -59,7 +59,10 @@ export function formatGoals(goals: readonly Goal[]): string[] {
  * Interleaves runs of several commands (a, b, c, a, b, c, …) so slow drift on a shared machine
  * falls on all of them alike; returns each command's measurements in run order.
  */
-export async function interleave<K extends string>(rounds: number, runs: Record<K, () => Promise<number>>): Promise<Record<K, number[]>> {
+export async function interleave<K extends string>(
+  rounds: number,
+  runs: Record<K, () => Promise<number>>,
+): Promise<Record<K, number[]>> {
   const out = Object.fromEntries(Object.keys(runs).map((k) => [k, [] as number[]])) as Record<K, number[]>;
   for (let i = 0; i < rounds; i++) for (const key of Object.keys(runs) as K[]) out[key].push(await runs[key]());
   return out;

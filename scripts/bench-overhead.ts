@@ -50,20 +50,37 @@ export async function measureOverhead(variant: Variant, steps: number): Promise<
   const workspace = workspaceWithFiles();
   try {
     const settings: GraphSettings = {
-      workspace, model: "bench", provider: "offline", requestTimeoutMs: 10_000, maxRetries: 0,
-      approval: "full-auto", maxSteps: steps + 1, contextTokens: 10_000_000,
+      workspace,
+      model: "bench",
+      provider: "offline",
+      requestTimeoutMs: 10_000,
+      maxRetries: 0,
+      approval: "full-auto",
+      maxSteps: steps + 1,
+      contextTokens: 10_000_000,
     };
     // Alternating spellings of the root keep the loop guard (identical calls in a row) out of it.
-    const model = new BenchModel(steps, (step) => [{ name: "list_directory", args: { directoryPath: step % 2 ? "." : "./" } }]);
+    const model = new BenchModel(steps, (step) => [
+      { name: "list_directory", args: { directoryPath: step % 2 ? "." : "./" } },
+    ]);
     const tools = createTools({ workspace });
     const meta = { engine: variant, model: "bench", provider: "offline", workspace };
     let engine: Engine;
     let checkpointer: BaseCheckpointSaver | undefined;
     let graph: ReturnType<typeof createGraph> | undefined;
     if (variant === "loop") {
-      engine = createLoopEngine({ runtime: { ...createRuntime(settings, { model, tools }), workspace }, meta, modelSettings: settings });
+      engine = createLoopEngine({
+        runtime: { ...createRuntime(settings, { model, tools }), workspace },
+        meta,
+        modelSettings: settings,
+      });
     } else {
-      checkpointer = variant === "graph+memory" ? new MemorySaver() : variant === "graph+sqlite" ? createSqliteCheckpointer(workspace) : undefined;
+      checkpointer =
+        variant === "graph+memory"
+          ? new MemorySaver()
+          : variant === "graph+sqlite"
+            ? createSqliteCheckpointer(workspace)
+            : undefined;
       graph = createGraph(settings, { model, tools, checkpointer });
       engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: "full-auto", maxSteps: steps + 1 });
     }
@@ -72,9 +89,15 @@ export async function measureOverhead(variant: Variant, steps: number): Promise<
       if (e.type === "tool_result") toolMs += e.durationMs;
     };
     const started = performance.now();
-    const summary = await engine.run({ task: "bench", threadId: "bench", emit, approver: async () => ({ decision: "approve" }) });
+    const summary = await engine.run({
+      task: "bench",
+      threadId: "bench",
+      emit,
+      approver: async () => ({ decision: "approve" }),
+    });
     const wallMs = performance.now() - started;
-    if (summary.reason !== "done" || summary.steps !== steps) throw new Error(`${variant}: ${summary.reason} after ${summary.steps} steps`);
+    if (summary.reason !== "done" || summary.steps !== steps)
+      throw new Error(`${variant}: ${summary.reason} after ${summary.steps} steps`);
 
     let transcript: unknown[] = [];
     let storageBytes: number | undefined;
@@ -92,9 +115,14 @@ export async function measureOverhead(variant: Variant, steps: number): Promise<
     }
     const transcriptBytes = Buffer.byteLength(JSON.stringify(transcript));
     return {
-      variant, steps, wallMs, modelMs: model.modelMs, toolMs,
+      variant,
+      steps,
+      wallMs,
+      modelMs: model.modelMs,
+      toolMs,
       perStepMs: (wallMs - model.modelMs - toolMs) / steps,
-      storageBytes, transcriptBytes,
+      storageBytes,
+      transcriptBytes,
     };
   } finally {
     rmSync(workspace, { recursive: true, force: true });

@@ -18,15 +18,24 @@ async function main(): Promise<void> {
   let detail = "";
   if (kind === "read-tail") {
     const total = Number(extra);
-    const text = String(await tools.read_file.invoke({ filePath: path.basename(arg), offset: Math.max(1, total - 19), limit: 20 }));
+    const text = String(
+      await tools.read_file.invoke({ filePath: path.basename(arg), offset: Math.max(1, total - 19), limit: 20 }),
+    );
     detail = text.split("\n").at(-1) ?? "";
   } else if (kind === "flood") {
-    const text = String(await tools.execute_command.invoke({ command: "yes 'mini-cursor flood line' | head -c 1000000000", timeoutMs: 600_000 }));
+    const text = String(
+      await tools.execute_command.invoke({
+        command: "yes 'mini-cursor flood line' | head -c 1000000000",
+        timeoutMs: 600_000,
+      }),
+    );
     detail = text.split("\n").find((l) => l.includes("omitted")) ?? text.split("\n")[0]!;
   }
   const ms = performance.now() - started;
   await tools.processes.stopAll();
-  process.stdout.write(`${JSON.stringify({ ms, peakRssBytes: process.resourceUsage().maxRSS * 1024, baselineRssBytes, detail })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ms, peakRssBytes: process.resourceUsage().maxRSS * 1024, baselineRssBytes, detail })}\n`,
+  );
 }
 
 main().then(

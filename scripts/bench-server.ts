@@ -44,12 +44,26 @@ function writeEvent(res: ServerResponse, data: string): Promise<void> {
   return new Promise((resolve) => res.write(data, () => resolve()));
 }
 
-async function answer(req: IncomingMessage, res: ServerResponse, script: BenchScript, requests: TimedRequest[], index: number): Promise<void> {
+async function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  script: BenchScript,
+  requests: TimedRequest[],
+  index: number,
+): Promise<void> {
   const arrivedAt = performance.now();
   const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
   const body = req.method === "POST" ? await readBody(req) : "";
   const record = (messagesBytes: number) =>
-    res.once("finish", () => requests.push({ path, arrivedAt, finishedAt: performance.now(), bodyBytes: Buffer.byteLength(body), messagesBytes }));
+    res.once("finish", () =>
+      requests.push({
+        path,
+        arrivedAt,
+        finishedAt: performance.now(),
+        bodyBytes: Buffer.byteLength(body),
+        messagesBytes,
+      }),
+    );
   if (req.method !== "POST") {
     res.writeHead(404).end();
     return;
@@ -62,7 +76,12 @@ async function answer(req: IncomingMessage, res: ServerResponse, script: BenchSc
   const request = JSON.parse(body) as ChatRequest;
   record(Buffer.byteLength(JSON.stringify(request.messages)));
   const step = script(request, index);
-  const events = streamEvents(step, request.model, `chatcmpl-${randomUUID()}`, Boolean(request.stream_options?.include_usage));
+  const events = streamEvents(
+    step,
+    request.model,
+    `chatcmpl-${randomUUID()}`,
+    Boolean(request.stream_options?.include_usage),
+  );
   if (!request.stream) throw new Error("the bench server answers streamed requests only");
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   for (const event of events) await writeEvent(res, `data: ${event}\n\n`);
@@ -76,7 +95,10 @@ export async function startBenchServer(script: BenchScript): Promise<BenchServer
   const server = http.createServer((req, res) => {
     const index = req.method === "POST" && (req.url ?? "").includes("/chat/completions") ? chats++ : -1;
     answer(req, res, script, requests, index).catch((err: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: String(err) } }));
+      if (!res.headersSent)
+        res
+          .writeHead(500, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { message: String(err) } }));
       else res.destroy();
     });
   });

@@ -43,7 +43,8 @@ function generate(root: string, files: number): void {
     writeFileSync(path.join(dir, `file${i}.ts`), `export const value${i} = ${i};\n// ${"x".repeat(200)}\n`);
   }
   mkdirSync(path.join(root, "node_modules", "dep"), { recursive: true });
-  for (let i = 0; i < IGNORED_FILES; i++) writeFileSync(path.join(root, "node_modules", "dep", `f${i}.js`), `module.exports = ${i};\n`);
+  for (let i = 0; i < IGNORED_FILES; i++)
+    writeFileSync(path.join(root, "node_modules", "dep", `f${i}.js`), `module.exports = ${i};\n`);
 }
 
 async function timed(work: () => Promise<unknown>): Promise<number> {

@@ -25,7 +25,12 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, NO_COLOR: "1", MINI_CURSOR_DOTENV: "off", ...extra };
 }
 
-function runToExit(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<{ code: number | null; stdout: string }> {
+function runToExit(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd = ROOT,
+): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "ignore"] });
     let stdout = "";
@@ -46,7 +51,11 @@ async function timeToFirstRequest(cmd: string, args: string[], runs: number): Pr
     });
     const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-cold-"));
     const started = performance.now();
-    await runToExit(cmd, [...args, "--workspace", workspace, "--json", "say hello"], cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench" }));
+    await runToExit(
+      cmd,
+      [...args, "--workspace", workspace, "--json", "say hello"],
+      cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench" }),
+    );
     await server.close();
     rmSync(workspace, { recursive: true, force: true });
     if (!firstAt) throw new Error(`${cmd} ${args.join(" ")} sent no model request`);
@@ -90,12 +99,26 @@ export async function measureParallelCommands(count: number): Promise<number> {
   const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-par-"));
   try {
     const settings: GraphSettings = {
-      workspace, model: "bench", provider: "offline", requestTimeoutMs: 10_000, maxRetries: 0,
-      approval: "full-auto", maxSteps: 5, contextTokens: 1_000_000,
+      workspace,
+      model: "bench",
+      provider: "offline",
+      requestTimeoutMs: 10_000,
+      maxRetries: 0,
+      approval: "full-auto",
+      maxSteps: 5,
+      contextTokens: 1_000_000,
     };
-    const model = new BenchModel(2, () => Array.from({ length: count }, (_, i) => ({ name: "execute_command", args: { command: `sleep 1; echo ${i}` } })));
+    const model = new BenchModel(2, () =>
+      Array.from({ length: count }, (_, i) => ({ name: "execute_command", args: { command: `sleep 1; echo ${i}` } })),
+    );
     const graph = createGraph(settings, { model, tools: createTools({ workspace }), checkpointer: new MemorySaver() });
-    const engine = createGraphEngine({ graph, meta: { engine: "graph", model: "bench", provider: "offline", workspace }, modelSettings: settings, approval: "full-auto", maxSteps: 5 });
+    const engine = createGraphEngine({
+      graph,
+      meta: { engine: "graph", model: "bench", provider: "offline", workspace },
+      modelSettings: settings,
+      approval: "full-auto",
+      maxSteps: 5,
+    });
     let toolWindow: [number, number] = [Infinity, 0];
     await engine.run({
       task: "sleep",
@@ -141,7 +164,11 @@ export interface ProbeResult {
 
 /** Runs scripts/bench-probe.ts in a fresh process so its peak memory is its own. */
 export async function runProbe(kind: "read-tail" | "flood" | "baseline", ...args: string[]): Promise<ProbeResult> {
-  const { stdout, code } = await runToExit(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts", "bench-probe.ts"), kind, ...args], cleanEnv());
+  const { stdout, code } = await runToExit(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "scripts", "bench-probe.ts"), kind, ...args],
+    cleanEnv(),
+  );
   const line = stdout.trim().split("\n").at(-1) ?? "";
   if (code !== 0) throw new Error(`bench probe ${kind} failed (exit ${code}): ${line}`);
   return JSON.parse(line) as ProbeResult;

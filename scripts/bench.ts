@@ -13,10 +13,27 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { codexLauncher, LAUNCHERS, launchToFirstRequest, measureStudio, runSteps, type StepsResult, type StudioResult } from "./bench-cli.js";
+import {
+  codexLauncher,
+  LAUNCHERS,
+  launchToFirstRequest,
+  measureStudio,
+  runSteps,
+  type StepsResult,
+  type StudioResult,
+} from "./bench-cli.js";
 import { atMost, formatGoals, interleave, median as mid, type Goal } from "./bench-goals.js";
 import { measureOverhead, VARIANTS, type OverheadResult, type Variant } from "./bench-overhead.js";
-import { generateBigFile, measureColdStart, measureParallelCommands, median, ROOT, runProbe, type ColdStart, type ProbeResult } from "./bench-system.js";
+import {
+  generateBigFile,
+  measureColdStart,
+  measureParallelCommands,
+  median,
+  ROOT,
+  runProbe,
+  type ColdStart,
+  type ProbeResult,
+} from "./bench-system.js";
 
 const STEP_COUNTS = [10, 50, 200] as const;
 /** Repeats of each overhead measurement; the median is reported. */
@@ -81,7 +98,10 @@ interface Report {
 
 const byMedian = (runs: StepsResult[]) => {
   const m = mid(runs.map((r) => r.clientMsPerStep));
-  return { ...runs.reduce((a, b) => (Math.abs(b.clientMsPerStep - m) < Math.abs(a.clientMsPerStep - m) ? b : a)), clientMsPerStep: m };
+  return {
+    ...runs.reduce((a, b) => (Math.abs(b.clientMsPerStep - m) < Math.abs(a.clientMsPerStep - m) ? b : a)),
+    clientMsPerStep: m,
+  };
 };
 
 function endToEndGoals(e: EndToEnd): Goal[] {
@@ -89,13 +109,50 @@ function endToEndGoals(e: EndToEnd): Goal[] {
   const graph = byMedian(e.steps.graph);
   const growth = graph.storedBytes / e.steps.graphHalf.storedBytes / (graph.wireBytes / e.steps.graphHalf.wireBytes);
   const goals = [
-    atMost(`launch → first request, npm start, ≤ ${GOAL_LAUNCH_VS_CODEX}× Codex CLI (${e.codex.ms.toFixed(0)} ms)`, launch("npmStart") / e.codex.ms, GOAL_LAUNCH_VS_CODEX, "×", 2),
-    atMost(`launch → first request, mini-cursor bin, ≤ ${GOAL_LAUNCH_VS_CODEX}× Codex CLI`, launch("bin") / e.codex.ms, GOAL_LAUNCH_VS_CODEX, "×", 2),
-    atMost(`client time per step at ${E2E_STEPS} steps, graph + SQLite, ≤ ${GOAL_CLIENT_MS_PER_STEP} ms`, graph.clientMsPerStep, GOAL_CLIENT_MS_PER_STEP, " ms"),
-    atMost(`stored bytes ≤ ${GOAL_STORED_VS_WIRE}× the messages sent on the wire at ${E2E_STEPS} steps`, graph.storedBytes / graph.wireBytes, GOAL_STORED_VS_WIRE, "×", 2),
-    atMost(`stored bytes grow linearly (100 → ${E2E_STEPS} steps, over the wire's growth, ≤ ${GOAL_GROWTH_VS_WIRE})`, growth, GOAL_GROWTH_VS_WIRE, "×", 2),
+    atMost(
+      `launch → first request, npm start, ≤ ${GOAL_LAUNCH_VS_CODEX}× Codex CLI (${e.codex.ms.toFixed(0)} ms)`,
+      launch("npmStart") / e.codex.ms,
+      GOAL_LAUNCH_VS_CODEX,
+      "×",
+      2,
+    ),
+    atMost(
+      `launch → first request, mini-cursor bin, ≤ ${GOAL_LAUNCH_VS_CODEX}× Codex CLI`,
+      launch("bin") / e.codex.ms,
+      GOAL_LAUNCH_VS_CODEX,
+      "×",
+      2,
+    ),
+    atMost(
+      `client time per step at ${E2E_STEPS} steps, graph + SQLite, ≤ ${GOAL_CLIENT_MS_PER_STEP} ms`,
+      graph.clientMsPerStep,
+      GOAL_CLIENT_MS_PER_STEP,
+      " ms",
+    ),
+    atMost(
+      `stored bytes ≤ ${GOAL_STORED_VS_WIRE}× the messages sent on the wire at ${E2E_STEPS} steps`,
+      graph.storedBytes / graph.wireBytes,
+      GOAL_STORED_VS_WIRE,
+      "×",
+      2,
+    ),
+    atMost(
+      `stored bytes grow linearly (100 → ${E2E_STEPS} steps, over the wire's growth, ≤ ${GOAL_GROWTH_VS_WIRE})`,
+      growth,
+      GOAL_GROWTH_VS_WIRE,
+      "×",
+      2,
+    ),
   ];
-  if (e.studio) goals.push(atMost(`Studio: graph schema ≤ ${GOAL_STUDIO_SCHEMA_MS / 1000} s after the server is ready`, e.studio.schemaMs / 1000, GOAL_STUDIO_SCHEMA_MS / 1000, " s"));
+  if (e.studio)
+    goals.push(
+      atMost(
+        `Studio: graph schema ≤ ${GOAL_STUDIO_SCHEMA_MS / 1000} s after the server is ready`,
+        e.studio.schemaMs / 1000,
+        GOAL_STUDIO_SCHEMA_MS / 1000,
+        " s",
+      ),
+    );
   return goals;
 }
 
@@ -109,7 +166,10 @@ function renderEndToEnd(e: EndToEnd): string[] {
     "",
     "| command | median | min | max |",
     "|---|---:|---:|---:|",
-    ...Object.entries(e.launch).map(([k, v]) => `| ${e.labels[k]} | ${mid(v).toFixed(0)} | ${Math.min(...v).toFixed(0)} | ${Math.max(...v).toFixed(0)} |`),
+    ...Object.entries(e.launch).map(
+      ([k, v]) =>
+        `| ${e.labels[k]} | ${mid(v).toFixed(0)} | ${Math.min(...v).toFixed(0)} | ${Math.max(...v).toFixed(0)} |`,
+    ),
   ];
   if (!e.launch.codex) lines.push(`| Codex CLI (reference) | ${e.codex.ms} | | |`);
   lines.push(
@@ -175,12 +235,17 @@ function blockers(r: Report): string {
           "fetch/web streams and LangGraph's task bookkeeping; SQLite was under 3%.",
       );
     } else if (g.name.includes("stored bytes ≤")) {
-      lines.push(`- **Storage**: ${(graph.storedBytes / graph.wireBytes).toFixed(2)}× the wire; SQLite keeps whole 4 KB pages per table and index.`);
+      lines.push(
+        `- **Storage**: ${(graph.storedBytes / graph.wireBytes).toFixed(2)}× the wire; SQLite keeps whole 4 KB pages per table and index.`,
+      );
     } else if (g.name.includes("Studio")) {
       lines.push(`- **Studio**: ${(e.studio!.schemaMs / 1000).toFixed(1)} s from ready to the schemas.`);
     }
   }
-  lines.push("", "The machine is shared (2 cores, several other jobs): absolute times are inflated; the lead's run on a quiet machine is the reference.");
+  lines.push(
+    "",
+    "The machine is shared (2 cores, several other jobs): absolute times are inflated; the lead's run on a quiet machine is the reference.",
+  );
   return lines.join("\n");
 }
 
@@ -192,10 +257,26 @@ function render(r: Report): { table: string; markdown: string } {
   const graph200 = o("graph", 200).perStepMs;
   const storageRatio = sqlite200.storageBytes! / sqlite200.transcriptBytes;
   const goals = [
-    [`graph per-step overhead within ${GOAL_OVERHEAD_DELTA_MS} ms of the loop at 200 steps (no checkpointer)`, `${f1(graph200 - loop200)} ms`, graph200 - loop200 <= GOAL_OVERHEAD_DELTA_MS],
-    [`the same with SQLite checkpoints (the CLI default)`, `${f1(sqlite200.perStepMs - loop200)} ms`, sqlite200.perStepMs - loop200 <= GOAL_OVERHEAD_DELTA_MS],
-    [`checkpoint storage ≤ ${GOAL_STORAGE_RATIO}× the transcript after 200 steps`, `${storageRatio.toFixed(2)}×`, storageRatio <= GOAL_STORAGE_RATIO],
-    [`time to first model request for npm start < ${GOAL_COLD_START_MS} ms`, `${r.cold.npmStartMs.toFixed(0)} ms`, r.cold.npmStartMs < GOAL_COLD_START_MS],
+    [
+      `graph per-step overhead within ${GOAL_OVERHEAD_DELTA_MS} ms of the loop at 200 steps (no checkpointer)`,
+      `${f1(graph200 - loop200)} ms`,
+      graph200 - loop200 <= GOAL_OVERHEAD_DELTA_MS,
+    ],
+    [
+      `the same with SQLite checkpoints (the CLI default)`,
+      `${f1(sqlite200.perStepMs - loop200)} ms`,
+      sqlite200.perStepMs - loop200 <= GOAL_OVERHEAD_DELTA_MS,
+    ],
+    [
+      `checkpoint storage ≤ ${GOAL_STORAGE_RATIO}× the transcript after 200 steps`,
+      `${storageRatio.toFixed(2)}×`,
+      storageRatio <= GOAL_STORAGE_RATIO,
+    ],
+    [
+      `time to first model request for npm start < ${GOAL_COLD_START_MS} ms`,
+      `${r.cold.npmStartMs.toFixed(0)} ms`,
+      r.cold.npmStartMs < GOAL_COLD_START_MS,
+    ],
   ] as const;
   const lines = [
     ...renderEndToEnd(r.e2e),
@@ -241,7 +322,14 @@ function render(r: Report): { table: string; markdown: string } {
       `| execute_command printing 1 GB | ${(r.flood.ms / 1000).toFixed(1)} s | ${mb(r.flood.peakRssBytes)} | ${mb(r.flood.baseline.peakRssBytes)} |`,
     );
   }
-  lines.push("", "## In-process goals", "", "| goal | measured | met |", "|---|---:|:---:|", ...goals.map(([g, m, ok]) => `| ${g} | ${m} | ${ok ? "yes" : "no"} |`));
+  lines.push(
+    "",
+    "## In-process goals",
+    "",
+    "| goal | measured | met |",
+    "|---|---:|:---:|",
+    ...goals.map(([g, m, ok]) => `| ${g} | ${m} | ${ok ? "yes" : "no"} |`),
+  );
   const table = lines.join("\n");
   const markdown = `# Benchmarks
 
@@ -314,9 +402,15 @@ async function endToEnd(quick: boolean): Promise<EndToEnd> {
   const rounds = quick ? 3 : 7;
   log(`launch → first request: ${Object.keys(launchers).join(", ")} × ${rounds} rounds…`);
   await launchToFirstRequest(LAUNCHERS.bundle); // warm the file cache
-  const launch = await interleave(rounds, Object.fromEntries(Object.entries(launchers).map(([k, l]) => [k, () => launchToFirstRequest(l)])));
+  const launch = await interleave(
+    rounds,
+    Object.fromEntries(Object.entries(launchers).map(([k, l]) => [k, () => launchToFirstRequest(l)])),
+  );
   const codex = launch.codex
-    ? { ms: mid(launch.codex), source: `measured here (${execFileSync(codexBin!, ["--version"], { encoding: "utf8" }).trim()}), interleaved with the rest` }
+    ? {
+        ms: mid(launch.codex),
+        source: `measured here (${execFileSync(codexBin!, ["--version"], { encoding: "utf8" }).trim()}), interleaved with the rest`,
+      }
     : CODEX_REFERENCE;
   const repeats = quick ? 1 : 3;
   const steps: EndToEnd["steps"] = { graph: [], loop: [], graphHalf: undefined as unknown as StepsResult };
@@ -358,7 +452,10 @@ async function main(): Promise<void> {
       const file = path.join(dir, "big.log");
       const lines = generateBigFile(file);
       log("read_file of its last lines…");
-      report.readTail = { ...(await runProbe("read-tail", file, String(lines))), baseline: await runProbe("baseline", dir) };
+      report.readTail = {
+        ...(await runProbe("read-tail", file, String(lines))),
+        baseline: await runProbe("baseline", dir),
+      };
       rmSync(file);
       log("a command printing 1 GB…");
       report.flood = { ...(await runProbe("flood", dir)), baseline: await runProbe("baseline", dir) };

@@ -13,7 +13,14 @@ await build({
   format: "cjs",
   target: "node20",
   // The MCP libraries load only when MCP servers are configured (src/mcp/libraries.ts).
-  external: ["better-sqlite3", "web-tree-sitter", "tree-sitter-bash", "@langchain/mcp-adapters", "@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/*"],
+  external: [
+    "better-sqlite3",
+    "web-tree-sitter",
+    "tree-sitter-bash",
+    "@langchain/mcp-adapters",
+    "@modelcontextprotocol/sdk",
+    "@modelcontextprotocol/sdk/*",
+  ],
   // The sources are ES modules that find files from import.meta.url: give them the bundle's.
   define: { "import.meta.url": "__bundleUrl" },
   banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },

@@ -57,7 +57,10 @@ export interface SourceImport {
 function onlyTypes(names: string | undefined): boolean {
   const inner = names?.trim().match(/^\{([\s\S]*)\}$/)?.[1];
   if (inner === undefined) return false;
-  const parts = inner.split(",").map((p) => p.trim()).filter(Boolean);
+  const parts = inner
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
   return parts.length > 0 && parts.every((p) => p.startsWith("type "));
 }
 

@@ -81,6 +81,7 @@ export function formatComparison(results: EngineResult[]): string {
   const header = ["", ...results.map((r) => r.engine)];
   const body = rows.map(([label, get]) => [label, ...results.map(get)]);
   const widths = header.map((_, i) => Math.max(...[header, ...body].map((row) => row[i]!.length)));
-  const fmt = (row: string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("   ");
+  const fmt = (row: string[]) =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("   ");
   return [fmt(header), ...body.map(fmt)].join("\n");
 }

@@ -33,18 +33,31 @@ function copyWorkspace(source: string, engine: string): string {
   return target;
 }
 
-function runEngine(engine: "graph" | "loop", workspace: string, approval: string, maxSteps: string, task: string): Promise<EngineResult> {
+function runEngine(
+  engine: "graph" | "loop",
+  workspace: string,
+  approval: string,
+  maxSteps: string,
+  task: string,
+): Promise<EngineResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts", "compare-run.ts"), engine, workspace, approval, maxSteps, task], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, "scripts", "compare-run.ts"), engine, workspace, approval, maxSteps, task],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("close", (code) => {
       const line = out.trim().split("\n").at(-1) ?? "";
       try {
-        resolve({ ...(JSON.parse(line) as Omit<EngineResult, "linesOfCode">), linesOfCode: linesOfCode(ENGINE_CODE[engine].dir, ENGINE_CODE[engine].skip) });
+        resolve({
+          ...(JSON.parse(line) as Omit<EngineResult, "linesOfCode">),
+          linesOfCode: linesOfCode(ENGINE_CODE[engine].dir, ENGINE_CODE[engine].skip),
+        });
       } catch {
         reject(new Error(`the ${engine} run failed (exit ${code})`));
       }
@@ -57,7 +70,14 @@ async function main(): Promise<number> {
     .description("Run one task through the LangGraph engine and the hand-rolled loop and compare them.")
     .argument("<task...>", "the task")
     .option("-w, --workspace <dir>", "workspace to copy for each engine (default: where you ran the command)")
-    .addOption(new Option("--approval <mode>", "approval mode for both runs (nobody is asked: calls that need approval are declined)").choices([...APPROVAL_MODES]).default("full-auto"))
+    .addOption(
+      new Option(
+        "--approval <mode>",
+        "approval mode for both runs (nobody is asked: calls that need approval are declined)",
+      )
+        .choices([...APPROVAL_MODES])
+        .default("full-auto"),
+    )
     .option("--max-steps <n>", "step limit for both runs", String(DEFAULT_MAX_STEPS))
     .option("--json", "print the results as JSON")
     .exitOverride();
@@ -67,7 +87,9 @@ async function main(): Promise<number> {
     if (!(err instanceof CommanderError)) throw err;
     if (err.exitCode === 0) return 0;
     // A usage error (no task, a bad flag) is exit 2, as in the CLI, with what to type.
-    process.stderr.write('Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here")\n');
+    process.stderr.write(
+      'Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here")\n',
+    );
     return USAGE_EXIT;
   }
   const opts = program.opts<{ workspace?: string; approval: string; maxSteps: string; json?: boolean }>();

@@ -38,7 +38,9 @@ function parse(argv: string[]): DemoOptions | number {
         "No model or key needed; the npm registry must be reachable.",
     )
     .option("-w, --workspace <dir>", "where to build the app (created if missing; default: a new temporary directory)")
-    .addOption(new Option("--engine <name>", "graph (LangGraph, the default) or loop (hand-rolled)").choices([...ENGINES]))
+    .addOption(
+      new Option("--engine <name>", "graph (LangGraph, the default) or loop (hand-rolled)").choices([...ENGINES]),
+    )
     .helpOption("-h, --help", "show this help")
     .exitOverride();
   try {
@@ -57,14 +59,19 @@ function prepareWorkspace(requested: string | undefined): string {
   mkdirSync(dir, { recursive: true });
   const app = path.join(dir, DEMO_APP_DIR);
   if (existsSync(app) && readdirSync(app).length > 0) {
-    throw new Error(`${app} already exists; the demo needs a directory without it (or leave out --workspace for a temporary one).`);
+    throw new Error(
+      `${app} already exists; the demo needs a directory without it (or leave out --workspace for a temporary one).`,
+    );
   }
   return dir;
 }
 
 function runCli(args: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, "scripts", "start.mjs"), ...args], { cwd: ROOT, stdio: "inherit" });
+    const child = spawn(process.execPath, [path.join(ROOT, "scripts", "start.mjs"), ...args], {
+      cwd: ROOT,
+      stdio: "inherit",
+    });
     const forward = (signal: NodeJS.Signals) => {
       // The CLI stops its servers and exits by itself; this process only waits for it.
       if (child.exitCode === null) child.kill(signal);
@@ -89,16 +96,20 @@ async function main(): Promise<number> {
   }
   process.stdout.write(`Replaying demos/todo-app.jsonl into ${workspace}\n\n`);
   const code = await runCli([
-    "--replay", DEMO_RECORDING,
-    "--approval", "full-auto",
-    "--workspace", workspace,
+    "--replay",
+    DEMO_RECORDING,
+    "--approval",
+    "full-auto",
+    "--workspace",
+    workspace,
     ...(options.engine ? ["--engine", options.engine] : []),
     DEMO_TASK,
   ]);
   const app = path.join(workspace, DEMO_APP_DIR);
   if (existsSync(path.join(app, "package.json"))) {
     process.stdout.write(`\nThe app is in ${app}\nStart it again with: cd ${app} && npm run dev\n`);
-    if (!options.workspace) process.stdout.write(`(${workspace} is a temporary directory: remove it with rm -rf when you are done.)\n`);
+    if (!options.workspace)
+      process.stdout.write(`(${workspace} is a temporary directory: remove it with rm -rf when you are done.)\n`);
   }
   return code;
 }

@@ -79,7 +79,8 @@ export function loadTasks(root: string): Task[] {
 export function selectTasks(all: Task[], names: string[]): Task[] {
   if (names.length === 0) return all;
   const unknown = names.filter((n) => !all.some((t) => t.name === n));
-  if (unknown.length > 0) throw new TaskError(`unknown task${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")} (see evals/tasks/)`);
+  if (unknown.length > 0)
+    throw new TaskError(`unknown task${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")} (see evals/tasks/)`);
   return all.filter((t) => names.includes(t.name));
 }
 
@@ -134,7 +135,15 @@ export interface TraceSummary {
 
 /** Reads a `--json` event stream; lines that are not events are skipped. */
 export function summarizeTrace(jsonl: string): TraceSummary {
-  const summary: TraceSummary = { steps: 0, toolCalls: 0, approvals: 0, tokensIn: 0, tokensOut: 0, tokensEstimated: false, finalText: "" };
+  const summary: TraceSummary = {
+    steps: 0,
+    toolCalls: 0,
+    approvals: 0,
+    tokensIn: 0,
+    tokensOut: 0,
+    tokensEstimated: false,
+    finalText: "",
+  };
   for (const line of jsonl.split("\n")) {
     if (!line.trim().startsWith("{")) continue;
     let event: AgentEvent;
@@ -242,9 +251,11 @@ export function summarize(records: RunRecord[]): SummaryRow[] {
 }
 
 const percent = (x: number) => `${Math.round(x * 100)}%`;
-const tokens = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n)));
+const tokens = (n: number) =>
+  n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(Math.round(n));
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const dollars = (usd: number | undefined) => (usd === undefined ? "—" : usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`);
+const dollars = (usd: number | undefined) =>
+  usd === undefined ? "—" : usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 const count = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
 
 /** Columns: label left-aligned, numbers right-aligned, three spaces apart. */
@@ -260,7 +271,18 @@ function table(header: string[], body: string[][], left = 2): string {
 
 /** The summary table, one row per engine and model (see README "Evals" for the columns). */
 export function formatSummary(rows: SummaryRow[]): string {
-  const header = ["engine", "model", "success", "95% CI", "tokens in", "tokens out", "cost", "wall", "tool calls", "approvals"];
+  const header = [
+    "engine",
+    "model",
+    "success",
+    "95% CI",
+    "tokens in",
+    "tokens out",
+    "cost",
+    "wall",
+    "tool calls",
+    "approvals",
+  ];
   const body = rows.map((r) => [
     r.engine,
     r.model,

@@ -42,9 +42,18 @@ interface ProcessResult {
 }
 
 /** Runs a process in its own group; on timeout the whole group is stopped. */
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<ProcessResult> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<ProcessResult> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     let stdout = "";
     let stderr = "";
     let timedOut = false;
@@ -79,7 +88,13 @@ const tail = (text: string) => (text.length > OUTPUT_TAIL_CHARS ? `…${text.sli
 
 /** The environment of checks and setup scripts: this one, plus where things are. */
 function scriptEnv(task: Task, workspace: string, finalFile: string): NodeJS.ProcessEnv {
-  return { ...process.env, EVAL_TASK_DIR: task.dir, EVAL_WORKSPACE: workspace, EVAL_FINAL_FILE: finalFile, NO_COLOR: "1" };
+  return {
+    ...process.env,
+    EVAL_TASK_DIR: task.dir,
+    EVAL_WORKSPACE: workspace,
+    EVAL_FINAL_FILE: finalFile,
+    NO_COLOR: "1",
+  };
 }
 
 /**
@@ -94,8 +109,13 @@ export async function prepareWorkspace(task: Task, runDir: string): Promise<stri
   const real = realpathSync(workspace);
   const setup = path.join(task.dir, "setup.sh");
   if (existsSync(setup)) {
-    const result = await run("bash", [setup], { cwd: real, env: scriptEnv(task, real, ""), timeoutMs: CHECK_TIMEOUT_MS });
-    if (result.code !== 0) throw new Error(`setup.sh of ${task.name} failed (exit ${result.code}): ${tail(result.stdout + result.stderr)}`);
+    const result = await run("bash", [setup], {
+      cwd: real,
+      env: scriptEnv(task, real, ""),
+      timeoutMs: CHECK_TIMEOUT_MS,
+    });
+    if (result.code !== 0)
+      throw new Error(`setup.sh of ${task.name} failed (exit ${result.code}): ${tail(result.stdout + result.stderr)}`);
   }
   return real;
 }
@@ -110,7 +130,11 @@ export async function runCheck(task: Task, workspace: string, finalText: string)
   const finalFile = path.join(path.dirname(workspace), "final.txt");
   writeFileSync(finalFile, finalText);
   const [command, args] = task.check.endsWith(".mjs") ? [process.execPath, [task.check]] : ["bash", [task.check]];
-  const result = await run(command, args, { cwd: workspace, env: scriptEnv(task, workspace, finalFile), timeoutMs: CHECK_TIMEOUT_MS });
+  const result = await run(command, args, {
+    cwd: workspace,
+    env: scriptEnv(task, workspace, finalFile),
+    timeoutMs: CHECK_TIMEOUT_MS,
+  });
   const output = tail(`${result.stdout}${result.stderr}${result.timedOut ? "\n(the check timed out)" : ""}`);
   return { passed: result.code === 0 && !result.timedOut, output };
 }
@@ -144,7 +168,8 @@ export function cliEnv(source: ModelSource, base: NodeJS.ProcessEnv = process.en
   const env: NodeJS.ProcessEnv = { ...base, NO_COLOR: "1" };
   delete env.INIT_CWD;
   if (source.kind !== "provider") {
-    for (const key of Object.keys(env)) if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_")) delete env[key];
+    for (const key of Object.keys(env))
+      if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_")) delete env[key];
     env.MINI_CURSOR_DOTENV = "off";
   }
   return env;
@@ -152,7 +177,16 @@ export function cliEnv(source: ModelSource, base: NodeJS.ProcessEnv = process.en
 
 /** The CLI's arguments for one run. */
 export function cliArgs(task: Task, engine: EngineName, source: ModelSource, workspace: string): string[] {
-  const args = ["--workspace", workspace, "--json", "--no-color", "--engine", engine, "--approval", task.approval ?? DEFAULT_APPROVAL];
+  const args = [
+    "--workspace",
+    workspace,
+    "--json",
+    "--no-color",
+    "--engine",
+    engine,
+    "--approval",
+    task.approval ?? DEFAULT_APPROVAL,
+  ];
   if (task.maxSteps) args.push("--max-steps", String(task.maxSteps));
   if (source.kind === "replay") args.push("--replay", task.replay ?? path.join(task.dir, "replay.jsonl"));
   if (source.kind === "provider" && source.model) args.push("--model", source.model);
@@ -242,6 +276,10 @@ export async function runTask(options: RunOptions): Promise<RunRecord> {
 
 /** Whether the npm registry answers (`npm ping`, with npm's own proxy and certificate settings). */
 export async function registryReachable(): Promise<boolean> {
-  const result = await run("npm", ["ping"], { cwd: os.tmpdir(), env: process.env, timeoutMs: REGISTRY_PING_TIMEOUT_MS });
+  const result = await run("npm", ["ping"], {
+    cwd: os.tmpdir(),
+    env: process.env,
+    timeoutMs: REGISTRY_PING_TIMEOUT_MS,
+  });
   return result.code === 0 && !result.timedOut;
 }

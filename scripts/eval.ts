@@ -12,7 +12,15 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import { ENGINES, invocationDirectory, loadSettings, type EngineName } from "../src/settings.js";
-import { formatPerTask, formatSummary, loadTasks, selectTasks, summarize, type RunRecord, type Task } from "./eval-lib.js";
+import {
+  formatPerTask,
+  formatSummary,
+  loadTasks,
+  selectTasks,
+  summarize,
+  type RunRecord,
+  type Task,
+} from "./eval-lib.js";
 import {
   checkStartingWorkspace,
   makeRoot,
@@ -50,12 +58,18 @@ function parse(argv: string[]): EvalOptions | number {
         "judged by the task's check. With --replay every task plays its recorded trajectory (no model, no key); with --offline the embedded offline model runs.",
     )
     .addOption(new Option("--engine <name>", "graph, loop or both").choices([...ENGINES, "both"]).default("both"))
-    .option("-m, --model <names>", "model name(s) for the configured provider, comma-separated (default: MINI_CURSOR_MODEL or the CLI's default)")
+    .option(
+      "-m, --model <names>",
+      "model name(s) for the configured provider, comma-separated (default: MINI_CURSOR_MODEL or the CLI's default)",
+    )
     .option("--tasks <names>", "only these tasks, comma-separated (default: all)")
     .option("--repeat <n>", "runs of each task per engine and model", "1")
     .option("--concurrency <n>", "runs at once", String(DEFAULT_CONCURRENCY))
     .option("--replay", "answer from each task's replay.jsonl instead of a model")
-    .option("--offline", "use the embedded offline model (no key); for the tasks tagged offline unless --tasks says otherwise")
+    .option(
+      "--offline",
+      "use the embedded offline model (no key); for the tasks tagged offline unless --tasks says otherwise",
+    )
     .option("--json <file>", "write every run's record to this file")
     .option("--keep", "keep the workspaces of passed runs too (failed runs always keep theirs)")
     .option("--tasks-dir <dir>", "folder of task folders (default: evals/tasks)", TASKS_DIR)
@@ -76,7 +90,11 @@ function positive(value: string, flag: string): number {
   return n;
 }
 
-const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const list = (value: string | undefined) =>
+  (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** Runs `jobs` with at most `limit` at once, in order of start. */
 async function pool<T, R>(items: T[], limit: number, job: (item: T) => Promise<R>): Promise<R[]> {
@@ -107,8 +125,16 @@ function progress(total: number): (line: string) => void {
 }
 
 function describeFailure(r: RunRecord): string {
-  const lines = [`✗ ${r.task} (${r.engine}, ${r.model}, run ${r.repeat}): ${r.error ?? `the check failed (the agent stopped: ${r.reason})`}`];
-  if (r.checkOutput) lines.push(...r.checkOutput.split("\n").slice(-5).map((l) => `    ${l}`));
+  const lines = [
+    `✗ ${r.task} (${r.engine}, ${r.model}, run ${r.repeat}): ${r.error ?? `the check failed (the agent stopped: ${r.reason})`}`,
+  ];
+  if (r.checkOutput)
+    lines.push(
+      ...r.checkOutput
+        .split("\n")
+        .slice(-5)
+        .map((l) => `    ${l}`),
+    );
   if (r.workspace) lines.push(`    workspace ${r.workspace}`, `    trace     ${r.trace}`);
   return lines.join("\n");
 }
@@ -117,7 +143,8 @@ async function main(argv: string[]): Promise<number> {
   const opts = parse(argv);
   if (typeof opts === "number") return opts;
   if (opts.replay && opts.offline) throw new Error("--replay and --offline exclude each other: choose one");
-  if ((opts.replay || opts.offline) && opts.model) throw new Error("--model names a provider's model; it cannot go with --replay or --offline");
+  if ((opts.replay || opts.offline) && opts.model)
+    throw new Error("--model names a provider's model; it cannot go with --replay or --offline");
   const repeat = positive(opts.repeat, "--repeat");
   const concurrency = positive(opts.concurrency, "--concurrency");
   const engines: EngineName[] = opts.engine === "both" ? [...ENGINES] : [opts.engine];
@@ -141,7 +168,9 @@ async function main(argv: string[]): Promise<number> {
   if (opts.offline && list(opts.tasks).length === 0) tasks = tasks.filter((t) => t.tags.includes("offline"));
   if (tasks.some((t) => t.network) && !(await registryReachable())) {
     const skipped = tasks.filter((t) => t.network).map((t) => t.name);
-    process.stderr.write(`The npm registry does not answer (npm ping): skipping ${skipped.join(", ")}, which need it.\n`);
+    process.stderr.write(
+      `The npm registry does not answer (npm ping): skipping ${skipped.join(", ")}, which need it.\n`,
+    );
     tasks = tasks.filter((t) => !t.network);
   }
   if (tasks.length === 0) throw new Error("no tasks to run");
@@ -151,13 +180,18 @@ async function main(argv: string[]): Promise<number> {
   const starting: StartingCheck[] = await pool(tasks, concurrency, (t) => checkStartingWorkspace(t, root));
   const broken = starting.filter((s) => s.broken);
   if (broken.length > 0) {
-    for (const b of broken) process.stderr.write(`✗ task ${b.task} is broken: its check passes on the untouched starting workspace, so it proves nothing.\n`);
+    for (const b of broken)
+      process.stderr.write(
+        `✗ task ${b.task} is broken: its check passes on the untouched starting workspace, so it proves nothing.\n`,
+      );
     rmSync(root, { recursive: true, force: true });
     return EXIT_HARNESS;
   }
 
   const jobs = tasks.flatMap((task) =>
-    sources.flatMap((source) => engines.flatMap((engine) => Array.from({ length: repeat }, (_, i) => ({ task, engine, source, repeat: i + 1 })))),
+    sources.flatMap((source) =>
+      engines.flatMap((engine) => Array.from({ length: repeat }, (_, i) => ({ task, engine, source, repeat: i + 1 }))),
+    ),
   );
   process.stderr.write(
     `Running ${jobs.length} run${jobs.length === 1 ? "" : "s"} (${tasks.length} tasks × ${engines.join("+")} × ${sources.map(sourceLabel).join("+")} × ${repeat}), ${concurrency} at once, in ${root}\n`,
@@ -165,7 +199,9 @@ async function main(argv: string[]): Promise<number> {
   const tick = progress(jobs.length);
   const records = await pool(jobs, concurrency, async (job) => {
     const record = await runTask({ ...job, root, keep: opts.keep });
-    tick(`${record.passed ? "✓" : "✗"} ${record.task} ${record.engine} ${record.model} (${(record.wallMs / 1000).toFixed(1)} s)`);
+    tick(
+      `${record.passed ? "✓" : "✗"} ${record.task} ${record.engine} ${record.model} (${(record.wallMs / 1000).toFixed(1)} s)`,
+    );
     return record;
   });
 

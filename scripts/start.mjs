@@ -32,7 +32,10 @@ function newestSource(dir) {
 function runWithCachedData(file) {
   const stat = statSync(file);
   // Cached data is checked against the source's length only: the key names the exact build.
-  const cacheFile = path.join(cacheDir, `cli-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.v8cache`);
+  const cacheFile = path.join(
+    cacheDir,
+    `cli-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.v8cache`,
+  );
   let cachedData;
   try {
     cachedData = readFileSync(cacheFile);

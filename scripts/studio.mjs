@@ -62,7 +62,9 @@ function portTaken() {
 }
 
 if (!wantsHelp && (await portTaken())) {
-  process.stderr.write(`mini-cursor studio: something is already listening on ${apiUrl}; pass another port: npm run studio -- --port 3000\n`);
+  process.stderr.write(
+    `mini-cursor studio: something is already listening on ${apiUrl}; pass another port: npm run studio -- --port 3000\n`,
+  );
   process.exit(1);
 }
 
@@ -83,7 +85,11 @@ let stopping = false;
 
 // The dev server shuts down cleanly (stopping its own children) on SIGINT and SIGTERM; a hangup
 // would kill it outright and leave them, so it is passed on as SIGTERM. This exits when it has.
-for (const [signal, passOn] of [["SIGINT", "SIGINT"], ["SIGTERM", "SIGTERM"], ["SIGHUP", "SIGTERM"]]) {
+for (const [signal, passOn] of [
+  ["SIGINT", "SIGINT"],
+  ["SIGTERM", "SIGTERM"],
+  ["SIGHUP", "SIGTERM"],
+]) {
   process.on(signal, () => {
     stopping = true;
     if (child.exitCode === null && child.signalCode === null) child.kill(passOn);

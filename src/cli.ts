@@ -28,7 +28,6 @@ import { openWorkspace } from "./workspace/paths.js";
 /** Grace for stdout to drain before a finished process is made to exit. */
 const FORCED_EXIT_DELAY_MS = 1_000;
 
-
 function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
@@ -53,23 +52,37 @@ function buildProgram(version: string): Command {
     .addOption(new Option("--engine <name>", "graph (LangGraph) or loop (hand-rolled)").choices([...ENGINES]))
     .option("--max-steps <n>", `model turns per task before stopping (default ${DEFAULT_MAX_STEPS})`)
     .addOption(
-      new Option("--approval <mode>", "suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands; plan: read-only tools only, the model ends with a plan to accept (default auto-edit)").choices([
-        ...APPROVAL_MODES,
-      ]),
+      new Option(
+        "--approval <mode>",
+        "suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands; plan: read-only tools only, the model ends with a plan to accept (default auto-edit)",
+      ).choices([...APPROVAL_MODES]),
     )
     .addOption(
-      new Option("--sandbox <mode>", "run commands in bubblewrap: auto (when installed, the default), on (refuse to start without it) or off").choices([
-        ...SANDBOX_SETTINGS,
-      ]),
+      new Option(
+        "--sandbox <mode>",
+        "run commands in bubblewrap: auto (when installed, the default), on (refuse to start without it) or off",
+      ).choices([...SANDBOX_SETTINGS]),
     )
     .option("--no-network", "commands get no network access (inside the sandbox)")
     .option("--record <file>", "save every model response of the run to this JSON Lines file (for --replay)")
-    .option("--replay <file>", "answer from a recording instead of a model (no provider or key); the tools run for real")
+    .option(
+      "--replay <file>",
+      "answer from a recording instead of a model (no provider or key); the tools run for real",
+    )
     .option("--threads", "list the saved threads in the workspace and exit")
-    .option("--undo", "with --thread or --continue: put back the files the thread's last turn changed, drop that turn, and exit")
-    .option("--force", "with --undo: also overwrite files changed by hand since the agent's step (otherwise it asks, or refuses off a terminal)")
+    .option(
+      "--undo",
+      "with --thread or --continue: put back the files the thread's last turn changed, drop that turn, and exit",
+    )
+    .option(
+      "--force",
+      "with --undo: also overwrite files changed by hand since the agent's step (otherwise it asks, or refuses off a terminal)",
+    )
     .option("--mcp-list", "start the configured MCP servers, show their state and tools, stop them and exit")
-    .option("--checkpointer <url>", "keep threads in PostgreSQL (postgres://user:password@host:5432/db) instead of the workspace's SQLite file (env MINI_CURSOR_CHECKPOINTER)")
+    .option(
+      "--checkpointer <url>",
+      "keep threads in PostgreSQL (postgres://user:password@host:5432/db) instead of the workspace's SQLite file (env MINI_CURSOR_CHECKPOINTER)",
+    )
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
     .option("--verbose", "show stack traces for errors (also DEBUG=1)")
@@ -110,14 +123,17 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     program.parse(argv, { from: "user" });
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0) return EXIT.ok;
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0)
+        return EXIT.ok;
       process.stderr.write(stderr || `${err.message}\n`);
       process.stderr.write("Run with --help to see the options.\n");
       return EXIT.usage;
     }
     throw err;
   }
-  const opts = program.opts<SettingsFlags & { maxSteps?: string; threads?: boolean; undo?: boolean; force?: boolean; mcpList?: boolean }>();
+  const opts = program.opts<
+    SettingsFlags & { maxSteps?: string; threads?: boolean; undo?: boolean; force?: boolean; mcpList?: boolean }
+  >();
   const { undo, force, mcpList, ...flags } = opts;
   return {
     task: (program.args as string[]).join(" ").trim(),
@@ -131,7 +147,8 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
 /** `--undo` needs a thread to undo on, and no task. */
 function undoProblem(parsed: ParsedArgs, settings: Settings): string | undefined {
   if (!parsed.undo) return undefined;
-  if (!settings.thread && !settings.continueLatest) return "--undo needs the thread: add --thread <id> or --continue (--threads lists them).";
+  if (!settings.thread && !settings.continueLatest)
+    return "--undo needs the thread: add --thread <id> or --continue (--threads lists them).";
   if (parsed.task) return "--undo takes no task: run the task afterwards, on the same thread.";
   return undefined;
 }
@@ -140,7 +157,8 @@ function undoProblem(parsed: ParsedArgs, settings: Settings): string | undefined
 function securityProblem(settings: Settings): string | undefined {
   if (settings.sandbox === "on") {
     const status = detectBubblewrap(settings.network);
-    if (!status.available) return `--sandbox on needs bubblewrap, but ${status.problem}. To use it, ${INSTALL_HINT}; or run with --sandbox auto.`;
+    if (!status.available)
+      return `--sandbox on needs bubblewrap, but ${status.problem}. To use it, ${INSTALL_HINT}; or run with --sandbox auto.`;
   }
   try {
     loadProjectRules(settings.workspace);
@@ -212,7 +230,10 @@ async function threadProblem(settings: Settings): Promise<string | undefined> {
   const here =
     saved.length === 0
       ? "There are no saved threads here yet"
-      : `--threads shows ${saved.length} here: ${saved.slice(0, 5).map((t) => t.id).join(", ")}${saved.length > 5 ? ", …" : ""}`;
+      : `--threads shows ${saved.length} here: ${saved
+          .slice(0, 5)
+          .map((t) => t.id)
+          .join(", ")}${saved.length > 5 ? ", …" : ""}`;
   return `there is no thread ${id} in the workspace ${settings.workspace}. ${here}. If it was started in another folder, pass that folder with --workspace; to start a new thread, leave --thread out.`;
 }
 
@@ -246,7 +267,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     settings = loadSettings(parsed.flags);
     await openWorkspace(settings.workspace);
-    const problem = workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? undoProblem(parsed, settings);
+    const problem =
+      workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? undoProblem(parsed, settings);
     if (problem) throw new Error(problem);
   } catch (err) {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);

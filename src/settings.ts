@@ -47,7 +47,12 @@ export function defaultEditTool(model: string): EditToolSetting {
 /** LangSmith's project when LANGSMITH_PROJECT is unset (LangChain's own default). */
 export const DEFAULT_TRACING_PROJECT = "default";
 /** The variables that turn LangChain's own tracing on (any of them "true"). */
-const TRACING_FLAGS = ["LANGSMITH_TRACING", "LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"] as const;
+const TRACING_FLAGS = [
+  "LANGSMITH_TRACING",
+  "LANGSMITH_TRACING_V2",
+  "LANGCHAIN_TRACING_V2",
+  "LANGCHAIN_TRACING",
+] as const;
 
 export interface TracingSettings {
   apiKey: string;
@@ -66,11 +71,18 @@ function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | undefined {
   if (!on) return undefined;
   const apiKey = nonEmpty(env.LANGSMITH_API_KEY) ?? nonEmpty(env.LANGCHAIN_API_KEY);
   if (!apiKey) {
-    throw new SettingsError("LANGSMITH_TRACING is on but LANGSMITH_API_KEY is not set: set the key from smith.langchain.com (Settings > API Keys), or unset LANGSMITH_TRACING.");
+    throw new SettingsError(
+      "LANGSMITH_TRACING is on but LANGSMITH_API_KEY is not set: set the key from smith.langchain.com (Settings > API Keys), or unset LANGSMITH_TRACING.",
+    );
   }
   const endpoint = nonEmpty(env.LANGSMITH_ENDPOINT) ?? nonEmpty(env.LANGCHAIN_ENDPOINT);
-  if (endpoint && !/^https?:\/\/./i.test(endpoint)) throw new SettingsError(`LANGSMITH_ENDPOINT must be an http(s) URL, got "${endpoint}".`);
-  return { apiKey, endpoint, project: nonEmpty(env.LANGSMITH_PROJECT) ?? nonEmpty(env.LANGCHAIN_PROJECT) ?? DEFAULT_TRACING_PROJECT };
+  if (endpoint && !/^https?:\/\/./i.test(endpoint))
+    throw new SettingsError(`LANGSMITH_ENDPOINT must be an http(s) URL, got "${endpoint}".`);
+  return {
+    apiKey,
+    endpoint,
+    project: nonEmpty(env.LANGSMITH_PROJECT) ?? nonEmpty(env.LANGCHAIN_PROJECT) ?? DEFAULT_TRACING_PROJECT,
+  };
 }
 
 /**
@@ -91,7 +103,9 @@ function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): 
   if (value.toLowerCase() === SQLITE_CHECKPOINTER) return SQLITE_CHECKPOINTER;
   if (!POSTGRES_URL.test(value)) {
     const source = nonEmpty(flag) ? "--checkpointer" : "MINI_CURSOR_CHECKPOINTER";
-    throw new SettingsError(`${source} must be "sqlite" or a PostgreSQL URL such as postgres://user:password@host:5432/db, got "${redactUrlPassword(value)}".`);
+    throw new SettingsError(
+      `${source} must be "sqlite" or a PostgreSQL URL such as postgres://user:password@host:5432/db, got "${redactUrlPassword(value)}".`,
+    );
   }
   return value;
 }
@@ -235,7 +249,9 @@ export const MAX_STEPS_LIMIT = 10_000;
 function toMaxSteps(value: string | number | undefined, name: string): number | undefined {
   const n = toInt(value, name);
   if (n !== undefined && (n < 1 || n > MAX_STEPS_LIMIT)) {
-    throw new SettingsError(`${name} is the number of model turns a task may take: a whole number from 1 to ${MAX_STEPS_LIMIT}, got ${value}.`);
+    throw new SettingsError(
+      `${name} is the number of model turns a task may take: a whole number from 1 to ${MAX_STEPS_LIMIT}, got ${value}.`,
+    );
   }
   return n;
 }
@@ -243,10 +259,14 @@ function toMaxSteps(value: string | number | undefined, name: string): number | 
 /** An empty --workspace or --thread is a mistake (an unset variable in a script), not "the default". */
 function refuseEmptyFlags(flags: SettingsFlags): void {
   if (flags.workspace !== undefined && flags.workspace.trim() === "") {
-    throw new SettingsError('--workspace needs a folder, got an empty value. Leave the flag out to use the current folder.');
+    throw new SettingsError(
+      "--workspace needs a folder, got an empty value. Leave the flag out to use the current folder.",
+    );
   }
   if (flags.thread !== undefined && flags.thread.trim() === "") {
-    throw new SettingsError("--thread needs an id, got an empty value. --threads lists the saved ones; leave the flag out to start a new thread.");
+    throw new SettingsError(
+      "--thread needs an id, got an empty value. --threads lists the saved ones; leave the flag out to start a new thread.",
+    );
   }
 }
 
@@ -264,7 +284,10 @@ function toTemperature(value: string | undefined): number | "default" | undefine
   if (v === undefined) return undefined;
   if (v.toLowerCase() === "default") return "default";
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0 || n > 2) throw new SettingsError(`MINI_CURSOR_TEMPERATURE must be a number from 0 to 2, or "default" to send none; got "${value}".`);
+  if (!Number.isFinite(n) || n < 0 || n > 2)
+    throw new SettingsError(
+      `MINI_CURSOR_TEMPERATURE must be a number from 0 to 2, or "default" to send none; got "${value}".`,
+    );
   return n;
 }
 
@@ -277,7 +300,8 @@ function toJsonObject(value: string | undefined, name: string): Record<string, u
   } catch (err) {
     throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}: ${(err as Error).message}.`);
   }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}.`);
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}.`);
   return parsed as Record<string, unknown>;
 }
 
@@ -290,7 +314,8 @@ function recordingPaths(flags: SettingsFlags, base: string): { record?: string; 
   const record = nonEmpty(flags.record) && path.resolve(base, flags.record!.trim());
   const replay = nonEmpty(flags.replay) && path.resolve(base, flags.replay!.trim());
   if (replay && !existsSync(replay)) throw new SettingsError(`--replay: no recording at ${replay}.`);
-  if (record && replay && record === replay) throw new SettingsError("--record and --replay name the same file; record to another one.");
+  if (record && replay && record === replay)
+    throw new SettingsError("--record and --replay name the same file; record to another one.");
   return { record: record || undefined, replay: replay || undefined };
 }
 
@@ -314,15 +339,16 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     thread: nonEmpty(flags.thread),
     continueLatest: flags.continue ?? false,
     engine: flags.engine ?? nonEmpty(env.MINI_CURSOR_ENGINE) ?? "graph",
-    maxSteps: toMaxSteps(flags.maxSteps, "--max-steps") ?? toMaxSteps(env.MINI_CURSOR_MAX_STEPS, "MINI_CURSOR_MAX_STEPS") ?? DEFAULT_MAX_STEPS,
+    maxSteps:
+      toMaxSteps(flags.maxSteps, "--max-steps") ??
+      toMaxSteps(env.MINI_CURSOR_MAX_STEPS, "MINI_CURSOR_MAX_STEPS") ??
+      DEFAULT_MAX_STEPS,
     approval: flags.approval ?? nonEmpty(env.MINI_CURSOR_APPROVAL) ?? DEFAULT_APPROVAL,
     json: flags.json ?? false,
     color: (flags.color ?? true) && !noColor,
-    verbose: flags.verbose ?? (nonEmpty(env.DEBUG) !== undefined),
-    contextTokens:
-      toInt(env.MINI_CURSOR_CONTEXT_TOKENS, "MINI_CURSOR_CONTEXT_TOKENS") ?? DEFAULT_CONTEXT_TOKENS,
-    requestTimeoutMs:
-      toInt(env.MINI_CURSOR_TIMEOUT_MS, "MINI_CURSOR_TIMEOUT_MS") ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    verbose: flags.verbose ?? nonEmpty(env.DEBUG) !== undefined,
+    contextTokens: toInt(env.MINI_CURSOR_CONTEXT_TOKENS, "MINI_CURSOR_CONTEXT_TOKENS") ?? DEFAULT_CONTEXT_TOKENS,
+    requestTimeoutMs: toInt(env.MINI_CURSOR_TIMEOUT_MS, "MINI_CURSOR_TIMEOUT_MS") ?? DEFAULT_REQUEST_TIMEOUT_MS,
     maxRetries: toInt(env.MINI_CURSOR_MAX_RETRIES, "MINI_CURSOR_MAX_RETRIES") ?? DEFAULT_MAX_RETRIES,
     prices: toPrices(env.MINI_CURSOR_PRICES),
     sandbox: flags.sandbox ?? nonEmpty(env.MINI_CURSOR_SANDBOX) ?? "auto",
@@ -401,7 +427,10 @@ export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvir
       xdgCacheHome: first("XDG_CACHE_HOME"),
       xdgDataHome: first("XDG_DATA_HOME"),
       // MINI_CURSOR_WRITABLE=/path/one:/path/two (or commas): more folders commands may write.
-      extraWritable: (env.MINI_CURSOR_WRITABLE ?? "").split(/[,:]/).map((p) => p.trim()).filter(Boolean),
+      extraWritable: (env.MINI_CURSOR_WRITABLE ?? "")
+        .split(/[,:]/)
+        .map((p) => p.trim())
+        .filter(Boolean),
     },
   };
 }
@@ -479,9 +508,14 @@ export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
   const configBase = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(home, ".config");
   const cacheBase = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(home, ".cache");
   return {
-    userConfig: path.resolve(nonEmpty(env.MINI_CURSOR_USER_CONFIG) ?? path.join(configBase, "mini-cursor", "config.json")),
-    cacheFile: path.resolve(nonEmpty(env.MINI_CURSOR_MCP_CACHE) ?? path.join(cacheBase, "mini-cursor", "mcp-tools.json")),
-    startTimeoutMs: toInt(env.MINI_CURSOR_MCP_START_TIMEOUT_MS, "MINI_CURSOR_MCP_START_TIMEOUT_MS") ?? DEFAULT_MCP_START_TIMEOUT_MS,
+    userConfig: path.resolve(
+      nonEmpty(env.MINI_CURSOR_USER_CONFIG) ?? path.join(configBase, "mini-cursor", "config.json"),
+    ),
+    cacheFile: path.resolve(
+      nonEmpty(env.MINI_CURSOR_MCP_CACHE) ?? path.join(cacheBase, "mini-cursor", "mcp-tools.json"),
+    ),
+    startTimeoutMs:
+      toInt(env.MINI_CURSOR_MCP_START_TIMEOUT_MS, "MINI_CURSOR_MCP_START_TIMEOUT_MS") ?? DEFAULT_MCP_START_TIMEOUT_MS,
     callTimeoutMs: toInt(env.MINI_CURSOR_MCP_TIMEOUT_MS, "MINI_CURSOR_MCP_TIMEOUT_MS") ?? DEFAULT_MCP_CALL_TIMEOUT_MS,
   };
 }

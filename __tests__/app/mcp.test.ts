@@ -10,7 +10,16 @@ import { loadProjectRules } from "../../src/security/rules.js";
 import { contentHash, trustFile } from "../../src/security/trust.js";
 import { readFileSync } from "node:fs";
 import { engineHarness, type EngineKind } from "../helpers/engine-harness.js";
-import { FILESYSTEM_SERVER, MCP_TEST_SERVER, mcpTestSettings, processesWith, readPid, startHttpServer, stdioServer, writeUserConfig } from "../helpers/mcp-servers.js";
+import {
+  FILESYSTEM_SERVER,
+  MCP_TEST_SERVER,
+  mcpTestSettings,
+  processesWith,
+  readPid,
+  startHttpServer,
+  stdioServer,
+  writeUserConfig,
+} from "../helpers/mcp-servers.js";
 import { isAlive, killPids } from "../helpers/pids.js";
 import { baseEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { closedPortUrl, startOpenAIServer } from "../helpers/openai-server.js";
@@ -63,7 +72,9 @@ function call(hub: McpHub, name: string, args: Record<string, unknown> = {}) {
 }
 
 const toolResults = (messages: BaseMessage[]) =>
-  messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m)).map((m) => ({ name: m.name, status: m.status, content: m.content }));
+  messages
+    .filter((m): m is ToolMessage => ToolMessage.isInstance(m))
+    .map((m) => ({ name: m.name, status: m.status, content: m.content }));
 
 describe.each<EngineKind>(["graph", "loop"])("MCP tools in the %s engine", (kind) => {
   test("a scripted model calls a stdio tool and an HTTP tool, a crash leaves the run going, and no server process remains", async () => {
@@ -74,7 +85,12 @@ describe.each<EngineKind>(["graph", "loop"])("MCP tools in the %s engine", (kind
       kind,
       ws.dir,
       [
-        { toolCalls: [{ name: "local__echo", args: { text: "hi" } }, { name: "remote__add", args: { a: 2, b: 3 } }] },
+        {
+          toolCalls: [
+            { name: "local__echo", args: { text: "hi" } },
+            { name: "remote__add", args: { a: 2, b: 3 } },
+          ],
+        },
         { toolCalls: [{ name: "local__crash", args: {} }] },
         { toolCalls: [{ name: "local__echo", args: { text: "again" } }] },
         (messages) => {
@@ -87,7 +103,16 @@ describe.each<EngineKind>(["graph", "loop"])("MCP tools in the %s engine", (kind
     );
     const summary = await h.run("use the MCP tools");
     expect(summary.reason).toBe("done");
-    expect(h.model.boundToolNames).toEqual(expect.arrayContaining(["read_file", "local__echo", "local__add", "remote__echo", "remote__add", "remote__sleep"]));
+    expect(h.model.boundToolNames).toEqual(
+      expect.arrayContaining([
+        "read_file",
+        "local__echo",
+        "local__add",
+        "remote__echo",
+        "remote__add",
+        "remote__sleep",
+      ]),
+    );
     const history = await h.history();
     expect(toolResults(history)).toEqual([
       { name: "local__echo", status: "success", content: "local echo: hi" },
@@ -99,7 +124,9 @@ describe.each<EngineKind>(["graph", "loop"])("MCP tools in the %s engine", (kind
       },
       { name: "local__echo", status: "success", content: "local echo: again" },
     ]);
-    expect(notes).toContain('MCP server "local" exited with code 3 (stderr: fatal: crash tool called); its tools fail until it is started again (on their next call).');
+    expect(notes).toContain(
+      'MCP server "local" exited with code 3 (stderr: fatal: crash tool called); its tools fail until it is started again (on their next call).',
+    );
     expect(pids[1]).not.toBe(pids[0]); // started again on the next call
     expect(isAlive(pids[1]!)).toBe(true);
     await hub.close();
@@ -117,12 +144,19 @@ describe("MCP results", () => {
     const hub = await hubFor({ remote: { url: http.url } });
     expect((await call(hub, "remote__echo", { text: "x" })).content).toBe("remote echo: x");
     const picture = await call(hub, "remote__picture");
-    expect(picture.content).toBe("a red dot\n[image (image/png, 70 bytes) returned by the tool; images are not shown to you]");
+    expect(picture.content).toBe(
+      "a red dot\n[image (image/png, 70 bytes) returned by the tool; images are not shown to you]",
+    );
     const failed = await call(hub, "remote__fail");
-    expect([failed.status, failed.content]).toEqual(["error", "Error: MCP tool 'fail' on server 'remote' returned an error: the disk is on fire"]);
+    expect([failed.status, failed.content]).toEqual([
+      "error",
+      "Error: MCP tool 'fail' on server 'remote' returned an error: the disk is on fire",
+    ]);
     const big = String((await call(hub, "remote__big", { chars: 100_000 })).content);
     expect(big.length).toBeLessThan(30_200);
-    expect(big.replace(/x+/g, "x…")).toBe("x…\n[... 70,500 characters of this MCP tool's result omitted; ask the tool for less (a narrower query or a page) if you need them.]\nx…");
+    expect(big.replace(/x+/g, "x…")).toBe(
+      "x…\n[... 70,500 characters of this MCP tool's result omitted; ask the tool for less (a narrower query or a page) if you need them.]\nx…",
+    );
     const bad = await call(hub, "remote__add", { a: "two" });
     expect(bad.status).toBe("error");
   });
@@ -132,7 +166,11 @@ describe("MCP results", () => {
     const add = hub.tools.find((t) => t.name === "remote__add")!;
     expect(add.description).toBe("Adds two numbers.");
     expect((add.schema as { required?: string[] }).required).toEqual(["a", "b"]);
-    expect((add as { metadata?: unknown }).metadata).toMatchObject({ mcpServer: "remote", mcpTool: "add", annotations: { readOnlyHint: true } });
+    expect((add as { metadata?: unknown }).metadata).toMatchObject({
+      mcpServer: "remote",
+      mcpTool: "add",
+      annotations: { readOnlyHint: true },
+    });
   });
 });
 
@@ -140,7 +178,9 @@ describe("MCP server failures", () => {
   test("a server that fails to start: one clear trace line, its tools not offered, the other server's are", async () => {
     const hub = await hubFor({ broken: stdioServer(pidFile("broken"), "--crash-at-start"), remote: { url: http.url } });
     expect(notes).toEqual([
-      expect.stringMatching(/^MCP server "broken" \(sh -c .*\) could not start: exited with code 2 \(stderr: cannot start: TEST_API_TOKEN is not set\)\.$/),
+      expect.stringMatching(
+        /^MCP server "broken" \(sh -c .*\) could not start: exited with code 2 \(stderr: cannot start: TEST_API_TOKEN is not set\)\.$/,
+      ),
       'The tools of MCP server "broken" are not offered in this session.',
     ]);
     expect(hub.tools.map((t) => t.name).filter((n) => n.startsWith("broken"))).toEqual([]);
@@ -153,32 +193,49 @@ describe("MCP server failures", () => {
   test("a cached server that no longer starts gives the model a tool error, not a crash", async () => {
     const settings = mcpTestSettings(ws.dir, home.dir);
     const spec = { name: "broken", config: stdioServer(pidFile("broken"), "--crash-at-start"), file: userConfig() };
-    storeTools(settings.mcp.cacheFile, cacheKey(ws.dir, spec), [{ name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: { text: { type: "string" } } } }]);
+    storeTools(settings.mcp.cacheFile, cacheKey(ws.dir, spec), [
+      {
+        name: "echo",
+        description: "Echoes.",
+        inputSchema: { type: "object", properties: { text: { type: "string" } } },
+      },
+    ]);
     const hub = await hubFor({ broken: spec.config });
     expect(notes).toEqual([]);
     expect(hub.status()[0]).toMatchObject({ state: "not started", listedFrom: "cache", tools: ["broken__echo"] });
     const result = await call(hub, "broken__echo", { text: "x" });
     expect(result.status).toBe("error");
-    expect(result.content).toMatch(/^Error: MCP server "broken" \(sh -c .*\) could not start: exited with code 2 \(stderr: cannot start: TEST_API_TOKEN is not set\)$/);
+    expect(result.content).toMatch(
+      /^Error: MCP server "broken" \(sh -c .*\) could not start: exited with code 2 \(stderr: cannot start: TEST_API_TOKEN is not set\)$/,
+    );
     expect(notes).toHaveLength(1);
   });
 
   test("an HTTP server that is not there", async () => {
     const url = `${await closedPortUrl()}/mcp`;
     const hub = await hubFor({ gone: { url } });
-    expect(notes[0]).toBe(`MCP server "gone" (${url}) could not start: nothing is listening at that URL (connection refused).`);
+    expect(notes[0]).toBe(
+      `MCP server "gone" (${url}) could not start: nothing is listening at that URL (connection refused).`,
+    );
     expect(hub.tools).toEqual([]);
   });
 
   test("a program that does not exist", async () => {
     const hub = await hubFor({ nothing: { command: "mini-cursor-no-such-mcp-server" } });
-    expect(notes[0]).toBe('MCP server "nothing" (mini-cursor-no-such-mcp-server) could not start: no program named mini-cursor-no-such-mcp-server was found (check "command" and PATH).');
+    expect(notes[0]).toBe(
+      'MCP server "nothing" (mini-cursor-no-such-mcp-server) could not start: no program named mini-cursor-no-such-mcp-server was found (check "command" and PATH).',
+    );
     expect(hub.tools).toEqual([]);
   });
 
   test("a server that never finishes starting is stopped after the start timeout", async () => {
-    const hub = await hubFor({ slow: stdioServer(pidFile("slow"), "--hang-at-start") }, { MINI_CURSOR_MCP_START_TIMEOUT_MS: "1500" });
-    expect(notes[0]).toMatch(/^MCP server "slow" \(sh -c .*\) could not start: did not finish starting within 1\.5 s \(MINI_CURSOR_MCP_START_TIMEOUT_MS\)\.$/);
+    const hub = await hubFor(
+      { slow: stdioServer(pidFile("slow"), "--hang-at-start") },
+      { MINI_CURSOR_MCP_START_TIMEOUT_MS: "1500" },
+    );
+    expect(notes[0]).toMatch(
+      /^MCP server "slow" \(sh -c .*\) could not start: did not finish starting within 1\.5 s \(MINI_CURSOR_MCP_START_TIMEOUT_MS\)\.$/,
+    );
     // It was started, and nothing of it is left: neither the shell nor the server under it.
     expect(existsSync(pidFile("slow"))).toBe(true);
     expect(processesWith(pidFile("slow"))).toEqual([]);
@@ -235,7 +292,9 @@ describe("MCP configuration and trust", () => {
     expect(untrustedMcpServers(settings)).toEqual([{ name: "repo", file: "mini-cursor.config.json" }]);
     expect(loadProjectRules(ws.dir, { trustStore: settings.trustStore }).untrusted?.[0]?.mcpServers).toEqual(["repo"]);
     trustFile(settings.trustStore, projectFile(), contentHash(readFileSync(projectFile(), "utf8")));
-    expect(configuredMcpServers(settings)).toEqual([{ name: "repo", config: { url: http.url }, file: "mini-cursor.config.json" }]);
+    expect(configuredMcpServers(settings)).toEqual([
+      { name: "repo", config: { url: http.url }, file: "mini-cursor.config.json" },
+    ]);
   });
 
   test("the trust question names the servers; answered no, they stay off; yes, they start", async () => {
@@ -243,10 +302,19 @@ describe("MCP configuration and trust", () => {
     const settings = mcpTestSettings(ws.dir, home.dir);
     const questions: string[] = [];
     const said: string[] = [];
-    const renderer = { note: (t: string) => said.push(t), pause: () => undefined, banner: () => undefined, event: () => undefined } as unknown as Renderer;
+    const renderer = {
+      note: (t: string) => said.push(t),
+      pause: () => undefined,
+      banner: () => undefined,
+      event: () => undefined,
+    } as unknown as Renderer;
     await confirmConfigTrust(settings, true, renderer, async (q) => (questions.push(q), "n"));
-    expect(questions[0]).toContain("mini-cursor.config.json in this repository has MCP servers (repo) that start programs or reach URLs it names.");
-    expect(said).toEqual(["Not trusted: its allow rules, passEnv and MCP servers are ignored; its deny and ask rules apply."]);
+    expect(questions[0]).toContain(
+      "mini-cursor.config.json in this repository has MCP servers (repo) that start programs or reach URLs it names.",
+    );
+    expect(said).toEqual([
+      "Not trusted: its allow rules, passEnv and MCP servers are ignored; its deny and ask rules apply.",
+    ]);
     expect(await prepareMcp(settings, (t) => notes.push(t))).toBeUndefined();
     await confirmConfigTrust(settings, false, renderer);
     expect(said.at(-1)).toBe(
@@ -259,7 +327,9 @@ describe("MCP configuration and trust", () => {
   });
 
   test("a project server wins over the user's of the same name; both are listed", async () => {
-    writeUserConfig(userConfig(), { mcpServers: { shared: { url: "http://127.0.0.1:1/mcp" }, mine: { command: "x" } } });
+    writeUserConfig(userConfig(), {
+      mcpServers: { shared: { url: "http://127.0.0.1:1/mcp" }, mine: { command: "x" } },
+    });
     writeFileSync(path.join(ws.dir, ".mini-cursor-placeholder"), "");
     writeFileSync(projectFile(), JSON.stringify({ mcpServers: { shared: { url: http.url } } }));
     const settings = mcpTestSettings(ws.dir, home.dir);
@@ -271,8 +341,10 @@ describe("MCP configuration and trust", () => {
   });
 
   test("invalid server entries are rules errors that say where", () => {
-    writeFileSync(projectFile(), JSON.stringify({ mcpServers: { "a__b": { url: http.url } } }));
-    expect(() => loadProjectRules(ws.dir)).toThrow(/mini-cursor.config.json: mcpServers: server names are letters, digits/);
+    writeFileSync(projectFile(), JSON.stringify({ mcpServers: { a__b: { url: http.url } } }));
+    expect(() => loadProjectRules(ws.dir)).toThrow(
+      /mini-cursor.config.json: mcpServers: server names are letters, digits/,
+    );
     writeFileSync(projectFile(), JSON.stringify({ mcpServers: { a: { command: "x", url: http.url } } }));
     expect(() => loadProjectRules(ws.dir)).toThrow(/mini-cursor.config.json: mcpServers.a/);
   });
@@ -282,8 +354,12 @@ describe("the published filesystem server", () => {
   test("its tools read a file in the workspace", async () => {
     writeFileSync(path.join(ws.dir, "notes.txt"), "hello from the filesystem server\n");
     const hub = await hubFor({ fs: { command: process.execPath, args: [FILESYSTEM_SERVER, ws.dir] } });
-    expect(hub.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["fs__read_text_file", "fs__list_directory", "fs__write_file"]));
-    expect((await call(hub, "fs__read_text_file", { path: path.join(ws.dir, "notes.txt") })).content).toBe("hello from the filesystem server\n");
+    expect(hub.tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["fs__read_text_file", "fs__list_directory", "fs__write_file"]),
+    );
+    expect((await call(hub, "fs__read_text_file", { path: path.join(ws.dir, "notes.txt") })).content).toBe(
+      "hello from the filesystem server\n",
+    );
     const outside = await call(hub, "fs__read_text_file", { path: "/etc/hostname" });
     expect(outside.status).toBe("error");
   });
@@ -295,12 +371,20 @@ describe("--mcp-list", () => {
     const report = await mcpListReport(mcpTestSettings(ws.dir, home.dir), false, (t) => notes.push(t));
     const lines = report.split("\n");
     expect(lines[0]).toMatch(/^local {2}stdio {2}running {2}sh -c .* {2}\(.*config\.json\)$/);
-    expect(lines[1]).toBe("  tools: local__echo, local__add, local__picture, local__fail, local__big, local__sleep, local__crash");
+    expect(lines[1]).toBe(
+      "  tools: local__echo, local__add, local__picture, local__fail, local__big, local__sleep, local__crash",
+    );
     expect(lines[2]).toBe(`remote  http  running  ${http.url}  (${userConfig()})`);
     expect(isAlive(readPid(pidFile()))).toBe(false);
     expect(processesWith(pidFile())).toEqual([]);
     const json = await mcpListReport(mcpTestSettings(ws.dir, home.dir), true, (t) => notes.push(t));
-    expect(json.trim().split("\n").map((l) => JSON.parse(l) as { name: string; state: string; tools: string[] }).map((r) => [r.name, r.state, r.tools.length])).toEqual([
+    expect(
+      json
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { name: string; state: string; tools: string[] })
+        .map((r) => [r.name, r.state, r.tools.length]),
+    ).toEqual([
       ["local", "running", 7],
       ["remote", "running", 7],
     ]);
@@ -310,7 +394,12 @@ describe("--mcp-list", () => {
 describe("the CLI", () => {
   test("--mcp-list prints each server's state and tools and leaves nothing running", async () => {
     writeUserConfig(userConfig(), { mcpServers: { remote: { url: http.url }, local: stdioServer(pidFile()) } });
-    const env = baseEnv({ HOME: home.dir, MINI_CURSOR_USER_CONFIG: userConfig(), MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"), MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json") });
+    const env = baseEnv({
+      HOME: home.dir,
+      MINI_CURSOR_USER_CONFIG: userConfig(),
+      MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
+      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+    });
     const result = await runCli(["--mcp-list", "--workspace", ws.dir], { env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     expect(result.stdout.split("\n").slice(0, 2)).toEqual([
@@ -322,7 +411,12 @@ describe("the CLI", () => {
 
   test("a one-shot run: the provider's model calls a stdio tool and an HTTP tool, reads their results, and no server outlives the CLI", async () => {
     const provider = await startOpenAIServer([
-      { toolCalls: [{ name: "local__echo", args: { text: "over stdio" } }, { name: "remote__add", args: { a: 40, b: 2 } }] },
+      {
+        toolCalls: [
+          { name: "local__echo", args: { text: "over stdio" } },
+          { name: "remote__add", args: { a: 40, b: 2 } },
+        ],
+      },
       { content: "The tools said hello and 42." },
     ]);
     try {
@@ -334,16 +428,24 @@ describe("the CLI", () => {
         MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
         MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
       });
-      const result = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "use the MCP tools"], { env });
+      const result = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "use the MCP tools"], {
+        env,
+      });
       expect(result.code).toBe(0);
-      const events = result.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+      const events = result.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
       expect(events.filter((e) => e.type === "tool_result").map((e) => [e.name, e.status, e.content])).toEqual([
         ["local__echo", "success", "local echo: over stdio"],
         ["remote__add", "success", "42"],
       ]);
       const offered = provider.requests[0]!.tools!.map((t) => t.function.name);
       expect(offered).toEqual(expect.arrayContaining(["local__echo", "remote__add"]));
-      expect(provider.requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["local echo: over stdio", "42"]);
+      expect(provider.requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+        "local echo: over stdio",
+        "42",
+      ]);
       expect(processesWith(pidFile())).toEqual([]);
     } finally {
       await provider.close();
@@ -351,7 +453,10 @@ describe("the CLI", () => {
   });
 
   test("SIGTERM during an MCP call: the run stops and the server goes with it", async () => {
-    const provider = await startOpenAIServer([{ toolCalls: [{ name: "local__sleep", args: { ms: 600_000 } }] }, { content: "never reached" }]);
+    const provider = await startOpenAIServer([
+      { toolCalls: [{ name: "local__sleep", args: { ms: 600_000 } }] },
+      { content: "never reached" },
+    ]);
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
       const env = baseEnv({
@@ -376,7 +481,10 @@ describe("the CLI", () => {
   });
 
   test("a SIGKILLed mini-cursor's server is stopped by the next mini-cursor that starts one", async () => {
-    const provider = await startOpenAIServer([{ toolCalls: [{ name: "local__sleep", args: { ms: 600_000 } }] }, { content: "never reached" }]);
+    const provider = await startOpenAIServer([
+      { toolCalls: [{ name: "local__sleep", args: { ms: 600_000 } }] },
+      { content: "never reached" },
+    ]);
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
       const env = baseEnv({
@@ -413,7 +521,9 @@ describe("/mcp", () => {
   test("shows each server's state and tools without starting anything", async () => {
     const settings = mcpTestSettings(ws.dir, home.dir);
     const spec = { name: "local", config: stdioServer(pidFile()), file: userConfig() };
-    storeTools(settings.mcp.cacheFile, cacheKey(ws.dir, spec), [{ name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: {} } }]);
+    storeTools(settings.mcp.cacheFile, cacheKey(ws.dir, spec), [
+      { name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: {} } },
+    ]);
     const hub = await hubFor({ local: spec.config, remote: { url: http.url } });
     const said: string[] = [];
     const session = { parts: { mcp: hub } } as unknown as Session;

@@ -1,4 +1,10 @@
-import { helpText, runSlashCommand, SLASH_COMMANDS, type SlashCommand, type SlashContext } from "../../src/app/slash-commands.js";
+import {
+  helpText,
+  runSlashCommand,
+  SLASH_COMMANDS,
+  type SlashCommand,
+  type SlashContext,
+} from "../../src/app/slash-commands.js";
 import type { Session } from "../../src/app/session.js";
 import type { Renderer } from "../../src/ui/render.js";
 

@@ -91,7 +91,9 @@ describe.each(["graph", "loop"])("--engine %s", (engine) => {
       expect(root.run_type).toBe("chain");
       expect(root.session_name).toBe(PROJECT);
       expect(root.tags).toEqual(expect.arrayContaining(["mini-cursor", `engine:${engine}`, "thread:trace-thread"]));
-      expect(root.extra?.metadata).toEqual(expect.objectContaining({ engine, thread_id: "trace-thread", workspace: "traced-ws" }));
+      expect(root.extra?.metadata).toEqual(
+        expect.objectContaining({ engine, thread_id: "trace-thread", workspace: "traced-ws" }),
+      );
       expect(root.end_time).toBeDefined();
       // LangChain's own two words about the runtime; the host's name, platform and versions stay home.
       expect((root.extra as { runtime?: unknown }).runtime).toEqual({ library: "langchain-js", runtime: "node" });
@@ -119,7 +121,9 @@ describe.each(["graph", "loop"])("--engine %s", (engine) => {
     const writeRun = descendants(runs, turn2).find((r) => r.run_type === "tool")!;
     expect(JSON.stringify(writeRun.inputs)).toContain("[redacted]");
     // The key went where it belongs (the header), and no payload holds a secret.
-    expect(langsmith.requests.filter((r) => r.method !== "GET").every((r) => r.headers["x-api-key"] === LANGSMITH_KEY)).toBe(true);
+    expect(
+      langsmith.requests.filter((r) => r.method !== "GET").every((r) => r.headers["x-api-key"] === LANGSMITH_KEY),
+    ).toBe(true);
     const sent = langsmith.requests.map((r) => r.body).join("\n");
     expect(sent.length).toBeGreaterThan(0);
     for (const secret of [PLANTED, OPENAI_KEY, LANGSMITH_KEY]) expect(sent).not.toContain(secret);

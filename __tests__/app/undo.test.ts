@@ -43,7 +43,12 @@ function rig(kind: "graph" | "loop", workspace: string, script: ScriptedTurn[]):
     history = graphThreadHistory(graph);
   } else {
     const { memory } = inMemoryLoopThreads();
-    engine = createLoopEngine({ runtime: createRuntime(settings, { model, tools }), meta, modelSettings: settings, memory });
+    engine = createLoopEngine({
+      runtime: createRuntime(settings, { model, tools }),
+      meta,
+      modelSettings: settings,
+      memory,
+    });
     history = loopThreadHistory(memory);
   }
   const events: AgentEvent[] = [];
@@ -52,7 +57,12 @@ function rig(kind: "graph" | "loop", workspace: string, script: ScriptedTurn[]):
     events,
     ctx: { workspace, threadId: "t1", history, processes: tools.processes },
     async run(task) {
-      const summary = await engine.run({ task, threadId: "t1", emit: (e) => events.push(e), approver: async () => ({ decision: "deny" }) });
+      const summary = await engine.run({
+        task,
+        threadId: "t1",
+        emit: (e) => events.push(e),
+        approver: async () => ({ decision: "deny" }),
+      });
       expect(summary.reason).toBe("done");
     },
   };
@@ -94,15 +104,30 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     setUp(tmp.dir);
     const r = rig(kind, tmp.dir, [
       // Turn 1: writes two files.
-      { toolCalls: [call("write_file", { filePath: "a.txt", content: "one\n" }), call("write_file", { filePath: "src/b.txt", content: "b\n" })] },
+      {
+        toolCalls: [
+          call("write_file", { filePath: "a.txt", content: "one\n" }),
+          call("write_file", { filePath: "src/b.txt", content: "b\n" }),
+        ],
+      },
       "turn 1 done",
       // Turn 2: edits a.txt; a command drops run.sh's executable bit, deletes keep.txt, overwrites bin.dat and writes into node_modules.
       { toolCalls: [call("read_file", { filePath: "a.txt" })] },
       { toolCalls: [call("edit_file", { filePath: "a.txt", oldString: "one", newString: "two" })] },
-      { toolCalls: [call("execute_command", { command: "chmod -x run.sh && rm keep.txt && printf 'x' > bin.dat && echo more >> node_modules/dep.js" })] },
+      {
+        toolCalls: [
+          call("execute_command", {
+            command: "chmod -x run.sh && rm keep.txt && printf 'x' > bin.dat && echo more >> node_modules/dep.js",
+          }),
+        ],
+      },
       "turn 2 done",
       // Turn 3: deletes src/b.txt through a command and creates a new folder.
-      { toolCalls: [call("execute_command", { command: "rm src/b.txt && mkdir -p new/deep && echo n > new/deep/n.txt" })] },
+      {
+        toolCalls: [
+          call("execute_command", { command: "rm src/b.txt && mkdir -p new/deep && echo n > new/deep/n.txt" }),
+        ],
+      },
       "turn 3 done",
       // After the undos: the next request.
       "turn 4 done",
@@ -118,7 +143,9 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     const third = await undoLastTurn(r.ctx, noConfirm);
     expect(third).toEqual({
       ok: true,
-      text: ["Undid turn 3: turn three", "Files (2):", "  removed    new/deep/n.txt", "  recreated  src/b.txt"].join("\n"),
+      text: ["Undid turn 3: turn three", "Files (2):", "  removed    new/deep/n.txt", "  recreated  src/b.txt"].join(
+        "\n",
+      ),
     });
     const second = await undoLastTurn(r.ctx, noConfirm);
     expect(second).toEqual({
@@ -138,7 +165,9 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     expect(readdirSync(tmp.dir)).not.toContain("new");
 
     const { messages, snapshots } = await r.ctx.history.read("t1");
-    expect(formatTurns(listTurns(messages, snapshots))).toBe("Turns (/rewind <n> goes back to before turn n):\n    1  turn one");
+    expect(formatTurns(listTurns(messages, snapshots))).toBe(
+      "Turns (/rewind <n> goes back to before turn n):\n    1  turn one",
+    );
     await r.run("turn four");
     expect(humanTexts(r.model.calls.at(-1)!)).toEqual(["turn one", "turn four"]);
     expect(r.model.calls.at(-1)!.some((m) => String(m.content).includes("turn 2 done"))).toBe(false);
@@ -147,7 +176,12 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
   test("a file changed by hand since the agent's step is not overwritten without a yes", async () => {
     setUp(tmp.dir);
     const r = rig(kind, tmp.dir, [
-      { toolCalls: [call("write_file", { filePath: "a.txt", content: "agent\n" }), call("write_file", { filePath: "other.txt", content: "o\n" })] },
+      {
+        toolCalls: [
+          call("write_file", { filePath: "a.txt", content: "agent\n" }),
+          call("write_file", { filePath: "other.txt", content: "o\n" }),
+        ],
+      },
       "done",
     ]);
     await r.run("write a.txt");
@@ -172,7 +206,11 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
 
     const accepted = await undoLastTurn(r.ctx, { ...noConfirm, confirm: async () => true });
     expect(accepted.ok).toBe(true);
-    expect(readdirSync(tmp.dir).filter((n) => n.endsWith(".txt")).sort()).toEqual(["keep.txt"]);
+    expect(
+      readdirSync(tmp.dir)
+        .filter((n) => n.endsWith(".txt"))
+        .sort(),
+    ).toEqual(["keep.txt"]);
     expect(humanTexts((await r.ctx.history.read("t1")).messages)).toEqual([]);
   });
 
@@ -190,7 +228,12 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     await r.run("third");
     const { messages, snapshots } = await r.ctx.history.read("t1");
     expect(formatTurns(listTurns(messages, snapshots))).toBe(
-      ["Turns (/rewind <n> goes back to before turn n):", "    1  first", "    2  second, reads only  (changed no files)", "    3  third"].join("\n"),
+      [
+        "Turns (/rewind <n> goes back to before turn n):",
+        "    1  first",
+        "    2  second, reads only  (changed no files)",
+        "    3  third",
+      ].join("\n"),
     );
     expect((await rewindTo(r.ctx, 4, noConfirm)).ok).toBe(false);
     const back = await rewindTo(r.ctx, 2, noConfirm);
@@ -203,15 +246,28 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
 
 test("the user's own git repository, index and config are never touched", async () => {
   const { execFileSync } = await import("node:child_process");
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: tmp.dir, encoding: "utf8", env: { PATH: process.env.PATH, HOME: tmp.dir, GIT_CONFIG_NOSYSTEM: "1", GIT_OPTIONAL_LOCKS: "0" } });
+  const git = (...args: string[]) =>
+    execFileSync("git", args, {
+      cwd: tmp.dir,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: tmp.dir, GIT_CONFIG_NOSYSTEM: "1", GIT_OPTIONAL_LOCKS: "0" },
+    });
   git("init", "--quiet");
   git("config", "user.email", "u@example.com");
   git("config", "user.name", "u");
   writeFileSync(path.join(tmp.dir, "tracked.txt"), "t\n");
   git("add", "tracked.txt");
   git("commit", "--quiet", "-m", "first");
-  const before = { status: git("status", "--porcelain"), index: readFileSync(path.join(tmp.dir, ".git", "index")), config: readFileSync(path.join(tmp.dir, ".git", "config"), "utf8"), head: git("rev-parse", "HEAD") };
-  const r = rig("graph", tmp.dir, [{ toolCalls: [call("write_file", { filePath: "tracked.txt", content: "changed\n" })] }, "ok"]);
+  const before = {
+    status: git("status", "--porcelain"),
+    index: readFileSync(path.join(tmp.dir, ".git", "index")),
+    config: readFileSync(path.join(tmp.dir, ".git", "config"), "utf8"),
+    head: git("rev-parse", "HEAD"),
+  };
+  const r = rig("graph", tmp.dir, [
+    { toolCalls: [call("write_file", { filePath: "tracked.txt", content: "changed\n" })] },
+    "ok",
+  ]);
   await r.run("change it");
   expect((await undoLastTurn(r.ctx, noConfirm)).ok).toBe(true);
   expect(git("status", "--porcelain")).toBe(before.status);
@@ -221,31 +277,37 @@ test("the user's own git repository, index and config are never touched", async 
   expect(readFileSync(path.join(tmp.dir, "tracked.txt"), "utf8")).toBe("t\n");
 });
 
-test.each(["graph", "loop"] as const)("%s: without git the run goes on, with one notice in the trace, and /undo only rewinds the conversation", async (kind) => {
-  const r = rig(kind, tmp.dir, [
-    { toolCalls: [call("write_file", { filePath: "a.txt", content: "a\n" })] },
-    { toolCalls: [call("write_file", { filePath: "b.txt", content: "b\n" })] },
-    "done",
-  ]);
-  const savedPath = process.env.PATH;
-  process.env.PATH = path.join(tmp.dir, "no-git-here");
-  try {
-    await r.run("write two files");
-  } finally {
-    process.env.PATH = savedPath;
-  }
-  expect(readFileSync(path.join(tmp.dir, "b.txt"), "utf8")).toBe("b\n");
-  const notices = r.events.filter((e) => e.type === "notice").map((e) => (e as { message: string }).message);
-  expect(notices).toEqual([
-    "Workspace snapshots are off for this session (git is not installed (or not on PATH), so the workspace cannot be snapshotted); the run goes on, but /undo cannot bring files back.",
-  ]);
-  const undone = await undoLastTurn(r.ctx, noConfirm);
-  expect(undone.text).toBe("Undid turn 1: write two files\nThat turn changed no files (or they were not recorded); only the conversation goes back.");
-  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
-});
+test.each(["graph", "loop"] as const)(
+  "%s: without git the run goes on, with one notice in the trace, and /undo only rewinds the conversation",
+  async (kind) => {
+    const r = rig(kind, tmp.dir, [
+      { toolCalls: [call("write_file", { filePath: "a.txt", content: "a\n" })] },
+      { toolCalls: [call("write_file", { filePath: "b.txt", content: "b\n" })] },
+      "done",
+    ]);
+    const savedPath = process.env.PATH;
+    process.env.PATH = path.join(tmp.dir, "no-git-here");
+    try {
+      await r.run("write two files");
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    expect(readFileSync(path.join(tmp.dir, "b.txt"), "utf8")).toBe("b\n");
+    const notices = r.events.filter((e) => e.type === "notice").map((e) => (e as { message: string }).message);
+    expect(notices).toEqual([
+      "Workspace snapshots are off for this session (git is not installed (or not on PATH), so the workspace cannot be snapshotted); the run goes on, but /undo cannot bring files back.",
+    ]);
+    const undone = await undoLastTurn(r.ctx, noConfirm);
+    expect(undone.text).toBe(
+      "Undid turn 1: write two files\nThat turn changed no files (or they were not recorded); only the conversation goes back.",
+    );
+    expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
+  },
+);
 
 test("/undo stops the background processes the undone turn started", async () => {
-  const server = "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); });\n";
+  const server =
+    "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); });\n";
   const r = rig("graph", tmp.dir, [
     { toolCalls: [call("write_file", { filePath: "server.js", content: server })] },
     { toolCalls: [call("execute_command", { command: "node server.js" })] },
@@ -256,7 +318,9 @@ test("/undo stops the background processes the undone turn started", async () =>
     const started = r.ctx.processes!.list().filter((p) => p.running);
     expect(started.map((p) => p.command)).toEqual(["node server.js"]);
     const undone = await undoLastTurn(r.ctx, noConfirm);
-    expect(undone.text.split("\n").at(-1)).toBe(`Stopped background process ${started[0]!.id} (node server.js), started by that turn.`);
+    expect(undone.text.split("\n").at(-1)).toBe(
+      `Stopped background process ${started[0]!.id} (node server.js), started by that turn.`,
+    );
     expect(r.ctx.processes!.list().filter((p) => p.running)).toEqual([]);
     expect(readdirSync(tmp.dir).filter((n) => !n.startsWith("."))).toEqual([]);
   } finally {
@@ -271,7 +335,10 @@ test("a loop thread with the same id as a graph thread never makes the graph's f
     { toolCalls: [call("execute_command", { command: "cat a.txt" })] },
     "ok",
   ]);
-  const loop = rig("loop", tmp.dir, [{ toolCalls: [call("write_file", { filePath: "a.txt", content: "loop\n" })] }, "ok"]);
+  const loop = rig("loop", tmp.dir, [
+    { toolCalls: [call("write_file", { filePath: "a.txt", content: "loop\n" })] },
+    "ok",
+  ]);
   await graph.run("write it");
   await loop.run("write it too");
   await graph.run("show it");

@@ -1,9 +1,16 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { answerDanglingToolCalls, estimateTotalTokens, fitToBudget, UNANSWERED_TOOL_RESULT } from "../../src/context/budget.js";
+import {
+  answerDanglingToolCalls,
+  estimateTotalTokens,
+  fitToBudget,
+  UNANSWERED_TOOL_RESULT,
+} from "../../src/context/budget.js";
 
-const call = (id: string) => new AIMessage({ content: "", tool_calls: [{ id, name: "read_file", args: { filePath: "a" }, type: "tool_call" }] });
+const call = (id: string) =>
+  new AIMessage({ content: "", tool_calls: [{ id, name: "read_file", args: { filePath: "a" }, type: "tool_call" }] });
 const result = (id: string, size = 10) => new ToolMessage({ tool_call_id: id, content: "x".repeat(size) });
-const types = (ms: BaseMessage[]) => ms.map((m) => `${m.getType()}:${typeof m.content === "string" ? m.content.slice(0, 12) : ""}`);
+const types = (ms: BaseMessage[]) =>
+  ms.map((m) => `${m.getType()}:${typeof m.content === "string" ? m.content.slice(0, 12) : ""}`);
 
 test("drops the oldest turns first, keeping the latest request and tool pairs whole", () => {
   const history = [
@@ -27,9 +34,21 @@ test("keeps everything when it fits", () => {
 test("a latest request over its share of the budget is sent as head and tail with a note, and the turn's results still fit (issue 14, item 10)", () => {
   // A pasted 1 MB log: before, every tool result was dropped and the model repeated its call.
   const log = `BEGIN ${"y".repeat(1_000_000)} END`;
-  const history = [new HumanMessage("old"), new AIMessage("answer"), new HumanMessage(log), call("1"), result("1", 2000)];
+  const history = [
+    new HumanMessage("old"),
+    new AIMessage("answer"),
+    new HumanMessage(log),
+    call("1"),
+    result("1", 2000),
+  ];
   const kept = fitToBudget(history, 2000, 300);
-  expect(types(kept)).toEqual(["human:old", "ai:answer", `human:BEGIN ${"y".repeat(6)}`, "ai:", `tool:${"x".repeat(12)}`]);
+  expect(types(kept)).toEqual([
+    "human:old",
+    "ai:answer",
+    `human:BEGIN ${"y".repeat(6)}`,
+    "ai:",
+    `tool:${"x".repeat(12)}`,
+  ]);
   expect(estimateTotalTokens(kept) + 300).toBeLessThanOrEqual(2000);
   const sent = kept[2]!.content as string;
   expect(sent.endsWith(`${"y".repeat(100)} END`)).toBe(true);

@@ -39,7 +39,10 @@ describe("countContextTokens", () => {
   });
 
   test("uses the provider's count of the latest response plus an estimate of what came after", () => {
-    const answered = new AIMessage({ content: "x", usage_metadata: { input_tokens: 5000, output_tokens: 200, total_tokens: 5200 } });
+    const answered = new AIMessage({
+      content: "x",
+      usage_metadata: { input_tokens: 5000, output_tokens: 200, total_tokens: 5200 },
+    });
     const after = new HumanMessage("next question");
     expect(countContextTokens("system", [new HumanMessage("q"), answered, after])).toEqual({
       tokens: 5200 + estimateTokens(after),
@@ -48,7 +51,10 @@ describe("countContextTokens", () => {
   });
 
   test("ignores counts from before a compaction", () => {
-    const old = new AIMessage({ content: "x", usage_metadata: { input_tokens: 90_000, output_tokens: 10, total_tokens: 90_010 } });
+    const old = new AIMessage({
+      content: "x",
+      usage_metadata: { input_tokens: 90_000, output_tokens: 10, total_tokens: 90_010 },
+    });
     const summary = new AIMessage({ content: "summary", response_metadata: { mini_cursor_summary: { steps: 3 } } });
     expect(countContextTokens("s", [old, summary]).estimated).toBe(true);
   });
@@ -89,10 +95,15 @@ describe("compactHistory", () => {
     const older = [new HumanMessage("set up the project"), ...toolTurn("x".repeat(4000)), new AIMessage("Set up.")];
     const latest = new HumanMessage("now add a README");
     const recent = toolTurn("small result");
-    const result = await compactHistory(model, [...older, latest, ...recent], { systemPrompt: "sys", budgetTokens: budget });
+    const result = await compactHistory(model, [...older, latest, ...recent], {
+      systemPrompt: "sys",
+      budgetTokens: budget,
+    });
     expect(result).toBeDefined();
     expect(roles(result!.history)).toEqual(["human", "human", "ai", "tool"]);
-    expect(result!.history[0]!.content).toBe("[Summary of the earlier conversation, compacted to save context]\nThey set up the project and fixed the build.");
+    expect(result!.history[0]!.content).toBe(
+      "[Summary of the earlier conversation, compacted to save context]\nThey set up the project and fixed the build.",
+    );
     expect(result!.history[1]).toBe(latest);
     expect(result!.history.slice(2)).toEqual(recent);
     expect(result!.summarised).toBe(4);
@@ -104,25 +115,36 @@ describe("compactHistory", () => {
     expect(String(transcript!.content)).toContain("USER: set up the project");
     expect(String(transcript!.content)).toContain('[called read_file {"filePath":');
     expect(String(transcript!.content)).toContain("TOOL RESULT (read_file):");
-    expect(String(transcript!.content)).toContain("The user's latest request, kept verbatim after your summary (do not repeat it): now add a README");
+    expect(String(transcript!.content)).toContain(
+      "The user's latest request, kept verbatim after your summary (do not repeat it): now add a README",
+    );
   });
 
   test("in one long run, earlier steps become the agent's own note and the step count goes on", async () => {
     const model = new ScriptedChatModel(["Read f1 and f2; both fine."]);
     const request = new HumanMessage("check every file");
-    const history = [request, ...toolTurn("y".repeat(3000)), ...toolTurn("y".repeat(3000)), ...toolTurn("z".repeat(3000))];
+    const history = [
+      request,
+      ...toolTurn("y".repeat(3000)),
+      ...toolTurn("y".repeat(3000)),
+      ...toolTurn("z".repeat(3000)),
+    ];
     expect(stepsSinceLastRequest(history)).toBe(3);
     const result = (await compactHistory(model, history, { systemPrompt: "sys", budgetTokens: budget }))!;
     expect(roles(result.history)).toEqual(["human", "ai", "ai", "tool"]);
     expect(result.history[0]).toBe(request);
     expect(summarySteps(result.history[1]!)).toBe(2);
-    expect(String(result.history[1]!.content)).toMatch(/^\[Summary of the conversation so far, including my work on this request/);
+    expect(String(result.history[1]!.content)).toMatch(
+      /^\[Summary of the conversation so far, including my work on this request/,
+    );
     expect(stepsSinceLastRequest(result.history)).toBe(3);
   });
 
   test("nothing to summarise, or a failing model, leave the history alone", async () => {
     const model = new ScriptedChatModel([Object.assign(new Error("boom"), { status: 500 })]);
-    expect(await compactHistory(model, [new HumanMessage("only this")], { systemPrompt: "s", budgetTokens: budget })).toBeUndefined();
+    expect(
+      await compactHistory(model, [new HumanMessage("only this")], { systemPrompt: "s", budgetTokens: budget }),
+    ).toBeUndefined();
     expect(model.calls).toHaveLength(0);
     const history = [new HumanMessage("a"), ...toolTurn("q".repeat(9000)), new HumanMessage("b"), ...toolTurn("r")];
     expect(await compactHistory(model, history, { systemPrompt: "s", budgetTokens: budget })).toBeUndefined();

@@ -15,7 +15,12 @@ describe("loadProjectInstructions", () => {
   test("reads AGENTS.md, or CLAUDE.md when there is no AGENTS.md, or nothing", () => {
     expect(loadProjectInstructions(tmp.dir)).toBeUndefined();
     put("CLAUDE.md", "Use pnpm.\n");
-    expect(loadProjectInstructions(tmp.dir)).toEqual({ file: "CLAUDE.md", text: "Use pnpm.", truncated: false, bytes: 10 });
+    expect(loadProjectInstructions(tmp.dir)).toEqual({
+      file: "CLAUDE.md",
+      text: "Use pnpm.",
+      truncated: false,
+      bytes: 10,
+    });
     put("AGENTS.md", "# Rules\nRun `npm test` before finishing.\n");
     expect(loadProjectInstructions(tmp.dir)).toEqual({
       file: "AGENTS.md",
@@ -40,7 +45,9 @@ describe("loadProjectInstructions", () => {
     expect(Buffer.byteLength(loaded.text)).toBeLessThanOrEqual(MAX_INSTRUCTIONS_BYTES);
     expect(loaded.text).toBe(line.repeat(327).trimEnd()); // 32,768 bytes hold 327 whole lines
     const prompt = buildSystemPrompt({ workspace: tmp.dir });
-    expect(prompt).toContain("[AGENTS.md is 39 KB; only its first 32 KB are included here. Read the file for the rest.]");
+    expect(prompt).toContain(
+      "[AGENTS.md is 39 KB; only its first 32 KB are included here. Read the file for the rest.]",
+    );
   });
 
   test("a symlink leading out of the workspace is not followed", () => {
@@ -81,7 +88,10 @@ describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
 
   test("a change to AGENTS.md applies to the next request", async () => {
     put("AGENTS.md", "first version");
-    const h = engineHarness(kind, tmp.dir, [{ toolCalls: [{ name: "write_file", args: { filePath: "AGENTS.md", content: "second version" } }] }, "ok"]);
+    const h = engineHarness(kind, tmp.dir, [
+      { toolCalls: [{ name: "write_file", args: { filePath: "AGENTS.md", content: "second version" } }] },
+      "ok",
+    ]);
     await h.run("update the rules");
     expect(String(h.model.calls[0]![0]!.content)).toContain("first version");
     expect(String(h.model.calls[1]![0]!.content)).toContain("second version");

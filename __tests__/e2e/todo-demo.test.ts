@@ -4,9 +4,24 @@ import path from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
 import { loadRecording } from "../../src/models/replay.js";
 import { baseEnv, collect, PROJECT_ROOT } from "../helpers/cli.js";
-import { startOpenAIServerProcess, type ChatRequest, type OpenAIServerProcess, type ScriptStep } from "../helpers/openai-server.js";
+import {
+  startOpenAIServerProcess,
+  type ChatRequest,
+  type OpenAIServerProcess,
+  type ScriptStep,
+} from "../helpers/openai-server.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
-import { createTmux, httpGet, pidAlive, requireTmux, shellQuote, waitAllDead, waitForValue, waitRefused, type TmuxTerminal } from "../helpers/tmux.js";
+import {
+  createTmux,
+  httpGet,
+  pidAlive,
+  requireTmux,
+  shellQuote,
+  waitAllDead,
+  waitForValue,
+  waitRefused,
+  type TmuxTerminal,
+} from "../helpers/tmux.js";
 
 /**
  * The seed's flagship task for real: scaffold a Vite React TypeScript app with
@@ -104,7 +119,11 @@ async function waitNothingRunningIn(dir: string, timeoutMs = 15_000): Promise<vo
   try {
     await waitFor(() => processesIn(dir).length === 0, timeoutMs, 100);
   } catch {
-    throw new Error(`processes left in ${dir}:\n${processesIn(dir).map((p) => `${p.pid} ${p.command}`).join("\n")}`);
+    throw new Error(
+      `processes left in ${dir}:\n${processesIn(dir)
+        .map((p) => `${p.pid} ${p.command}`)
+        .join("\n")}`,
+    );
   }
 }
 
@@ -120,9 +139,15 @@ test("npm run demo on a terminal builds the TodoList app, serves it until Ctrl-C
   const workspace = path.join(tmp.dir, "demo");
   const exitFile = path.join(tmp.dir, "exit-code");
   term = createTmux(e2eEnv());
-  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && npm run demo -- --workspace ${shellQuote(workspace)}; echo EXITED:$? > ${shellQuote(exitFile)}`);
+  await term.start(
+    `cd ${shellQuote(PROJECT_ROOT)} && npm run demo -- --workspace ${shellQuote(workspace)}; echo EXITED:$? > ${shellQuote(exitFile)}`,
+  );
 
-  const screen = await term.waitForScreen(/Press Ctrl-C to stop them and exit\./, "the dev server kept up", RUN_TIMEOUT_MS);
+  const screen = await term.waitForScreen(
+    /Press Ctrl-C to stop them and exit\./,
+    "the dev server kept up",
+    RUN_TIMEOUT_MS,
+  );
   const url = /bg-1 {2}(http:\/\/localhost:\d+\/)/.exec(screen)?.[1];
   expect(url).toBeDefined();
   expect(screen).toContain("model     replay of demos/todo-app.jsonl (recorded responses, no model provider)");
@@ -142,7 +167,10 @@ test("npm run demo on a terminal builds the TodoList app, serves it until Ctrl-C
   expect(existsSync(exitFile)).toBe(false);
 
   await term.press("C-c");
-  const exit = await waitForValue(() => (existsSync(exitFile) ? readFileSync(exitFile, "utf8").trim() : undefined), 30_000);
+  const exit = await waitForValue(
+    () => (existsSync(exitFile) ? readFileSync(exitFile, "utf8").trim() : undefined),
+    30_000,
+  );
   expect(exit).toBe("EXITED:0");
   await waitRefused(url!, 10_000);
   await waitNothingRunningIn(workspace);
@@ -154,7 +182,10 @@ test("npm run demo on a terminal builds the TodoList app, serves it until Ctrl-C
 /** The recording as the scripted server's script: the same text and tool calls, streamed like OpenAI's. */
 function scriptFromRecording(file: string): ScriptStep[] {
   return loadRecording(file).responses.map((r) => {
-    const data = r.message.data as { content?: unknown; tool_calls?: Array<{ name: string; args: Record<string, unknown> }> };
+    const data = r.message.data as {
+      content?: unknown;
+      tool_calls?: Array<{ name: string; args: Record<string, unknown> }>;
+    };
     const step: ScriptStep = {};
     if (typeof data.content === "string" && data.content) step.content = data.content;
     if (data.tool_calls?.length) step.toolCalls = data.tool_calls.map((c) => ({ name: c.name, args: c.args }));
@@ -192,7 +223,10 @@ test("the trajectory from an OpenAI-compatible server through npm start --approv
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
 
-  const requests = readFileSync(logPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as ChatRequest);
+  const requests = readFileSync(logPath, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as ChatRequest);
   expect(requests).toHaveLength(script.length);
   // What the model was told after each step: scaffolded, listed, written, installed, built, serving.
   const results = requests.map(toolResults);
@@ -205,7 +239,9 @@ test("the trajectory from an OpenAI-compatible server through npm start --approv
   expect(results[4]![0]).toMatch(/^Exit code: 0\n/);
   // (`npm start --silent` passes npm_config_loglevel=silent on, so npm does not echo the script's command.)
   expect(results[5]![0]).toMatch(/^Exit code: 0\n[\s\S]*vite v[\d.]+ building[\s\S]*✓ built in/);
-  const serving = /^Running in the background as bg-1 \(pid (\d+)\) at (http:\/\/localhost:\d+\/)\.\n/.exec(results[6]![0]!);
+  const serving = /^Running in the background as bg-1 \(pid (\d+)\) at (http:\/\/localhost:\d+\/)\.\n/.exec(
+    results[6]![0]!,
+  );
   expect(serving).not.toBeNull();
   const [, pid, url] = serving!;
   expectBuiltApp(workspace);

@@ -16,22 +16,43 @@ afterEach(() => tmp.cleanup());
 function buildGraph(script: ScriptedTurn[], maxSteps = 30) {
   const settings = engineSettings(tmp.dir, { approval: "auto-edit", maxSteps });
   const model = new ScriptedChatModel(script);
-  const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools: createTools({ workspace: tmp.dir }) });
+  const graph = createGraph(settings, {
+    checkpointer: new MemorySaver(),
+    model,
+    tools: createTools({ workspace: tmp.dir }),
+  });
   return { graph, model, settings };
 }
 
 /** The nodes that ran, in order, as the "updates" stream reports them. */
-async function nodesRun(graph: ReturnType<typeof buildGraph>["graph"], task: string, maxSteps: number): Promise<string[]> {
-  const config = { configurable: { thread_id: "t1", approval: "auto-edit" as const, maxSteps }, streamMode: "updates" as const };
+async function nodesRun(
+  graph: ReturnType<typeof buildGraph>["graph"],
+  task: string,
+  maxSteps: number,
+): Promise<string[]> {
+  const config = {
+    configurable: { thread_id: "t1", approval: "auto-edit" as const, maxSteps },
+    streamMode: "updates" as const,
+  };
   const nodes: string[] = [];
-  for await (const chunk of await graph.stream({ messages: [new HumanMessage(task)] }, config)) nodes.push(...Object.keys(chunk));
+  for await (const chunk of await graph.stream({ messages: [new HumanMessage(task)] }, config))
+    nodes.push(...Object.keys(chunk));
   return nodes;
 }
 
 test("the compiled graph names each behaviour as a node, and its edges say where a run can go", async () => {
   const { graph } = buildGraph([]);
   const drawn = await graph.getGraphAsync();
-  expect(Object.keys(drawn.nodes)).toEqual(["__start__", "compact", "agent", "guard", "approve", "tools", "step_limit", "__end__"]);
+  expect(Object.keys(drawn.nodes)).toEqual([
+    "__start__",
+    "compact",
+    "agent",
+    "guard",
+    "approve",
+    "tools",
+    "step_limit",
+    "__end__",
+  ]);
   const edges = drawn.edges.map((e) => `${e.source} ${e.conditional ? "-.->" : "-->"} ${e.target}`).sort();
   expect(edges).toEqual(
     [
@@ -51,7 +72,12 @@ test("the compiled graph names each behaviour as a node, and its edges say where
 });
 
 describe("routing", () => {
-  const call = (name: string, args: Record<string, unknown> = {}) => ({ id: `c-${name}-${JSON.stringify(args)}`, name, args, type: "tool_call" as const });
+  const call = (name: string, args: Record<string, unknown> = {}) => ({
+    id: `c-${name}-${JSON.stringify(args)}`,
+    name,
+    args,
+    type: "tool_call" as const,
+  });
   const turn = (...calls: ReturnType<typeof call>[]) => new AIMessage({ content: "", tool_calls: calls });
   const request = new HumanMessage("go");
 
@@ -62,21 +88,32 @@ describe("routing", () => {
     expect(routeAfterAgent({ messages: [request, turn(call("execute_command"))] })).toBe("approve");
     expect(routeAfterAgent({ messages: [request, turn(call("apply_patch"))] })).toBe("approve");
     // A tool the policy does not know to be read-only (an MCP server's) is never routed past approve.
-    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("some_server__delete_all"))] })).toBe("approve");
+    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("some_server__delete_all"))] })).toBe(
+      "approve",
+    );
     expect(routeAfterAgent({ messages: [request, turn(call("write_todos"))] })).toBe("tools");
   });
 
   test("in plan mode only plan mode's tools skip approve: stop_process, which runs unasked elsewhere, is refused there", () => {
     expect(routeAfterAgent({ messages: [request, turn(call("stop_process"))] })).toBe("tools");
     expect(routeAfterAgent({ messages: [request, turn(call("stop_process"))] }, "plan")).toBe("approve");
-    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("write_todos"))] }, "plan")).toBe("tools");
+    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("write_todos"))] }, "plan")).toBe(
+      "tools",
+    );
   });
 
   test("after the model: the fifth identical turn in a row goes to the guard", () => {
-    const same = () => [turn(call("list_directory", { directoryPath: "." })), new ToolMessage({ tool_call_id: "x", content: "r" })];
+    const same = () => [
+      turn(call("list_directory", { directoryPath: "." })),
+      new ToolMessage({ tool_call_id: "x", content: "r" }),
+    ];
     const four = [request, ...same(), ...same(), ...same(), ...same()];
-    expect(routeAfterAgent({ messages: [...four, turn(call("list_directory", { directoryPath: "." }))] })).toBe("guard");
-    expect(routeAfterAgent({ messages: [...four.slice(0, -2), turn(call("list_directory", { directoryPath: "." }))] })).toBe("tools");
+    expect(routeAfterAgent({ messages: [...four, turn(call("list_directory", { directoryPath: "." }))] })).toBe(
+      "guard",
+    );
+    expect(
+      routeAfterAgent({ messages: [...four.slice(0, -2), turn(call("list_directory", { directoryPath: "." }))] }),
+    ).toBe("tools");
   });
 
   test("after the tools: the next step, or step_limit when the run used its steps", () => {
@@ -92,7 +129,17 @@ test("a read-only turn skips approve; a turn with an edit passes through it; the
     { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "a\n" } }] },
     "Done.",
   ]);
-  expect(await nodesRun(graph, "go", 30)).toEqual(["compact", "agent", "tools", "compact", "agent", "approve", "tools", "compact", "agent"]);
+  expect(await nodesRun(graph, "go", 30)).toEqual([
+    "compact",
+    "agent",
+    "tools",
+    "compact",
+    "agent",
+    "approve",
+    "tools",
+    "compact",
+    "agent",
+  ]);
   const state = await graph.getState({ configurable: { thread_id: "t1" } });
   expect(state.values.stopReason).toBe("done");
   expect(state.next).toEqual([]);
@@ -104,15 +151,33 @@ test("the step limit is a node, and the state says why the run ended", async () 
     { toolCalls: [{ name: "read_file", args: { filePath: "missing.txt" } }] },
     "never reached",
   ]);
-  expect(await nodesRun(graph, "go", 2)).toEqual(["compact", "agent", "tools", "compact", "agent", "tools", "step_limit"]);
+  expect(await nodesRun(graph, "go", 2)).toEqual([
+    "compact",
+    "agent",
+    "tools",
+    "compact",
+    "agent",
+    "tools",
+    "step_limit",
+  ]);
   expect((await graph.getState({ configurable: { thread_id: "t1" } })).values.stopReason).toBe("max_steps");
 });
 
 test("the loop guard's stop is a node; the engine reports the state's stop reason", async () => {
-  const { graph, settings } = buildGraph([...repeatingTurns("list_directory", { directoryPath: "." }, 5), "Sorry, here it is."]);
+  const { graph, settings } = buildGraph([
+    ...repeatingTurns("list_directory", { directoryPath: "." }, 5),
+    "Sorry, here it is.",
+  ]);
   const events: AgentEvent[] = [];
-  const engine = createGraphEngine({ graph, meta: { engine: "graph", model: "scripted", provider: "offline", workspace: tmp.dir }, modelSettings: settings, approval: "auto-edit", maxSteps: 30 });
-  const run = (task: string) => engine.run({ task, threadId: "t1", emit: (e) => events.push(e), approver: async () => ({ decision: "deny" }) });
+  const engine = createGraphEngine({
+    graph,
+    meta: { engine: "graph", model: "scripted", provider: "offline", workspace: tmp.dir },
+    modelSettings: settings,
+    approval: "auto-edit",
+    maxSteps: 30,
+  });
+  const run = (task: string) =>
+    engine.run({ task, threadId: "t1", emit: (e) => events.push(e), approver: async () => ({ decision: "deny" }) });
   expect((await run("list forever")).reason).toBe("loop_guard");
   expect((await graph.getState({ configurable: { thread_id: "t1" } })).values.stopReason).toBe("loop_guard");
   // The next request is a new run, which ends for its own reason.
@@ -124,7 +189,13 @@ describe("both engines report the same events, in the same order", () => {
   const sequence = (events: AgentEvent[]) =>
     events
       .filter((e) => e.type !== "token" && e.type !== "run_start" && e.type !== "run_end")
-      .map((e) => (e.type === "loop_guard" ? `loop_guard:${e.action}` : e.type === "tool_result" ? `tool_result:${e.status}` : e.type));
+      .map((e) =>
+        e.type === "loop_guard"
+          ? `loop_guard:${e.action}`
+          : e.type === "tool_result"
+            ? `tool_result:${e.status}`
+            : e.type,
+      );
 
   test("a run the loop guard stops: the stop is reported before the calls it stops", async () => {
     const runs = await Promise.all(
@@ -142,7 +213,12 @@ describe("both engines report the same events, in the same order", () => {
   test("a run that reads, writes and answers", async () => {
     const script = (): ScriptedTurn[] => [
       { toolCalls: [{ name: "list_directory", args: { directoryPath: "." } }] },
-      { toolCalls: [{ name: "write_file", args: { filePath: "b.txt", content: "b\n" } }, { name: "read_file", args: { filePath: "nope.txt" } }] },
+      {
+        toolCalls: [
+          { name: "write_file", args: { filePath: "b.txt", content: "b\n" } },
+          { name: "read_file", args: { filePath: "nope.txt" } },
+        ],
+      },
       "Done.",
     ];
     const graph = engineHarness("graph", tmp.dir, script(), { approval: "auto-edit" });

@@ -6,5 +6,6 @@ import { detectBubblewrap } from "../../src/security/sandbox.js";
  */
 export function requireBubblewrap(): void {
   const status = detectBubblewrap();
-  if (!status.available) throw new Error(`These tests need bubblewrap, but ${status.problem}. Install it: apt-get install -y bubblewrap`);
+  if (!status.available)
+    throw new Error(`These tests need bubblewrap, but ${status.problem}. Install it: apt-get install -y bubblewrap`);
 }

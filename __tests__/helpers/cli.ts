@@ -25,7 +25,8 @@ export interface CliOptions {
 export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
   for (const key of Object.keys(env)) {
-    if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_") || key === "INIT_CWD" || key === "DEBUG") delete env[key];
+    if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_") || key === "INIT_CWD" || key === "DEBUG")
+      delete env[key];
   }
   // A developer's own .env (a real key, say) must not change what the tests run.
   return { ...env, MINI_CURSOR_DOTENV: "off", ...extra };

@@ -36,7 +36,10 @@ export interface EngineHarness {
   model: ScriptedChatModel;
   events: AgentEvent[];
   approvals: ApprovalRequest[];
-  run(task: string, opts?: { threadId?: string; answers?: ApprovalResponse[]; signal?: AbortSignal }): Promise<RunSummary>;
+  run(
+    task: string,
+    opts?: { threadId?: string; answers?: ApprovalResponse[]; signal?: AbortSignal },
+  ): Promise<RunSummary>;
   history(threadId?: string): Promise<BaseMessage[]>;
   /** The thread's todo list as saved: the graph's `todos` state field, the loop's thread store. */
   todos(threadId?: string): Promise<Todo[]>;
@@ -85,9 +88,20 @@ export function engineHarness(
   let todos: EngineHarness["todos"];
   let seed: EngineHarness["seed"];
   if (kind === "graph") {
-    const graph = createGraph(settings, { checkpointer: extras.memory?.checkpointer() ?? new MemorySaver(), model, tools });
-    engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
-    history = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
+    const graph = createGraph(settings, {
+      checkpointer: extras.memory?.checkpointer() ?? new MemorySaver(),
+      model,
+      tools,
+    });
+    engine = createGraphEngine({
+      graph,
+      meta,
+      modelSettings: settings,
+      approval: settings.approval,
+      maxSteps: settings.maxSteps,
+    });
+    history = async (threadId = "t1") =>
+      (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
     todos = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.todos;
     seed = async (threadId, messages) => {
       await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
@@ -131,6 +145,9 @@ export function engineHarness(
 }
 
 /** The events of one type, typed. */
-export function eventsOf<T extends AgentEvent["type"]>(events: AgentEvent[], type: T): Array<Extract<AgentEvent, { type: T }>> {
+export function eventsOf<T extends AgentEvent["type"]>(
+  events: AgentEvent[],
+  type: T,
+): Array<Extract<AgentEvent, { type: T }>> {
   return events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
 }

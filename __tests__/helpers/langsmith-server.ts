@@ -59,7 +59,8 @@ export async function startLangSmithServer(): Promise<LangSmithServer> {
         res.end(JSON.stringify(value));
       };
       try {
-        if (req.method === "GET" && route === "/info") return json(200, { version: "0.0.0-test", batch_ingest_config: { use_multipart_endpoint: false } });
+        if (req.method === "GET" && route === "/info")
+          return json(200, { version: "0.0.0-test", batch_ingest_config: { use_multipart_endpoint: false } });
         if (req.method === "POST" && route === "/runs/batch") {
           const { post = [], patch = [] } = JSON.parse(body) as { post?: TracedRun[]; patch?: TracedRun[] };
           for (const run of [...post, ...patch]) apply(run);

@@ -8,17 +8,30 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** The SDK-written test server (stdio or streamable HTTP). */
 export const MCP_TEST_SERVER = path.join(HERE, "mcp-test-server.mjs");
 /** The published filesystem server, installed as a dev dependency. */
-export const FILESYSTEM_SERVER = path.join(HERE, "..", "..", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+export const FILESYSTEM_SERVER = path.join(
+  HERE,
+  "..",
+  "..",
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-filesystem",
+  "dist",
+  "index.js",
+);
 
 /** A stdio server entry (named "local" unless `extra` says `--name`); behind `sh -c` so the server is a grandchild, as under `npx`. */
 export function stdioServer(pidFile: string, ...extra: string[]) {
-  const quoted = [process.execPath, MCP_TEST_SERVER, "stdio", "--pid-file", pidFile, ...extra, "--name", "local"].map((a) => `'${a}'`).join(" ");
+  const quoted = [process.execPath, MCP_TEST_SERVER, "stdio", "--pid-file", pidFile, ...extra, "--name", "local"]
+    .map((a) => `'${a}'`)
+    .join(" ");
   return { command: "sh", args: ["-c", `${quoted}; exit $?`] };
 }
 
 /** Starts the test server over streamable HTTP on a free port; resolves with its URL. */
 export function startHttpServer(name = "remote"): Promise<{ url: string; child: ChildProcess; stop: () => void }> {
-  const child = spawn(process.execPath, [MCP_TEST_SERVER, "http", "--name", name], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [MCP_TEST_SERVER, "http", "--name", name], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   return new Promise((resolve, reject) => {
     let out = "";
     child.once("error", reject);

@@ -27,12 +27,21 @@ const PNG_1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPh
 function buildServer() {
   const server = new McpServer({ name, version: "1.0.0" });
   const text = (t) => ({ content: [{ type: "text", text: t }] });
-  server.registerTool("echo", { description: `Echoes the text back (server ${name}).`, inputSchema: { text: z.string().describe("What to echo") } }, async ({ text: t }) =>
-    text(`${name} echo: ${t}`),
+  server.registerTool(
+    "echo",
+    {
+      description: `Echoes the text back (server ${name}).`,
+      inputSchema: { text: z.string().describe("What to echo") },
+    },
+    async ({ text: t }) => text(`${name} echo: ${t}`),
   );
   server.registerTool(
     "add",
-    { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } },
+    {
+      description: "Adds two numbers.",
+      inputSchema: { a: z.number(), b: z.number() },
+      annotations: { readOnlyHint: true },
+    },
     async ({ a, b }) => text(String(a + b)),
   );
   server.registerTool("picture", { description: "Returns a picture." }, async () => ({
@@ -41,14 +50,25 @@ function buildServer() {
       { type: "image", data: PNG_1x1, mimeType: "image/png" },
     ],
   }));
-  server.registerTool("fail", { description: "Always fails." }, async () => ({ isError: true, content: [{ type: "text", text: "the disk is on fire" }] }));
-  server.registerTool("big", { description: "Returns many characters.", inputSchema: { chars: z.number().int() } }, async ({ chars }) => text("x".repeat(chars)));
-  server.registerTool("sleep", { description: "Answers after a while.", inputSchema: { ms: z.number().int() } }, async ({ ms }) => {
-    // Tells a test the call has arrived (a SIGTERM test waits for it).
-    if (option("--pid-file")) writeFileSync(`${option("--pid-file")}.sleeping`, "");
-    await new Promise((r) => setTimeout(r, ms));
-    return text(`slept ${ms} ms`);
-  });
+  server.registerTool("fail", { description: "Always fails." }, async () => ({
+    isError: true,
+    content: [{ type: "text", text: "the disk is on fire" }],
+  }));
+  server.registerTool(
+    "big",
+    { description: "Returns many characters.", inputSchema: { chars: z.number().int() } },
+    async ({ chars }) => text("x".repeat(chars)),
+  );
+  server.registerTool(
+    "sleep",
+    { description: "Answers after a while.", inputSchema: { ms: z.number().int() } },
+    async ({ ms }) => {
+      // Tells a test the call has arrived (a SIGTERM test waits for it).
+      if (option("--pid-file")) writeFileSync(`${option("--pid-file")}.sleeping`, "");
+      await new Promise((r) => setTimeout(r, ms));
+      return text(`slept ${ms} ms`);
+    },
+  );
   server.registerTool("crash", { description: "Makes the server exit." }, async () => {
     process.stderr.write("fatal: crash tool called\n");
     process.exit(3);

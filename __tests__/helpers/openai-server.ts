@@ -135,7 +135,12 @@ function sendFault(res: ServerResponse, step: ScriptStep): void {
   const headers: Record<string, string> = {};
   if (step.retryAfter !== undefined) headers["retry-after"] = String(step.retryAfter);
   const error = step.error ?? { message: `scripted fault: HTTP ${status}` };
-  sendJson(res, status, { error: { type: error.type ?? "server_error", code: error.code ?? null, param: null, message: error.message } }, headers);
+  sendJson(
+    res,
+    status,
+    { error: { type: error.type ?? "server_error", code: error.code ?? null, param: null, message: error.message } },
+    headers,
+  );
 }
 
 function completionBody(step: ScriptStep, model: string, id: string) {
@@ -184,7 +189,11 @@ export function streamEvents(step: ScriptStep, model: string, id: string, includ
   if (step.content) for (const piece of splitText(step.content)) events.push(chunk({ content: piece }));
   (step.toolCalls ?? []).forEach((call, index) => {
     events.push(
-      chunk({ tool_calls: [{ index, id: call.id ?? freshCallId(), type: "function", function: { name: call.name, arguments: "" } }] }),
+      chunk({
+        tool_calls: [
+          { index, id: call.id ?? freshCallId(), type: "function", function: { name: call.name, arguments: "" } },
+        ],
+      }),
     );
     for (const fragment of splitArgs(argsString(call.args))) {
       events.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }));
@@ -193,7 +202,15 @@ export function streamEvents(step: ScriptStep, model: string, id: string, includ
   events.push(chunk({}, finishReasonOf(step)));
   if (includeUsage) {
     events.push(
-      JSON.stringify({ id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_scripted", choices: [], usage: usageOf(step) }),
+      JSON.stringify({
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model,
+        system_fingerprint: "fp_scripted",
+        choices: [],
+        usage: usageOf(step),
+      }),
     );
   }
   events.push("[DONE]");
@@ -268,18 +285,30 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const route = url.pathname.replace(/\/+$/, "");
     if (req.method === "GET" && route === "/v1/models") {
-      sendJson(res, 200, { object: "list", data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "scripted" })) });
+      sendJson(res, 200, {
+        object: "list",
+        data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "scripted" })),
+      });
       return;
     }
     if (req.method !== "POST" || route !== "/v1/chat/completions") {
-      sendJson(res, 404, { error: { type: "invalid_request_error", code: "not_found", param: null, message: `No route ${req.method} ${url.pathname}` } });
+      sendJson(res, 404, {
+        error: {
+          type: "invalid_request_error",
+          code: "not_found",
+          param: null,
+          message: `No route ${req.method} ${url.pathname}`,
+        },
+      });
       return;
     }
     let request: ChatRequest;
     try {
       request = JSON.parse(await readBody(req)) as ChatRequest;
     } catch (err) {
-      sendJson(res, 400, { error: { type: "invalid_request_error", code: null, param: null, message: `Body is not JSON: ${String(err)}` } });
+      sendJson(res, 400, {
+        error: { type: "invalid_request_error", code: null, param: null, message: `Body is not JSON: ${String(err)}` },
+      });
       return;
     }
     const index = requests.length;
@@ -289,7 +318,9 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
     try {
       step = nextStep(request, index);
     } catch (err) {
-      sendJson(res, 500, { error: { type: "server_error", code: null, param: null, message: `script function threw: ${String(err)}` } });
+      sendJson(res, 500, {
+        error: { type: "server_error", code: null, param: null, message: `script function threw: ${String(err)}` },
+      });
       return;
     }
     if (!step) {
@@ -308,7 +339,8 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { type: "server_error", code: null, param: null, message: String(err) } });
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { type: "server_error", code: null, param: null, message: String(err) } });
       else res.destroy();
     });
   });
@@ -363,7 +395,11 @@ export interface OpenAIServerProcess {
  * bodies are appended to `logPath` as JSON lines. A test in the Jest process can equally start
  * `startOpenAIServer` and point a CLI subprocess at its url.
  */
-export function startOpenAIServerProcess(scriptPath: string, logPath?: string, timeoutMs = 15_000): Promise<OpenAIServerProcess> {
+export function startOpenAIServerProcess(
+  scriptPath: string,
+  logPath?: string,
+  timeoutMs = 15_000,
+): Promise<OpenAIServerProcess> {
   const child = spawn(TSX, [MAIN, scriptPath, ...(logPath ? [logPath] : [])], { stdio: ["pipe", "pipe", "pipe"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const close = async () => {

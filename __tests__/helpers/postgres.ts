@@ -13,7 +13,10 @@ export const POSTGRES_URL = process.env.MINI_CURSOR_TEST_POSTGRES_URL || undefin
 const REQUIRED = process.env.MINI_CURSOR_TEST_POSTGRES === "required";
 
 if (!POSTGRES_URL) {
-  if (REQUIRED) throw new Error("MINI_CURSOR_TEST_POSTGRES=required but MINI_CURSOR_TEST_POSTGRES_URL is not set: .ci/postgres did not start a server.");
+  if (REQUIRED)
+    throw new Error(
+      "MINI_CURSOR_TEST_POSTGRES=required but MINI_CURSOR_TEST_POSTGRES_URL is not set: .ci/postgres did not start a server.",
+    );
   process.stderr.write(
     "PostgreSQL memory tests skipped: set MINI_CURSOR_TEST_POSTGRES_URL (e.g. the URL printed by `.ci/postgres start /tmp/pg`) to run them.\n",
   );
@@ -56,7 +59,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 /** Runs one SQL query on a test database. */
-export async function query<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function query<T extends pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -67,10 +74,14 @@ export async function query<T extends pg.QueryResultRow>(url: string, sql: strin
 }
 
 /** The memory backends the engine tests run on: in process always, PostgreSQL when a server is there. */
-export const ENGINE_MEMORIES: Array<"in-memory" | "postgres"> = POSTGRES_URL ? ["in-memory", "postgres"] : ["in-memory"];
+export const ENGINE_MEMORIES: Array<"in-memory" | "postgres"> = POSTGRES_URL
+  ? ["in-memory", "postgres"]
+  : ["in-memory"];
 
 /** A PostgreSQL memory backend on a fresh database; `close` releases it and drops the database. */
-export async function openPostgresMemory(workspace: string): Promise<{ memory: MemoryBackend; url: string; close(): Promise<void> }> {
+export async function openPostgresMemory(
+  workspace: string,
+): Promise<{ memory: MemoryBackend; url: string; close(): Promise<void> }> {
   const db = await createTestDatabase();
   const memory = await openMemory({ workspace, checkpointer: db.url });
   return {

@@ -62,10 +62,21 @@ export async function runProvider(options: RunOptions): Promise<ProviderRun> {
     let engine: Engine;
     if (options.engine === "graph") {
       const graph = createGraph(settings, { checkpointer: new MemorySaver(), tools });
-      engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: "full-auto", maxSteps: settings.maxSteps });
+      engine = createGraphEngine({
+        graph,
+        meta,
+        modelSettings: settings,
+        approval: "full-auto",
+        maxSteps: settings.maxSteps,
+      });
     } else {
       const { memory } = inMemoryLoopThreads();
-      engine = createLoopEngine({ runtime: { ...createRuntime(settings, { tools }), workspace: tmp.dir }, meta, modelSettings: settings, memory });
+      engine = createLoopEngine({
+        runtime: { ...createRuntime(settings, { tools }), workspace: tmp.dir },
+        meta,
+        modelSettings: settings,
+        memory,
+      });
     }
     const events: AgentEvent[] = [];
     const started = Date.now();
@@ -103,13 +114,23 @@ export function expectResultsMatchCalls(request: ChatRequest): string[] {
   return callIds;
 }
 
-export function eventsOf<T extends AgentEvent["type"]>(events: AgentEvent[], type: T): Array<Extract<AgentEvent, { type: T }>> {
+export function eventsOf<T extends AgentEvent["type"]>(
+  events: AgentEvent[],
+  type: T,
+): Array<Extract<AgentEvent, { type: T }>> {
   return events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
 }
 
 /** A chat.completion.chunk with one choice. */
 export function chunk(delta: object | null, finish: string | null = null, extra: object = {}): object {
-  return { id: "chatcmpl-raw", object: "chat.completion.chunk", created: 1700000000, model: "m", choices: [{ index: 0, delta, finish_reason: finish }], ...extra };
+  return {
+    id: "chatcmpl-raw",
+    object: "chat.completion.chunk",
+    created: 1700000000,
+    model: "m",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  };
 }
 
 /** A non-streamed chat.completion with one choice. */

@@ -46,7 +46,8 @@ export async function startSwapper(workspace: string): Promise<ChildProcess> {
     lines.once("line", resolve);
     child.once("exit", () => resolve("exited"));
   });
-  if (first !== "ready") throw new Error(`the swapper did not start (${first}); renameat2 needs Linux 3.15+ and glibc 2.28+`);
+  if (first !== "ready")
+    throw new Error(`the swapper did not start (${first}); renameat2 needs Linux 3.15+ and glibc 2.28+`);
   return child;
 }
 
@@ -62,8 +63,11 @@ export async function attackTools(tools: Toolset, rounds: number): Promise<RaceF
   let calls = 0;
   const call = async (name: keyof Toolset & string, args: Record<string, unknown>) => {
     calls++;
-    const out = String(await (tools as unknown as Record<string, { invoke(a: unknown): Promise<unknown> }>)[name]!.invoke(args));
-    if (out.includes(SECRET) || out.includes(OUTSIDE_ONLY)) leaks.push(`${name} ${JSON.stringify(args)}: ${out.slice(0, 200)}`);
+    const out = String(
+      await (tools as unknown as Record<string, { invoke(a: unknown): Promise<unknown> }>)[name]!.invoke(args),
+    );
+    if (out.includes(SECRET) || out.includes(OUTSIDE_ONLY))
+      leaks.push(`${name} ${JSON.stringify(args)}: ${out.slice(0, 200)}`);
   };
   for (let i = 0; i < rounds; i++) {
     await call("read_file", { filePath: "d/id_rsa" });

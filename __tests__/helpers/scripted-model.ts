@@ -45,7 +45,11 @@ export class ScriptedChatModel extends BaseChatModel {
       message = new AIMessage({
         id: randomUUID(),
         content: turn.content ?? "",
-        tool_calls: (turn.toolCalls ?? []).map((c) => ({ ...c, id: `call_${randomUUID().slice(0, 8)}`, type: "tool_call" as const })),
+        tool_calls: (turn.toolCalls ?? []).map((c) => ({
+          ...c,
+          id: `call_${randomUUID().slice(0, 8)}`,
+          type: "tool_call" as const,
+        })),
       });
     return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] };
   }

@@ -154,7 +154,10 @@ export function killMarked(marker: string): void {
 }
 
 /** Like waitFor, for checks that return the value they wait for (undefined until then). */
-export async function waitForValue<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+export async function waitForValue<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   return (await waitFor(check, timeoutMs)) as T;
 }
 
@@ -240,7 +243,25 @@ export function createTmux(env: NodeJS.ProcessEnv = baseEnv()): TmuxTerminal {
   return {
     socket,
     async start(command) {
-      await tmux("-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "200", "-y", "50", command, ";", "set-option", "-t", session, "remain-on-exit", "on");
+      await tmux(
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "200",
+        "-y",
+        "50",
+        command,
+        ";",
+        "set-option",
+        "-t",
+        session,
+        "remain-on-exit",
+        "on",
+      );
     },
     screen,
     async type(text) {
@@ -253,10 +274,14 @@ export function createTmux(env: NodeJS.ProcessEnv = baseEnv()): TmuxTerminal {
       const test = typeof check === "function" ? check : (s: string) => check.test(s);
       let last = "";
       try {
-        return (await waitFor(async () => {
-          last = await screen().catch(() => last);
-          return test(last) ? last : undefined;
-        }, timeoutMs, 100)) as string;
+        return (await waitFor(
+          async () => {
+            last = await screen().catch(() => last);
+            return test(last) ? last : undefined;
+          },
+          timeoutMs,
+          100,
+        )) as string;
       } catch {
         throw new Error(`tmux: ${what} did not show within ${timeoutMs} ms. The screen:\n${last}`);
       }

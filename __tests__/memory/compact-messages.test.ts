@@ -1,6 +1,16 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
-import { COMPACT_MESSAGES_TYPE, compactSerde, decodeMessage, decodeRefs, encodeMessage, encodeRefs, MessageRefs, packMessage, unpackMessage } from "../../src/memory/compact-messages.js";
+import {
+  COMPACT_MESSAGES_TYPE,
+  compactSerde,
+  decodeMessage,
+  decodeRefs,
+  encodeMessage,
+  encodeRefs,
+  MessageRefs,
+  packMessage,
+  unpackMessage,
+} from "../../src/memory/compact-messages.js";
 
 const ai = new AIMessage({
   id: "chatcmpl-1",
@@ -9,7 +19,13 @@ const ai = new AIMessage({
   usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
   tool_calls: [{ id: "call_1", name: "read_file", args: { filePath: "a.txt" }, type: "tool_call" }],
 });
-const tool = new ToolMessage({ id: "t1", content: "1\ta", tool_call_id: "call_1", name: "read_file", status: "success" });
+const tool = new ToolMessage({
+  id: "t1",
+  content: "1\ta",
+  tool_call_id: "call_1",
+  name: "read_file",
+  status: "success",
+});
 const human = new HumanMessage({ id: "h1", content: "" });
 
 test("a packed message drops its empty fields and loads back equal", () => {

@@ -16,14 +16,28 @@ afterEach(() => tmp.cleanup());
 
 function setup(script: ScriptedTurn[], approval: GraphSettings["approval"] = "full-auto") {
   const settings: GraphSettings = {
-    workspace: tmp.dir, model: "s", provider: "offline", requestTimeoutMs: 1000, maxRetries: 0, approval, maxSteps: 100, contextTokens: 1_000_000,
+    workspace: tmp.dir,
+    model: "s",
+    provider: "offline",
+    requestTimeoutMs: 1000,
+    maxRetries: 0,
+    approval,
+    maxSteps: 100,
+    contextTokens: 1_000_000,
   };
   const checkpointer = createSqliteCheckpointer(tmp.dir);
   const model = new ScriptedChatModel(script);
   const graph = createGraph(settings, { checkpointer, model, tools: createTools({ workspace: tmp.dir }) });
-  const engine = createGraphEngine({ graph, meta: { engine: "graph", model: "s", provider: "offline", workspace: tmp.dir }, modelSettings: settings, approval, maxSteps: 100 });
+  const engine = createGraphEngine({
+    graph,
+    meta: { engine: "graph", model: "s", provider: "offline", workspace: tmp.dir },
+    modelSettings: settings,
+    approval,
+    maxSteps: 100,
+  });
   const events: AgentEvent[] = [];
-  const run = (task: string) => engine.run({ task, threadId: "t", emit: (e) => events.push(e), approver: async () => ({ decision: "approve" }) });
+  const run = (task: string) =>
+    engine.run({ task, threadId: "t", emit: (e) => events.push(e), approver: async () => ({ decision: "approve" }) });
   return { checkpointer, graph, model, run, events };
 }
 
@@ -44,7 +58,10 @@ test("a thread saved by one process is resumed whole by the next", async () => {
 });
 
 test("an approval interrupt resumes through the compact store", async () => {
-  const h = setup([{ toolCalls: [{ name: "execute_command", args: { command: "echo hi > hi.txt" } }] }, "done"], "auto-edit");
+  const h = setup(
+    [{ toolCalls: [{ name: "execute_command", args: { command: "echo hi > hi.txt" } }] }, "done"],
+    "auto-edit",
+  );
   const summary = await h.run("say hi");
   expect(summary.reason).toBe("done");
   expect(readFileSync(path.join(tmp.dir, "hi.txt"), "utf8")).toBe("hi\n");
@@ -54,7 +71,9 @@ test("an approval interrupt resumes through the compact store", async () => {
 
 test("storage stays linear: few checkpoints, each message stored once", async () => {
   // Different arguments each turn, so the loop guard does not step in.
-  const turns: ScriptedTurn[] = Array.from({ length: 40 }, (_, i) => ({ toolCalls: [{ name: "list_directory", args: { directoryPath: `d${i}` } }] }));
+  const turns: ScriptedTurn[] = Array.from({ length: 40 }, (_, i) => ({
+    toolCalls: [{ name: "list_directory", args: { directoryPath: `d${i}` } }],
+  }));
   const h = setup([...turns, "done"]);
   await h.run("list a lot");
   const db = h.checkpointer.db;
@@ -74,14 +93,20 @@ test("a thread saved in the earlier form (one hash per message) still loads", as
   const { emptyCheckpoint } = await import("@langchain/langgraph-checkpoint");
   const saver = createSqliteCheckpointer(tmp.dir);
   const earlier = [new HumanMessage({ id: "h", content: "hello" }), new AIMessage({ id: "a", content: "hi" })];
-  saver.db.exec("CREATE TABLE messages (thread_id TEXT NOT NULL, hash TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY (thread_id, hash))");
+  saver.db.exec(
+    "CREATE TABLE messages (thread_id TEXT NOT NULL, hash TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY (thread_id, hash))",
+  );
   const insert = saver.db.prepare("INSERT INTO messages (thread_id, hash, type, value) VALUES (?, ?, ?, ?)");
   for (const [i, m] of earlier.entries()) {
     const [type, value] = await new SqliteSaver(saver.db).serde.dumpsTyped(m);
     insert.run("old", `hash${i}`, type, value);
   }
   const checkpoint = { ...emptyCheckpoint(), channel_values: { messages: { __messageRefs: ["hash0", "hash1"] } } };
-  await SqliteSaver.prototype.put.call(saver, { configurable: { thread_id: "old", checkpoint_ns: "" } }, checkpoint, { source: "loop", step: 1, parents: {} });
+  await SqliteSaver.prototype.put.call(saver, { configurable: { thread_id: "old", checkpoint_ns: "" } }, checkpoint, {
+    source: "loop",
+    step: 1,
+    parents: {},
+  });
   const tuple = await saver.getTuple({ configurable: { thread_id: "old" } });
   expect(texts(tuple!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(["human:hello", "ai:hi"]);
   await saver.deleteThread("old");

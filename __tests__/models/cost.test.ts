@@ -45,7 +45,9 @@ describe("prices", () => {
     expect(loadSettings({}, env).prices).toEqual({ "my-model": { input: 0.5, output: 1.5 } });
     expect(loadSettings({}, { INIT_CWD: "/tmp" }).prices).toBeUndefined();
     expect(() => loadSettings({}, { MINI_CURSOR_PRICES: "{nope", INIT_CWD: "/tmp" })).toThrow(SettingsError);
-    expect(() => loadSettings({}, { MINI_CURSOR_PRICES: '{"m": {"input": "cheap"}}', INIT_CWD: "/tmp" })).toThrow(/MINI_CURSOR_PRICES m\.input/);
+    expect(() => loadSettings({}, { MINI_CURSOR_PRICES: '{"m": {"input": "cheap"}}', INIT_CWD: "/tmp" })).toThrow(
+      /MINI_CURSOR_PRICES m\.input/,
+    );
     expect(() => parsePriceTable('{"m": {"input": -1, "output": 1}}')).toThrow(/m\.input/);
   });
 });
@@ -65,10 +67,18 @@ describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
     });
 
   test("usage events and run_end carry the cost of a known model", async () => {
-    const h = engineHarness(kind, tmp.dir, [priced("hello", 10_000, 2_000)], { provider: "openai-compatible", model: "gpt-4o-mini" });
+    const h = engineHarness(kind, tmp.dir, [priced("hello", 10_000, 2_000)], {
+      provider: "openai-compatible",
+      model: "gpt-4o-mini",
+    });
     const summary = await h.run("hi");
     const expected = (10_000 * 0.15 + 2_000 * 0.6) / 1_000_000;
-    expect(eventsOf(h.events, "usage")[0]!.usage).toEqual({ input: 10_000, output: 2_000, estimated: false, cost: expected });
+    expect(eventsOf(h.events, "usage")[0]!.usage).toEqual({
+      input: 10_000,
+      output: 2_000,
+      estimated: false,
+      cost: expected,
+    });
     const end = eventsOf(h.events, "run_end")[0]!;
     expect(end.usage).toEqual({ input: 10_000, output: 2_000, estimated: false, cost: expected });
     expect(summary.usage.cost).toBe(expected);

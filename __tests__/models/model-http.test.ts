@@ -59,7 +59,10 @@ function settingsFor(url: string, overrides: Partial<ModelSettings> = {}): Model
 const ask = [new HumanMessage("hi")];
 
 /** What the model's raw `.stream()` gives, merged, without callModelWithRetry's checks. */
-async function rawStream(model: ReturnType<typeof createChatModel>, messages: BaseMessage[] = ask): Promise<AIMessageChunk> {
+async function rawStream(
+  model: ReturnType<typeof createChatModel>,
+  messages: BaseMessage[] = ask,
+): Promise<AIMessageChunk> {
   let merged: AIMessageChunk | undefined;
   for await (const chunk of await model.stream(messages)) merged = merged ? merged.concat(chunk) : chunk;
   return merged!;
@@ -102,9 +105,16 @@ describe("the scripted server", () => {
       try {
         const reply = await callModelWithRetry(createChatModel(settingsFor(proc.url)), ask);
         expect(reply.content).toBe("from the process");
-        const logged = readFileSync(logPath, "utf8").trim().split("\n").map((line) => JSON.parse(line) as ChatRequest);
+        const logged = readFileSync(logPath, "utf8")
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line) as ChatRequest);
         expect(logged).toHaveLength(1);
-        expect(logged[0]).toMatchObject({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] });
+        expect(logged[0]).toMatchObject({
+          model: "gpt-4o-mini",
+          stream: true,
+          messages: [{ role: "user", content: "hi" }],
+        });
       } finally {
         await proc.close();
       }
@@ -121,23 +131,36 @@ describe("the scripted server", () => {
       "chatcmpl-1",
       true,
     );
-    const parsed = events.slice(0, -1).map((e) => JSON.parse(e) as { choices: Array<{ delta: any; finish_reason: string | null }>; usage?: unknown });
+    const parsed = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e) as { choices: Array<{ delta: any; finish_reason: string | null }>; usage?: unknown });
     expect(events.at(-1)).toBe("[DONE]");
     const deltas = parsed.flatMap((p) => p.choices.map((c) => c.delta));
     expect(deltas[0]).toEqual({ role: "assistant", content: "", refusal: null });
-    expect(deltas[1]).toEqual({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "write_file", arguments: "" } }] });
+    expect(deltas[1]).toEqual({
+      tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "write_file", arguments: "" } }],
+    });
     const fragments = deltas.slice(2, -1).map((d) => d.tool_calls[0].function.arguments as string);
     expect(fragments.length).toBeGreaterThanOrEqual(3);
     expect(fragments.join("")).toBe('{"filePath":"a.txt","content":"hi"}');
     expect(parsed.at(-2)!.choices[0]!.finish_reason).toBe("tool_calls");
-    expect(parsed.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    expect(parsed.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
   });
 });
 
 describe("ChatOpenAI over HTTP", () => {
   it("reads a plain JSON completion (the non-streaming path, which createChatModel never takes)", async () => {
     const s = await serve([{ content: "Hello from JSON.", usage: { prompt_tokens: 3, completion_tokens: 4 } }]);
-    const model = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "test", configuration: { baseURL: s.url }, streaming: false, maxRetries: 0 });
+    const model = new ChatOpenAI({
+      model: "gpt-4o-mini",
+      apiKey: "test",
+      configuration: { baseURL: s.url },
+      streaming: false,
+      maxRetries: 0,
+    });
     const reply = await model.invoke(ask);
     expect(reply.content).toBe("Hello from JSON.");
     expect(reply.response_metadata.finish_reason).toBe("stop");
@@ -160,7 +183,11 @@ describe("ChatOpenAI over HTTP", () => {
     expect(reply.content).toBe(text);
     expect(reply.response_metadata.finish_reason).toBe("stop");
     expect(reply.tool_calls).toEqual([]);
-    expect(s.requests[0]).toMatchObject({ model: "gpt-4o-mini", stream: true, stream_options: { include_usage: true } });
+    expect(s.requests[0]).toMatchObject({
+      model: "gpt-4o-mini",
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(s.requests[0]!.messages).toEqual([{ role: "user", content: "hi" }]);
   });
 
@@ -190,11 +217,20 @@ describe("ChatOpenAI over HTTP", () => {
     // The tools went out as OpenAI function definitions.
     const sentTools = s.requests[0]!.tools!;
     expect(sentTools.map((t) => t.function.name)).toEqual(tools.map((t) => t.name));
-    expect(sentTools.find((t) => t.function.name === "write_file")!.function.parameters).toMatchObject({ required: ["filePath", "content"] });
+    expect(sentTools.find((t) => t.function.name === "write_file")!.function.parameters).toMatchObject({
+      required: ["filePath", "content"],
+    });
   });
 
   it("retries a 429 and then succeeds", async () => {
-    const s = await serve([{ status: 429, retryAfter: 0, error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } }, { content: "ok" }]);
+    const s = await serve([
+      {
+        status: 429,
+        retryAfter: 0,
+        error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" },
+      },
+      { content: "ok" },
+    ]);
     const reply = await callModelWithRetry(createChatModel(settingsFor(s.url)), ask);
     expect(reply.content).toBe("ok");
     expect(s.requests).toHaveLength(2);
@@ -223,14 +259,20 @@ describe("ChatOpenAI over HTTP", () => {
     const settings = settingsFor(s.url, { maxRetries: 1 });
     const err = await failureOf(callModelWithRetry(createChatModel(settings), ask));
     expect(s.requests).toHaveLength(2);
-    expect(describeModelError(err, settings)).toBe(`The provider at ${s.url} failed with HTTP 500 after retries: scripted fault: HTTP 500; try again later.`);
+    expect(describeModelError(err, settings)).toBe(
+      `The provider at ${s.url} failed with HTTP 500 after retries: scripted fault: HTTP 500; try again later.`,
+    );
   });
 
   describe("a stream that breaks", () => {
     const long = "This answer is long enough to be cut somewhere in the middle of it.";
 
     it("cut by a dropped socket: the SDK throws 'terminated', and callModelWithRetry retries", async () => {
-      const s = await serve([{ content: long, cutAfterChunks: 3 }, { content: long, cutAfterChunks: 3 }, { content: "complete answer" }]);
+      const s = await serve([
+        { content: long, cutAfterChunks: 3 },
+        { content: long, cutAfterChunks: 3 },
+        { content: "complete answer" },
+      ]);
       const model = createChatModel(settingsFor(s.url));
 
       const err = await failureOf(rawStream(model));
@@ -249,14 +291,20 @@ describe("ChatOpenAI over HTTP", () => {
       // six fragments: the arguments end in `"content":"hello w`.
       const truncated = { toolCalls: [{ id: "call_t", name: "write_file", args: writeArgs }], endAfterChunks: 8 };
       expect(splitArgs(JSON.stringify(writeArgs))).toHaveLength(7);
-      const s = await serve([truncated, truncated, { toolCalls: [{ id: "call_ok", name: "write_file", args: writeArgs }] }]);
+      const s = await serve([
+        truncated,
+        truncated,
+        { toolCalls: [{ id: "call_ok", name: "write_file", args: writeArgs }] },
+      ]);
       const model = createChatModel(settingsFor(s.url));
 
       // What LangChain hands back on its own: no error, no finish_reason, and a "valid" tool
       // call whose arguments it completed from the prefix (it would write "hello w").
       const partial = await rawStream(model);
       expect(partial.response_metadata.finish_reason).toBeUndefined();
-      expect(partial.tool_calls).toEqual([{ id: "call_t", name: "write_file", args: { filePath: "notes.txt", content: "hello w" }, type: "tool_call" }]);
+      expect(partial.tool_calls).toEqual([
+        { id: "call_t", name: "write_file", args: { filePath: "notes.txt", content: "hello w" }, type: "tool_call" },
+      ]);
       expect(isIncompleteResponse(partial)).toBe(true);
 
       const reply = await callModelWithRetry(model, ask);
@@ -267,13 +315,17 @@ describe("ChatOpenAI over HTTP", () => {
     it("ended early on every attempt: callModelWithRetry gives up with an error that names the problem", async () => {
       const s = await serve(() => ({ content: long, endAfterChunks: 3 }));
       const err = await failureOf(callModelWithRetry(createChatModel(settingsFor(s.url)), ask));
-      expect(err.message).toBe("The model's response stream ended before the response was complete (no finish_reason).");
+      expect(err.message).toBe(
+        "The model's response stream ended before the response was complete (no finish_reason).",
+      );
       expect(s.requests).toHaveLength(STREAM_RETRIES + 1);
     });
 
     it("stalled (headers and a few chunks, then silence): abandoned after the idle timeout and retried", async () => {
       const s = await serve([{ content: long, stallAfterChunks: 2 }, { content: "complete answer" }]);
-      const reply = await callModelWithRetry(createChatModel(settingsFor(s.url)), ask, undefined, { idleTimeoutMs: 300 });
+      const reply = await callModelWithRetry(createChatModel(settingsFor(s.url)), ask, undefined, {
+        idleTimeoutMs: 300,
+      });
       expect(reply.content).toBe("complete answer");
       expect(s.requests).toHaveLength(2);
     });
@@ -282,7 +334,10 @@ describe("ChatOpenAI over HTTP", () => {
       const s = await serve([{ content: long, stallAfterChunks: 2 }, { content: "never reached" }]);
       const controller = new AbortController();
       const model = createChatModel(settingsFor(s.url));
-      const call = callModelWithRetry(model, ask, { signal: controller.signal, callbacks: [{ handleLLMNewToken: () => controller.abort() }] });
+      const call = callModelWithRetry(model, ask, {
+        signal: controller.signal,
+        callbacks: [{ handleLLMNewToken: () => controller.abort() }],
+      });
       const err = await failureOf(call);
       expect(`${err.name}: ${err.message}`).toMatch(/abort/i);
       expect(s.requests).toHaveLength(1);
@@ -293,11 +348,16 @@ describe("ChatOpenAI over HTTP", () => {
     const unterminated = '{"filePath": "a.txt"';
 
     it("streamed: goes to invalid_tool_calls, and normalizeToolCalls + invalidCallResults answer it", async () => {
-      const s = await serve([{ toolCalls: [{ id: "call_bad", name: "read_file", args: unterminated }] }, { toolCalls: [{ id: "call_bad", name: "read_file", args: unterminated }] }]);
+      const s = await serve([
+        { toolCalls: [{ id: "call_bad", name: "read_file", args: unterminated }] },
+        { toolCalls: [{ id: "call_bad", name: "read_file", args: unterminated }] },
+      ]);
       const model = createChatModel(settingsFor(s.url));
 
       // LangChain alone parses streamed arguments leniently and would run read_file("a.txt").
-      expect((await rawStream(model)).tool_calls).toEqual([{ id: "call_bad", name: "read_file", args: { filePath: "a.txt" }, type: "tool_call" }]);
+      expect((await rawStream(model)).tool_calls).toEqual([
+        { id: "call_bad", name: "read_file", args: { filePath: "a.txt" }, type: "tool_call" },
+      ]);
 
       const reply = await callModelWithRetry(model, ask);
       expect(reply.tool_calls).toEqual([]);
@@ -309,12 +369,20 @@ describe("ChatOpenAI over HTTP", () => {
       expect(normalized.tool_calls).toEqual([{ id: "call_bad", name: "read_file", args: {}, type: "tool_call" }]);
       const results = invalidCallResults(normalized);
       expect(results.map((r) => [r.tool_call_id, r.name, r.status])).toEqual([["call_bad", "read_file", "error"]]);
-      expect(results[0]!.content).toMatch(/^Error: the arguments of this read_file call are not valid JSON \(.+\): \{"filePath": "a\.txt"\nCall the tool again/);
+      expect(results[0]!.content).toMatch(
+        /^Error: the arguments of this read_file call are not valid JSON \(.+\): \{"filePath": "a\.txt"\nCall the tool again/,
+      );
     });
 
     it("as plain JSON: ChatOpenAI itself puts it in invalid_tool_calls", async () => {
       const s = await serve([{ toolCalls: [{ id: "call_bad", name: "read_file", args: unterminated }] }]);
-      const model = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "test", configuration: { baseURL: s.url }, streaming: false, maxRetries: 0 });
+      const model = new ChatOpenAI({
+        model: "gpt-4o-mini",
+        apiKey: "test",
+        configuration: { baseURL: s.url },
+        streaming: false,
+        maxRetries: 0,
+      });
       // LangChain warns on the console about raw calls without parsed ones; keep the output clean.
       const warn = jest.spyOn(console, "warn").mockImplementation(() => {});
       try {
@@ -329,16 +397,34 @@ describe("ChatOpenAI over HTTP", () => {
 
   describe("errors in one sentence", () => {
     it("401: the API key was rejected, without retries", async () => {
-      const s = await serve([{ status: 401, error: { message: "Incorrect API key provided: test.", type: "invalid_request_error", code: "invalid_api_key" } }]);
+      const s = await serve([
+        {
+          status: 401,
+          error: {
+            message: "Incorrect API key provided: test.",
+            type: "invalid_request_error",
+            code: "invalid_api_key",
+          },
+        },
+      ]);
       const settings = settingsFor(s.url);
       const err = await failureOf(callModelWithRetry(createChatModel(settings), ask));
-      expect(describeModelError(err, settings)).toBe(`The provider at ${s.url} rejected the API key (HTTP 401); check OPENAI_API_KEY.`);
+      expect(describeModelError(err, settings)).toBe(
+        `The provider at ${s.url} rejected the API key (HTTP 401); check OPENAI_API_KEY.`,
+      );
       expect(s.requests).toHaveLength(1);
     });
 
     it("404 model_not_found: the provider does not know the model", async () => {
       const s = await serve([
-        { status: 404, error: { message: "The model `gpt-4o-mini` does not exist or you do not have access to it.", type: "invalid_request_error", code: "model_not_found" } },
+        {
+          status: 404,
+          error: {
+            message: "The model `gpt-4o-mini` does not exist or you do not have access to it.",
+            type: "invalid_request_error",
+            code: "model_not_found",
+          },
+        },
       ]);
       const settings = settingsFor(s.url);
       const err = await failureOf(callModelWithRetry(createChatModel(settings), ask));
@@ -382,14 +468,25 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
     let engine: Engine;
     if (engineKind === "graph") {
       const graph = createGraph(settings, { checkpointer: new MemorySaver(), tools });
-      engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps });
+      engine = createGraphEngine({
+        graph,
+        meta,
+        modelSettings: settings,
+        approval: settings.approval,
+        maxSteps: settings.maxSteps,
+      });
     } else {
       const threads = new Map<string, LoopThread>();
       const memory = {
         load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
         save: (id: string, thread: LoopThread) => void threads.set(id, thread),
       };
-      engine = createLoopEngine({ runtime: { ...createRuntime(settings, { tools }), workspace: tmp.dir }, meta, modelSettings: settings, memory });
+      engine = createLoopEngine({
+        runtime: { ...createRuntime(settings, { tools }), workspace: tmp.dir },
+        meta,
+        modelSettings: settings,
+        memory,
+      });
     }
     const events: AgentEvent[] = [];
     return {
@@ -408,14 +505,28 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
 
   it("writes a file through a streamed tool call, then answers", async () => {
     const s = await serve([
-      { toolCalls: [{ id: "call_write", name: "write_file", args: { filePath: "hello.txt", content: "hi" } }], usage: { prompt_tokens: 100, completion_tokens: 20 } },
+      {
+        toolCalls: [{ id: "call_write", name: "write_file", args: { filePath: "hello.txt", content: "hi" } }],
+        usage: { prompt_tokens: 100, completion_tokens: 20 },
+      },
       { content: "I wrote hello.txt with the text hi.", usage: { prompt_tokens: 150, completion_tokens: 10 } },
     ]);
     const h = engineFor(s.url);
     const summary = await h.run("write hi to hello.txt");
 
     expect(readFileSync(path.join(tmp.dir, "hello.txt"), "utf8")).toBe("hi");
-    expect(shape(h.events)).toEqual(["run_start", "step", "usage", "tool_call", "tool_result", "step", "token", "usage", "final", "run_end"]);
+    expect(shape(h.events)).toEqual([
+      "run_start",
+      "step",
+      "usage",
+      "tool_call",
+      "tool_result",
+      "step",
+      "token",
+      "usage",
+      "final",
+      "run_end",
+    ]);
     expect(h.events.find((e) => e.type === "tool_call")).toEqual({
       type: "tool_call",
       step: 1,
@@ -424,42 +535,84 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
       args: { filePath: "hello.txt", content: "hi" },
     });
     const result = h.events.find((e) => e.type === "tool_result");
-    expect(result).toMatchObject({ step: 1, id: "call_write", name: "write_file", status: "success", content: "Created hello.txt (1 line, 2 bytes)." });
+    expect(result).toMatchObject({
+      step: 1,
+      id: "call_write",
+      name: "write_file",
+      status: "success",
+      content: "Created hello.txt (1 line, 2 bytes).",
+    });
     const tokens = h.events.flatMap((e) => (e.type === "token" ? [e.text] : []));
     expect(tokens.length).toBeGreaterThan(1);
     expect(tokens.join("")).toBe("I wrote hello.txt with the text hi.");
-    expect(h.events.find((e) => e.type === "final")).toEqual({ type: "final", text: "I wrote hello.txt with the text hi." });
-    expect(h.events.at(-1)).toMatchObject({ type: "run_end", reason: "done", steps: 2, toolCalls: 1, usage: { input: 250, output: 30, estimated: false } });
-    expect(summary).toMatchObject({ reason: "done", steps: 2, toolCalls: 1, finalText: "I wrote hello.txt with the text hi." });
+    expect(h.events.find((e) => e.type === "final")).toEqual({
+      type: "final",
+      text: "I wrote hello.txt with the text hi.",
+    });
+    expect(h.events.at(-1)).toMatchObject({
+      type: "run_end",
+      reason: "done",
+      steps: 2,
+      toolCalls: 1,
+      usage: { input: 250, output: 30, estimated: false },
+    });
+    expect(summary).toMatchObject({
+      reason: "done",
+      steps: 2,
+      toolCalls: 1,
+      finalText: "I wrote hello.txt with the text hi.",
+    });
 
     expect(s.requests).toHaveLength(2);
     const second = s.requests[1]!;
     expect(second.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
     expect(second.messages[1]).toEqual({ role: "user", content: "write hi to hello.txt" });
     expect(second.messages[2]!.tool_calls).toEqual([
-      { id: "call_write", type: "function", function: { name: "write_file", arguments: JSON.stringify({ filePath: "hello.txt", content: "hi" }) } },
+      {
+        id: "call_write",
+        type: "function",
+        function: { name: "write_file", arguments: JSON.stringify({ filePath: "hello.txt", content: "hi" }) },
+      },
     ]);
-    expect(second.messages[3]).toMatchObject({ role: "tool", tool_call_id: "call_write", content: "Created hello.txt (1 line, 2 bytes)." });
+    expect(second.messages[3]).toMatchObject({
+      role: "tool",
+      tool_call_id: "call_write",
+      content: "Created hello.txt (1 line, 2 bytes).",
+    });
   });
 
   it("answers a call to an unknown tool with 'there is no tool named' and goes on", async () => {
-    const s = await serve([{ toolCalls: [{ id: "call_x", name: "delete_everything", args: {} }] }, { content: "Sorry, I cannot do that." }]);
+    const s = await serve([
+      { toolCalls: [{ id: "call_x", name: "delete_everything", args: {} }] },
+      { content: "Sorry, I cannot do that." },
+    ]);
     const h = engineFor(s.url);
     const summary = await h.run("delete everything");
     expect(summary).toMatchObject({ reason: "done", finalText: "Sorry, I cannot do that." });
     expect(h.events.find((e) => e.type === "tool_result")).toMatchObject({ id: "call_x", status: "error" });
     const [toolMessage] = toolMessagesOf(s.requests[1]!);
     expect(toolMessage).toMatchObject({ role: "tool", tool_call_id: "call_x" });
-    const available = createTools({ workspace: tmp.dir }).map((t) => t.name).join(", ");
-    expect(toolMessage!.content).toBe(`Error: there is no tool named "delete_everything". Available tools: ${available}.`);
+    const available = createTools({ workspace: tmp.dir })
+      .map((t) => t.name)
+      .join(", ");
+    expect(toolMessage!.content).toBe(
+      `Error: there is no tool named "delete_everything". Available tools: ${available}.`,
+    );
   });
 
   it("answers wrong argument names with an error result and goes on", async () => {
-    const s = await serve([{ toolCalls: [{ id: "call_r", name: "read_file", args: { name: "x.txt" } }] }, { content: "Let me try again." }]);
+    const s = await serve([
+      { toolCalls: [{ id: "call_r", name: "read_file", args: { name: "x.txt" } }] },
+      { content: "Let me try again." },
+    ]);
     const h = engineFor(s.url);
     const summary = await h.run("read x.txt");
     expect(summary).toMatchObject({ reason: "done", finalText: "Let me try again." });
-    expect(h.events.find((e) => e.type === "tool_result")).toMatchObject({ id: "call_r", name: "read_file", status: "error" });
+    expect(h.events.find((e) => e.type === "tool_result")).toMatchObject({
+      id: "call_r",
+      name: "read_file",
+      status: "error",
+    });
     const [toolMessage] = toolMessagesOf(s.requests[1]!);
     expect(toolMessage).toMatchObject({ role: "tool", tool_call_id: "call_r" });
     expect(toolMessage!.content).toMatch(/filePath/);
@@ -467,7 +620,10 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
   });
 
   it("answers malformed argument JSON with an error result and goes on", async () => {
-    const s = await serve([{ toolCalls: [{ id: "call_m", name: "write_file", args: '{"filePath": "m.txt", "content": "trunc' }] }, { content: "Retrying later." }]);
+    const s = await serve([
+      { toolCalls: [{ id: "call_m", name: "write_file", args: '{"filePath": "m.txt", "content": "trunc' }] },
+      { content: "Retrying later." },
+    ]);
     const h = engineFor(s.url);
     const summary = await h.run("write m.txt");
     expect(summary).toMatchObject({ reason: "done", finalText: "Retrying later." });
@@ -480,7 +636,10 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
   });
 
   it("retries a stream cut mid-answer and shows the complete answer", async () => {
-    const s = await serve([{ content: "A first answer that breaks off", cutAfterChunks: 3 }, { content: "The complete answer." }]);
+    const s = await serve([
+      { content: "A first answer that breaks off", cutAfterChunks: 3 },
+      { content: "The complete answer." },
+    ]);
     const h = engineFor(s.url);
     const summary = await h.run("say something");
     expect(summary).toMatchObject({ reason: "done", finalText: "The complete answer." });
@@ -492,7 +651,9 @@ describe.each(["graph", "loop"] as const)("%s engine over HTTP", (engineKind) =>
     const h = engineFor(s.url);
     const summary = await h.run("hello");
     expect(summary.reason).toBe("error");
-    expect(h.events.find((e) => e.type === "error")).toMatchObject({ message: `The provider at ${s.url} rejected the API key (HTTP 401); check OPENAI_API_KEY.` });
+    expect(h.events.find((e) => e.type === "error")).toMatchObject({
+      message: `The provider at ${s.url} rejected the API key (HTTP 401); check OPENAI_API_KEY.`,
+    });
     expect(h.events.at(-1)).toMatchObject({ type: "run_end", reason: "error" });
   });
 });

@@ -20,7 +20,10 @@ test.each([
   ["show me the file `src/cli.ts`", { tool: "read_file", args: { filePath: "src/cli.ts" } }],
   ["读取 package.json", { tool: "read_file", args: { filePath: "package.json" } }],
   ["查看文件 README.md", { tool: "read_file", args: { filePath: "README.md" } }],
-  ["create a file hello.txt with content Hello world", { tool: "write_file", args: { filePath: "hello.txt", content: "Hello world" } }],
+  [
+    "create a file hello.txt with content Hello world",
+    { tool: "write_file", args: { filePath: "hello.txt", content: "Hello world" } },
+  ],
   ['write "hi there" to notes/a.txt', { tool: "write_file", args: { filePath: "notes/a.txt", content: "hi there" } }],
   ["创建文件 hello.txt 内容为 你好", { tool: "write_file", args: { filePath: "hello.txt", content: "你好" } }],
   ["run `npm test`", { tool: "execute_command", args: { command: "npm test" } }],
@@ -42,13 +45,34 @@ test("it is a real chat model: tool call first, then an answer with what the too
   try {
     writeFileSync(path.join(tmp.dir, "package.json"), '{ "name": "demo" }\n');
     const settings = {
-      workspace: tmp.dir, model: "offline", provider: "offline" as const, requestTimeoutMs: 1000, maxRetries: 0,
-      approval: "auto-edit" as const, maxSteps: 5, contextTokens: 100_000,
+      workspace: tmp.dir,
+      model: "offline",
+      provider: "offline" as const,
+      requestTimeoutMs: 1000,
+      maxRetries: 0,
+      approval: "auto-edit" as const,
+      maxSteps: 5,
+      contextTokens: 100_000,
     };
-    const graph = createGraph(settings, { checkpointer: new MemorySaver(), model: new OfflineChatModel(), tools: createTools({ workspace: tmp.dir }) });
+    const graph = createGraph(settings, {
+      checkpointer: new MemorySaver(),
+      model: new OfflineChatModel(),
+      tools: createTools({ workspace: tmp.dir }),
+    });
     const events: AgentEvent[] = [];
-    const engine = createGraphEngine({ graph, meta: { engine: "graph", model: "offline", provider: "offline", workspace: tmp.dir }, modelSettings: settings, approval: "auto-edit", maxSteps: 5 });
-    const summary = await engine.run({ task: "读取 package.json", threadId: "o", emit: (e) => events.push(e), approver: async () => ({ decision: "deny" }) });
+    const engine = createGraphEngine({
+      graph,
+      meta: { engine: "graph", model: "offline", provider: "offline", workspace: tmp.dir },
+      modelSettings: settings,
+      approval: "auto-edit",
+      maxSteps: 5,
+    });
+    const summary = await engine.run({
+      task: "读取 package.json",
+      threadId: "o",
+      emit: (e) => events.push(e),
+      approver: async () => ({ decision: "deny" }),
+    });
     expect(summary.reason).toBe("done");
     const final = events.find((e) => e.type === "final") as { text: string };
     expect(final.text).toContain('{ "name": "demo" }');
@@ -71,7 +95,10 @@ describe("issue 14: the offline model does what it says", () => {
     ["what's in src/App.tsx", { tool: "read_file", args: { filePath: "src/App.tsx" } }],
     ["what is in src?", { tool: "list_directory", args: { directoryPath: "src" } }],
     ["read x.js and fix the bug", { tool: "read_file", args: { filePath: "x.js" }, rest: "fix the bug" }],
-    ["run `npm test`, then fix what fails.", { tool: "execute_command", args: { command: "npm test" }, rest: "fix what fails" }],
+    [
+      "run `npm test`, then fix what fails.",
+      { tool: "execute_command", args: { command: "npm test" }, rest: "fix what fails" },
+    ],
     ["读取 x.js 然后修复错误", { tool: "read_file", args: { filePath: "x.js" }, rest: "修复错误" }],
   ])("%s", (request, expected) => {
     expect(parseOfflineIntent(request)).toEqual(expected);
@@ -84,7 +111,11 @@ describe("issue 14: the offline model does what it says", () => {
     const answer = await model.invoke([
       new HumanMessage("read x.js and fix the bug"),
       first,
-      new ToolMessage({ tool_call_id: call.id!, name: "read_file", content: "     1\tlet a = 1\n\n[Lines 1-1 of 1, end of file.]" }),
+      new ToolMessage({
+        tool_call_id: call.id!,
+        name: "read_file",
+        content: "     1\tlet a = 1\n\n[Lines 1-1 of 1, end of file.]",
+      }),
     ]);
     expect(answer.content).toBe(
       "File x.js:\n\n     1\tlet a = 1\n\n[Lines 1-1 of 1, end of file.]\n\n" +
@@ -95,12 +126,25 @@ describe("issue 14: the offline model does what it says", () => {
   test("asked in Chinese, the TodoList demo answers in Chinese", async () => {
     const model = new OfflineChatModel();
     const first = await model.invoke([new HumanMessage("创建React TodoList应用")]);
-    expect(first.content).toBe("接下来：运行 `npm create vite@latest react-todo-app -- --template react-ts --no-interactive`。");
-    expect(first.tool_calls?.[0]).toMatchObject({ name: "execute_command", args: { command: "npm create vite@latest react-todo-app -- --template react-ts --no-interactive" } });
+    expect(first.content).toBe(
+      "接下来：运行 `npm create vite@latest react-todo-app -- --template react-ts --no-interactive`。",
+    );
+    expect(first.tool_calls?.[0]).toMatchObject({
+      name: "execute_command",
+      args: { command: "npm create vite@latest react-todo-app -- --template react-ts --no-interactive" },
+    });
     // Declined (no terminal): it stops, and says why in Chinese.
     const call = first.tool_calls![0]!;
-    const declined = new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content: "This execute_command call was not run, because the user declined it.", artifact: { notRun: true } });
+    const declined = new ToolMessage({
+      tool_call_id: call.id!,
+      name: call.name,
+      status: "error",
+      content: "This execute_command call was not run, because the user declined it.",
+      artifact: { notRun: true },
+    });
     const stop = await model.invoke([new HumanMessage("创建React TodoList应用"), first, declined]);
-    expect(String(stop.content)).toMatch(/^演示没能按录制继续下去（The run diverged from the recording demos\/todo-app\.jsonl at model request 2: .* was declined, where the recorded run ended with exit code 0\.）\n\n离线模型只能按录制好的步骤演示这个任务/);
+    expect(String(stop.content)).toMatch(
+      /^演示没能按录制继续下去（The run diverged from the recording demos\/todo-app\.jsonl at model request 2: .* was declined, where the recorded run ended with exit code 0\.）\n\n离线模型只能按录制好的步骤演示这个任务/,
+    );
   });
 });

@@ -12,7 +12,12 @@ import { createGraphEngine } from "../../src/graph/stream.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/memory/loop-threads.js";
 import { isTodoAppRequest, TODO_DEMO_RECORDING } from "../../src/models/offline.js";
-import { recordModel, ResponseRecorder, type RecordedResponse, type RecordingHeader } from "../../src/models/recorder.js";
+import {
+  recordModel,
+  ResponseRecorder,
+  type RecordedResponse,
+  type RecordingHeader,
+} from "../../src/models/recorder.js";
 import {
   loadRecording,
   parseRecording,
@@ -69,20 +74,32 @@ function engineFor(kind: EngineKind, dir: string, model: BaseChatModel) {
   if (kind === "graph") {
     const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools });
     engine = createGraphEngine({ graph, meta, modelSettings: settings, approval: "full-auto", maxSteps: 30 });
-    history = async (id) => (await graph.getState({ configurable: { thread_id: id } })).values.messages as BaseMessage[];
+    history = async (id) =>
+      (await graph.getState({ configurable: { thread_id: id } })).values.messages as BaseMessage[];
   } else {
     const threads = new Map<string, LoopThread>();
     const memory = {
       load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
-      save: (id: string, thread: LoopThread) => void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
+      save: (id: string, thread: LoopThread) =>
+        void threads.set(id, { messages: [...thread.messages], alwaysAllow: [...thread.alwaysAllow] }),
     };
-    engine = createLoopEngine({ runtime: { ...createRuntime(settings, { model, tools }), workspace: dir }, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({
+      runtime: { ...createRuntime(settings, { model, tools }), workspace: dir },
+      meta,
+      modelSettings: settings,
+      memory,
+    });
     history = async (id) => threads.get(id)?.messages ?? [];
   }
   return {
     async run(task: string, threadId = "t1"): Promise<Run> {
       const events: AgentEvent[] = [];
-      const summary = await engine.run({ task, threadId, emit: (e) => events.push(e), approver: async () => ({ decision: "deny" }) });
+      const summary = await engine.run({
+        task,
+        threadId,
+        emit: (e) => events.push(e),
+        approver: async () => ({ decision: "deny" }),
+      });
       return { events, summary, history: await history(threadId) };
     },
     close: () => tools.processes.stopAll(),
@@ -94,17 +111,25 @@ function shape(messages: BaseMessage[]) {
   return messages.map((m) => ({
     type: m.getType(),
     content: m.content,
-    ...(AIMessage.isInstance(m) && m.tool_calls?.length ? { calls: m.tool_calls.map((c) => ({ name: c.name, args: c.args })) } : {}),
+    ...(AIMessage.isInstance(m) && m.tool_calls?.length
+      ? { calls: m.tool_calls.map((c) => ({ name: c.name, args: c.args })) }
+      : {}),
     ...(ToolMessage.isInstance(m) ? { tool: m.name } : {}),
   }));
 }
 
 function readLines(file: string): Array<RecordingHeader | RecordedResponse> {
-  return readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as RecordingHeader | RecordedResponse);
+  return readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as RecordingHeader | RecordedResponse);
 }
 
 const NOTES_SCRIPT: ScriptedTurn[] = [
-  { content: "Writing the note.", toolCalls: [{ name: "write_file", args: { filePath: "notes/a.txt", content: "alpha\n" } }] },
+  {
+    content: "Writing the note.",
+    toolCalls: [{ name: "write_file", args: { filePath: "notes/a.txt", content: "alpha\n" } }],
+  },
   { toolCalls: [{ name: "execute_command", args: { command: "cat notes/a.txt && echo done" } }] },
   "All done: notes/a.txt says alpha.",
 ];
@@ -113,7 +138,10 @@ const FIXED_DATE = new Date("2026-01-02T03:04:05.000Z");
 
 /** Records NOTES_SCRIPT with `kind` into `file`; returns the recorded run. */
 async function recordNotes(kind: EngineKind, file: string, script: ScriptedTurn[] = NOTES_SCRIPT): Promise<Run> {
-  const model = recordModel(new ScriptedChatModel(script), new ResponseRecorder(file, { model: "scripted", now: () => FIXED_DATE }));
+  const model = recordModel(
+    new ScriptedChatModel(script),
+    new ResponseRecorder(file, { model: "scripted", now: () => FIXED_DATE }),
+  );
   const engine = engineFor(kind, workspace("recorded"), model);
   try {
     return await engine.run(NOTES_TASK);
@@ -128,11 +156,21 @@ describe.each(ENGINES)("in process, %s engine", (kind) => {
     const recorded = await recordNotes(kind, file);
     expect(recorded.summary.reason).toBe("done");
     const [header, ...responses] = readLines(file);
-    expect(header).toEqual({ type: "header", format: "mini-cursor-recording", version: 1, model: "scripted", recordedAt: "2026-01-02T03:04:05.000Z" });
+    expect(header).toEqual({
+      type: "header",
+      format: "mini-cursor-recording",
+      version: 1,
+      model: "scripted",
+      recordedAt: "2026-01-02T03:04:05.000Z",
+    });
     expect(responses.map((r) => (r as RecordedResponse).request)).toEqual([1, 2, 3]);
     const sent = responses.map((r) => (r as RecordedResponse).sent);
     expect(sent.map((s) => s.messages)).toEqual([2, 4, 6]);
-    expect(sent.map((s) => s.sha256)).toEqual([expect.stringMatching(/^[0-9a-f]{16}$/), expect.stringMatching(/^[0-9a-f]{16}$/), expect.stringMatching(/^[0-9a-f]{16}$/)]);
+    expect(sent.map((s) => s.sha256)).toEqual([
+      expect.stringMatching(/^[0-9a-f]{16}$/),
+      expect.stringMatching(/^[0-9a-f]{16}$/),
+      expect.stringMatching(/^[0-9a-f]{16}$/),
+    ]);
     expect(new Set(sent.map((s) => s.sha256)).size).toBe(3);
     expect(sent[0]!.last).toBe(`human: ${NOTES_TASK}`);
     expect(sent[2]!.last).toBe("tool execute_command: Exit code: 0 alpha done");
@@ -147,7 +185,10 @@ describe.each(ENGINES)("in process, %s engine", (kind) => {
       content: "Writing the note.",
       tool_calls: [{ name: "write_file", args: { filePath: "notes/a.txt", content: "alpha\n" }, type: "tool_call" }],
     });
-    expect((responses[2] as RecordedResponse).message.data).toMatchObject({ content: "All done: notes/a.txt says alpha.", tool_calls: [] });
+    expect((responses[2] as RecordedResponse).message.data).toMatchObject({
+      content: "All done: notes/a.txt says alpha.",
+      tool_calls: [],
+    });
   });
 
   test("the replay runs the same tools for real, with fresh ids, to the same answer", async () => {
@@ -164,12 +205,19 @@ describe.each(ENGINES)("in process, %s engine", (kind) => {
     expect(readFileSync(path.join(dir, "notes", "a.txt"), "utf8")).toBe("alpha\n");
     expect(shape(replayed.history)).toEqual(shape(recorded.history));
     expect(eventsOf(replayed.events, "final").map((e) => e.text)).toEqual(["All done: notes/a.txt says alpha."]);
-    expect(eventsOf(replayed.events, "tool_result").map((e) => e.content)).toEqual(eventsOf(recorded.events, "tool_result").map((e) => e.content));
-    const ids = (h: BaseMessage[]) => h.flatMap((m) => (AIMessage.isInstance(m) ? (m.tool_calls ?? []).map((c) => c.id) : []));
+    expect(eventsOf(replayed.events, "tool_result").map((e) => e.content)).toEqual(
+      eventsOf(recorded.events, "tool_result").map((e) => e.content),
+    );
+    const ids = (h: BaseMessage[]) =>
+      h.flatMap((m) => (AIMessage.isInstance(m) ? (m.tool_calls ?? []).map((c) => c.id) : []));
     expect(ids(replayed.history)).toHaveLength(2);
     for (const id of ids(replayed.history)) expect(ids(recorded.history)).not.toContain(id);
     // The recorded text streams as tokens, as a provider's would.
-    expect(eventsOf(replayed.events, "token").map((e) => e.text).join("")).toContain("Writing the note.");
+    expect(
+      eventsOf(replayed.events, "token")
+        .map((e) => e.text)
+        .join(""),
+    ).toContain("Writing the note.");
   });
 
   test("asking for more than the recording holds stops the run with one sentence", async () => {
@@ -188,7 +236,10 @@ describe.each(ENGINES)("in process, %s engine", (kind) => {
   test("a command that fails where the recorded one succeeded stops the replay before the next response", async () => {
     const file = path.join(tmp.dir, "marker.jsonl");
     writeFileSync(path.join(workspace("recorded"), "marker"), "");
-    await recordNotes(kind, file, [{ toolCalls: [{ name: "execute_command", args: { command: "test -f marker" } }] }, "The marker is there."]);
+    await recordNotes(kind, file, [
+      { toolCalls: [{ name: "execute_command", args: { command: "test -f marker" } }] },
+      "The marker is there.",
+    ]);
     const dir = workspace("replayed");
     const engine = engineFor(kind, dir, new ReplayChatModel(loadRecording(file, "marker.jsonl")));
     const replayed = await engine.run(NOTES_TASK);
@@ -203,47 +254,84 @@ describe.each(ENGINES)("in process, %s engine", (kind) => {
 
 describe("recordings", () => {
   test("a file that is not a recording is refused with the line that is wrong", () => {
-    expect(() => parseRecording('{"type":"header","format":"mini-cursor-recording","version":1}\nnot json\n', "x.jsonl")).toThrow(
-      new RecordingError("x.jsonl is not a recording: line 2 is not JSON."),
+    expect(() =>
+      parseRecording('{"type":"header","format":"mini-cursor-recording","version":1}\nnot json\n', "x.jsonl"),
+    ).toThrow(new RecordingError("x.jsonl is not a recording: line 2 is not JSON."));
+    expect(() =>
+      parseRecording('{"type":"response","message":{"type":"human","data":{"content":"hi"}}}\n', "x.jsonl"),
+    ).toThrow("x.jsonl is not a recording: line 1 is neither a header nor a recorded model response.");
+    expect(() => loadRecording(path.join(tmp.dir, "missing.jsonl"), "missing.jsonl")).toThrow(
+      "Cannot read the recording missing.jsonl: no such file.",
     );
-    expect(() => parseRecording('{"type":"response","message":{"type":"human","data":{"content":"hi"}}}\n', "x.jsonl")).toThrow(
-      "x.jsonl is not a recording: line 1 is neither a header nor a recorded model response.",
-    );
-    expect(() => loadRecording(path.join(tmp.dir, "missing.jsonl"), "missing.jsonl")).toThrow("Cannot read the recording missing.jsonl: no such file.");
   });
 
   test("a recorded answer is given the URL this run's dev server announced", () => {
-    const stored = { type: "ai", data: { content: "Open http://localhost:5173/ or http://localhost:5173 now (not http://localhost:51730/)." } };
+    const stored = {
+      type: "ai",
+      data: { content: "Open http://localhost:5173/ or http://localhost:5173 now (not http://localhost:51730/)." },
+    };
     const rewritten = rewriteUrls(stored as never, ["http://localhost:5173/"], ["http://localhost:5174/"]);
-    expect((rewritten.data as { content: string }).content).toBe("Open http://localhost:5174/ or http://localhost:5174 now (not http://localhost:51730/).");
+    expect((rewritten.data as { content: string }).content).toBe(
+      "Open http://localhost:5174/ or http://localhost:5174 now (not http://localhost:51730/).",
+    );
     expect(rewriteUrls(stored as never, ["http://localhost:5173/"], [])).toEqual(stored);
   });
 
   test("the demo recording is the seed's task: scaffold, write the TodoList, install, build, start, report the URL", () => {
     const demo: Recording = loadRecording(TODO_DEMO_RECORDING, "demos/todo-app.jsonl");
-    const calls = demo.responses.map((r) => (r.message.data as { tool_calls?: Array<{ name: string; args: Record<string, unknown> }> }).tool_calls ?? []);
-    expect(calls.map((c) => c.map((call) => `${call.name} ${String(call.args.command ?? call.args.filePath ?? call.args.directoryPath)}`))).toEqual([
+    const calls = demo.responses.map(
+      (r) =>
+        (r.message.data as { tool_calls?: Array<{ name: string; args: Record<string, unknown> }> }).tool_calls ?? [],
+    );
+    expect(
+      calls.map((c) =>
+        c.map((call) => `${call.name} ${String(call.args.command ?? call.args.filePath ?? call.args.directoryPath)}`),
+      ),
+    ).toEqual([
       ["execute_command npm create vite@latest react-todo-app -- --template react-ts --no-interactive"],
       ["list_directory react-todo-app/src"],
-      ["write_file react-todo-app/src/App.tsx", "write_file react-todo-app/src/App.css", "write_file react-todo-app/src/index.css"],
+      [
+        "write_file react-todo-app/src/App.tsx",
+        "write_file react-todo-app/src/App.css",
+        "write_file react-todo-app/src/index.css",
+      ],
       ["execute_command npm install"],
       ["execute_command npm run build"],
       ["execute_command npm run dev"],
       [],
     ]);
     const app = String(calls[2]![0]!.args.content);
-    for (const feature of ["localStorage", "toggleTodo", "deleteTodo", "'completed'", "left", "<form"]) expect(app).toContain(feature);
+    for (const feature of ["localStorage", "toggleTodo", "deleteTodo", "'completed'", "left", "<form"])
+      expect(app).toContain(feature);
     expect(String(calls[2]![1]!.args.content)).toContain("@keyframes");
-    expect(calls[3]![0]!.args).toEqual({ command: "npm install", workingDirectory: "react-todo-app", timeoutMs: 300000 });
-    expect(demo.responses.at(-1)!.sent.outcomes).toEqual([{ tool: "execute_command", what: "npm run dev", outcome: "background", url: "http://localhost:5173/" }]);
+    expect(calls[3]![0]!.args).toEqual({
+      command: "npm install",
+      workingDirectory: "react-todo-app",
+      timeoutMs: 300000,
+    });
+    expect(demo.responses.at(-1)!.sent.outcomes).toEqual([
+      { tool: "execute_command", what: "npm run dev", outcome: "background", url: "http://localhost:5173/" },
+    ]);
     expect(String(demo.responses.at(-1)!.message.data.content)).toContain("http://localhost:5173/");
   });
 
   test("the offline model knows the request in English and Chinese", () => {
-    for (const request of ["create a React todo app", "create a React todo app with Vite", "Build me a React TodoList with Vite, install and start it", "创建React TodoList应用", "用 Vite 搭建一个 React 待办应用"]) {
+    for (const request of [
+      "create a React todo app",
+      "create a React todo app with Vite",
+      "Build me a React TodoList with Vite, install and start it",
+      "创建React TodoList应用",
+      "用 Vite 搭建一个 React 待办应用",
+    ]) {
       expect(isTodoAppRequest(request)).toBe(true);
     }
-    for (const request of ["list the files", "read the React docs", "create a todo.txt file with content milk", "create a file react-todo.txt with content x", "run `npm test`"]) {
+    for (const request of [
+      "list the files",
+      "read the React docs",
+      "create a todo.txt file with content milk",
+      "create a file react-todo.txt with content x",
+      "run `npm test`",
+    ]) {
       expect(isTodoAppRequest(request)).toBe(false);
     }
   });
@@ -251,13 +339,20 @@ describe("recordings", () => {
 
 /** A scripted-server script from the turns of NOTES_SCRIPT (same calls, same text). */
 const SERVER_SCRIPT: ScriptStep[] = [
-  { content: "Writing the note.", toolCalls: [{ name: "write_file", args: { filePath: "notes/a.txt", content: "alpha\n" } }] },
+  {
+    content: "Writing the note.",
+    toolCalls: [{ name: "write_file", args: { filePath: "notes/a.txt", content: "alpha\n" } }],
+  },
   { toolCalls: [{ name: "execute_command", args: { command: "cat notes/a.txt && echo done" } }] },
   { content: "All done: notes/a.txt says alpha." },
 ];
 
 type JsonEvent = { type: string; [key: string]: unknown };
-const jsonEvents = (stdout: string) => stdout.trim().split("\n").map((l) => JSON.parse(l) as JsonEvent);
+const jsonEvents = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as JsonEvent);
 
 describe("the CLI", () => {
   let server: OpenAIServer;
@@ -267,7 +362,10 @@ describe("the CLI", () => {
   async function recordThroughServer(file: string) {
     server = await startOpenAIServer(SERVER_SCRIPT);
     const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" });
-    const r = await runCli(["--workspace", workspace("recorded"), "--approval", "full-auto", "--json", "--record", file, NOTES_TASK], { env });
+    const r = await runCli(
+      ["--workspace", workspace("recorded"), "--approval", "full-auto", "--json", "--record", file, NOTES_TASK],
+      { env },
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     return jsonEvents(r.stdout);
@@ -276,21 +374,43 @@ describe("the CLI", () => {
   test("--record saves a ChatOpenAI run; --replay plays it with either engine and no provider", async () => {
     const file = path.join(tmp.dir, "run.jsonl");
     const recorded = await recordThroughServer(file);
-    expect(recorded[0]).toMatchObject({ type: "run_start", model: `gpt-5-mini via ${server.url}, recording to ${file}` });
+    expect(recorded[0]).toMatchObject({
+      type: "run_start",
+      model: `gpt-5-mini via ${server.url}, recording to ${file}`,
+    });
     const lines = readLines(file);
     expect(lines.map((l) => l.type)).toEqual(["header", "response", "response", "response"]);
     expect(lines[0]).toMatchObject({ model: "gpt-5-mini" });
-    expect((lines[1] as RecordedResponse).message.data).toMatchObject({ response_metadata: { finish_reason: "tool_calls" }, usage_metadata: { input_tokens: 10, output_tokens: 5 } });
+    expect((lines[1] as RecordedResponse).message.data).toMatchObject({
+      response_metadata: { finish_reason: "tool_calls" },
+      usage_metadata: { input_tokens: 10, output_tokens: 5 },
+    });
     expect(server.requests).toHaveLength(3);
 
     const calls = (events: JsonEvent[]) => events.filter((e) => e.type === "tool_call").map((e) => [e.name, e.args]);
     for (const engine of ENGINES) {
       const dir = workspace(`replay-${engine}`);
-      const r = await runCli(["--workspace", dir, "--engine", engine, "--approval", "full-auto", "--json", "--replay", file, NOTES_TASK]);
+      const r = await runCli([
+        "--workspace",
+        dir,
+        "--engine",
+        engine,
+        "--approval",
+        "full-auto",
+        "--json",
+        "--replay",
+        file,
+        NOTES_TASK,
+      ]);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const events = jsonEvents(r.stdout);
-      expect(events[0]).toMatchObject({ type: "run_start", engine, provider: "offline", model: `replay of ${file} (recorded responses, no model provider)` });
+      expect(events[0]).toMatchObject({
+        type: "run_start",
+        engine,
+        provider: "offline",
+        model: `replay of ${file} (recorded responses, no model provider)`,
+      });
       expect(calls(events)).toEqual(calls(recorded));
       expect(events.find((e) => e.type === "final")).toEqual(recorded.find((e) => e.type === "final"));
       expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "done", steps: 3, toolCalls: 2 });

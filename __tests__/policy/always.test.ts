@@ -23,32 +23,51 @@ const call = (command: string) => ({ toolCalls: [{ name: "execute_command", args
 // ---------------------------------------------------------------------------------------------
 // "always" scopes
 
-test.each(["graph", "loop"] as const)("%s engine: 'always' covers the exact prefix for this session and saves nothing", async (kind) => {
-  const h = engineHarness(kind, tmp.dir, [call("mkdir -p a"), call("mkdir -p b"), call("mkdir c"), call("git -c core.pager=x status"), "done"], { approval: "auto-edit" });
-  await h.run("go", { answers: [{ decision: "always" }, { decision: "approve" }, { decision: "deny" }] });
-  // `mkdir -p b` ran unasked; `mkdir c` (other options) and the git -c trick asked.
-  expect(h.approvals.map((a) => [a.args.command, a.alwaysRules ?? null, a.asksEveryTime ?? false])).toEqual([
-    ["mkdir -p a", ["mkdir -p"], false],
-    ["mkdir c", ["mkdir"], false],
-    ["git -c core.pager=x status", null, true],
-  ]);
-  expect(existsSync(path.join(tmp.dir, "b"))).toBe(true);
-  expect(existsSync(path.join(tmp.dir, ".mini-cursor", "config.json"))).toBe(false);
-  // A new thread starts without it.
-  const fresh = engineHarness(kind, tmp.dir, [call("mkdir -p d"), "done"], { approval: "auto-edit" });
-  await fresh.run("go", { threadId: "t2" });
-  expect(fresh.approvals.map((a) => a.args.command)).toEqual(["mkdir -p d"]);
-});
+test.each(["graph", "loop"] as const)(
+  "%s engine: 'always' covers the exact prefix for this session and saves nothing",
+  async (kind) => {
+    const h = engineHarness(
+      kind,
+      tmp.dir,
+      [call("mkdir -p a"), call("mkdir -p b"), call("mkdir c"), call("git -c core.pager=x status"), "done"],
+      { approval: "auto-edit" },
+    );
+    await h.run("go", { answers: [{ decision: "always" }, { decision: "approve" }, { decision: "deny" }] });
+    // `mkdir -p b` ran unasked; `mkdir c` (other options) and the git -c trick asked.
+    expect(h.approvals.map((a) => [a.args.command, a.alwaysRules ?? null, a.asksEveryTime ?? false])).toEqual([
+      ["mkdir -p a", ["mkdir -p"], false],
+      ["mkdir c", ["mkdir"], false],
+      ["git -c core.pager=x status", null, true],
+    ]);
+    expect(existsSync(path.join(tmp.dir, "b"))).toBe(true);
+    expect(existsSync(path.join(tmp.dir, ".mini-cursor", "config.json"))).toBe(false);
+    // A new thread starts without it.
+    const fresh = engineHarness(kind, tmp.dir, [call("mkdir -p d"), "done"], { approval: "auto-edit" });
+    await fresh.run("go", { threadId: "t2" });
+    expect(fresh.approvals.map((a) => a.args.command)).toEqual(["mkdir -p d"]);
+  },
+);
 
 test("Studio: resuming an interrupt with {decision: 'always'} keeps the rule in the thread's state (session scope)", async () => {
   const model = new ScriptedChatModel([call("mkdir -p a"), call("mkdir -p b"), "done"]);
   const graph = createGraph(
-    { workspace: tmp.dir, model: "scripted", provider: "offline", requestTimeoutMs: 5000, maxRetries: 0, approval: "auto-edit", maxSteps: 10, contextTokens: 100_000 },
+    {
+      workspace: tmp.dir,
+      model: "scripted",
+      provider: "offline",
+      requestTimeoutMs: 5000,
+      maxRetries: 0,
+      approval: "auto-edit",
+      maxSteps: 10,
+      contextTokens: 100_000,
+    },
     { checkpointer: new MemorySaver(), model, tools: createTools({ workspace: tmp.dir }) },
   );
   const config = { configurable: { thread_id: "s1" } };
   await graph.invoke({ messages: [new HumanMessage("go")] }, config);
-  const pending = (await graph.getState(config)).tasks.flatMap((t) => t.interrupts.map((i) => i.value as ApprovalRequest));
+  const pending = (await graph.getState(config)).tasks.flatMap((t) =>
+    t.interrupts.map((i) => i.value as ApprovalRequest),
+  );
   expect(pending.map((p) => [p.args.command, p.alwaysRules])).toEqual([["mkdir -p a", ["mkdir -p"]]]);
   await graph.invoke(new Command({ resume: { decision: "always" } }), config);
   const state = await graph.getState(config);
@@ -72,7 +91,11 @@ const request = (command: string, extra: Partial<ApprovalRequest> = {}): Approva
 test("the question shows the whole command, wrapped, with the exact rules 'always' covers", () => {
   const long = `npm test && ${"echo padding; ".repeat(15)}rm -rf build # the end`;
   const q = formatQuestion(request(long, { alwaysRules: ["npm test", "echo", "rm -rf"] }));
-  const shown = q.text.split("\n").filter((l) => l.startsWith("  │ ")).map((l) => l.slice(4)).join("");
+  const shown = q.text
+    .split("\n")
+    .filter((l) => l.startsWith("  │ "))
+    .map((l) => l.slice(4))
+    .join("");
   expect(shown).toBe(long);
   expect(q.text.split("\n").every((l) => l.length <= 100 + 4)).toBe(true);
   expect(q.text).toContain("? Allow execute_command:\n  │ npm test && echo padding;");
@@ -83,7 +106,10 @@ test("the question shows the whole command, wrapped, with the exact rules 'alway
 });
 
 test("a dangerous command's question offers no always, and 'a' or 'p' is not taken as one", () => {
-  const danger = request("git reset --hard", { reason: "dangerous command: git reset --hard discards uncommitted changes", asksEveryTime: true });
+  const danger = request("git reset --hard", {
+    reason: "dangerous command: git reset --hard discards uncommitted changes",
+    asksEveryTime: true,
+  });
   const q = formatQuestion(danger);
   expect(q.prompt).toBe("  [y]es / [n]o / or type feedback: ");
   expect(q.text).toContain("This call asks every time; it cannot be allowed for later.");
@@ -127,7 +153,15 @@ test("the renderer neutralises control characters in model text, tool calls, too
   r.event({ type: "token", step: 1, text: evil });
   r.event({ type: "tool_call", step: 1, id: "c", name: "execute_command", args: { command: evil } });
   r.event({ type: "tool_output", id: "c", stream: "stdout", text: `${evil}\n` } as never);
-  r.event({ type: "tool_result", step: 1, id: "c", name: "execute_command", status: "success", content: evil, durationMs: 1 } as never);
+  r.event({
+    type: "tool_result",
+    step: 1,
+    id: "c",
+    name: "execute_command",
+    status: "success",
+    content: evil,
+    durationMs: 1,
+  } as never);
   r.event({ type: "final", text: evil });
   r.note(evil);
   expect(written).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);

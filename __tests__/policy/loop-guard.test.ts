@@ -1,5 +1,13 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { checkRepeats, LOOP_NOTE_AT, LOOP_STOP_AT, loopNote, loopStopResult, turnSignature, withLoopNote } from "../../src/policy/loop-guard.js";
+import {
+  checkRepeats,
+  LOOP_NOTE_AT,
+  LOOP_STOP_AT,
+  loopNote,
+  loopStopResult,
+  turnSignature,
+  withLoopNote,
+} from "../../src/policy/loop-guard.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { repeatingTurns } from "../helpers/scripted-model.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -19,7 +27,11 @@ describe("checkRepeats", () => {
     expect(checkRepeats([new HumanMessage("go"), ...same()]).repeats).toBe(1);
     expect(checkRepeats([new HumanMessage("go"), ...same(), ...same()])).toMatchObject({ repeats: 2, action: "none" });
     const three = [new HumanMessage("go"), ...same(), ...same(), ...same()];
-    expect(checkRepeats(three)).toEqual({ repeats: 3, action: "note", call: { name: "read_file", args: { filePath: "a.txt", offset: 1 } } });
+    expect(checkRepeats(three)).toEqual({
+      repeats: 3,
+      action: "note",
+      call: { name: "read_file", args: { filePath: "a.txt", offset: 1 } },
+    });
     expect(checkRepeats([...three, ...same(), ...same()])).toMatchObject({ repeats: 5, action: "stop" });
   });
 
@@ -30,7 +42,11 @@ describe("checkRepeats", () => {
     expect(checkRepeats([...same(), ...same(), ...turn("read_file", { filePath: "b.txt" })]).repeats).toBe(1);
     expect(checkRepeats([...same(), ...same(), new AIMessage("thinking"), ...same()]).repeats).toBe(1);
     expect(checkRepeats([...same(), ...same(), new HumanMessage("again"), ...same()]).repeats).toBe(1);
-    expect(checkRepeats([new HumanMessage("hi"), new AIMessage("hello")])).toEqual({ repeats: 0, action: "none", call: undefined });
+    expect(checkRepeats([new HumanMessage("hi"), new AIMessage("hello")])).toEqual({
+      repeats: 0,
+      action: "none",
+      call: undefined,
+    });
   });
 
   test("the note goes on the last result of the turn", () => {
@@ -71,7 +87,9 @@ describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
     const results = eventsOf(h.events, "tool_result");
     expect(results.map((r) => r.content.includes("[Note from mini-cursor"))).toEqual([false, false, true, true, false]);
     expect(results[4]!.status).toBe("error");
-    expect(results[4]!.content).toBe(loopStopResult({ repeats: 5, action: "stop", call: { name: "list_directory", args: {} } }));
+    expect(results[4]!.content).toBe(
+      loopStopResult({ repeats: 5, action: "stop", call: { name: "list_directory", args: {} } }),
+    );
 
     // The saved conversation is whole: every call has its result, so the thread can continue.
     const saved = await h.history();
@@ -81,7 +99,9 @@ describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
   });
 
   test("varying calls are not stopped", async () => {
-    const script = Array.from({ length: 7 }, (_, i) => ({ toolCalls: [{ name: "list_directory", args: { directoryPath: i % 2 ? "." : "" } }] }));
+    const script = Array.from({ length: 7 }, (_, i) => ({
+      toolCalls: [{ name: "list_directory", args: { directoryPath: i % 2 ? "." : "" } }],
+    }));
     const h = engineHarness(kind, tmp.dir, [...script, "done"]);
     const summary = await h.run("explore");
     expect(summary.reason).toBe("done");

@@ -56,7 +56,10 @@ test("answers to the plan question", () => {
 test("/plan and /approval remember the mode plan mode was entered from; /plan accept and /plan off need plan mode", async () => {
   const notes: string[] = [];
   const renderer = { ...createJsonRenderer({ verbose: false }), note: (t: string) => void notes.push(t) };
-  const settings = loadSettings({ workspace: tmp.dir, engine: "loop", approval: "full-auto", sandbox: "off" }, { MINI_CURSOR_DOTENV: "off" });
+  const settings = loadSettings(
+    { workspace: tmp.dir, engine: "loop", approval: "full-auto", sandbox: "off" },
+    { MINI_CURSOR_DOTENV: "off" },
+  );
   const session = await createSession(settings, { renderer });
   try {
     expect(await runSlashCommand("/plan off", { session, renderer })).toBe("continue");
@@ -133,9 +136,14 @@ describe.each<EngineKind>(["graph", "loop"])("engine %s in plan mode", (kind) =>
   });
 
   test("a plan whose only attempted change was refused still ends as done (the plan is the result)", async () => {
-    const h = engineHarness(kind, tmp.dir, [{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "x" } }] }, "Plan: write x to a.txt."], {
-      approval: "plan",
-    });
+    const h = engineHarness(
+      kind,
+      tmp.dir,
+      [{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "x" } }] }, "Plan: write x to a.txt."],
+      {
+        approval: "plan",
+      },
+    );
     expect((await h.run("write x")).reason).toBe("done");
     expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
   });
@@ -146,7 +154,8 @@ function transcript(request: ChatRequest): string[] {
   return request.messages
     .filter((m) => m.role !== "system" && m.role !== "developer")
     .map((m) => {
-      if (m.role === "assistant" && m.tool_calls?.length) return `assistant calls ${m.tool_calls.map((c) => c.function.name).join(",")}`;
+      if (m.role === "assistant" && m.tool_calls?.length)
+        return `assistant calls ${m.tool_calls.map((c) => c.function.name).join(",")}`;
       if (m.role === "tool") return `tool ${String(m.content)}`;
       return `${m.role}: ${String(m.content)}`;
     });
@@ -175,19 +184,31 @@ describe.each<EngineKind>(["graph", "loop"])("--engine %s", (kind) => {
 
   test("off a terminal the plan is the output (exit 0, nothing changed); the printed command carries it out on the same thread", async () => {
     server = await startOpenAIServer([...PLAN_SCRIPT, ...CARRY_OUT]);
-    const plan = await runCli(["--workspace", tmp.dir, "--engine", kind, "--approval", "plan", "--thread", "p1", "make a.txt say hello"], { env: env() });
+    const plan = await runCli(
+      ["--workspace", tmp.dir, "--engine", kind, "--approval", "plan", "--thread", "p1", "make a.txt say hello"],
+      { env: env() },
+    );
     expect(plan.code).toBe(0);
     expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
-    expect(plan.stdout).toContain("  ☰ Todo list (0/2 done)\n    [ ] Change a.txt to say hello\n    [ ] Check a.txt\n");
+    expect(plan.stdout).toContain(
+      "  ☰ Todo list (0/2 done)\n    [ ] Change a.txt to say hello\n    [ ] Check a.txt\n",
+    );
     expect(plan.stdout).toContain("Plan: change a.txt to say hello.");
     expect(plan.stdout).toContain("✔ Done:");
     const hint = /Plan mode: nothing was changed or run\. To carry out this plan: (.+)/.exec(plan.stdout)![1]!;
-    expect(hint).toMatch(new RegExp(` --approval auto-edit --workspace \\S+${kind === "loop" ? " --engine loop" : ""} --thread p1 'Carry out the plan\\.'$`));
+    expect(hint).toMatch(
+      new RegExp(
+        ` --approval auto-edit --workspace \\S+${kind === "loop" ? " --engine loop" : ""} --thread p1 'Carry out the plan\\.'$`,
+      ),
+    );
     // The model was told it is in plan mode, with the request; the trace shows the request alone.
     expect(transcript(server.requests[0]!)).toEqual([`user: make a.txt say hello\n\n${PLAN_MODE_NOTE}`]);
     expect(plan.stdout).toContain("❯ make a.txt say hello\n");
 
-    const carry = await runCli(["--workspace", tmp.dir, "--engine", kind, "--approval", "auto-edit", "--thread", "p1", PLAN_ACCEPTED_TASK], { env: env() });
+    const carry = await runCli(
+      ["--workspace", tmp.dir, "--engine", kind, "--approval", "auto-edit", "--thread", "p1", PLAN_ACCEPTED_TASK],
+      { env: env() },
+    );
     expect(carry.code).toBe(0);
     expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
     expect(transcript(server.requests[3]!)).toEqual([...PLAN_TRANSCRIPT, `user: ${PLAN_ACCEPTED_TASK}`]);
@@ -195,9 +216,15 @@ describe.each<EngineKind>(["graph", "loop"])("--engine %s", (kind) => {
 
   test("--json: only events on stdout, the plan as the final event, the carry-out command on stderr", async () => {
     server = await startOpenAIServer(PLAN_SCRIPT);
-    const r = await runCli(["--workspace", tmp.dir, "--engine", kind, "--approval", "plan", "--json", "make a.txt say hello"], { env: env() });
+    const r = await runCli(
+      ["--workspace", tmp.dir, "--engine", kind, "--approval", "plan", "--json", "make a.txt say hello"],
+      { env: env() },
+    );
     expect(r.code).toBe(0);
-    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; text?: string; reason?: string; todos?: unknown });
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; text?: string; reason?: string; todos?: unknown });
     expect(events.find((e) => e.type === "todos")?.todos).toEqual(PLAN);
     expect(events.filter((e) => e.type === "final").map((e) => e.text)).toEqual(["Plan: change a.txt to say hello."]);
     expect(events.at(-1)).toMatchObject({ type: "run_end", reason: "done" });
@@ -221,6 +248,9 @@ describe.each<EngineKind>(["graph", "loop"])("--engine %s", (kind) => {
     expect(r.stdout).toContain("Approval mode is full-auto.");
     expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
     expect(server.requests).toHaveLength(5);
-    expect(transcript(server.requests[3]!)).toEqual([...PLAN_TRANSCRIPT, `user: ${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("full-auto")}`]);
+    expect(transcript(server.requests[3]!)).toEqual([
+      ...PLAN_TRANSCRIPT,
+      `user: ${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("full-auto")}`,
+    ]);
   });
 });

@@ -1,5 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { bubblewrapArgs, createSandbox, type Sandbox, type SandboxOptions } from "../../src/security/sandbox.js";
 import { hostEnvironment } from "../../src/settings.js";
@@ -25,7 +34,14 @@ let workspace: string;
 const sandboxes: Sandbox[] = [];
 const contexts: ToolContext[] = [];
 
-const EXECUTABLES = [".bun/bin/bun", ".npm/_npx/abc/node_modules/.bin/create-vite", ".cache/corepack/pnpm/9.0.0/bin/pnpm.cjs", ".local/share/pnpm/pnpm", ".deno/bin/deno", ".nvm/.cache/bin/node.tar"];
+const EXECUTABLES = [
+  ".bun/bin/bun",
+  ".npm/_npx/abc/node_modules/.bin/create-vite",
+  ".cache/corepack/pnpm/9.0.0/bin/pnpm.cjs",
+  ".local/share/pnpm/pnpm",
+  ".deno/bin/deno",
+  ".nvm/.cache/bin/node.tar",
+];
 const STORES = [".bun/install/cache", ".local/share/pnpm/store", ".npm/_cacache", ".cache/yarn", ".cargo/registry"];
 
 beforeAll(requireBubblewrap);
@@ -42,9 +58,17 @@ beforeEach(() => {
   }
   for (const store of STORES) mkdirSync(path.join(home, store), { recursive: true });
   mkdirSync(path.join(home, "dotfiles"));
-  writeFileSync(path.join(home, "dotfiles", "npmrc"), "registry=https://npm.example.test/\ncafile=/etc/ssl/corp-ca.pem\n//npm.example.test/:_authToken=npm_TOKEN_abc123\n");
+  writeFileSync(
+    path.join(home, "dotfiles", "npmrc"),
+    "registry=https://npm.example.test/\ncafile=/etc/ssl/corp-ca.pem\n//npm.example.test/:_authToken=npm_TOKEN_abc123\n",
+  );
   symlinkSync(path.join(home, "dotfiles", "npmrc"), path.join(home, ".npmrc"));
-  for (const [rel, text] of [[".config/gh2/hosts.json", "oauth_token: gho_HOSTS\n"], [".config/tool/api_token", "TOKEN_FILE\n"], [".config/cloud/x/credentials.json", "CREDS_FILE\n"], [".config/editor/settings.json", "{\"theme\":\"dark\"}\n"]] as const) {
+  for (const [rel, text] of [
+    [".config/gh2/hosts.json", "oauth_token: gho_HOSTS\n"],
+    [".config/tool/api_token", "TOKEN_FILE\n"],
+    [".config/cloud/x/credentials.json", "CREDS_FILE\n"],
+    [".config/editor/settings.json", '{"theme":"dark"}\n'],
+  ] as const) {
     mkdirSync(path.dirname(path.join(home, rel)), { recursive: true });
     writeFileSync(path.join(home, rel), text);
   }
@@ -59,12 +83,16 @@ afterEach(async () => {
 function sandboxed(extra: Partial<SandboxOptions> = {}): ToolContext {
   const sandbox = createSandbox({ workspace, home, ...extra });
   sandboxes.push(sandbox);
-  const ctx = createToolContext({ workspace, spawnSpec: sandbox.spawnSpec, env: { PATH: process.env.PATH, HOME: home, LANG: "C.UTF-8" } }, createProcessRegistry());
+  const ctx = createToolContext(
+    { workspace, spawnSpec: sandbox.spawnSpec, env: { PATH: process.env.PATH, HOME: home, LANG: "C.UTF-8" } },
+    createProcessRegistry(),
+  );
   contexts.push(ctx);
   return ctx;
 }
 
-const replaceAll = (files: readonly string[]) => files.map((f) => `{ echo 'echo pwned' > ~/${f} && echo "WROTE ${f}"; } 2>/dev/null`).join("; ");
+const replaceAll = (files: readonly string[]) =>
+  files.map((f) => `{ echo 'echo pwned' > ~/${f} && echo "WROTE ${f}"; } 2>/dev/null`).join("; ");
 const writeStores = STORES.map((s) => `echo x > ~/${s}/probe && echo "STORE ${s}"`).join("; ");
 
 it("programs in the home folder cannot be replaced; package stores stay writable", async () => {
@@ -77,7 +105,8 @@ it("programs in the home folder cannot be replaced; package stores stay writable
 it("npx can install into its folder (npm create vite works), but nothing it writes there reaches the host", async () => {
   const host = path.join(home, ".npm", "_npx", "abc", "node_modules", ".bin", "create-vite");
   const out = await executeCommand(sandboxed(), {
-    command: "mkdir -p ~/.npm/_npx/new/node_modules && echo 'echo pwned' > ~/.npm/_npx/new/node_modules/tool && cat ~/.npm/_npx/new/node_modules/tool; ls ~/.npm/_npx",
+    command:
+      "mkdir -p ~/.npm/_npx/new/node_modules && echo 'echo pwned' > ~/.npm/_npx/new/node_modules/tool && cat ~/.npm/_npx/new/node_modules/tool; ls ~/.npm/_npx",
   });
   expect(out).toBe("Exit code: 0\necho pwned\nnew");
   expect(existsSync(path.join(home, ".npm", "_npx", "new"))).toBe(false);
@@ -99,18 +128,25 @@ it("the configured npm cache (env or npmrc), yarn cache and MINI_CURSOR_WRITABLE
   // `cache=` in the user's npmrc counts too.
   writeFileSync(path.join(home, "dotfiles", "npmrc"), `cache=${path.join(base, "rc-cache")}\n`);
   const ctx2 = sandboxed();
-  expect(await executeCommand(ctx2, { command: `echo a > ${path.join(base, "rc-cache")}/_cacache/probe && echo OK` })).toBe("Exit code: 0\nOK");
+  expect(
+    await executeCommand(ctx2, { command: `echo a > ${path.join(base, "rc-cache")}/_cacache/probe && echo OK` }),
+  ).toBe("Exit code: 0\nOK");
 });
 
 it("npm sees its registry and cafile but not the token, also through a symlinked ~/.npmrc", async () => {
-  const out = await executeCommand(sandboxed(), { command: "npm config get registry; cat ~/.npmrc; cat ~/dotfiles/npmrc | grep -c authToken" });
-  expect(out).toBe("Exit code: 1\nhttps://npm.example.test/\nregistry=https://npm.example.test/\ncafile=/etc/ssl/corp-ca.pem\n0");
+  const out = await executeCommand(sandboxed(), {
+    command: "npm config get registry; cat ~/.npmrc; cat ~/dotfiles/npmrc | grep -c authToken",
+  });
+  expect(out).toBe(
+    "Exit code: 1\nhttps://npm.example.test/\nregistry=https://npm.example.test/\ncafile=/etc/ssl/corp-ca.pem\n0",
+  );
   expect(readFileSync(path.join(home, "dotfiles", "npmrc"), "utf8")).toContain("npm_TOKEN_abc123");
 });
 
 it("credential files under ~/.config beyond the fixed list are hidden; other config is readable", async () => {
   const out = await executeCommand(sandboxed(), {
-    command: "wc -c < ~/.config/gh2/hosts.json; wc -c < ~/.config/tool/api_token; wc -c < ~/.config/cloud/x/credentials.json; cat ~/.config/editor/settings.json",
+    command:
+      "wc -c < ~/.config/gh2/hosts.json; wc -c < ~/.config/tool/api_token; wc -c < ~/.config/cloud/x/credentials.json; cat ~/.config/editor/settings.json",
   });
   expect(out).toBe('Exit code: 0\n0\n0\n0\n{"theme":"dark"}');
 });
@@ -125,7 +161,17 @@ it("credential files under ~/.config beyond the fixed list are hidden; other con
   const args = bubblewrapArgs({ workspace, home, tmpDir, emptyFile }, workspace);
   const run = spawnSync(
     "setpriv",
-    ["--reuid=65534", "--regid=65534", "--clear-groups", "bwrap", ...args, "--", "bash", "-c", `${replaceAll(EXECUTABLES)}; ${writeStores}; cat ~/.npmrc ~/.config/gh2/hosts.json; echo done`],
+    [
+      "--reuid=65534",
+      "--regid=65534",
+      "--clear-groups",
+      "bwrap",
+      ...args,
+      "--",
+      "bash",
+      "-c",
+      `${replaceAll(EXECUTABLES)}; ${writeStores}; cat ~/.npmrc ~/.config/gh2/hosts.json; echo done`,
+    ],
     { encoding: "utf8", env: { PATH: process.env.PATH, HOME: home } },
   );
   expect(run.stdout).not.toContain("WROTE");

@@ -1,5 +1,15 @@
 import { execFileSync, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { UNATTENDED_RESPONSE } from "../../src/policy/approval.js";
 import { createTools } from "../../src/tools/index.js";
@@ -40,7 +50,12 @@ function snapshot(dir: string): Record<string, string> {
   return out;
 }
 
-const git = (...args: string[]) => execFileSync("git", ["-c", "safe.directory=*", ...args], { cwd: tmp.dir, encoding: "utf8", env: { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: "1" } });
+const git = (...args: string[]) =>
+  execFileSync("git", ["-c", "safe.directory=*", ...args], {
+    cwd: tmp.dir,
+    encoding: "utf8",
+    env: { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+  });
 
 beforeEach(() => {
   tmp = makeTempDir();
@@ -73,43 +88,61 @@ afterEach(() => {
   rmSync(home, { recursive: true, force: true });
 });
 
-test(`${DANGEROUS.length} dangerous commands in full-auto without a sandbox or a terminal: none runs, nothing changes`, async () => {
-  expect(DANGEROUS.length).toBeGreaterThanOrEqual(200);
-  // git status may refresh .git/index: before the snapshots.
-  const statusBefore = git("status", "--porcelain");
-  const homeBefore = snapshot(home);
-  const workBefore = snapshot(tmp.dir);
-  const tools = createTools({ workspace: tmp.dir, env: { ...process.env, HOME: home } });
-  const harness = engineHarness(
-    "loop",
-    tmp.dir,
-    [{ toolCalls: DANGEROUS.map((command) => ({ name: "execute_command", args: { command, timeoutMs: 5000 } })) }, "done"],
-    { approval: "full-auto" },
-    { tools, defaultAnswer: { ...UNATTENDED_RESPONSE } },
-  );
-  const summary = await harness.run("tidy up");
-  // Every requested action was declined, so the run does not count as done.
-  expect(summary.reason).toBe("not_run");
-  // Every one was asked about (and declined), none ran.
-  expect(harness.approvals.map((a) => a.args.command)).toEqual(DANGEROUS);
-  expect(harness.approvals.every((a) => a.asksEveryTime === true)).toBe(true);
-  const results = eventsOf(harness.events, "tool_result");
-  expect(results).toHaveLength(DANGEROUS.length);
-  for (const r of results) expect(r.content).toMatch(/^This execute_command call was not run, because nobody could be asked to approve it/);
-  expect(snapshot(home)).toEqual(homeBefore);
-  expect(snapshot(tmp.dir)).toEqual(workBefore);
-  expect(git("status", "--porcelain")).toBe(statusBefore);
-  expect(git("log", "--format=%s")).toBe("first\n");
-}, TIMEOUT_MS);
+test(
+  `${DANGEROUS.length} dangerous commands in full-auto without a sandbox or a terminal: none runs, nothing changes`,
+  async () => {
+    expect(DANGEROUS.length).toBeGreaterThanOrEqual(200);
+    // git status may refresh .git/index: before the snapshots.
+    const statusBefore = git("status", "--porcelain");
+    const homeBefore = snapshot(home);
+    const workBefore = snapshot(tmp.dir);
+    const tools = createTools({ workspace: tmp.dir, env: { ...process.env, HOME: home } });
+    const harness = engineHarness(
+      "loop",
+      tmp.dir,
+      [
+        { toolCalls: DANGEROUS.map((command) => ({ name: "execute_command", args: { command, timeoutMs: 5000 } })) },
+        "done",
+      ],
+      { approval: "full-auto" },
+      { tools, defaultAnswer: { ...UNATTENDED_RESPONSE } },
+    );
+    const summary = await harness.run("tidy up");
+    // Every requested action was declined, so the run does not count as done.
+    expect(summary.reason).toBe("not_run");
+    // Every one was asked about (and declined), none ran.
+    expect(harness.approvals.map((a) => a.args.command)).toEqual(DANGEROUS);
+    expect(harness.approvals.every((a) => a.asksEveryTime === true)).toBe(true);
+    const results = eventsOf(harness.events, "tool_result");
+    expect(results).toHaveLength(DANGEROUS.length);
+    for (const r of results)
+      expect(r.content).toMatch(/^This execute_command call was not run, because nobody could be asked to approve it/);
+    expect(snapshot(home)).toEqual(homeBefore);
+    expect(snapshot(tmp.dir)).toEqual(workBefore);
+    expect(git("status", "--porcelain")).toBe(statusBefore);
+    expect(git("log", "--format=%s")).toBe("first\n");
+  },
+  TIMEOUT_MS,
+);
 
-test("control: the same setup does run what full-auto allows (a build folder in the workspace is deleted)", async () => {
-  const tools = createTools({ workspace: tmp.dir, env: { ...process.env, HOME: home } });
-  const harness = engineHarness("loop", tmp.dir, [{ toolCalls: [{ name: "execute_command", args: { command: "rm -rf build" } }] }, "done"], { approval: "full-auto" }, { tools });
-  await harness.run("clean the build");
-  expect(harness.approvals).toEqual([]);
-  expect(existsSync(path.join(tmp.dir, "build"))).toBe(false);
-  expect(readFileSync(path.join(tmp.dir, "src", "index.ts"), "utf8")).toBe("uncommitted work\n");
-}, TIMEOUT_MS);
+test(
+  "control: the same setup does run what full-auto allows (a build folder in the workspace is deleted)",
+  async () => {
+    const tools = createTools({ workspace: tmp.dir, env: { ...process.env, HOME: home } });
+    const harness = engineHarness(
+      "loop",
+      tmp.dir,
+      [{ toolCalls: [{ name: "execute_command", args: { command: "rm -rf build" } }] }, "done"],
+      { approval: "full-auto" },
+      { tools },
+    );
+    await harness.run("clean the build");
+    expect(harness.approvals).toEqual([]);
+    expect(existsSync(path.join(tmp.dir, "build"))).toBe(false);
+    expect(readFileSync(path.join(tmp.dir, "src", "index.ts"), "utf8")).toBe("uncommitted work\n");
+  },
+  TIMEOUT_MS,
+);
 
 /** chown -R, so an ordinary user owns the canaries and the workspace. */
 function chownTree(dir: string, uid: number): void {
@@ -124,35 +157,72 @@ function chownTree(dir: string, uid: number): void {
 const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0;
 
-(asRoot ? test : test.skip)("as an ordinary user, through the CLI (--sandbox off, full-auto, no terminal): none runs, nothing changes", async () => {
-  const statusBefore = git("status", "--porcelain");
-  chownTree(home, NOBODY);
-  chownTree(tmp.dir, NOBODY);
-  const homeBefore = snapshot(home);
-  const workBefore = snapshot(tmp.dir);
-  const server = await startOpenAIServer([{ toolCalls: DANGEROUS.map((command) => ({ name: "execute_command", args: { command, timeoutMs: 5000 } })) }, { content: "Finished." }]);
-  try {
-    const child = spawn(
-      "setpriv",
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, "--import", TSX_LOADER, path.join(PROJECT_ROOT, "src", "cli.ts"),
-        "--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "off", "--json", "tidy up"],
-      { cwd: tmp.dir, env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }), stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    // Node's MaxListenersExceededWarning for 200+ calls in one turn is not ours to judge here.
-    const problems = stderr.split("\n").filter((l) => l.trim() && !/MaxListenersExceededWarning|--trace-warnings/.test(l));
-    // Exit 4: nothing the model asked for was run.
-    expect({ code, problems }).toEqual({ code: 4, problems: [] });
-    const approvals = stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; request?: { args: { command: string } }; response?: { decision: string } }).filter((e) => e.type === "approval");
-    expect(approvals.map((a) => [a.request!.args.command, a.response!.decision])).toEqual(DANGEROUS.map((c) => [c, "deny"]));
-  } finally {
-    await server.close();
-  }
-  expect(snapshot(home)).toEqual(homeBefore);
-  expect(snapshot(tmp.dir)).toEqual(workBefore);
-  expect(git("status", "--porcelain")).toBe(statusBefore);
-}, TIMEOUT_MS);
+(asRoot ? test : test.skip)(
+  "as an ordinary user, through the CLI (--sandbox off, full-auto, no terminal): none runs, nothing changes",
+  async () => {
+    const statusBefore = git("status", "--porcelain");
+    chownTree(home, NOBODY);
+    chownTree(tmp.dir, NOBODY);
+    const homeBefore = snapshot(home);
+    const workBefore = snapshot(tmp.dir);
+    const server = await startOpenAIServer([
+      { toolCalls: DANGEROUS.map((command) => ({ name: "execute_command", args: { command, timeoutMs: 5000 } })) },
+      { content: "Finished." },
+    ]);
+    try {
+      const child = spawn(
+        "setpriv",
+        [
+          `--reuid=${NOBODY}`,
+          `--regid=${NOBODY}`,
+          "--clear-groups",
+          process.execPath,
+          "--import",
+          TSX_LOADER,
+          path.join(PROJECT_ROOT, "src", "cli.ts"),
+          "--workspace",
+          tmp.dir,
+          "--approval",
+          "full-auto",
+          "--sandbox",
+          "off",
+          "--json",
+          "tidy up",
+        ],
+        {
+          cwd: tmp.dir,
+          env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      // Node's MaxListenersExceededWarning for 200+ calls in one turn is not ours to judge here.
+      const problems = stderr
+        .split("\n")
+        .filter((l) => l.trim() && !/MaxListenersExceededWarning|--trace-warnings/.test(l));
+      // Exit 4: nothing the model asked for was run.
+      expect({ code, problems }).toEqual({ code: 4, problems: [] });
+      const approvals = stdout
+        .trim()
+        .split("\n")
+        .map(
+          (l) =>
+            JSON.parse(l) as { type: string; request?: { args: { command: string } }; response?: { decision: string } },
+        )
+        .filter((e) => e.type === "approval");
+      expect(approvals.map((a) => [a.request!.args.command, a.response!.decision])).toEqual(
+        DANGEROUS.map((c) => [c, "deny"]),
+      );
+    } finally {
+      await server.close();
+    }
+    expect(snapshot(home)).toEqual(homeBefore);
+    expect(snapshot(tmp.dir)).toEqual(workBefore);
+    expect(git("status", "--porcelain")).toBe(statusBefore);
+  },
+  TIMEOUT_MS,
+);

@@ -43,7 +43,10 @@ test.each(TABLE)("%j is %s in every mode", async (command, kind) => {
   const got: Record<string, string> = {};
   let alwaysAsks = false;
   for (const mode of APPROVAL_MODES) {
-    const decision = await classifyCall({ name: "execute_command", args: { command } }, mode, [], { workspace: tmp.dir, home });
+    const decision = await classifyCall({ name: "execute_command", args: { command } }, mode, [], {
+      workspace: tmp.dir,
+      home,
+    });
     got[mode] = decision.action;
     if (mode !== "plan") alwaysAsks ||= decision.alwaysAsks;
   }
@@ -86,7 +89,10 @@ test.each(DENY_BYPASSES)("deny rule `curl` refuses %j in every mode", async (com
   writeFileSync(path.join(tmp.dir, ".mini-cursor", "config.json"), JSON.stringify({ commands: { deny: ["curl"] } }));
   try {
     for (const mode of APPROVAL_MODES) {
-      const decision = await classifyCall({ name: "execute_command", args: { command } }, mode, [], { workspace: tmp.dir, home });
+      const decision = await classifyCall({ name: "execute_command", args: { command } }, mode, [], {
+        workspace: tmp.dir,
+        home,
+      });
       expect([mode, decision.action]).toEqual([mode, "deny"]);
     }
   } finally {

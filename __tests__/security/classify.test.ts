@@ -42,7 +42,7 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["curl -o file.zip https://example.com/x.zip", "allow"],
   ["mkdir -p src/lib && touch src/lib/a.ts", "allow"],
   ["cp a.txt b.txt", "allow"],
-  ["for f in *.txt; do echo \"$f\"; done", "allow"],
+  ['for f in *.txt; do echo "$f"; done', "allow"],
   ["timeout 60 npm test", "allow"],
   ["xargs -n1 echo < list.txt", "allow"],
   ["echo 'ls -la' | sh", "allow"],
@@ -68,7 +68,7 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["rm -rf /etc/nginx", "ask", "a system path"],
   ["rm -rf .", "ask", "the whole workspace"],
   ["rm -rf *", "ask", "the whole workspace"],
-  ["rm -rf \"$DIR\"", "ask", "only known at run time"],
+  ['rm -rf "$DIR"', "ask", "only known at run time"],
   ["cd .. && rm -rf project", "ask", "rm deletes"],
   ["cd ~ && rm -rf x", "ask", "rm deletes"],
   ["npm test && rm -rf ~", "ask", "the home folder"],
@@ -165,12 +165,19 @@ test("the table holds at least 60 commands, dangerous and benign", () => {
 // Rest parameters keep the function's arity at 0, so jest never mistakes `reason` for `done`.
 test.each(TABLE)("%j is %s", async (...[command, verdict, reason]) => {
   const result = await classify(command);
-  expect({ verdict: result.verdict, reason: result.reason }).toEqual({ verdict, reason: verdict === "allow" ? "nothing dangerous found" : expect.stringContaining(reason!) });
+  expect({ verdict: result.verdict, reason: result.reason }).toEqual({
+    verdict,
+    reason: verdict === "allow" ? "nothing dangerous found" : expect.stringContaining(reason!),
+  });
 });
 
 test("dangerous and unreadable commands are told apart in the reason", async () => {
-  expect((await classify("rm -rf ~/x")).reason).toBe("dangerous command: rm deletes ~/x (in the home folder, outside the workspace)");
-  expect((await classify("$X -rf ~/x")).reason).toBe("cannot check this command: the command name is computed at run time (`$X`)");
+  expect((await classify("rm -rf ~/x")).reason).toBe(
+    "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
+  );
+  expect((await classify("$X -rf ~/x")).reason).toBe(
+    "cannot check this command: the command name is computed at run time (`$X`)",
+  );
   expect((await classify("find ~/x -delete")).reason).toBe(
     "dangerous command: find -delete deletes files under ~/x/{} (in the home folder, outside the workspace)",
   );
@@ -178,7 +185,10 @@ test("dangerous and unreadable commands are told apart in the reason", async () 
 
 test("the commands it runs are listed after unwrapping, nested scripts included", async () => {
   expect((await classify("sudo -u root env FOO=1 nice -n 5 npm test")).commands).toEqual([["npm", "test"]]);
-  expect((await classify("bash -c 'npm test && git status'")).commands).toEqual([["npm", "test"], ["git", "status"]]);
+  expect((await classify("bash -c 'npm test && git status'")).commands).toEqual([
+    ["npm", "test"],
+    ["git", "status"],
+  ]);
   expect((await classify("true && r''m -r -f ~/x")).commands).toEqual([["true"], ["rm", "-r", "-f", "~/x"]]);
   expect((await classify("ls | wc -l")).commands).toEqual([["ls"], ["wc", "-l"]]);
 });
@@ -188,13 +198,17 @@ test("writes to a temporary folder are fine unless the workspace is in one (sibl
   expect((await classifyCommand("echo x > /tmp/out.txt", elsewhere)).verdict).toBe("allow");
   expect((await classifyCommand("cp a.tgz /var/tmp/", elsewhere)).verdict).toBe("allow");
   expect((await classifyCommand("rm -rf /tmp/build", elsewhere)).verdict).toBe("ask");
-  expect((await classify("echo x > /tmp/out.txt")).reason).toBe("dangerous command: `> /tmp/out.txt` writes to /tmp/out.txt (outside the workspace)");
+  expect((await classify("echo x > /tmp/out.txt")).reason).toBe(
+    "dangerous command: `> /tmp/out.txt` writes to /tmp/out.txt (outside the workspace)",
+  );
 });
 
 test("a symlink in the workspace that leads out counts as where it leads", async () => {
   symlinkSync("/etc", path.join(tmp.dir, "etc-link"));
   expect((await classify("rm -rf etc-link/")).reason).toBe("dangerous command: rm deletes etc-link/ (a system path)");
-  expect((await classify("echo x > etc-link/hosts")).reason).toBe("dangerous command: `> etc-link/hosts` writes to etc-link/hosts (a system path)");
+  expect((await classify("echo x > etc-link/hosts")).reason).toBe(
+    "dangerous command: `> etc-link/hosts` writes to etc-link/hosts (a system path)",
+  );
   expect((await classify("ls etc-link/")).verdict).toBe("allow");
 });
 
@@ -210,20 +224,44 @@ test("the working directory counts: relative deletes are judged from it", async 
 // ---------------------------------------------------------------------------------------------
 // Rules
 
-function rules(spec: Partial<Record<"allow" | "ask" | "deny", Array<string | { command: string; reason?: string }>>>): ProjectRules {
+function rules(
+  spec: Partial<Record<"allow" | "ask" | "deny", Array<string | { command: string; reason?: string }>>>,
+): ProjectRules {
   const make = (kind: "allow" | "ask" | "deny"): CommandRule[] =>
     (spec[kind] ?? []).map((r) => {
       const text = typeof r === "string" ? r : r.command;
-      return { kind, text, words: ruleWords(text), reason: typeof r === "string" ? undefined : r.reason, file: "mini-cursor.config.json" };
+      return {
+        kind,
+        text,
+        words: ruleWords(text),
+        reason: typeof r === "string" ? undefined : r.reason,
+        file: "mini-cursor.config.json",
+      };
     });
-  return { allow: make("allow"), ask: make("ask"), deny: make("deny"), passEnv: [], files: ["mini-cursor.config.json"] };
+  return {
+    allow: make("allow"),
+    ask: make("ask"),
+    deny: make("deny"),
+    passEnv: [],
+    files: ["mini-cursor.config.json"],
+  };
 }
 
 test("an allow rule covers a command only when it covers every command in the line", async () => {
   const r = rules({ allow: ["npm test", "git status"] });
-  expect(await classify("npm test", { rules: r })).toMatchObject({ verdict: "allow", reason: "allowed by the project rules (`npm test`)", rule: { text: "npm test" } });
-  expect(await classify("npm test -- --watch", { rules: r })).toMatchObject({ verdict: "allow", rule: { text: "npm test" } });
-  expect(await classify("npm test && git status", { rules: r })).toMatchObject({ verdict: "allow", reason: "allowed by the project rules (`npm test`, `git status`)" });
+  expect(await classify("npm test", { rules: r })).toMatchObject({
+    verdict: "allow",
+    reason: "allowed by the project rules (`npm test`)",
+    rule: { text: "npm test" },
+  });
+  expect(await classify("npm test -- --watch", { rules: r })).toMatchObject({
+    verdict: "allow",
+    rule: { text: "npm test" },
+  });
+  expect(await classify("npm test && git status", { rules: r })).toMatchObject({
+    verdict: "allow",
+    reason: "allowed by the project rules (`npm test`, `git status`)",
+  });
   // Not covered: the approval mode decides (no rule), or it is dangerous (ask).
   expect((await classify("npm test && ls", { rules: r })).rule).toBeUndefined();
   expect((await classify("npm test && rm -rf ~", { rules: r })).verdict).toBe("ask");
@@ -239,15 +277,43 @@ test("an allow rule covers a command only when it covers every command in the li
 });
 
 test("deny rules win, match parsed commands anywhere in the line, and say why", async () => {
-  const r = rules({ allow: ["npm", "rm"], deny: [{ command: "rm", reason: "use git rm so it can be undone" }, "git push"] });
+  const r = rules({
+    allow: ["npm", "rm"],
+    deny: [{ command: "rm", reason: "use git rm so it can be undone" }, "git push"],
+  });
   expect(await classify("rm notes.txt", { rules: r })).toEqual({
     verdict: "deny",
-    reason: "the project rules (mini-cursor.config.json) deny `rm`: use git rm so it can be undone (it matches `rm notes.txt`)",
+    reason:
+      "the project rules (mini-cursor.config.json) deny `rm`: use git rm so it can be undone (it matches `rm notes.txt`)",
     rule: expect.objectContaining({ text: "rm" }),
     commands: [["rm", "notes.txt"]],
     leaves: [[expect.objectContaining({ value: "rm" }), expect.objectContaining({ value: "notes.txt" })]],
   });
-  for (const command of ["npm test && rm x", "flock /dev/null rm x", "env -C . rm x", "taskset 1 rm x", "setpriv --nnp rm x", "chrt 1 rm x", "prlimit --nofile=10 rm x", "unshare -r rm x", "strace -f rm x", "script -q -c 'rm x' /dev/null", "stdbuf -oL rm x", "ionice -c3 rm x", "parallel rm ::: x", "watch -x rm x", "nice -n 5 rm x", "\\rm x", "r''m x", "/bin/rm x", "command rm x", "bash -c 'rm x'", "echo $(rm x)", "find . -exec rm {} +", "xargs rm < list"]) {
+  for (const command of [
+    "npm test && rm x",
+    "flock /dev/null rm x",
+    "env -C . rm x",
+    "taskset 1 rm x",
+    "setpriv --nnp rm x",
+    "chrt 1 rm x",
+    "prlimit --nofile=10 rm x",
+    "unshare -r rm x",
+    "strace -f rm x",
+    "script -q -c 'rm x' /dev/null",
+    "stdbuf -oL rm x",
+    "ionice -c3 rm x",
+    "parallel rm ::: x",
+    "watch -x rm x",
+    "nice -n 5 rm x",
+    "\\rm x",
+    "r''m x",
+    "/bin/rm x",
+    "command rm x",
+    "bash -c 'rm x'",
+    "echo $(rm x)",
+    "find . -exec rm {} +",
+    "xargs rm < list",
+  ]) {
     expect([command, (await classify(command, { rules: r })).verdict]).toEqual([command, "deny"]);
   }
   expect((await classify("git push origin main", { rules: r })).verdict).toBe("deny");
@@ -258,13 +324,23 @@ test("deny rules win, match parsed commands anywhere in the line, and say why", 
 
 test("ask rules ask in every mode; wildcards and globs match words", async () => {
   const r = rules({ ask: ["git push", "docker * --privileged"], deny: ["curl*"] });
-  expect(await classify("git push origin main", { rules: r })).toMatchObject({ verdict: "ask", reason: "the project rules (mini-cursor.config.json) ask before `git push`" });
+  expect(await classify("git push origin main", { rules: r })).toMatchObject({
+    verdict: "ask",
+    reason: "the project rules (mini-cursor.config.json) ask before `git push`",
+  });
   expect((await classify("docker run --privileged x", { rules: r })).verdict).toBe("ask");
   expect((await classify("docker run x", { rules: r })).verdict).toBe("allow");
   expect((await classify("curlie https://x", { rules: r })).verdict).toBe("deny");
 });
 
 test("a rules file that cannot be read makes every command ask", async () => {
-  const result = await classifyCommand("ls", { workspace: tmp.dir, home: HOME, rulesError: "mini-cursor.config.json is not valid JSON" });
-  expect(result).toMatchObject({ verdict: "ask", reason: "cannot apply the project rules: mini-cursor.config.json is not valid JSON" });
+  const result = await classifyCommand("ls", {
+    workspace: tmp.dir,
+    home: HOME,
+    rulesError: "mini-cursor.config.json is not valid JSON",
+  });
+  expect(result).toMatchObject({
+    verdict: "ask",
+    reason: "cannot apply the project rules: mini-cursor.config.json is not valid JSON",
+  });
 });

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { baseEnv, runCli } from "../helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "../helpers/openai-server.js";
@@ -36,7 +45,13 @@ afterEach(async () => {
 }, TIMEOUT_MS);
 
 function envFor(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return baseEnv({ HOME: home, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server?.url, GITHUB_TOKEN: "ghp_must_not_leak_123456", ...extra });
+  return baseEnv({
+    HOME: home,
+    OPENAI_API_KEY: KEY,
+    OPENAI_BASE_URL: server?.url,
+    GITHUB_TOKEN: "ghp_must_not_leak_123456",
+    ...extra,
+  });
 }
 
 /** One turn calling execute_command with each command, then a final answer. */
@@ -52,7 +67,9 @@ async function scriptCommands(commands: string[]): Promise<OpenAIServer> {
 function toolResults(request: ChatRequest, commands: string[]): string[] {
   const assistant = request.messages.find((m) => m.role === "assistant" && m.tool_calls)!;
   return commands.map((command) => {
-    const call = assistant.tool_calls!.find((c) => (JSON.parse(c.function.arguments) as { command: string }).command === command)!;
+    const call = assistant.tool_calls!.find(
+      (c) => (JSON.parse(c.function.arguments) as { command: string }).command === command,
+    )!;
     return String(request.messages.find((m) => m.role === "tool" && m.tool_call_id === call.id)!.content);
   });
 }
@@ -69,72 +86,95 @@ function processesWith(needle: string): string[] {
     });
 }
 
-test("full-auto without a terminal: the tricks are not run and the model is told why; `ls -la && echo ok` runs; no key leaks", async () => {
-  const payload = Buffer.from("rm -rf ~/x\n").toString("base64");
-  const dangerous = [
-    "rm -rf ~/x",
-    "true && r''m -r -f ~/x",
-    'bash -c "rm -rf ~/x"',
-    "find ~/x -delete",
-    `echo ${payload} | base64 -d | sh`,
-  ];
-  const benign = ["ls -la && echo ok", 'echo "key=[$OPENAI_API_KEY] gh=[$GITHUB_TOKEN]"'];
-  const commands = [...dangerous, ...benign];
-  await scriptCommands(commands);
-  // --sandbox off: the classifier alone must stop them.
-  const r = await runCli(["--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "off", "--json", "tidy up"], { env: envFor() });
-  expect(r.stderr).toBe("");
-  expect(r.code).toBe(0);
-  expect(readFileSync(path.join(home, "x", "keep.txt"), "utf8")).toBe("keep\n");
-
-  expect(server!.requests).toHaveLength(2);
-  const results = toolResults(server!.requests[1]!, commands);
-  const reasons = [
-    "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
-    "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
-    "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
-    "dangerous command: find -delete deletes files under ~/x/{} (in the home folder, outside the workspace)",
-    "dangerous command: pipes the output of `base64 -d` into sh, which runs it as code nobody has read",
-  ];
-  reasons.forEach((reason, i) => {
-    expect(results[i]).toBe(
-      `This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: ${reason}. Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it. Tell the user what was not done and why.`,
+test(
+  "full-auto without a terminal: the tricks are not run and the model is told why; `ls -la && echo ok` runs; no key leaks",
+  async () => {
+    const payload = Buffer.from("rm -rf ~/x\n").toString("base64");
+    const dangerous = [
+      "rm -rf ~/x",
+      "true && r''m -r -f ~/x",
+      'bash -c "rm -rf ~/x"',
+      "find ~/x -delete",
+      `echo ${payload} | base64 -d | sh`,
+    ];
+    const benign = ["ls -la && echo ok", 'echo "key=[$OPENAI_API_KEY] gh=[$GITHUB_TOKEN]"'];
+    const commands = [...dangerous, ...benign];
+    await scriptCommands(commands);
+    // --sandbox off: the classifier alone must stop them.
+    const r = await runCli(
+      ["--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "off", "--json", "tidy up"],
+      { env: envFor() },
     );
-  });
-  expect(results[5]).toMatch(/^Exit code: 0\n[\s\S]*\nok$/);
-  expect(results[6]).toBe("Exit code: 0\nkey=[] gh=[]");
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(readFileSync(path.join(home, "x", "keep.txt"), "utf8")).toBe("keep\n");
 
-  // The reasons are the approval events' reasons (what the prompt and Studio show).
-  const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; request?: { reason: string }; response?: { decision: string } });
-  expect(events.filter((e) => e.type === "approval").map((e) => [e.request!.reason, e.response!.decision])).toEqual(reasons.map((x) => [x, "deny"]));
+    expect(server!.requests).toHaveLength(2);
+    const results = toolResults(server!.requests[1]!, commands);
+    const reasons = [
+      "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
+      "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
+      "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
+      "dangerous command: find -delete deletes files under ~/x/{} (in the home folder, outside the workspace)",
+      "dangerous command: pipes the output of `base64 -d` into sh, which runs it as code nobody has read",
+    ];
+    reasons.forEach((reason, i) => {
+      expect(results[i]).toBe(
+        `This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: ${reason}. Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it. Tell the user what was not done and why.`,
+      );
+    });
+    expect(results[5]).toMatch(/^Exit code: 0\n[\s\S]*\nok$/);
+    expect(results[6]).toBe("Exit code: 0\nkey=[] gh=[]");
 
-  // No key reaches the model: not in the system prompt, the tool results, or anything else sent.
-  const sent = JSON.stringify(server!.requests);
-  expect(sent).not.toContain(KEY);
-  expect(sent).not.toContain("ghp_must_not_leak");
-  expect(r.stdout).not.toContain(KEY);
-}, TIMEOUT_MS);
+    // The reasons are the approval events' reasons (what the prompt and Studio show).
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; request?: { reason: string }; response?: { decision: string } });
+    expect(events.filter((e) => e.type === "approval").map((e) => [e.request!.reason, e.response!.decision])).toEqual(
+      reasons.map((x) => [x, "deny"]),
+    );
 
-test("in the sandbox, writes outside the workspace and into the home folder leave both untouched, and setsid children die", async () => {
-  const marker = `sleep 4646.${process.pid}`;
-  const writer = (file: string) => `node -e "require('fs').writeFileSync(process.argv[1], 'pwned')" ${file}`;
-  const commands = [writer(`${outside}/pwned.txt`), writer("$HOME/pwned.txt"), `setsid ${marker} > /dev/null 2>&1 & echo detached`, "echo inside > inside.txt"];
-  await scriptCommands(commands);
-  const r = await runCli(["--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "on", "tidy up"], { env: envFor() });
-  expect(r.stderr).toBe("");
-  expect(r.code).toBe(0);
-  expect(r.stdout).toContain("sandbox   bubblewrap: only the workspace is writable, credentials hidden, network on");
+    // No key reaches the model: not in the system prompt, the tool results, or anything else sent.
+    const sent = JSON.stringify(server!.requests);
+    expect(sent).not.toContain(KEY);
+    expect(sent).not.toContain("ghp_must_not_leak");
+    expect(r.stdout).not.toContain(KEY);
+  },
+  TIMEOUT_MS,
+);
 
-  const results = toolResults(server!.requests[1]!, commands);
-  expect(results[0]).toMatch(/^Exit code: 1\n[\s\S]*EROFS: read-only file system, open '.*pwned\.txt'/);
-  expect(results[1]).toMatch(/^Exit code: 1\n[\s\S]*EROFS: read-only file system/);
-  expect(results[2]).toBe("Exit code: 0\ndetached");
-  expect(results[3]).toBe("Exit code: 0\n(no output)");
-  expect(readdirSync(outside)).toEqual([]);
-  expect(existsSync(path.join(home, "pwned.txt"))).toBe(false);
-  expect(readFileSync(path.join(tmp.dir, "inside.txt"), "utf8")).toBe("inside\n");
-  expect(processesWith(marker)).toEqual([]);
-}, TIMEOUT_MS);
+test(
+  "in the sandbox, writes outside the workspace and into the home folder leave both untouched, and setsid children die",
+  async () => {
+    const marker = `sleep 4646.${process.pid}`;
+    const writer = (file: string) => `node -e "require('fs').writeFileSync(process.argv[1], 'pwned')" ${file}`;
+    const commands = [
+      writer(`${outside}/pwned.txt`),
+      writer("$HOME/pwned.txt"),
+      `setsid ${marker} > /dev/null 2>&1 & echo detached`,
+      "echo inside > inside.txt",
+    ];
+    await scriptCommands(commands);
+    const r = await runCli(["--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "on", "tidy up"], {
+      env: envFor(),
+    });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("sandbox   bubblewrap: only the workspace is writable, credentials hidden, network on");
+
+    const results = toolResults(server!.requests[1]!, commands);
+    expect(results[0]).toMatch(/^Exit code: 1\n[\s\S]*EROFS: read-only file system, open '.*pwned\.txt'/);
+    expect(results[1]).toMatch(/^Exit code: 1\n[\s\S]*EROFS: read-only file system/);
+    expect(results[2]).toBe("Exit code: 0\ndetached");
+    expect(results[3]).toBe("Exit code: 0\n(no output)");
+    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(path.join(home, "pwned.txt"))).toBe(false);
+    expect(readFileSync(path.join(tmp.dir, "inside.txt"), "utf8")).toBe("inside\n");
+    expect(processesWith(marker)).toEqual([]);
+  },
+  TIMEOUT_MS,
+);
 
 /** A PATH holding only `node`, so bubblewrap cannot be found. */
 function pathWithoutBwrap(): string {
@@ -144,28 +184,44 @@ function pathWithoutBwrap(): string {
   return dir;
 }
 
-test("--sandbox on without bubblewrap refuses to start and says how to install it", async () => {
-  const r = await runCli(["--workspace", tmp.dir, "--sandbox", "on", "list the files here"], {
-    env: baseEnv({ HOME: home, PATH: pathWithoutBwrap() }),
-  });
-  expect(r.code).toBe(1);
-  expect(r.stdout).toBe("");
-  expect(r.stderr).toBe(
-    "mini-cursor: --sandbox on needs bubblewrap, but bubblewrap (bwrap) is not installed. To use it, install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap); or run with --sandbox auto.\n",
-  );
-}, TIMEOUT_MS);
+test(
+  "--sandbox on without bubblewrap refuses to start and says how to install it",
+  async () => {
+    const r = await runCli(["--workspace", tmp.dir, "--sandbox", "on", "list the files here"], {
+      env: baseEnv({ HOME: home, PATH: pathWithoutBwrap() }),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      "mini-cursor: --sandbox on needs bubblewrap, but bubblewrap (bwrap) is not installed. To use it, install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap); or run with --sandbox auto.\n",
+    );
+  },
+  TIMEOUT_MS,
+);
 
-test("--sandbox auto without bubblewrap runs, and the banner says the sandbox is off and how to install it", async () => {
-  const r = await runCli(["--workspace", tmp.dir, "list the files here"], { env: baseEnv({ HOME: home, PATH: pathWithoutBwrap() }) });
-  expect(r.code).toBe(0);
-  expect(r.stdout).toContain(
-    "  sandbox   off: bubblewrap (bwrap) is not installed; to turn it on, install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)\n",
-  );
-}, TIMEOUT_MS);
+test(
+  "--sandbox auto without bubblewrap runs, and the banner says the sandbox is off and how to install it",
+  async () => {
+    const r = await runCli(["--workspace", tmp.dir, "list the files here"], {
+      env: baseEnv({ HOME: home, PATH: pathWithoutBwrap() }),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      "  sandbox   off: bubblewrap (bwrap) is not installed; to turn it on, install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)\n",
+    );
+  },
+  TIMEOUT_MS,
+);
 
-test("an invalid rules file stops the run before it starts, naming the file", async () => {
-  writeFileSync(path.join(tmp.dir, "mini-cursor.config.json"), "{ nope");
-  const r = await runCli(["--workspace", tmp.dir, "list the files here"], { env: baseEnv({ HOME: home }) });
-  expect(r.code).toBe(1);
-  expect(r.stderr).toMatch(/^mini-cursor: cannot read the project rules: mini-cursor\.config\.json is not valid JSON/);
-}, TIMEOUT_MS);
+test(
+  "an invalid rules file stops the run before it starts, naming the file",
+  async () => {
+    writeFileSync(path.join(tmp.dir, "mini-cursor.config.json"), "{ nope");
+    const r = await runCli(["--workspace", tmp.dir, "list the files here"], { env: baseEnv({ HOME: home }) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^mini-cursor: cannot read the project rules: mini-cursor\.config\.json is not valid JSON/,
+    );
+  },
+  TIMEOUT_MS,
+);

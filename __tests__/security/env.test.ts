@@ -63,8 +63,21 @@ test("the scrub keeps the user's environment without credentials, and names what
     TERM: "xterm",
   });
   expect(removed).toEqual([
-    "ANTHROPIC_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "DB_PASSWORD", "GH_TOKEN", "GITHUB_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS", "MYSQL_PWD_PASSWD", "NPM_TOKEN", "OPENAI_API_KEY", "SECRET_SAUCE", "SSH_AUTH_SOCK", "apikey", "npm_config__authToken",
+    "ANTHROPIC_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "DB_PASSWORD",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "MYSQL_PWD_PASSWD",
+    "NPM_TOKEN",
+    "OPENAI_API_KEY",
+    "SECRET_SAUCE",
+    "SSH_AUTH_SOCK",
+    "apikey",
+    "npm_config__authToken",
   ]);
 });
 
@@ -79,7 +92,10 @@ test("MINI_CURSOR_PASS_ENV is a comma or space separated list", () => {
   expect(parsePassEnv("A,B  C, D")).toEqual(["A", "B", "C", "D"]);
   expect(parsePassEnv(undefined)).toEqual([]);
   expect(loadSettings({}, { MINI_CURSOR_PASS_ENV: "NPM_TOKEN,GH_TOKEN" }).passEnv).toEqual(["NPM_TOKEN", "GH_TOKEN"]);
-  expect(childEnvironment(["GH_TOKEN"], USER_ENV)).toEqual({ ...scrubEnvironment(USER_ENV).env, GH_TOKEN: "gho_secret" });
+  expect(childEnvironment(["GH_TOKEN"], USER_ENV)).toEqual({
+    ...scrubEnvironment(USER_ENV).env,
+    GH_TOKEN: "gho_secret",
+  });
 });
 
 test("settings: --sandbox and --no-network, with the environment as fallback", () => {
@@ -94,7 +110,9 @@ test("settings: --sandbox and --no-network, with the environment as fallback", (
 });
 
 test("redaction replaces secret values wherever they appear", () => {
-  expect(redactSecrets("key=sk-openai-secret-value; again sk-openai-secret-value", ["sk-openai-secret-value"])).toBe("key=[redacted]; again [redacted]");
+  expect(redactSecrets("key=sk-openai-secret-value; again sk-openai-secret-value", ["sk-openai-secret-value"])).toBe(
+    "key=[redacted]; again [redacted]",
+  );
   expect(redactSecrets("short abc", ["abc"])).toBe("short abc");
 });
 
@@ -106,10 +124,16 @@ describe("execute_command", () => {
   afterEach(() => tmp.cleanup());
 
   test("a command sees no credentials from the environment it was given", async () => {
-    const ctx = createToolContext({ workspace: tmp.dir, env: childEnvironment([], { ...USER_ENV, PATH: process.env.PATH }) }, createProcessRegistry());
-    const out = await executeCommand(ctx, { command: 'echo "key=[$OPENAI_API_KEY] gh=[$GITHUB_TOKEN] aws=[$AWS_SECRET_ACCESS_KEY]"; env | sort' });
+    const ctx = createToolContext(
+      { workspace: tmp.dir, env: childEnvironment([], { ...USER_ENV, PATH: process.env.PATH }) },
+      createProcessRegistry(),
+    );
+    const out = await executeCommand(ctx, {
+      command: 'echo "key=[$OPENAI_API_KEY] gh=[$GITHUB_TOKEN] aws=[$AWS_SECRET_ACCESS_KEY]"; env | sort',
+    });
     expect(out).toContain("key=[] gh=[] aws=[]");
-    for (const value of ["sk-openai-secret-value", "ghp_secret", "aws-secret", "hunter2", "npm-secret"]) expect(out).not.toContain(value);
+    for (const value of ["sk-openai-secret-value", "ghp_secret", "aws-secret", "hunter2", "npm-secret"])
+      expect(out).not.toContain(value);
     expect(out).not.toContain("SSH_AUTH_SOCK");
   });
 

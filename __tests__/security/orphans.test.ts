@@ -48,7 +48,15 @@ function withMarker(m: string): string[] {
   });
 }
 
-const args = (command: string) => ["--workspace", workspace, "--sandbox", "off", "--approval", "full-auto", `run \`${command}\``];
+const args = (command: string) => [
+  "--workspace",
+  workspace,
+  "--sandbox",
+  "off",
+  "--approval",
+  "full-auto",
+  `run \`${command}\``,
+];
 
 it("a setsid'd process does not outlive mini-cursor with --sandbox off", async () => {
   const m = marker();
@@ -82,15 +90,28 @@ it("after mini-cursor is SIGKILLed, the next run stops what it left (the documen
   await waitFor(() => withMarker(m).length === 0, 10_000);
 }, 90_000);
 
-(isRoot ? it : it.skip)("as an ordinary user (nobody), a setsid'd process does not outlive mini-cursor either", async () => {
-  spawnSync("chown", ["-R", "65534:65534", workspace]);
-  const m = marker();
-  const run = spawnSync(
-    "setpriv",
-    ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", TSX_LOADER, path.join(PROJECT_ROOT, "src", "cli.ts"), ...args(`setsid -f sleep ${m}; echo started`)],
-    { encoding: "utf8", env: baseEnv({ HOME: base }), cwd: workspace, timeout: 60_000 },
-  );
-  expect(run.stdout).toContain("started");
-  expect(run.status).toBe(0);
-  await waitFor(() => withMarker(m).length === 0, 10_000);
-}, 90_000);
+(isRoot ? it : it.skip)(
+  "as an ordinary user (nobody), a setsid'd process does not outlive mini-cursor either",
+  async () => {
+    spawnSync("chown", ["-R", "65534:65534", workspace]);
+    const m = marker();
+    const run = spawnSync(
+      "setpriv",
+      [
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        process.execPath,
+        "--import",
+        TSX_LOADER,
+        path.join(PROJECT_ROOT, "src", "cli.ts"),
+        ...args(`setsid -f sleep ${m}; echo started`),
+      ],
+      { encoding: "utf8", env: baseEnv({ HOME: base }), cwd: workspace, timeout: 60_000 },
+    );
+    expect(run.stdout).toContain("started");
+    expect(run.status).toBe(0);
+    await waitFor(() => withMarker(m).length === 0, 10_000);
+  },
+  90_000,
+);

@@ -50,11 +50,15 @@ it("as an ordinary user (nobody), the same race leaks nothing", () => {
   spawnSync("chown", ["-R", "65534:65534", workspace, outside]);
   const script = path.join(process.cwd(), "__tests__", "helpers", "race-run.ts");
   const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const run = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", tsx, script, workspace, outside, String(ROUNDS)], {
-    encoding: "utf8",
-    env: { PATH: process.env.PATH, HOME: base },
-    timeout: 110_000,
-  });
+  const run = spawnSync(
+    "setpriv",
+    ["--reuid=65534", "--regid=65534", "--clear-groups", tsx, script, workspace, outside, String(ROUNDS)],
+    {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: base },
+      timeout: 110_000,
+    },
+  );
   expect(run.stderr).toBe("");
   expect(JSON.parse(run.stdout)).toEqual({ uid: 65534, calls: ROUNDS * 9, leaks: [], writtenOutside: [] });
   expect(readFileSync(path.join(outside, "secret", "id_rsa"), "utf8")).toBe(`${SECRET}\n`);
@@ -68,13 +72,22 @@ it("search_files does not follow a symlink named in its glob, nor show a hard-li
   symlinkSync(path.join(outside, "secret", "id_rsa"), path.join(workspace, "direct-link.txt"));
   for (const env of [{ PATH: process.env.PATH }, { PATH: "" }]) {
     const tools = createTools({ workspace, env });
-    for (const args of [{ pattern: "SECRET" }, { pattern: "SECRET", glob: "lnk/*" }, { pattern: "SECRET", glob: "lnk/id_rsa" }, { pattern: "SECRET", path: "hard.txt" }]) {
+    for (const args of [
+      { pattern: "SECRET" },
+      { pattern: "SECRET", glob: "lnk/*" },
+      { pattern: "SECRET", glob: "lnk/id_rsa" },
+      { pattern: "SECRET", path: "hard.txt" },
+    ]) {
       const out = String(await tools.search_files.invoke(args as never));
       expect(out).not.toContain("KEY-0f9a2c");
     }
-    expect(String(await tools.search_files.invoke({ pattern: "SECRET" } as never))).toContain("plain.txt:1: SECRET-free");
+    expect(String(await tools.search_files.invoke({ pattern: "SECRET" } as never))).toContain(
+      "plain.txt:1: SECRET-free",
+    );
     const found = String(await tools.find_files.invoke({ pattern: "lnk/*" } as never));
     expect(found).not.toContain("only-outside");
-    expect(String(await tools.read_file.invoke({ filePath: "hard.txt" } as never))).toMatch(/^Refused: "hard.txt" has 2 hard links/);
+    expect(String(await tools.read_file.invoke({ filePath: "hard.txt" } as never))).toMatch(
+      /^Refused: "hard.txt" has 2 hard links/,
+    );
   }
 });

@@ -26,20 +26,32 @@ const COMMANDS = [
   "curl -sO https://example.test/mini-cursor.config.json",
   "wget -q https://example.test/mini-cursor.config.json",
   "cat x/mini-cursor.config.json | tee mini-cursor.config.json",
-  "echo '{\"commands\":{\"allow\":[\"rm\"]}}' > .mini-cursor/config.json",
+  'echo \'{"commands":{"allow":["rm"]}}\' > .mini-cursor/config.json',
   "cd x && cp mini-cursor.config.json ..",
 ];
 
 it.each(COMMANDS)("`%s` asks even in full-auto, and an 'always' answer does not cover it", async (command) => {
-  const decision = await classifyCall({ name: "execute_command", args: { command } }, "full-auto", ["execute_command:cp", "execute_command:mv"], { workspace: tmp.dir });
+  const decision = await classifyCall(
+    { name: "execute_command", args: { command } },
+    "full-auto",
+    ["execute_command:cp", "execute_command:mv"],
+    { workspace: tmp.dir },
+  );
   expect(decision.action).toBe("ask");
   expect(decision.alwaysAsks).toBe(true);
-  expect(decision.reason).toMatch(/^may create or change the project's command rules \(it names (mini-cursor\.config\.json|\.mini-cursor)\)$/);
+  expect(decision.reason).toMatch(
+    /^may create or change the project's command rules \(it names (mini-cursor\.config\.json|\.mini-cursor)\)$/,
+  );
 });
 
 it("write_file through a dangling symlink to the rules file asks in full-auto", async () => {
   symlinkSync("mini-cursor.config.json", path.join(tmp.dir, "innocent.json"));
-  const decision = await classifyCall({ name: "write_file", args: { filePath: "innocent.json", content: "{}" } }, "full-auto", ["write_file"], { workspace: tmp.dir });
+  const decision = await classifyCall(
+    { name: "write_file", args: { filePath: "innocent.json", content: "{}" } },
+    "full-auto",
+    ["write_file"],
+    { workspace: tmp.dir },
+  );
   expect(decision).toEqual({
     action: "ask",
     reason: "changes the project's command rules (innocent.json is mini-cursor.config.json)",
@@ -49,12 +61,27 @@ it("write_file through a dangling symlink to the rules file asks in full-auto", 
 });
 
 it("ordinary commands and files still run in full-auto", async () => {
-  expect((await classifyCall({ name: "execute_command", args: { command: "cp x/a.json ." } }, "full-auto", [], { workspace: tmp.dir })).action).toBe("run");
-  expect((await classifyCall({ name: "write_file", args: { filePath: "a.json", content: "{}" } }, "full-auto", [], { workspace: tmp.dir })).action).toBe("run");
+  expect(
+    (
+      await classifyCall({ name: "execute_command", args: { command: "cp x/a.json ." } }, "full-auto", [], {
+        workspace: tmp.dir,
+      })
+    ).action,
+  ).toBe("run");
+  expect(
+    (
+      await classifyCall({ name: "write_file", args: { filePath: "a.json", content: "{}" } }, "full-auto", [], {
+        workspace: tmp.dir,
+      })
+    ).action,
+  ).toBe("run");
 });
 
 it("through the CLI in full-auto with nobody to ask, the copy is declined and no rules file appears", async () => {
-  const r = await runCli(["--workspace", tmp.dir, "--sandbox", "off", "--approval", "full-auto", "run `cp x/mini-cursor.config.json .`"], { env: baseEnv() });
+  const r = await runCli(
+    ["--workspace", tmp.dir, "--sandbox", "off", "--approval", "full-auto", "run `cp x/mini-cursor.config.json .`"],
+    { env: baseEnv() },
+  );
   expect(r.stdout + r.stderr).toContain("may create or change the project's command rules");
   expect(existsSync(path.join(tmp.dir, "mini-cursor.config.json"))).toBe(false);
 }, 60_000);

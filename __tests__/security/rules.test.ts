@@ -48,12 +48,19 @@ const cmd = (command: string, workingDirectory?: string) => ({
 
 test("both rules files are read and merged, with reasons and passEnv", () => {
   writeJson(".mini-cursor/config.json", { commands: { allow: ["npm test"] }, passEnv: ["NPM_TOKEN"] });
-  writeJson("mini-cursor.config.json", { commands: { deny: [{ command: "git push", reason: "CI pushes" }], ask: ["docker"] }, other: 1 });
+  writeJson("mini-cursor.config.json", {
+    commands: { deny: [{ command: "git push", reason: "CI pushes" }], ask: ["docker"] },
+    other: 1,
+  });
   trust(".mini-cursor/config.json");
   const rules = loadProjectRules(tmp.dir);
   expect(rules.files).toEqual([".mini-cursor/config.json", "mini-cursor.config.json"]);
-  expect(rules.allow).toEqual([{ kind: "allow", text: "npm test", words: ["npm", "test"], reason: undefined, file: ".mini-cursor/config.json" }]);
-  expect(rules.deny).toEqual([{ kind: "deny", text: "git push", words: ["git", "push"], reason: "CI pushes", file: "mini-cursor.config.json" }]);
+  expect(rules.allow).toEqual([
+    { kind: "allow", text: "npm test", words: ["npm", "test"], reason: undefined, file: ".mini-cursor/config.json" },
+  ]);
+  expect(rules.deny).toEqual([
+    { kind: "deny", text: "git push", words: ["git", "push"], reason: "CI pushes", file: "mini-cursor.config.json" },
+  ]);
   expect(rules.ask.map((r) => r.text)).toEqual(["docker"]);
   expect(rules.passEnv).toEqual(["NPM_TOKEN"]);
 });
@@ -107,13 +114,19 @@ test("allow rules are added to .mini-cursor/config.json, keeping what is there",
   // The file was there before with allow rules nobody trusted (a repository can commit it):
   // saving to it does not make them trusted.
   expect(loadProjectRules(tmp.dir).allow).toEqual([]);
-  expect(loadProjectRules(tmp.dir).untrusted?.map((u) => [u.file, u.allow])).toEqual([[".mini-cursor/config.json", ["ls", "npm test"]]]);
+  expect(loadProjectRules(tmp.dir).untrusted?.map((u) => [u.file, u.allow])).toEqual([
+    [".mini-cursor/config.json", ["ls", "npm test"]],
+  ]);
 });
 
 test("[p]roject on a terminal saves exactly the rules shown, for a command that is not dangerous; [a]lways saves nothing", async () => {
   const notes: string[] = [];
   let answer: ApprovalResponse = { decision: "always-project" };
-  const approver = withSavedAlwaysRules(async () => answer, tmp.dir, (t) => notes.push(t));
+  const approver = withSavedAlwaysRules(
+    async () => answer,
+    tmp.dir,
+    (t) => notes.push(t),
+  );
   const ask = async (args: Record<string, unknown>, tool = "execute_command") => {
     const decision = await classifyCall({ name: tool, args }, "auto-edit", [], { workspace: tmp.dir });
     return approver({ toolCallId: "c1", tool, args, reason: decision.reason ?? "", ...approvalScope(decision) });
@@ -121,7 +134,9 @@ test("[p]roject on a terminal saves exactly the rules shown, for a command that 
 
   expect(await ask({ command: "npm test && touch a.txt" })).toEqual({ decision: "always-project" });
   expect(loadProjectRules(tmp.dir).allow.map((r) => r.text)).toEqual(["npm test", "touch"]);
-  expect(notes).toEqual(["Saved in .mini-cursor/config.json: allow `npm test`, `touch` (remove them there to be asked again)."]);
+  expect(notes).toEqual([
+    "Saved in .mini-cursor/config.json: allow `npm test`, `touch` (remove them there to be asked again).",
+  ]);
   // Now it runs in auto-edit without a question.
   expect((await classifyCall(cmd("npm test"), "auto-edit", [], { workspace: tmp.dir })).action).toBe("run");
 
@@ -129,7 +144,13 @@ test("[p]roject on a terminal saves exactly the rules shown, for a command that 
   await ask({ command: "$(x) y" }); // unreadable: never saved
   await ask({ filePath: "a.txt", content: "x" }, "write_file"); // not a command
   // A request claiming rules for a dangerous command is checked again and not saved.
-  await approver({ toolCallId: "c2", tool: "execute_command", args: { command: "git reset --ha" }, reason: "x", alwaysRules: ["git reset --ha"] });
+  await approver({
+    toolCallId: "c2",
+    tool: "execute_command",
+    args: { command: "git reset --ha" },
+    reason: "x",
+    alwaysRules: ["git reset --ha"],
+  });
   answer = { decision: "always" };
   await ask({ command: "make build" }); // this session only
   answer = { decision: "approve" };
@@ -143,7 +164,12 @@ test("[p]roject on a terminal saves exactly the rules shown, for a command that 
 
 test("approval modes: benign commands follow the mode, dangerous ones ask in every mode", async () => {
   const ctx = { workspace: tmp.dir };
-  expect(await classifyCall(cmd("touch a"), "full-auto", [], ctx)).toEqual({ action: "run", alwaysAsks: false, alwaysKeys: ["execute_command:touch"], alwaysRules: ["touch"] });
+  expect(await classifyCall(cmd("touch a"), "full-auto", [], ctx)).toEqual({
+    action: "run",
+    alwaysAsks: false,
+    alwaysKeys: ["execute_command:touch"],
+    alwaysRules: ["touch"],
+  });
   expect(await classifyCall(cmd("touch a"), "auto-edit", [], ctx)).toEqual({
     action: "ask",
     reason: "runs a shell command (approval mode auto-edit)",
@@ -152,9 +178,16 @@ test("approval modes: benign commands follow the mode, dangerous ones ask in eve
     alwaysRules: ["touch"],
   });
   // Read-only commands (the built-in list) run in every mode.
-  expect(await classifyCall(cmd("ls -la"), "suggest", [], ctx)).toEqual({ action: "run", alwaysAsks: false, alwaysKeys: ["execute_command:ls -la"], alwaysRules: ["ls -la"] });
+  expect(await classifyCall(cmd("ls -la"), "suggest", [], ctx)).toEqual({
+    action: "run",
+    alwaysAsks: false,
+    alwaysKeys: ["execute_command:ls -la"],
+    alwaysRules: ["ls -la"],
+  });
   for (const mode of ["suggest", "auto-edit", "full-auto"] as const) {
-    expect(await classifyCall(cmd("true && r''m -r -f ~/x"), mode, ["execute_command:rm", "execute_command:true"], ctx)).toEqual({
+    expect(
+      await classifyCall(cmd("true && r''m -r -f ~/x"), mode, ["execute_command:rm", "execute_command:true"], ctx),
+    ).toEqual({
       action: "ask",
       reason: "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
       alwaysAsks: true,
@@ -165,19 +198,40 @@ test("approval modes: benign commands follow the mode, dangerous ones ask in eve
 
 test("'always' keys cover every command a line runs, by the exact prefix shown", async () => {
   const ctx = { workspace: tmp.dir };
-  expect((await classifyCall(cmd("npm test && rm -f notes.txt"), "auto-edit", ["execute_command:npm test"], ctx)).action).toBe("ask");
-  expect((await classifyCall(cmd("npm test && rm -f notes.txt"), "auto-edit", ["execute_command:npm test", "execute_command:rm -f"], ctx)).action).toBe("run");
-  expect((await classifyCall(cmd("FOO=1 npm run build"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("run");
-  expect((await classifyCall(cmd("npm run deploy"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe("ask");
+  expect(
+    (await classifyCall(cmd("npm test && rm -f notes.txt"), "auto-edit", ["execute_command:npm test"], ctx)).action,
+  ).toBe("ask");
+  expect(
+    (
+      await classifyCall(
+        cmd("npm test && rm -f notes.txt"),
+        "auto-edit",
+        ["execute_command:npm test", "execute_command:rm -f"],
+        ctx,
+      )
+    ).action,
+  ).toBe("run");
+  expect(
+    (await classifyCall(cmd("FOO=1 npm run build"), "auto-edit", ["execute_command:npm run build"], ctx)).action,
+  ).toBe("run");
+  expect((await classifyCall(cmd("npm run deploy"), "auto-edit", ["execute_command:npm run build"], ctx)).action).toBe(
+    "ask",
+  );
   // "always" for `git status` does not cover git with other options in front.
-  expect((await classifyCall(cmd("git -c core.pager=less log"), "auto-edit", ["execute_command:git status"], ctx)).action).toBe("ask");
-  expect((await classifyCall(cmd("git -c core.pager='rm -rf ~' log"), "full-auto", ["execute_command:git"], ctx)).action).toBe("ask");
+  expect(
+    (await classifyCall(cmd("git -c core.pager=less log"), "auto-edit", ["execute_command:git status"], ctx)).action,
+  ).toBe("ask");
+  expect(
+    (await classifyCall(cmd("git -c core.pager='rm -rf ~' log"), "full-auto", ["execute_command:git"], ctx)).action,
+  ).toBe("ask");
   // Keys saved by older versions (a bare program) still cover that program's safe commands.
   expect((await classifyCall(cmd("make build"), "auto-edit", ["execute_command:make"], ctx)).action).toBe("run");
 });
 
 test("project rules: deny refuses unasked, allow runs in every mode, ask always asks", async () => {
-  writeJson("mini-cursor.config.json", { commands: { allow: ["npm test"], ask: ["git push"], deny: [{ command: "curl", reason: "no downloads" }] } });
+  writeJson("mini-cursor.config.json", {
+    commands: { allow: ["npm test"], ask: ["git push"], deny: [{ command: "curl", reason: "no downloads" }] },
+  });
   // The committed file's allow rules apply once the user trusts its content (config-trust.test.ts).
   trust("mini-cursor.config.json");
   const ctx = { workspace: tmp.dir };
@@ -203,25 +257,45 @@ test("an invalid rules file makes commands ask, saying why", async () => {
 test("the working directory of the call is where relative paths start", async () => {
   mkdirSync(path.join(tmp.dir, "sub"));
   expect((await classifyCall(cmd("rm -rf ../x", "sub"), "full-auto", [], { workspace: tmp.dir })).action).toBe("run");
-  expect((await classifyCall(cmd("rm -rf ../../x", "sub"), "full-auto", [], { workspace: tmp.dir })).action).toBe("ask");
+  expect((await classifyCall(cmd("rm -rf ../../x", "sub"), "full-auto", [], { workspace: tmp.dir })).action).toBe(
+    "ask",
+  );
 });
 
 test("writing the rules files with a tool asks in every mode; other writes follow the mode", async () => {
   const ctx = { workspace: tmp.dir };
   const write = (filePath: string) => ({ name: "write_file", args: { filePath, content: "{}" } });
   for (const file of [".mini-cursor/config.json", "mini-cursor.config.json", "./mini-cursor.config.json"]) {
-    expect(await classifyCall(write(file), "full-auto", ["write_file"], ctx)).toMatchObject({ action: "ask", alwaysAsks: true, reason: `changes the project's command rules (${file})` });
+    expect(await classifyCall(write(file), "full-auto", ["write_file"], ctx)).toMatchObject({
+      action: "ask",
+      alwaysAsks: true,
+      reason: `changes the project's command rules (${file})`,
+    });
   }
   expect(await classifyCall(write("src/a.ts"), "auto-edit", [], ctx)).toMatchObject({ action: "run" });
-  expect(await classifyCall(write("src/a.ts"), "suggest", [], ctx)).toMatchObject({ action: "ask", reason: "changes a file (approval mode suggest)" });
-  expect(await classifyCall({ name: "read_file", args: { filePath: "a" } }, "suggest", [], ctx)).toMatchObject({ action: "run" });
+  expect(await classifyCall(write("src/a.ts"), "suggest", [], ctx)).toMatchObject({
+    action: "ask",
+    reason: "changes a file (approval mode suggest)",
+  });
+  expect(await classifyCall({ name: "read_file", args: { filePath: "a" } }, "suggest", [], ctx)).toMatchObject({
+    action: "run",
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
 // Both engines
 
 function settingsFor(workspace: string): GraphSettings {
-  return { workspace, model: "scripted", provider: "offline", requestTimeoutMs: 5000, maxRetries: 0, approval: "full-auto", maxSteps: 10, contextTokens: 100_000 };
+  return {
+    workspace,
+    model: "scripted",
+    provider: "offline",
+    requestTimeoutMs: 5000,
+    maxRetries: 0,
+    approval: "full-auto",
+    maxSteps: 10,
+    contextTokens: 100_000,
+  };
 }
 
 function engineFor(kind: "graph" | "loop", script: ScriptedTurn[]): { engine: Engine; model: ScriptedChatModel } {
@@ -231,12 +305,21 @@ function engineFor(kind: "graph" | "loop", script: ScriptedTurn[]): { engine: En
   const meta = { engine: kind, model: "scripted", provider: "offline", workspace: tmp.dir };
   if (kind === "graph") {
     const graph = createGraph(settings, { checkpointer: new MemorySaver(), model, tools });
-    return { engine: createGraphEngine({ graph, meta, modelSettings: settings, approval: "full-auto", maxSteps: 10 }), model };
+    return {
+      engine: createGraphEngine({ graph, meta, modelSettings: settings, approval: "full-auto", maxSteps: 10 }),
+      model,
+    };
   }
   const threads = new Map<string, LoopThread>();
-  const memory = { load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] }, save: (id: string, t: LoopThread) => void threads.set(id, t) };
+  const memory = {
+    load: (id: string) => threads.get(id) ?? { messages: [], alwaysAllow: [] },
+    save: (id: string, t: LoopThread) => void threads.set(id, t),
+  };
   const runtime = createRuntime(settings, { model, tools });
-  return { engine: createLoopEngine({ runtime: { ...runtime, workspace: tmp.dir }, meta, modelSettings: settings, memory }), model };
+  return {
+    engine: createLoopEngine({ runtime: { ...runtime, workspace: tmp.dir }, meta, modelSettings: settings, memory }),
+    model,
+  };
 }
 
 describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
@@ -274,7 +357,9 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     ]);
     const results = events.filter((e): e is Extract<AgentEvent, { type: "tool_result" }> => e.type === "tool_result");
     const byCommand = (needle: string) => {
-      const call = events.find((e) => e.type === "tool_call" && String(e.args.command).includes(needle)) as { id: string };
+      const call = events.find((e) => e.type === "tool_call" && String(e.args.command).includes(needle)) as {
+        id: string;
+      };
       return results.find((r) => r.id === call.id)!;
     };
     expect(byCommand("touch")).toMatchObject({
@@ -308,6 +393,9 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
         return { decision: "always" };
       },
     });
-    expect(approvals.map((a) => a.reason)).toEqual(["dangerous command: git reset --hard discards uncommitted changes", "dangerous command: git reset --hard discards uncommitted changes"]);
+    expect(approvals.map((a) => a.reason)).toEqual([
+      "dangerous command: git reset --hard discards uncommitted changes",
+      "dangerous command: git reset --hard discards uncommitted changes",
+    ]);
   });
 });

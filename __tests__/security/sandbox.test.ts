@@ -125,7 +125,10 @@ test("credentials in the home folder are hidden; other dotfiles are readable", a
 test("package manager stores stay writable, so installs work (security-caches tests what does not)", async () => {
   mkdirSync(path.join(home, ".cache", "yarn"), { recursive: true });
   const ctx = sandboxed();
-  const out = await run(ctx, "echo cached > ~/.npm/_cacache/probe && echo ok > ~/.cache/yarn/probe && cat ~/.npm/_cacache/probe");
+  const out = await run(
+    ctx,
+    "echo cached > ~/.npm/_cacache/probe && echo ok > ~/.cache/yarn/probe && cat ~/.npm/_cacache/probe",
+  );
   expect(out).toBe("Exit code: 0\ncached");
   expect(readFileSync(path.join(home, ".npm", "_cacache", "probe"), "utf8")).toBe("cached\n");
   expect(readFileSync(path.join(home, ".cache", "yarn", "probe"), "utf8")).toBe("ok\n");
@@ -137,7 +140,10 @@ test("/tmp is private to the session: kept between commands, not the host's, gon
   expect(await run(ctx, `echo hidden > /tmp/${name} && ls /tmp`)).toContain(name);
   expect(await run(ctx, `cat /tmp/${name}`)).toBe("Exit code: 0\nhidden");
   expect(existsSync(`/tmp/${name}`)).toBe(false);
-  const tmpDirs = () => readdirSync("/tmp").filter((d) => d.startsWith(`mini-cursor-sandbox-${process.pid}-`) && existsSync(`/tmp/${d}/tmp/${name}`));
+  const tmpDirs = () =>
+    readdirSync("/tmp").filter(
+      (d) => d.startsWith(`mini-cursor-sandbox-${process.pid}-`) && existsSync(`/tmp/${d}/tmp/${name}`),
+    );
   expect(tmpDirs()).toHaveLength(1);
   ctx.sandbox.dispose();
   expect(tmpDirs()).toHaveLength(0);
@@ -161,7 +167,10 @@ test("the private /tmp of a session that died without cleaning up is removed by 
 test("the project's rules files cannot be changed from inside", async () => {
   writeFileSync(path.join(tmp.dir, "mini-cursor.config.json"), '{"commands":{"deny":["curl"]}}\n');
   const ctx = sandboxed();
-  const out = await run(ctx, 'echo "{}" > mini-cursor.config.json; echo "{}" > .mini-cursor/config.json; rm -f mini-cursor.config.json');
+  const out = await run(
+    ctx,
+    'echo "{}" > mini-cursor.config.json; echo "{}" > .mini-cursor/config.json; rm -f mini-cursor.config.json',
+  );
   expect(out).toContain("mini-cursor.config.json: Read-only file system");
   expect(out).toContain(".mini-cursor/config.json: Read-only file system");
   expect(readFileSync(path.join(tmp.dir, "mini-cursor.config.json"), "utf8")).toBe('{"commands":{"deny":["curl"]}}\n');
@@ -196,7 +205,10 @@ test("exit codes come through the sandbox", async () => {
 async function loopbackServer(): Promise<{ port: number; close: () => Promise<void> }> {
   const server = net.createServer((socket) => socket.end("hello\n"));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { port: (server.address() as net.AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 test("network on: a loopback server on the host is reachable", async () => {
@@ -223,7 +235,8 @@ test("--no-network: the same connection is refused", async () => {
 
 test("a dev server runs in the background inside the sandbox, is reachable, and is stopped", async () => {
   const ctx = sandboxed();
-  const script = "require('http').createServer((q, s) => s.end('from the sandbox')).listen(0, '127.0.0.1', function () { console.log('Local: http://127.0.0.1:' + this.address().port + '/') })";
+  const script =
+    "require('http').createServer((q, s) => s.end('from the sandbox')).listen(0, '127.0.0.1', function () { console.log('Local: http://127.0.0.1:' + this.address().port + '/') })";
   const out = await run(ctx, `node -e "${script}"`);
   expect(out).toMatch(/^Running in the background as bg-1 \(pid \d+\) at http:\/\/127\.0\.0\.1:\d+\/\./);
   const bg = ctx.processes.get("bg-1")!;
@@ -250,7 +263,9 @@ test("the private /tmp is mounted before the workspace, so a workspace under /tm
 });
 
 test("--sandbox auto|on|off on a machine with and without bubblewrap", () => {
-  expect(planSandbox("off", { workspace: tmp.dir })).toEqual({ summary: "off (--sandbox off): commands can change any file you can" });
+  expect(planSandbox("off", { workspace: tmp.dir })).toEqual({
+    summary: "off (--sandbox off): commands can change any file you can",
+  });
   const on = planSandbox("auto", { workspace: tmp.dir, network: false });
   expect(on.sandbox).toBeDefined();
   expect(on.summary).toBe("bubblewrap: only the workspace is writable, credentials hidden, network off");

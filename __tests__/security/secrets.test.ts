@@ -52,23 +52,41 @@ function encodedPieces(text: string, encode: (b: Buffer) => string, bitsPerChar:
 }
 
 it("the workspace .env's secret values are the ones redacted", () => {
-  expect(secretValues(tmp.dir, { GITHUB_TOKEN: "ghp_abcdefgh12345", HOME: "/home/me" })).toEqual(["ghp_abcdefgh12345", KEY]);
+  expect(secretValues(tmp.dir, { GITHUB_TOKEN: "ghp_abcdefgh12345", HOME: "/home/me" })).toEqual([
+    "ghp_abcdefgh12345",
+    KEY,
+  ]);
 });
 
 it("read_file and search_files never return the key", async () => {
   const read = await call("read_file", { filePath: ".env" });
-  expect(read).toBe(`     1\t# local settings\n     2\tPORT=3000\n     3\tOPENAI_API_KEY=${REDACTED}\n\n[Lines 1-3 of 3, end of file.]`);
+  expect(read).toBe(
+    `     1\t# local settings\n     2\tPORT=3000\n     3\tOPENAI_API_KEY=${REDACTED}\n\n[Lines 1-3 of 3, end of file.]`,
+  );
   for (const env of [{ PATH: process.env.PATH }, { PATH: "" }]) {
     const t = createTools({ workspace: tmp.dir, env, redact: secretValues(tmp.dir, {}) });
-    expect(String(await t.search_files.invoke({ pattern: "sk-proj" } as never))).toBe(`.env:3: OPENAI_API_KEY=${REDACTED}\n\n[1 matching line in 1 file under the workspace.]`);
+    expect(String(await t.search_files.invoke({ pattern: "sk-proj" } as never))).toBe(
+      `.env:3: OPENAI_API_KEY=${REDACTED}\n\n[1 matching line in 1 file under the workspace.]`,
+    );
   }
 });
 
 it("base64, base64url and hex encodings of the key are redacted, wrapped or not", async () => {
-  for (const command of ["base64 .env", "base64 -w0 .env", "tail -c +3 .env | base64", "tail -c +2 .env | base64 -w0", "xxd -p .env", "basenc --base64url .env"]) {
+  for (const command of [
+    "base64 .env",
+    "base64 -w0 .env",
+    "tail -c +3 .env | base64",
+    "tail -c +2 .env | base64 -w0",
+    "xxd -p .env",
+    "basenc --base64url .env",
+  ]) {
     const out = (await call("execute_command", { command })).replace(/\n/g, "");
     expect(out).toContain(REDACTED);
-    const shifted = command.startsWith("tail -c +3") ? ENV_FILE.slice(2) : command.startsWith("tail -c +2") ? ENV_FILE.slice(1) : ENV_FILE;
+    const shifted = command.startsWith("tail -c +3")
+      ? ENV_FILE.slice(2)
+      : command.startsWith("tail -c +2")
+        ? ENV_FILE.slice(1)
+        : ENV_FILE;
     const pieces = command.startsWith("xxd")
       ? encodedPieces(shifted, (b) => b.toString("hex"), 4)
       : command.includes("url")
@@ -111,7 +129,10 @@ it("the stream redactor holds back only what could start a secret", () => {
 
 it("through the CLI, the terminal never shows the key printed in two pieces", async () => {
   const command = `K=$(sed -n 's/^OPENAI_API_KEY=//p' .env); printf "%s" "\${K:0:17}"; sleep 0.3; printf "%s\\n" "\${K:17}"`;
-  const r = await runCli(["--workspace", tmp.dir, "--sandbox", "off", "--approval", "full-auto", `run \`${command}\``], { env: baseEnv() });
+  const r = await runCli(
+    ["--workspace", tmp.dir, "--sandbox", "off", "--approval", "full-auto", `run \`${command}\``],
+    { env: baseEnv() },
+  );
   expect(r.code).toBe(0);
   expect(r.stdout + r.stderr).not.toContain(KEY.slice(0, 17));
   expect(r.stdout + r.stderr).not.toContain(KEY.slice(17));

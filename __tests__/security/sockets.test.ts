@@ -46,7 +46,8 @@ async function listen(p: string): Promise<void> {
 
 beforeAll(() => {
   const status = detectBubblewrap(false);
-  if (!status.available) throw new Error(`These tests need bubblewrap, but ${status.problem}. Install it: apt-get install -y bubblewrap`);
+  if (!status.available)
+    throw new Error(`These tests need bubblewrap, but ${status.problem}. Install it: apt-get install -y bubblewrap`);
 });
 
 beforeEach(async () => {
@@ -71,7 +72,11 @@ afterEach(async () => {
 });
 
 /** Runs a program to its end without blocking the event loop (the socket servers live in it). */
-function run(file: string, args: string[], env: NodeJS.ProcessEnv = { PATH: process.env.PATH }): Promise<{ stdout: string; stderr: string }> {
+function run(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = { PATH: process.env.PATH },
+): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(file, args, { env });
     let stdout = "";
@@ -87,7 +92,10 @@ const targets = () => ({ agent: agentSock, bus: path.join(runtimeDir, "bus"), ..
 async function probe(options: { network: boolean; keepSshAgent?: boolean }): Promise<string> {
   const sandbox = createSandbox({ workspace, home: base, runtimeDir, sshAuthSock: agentSock, ...options });
   sandboxes.push(sandbox);
-  const ctx = createToolContext({ workspace, spawnSpec: sandbox.spawnSpec, env: { PATH: process.env.PATH } }, createProcessRegistry());
+  const ctx = createToolContext(
+    { workspace, spawnSpec: sandbox.spawnSpec, env: { PATH: process.env.PATH } },
+    createProcessRegistry(),
+  );
   contexts.push(ctx);
   return executeCommand(ctx, { command: PROBE(targets()) });
 }
@@ -127,8 +135,21 @@ it("SSH_AUTH_SOCK is scrubbed unless passed through, and then its socket stays r
   chmodSync(tmpDir, 0o1777);
   const emptyFile = path.join(base, "empty");
   writeFileSync(emptyFile, "", { mode: 0o444 });
-  const args = bubblewrapArgs({ workspace, home: base, tmpDir, emptyFile, network: false, runtimeDir, sshAuthSock: agentSock }, workspace);
-  const out = await run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "bwrap", ...args, "--", "bash", "-c", PROBE(targets())]);
+  const args = bubblewrapArgs(
+    { workspace, home: base, tmpDir, emptyFile, network: false, runtimeDir, sshAuthSock: agentSock },
+    workspace,
+  );
+  const out = await run("setpriv", [
+    "--reuid=65534",
+    "--regid=65534",
+    "--clear-groups",
+    "bwrap",
+    ...args,
+    "--",
+    "bash",
+    "-c",
+    PROBE(targets()),
+  ]);
   expect(out.stderr).toBe("");
   expect(out.stdout).toContain("agent:refused");
   expect(out.stdout).toContain("bus:refused");

@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { ensureStateDir, StateDirError } from "../../src/memory/state-dir.js";
 import { baseEnv, PROJECT_ROOT, runCli, TSX_LOADER } from "../helpers/cli.js";
@@ -29,7 +39,10 @@ function clonedRepo(build: (dir: string) => void): string {
   mkdirSync(origin);
   build(origin);
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", ...args], { cwd, stdio: "pipe" });
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", ...args], {
+      cwd,
+      stdio: "pipe",
+    });
   git(origin, "init", "-q");
   git(origin, "add", "-A", "-f");
   git(origin, "commit", "-qm", "hostile");
@@ -47,7 +60,9 @@ it("a repository's .mini-cursor symlink is refused, and nothing is written where
   });
   expect(lstatSync(path.join(clone, ".mini-cursor")).isSymbolicLink()).toBe(true);
   expect(() => ensureStateDir(clone)).toThrow(StateDirError);
-  expect(() => ensureStateDir(clone)).toThrow(`.mini-cursor in ${clone} is a symlink or not a plain folder (it points to ${victim}); mini-cursor keeps its own files there and will not write through it. Remove it (rm .mini-cursor) and start again.`);
+  expect(() => ensureStateDir(clone)).toThrow(
+    `.mini-cursor in ${clone} is a symlink or not a plain folder (it points to ${victim}); mini-cursor keeps its own files there and will not write through it. Remove it (rm .mini-cursor) and start again.`,
+  );
   const r = await runCli(["--workspace", clone, "--sandbox", "off", "list the files here"], { env: baseEnv() });
   expect(r.code).not.toBe(0);
   expect(r.stderr + r.stdout).toContain("is a symlink or not a plain folder");
@@ -89,7 +104,13 @@ it("as an ordinary user (nobody), the symlinked state folder is refused the same
   execFileSync("chown", ["-R", "65534:65534", base]);
   execFileSync("chmod", ["755", base]);
   const script = `import(${JSON.stringify(path.join(PROJECT_ROOT, "src", "memory", "state-dir.ts"))}).then((m) => { try { m.ensureStateDir(${JSON.stringify(clone)}); console.log("WROTE"); } catch (e) { console.log(e.name + ": " + e.message); } })`;
-  const out = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", TSX_LOADER, "-e", script], { encoding: "utf8" });
-  expect(out).toBe(`StateDirError: .mini-cursor in ${clone} is a symlink or not a plain folder (it points to ${victim}); mini-cursor keeps its own files there and will not write through it. Remove it (rm .mini-cursor) and start again.\n`);
+  const out = execFileSync(
+    "setpriv",
+    ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", TSX_LOADER, "-e", script],
+    { encoding: "utf8" },
+  );
+  expect(out).toBe(
+    `StateDirError: .mini-cursor in ${clone} is a symlink or not a plain folder (it points to ${victim}); mini-cursor keeps its own files there and will not write through it. Remove it (rm .mini-cursor) and start again.\n`,
+  );
   expect(victimFiles()).toEqual(["precious"]);
 });

@@ -79,7 +79,8 @@ const rows: Row[] = [
     name: "context with drifted indentation matches; added lines take the file's indentation",
     files: { "a.ts": "class A {\n    run() {\n        go();\n    }\n}\n" },
     patch: P("*** Update File: a.ts", "@@", "   run() {", "     go();", "+    stop();", "   }"),
-    result: "Applied the patch to 1 file:\nM a.ts (1 hunk; hunk 1 matched ignoring indentation; added lines re-indented to the file's)",
+    result:
+      "Applied the patch to 1 file:\nM a.ts (1 hunk; hunk 1 matched ignoring indentation; added lines re-indented to the file's)",
     after: { "a.ts": "class A {\n    run() {\n        go();\n        stop();\n    }\n}\n" },
   },
   {
@@ -93,13 +94,26 @@ const rows: Row[] = [
     name: "context with Unicode punctuation and inner spacing typed differently",
     files: { "a.md": "Pages 10\u201320 \u2014  see \u201Cintro\u201D.\nend\n" },
     patch: P("*** Update File: a.md", "@@", '-Pages 10-20 - see "intro".', "+Pages 10-30.", " end"),
-    result: "Applied the patch to 1 file:\nM a.md (1 hunk; hunk 1 matched ignoring indentation, spacing inside lines and Unicode punctuation)",
+    result:
+      "Applied the patch to 1 file:\nM a.md (1 hunk; hunk 1 matched ignoring indentation, spacing inside lines and Unicode punctuation)",
     after: { "a.md": "Pages 10-30.\nend\n" },
   },
   {
     name: "several hunks in one file, in order",
     files: { "a.js": "a();\nb();\nc();\nd();\ne();\nf();\ng();\n" },
-    patch: P("*** Update File: a.js", "@@", " a();", "-b();", "+B();", " c();", "@@", " e();", "-f();", "+F();", " g();"),
+    patch: P(
+      "*** Update File: a.js",
+      "@@",
+      " a();",
+      "-b();",
+      "+B();",
+      " c();",
+      "@@",
+      " e();",
+      "-f();",
+      "+F();",
+      " g();",
+    ),
     result: "Applied the patch to 1 file:\nM a.js (2 hunks)",
     after: { "a.js": "a();\nB();\nc();\nd();\ne();\nF();\ng();\n" },
   },
@@ -107,18 +121,28 @@ const rows: Row[] = [
     name: "hunks out of order do not apply (each searches after the previous)",
     files: { "a.js": "a();\nb();\nc();\nd();\n" },
     patch: P("*** Update File: a.js", "@@", "-d();", "+D();", "@@", "-a();", "+A();"),
-    result: /^Error: hunk 2 of a\.js \(patch line 6\): its context and removed lines were not found after line 4\..* Nothing was written\.$/,
+    result:
+      /^Error: hunk 2 of a\.js \(patch line 6\): its context and removed lines were not found after line 4\..* Nothing was written\.$/,
   },
   {
     name: "add, update and delete across files",
     files: { "src/a.ts": "export const a = 1;\n", "old.txt": "bye\n" },
-    patch: P("*** Add File: src/b.ts", "+export const b = 2;", "+", "*** Update File: src/a.ts", "@@", "-export const a = 1;", "+export const a = 10;", "*** Delete File: old.txt"),
+    patch: P(
+      "*** Add File: src/b.ts",
+      "+export const b = 2;",
+      "+",
+      "*** Update File: src/a.ts",
+      "@@",
+      "-export const a = 1;",
+      "+export const a = 10;",
+      "*** Delete File: old.txt",
+    ),
     result: "Applied the patch to 3 files:\nA src/b.ts (2 lines)\nM src/a.ts (1 hunk)\nD old.txt",
     after: { "src/a.ts": "export const a = 10;\n", "src/b.ts": "export const b = 2;\n\n" },
     absent: ["old.txt"],
   },
   {
-    name: "a bare blank line after an added file's lines is a separator; a blank \"+\" line is content",
+    name: 'a bare blank line after an added file\'s lines is a separator; a blank "+" line is content',
     files: {},
     patch: P("*** Add File: a.txt", "+one", "+", "", "*** Add File: b.txt", "+two", ""),
     result: "Applied the patch to 2 files:\nA a.txt (2 lines)\nA b.txt (1 line)",
@@ -156,21 +180,35 @@ const rows: Row[] = [
   {
     name: "a hunk that does not apply in the second file: the first is not written either",
     files: { "a.txt": "a\n", "b.txt": "b\n" },
-    patch: P("*** Update File: a.txt", "@@", "-a", "+A", "*** Add File: c.txt", "+c", "*** Update File: b.txt", "@@", "-zzz", "+Z"),
-    result: /^Error: hunk 1 of b\.txt \(patch line 9\): its context and removed lines were not found\. .*Nothing was written\.$/,
+    patch: P(
+      "*** Update File: a.txt",
+      "@@",
+      "-a",
+      "+A",
+      "*** Add File: c.txt",
+      "+c",
+      "*** Update File: b.txt",
+      "@@",
+      "-zzz",
+      "+Z",
+    ),
+    result:
+      /^Error: hunk 1 of b\.txt \(patch line 9\): its context and removed lines were not found\. .*Nothing was written\.$/,
     absent: ["c.txt"],
   },
   {
     name: "add onto an existing file: refused",
     files: { "a.txt": "content\n" },
     patch: P("*** Add File: a.txt", "+new"),
-    result: 'Error: a.txt already exists (patch line 2). Use "*** Update File: a.txt" to change it. Nothing was written.',
+    result:
+      'Error: a.txt already exists (patch line 2). Use "*** Update File: a.txt" to change it. Nothing was written.',
   },
   {
     name: "update of a missing file: refused",
     files: {},
     patch: P("*** Update File: nope.txt", "@@", "-a", "+b"),
-    result: 'Error: nope.txt does not exist (patch line 2). Use "*** Add File: nope.txt" to create it. Nothing was written.',
+    result:
+      'Error: nope.txt does not exist (patch line 2). Use "*** Add File: nope.txt" to create it. Nothing was written.',
   },
   {
     name: "delete of a missing file: refused",
@@ -217,14 +255,16 @@ const rows: Row[] = [
     name: "additions without context or anchor go at the end, and the result says so",
     files: { "a.txt": "a\n" },
     patch: P("*** Update File: a.txt", "@@", "+b"),
-    result: "Applied the patch to 1 file:\nM a.txt (1 hunk; hunk 1 matched nothing (no context or @@ line): its lines were added at the end of the file)",
+    result:
+      "Applied the patch to 1 file:\nM a.txt (1 hunk; hunk 1 matched nothing (no context or @@ line): its lines were added at the end of the file)",
     after: { "a.txt": "a\nb\n" },
   },
   {
     name: "context indented inconsistently with the file: refused rather than guessing the added lines' indentation",
     files: { "a.py": "if a:\n    b()\n        c()\n" },
     patch: P("*** Update File: a.py", "@@", " if a:", "  b()", "  c()", "+  d()"),
-    result: /^Error: hunk 1 of a\.py \(patch line 3\): its context matches only when indentation is ignored, and it is indented differently from the file in inconsistent ways/,
+    result:
+      /^Error: hunk 1 of a\.py \(patch line 3\): its context matches only when indentation is ignored, and it is indented differently from the file in inconsistent ways/,
   },
   {
     name: "a unified-diff header (@@ -1,2 +1,2 @@) is not an anchor",
@@ -251,7 +291,8 @@ const rows: Row[] = [
     name: "placeholder text in added lines: refused",
     files: { "a.ts": "a();\nb();\nc();\n" },
     patch: P("*** Update File: a.ts", "@@", " a();", "-b();", "-c();", "+// ... existing code ..."),
-    result: 'Error: a "+" line for a.ts is placeholder text ("// ... existing code ..."); it would replace the code it stands for. Write the real lines. Nothing was written.',
+    result:
+      'Error: a "+" line for a.ts is placeholder text ("// ... existing code ..."); it would replace the code it stands for. Write the real lines. Nothing was written.',
   },
   {
     name: "delete and add the same path: the file is replaced",
@@ -278,7 +319,8 @@ const rows: Row[] = [
     name: "update outside the workspace: refused",
     files: {},
     patch: P("*** Update File: ../outside.txt", "@@", "-a", "+b"),
-    result: 'Refused: "../outside.txt" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).',
+    result:
+      'Refused: "../outside.txt" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).',
   },
   {
     name: "add at an absolute path elsewhere: refused, and the other ops are not written",
@@ -298,14 +340,16 @@ const rows: Row[] = [
     files: { "a.txt": "a\n" },
     read: [],
     patch: P("*** Update File: a.txt", "@@", "-a", "+b"),
-    result: "Error: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.",
+    result:
+      "Error: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.",
   },
   {
     name: "delete of a file not read: refused",
     files: { "a.txt": "a\n" },
     read: [],
     patch: P("*** Delete File: a.txt"),
-    result: "Error: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.",
+    result:
+      "Error: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.",
   },
   // malformed patches
   {
@@ -318,7 +362,8 @@ const rows: Row[] = [
     name: "a hunk line without a prefix",
     files: { "a.txt": "a\n" },
     patch: P("*** Update File: a.txt", "@@", "-a", "b"),
-    result: 'Error: the patch could not be read: line 5: a hunk line starts with " " (context), "-" (remove) or "+" (add); got "b". Start each change with "@@". Nothing was changed.',
+    result:
+      'Error: the patch could not be read: line 5: a hunk line starts with " " (context), "-" (remove) or "+" (add); got "b". Start each change with "@@". Nothing was changed.',
   },
   {
     name: "an update with no hunks",
@@ -371,7 +416,9 @@ describe("apply_patch", () => {
 
   test("files it wrote count as read: a second patch needs no read", async () => {
     expect(await patch(P("*** Add File: n.txt", "+one"))).toBe("Applied the patch to 1 file:\nA n.txt (1 line)");
-    expect(await patch(P("*** Update File: n.txt", "@@", "-one", "+two"))).toBe("Applied the patch to 1 file:\nM n.txt (1 hunk)");
+    expect(await patch(P("*** Update File: n.txt", "@@", "-one", "+two"))).toBe(
+      "Applied the patch to 1 file:\nM n.txt (1 hunk)",
+    );
     expect(get("n.txt")).toBe("two\n");
   });
 
@@ -379,35 +426,92 @@ describe("apply_patch", () => {
     put("a.txt", "one\ntwo\n");
     await read("a.txt");
     const message = (await tools.apply_patch.invoke(
-      { id: "call_1", name: "apply_patch", type: "tool_call", args: { patch: P("*** Update File: a.txt", "@@", " one", "-two", "+2", "*** Add File: b.txt", "+b") } },
+      {
+        id: "call_1",
+        name: "apply_patch",
+        type: "tool_call",
+        args: { patch: P("*** Update File: a.txt", "@@", " one", "-two", "+2", "*** Add File: b.txt", "+b") },
+      },
       config,
     )) as ToolMessage;
     expect(message.content).toBe("Applied the patch to 2 files:\nM a.txt (1 hunk)\nA b.txt (1 line)");
     expect(message.artifact).toEqual({
-      diff: ["--- a/a.txt", "+++ b/a.txt", "@@ -1,2 +1,2 @@", " one", "-two", "+2", "--- a/b.txt", "+++ b/b.txt", "@@ -0,0 +1,1 @@", "+b"].join("\n"),
+      diff: [
+        "--- a/a.txt",
+        "+++ b/a.txt",
+        "@@ -1,2 +1,2 @@",
+        " one",
+        "-two",
+        "+2",
+        "--- a/b.txt",
+        "+++ b/b.txt",
+        "@@ -0,0 +1,1 @@",
+        "+b",
+      ].join("\n"),
     });
   });
 
   test("the trace and the approval prompt name each file of a several-file diff", () => {
-    const two = ["--- a/a.txt", "+++ b/a.txt", "@@ -1,1 +1,1 @@", "-one", "+++ added", "--- a/b.txt", "+++ b/b.txt", "@@ -0,0 +1,1 @@", "+b"].join("\n");
-    expect(diffLines(two)).toEqual(["a.txt:", "@@ -1,1 +1,1 @@", "-one", "+++ added", "b.txt:", "@@ -0,0 +1,1 @@", "+b"]);
-    expect(diffLines(["--- a/a.txt", "+++ b/a.txt", "@@ -1,1 +1,1 @@", "-one", "+1"].join("\n"))).toEqual(["@@ -1,1 +1,1 @@", "-one", "+1"]);
+    const two = [
+      "--- a/a.txt",
+      "+++ b/a.txt",
+      "@@ -1,1 +1,1 @@",
+      "-one",
+      "+++ added",
+      "--- a/b.txt",
+      "+++ b/b.txt",
+      "@@ -0,0 +1,1 @@",
+      "+b",
+    ].join("\n");
+    expect(diffLines(two)).toEqual([
+      "a.txt:",
+      "@@ -1,1 +1,1 @@",
+      "-one",
+      "+++ added",
+      "b.txt:",
+      "@@ -0,0 +1,1 @@",
+      "+b",
+    ]);
+    expect(diffLines(["--- a/a.txt", "+++ b/a.txt", "@@ -1,1 +1,1 @@", "-one", "+1"].join("\n"))).toEqual([
+      "@@ -1,1 +1,1 @@",
+      "-one",
+      "+1",
+    ]);
   });
 
   test("the preview is the diff, or why the patch would be refused, and writes nothing", async () => {
     put("a.txt", "one\n");
-    const preview = (tools.apply_patch as unknown as { preview: (a: Record<string, unknown>, t?: string) => Promise<string> }).preview;
+    const preview = (
+      tools.apply_patch as unknown as { preview: (a: Record<string, unknown>, t?: string) => Promise<string> }
+    ).preview;
     const input = P("*** Update File: a.txt", "@@", "-one", "+1");
     expect(await preview({ input }, "t1")).toBe(
       "(this patch would be refused: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.)",
     );
     await read("a.txt");
-    expect(await preview({ input }, "t1")).toBe(["--- a/a.txt", "+++ b/a.txt", "@@ -1,1 +1,1 @@", "-one", "+1"].join("\n"));
+    expect(await preview({ input }, "t1")).toBe(
+      ["--- a/a.txt", "+++ b/a.txt", "@@ -1,1 +1,1 @@", "-one", "+1"].join("\n"),
+    );
     expect(get("a.txt")).toBe("one\n");
   });
 
   test("the parser names each operation with its patch line", () => {
-    expect(parsePatch(P("*** Add File: a", "+x", "*** Delete File: b", "*** Update File: c", "*** Move to: d", "@@ fn()", " k", "-o", "+n", "*** End of File"))).toEqual([
+    expect(
+      parsePatch(
+        P(
+          "*** Add File: a",
+          "+x",
+          "*** Delete File: b",
+          "*** Update File: c",
+          "*** Move to: d",
+          "@@ fn()",
+          " k",
+          "-o",
+          "+n",
+          "*** End of File",
+        ),
+      ),
+    ).toEqual([
       { kind: "add", path: "a", lines: ["x"], patchLine: 2 },
       { kind: "delete", path: "b", patchLine: 4 },
       {
@@ -415,33 +519,66 @@ describe("apply_patch", () => {
         path: "c",
         moveTo: "d",
         patchLine: 5,
-        hunks: [{ anchors: ["fn()"], lines: [{ kind: " ", text: "k" }, { kind: "-", text: "o" }, { kind: "+", text: "n" }], endOfFile: true, patchLine: 7 }],
+        hunks: [
+          {
+            anchors: ["fn()"],
+            lines: [
+              { kind: " ", text: "k" },
+              { kind: "-", text: "o" },
+              { kind: "+", text: "n" },
+            ],
+            endOfFile: true,
+            patchLine: 7,
+          },
+        ],
       },
     ]);
     expect(() => parsePatch(P("*** Update File: c", "@@", " only context"))).toThrow(PatchParseError);
-    expect(() => parsePatch("*** Begin Patch\n*** Add File: a\n+x")).toThrow('The patch must end with "*** End Patch".');
+    expect(() => parsePatch("*** Begin Patch\n*** Add File: a\n+x")).toThrow(
+      'The patch must end with "*** End Patch".',
+    );
   });
 });
 
 describe("which edit tools are offered", () => {
   test("the setting's default follows the model family", () => {
-    for (const model of ["gpt-4.1", "gpt-4.1-mini", "gpt-5", "gpt-5.1-codex", "o3", "o4-mini", "openai/gpt-5-mini"]) expect([model, defaultEditTool(model)]).toEqual([model, "both"]);
-    for (const model of ["gpt-4o-mini", "gpt-4o", "claude-sonnet-4", "o1", "llama3.1", "qwen2.5-coder"]) expect([model, defaultEditTool(model)]).toEqual([model, "edit_file"]);
+    for (const model of ["gpt-4.1", "gpt-4.1-mini", "gpt-5", "gpt-5.1-codex", "o3", "o4-mini", "openai/gpt-5-mini"])
+      expect([model, defaultEditTool(model)]).toEqual([model, "both"]);
+    for (const model of ["gpt-4o-mini", "gpt-4o", "claude-sonnet-4", "o1", "llama3.1", "qwen2.5-coder"])
+      expect([model, defaultEditTool(model)]).toEqual([model, "edit_file"]);
     expect(loadSettings({}, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_MODEL: "gpt-5" }).editTool).toBe("both");
     // The default model (DEFAULT_MODEL, a GPT-5 model) is trained on apply_patch.
     expect(loadSettings({}, { MINI_CURSOR_DOTENV: "off" }).editTool).toBe("both");
-    expect(loadSettings({ model: "gpt-5" }, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "apply_patch" }).editTool).toBe("apply_patch");
-    expect(() => loadSettings({}, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "sed" })).toThrow(/Invalid setting editTool/);
+    expect(
+      loadSettings({ model: "gpt-5" }, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "apply_patch" }).editTool,
+    ).toBe("apply_patch");
+    expect(() => loadSettings({}, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "sed" })).toThrow(
+      /Invalid setting editTool/,
+    );
   });
 
   test("the toolset binds the offered ones; the prompt describes them", () => {
     expect(offeredToolNames()).toEqual([...TOOL_NAMES]);
     expect(createTools({ workspace: tmp.dir }).map((t) => t.name)).toEqual([...TOOL_NAMES]);
-    expect(createTools({ workspace: tmp.dir, editTool: "apply_patch" }).map((t) => t.name)).toEqual(
-      ["read_file", "write_file", "apply_patch", "list_directory", "find_files", "search_files", "execute_command", "process_output", "stop_process", "write_todos"],
-    );
-    expect(createTools({ workspace: tmp.dir, editTool: "both" }).map((t) => t.name).slice(0, 4)).toEqual(["read_file", "write_file", "apply_patch", "edit_file"]);
-    const prompt = (names: string[]) => buildSystemPrompt({ workspace: "/w", projectInstructions: null, date: new Date(0), platform: "p", tools: names });
+    expect(createTools({ workspace: tmp.dir, editTool: "apply_patch" }).map((t) => t.name)).toEqual([
+      "read_file",
+      "write_file",
+      "apply_patch",
+      "list_directory",
+      "find_files",
+      "search_files",
+      "execute_command",
+      "process_output",
+      "stop_process",
+      "write_todos",
+    ]);
+    expect(
+      createTools({ workspace: tmp.dir, editTool: "both" })
+        .map((t) => t.name)
+        .slice(0, 4),
+    ).toEqual(["read_file", "write_file", "apply_patch", "edit_file"]);
+    const prompt = (names: string[]) =>
+      buildSystemPrompt({ workspace: "/w", projectInstructions: null, date: new Date(0), platform: "p", tools: names });
     expect(prompt(offeredToolNames("apply_patch"))).toMatch(/\n- apply_patch: /);
     expect(prompt(offeredToolNames("apply_patch"))).not.toMatch(/\n- edit_file: /);
     expect(prompt(offeredToolNames("edit_file"))).not.toMatch(/apply_patch/);
@@ -453,7 +590,10 @@ describe("which edit tools are offered", () => {
     const { tools: offered } = createAgentTools(gpt);
     expect(offered.map((t) => t.name).slice(0, 4)).toEqual(["read_file", "write_file", "apply_patch", "edit_file"]);
     expect(createRuntime(gpt, { tools: offered }).systemPrompt()).toMatch(/\n- edit_file: [^\n]*\n- apply_patch: /);
-    const other = loadSettings({ model: "gpt-4o-mini", workspace: tmp.dir, sandbox: "off" }, { MINI_CURSOR_DOTENV: "off" });
+    const other = loadSettings(
+      { model: "gpt-4o-mini", workspace: tmp.dir, sandbox: "off" },
+      { MINI_CURSOR_DOTENV: "off" },
+    );
     const runtime = createRuntime(other);
     expect(runtime.tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
     expect(runtime.systemPrompt()).not.toMatch(/apply_patch/);
@@ -469,8 +609,17 @@ describe("which edit tools are offered", () => {
       alwaysKeys: ["apply_patch"],
     });
     expect((await classifyCall(call(P("*** Add File: a.txt", "+a")), "auto-edit", [], ctx)).action).toBe("run");
-    expect(await classifyCall(call(P("*** Add File: mini-cursor.config.json", "+{}")), "full-auto", [], ctx)).toMatchObject({ action: "ask", alwaysAsks: true });
-    expect(await classifyCall({ name: "edit_file", args: { file_path: "mini-cursor.config.json", old_string: "a", new_string: "b" } }, "full-auto", [], ctx)).toMatchObject({ action: "ask", alwaysAsks: true });
+    expect(
+      await classifyCall(call(P("*** Add File: mini-cursor.config.json", "+{}")), "full-auto", [], ctx),
+    ).toMatchObject({ action: "ask", alwaysAsks: true });
+    expect(
+      await classifyCall(
+        { name: "edit_file", args: { file_path: "mini-cursor.config.json", old_string: "a", new_string: "b" } },
+        "full-auto",
+        [],
+        ctx,
+      ),
+    ).toMatchObject({ action: "ask", alwaysAsks: true });
   });
 });
 
@@ -481,7 +630,11 @@ describe.each(["graph", "loop"] as const)("apply_patch in the %s engine", (kind)
     const h = engineHarness(
       kind,
       tmp.dir,
-      [{ toolCalls: [{ name: "read_file", args: { filePath: "app.ts" } }] }, { toolCalls: [{ name: "apply_patch", args: { input } }] }, "Changed the port."],
+      [
+        { toolCalls: [{ name: "read_file", args: { filePath: "app.ts" } }] },
+        { toolCalls: [{ name: "apply_patch", args: { input } }] },
+        "Changed the port.",
+      ],
       { approval: "suggest" },
       { tools: createTools({ workspace: tmp.dir, editTool: "apply_patch" }) },
     );
@@ -491,7 +644,13 @@ describe.each(["graph", "loop"] as const)("apply_patch in the %s engine", (kind)
     expect(h.model.boundToolNames).not.toContain("edit_file");
     expect(get("app.ts")).toBe("export const port = 8080;\n");
     expect(h.approvals).toHaveLength(1);
-    const diff = ["--- a/app.ts", "+++ b/app.ts", "@@ -1,1 +1,1 @@", "-export const port = 3000;", "+export const port = 8080;"].join("\n");
+    const diff = [
+      "--- a/app.ts",
+      "+++ b/app.ts",
+      "@@ -1,1 +1,1 @@",
+      "-export const port = 3000;",
+      "+export const port = 8080;",
+    ].join("\n");
     expect(h.approvals[0]!.preview).toBe(diff);
     const result = eventsOf(h.events, "tool_result").find((e) => e.name === "apply_patch")!;
     expect(result.content).toBe("Applied the patch to 1 file:\nM app.ts (1 hunk)");

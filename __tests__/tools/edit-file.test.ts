@@ -31,14 +31,18 @@ describe("edit_file", () => {
   test("refuses a file that was not read in this thread, and leaves it alone", async () => {
     put("a.ts", "const a = 1;\n");
     const result = await edit({ filePath: "a.ts", oldString: "const a = 1;", newString: "const a = 2;" });
-    expect(result).toBe("Error: a.ts has not been read in this conversation. Read it with read_file first, then edit it.");
+    expect(result).toBe(
+      "Error: a.ts has not been read in this conversation. Read it with read_file first, then edit it.",
+    );
     expect(get("a.ts")).toBe("const a = 1;\n");
   });
 
   test("a read in another thread does not count", async () => {
     put("a.ts", "const a = 1;\n");
     await read("a.ts", "other");
-    expect(await edit({ filePath: "a.ts", oldString: "const a = 1;", newString: "const a = 2;" })).toMatch(/has not been read/);
+    expect(await edit({ filePath: "a.ts", oldString: "const a = 1;", newString: "const a = 2;" })).toMatch(
+      /has not been read/,
+    );
   });
 
   test("after a read, replaces the one match, says how it matched and shows the changed lines", async () => {
@@ -82,7 +86,9 @@ describe("edit_file", () => {
     put("win.txt", "alpha\r\nbeta\r\ngamma\r\n");
     await read("win.txt");
     const result = await edit({ filePath: "win.txt", oldString: "alpha\nbeta", newString: "one\ntwo\nthree" });
-    expect(result.split("\n")[0]).toBe("Edited win.txt: replaced 1 occurrence (matched after normalising line endings).");
+    expect(result.split("\n")[0]).toBe(
+      "Edited win.txt: replaced 1 occurrence (matched after normalising line endings).",
+    );
     expect(readFileSync(file("win.txt")).toString("latin1")).toBe("one\r\ntwo\r\nthree\r\ngamma\r\n");
   });
 
@@ -105,7 +111,11 @@ describe("edit_file", () => {
   test("tolerates trailing whitespace the model left out", async () => {
     put("a.py", "def f():   \n    return 1\n");
     await read("a.py");
-    const result = await edit({ filePath: "a.py", oldString: "def f():\n    return 1", newString: "def f():\n    return 2" });
+    const result = await edit({
+      filePath: "a.py",
+      oldString: "def f():\n    return 1",
+      newString: "def f():\n    return 2",
+    });
     expect(result.split("\n")[0]).toBe("Edited a.py: replaced 1 occurrence (matched ignoring trailing whitespace).");
     expect(get("a.py")).toBe("def f():\n    return 2\n");
   });
@@ -113,7 +123,11 @@ describe("edit_file", () => {
   test("tolerates wrong indentation and re-indents the new text to the file's", async () => {
     put("a.ts", "class A {\n    run() {\n        go();\n    }\n}\n");
     await read("a.ts");
-    const result = await edit({ filePath: "a.ts", oldString: "run() {\n    go();\n}", newString: "run() {\n    stop();\n    go();\n}" });
+    const result = await edit({
+      filePath: "a.ts",
+      oldString: "run() {\n    go();\n}",
+      newString: "run() {\n    stop();\n    go();\n}",
+    });
     expect(result.split("\n")[0]).toBe(
       "Edited a.ts: replaced 1 occurrence (matched ignoring indentation; the new text was re-indented to the file's).",
     );
@@ -146,7 +160,9 @@ describe("edit_file", () => {
     put("a.ts", "x\n");
     await read("a.ts");
     expect(await edit({ filePath: "a.ts", oldString: "  \n", newString: "y" })).toMatch(/^Error: oldString is empty/);
-    expect(await edit({ filePath: "a.ts", oldString: "x", newString: "x" })).toMatch(/^Error: newString is the same as oldString/);
+    expect(await edit({ filePath: "a.ts", oldString: "x", newString: "x" })).toMatch(
+      /^Error: newString is the same as oldString/,
+    );
     expect(get("a.ts")).toBe("x\n");
   });
 
@@ -172,7 +188,9 @@ describe("edit_file", () => {
       "Error: a.ts has changed since you last read it (a command, a formatter or the user changed it). Read it again with read_file, then edit it.",
     );
     await read("a.ts");
-    expect(await edit({ filePath: "a.ts", oldString: "const a = 1;", newString: "const a = 2;" })).toMatch(/^Edited a\.ts/);
+    expect(await edit({ filePath: "a.ts", oldString: "const a = 1;", newString: "const a = 2;" })).toMatch(
+      /^Edited a\.ts/,
+    );
     expect(get("a.ts")).toBe("const a = 2; // formatted\n");
   });
 
@@ -189,7 +207,9 @@ describe("edit_file", () => {
     await read("run.sh");
     await edit({ filePath: "run.sh", oldString: "echo hi", newString: "echo bye" });
     expect(statSync(file("run.sh")).mode & 0o777).toBe(0o755);
-    expect(await edit({ filePath: "../outside.txt", oldString: "a", newString: "b" })).toMatch(/^Refused: "..\/outside.txt" is outside the workspace/);
+    expect(await edit({ filePath: "../outside.txt", oldString: "a", newString: "b" })).toMatch(
+      /^Refused: "..\/outside.txt" is outside the workspace/,
+    );
     expect(await edit({ filePath: "missing.ts", oldString: "a", newString: "b" })).toBe(
       "Error: missing.ts does not exist. To create it, pass an empty oldString with the whole content as newString (or use write_file).",
     );
@@ -199,7 +219,12 @@ describe("edit_file", () => {
     put("a.ts", "one\ntwo\nthree\n");
     await read("a.ts");
     const message = (await tools.edit_file.invoke(
-      { id: "call_1", name: "edit_file", type: "tool_call", args: { filePath: "a.ts", oldString: "two", newString: "2" } },
+      {
+        id: "call_1",
+        name: "edit_file",
+        type: "tool_call",
+        args: { filePath: "a.ts", oldString: "two", newString: "2" },
+      },
       thread(),
     )) as ToolMessage;
     expect(ToolMessage.isInstance(message)).toBe(true);
@@ -211,15 +236,20 @@ describe("edit_file", () => {
 
   test("previews show the diff an edit or a write would make, or why the edit would be refused", async () => {
     put("a.ts", "one\ntwo\n");
-    const preview = (tools.edit_file as unknown as { preview: (a: Record<string, unknown>, t?: string) => Promise<string> }).preview;
+    const preview = (
+      tools.edit_file as unknown as { preview: (a: Record<string, unknown>, t?: string) => Promise<string> }
+    ).preview;
     expect(await preview({ filePath: "a.ts", oldString: "two", newString: "2" }, "t1")).toBe(
       "(this edit would be refused: a.ts has not been read in this conversation. Read it with read_file first, then edit it.)",
     );
     await read("a.ts");
     expect(await preview({ filePath: "a.ts", oldString: "two", newString: "2" }, "t1")).toContain("-two\n+2");
     expect(get("a.ts")).toBe("one\ntwo\n");
-    const writePreview = (tools.write_file as unknown as { preview: (a: Record<string, unknown>) => Promise<string> }).preview;
-    expect(await writePreview({ filePath: "b.ts", content: "hello\n" })).toBe(["--- a/b.ts", "+++ b/b.ts", "@@ -0,0 +1,1 @@", "+hello"].join("\n"));
+    const writePreview = (tools.write_file as unknown as { preview: (a: Record<string, unknown>) => Promise<string> })
+      .preview;
+    expect(await writePreview({ filePath: "b.ts", content: "hello\n" })).toBe(
+      ["--- a/b.ts", "+++ b/b.ts", "@@ -0,0 +1,1 @@", "+hello"].join("\n"),
+    );
   });
 });
 
@@ -244,7 +274,9 @@ describe("applyEdit and findPlaceholder", () => {
   test("placeholders are found in comments and bare ellipsis lines, not in code", () => {
     expect(findPlaceholder("a();\n// ... existing code ...\nb();", "a();")).toBe("// ... existing code ...");
     expect(findPlaceholder("# rest of the file unchanged", "x")).toBe("# rest of the file unchanged");
-    expect(findPlaceholder("/* ...rest of the component remains the same... */", "x")).toBe("/* ...rest of the component remains the same... */");
+    expect(findPlaceholder("/* ...rest of the component remains the same... */", "x")).toBe(
+      "/* ...rest of the component remains the same... */",
+    );
     expect(findPlaceholder("{/* ... other items ... */}", "x")).toBe("{/* ... other items ... */}");
     expect(findPlaceholder("... previous code ...", "x")).toBe("... previous code ...");
     expect(findPlaceholder("const merged = { ...existing, ...rest };\n  ...rest,", "x")).toBeUndefined();
@@ -272,10 +304,18 @@ describe.each(["graph", "loop"] as const)("edit_file in the %s engine", (kind) =
     expect(get("app.ts")).toBe("export const port = 8080;\n");
     expect(h.approvals).toHaveLength(1);
     expect(h.approvals[0]!.preview).toBe(
-      ["--- a/app.ts", "+++ b/app.ts", "@@ -1,1 +1,1 @@", "-export const port = 3000;", "+export const port = 8080;"].join("\n"),
+      [
+        "--- a/app.ts",
+        "+++ b/app.ts",
+        "@@ -1,1 +1,1 @@",
+        "-export const port = 3000;",
+        "+export const port = 8080;",
+      ].join("\n"),
     );
     const result = eventsOf(h.events, "tool_result").find((e) => e.name === "edit_file")!;
-    expect(result.content).toBe("Edited app.ts: replaced 1 occurrence (exact match).\n     1\texport const port = 8080;");
+    expect(result.content).toBe(
+      "Edited app.ts: replaced 1 occurrence (exact match).\n     1\texport const port = 8080;",
+    );
     expect(result.diff).toBe(h.approvals[0]!.preview);
   });
 });

@@ -9,8 +9,6 @@ import { createProcessRegistry, KILL_GRACE_MS, type ProcessRegistry } from "../.
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { isAlive, pidsFrom, killPids } from "../helpers/pids.js";
 
-
-
 let dir: string;
 let cleanup: () => void;
 let registry: ProcessRegistry;
@@ -47,7 +45,18 @@ afterEach(async () => {
 describe("execute_command", () => {
   it("is named and described for the model", () => {
     expect(execute.name).toBe("execute_command");
-    for (const phrase of ["workingDirectory", "`cd`", "stdin is closed", "120 s", "600000", "30,000", ".mini-cursor/output/", "read_file", "bg-1", "`&`"]) {
+    for (const phrase of [
+      "workingDirectory",
+      "`cd`",
+      "stdin is closed",
+      "120 s",
+      "600000",
+      "30,000",
+      ".mini-cursor/output/",
+      "read_file",
+      "bg-1",
+      "`&`",
+    ]) {
       expect(execute.description).toContain(phrase);
     }
   });
@@ -123,7 +132,10 @@ describe("execute_command", () => {
     expect(text.length).toBeLessThan(31_000);
     expect(text.startsWith("Exit code: 0\n1\n2\n3\n")).toBe(true);
     expect(text.endsWith("\n1999999\n2000000")).toBe(true);
-    const notice = /Full output \(2,000,000 lines\) saved to (\.mini-cursor\/output\/\S+\.log); page through it with read_file\./.exec(text);
+    const notice =
+      /Full output \(2,000,000 lines\) saved to (\.mini-cursor\/output\/\S+\.log); page through it with read_file\./.exec(
+        text,
+      );
     expect(notice).not.toBeNull();
     const saved = readFileSync(path.join(dir, notice![1]!), "utf8");
     expect(saved.split("\n").length - 1).toBe(2_000_000);
@@ -177,7 +189,9 @@ server.listen(0, "127.0.0.1", () => console.log("\\x1b[36mLocal: http://127.0.0.
     const pending = executeCommand(ctx, { command: "echo started; sleep 60" }, { signal: controller.signal });
     await waitFor(() => chunks.some((c) => c.text.includes("started")));
     controller.abort();
-    expect(await pending).toMatch(/^Cancelled after \d+(\.\d)? s; process group stopped\.\nExit code: 143 \(killed by SIGTERM\)\nstarted$/);
+    expect(await pending).toMatch(
+      /^Cancelled after \d+(\.\d)? s; process group stopped\.\nExit code: 143 \(killed by SIGTERM\)\nstarted$/,
+    );
   });
 
   it("gives the command a non-interactive environment and closed stdin", async () => {
@@ -189,7 +203,8 @@ server.listen(0, "127.0.0.1", () => console.log("\\x1b[36mLocal: http://127.0.0.
 
   it("keeps npm's update notice and fund lines out of what the model reads (issue 14, item 16)", async () => {
     // Empty npmrc files, so only the environment can set them (this machine's ~/.npmrc may too).
-    const command = ": > u.npmrc; : > g.npmrc; npm --userconfig u.npmrc --globalconfig g.npmrc config get update-notifier fund yes";
+    const command =
+      ": > u.npmrc; : > g.npmrc; npm --userconfig u.npmrc --globalconfig g.npmrc config get update-notifier fund yes";
     expect(await call({ command })).toBe("Exit code: 0\nupdate-notifier=false\nfund=false\nyes=true");
   });
 

@@ -33,12 +33,16 @@ beforeEach(() => {
 afterEach(() => tmp.cleanup());
 
 test("finds files by glob, newest first, skipping what .gitignore ignores", async () => {
-  expect(await find("**/*.ts")).toBe(["src/new.ts", "src/deep/mid.ts", "src/old.ts", "", "[3 files, most recently modified first.]"].join("\n"));
+  expect(await find("**/*.ts")).toBe(
+    ["src/new.ts", "src/deep/mid.ts", "src/old.ts", "", "[3 files, most recently modified first.]"].join("\n"),
+  );
 });
 
 test("a pattern without / matches at any depth; braces and directories work", async () => {
   expect(await find("*.ts")).toBe(await find("**/*.ts"));
-  expect(await find("src/*.{ts,tsx}")).toBe(["src/new.ts", "src/view.tsx", "src/old.ts", "", "[3 files, most recently modified first.]"].join("\n"));
+  expect(await find("src/*.{ts,tsx}")).toBe(
+    ["src/new.ts", "src/view.tsx", "src/old.ts", "", "[3 files, most recently modified first.]"].join("\n"),
+  );
   expect(await find("src/deep/**")).toBe(["src/deep/mid.ts", "", "[1 file, most recently modified first.]"].join("\n"));
   expect(await find("src/deep/")).toBe(await find("src/deep/**"));
 });
@@ -67,7 +71,13 @@ test("caps the list and says how many matched", async () => {
 });
 
 test("nothing found, and patterns that leave the workspace, get plain messages", async () => {
-  expect(await find("**/*.py")).toBe('No files match "**/*.py" (patterns are case-sensitive; files ignored by .gitignore are skipped).');
-  expect(await find("../**/*.ts")).toBe('Refused: "../**/*.ts" goes outside the workspace (".."). Patterns are relative to the workspace root.');
-  expect(await find("/etc/*")).toBe('Refused: "/etc/*" is not relative to the workspace root. Patterns are relative, e.g. "src/**/*.ts".');
+  expect(await find("**/*.py")).toBe(
+    'No files match "**/*.py" (patterns are case-sensitive; files ignored by .gitignore are skipped).',
+  );
+  expect(await find("../**/*.ts")).toBe(
+    'Refused: "../**/*.ts" goes outside the workspace (".."). Patterns are relative to the workspace root.',
+  );
+  expect(await find("/etc/*")).toBe(
+    'Refused: "/etc/*" is not relative to the workspace root. Patterns are relative, e.g. "src/**/*.ts".',
+  );
 });

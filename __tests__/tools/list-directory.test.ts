@@ -31,7 +31,7 @@ const list = async (directoryPath?: string) =>
 
 describe("list_directory", () => {
   it("lists directories first, then names in order, with kinds and sizes", async () => {
-    tree({ "zeta/": null, "Alpha/": null, "b.txt": "x".repeat(1234), "a.md": "hello", "_c": "" });
+    tree({ "zeta/": null, "Alpha/": null, "b.txt": "x".repeat(1234), "a.md": "hello", _c: "" });
     symlinkSync("a.md", path.join(dir, "link.md"));
     symlinkSync("zeta", path.join(dir, "to-zeta"));
     expect(await list(".")).toBe(
@@ -157,12 +157,15 @@ describe("list_directory and .gitignore", () => {
 });
 
 describe("list_directory refusals", () => {
-  it.each(["..", "../x", "/etc", "link-to-etc", "link-to-etc/ssl"])("refuses %s as outside the workspace", async (p) => {
-    symlinkSync("/etc", path.join(dir, "link-to-etc"));
-    expect(await list(p)).toBe(
-      `Refused: "${p}" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).`,
-    );
-  });
+  it.each(["..", "../x", "/etc", "link-to-etc", "link-to-etc/ssl"])(
+    "refuses %s as outside the workspace",
+    async (p) => {
+      symlinkSync("/etc", path.join(dir, "link-to-etc"));
+      expect(await list(p)).toBe(
+        `Refused: "${p}" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).`,
+      );
+    },
+  );
 
   it("says when the path is missing or a file", async () => {
     tree({ "a.txt": "" });

@@ -36,7 +36,11 @@ test("process_output shows a background server's latest output; stop_process sto
 
   const output = await call("process_output", { id: "bg-1" });
   const lines = output.split("\n");
-  expect(lines[0]).toMatch(new RegExp(`^bg-1 \\(pid ${bg!.pid}\\) \`node server.cjs\` in \\.: running at ${bg!.url!.replace(/[.]/g, "\\.")}, started \\d+ s ago\\.$`));
+  expect(lines[0]).toMatch(
+    new RegExp(
+      `^bg-1 \\(pid ${bg!.pid}\\) \`node server.cjs\` in \\.: running at ${bg!.url!.replace(/[.]/g, "\\.")}, started \\d+ s ago\\.$`,
+    ),
+  );
   expect(lines.slice(1)).toEqual(["Output (all 2 lines):", `Local: ${bg!.url}`, "GET /hello"]);
 
   expect((await call("process_output", { id: "bg-1", tail: 1 })).split("\n").slice(1)).toEqual([
@@ -44,24 +48,35 @@ test("process_output shows a background server's latest output; stop_process sto
     "GET /hello",
   ]);
 
-  expect(await call("stop_process", { id: "bg-1" })).toBe("Stopped bg-1 (`node server.cjs`) and the processes it started.");
+  expect(await call("stop_process", { id: "bg-1" })).toBe(
+    "Stopped bg-1 (`node server.cjs`) and the processes it started.",
+  );
   expect(isAlive(bg!.pid)).toBe(false);
   await waitFor(() => !bg!.running);
-  expect(await call("stop_process", { id: "bg-1" })).toMatch(/^bg-1 \(pid \d+\) `node server.cjs` in \.: exited with code \d+, started \d+ s ago; nothing to stop\.$/);
+  expect(await call("stop_process", { id: "bg-1" })).toMatch(
+    /^bg-1 \(pid \d+\) `node server.cjs` in \.: exited with code \d+, started \d+ s ago; nothing to stop\.$/,
+  );
   expect((await call("process_output", { id: "bg-1" })).split("\n")[0]).toMatch(/: exited with code \d+/);
 });
 
 test("secrets are redacted from the output", async () => {
   tools = createTools({ workspace: tmp.dir, env: { PATH: process.env.PATH }, redact: ["sk-supersecret123"] });
-  writeFileSync(path.join(tmp.dir, "leak.cjs"), 'console.log("key sk-supersecret123 ready on http://127.0.0.1:9"); setInterval(() => {}, 1000);\n');
+  writeFileSync(
+    path.join(tmp.dir, "leak.cjs"),
+    'console.log("key sk-supersecret123 ready on http://127.0.0.1:9"); setInterval(() => {}, 1000);\n',
+  );
   await call("execute_command", { command: "node leak.cjs" });
   expect(await call("process_output", { id: "bg-1" })).toContain("key [redacted] ready");
 });
 
 test("unknown ids get a message listing the known processes", async () => {
-  expect(await call("process_output", { id: "bg-9" })).toBe('Error: there is no background process "bg-9"; none has been started in this session.');
+  expect(await call("process_output", { id: "bg-9" })).toBe(
+    'Error: there is no background process "bg-9"; none has been started in this session.',
+  );
   await call("execute_command", { command: "node server.cjs" });
-  expect(await call("stop_process", { id: "bg-9" })).toBe('Error: there is no background process "bg-9". Known: bg-1 (running: node server.cjs).');
+  expect(await call("stop_process", { id: "bg-9" })).toBe(
+    'Error: there is no background process "bg-9". Known: bg-1 (running: node server.cjs).',
+  );
 });
 
 test("tailLines keeps the last lines within the character cap", () => {

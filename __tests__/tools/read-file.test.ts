@@ -56,7 +56,9 @@ describe("read_file output", () => {
       `${numbered(9, ["line 9", "line 10"])}\n\n[Lines 9-10 of 10, end of file.]`,
     );
     write("many.txt", lineList(3000).join("\n"));
-    expect(await read({ filePath: "many.txt", limit: 100_000 })).toMatch(/\[Lines 1-2000 of 3000\. Continue with offset 2001\.\]$/);
+    expect(await read({ filePath: "many.txt", limit: 100_000 })).toMatch(
+      /\[Lines 1-2000 of 3000\. Continue with offset 2001\.\]$/,
+    );
   });
 
   it("explains an offset past the end", async () => {
@@ -85,7 +87,12 @@ describe("read_file output", () => {
   });
 
   it("caps the output near 50 KB at the last whole line and says so", async () => {
-    write("wide.txt", lineList(2000).map((l) => l.padEnd(100, ".")).join("\n"));
+    write(
+      "wide.txt",
+      lineList(2000)
+        .map((l) => l.padEnd(100, "."))
+        .join("\n"),
+    );
     const out = await read({ filePath: "wide.txt" });
     // Each numbered line is 6 + 1 + 100 bytes plus its newline: 474 of them fit in 51200 bytes.
     const body = out.slice(0, out.lastIndexOf("\n\n"));
@@ -129,8 +136,13 @@ describe("read_file refusals and special files", () => {
     expect(await read({ filePath: "data.txt" })).toBe(
       '"data.txt" is a binary file (binary data, 7 B); read_file shows text only.',
     );
-    write("blob", Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]), Buffer.alloc(2048)]));
-    expect(await read({ filePath: "blob" })).toBe('"blob" is a binary file (PNG image, 2.0 KB); read_file shows text only.');
+    write(
+      "blob",
+      Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]), Buffer.alloc(2048)]),
+    );
+    expect(await read({ filePath: "blob" })).toBe(
+      '"blob" is a binary file (PNG image, 2.0 KB); read_file shows text only.',
+    );
     write("assets/font.woff2", "wOF2 looks like text");
     expect(await read({ filePath: "assets/font.woff2" })).toBe(
       '"assets/font.woff2" is a binary file (web font, 20 B); read_file shows text only.',
@@ -159,10 +171,13 @@ describe("read_file refusals and special files", () => {
     expect(await read({ filePath: "alias.txt" })).toBe("     1\thello\n\n[Lines 1-1 of 1, end of file.]");
   });
 
-  it.each(["../x", "/etc/passwd", "link-to-etc/passwd", "~/.bashrc"])("refuses %s as outside the workspace", async (p) => {
-    symlinkSync("/etc", path.join(dir, "link-to-etc"));
-    expect(await read({ filePath: p })).toBe(
-      `Refused: "${p}" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).`,
-    );
-  });
+  it.each(["../x", "/etc/passwd", "link-to-etc/passwd", "~/.bashrc"])(
+    "refuses %s as outside the workspace",
+    async (p) => {
+      symlinkSync("/etc", path.join(dir, "link-to-etc"));
+      expect(await read({ filePath: p })).toBe(
+        `Refused: "${p}" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).`,
+      );
+    },
+  );
 });

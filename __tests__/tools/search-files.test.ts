@@ -1,7 +1,14 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createTools, type Toolset } from "../../src/tools/index.js";
-import { compilePattern, findRipgrep, formatHits, MAX_SEARCH_MATCHES, ripgrepSearch, searchText } from "../../src/tools/search-files.js";
+import {
+  compilePattern,
+  findRipgrep,
+  formatHits,
+  MAX_SEARCH_MATCHES,
+  ripgrepSearch,
+  searchText,
+} from "../../src/tools/search-files.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -66,14 +73,22 @@ describe("search_files (built-in search)", () => {
       ["src/app.ts:3: serve(3000);", "", "[1 matching line in 1 file under the workspace.]"].join("\n"),
     );
     expect(await search(tools, { pattern: "todo", glob: "src/**/*.js" })).toBe(
-      ["src/deep/util.js:1: export const todo = 'todo later';", "", "[1 matching line in 1 file under the workspace.]"].join("\n"),
+      [
+        "src/deep/util.js:1: export const todo = 'todo later';",
+        "",
+        "[1 matching line in 1 file under the workspace.]",
+      ].join("\n"),
     );
     expect(await search(tools, { pattern: "todo", path: "src/deep/util.js" })).toContain("src/deep/util.js:1:");
   });
 
   test("an ignored folder named as the path is searched anyway", async () => {
     expect(await search(builtIn(), { pattern: "TODO", path: "node_modules" })).toBe(
-      ["node_modules/lib/index.js:1: // TODO: in a dependency", "", "[1 matching line in 1 file under node_modules.]"].join("\n"),
+      [
+        "node_modules/lib/index.js:1: // TODO: in a dependency",
+        "",
+        "[1 matching line in 1 file under node_modules.]",
+      ].join("\n"),
     );
   });
 

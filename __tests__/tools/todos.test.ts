@@ -53,9 +53,16 @@ describe("the write_todos tool", () => {
 
   test("refuses two items in progress, more than the limit, and unknown statuses; no list is taken from a failure", async () => {
     const tools = createTools({ workspace: tmp.dir });
-    const two = (await tools.write_todos.invoke(call([{ content: "a", status: "in_progress" }, { content: "b", status: "in_progress" }]))) as ToolMessage;
+    const two = (await tools.write_todos.invoke(
+      call([
+        { content: "a", status: "in_progress" },
+        { content: "b", status: "in_progress" },
+      ]),
+    )) as ToolMessage;
     expect(two.status).toBe("error");
-    expect(two.content).toBe("Error: 2 items are in_progress; at most one may be. Mark the others pending or completed and call write_todos again.");
+    expect(two.content).toBe(
+      "Error: 2 items are in_progress; at most one may be. Mark the others pending or completed and call write_todos again.",
+    );
     const many = Array.from({ length: MAX_TODOS + 1 }, (_, i) => ({ content: `step ${i}`, status: "pending" }));
     const tooMany = (await tools.write_todos.invoke(call(many))) as ToolMessage;
     expect(tooMany.status).toBe("error");
@@ -65,11 +72,17 @@ describe("the write_todos tool", () => {
   });
 
   test("the system prompt says when to use it and when not", () => {
-    const prompt = buildSystemPrompt({ workspace: "/w", projectInstructions: null, tools: createTools({ workspace: tmp.dir }).map((t) => t.name) });
+    const prompt = buildSystemPrompt({
+      workspace: "/w",
+      projectInstructions: null,
+      tools: createTools({ workspace: tmp.dir }).map((t) => t.name),
+    });
     expect(prompt).toContain("- write_todos: your todo list for the request");
     expect(prompt).toContain("three or more distinct steps");
     expect(prompt).toContain("Do not use it for a question, a one-line change or any single-step request.");
-    expect(buildSystemPrompt({ workspace: "/w", projectInstructions: null, tools: ["read_file"] })).not.toContain("write_todos");
+    expect(buildSystemPrompt({ workspace: "/w", projectInstructions: null, tools: ["read_file"] })).not.toContain(
+      "write_todos",
+    );
   });
 });
 
@@ -87,9 +100,26 @@ describe.each<EngineKind>(["graph", "loop"])("engine %s", (kind) => {
   test("each successful write_todos emits the list after its result and saves it in the thread's state", async () => {
     const h = engineHarness(kind, tmp.dir, [
       { toolCalls: [{ name: "write_todos", args: { todos: FIRST } }] },
-      { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "A\n" } }, { name: "write_todos", args: { todos: SECOND } }] },
+      {
+        toolCalls: [
+          { name: "write_file", args: { filePath: "a.txt", content: "A\n" } },
+          { name: "write_todos", args: { todos: SECOND } },
+        ],
+      },
       // Two in progress: refused, and the saved list stays as it was.
-      { toolCalls: [{ name: "write_todos", args: { todos: [{ content: "x", status: "in_progress" }, { content: "y", status: "in_progress" }] } }] },
+      {
+        toolCalls: [
+          {
+            name: "write_todos",
+            args: {
+              todos: [
+                { content: "x", status: "in_progress" },
+                { content: "y", status: "in_progress" },
+              ],
+            },
+          },
+        ],
+      },
       { toolCalls: [{ name: "write_todos", args: { todos: DONE } }] },
       "Wrote and checked a.txt.",
     ]);
@@ -99,7 +129,13 @@ describe.each<EngineKind>(["graph", "loop"])("engine %s", (kind) => {
     const trace = h.events
       .filter((e) => ["tool_call", "tool_result", "todos", "final"].includes(e.type))
       .map((e) =>
-        e.type === "tool_call" ? `call ${e.name}` : e.type === "tool_result" ? `result ${e.name} ${e.status}` : e.type === "todos" ? `todos ${e.step}` : "final",
+        e.type === "tool_call"
+          ? `call ${e.name}`
+          : e.type === "tool_result"
+            ? `result ${e.name} ${e.status}`
+            : e.type === "todos"
+              ? `todos ${e.step}`
+              : "final",
       );
     expect(trace).toEqual([
       "call write_todos",
@@ -120,13 +156,19 @@ describe.each<EngineKind>(["graph", "loop"])("engine %s", (kind) => {
     expect(eventsOf(h.events, "todos").map((e) => e.todos)).toEqual([FIRST, SECOND, DONE]);
     expect(await h.todos()).toEqual(DONE);
     // The model reads its list back as a short confirmation.
-    const results = (await h.history()).filter((m) => ToolMessage.isInstance(m) && m.name === "write_todos").map((m) => m.content);
+    const results = (await h.history())
+      .filter((m) => ToolMessage.isInstance(m) && m.name === "write_todos")
+      .map((m) => m.content);
     expect(results[0]).toBe("Todo list updated: 0 completed, 1 in progress, 1 pending. Next: Write a.txt");
     expect(results[3]).toBe("Todo list updated: 2 completed, 0 in progress, 0 pending. Every item is completed.");
   });
 
   test("the list survives to the next request on the same thread; a run without write_todos emits none", async () => {
-    const h = engineHarness(kind, tmp.dir, [{ toolCalls: [{ name: "write_todos", args: { todos: FIRST } }] }, "Planned.", "Hello."]);
+    const h = engineHarness(kind, tmp.dir, [
+      { toolCalls: [{ name: "write_todos", args: { todos: FIRST } }] },
+      "Planned.",
+      "Hello.",
+    ]);
     await h.run("plan it");
     await h.run("say hello");
     expect(eventsOf(h.events, "todos")).toHaveLength(1);
@@ -135,13 +177,26 @@ describe.each<EngineKind>(["graph", "loop"])("engine %s", (kind) => {
 
   test("--json carries the todos event, and the saved thread (SQLite checkpoint, loop thread file) holds the list", async () => {
     const workspace = tmp.dir;
-    server = await startOpenAIServer([{ toolCalls: [{ name: "write_todos", args: { todos: FIRST } }] }, { content: "Planned." }]);
+    server = await startOpenAIServer([
+      { toolCalls: [{ name: "write_todos", args: { todos: FIRST } }] },
+      { content: "Planned." },
+    ]);
     const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "1" });
-    const r = await runCli(["--workspace", workspace, "--engine", kind, "--thread", "todo-thread", "--json", "plan the work"], { env });
+    const r = await runCli(
+      ["--workspace", workspace, "--engine", kind, "--thread", "todo-thread", "--json", "plan the work"],
+      { env },
+    );
     expect(r.code).toBe(0);
-    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string });
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string });
     expect(events.filter((e) => e.type === "todos")).toEqual([{ type: "todos", step: 1, todos: FIRST }]);
-    expect(events.map((e) => e.type).filter((t) => ["tool_result", "todos", "final"].includes(t))).toEqual(["tool_result", "todos", "final"]);
+    expect(events.map((e) => e.type).filter((t) => ["tool_result", "todos", "final"].includes(t))).toEqual([
+      "tool_result",
+      "todos",
+      "final",
+    ]);
     if (kind === "loop") {
       expect(loadLoopThread(workspace, "todo-thread").todos).toEqual(FIRST);
     } else {

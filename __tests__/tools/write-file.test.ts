@@ -83,7 +83,9 @@ describe("write_file", () => {
 describe("write_file refusals", () => {
   it("refuses a directory", async () => {
     mkdirSync(path.join(dir, "src"));
-    expect(await write("src", "x")).toBe('"src" is a directory; write_file writes files. Choose a file path inside it.');
+    expect(await write("src", "x")).toBe(
+      '"src" is a directory; write_file writes files. Choose a file path inside it.',
+    );
   });
 
   it("refuses a file with several hard links and leaves it alone", async () => {

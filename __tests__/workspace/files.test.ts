@@ -127,7 +127,9 @@ describe("binary detection", () => {
   });
 
   it("sniffs only the first 8 KB", async () => {
-    expect(await detectBinary(file("late-nul", Buffer.concat([Buffer.alloc(8192, 0x61), Buffer.from([0])])))).toBeUndefined();
+    expect(
+      await detectBinary(file("late-nul", Buffer.concat([Buffer.alloc(8192, 0x61), Buffer.from([0])]))),
+    ).toBeUndefined();
     expect(await detectBinary(file("early-nul", Buffer.concat([Buffer.alloc(8191, 0x61), Buffer.from([0])])))).toBe(
       "binary data",
     );

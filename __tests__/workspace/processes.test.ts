@@ -24,7 +24,6 @@ import {
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { isAlive, pidsFrom, killPids } from "../helpers/pids.js";
 
-
 /** A dev server that listens on a free port and prints a coloured Vite-style "Local:" line. */
 function writeFakeDevServer(dir: string): string {
   const file = path.join(dir, "server.cjs");
@@ -42,7 +41,6 @@ server.listen(0, "127.0.0.1", () => {
   );
   return file;
 }
-
 
 let dir: string;
 let cleanup: () => void;
@@ -108,7 +106,7 @@ describe("runCommand", () => {
     expect(cat).toMatchObject({ status: "exited", exitCode: 0 });
     expect(cat.output.text).toBe("after-cat\n");
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect((await run("read -r line; echo \"read status $?\"")).output.text).toBe("read status 1\n");
+    expect((await run('read -r line; echo "read status $?"')).output.text).toBe("read status 1\n");
   });
 
   it("sets a non-interactive environment on top of the given base", async () => {

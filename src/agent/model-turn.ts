@@ -1,7 +1,13 @@
 import { SystemMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
-import { COMPACT_AT, compactHistory, countContextTokens, offloadLargeResults, type Compaction } from "../context/compaction.js";
+import {
+  COMPACT_AT,
+  compactHistory,
+  countContextTokens,
+  offloadLargeResults,
+  type Compaction,
+} from "../context/compaction.js";
 import { fitToBudget, estimateTokens } from "../context/budget.js";
 import { costOf, priceFor, type PriceTable } from "../models/cost.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
@@ -57,7 +63,11 @@ export interface TurnCompaction {
 }
 
 /** The USD cost of one response, when its model's price is known. */
-function costOfResponse(response: AIMessage, usage: UsageCount, input: Pick<ModelTurnInput, "modelName" | "prices">): number | undefined {
+function costOfResponse(
+  response: AIMessage,
+  usage: UsageCount,
+  input: Pick<ModelTurnInput, "modelName" | "prices">,
+): number | undefined {
   const named = (response.response_metadata as { model_name?: unknown } | undefined)?.model_name;
   const price = priceFor(typeof named === "string" && input.modelName ? named : input.modelName, input.prices);
   if (!price) return undefined;
@@ -67,7 +77,12 @@ function costOfResponse(response: AIMessage, usage: UsageCount, input: Pick<Mode
 
 export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
   const cost = a.cost === undefined && b.cost === undefined ? undefined : (a.cost ?? 0) + (b.cost ?? 0);
-  return { input: a.input + b.input, output: a.output + b.output, estimated: a.estimated || b.estimated, ...(cost === undefined ? {} : { cost }) };
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    estimated: a.estimated || b.estimated,
+    ...(cost === undefined ? {} : { cost }),
+  };
 }
 
 /**
@@ -75,8 +90,12 @@ export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
  * are summarised. Undefined when the history fits (or nothing could be summarised); otherwise
  * the caller saves `compaction.history` in place of the old conversation.
  */
-export async function compactBeforeTurn(input: CompactionInput, config?: RunnableConfig): Promise<TurnCompaction | undefined> {
-  if (countContextTokens(input.systemPrompt, input.history).tokens <= input.contextTokens * COMPACT_AT) return undefined;
+export async function compactBeforeTurn(
+  input: CompactionInput,
+  config?: RunnableConfig,
+): Promise<TurnCompaction | undefined> {
+  if (countContextTokens(input.systemPrompt, input.history).tokens <= input.contextTokens * COMPACT_AT)
+    return undefined;
   const compaction = await compactHistory(input.summaryModel, input.history, {
     systemPrompt: input.systemPrompt,
     budgetTokens: input.contextTokens,

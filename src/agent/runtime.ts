@@ -41,7 +41,17 @@ export interface AgentRuntime {
 /** The settings a runtime is built from. */
 export type RuntimeSettings = Pick<
   Settings,
-  "workspace" | "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "approval" | "maxSteps" | "contextTokens" | "prices"
+  | "workspace"
+  | "model"
+  | "apiKey"
+  | "baseUrl"
+  | "provider"
+  | "requestTimeoutMs"
+  | "maxRetries"
+  | "approval"
+  | "maxSteps"
+  | "contextTokens"
+  | "prices"
 > &
   // The provider wire's settings (src/provider/), all optional.
   Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties"> &
@@ -57,7 +67,9 @@ export interface RuntimeOptions {
 }
 
 export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions = {}): AgentRuntime {
-  const tools = options.tools ?? createTools({ workspace: settings.workspace, editTool: settings.editTool, ...options.toolOptions });
+  const tools =
+    options.tools ??
+    createTools({ workspace: settings.workspace, editTool: settings.editTool, ...options.toolOptions });
   return {
     model: options.model ?? createChatModel(settings),
     tools,

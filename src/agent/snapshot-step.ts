@@ -32,7 +32,15 @@ export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSna
 }
 
 /** Tools that never change a file: no snapshot is taken for a step that calls only these. */
-const READ_ONLY_TOOLS = new Set(["read_file", "list_directory", "find_files", "search_files", "process_output", "stop_process", "write_todos"]);
+const READ_ONLY_TOOLS = new Set([
+  "read_file",
+  "list_directory",
+  "find_files",
+  "search_files",
+  "process_output",
+  "stop_process",
+  "write_todos",
+]);
 
 export function canChangeFiles(calls: ReadonlyArray<{ name: string }>): boolean {
   return calls.some((c) => !READ_ONLY_TOOLS.has(c.name));
@@ -48,7 +56,10 @@ export function currentRequest(messages: readonly BaseMessage[]): string | undef
 }
 
 /** The snapshot of the files as a conversation left them: after the latest request that changed any. */
-export function workspaceAt(messages: readonly BaseMessage[], snapshots: WorkspaceSnapshots | undefined): string | undefined {
+export function workspaceAt(
+  messages: readonly BaseMessage[],
+  snapshots: WorkspaceSnapshots | undefined,
+): string | undefined {
   if (!snapshots) return undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
@@ -70,7 +81,9 @@ function storeFor(workspace: string): SnapshotStore | undefined {
 function warn(workspace: string, err: unknown, notice: (text: string) => void): void {
   if (warned.has(workspace)) return;
   warned.add(workspace);
-  notice(`Workspace snapshots are off for this session (${(err as Error).message}); the run goes on, but /undo cannot bring files back.`);
+  notice(
+    `Workspace snapshots are off for this session (${(err as Error).message}); the run goes on, but /undo cannot bring files back.`,
+  );
 }
 
 export interface SnapshotStepInput {
@@ -149,7 +162,8 @@ export async function syncWorkspaceToCheckpoint(input: Omit<SnapshotStepInput, "
     await store.take();
     await store.restore(target, paths);
     await store.setThreadSnapshot(input.threadId, target);
-    if (paths.length > 0) input.notice(`Time travel: restored ${paths.length} file(s) to this checkpoint's snapshot: ${paths.join(", ")}.`);
+    if (paths.length > 0)
+      input.notice(`Time travel: restored ${paths.length} file(s) to this checkpoint's snapshot: ${paths.join(", ")}.`);
     return paths;
   } catch (err) {
     warn(input.workspace, err, input.notice);

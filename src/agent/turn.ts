@@ -74,7 +74,9 @@ export function lastAIMessage(messages: readonly BaseMessage[]): AIMessage | und
 
 /** Model turns one message stands for: a compaction summary (SUMMARY_KEY in compaction.ts) stands for those it replaced. */
 function turnsIn(message: AIMessage): number {
-  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.mini_cursor_summary as { steps?: number } | undefined;
+  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.mini_cursor_summary as
+    | { steps?: number }
+    | undefined;
   return marker ? (marker.steps ?? 0) : 1;
 }
 
@@ -95,7 +97,8 @@ export { messageText } from "../provider/message.js";
 /** Result text for calls cut off by Ctrl-C. */
 export const INTERRUPTED_CALL_RESULT = "Interrupted by the user (Ctrl-C) before this call finished.";
 /** What the model finds at the end of a turn the user cancelled. */
-export const INTERRUPTED_NOTE = "(The user interrupted this turn with Ctrl-C. The work above may be incomplete; wait for their next request.)";
+export const INTERRUPTED_NOTE =
+  "(The user interrupted this turn with Ctrl-C. The work above may be incomplete; wait for their next request.)";
 
 /**
  * Messages that close a cancelled turn: a result for each call that never got one, and a note

@@ -48,18 +48,28 @@ function traced(engine: Engine, settings: Settings): Engine & { flush?(): Promis
   if (!settings.tracing) return engine;
   // Only our tracer, which redacts, may post: LangChain would add its own from the environment.
   detachLangChainTracing();
-  return traceEngine(engine, { tracing: settings.tracing, secrets: redactedValues(settings), workspace: settings.workspace });
+  return traceEngine(engine, {
+    tracing: settings.tracing,
+    secrets: redactedValues(settings),
+    workspace: settings.workspace,
+  });
 }
 
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
   const { tools, sandbox } = createAgentTools(
     settings,
-    (chunk) => options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
+    (chunk) =>
+      options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
     options.mcp,
   );
   const memory = options.memory ?? openSqliteMemory(settings.workspace);
-  const meta = { engine: settings.engine, model: describeModel(settings), provider: settings.provider, workspace: settings.workspace };
+  const meta = {
+    engine: settings.engine,
+    model: describeModel(settings),
+    provider: settings.provider,
+    workspace: settings.workspace,
+  };
   // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
   const runtime = createRuntime(settings, { model: options.model, tools });
   let engine: Engine & { flush?(): Promise<void> };
@@ -74,7 +84,16 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
   } else {
     const checkpointer = options.checkpointer ?? memory.checkpointer();
     const graph = createBuilder(runtime).compile({ checkpointer });
-    engine = traced(createGraphEngine({ graph, meta, modelSettings: settings, approval: settings.approval, maxSteps: settings.maxSteps }), settings);
+    engine = traced(
+      createGraphEngine({
+        graph,
+        meta,
+        modelSettings: settings,
+        approval: settings.approval,
+        maxSteps: settings.maxSteps,
+      }),
+      settings,
+    );
     history = graphThreadHistory(graph);
   }
   return {

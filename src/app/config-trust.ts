@@ -25,7 +25,12 @@ const askOnTerminal: AskLine = async (question) => {
  * remember the answer in the trust store; off a terminal, say that those rules are ignored.
  * Returns true when a file was trusted now.
  */
-export async function confirmConfigTrust(settings: Settings, interactive: boolean, renderer: Renderer, ask: AskLine = askOnTerminal): Promise<boolean> {
+export async function confirmConfigTrust(
+  settings: Settings,
+  interactive: boolean,
+  renderer: Renderer,
+  ask: AskLine = askOnTerminal,
+): Promise<boolean> {
   let untrusted;
   try {
     untrusted = loadProjectRules(settings.workspace, { trustStore: settings.trustStore }).untrusted;
@@ -36,24 +41,38 @@ export async function confirmConfigTrust(settings: Settings, interactive: boolea
   let trustedNow = false;
   for (const file of untrusted ?? []) {
     const parts = [
-      file.allow.length > 0 ? `allow rules (${file.allow.map((r) => `\`${r}\``).join(", ")}) that run those commands without asking` : "",
+      file.allow.length > 0
+        ? `allow rules (${file.allow.map((r) => `\`${r}\``).join(", ")}) that run those commands without asking`
+        : "",
       file.passEnv.length > 0 ? `passEnv (${file.passEnv.join(", ")}) that hands those variables to every command` : "",
-      file.mcpServers?.length ? `MCP servers (${file.mcpServers.join(", ")}) that start programs or reach URLs it names` : "",
+      file.mcpServers?.length
+        ? `MCP servers (${file.mcpServers.join(", ")}) that start programs or reach URLs it names`
+        : "",
     ].filter(Boolean);
     if (parts.length === 0) parts.push("MCP approval rules (an `mcp` block) that let MCP tools run without asking");
     const what = sanitizeForTerminal(`${file.file} in this repository has ${parts.join(", and ")}.`);
     if (!interactive) {
-      renderer.note(`${what} They are ignored until you trust this file: run mini-cursor on a terminal in this workspace to be asked. Its deny and ask rules apply.`);
+      renderer.note(
+        `${what} They are ignored until you trust this file: run mini-cursor on a terminal in this workspace to be asked. Its deny and ask rules apply.`,
+      );
       continue;
     }
     renderer.pause();
-    const answer = (await ask(`\n${what}\n  Trust this file's current content? (remembered outside the repository; asked again if it changes) [y/N] `)).trim().toLowerCase();
+    const answer = (
+      await ask(
+        `\n${what}\n  Trust this file's current content? (remembered outside the repository; asked again if it changes) [y/N] `,
+      )
+    )
+      .trim()
+      .toLowerCase();
     if (answer === "y" || answer === "yes") {
       trustFile(settings.trustStore, file.path, file.hash);
       renderer.note(`Trusted ${file.file} (saved in ${settings.trustStore}).`);
       trustedNow = true;
     } else {
-      renderer.note(`Not trusted: its allow rules${file.mcpServers?.length ? ", passEnv and MCP servers" : " and passEnv"} are ignored; its deny and ask rules apply.`);
+      renderer.note(
+        `Not trusted: its allow rules${file.mcpServers?.length ? ", passEnv and MCP servers" : " and passEnv"} are ignored; its deny and ask rules apply.`,
+      );
     }
   }
   return trustedNow;

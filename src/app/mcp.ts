@@ -27,7 +27,11 @@ export function configuredMcpServers(settings: Pick<Settings, "workspace" | "tru
  * pay). A server whose tools are cached is not started here; see mcp/cache.ts.
  * Throws McpConfigError when the user's config file is invalid.
  */
-export async function prepareMcp(settings: Settings, note: (text: string) => void, fresh = false): Promise<McpHub | undefined> {
+export async function prepareMcp(
+  settings: Settings,
+  note: (text: string) => void,
+  fresh = false,
+): Promise<McpHub | undefined> {
   const servers = configuredMcpServers(settings);
   if (servers.length === 0) return undefined;
   const { createMcpHub } = await import("../mcp/hub.js");
@@ -63,7 +67,10 @@ export async function mcpListReport(settings: Settings, json: boolean, note: (te
     const servers = hub?.status() ?? [];
     const untrusted = untrustedMcpServers(settings);
     if (json) {
-      const rows = [...servers, ...untrusted.map((u) => ({ name: u.name, file: u.file, state: "not trusted", tools: [] }))];
+      const rows = [
+        ...servers,
+        ...untrusted.map((u) => ({ name: u.name, file: u.file, state: "not trusted", tools: [] })),
+      ];
       return rows.map((r) => `${JSON.stringify(r)}\n`).join("");
     }
     return `${formatMcpStatus(servers, untrusted)}\n`;

@@ -13,11 +13,17 @@ export function acceptMode(session: Pick<Session, "beforePlan">): ApprovalMode {
 
 /** The command that carries out the current thread's plan in a later run (a one-shot run's "not now", or no terminal). */
 export function carryOutCommand(session: Pick<Session, "beforePlan" | "settings" | "threadId">): string {
-  return continueCommand(`${launchCommand()} --approval ${acceptMode(session)}`, session.settings, session.threadId, PLAN_ACCEPTED_TASK);
+  return continueCommand(
+    `${launchCommand()} --approval ${acceptMode(session)}`,
+    session.settings,
+    session.threadId,
+    PLAN_ACCEPTED_TASK,
+  );
 }
 
 /** In a session, "not now" leaves plan mode on and the plan ready for these. */
-export const SESSION_PLAN_LATER = "Still in plan mode: type changes to the plan, /plan accept [mode] to carry it out, or /plan off to leave plan mode.";
+export const SESSION_PLAN_LATER =
+  "Still in plan mode: type changes to the plan, /plan accept [mode] to carry it out, or /plan off to leave plan mode.";
 
 /** Whether a finished request leaves a plan to review: plan mode, and the model answered. */
 export function hasPlanToReview(session: Pick<Session, "approval">, summary: RunSummary): boolean {

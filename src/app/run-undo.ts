@@ -7,7 +7,12 @@ import { sessionUndoContext, undoLastTurn } from "./undo.js";
 
 /** `--undo` with `--thread`/`--continue`: undoes the thread's last turn and exits (0 done, 1 refused or nothing to undo). */
 export async function runUndo(settings: Settings, force: boolean): Promise<number> {
-  const renderer = createPrettyRenderer({ color: settings.color && Boolean(process.stdout.isTTY), spinner: false, verbose: settings.verbose, echoRequest: false });
+  const renderer = createPrettyRenderer({
+    color: settings.color && Boolean(process.stdout.isTTY),
+    spinner: false,
+    verbose: settings.verbose,
+    echoRequest: false,
+  });
   const session = await createSession(settings, { renderer });
   try {
     if (!session.resumed) {
@@ -18,13 +23,19 @@ export async function runUndo(settings: Settings, force: boolean): Promise<numbe
       ? async (paths: string[]) => {
           const rl = createInterface({ input: process.stdin, output: process.stdout });
           try {
-            return /^y(es)?$/i.test((await rl.question(`Overwrite ${paths.length} file(s) changed by hand? [y/N] `)).trim());
+            return /^y(es)?$/i.test(
+              (await rl.question(`Overwrite ${paths.length} file(s) changed by hand? [y/N] `)).trim(),
+            );
           } finally {
             rl.close();
           }
         }
       : undefined;
-    const result = await undoLastTurn(sessionUndoContext(session), { overwrite: force, confirm, forceHint: "the same command with --force" });
+    const result = await undoLastTurn(sessionUndoContext(session), {
+      overwrite: force,
+      confirm,
+      forceHint: "the same command with --force",
+    });
     renderer.note(result.text);
     return result.ok ? EXIT.ok : EXIT.failure;
   } finally {

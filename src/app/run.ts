@@ -68,7 +68,8 @@ async function sessionMcp(settings: Settings, renderer: Renderer) {
 }
 
 function reportStopped(stopped: BackgroundProcess[], renderer: Renderer): void {
-  for (const p of stopped) renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
+  for (const p of stopped)
+    renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
 }
 
 /** Resolves on the first stop signal. */
@@ -111,11 +112,21 @@ export async function runOnce(settings: Settings, task: string, version: string)
   // On a terminal Ctrl-C is read as a key and raised to this process alone: as a signal to the
   // whole group, the tsx wrapper (`npm run dev`) would relay it again, or SIGKILL us if we were
   // slow to acknowledge it.
-  const keys = interactive && process.stdin.isTTY ? watchKeys(process.stdin, () => process.kill(process.pid, "SIGINT")) : undefined;
+  const keys =
+    interactive && process.stdin.isTTY
+      ? watchKeys(process.stdin, () => process.kill(process.pid, "SIGINT"))
+      : undefined;
   try {
     const approver = interactive
       ? pausingKeys(
-          withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), () => abort.abort()), settings.workspace, (t) => renderer.note(t)),
+          withSavedAlwaysRules(
+            createTerminalApprover(
+              () => renderer.pause(),
+              () => abort.abort(),
+            ),
+            settings.workspace,
+            (t) => renderer.note(t),
+          ),
           keys,
         )
       : nonInteractiveApprover;
@@ -131,7 +142,14 @@ export async function runOnce(settings: Settings, task: string, version: string)
           }
         };
         const later = `Not carried out. To carry out this plan later: ${carryOutCommand(session)}`;
-        summary = await reviewPlan(session, renderer, ask, (next) => session.runTurn(next, abort.signal, approver), summary, later);
+        summary = await reviewPlan(
+          session,
+          renderer,
+          ask,
+          (next) => session.runTurn(next, abort.signal, approver),
+          summary,
+          later,
+        );
       } else {
         // Off a terminal the plan is the run's output; carrying it out is another run on the same thread.
         renderer.note(`Plan mode: nothing was changed or run. To carry out this plan: ${carryOutCommand(session)}`);
@@ -168,13 +186,24 @@ export async function runInteractive(settings: Settings, version: string): Promi
       interactive,
       approver: (cancel) =>
         interactive
-          ? withSavedAlwaysRules(createTerminalApprover(() => renderer.pause(), cancel), settings.workspace, (t) => renderer.note(t))
+          ? withSavedAlwaysRules(
+              createTerminalApprover(() => renderer.pause(), cancel),
+              settings.workspace,
+              (t) => renderer.note(t),
+            )
           : nonInteractiveApprover,
       runCommand: (line, confirm) => runSlashCommand(line, { session, renderer, confirm }),
       // A plan made on a terminal: accept it (the same thread carries it out), refine it, or not now.
       afterTurn: async (summary, runTurn) => {
         if (!interactive || !hasPlanToReview(session, summary)) return;
-        await reviewPlan(session, renderer, (mode) => askPlanAnswer(process.stdin, process.stdout, mode), runTurn, summary, SESSION_PLAN_LATER);
+        await reviewPlan(
+          session,
+          renderer,
+          (mode) => askPlanAnswer(process.stdin, process.stdout, mode),
+          runTurn,
+          summary,
+          SESSION_PLAN_LATER,
+        );
       },
       watchSignals: sessionSignals,
     });
@@ -183,4 +212,3 @@ export async function runInteractive(settings: Settings, version: string): Promi
     reportStopped(await session.close(), renderer);
   }
 }
-

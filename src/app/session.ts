@@ -48,7 +48,11 @@ export interface SessionOptions {
 }
 
 /** The thread the flags ask for: --thread (new or existing), --continue (latest), or a new one. */
-export async function pickThread(settings: Settings, threads: ThreadStore, note: (text: string) => void): Promise<{ id: string; resumed: boolean }> {
+export async function pickThread(
+  settings: Settings,
+  threads: ThreadStore,
+  note: (text: string) => void,
+): Promise<{ id: string; resumed: boolean }> {
   if (settings.thread) return { id: settings.thread, resumed: Boolean(await findThreadIn(threads, settings.thread)) };
   if (settings.continueLatest) {
     const latest = await latestThreadIn(threads, settings.engine);
@@ -103,7 +107,15 @@ export async function createSession(settings: Settings, options: SessionOptions)
       }
       const note = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
       acceptedNote = undefined;
-      const summary = await parts.engine.run({ task, threadId: session.threadId, approver, emit, signal, approval: session.approval, note });
+      const summary = await parts.engine.run({
+        task,
+        threadId: session.threadId,
+        approver,
+        emit,
+        signal,
+        approval: session.approval,
+        note,
+      });
       await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
       return summary;
     },

@@ -27,7 +27,9 @@ export interface SlashContext {
 function undoOptions(command: string, words: readonly string[], confirm: SlashContext["confirm"]) {
   return {
     overwrite: words.includes("--force"),
-    confirm: confirm && ((paths: string[]) => confirm(`Overwrite ${paths.length} file(s) changed by hand (${paths.join(", ")})? [y/N] `)),
+    confirm:
+      confirm &&
+      ((paths: string[]) => confirm(`Overwrite ${paths.length} file(s) changed by hand (${paths.join(", ")})? [y/N] `)),
     forceHint: `${command} --force`,
   };
 }
@@ -55,7 +57,9 @@ function planCommand(arg: string, { session, renderer }: SlashContext): SlashRes
     return "continue";
   }
   session.setApproval("plan");
-  renderer.note("Plan mode: only read-only tools run; the model ends with a plan (/plan accept to carry it out, /plan off to leave).");
+  renderer.note(
+    "Plan mode: only read-only tools run; the model ends with a plan (/plan accept to carry it out, /plan off to leave).",
+  );
   return arg ? { request: arg } : "continue";
 }
 
@@ -158,7 +162,10 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     summary: "plan mode: only read-only tools run and the model ends with a plan (and runs the request)",
     run: planCommand,
     more: [
-      { usage: "/plan accept [mode]", summary: "carry out the plan on this thread (mode: the one before plan mode, else auto-edit)" },
+      {
+        usage: "/plan accept [mode]",
+        summary: "carry out the plan on this thread (mode: the one before plan mode, else auto-edit)",
+      },
       { usage: "/plan off", summary: "leave plan mode without carrying anything out" },
     ],
   },
@@ -216,7 +223,9 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
         renderer.note(formatTurns(listTurns(messages, snapshots)));
         return "continue";
       }
-      renderer.note((await rewindTo(sessionUndoContext(session), Number(target), undoOptions("/rewind", words, confirm))).text);
+      renderer.note(
+        (await rewindTo(sessionUndoContext(session), Number(target), undoOptions("/rewind", words, confirm))).text,
+      );
       return "continue";
     },
   },

@@ -25,7 +25,11 @@ export function redactedValues(settings: Pick<Settings, "apiKey" | "workspace">)
  * MCP servers' tools (`mcp`, see app/mcp.ts) come after the built-in ones, redacted the same way.
  * Throws SandboxUnavailableError for `--sandbox on` without a usable bubblewrap.
  */
-export function createAgentTools(settings: Settings, onOutput?: (chunk: OutputChunk) => void, mcp?: McpHub): { tools: Toolset; sandbox: SandboxPlan } {
+export function createAgentTools(
+  settings: Settings,
+  onOutput?: (chunk: OutputChunk) => void,
+  mcp?: McpHub,
+): { tools: Toolset; sandbox: SandboxPlan } {
   // The command classifier's parser (WASM) loads while the model thinks about the first step.
   void loadShellParser().catch(() => undefined);
   const passEnv = [...settings.passEnv, ...rulesPassEnv(settings.workspace)];

@@ -34,7 +34,8 @@ function redactDeep(value: unknown, redactor: Redactor): unknown {
   if (Array.isArray(value)) return value.map((v) => redactDeep(v, redactor));
   if (value && typeof value === "object") {
     // Messages and other classes serialise through toJSON; redact what would be sent.
-    const plain = typeof (value as { toJSON?: unknown }).toJSON === "function" ? (value as { toJSON(): unknown }).toJSON() : value;
+    const plain =
+      typeof (value as { toJSON?: unknown }).toJSON === "function" ? (value as { toJSON(): unknown }).toJSON() : value;
     if (plain !== value) return redactDeep(plain, redactor);
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v, redactor)]));
   }
@@ -46,7 +47,12 @@ interface Tracer {
   flush(): Promise<void>;
 }
 
-async function createTracer(tracing: TracingSettings, redactor: Redactor, tags: string[], metadata: Record<string, unknown>): Promise<Tracer> {
+async function createTracer(
+  tracing: TracingSettings,
+  redactor: Redactor,
+  tags: string[],
+  metadata: Record<string, unknown>,
+): Promise<Tracer> {
   const [{ Client }, { LangChainTracer }, { CallbackManager }, { awaitAllCallbacks }] = await Promise.all([
     import("langsmith"),
     import("@langchain/core/tracers/tracer_langchain"),
@@ -101,7 +107,10 @@ export function traceEngine(engine: Engine, context: TraceContext): TracedEngine
   const workspaceName = path.basename(context.workspace);
   let tracer: Promise<Tracer> | undefined;
   const load = () =>
-    (tracer ??= createTracer(context.tracing, redactor, [TRACE_TAG, `engine:${engine.name}`], { engine: engine.name, workspace: workspaceName }));
+    (tracer ??= createTracer(context.tracing, redactor, [TRACE_TAG, `engine:${engine.name}`], {
+      engine: engine.name,
+      workspace: workspaceName,
+    }));
   return {
     name: engine.name,
     async run(request: RunRequest): Promise<RunSummary> {
@@ -112,7 +121,12 @@ export function traceEngine(engine: Engine, context: TraceContext): TracedEngine
       );
       return turn.invoke(
         { task: request.task },
-        { callbacks, runName: TURN_RUN_NAME, tags: [`thread:${request.threadId}`], metadata: { thread_id: request.threadId } },
+        {
+          callbacks,
+          runName: TURN_RUN_NAME,
+          tags: [`thread:${request.threadId}`],
+          metadata: { thread_id: request.threadId },
+        },
       );
     },
     async flush() {

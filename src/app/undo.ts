@@ -91,7 +91,10 @@ export async function undoLastTurn(ctx: UndoContext, options: UndoOptions): Prom
     return await undoLast(ctx, options);
   } catch (err) {
     if (!(err instanceof SnapshotError)) throw err;
-    return { ok: false, text: `The undo failed: ${err.message}. Files it had already put back stay so; the conversation was not changed.` };
+    return {
+      ok: false,
+      text: `The undo failed: ${err.message}. Files it had already put back stay so; the conversation was not changed.`,
+    };
   }
 }
 
@@ -102,7 +105,10 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
   const lines = [`Undid turn ${turn.number}: ${turn.text.replace(/\s+/g, " ").slice(0, TURN_TITLE_CHARS)}`];
   const entry = turn.snapshot;
   if (entry && !snapshotsEnabled()) {
-    return { ok: false, text: "Workspace snapshots are off (MINI_CURSOR_SNAPSHOTS=off), so files cannot be brought back; nothing was changed." };
+    return {
+      ok: false,
+      text: "Workspace snapshots are off (MINI_CURSOR_SNAPSHOTS=off), so files cannot be brought back; nothing was changed.",
+    };
   }
   if (entry) {
     const store = snapshotStore(ctx.workspace);
@@ -113,11 +119,18 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
     if (conflicts.length > 0 && !options.overwrite) {
       const list = conflicts.map((p) => `  ${p}`).join("\n");
       const heading = `These files were changed by hand since the agent's last step in turn ${turn.number}; undoing it would overwrite those changes:\n${list}`;
-      if (!options.confirm) return { ok: false, text: `${heading}\nNothing was changed. To overwrite them, run ${options.forceHint}.` };
+      if (!options.confirm)
+        return { ok: false, text: `${heading}\nNothing was changed. To overwrite them, run ${options.forceHint}.` };
       if (!(await options.confirm(conflicts))) return { ok: false, text: "Undo cancelled; nothing was changed." };
     }
-    await store.restore(entry.before, restore.map((c) => c.path));
-    lines.push(restore.length > 0 ? `Files (${restore.length}):` : "The turn left no file changed.", ...restore.map(describeChange));
+    await store.restore(
+      entry.before,
+      restore.map((c) => c.path),
+    );
+    lines.push(
+      restore.length > 0 ? `Files (${restore.length}):` : "The turn left no file changed.",
+      ...restore.map(describeChange),
+    );
   } else {
     lines.push("That turn changed no files (or they were not recorded); only the conversation goes back.");
   }
@@ -126,7 +139,10 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
     if (ctx.history.tracksWorkspace) {
       // The thread's files are now those of its new last checkpoint: time travel must not "restore" them again.
       const after = await ctx.history.read(ctx.threadId);
-      await snapshotStore(ctx.workspace).setThreadSnapshot(ctx.threadId, workspaceAt(after.messages, after.snapshots) ?? entry.before);
+      await snapshotStore(ctx.workspace).setThreadSnapshot(
+        ctx.threadId,
+        workspaceAt(after.messages, after.snapshots) ?? entry.before,
+      );
     }
     const stopped = await stopStartedSince(ctx.processes, entry.startedAt);
     for (const p of stopped) lines.push(`Stopped background process ${p.id} (${p.command}), started by that turn.`);
@@ -139,7 +155,13 @@ export async function rewindTo(ctx: UndoContext, number: number, options: UndoOp
   const { messages, snapshots } = await ctx.history.read(ctx.threadId);
   const turns = listTurns(messages, snapshots);
   if (!Number.isInteger(number) || number < 1 || number > turns.length) {
-    return { ok: false, text: turns.length === 0 ? "No turns in this thread yet." : `Usage: /rewind <n> with n from 1 to ${turns.length}.\n${formatTurns(turns)}` };
+    return {
+      ok: false,
+      text:
+        turns.length === 0
+          ? "No turns in this thread yet."
+          : `Usage: /rewind <n> with n from 1 to ${turns.length}.\n${formatTurns(turns)}`,
+    };
   }
   const texts: string[] = [];
   for (let i = turns.length; i >= number; i--) {
@@ -151,6 +173,15 @@ export async function rewindTo(ctx: UndoContext, number: number, options: UndoOp
 }
 
 /** The undo context of a CLI session's current thread. */
-export function sessionUndoContext(session: { settings: { workspace: string }; threadId: string; parts: { history: ThreadHistory; tools: { processes: ProcessRegistry } } }): UndoContext {
-  return { workspace: session.settings.workspace, threadId: session.threadId, history: session.parts.history, processes: session.parts.tools.processes };
+export function sessionUndoContext(session: {
+  settings: { workspace: string };
+  threadId: string;
+  parts: { history: ThreadHistory; tools: { processes: ProcessRegistry } };
+}): UndoContext {
+  return {
+    workspace: session.settings.workspace,
+    threadId: session.threadId,
+    history: session.parts.history,
+    processes: session.parts.tools.processes,
+  };
 }

@@ -11,9 +11,9 @@ import {
 // does not); the budget here is built on them.
 export { estimateTextTokens, estimateTokens, estimateTotalTokens };
 
-
 /** Result text for a call that never got one (the run was interrupted or hit its step limit). */
-export const UNANSWERED_TOOL_RESULT = "This tool call was not run: the run stopped (interrupted or step limit) before it.";
+export const UNANSWERED_TOOL_RESULT =
+  "This tool call was not run: the run stopped (interrupted or step limit) before it.";
 
 /**
  * Providers reject a conversation where a tool call has no result. After Ctrl-C or a step
@@ -36,7 +36,9 @@ export function answerDanglingToolCalls(messages: readonly BaseMessage[]): BaseM
     }
     for (const call of message.tool_calls) {
       if (call.id && !answered.has(call.id)) {
-        out.push(new ToolMessage({ tool_call_id: call.id, name: call.name, content: UNANSWERED_TOOL_RESULT, status: "error" }));
+        out.push(
+          new ToolMessage({ tool_call_id: call.id, name: call.name, content: UNANSWERED_TOOL_RESULT, status: "error" }),
+        );
       }
     }
   }
@@ -92,11 +94,7 @@ function shortenRequest(message: BaseMessage, capTokens: number, budgetTokens: n
  * caller's and is counted through `reservedTokens`. A latest request larger than its share
  * (MAX_REQUEST_SHARE) is sent as its head and tail with a note, so what is sent always fits.
  */
-export function fitToBudget(
-  messages: readonly BaseMessage[],
-  budgetTokens: number,
-  reservedTokens = 0,
-): BaseMessage[] {
+export function fitToBudget(messages: readonly BaseMessage[], budgetTokens: number, reservedTokens = 0): BaseMessage[] {
   const units = toUnits(answerDanglingToolCalls(messages));
   let latestHuman = -1;
   units.forEach((unit, index) => {

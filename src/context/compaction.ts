@@ -50,7 +50,9 @@ export interface TokenCount {
 
 /** Whether a message is a compaction summary, and how many model turns it replaced. */
 export function summarySteps(message: BaseMessage): number | undefined {
-  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.[SUMMARY_KEY] as { steps?: number } | undefined;
+  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.[SUMMARY_KEY] as
+    | { steps?: number }
+    | undefined;
   return marker ? Math.max(0, marker.steps ?? 0) : undefined;
 }
 
@@ -66,7 +68,10 @@ export function countContextTokens(systemPrompt: string, history: readonly BaseM
     if (summarySteps(m) !== undefined) break;
     const usage = AIMessage.isInstance(m) ? m.usage_metadata : undefined;
     if (usage && usage.input_tokens > 0) {
-      return { tokens: usage.input_tokens + usage.output_tokens + estimateTotalTokens(history.slice(i + 1)), estimated: false };
+      return {
+        tokens: usage.input_tokens + usage.output_tokens + estimateTotalTokens(history.slice(i + 1)),
+        estimated: false,
+      };
     }
   }
   return { tokens: system + estimateTotalTokens(history), estimated: true };
@@ -96,7 +101,11 @@ function saveResult(workspace: string, id: string, text: string): string | undef
  * already read (all but those of the latest turn) are replaced by their start and a pointer to
  * the full text on disk. The saved history is not changed, so this is the same every time.
  */
-export function offloadLargeResults(history: readonly BaseMessage[], workspace: string, threshold = OFFLOAD_RESULT_CHARS): BaseMessage[] {
+export function offloadLargeResults(
+  history: readonly BaseMessage[],
+  workspace: string,
+  threshold = OFFLOAD_RESULT_CHARS,
+): BaseMessage[] {
   let lastAI = -1;
   history.forEach((m, i) => {
     if (AIMessage.isInstance(m)) lastAI = i;
@@ -132,7 +141,8 @@ function toUnits(messages: readonly BaseMessage[]): Unit[] {
   return units;
 }
 
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text);
+const cut = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
 
 /** The older part as plain text, so the summariser needs no tools and sees every call and result. */
 export function renderTranscript(messages: readonly BaseMessage[], maxChars: number): string {
@@ -207,13 +217,19 @@ export async function compactHistory(
   const older = units.filter((_, i) => i < tailStart && i !== latest);
   const olderMessages = older.flat();
   // Nothing to gain: no older part, or only an earlier summary.
-  if (olderMessages.length === 0 || (olderMessages.length === 1 && summarySteps(olderMessages[0]!) !== undefined)) return undefined;
+  if (olderMessages.length === 0 || (olderMessages.length === 1 && summarySteps(olderMessages[0]!) !== undefined))
+    return undefined;
 
   const request = latest >= 0 ? units[latest]! : [];
   const maxChars = options.budgetTokens * CHARS_PER_TOKEN * TRANSCRIPT_SHARE;
   const transcript = renderTranscript(olderMessages, maxChars);
-  const latestText = request.length ? `\n\n---\nThe user's latest request, kept verbatim after your summary (do not repeat it): ${cut(messageText(request[0]!), 2000)}` : "";
-  const sent = [new SystemMessage(SUMMARY_PROMPT), new HumanMessage(`Conversation to summarise:\n\n${transcript}${latestText}`)];
+  const latestText = request.length
+    ? `\n\n---\nThe user's latest request, kept verbatim after your summary (do not repeat it): ${cut(messageText(request[0]!), 2000)}`
+    : "";
+  const sent = [
+    new SystemMessage(SUMMARY_PROMPT),
+    new HumanMessage(`Conversation to summarise:\n\n${transcript}${latestText}`),
+  ];
   let response: AIMessage;
   try {
     // No callbacks: the summary must not stream into the trace as if it were the answer.

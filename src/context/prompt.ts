@@ -42,7 +42,8 @@ function todoRules(tools: readonly string[] | undefined): string {
 export function buildSystemPrompt(ctx: PromptContext): string {
   const date = (ctx.date ?? new Date()).toISOString().slice(0, 10);
   const platform = ctx.platform ?? `${os.type()} ${os.release()} (${process.platform}/${process.arch})`;
-  const instructions = ctx.projectInstructions === undefined ? loadProjectInstructions(ctx.workspace) : ctx.projectInstructions;
+  const instructions =
+    ctx.projectInstructions === undefined ? loadProjectInstructions(ctx.workspace) : ctx.projectInstructions;
   const prompt = `You are mini-cursor, a coding agent working in a terminal on the user's project.
 You complete the user's request by calling tools, reading their results and continuing until the work is done.
 

@@ -11,18 +11,31 @@ import { APPROVAL_MODES } from "../settings.js";
  */
 export const AgentConfiguration = z.object({
   model: z.string().optional().describe("Model name the provider serves. Default: MINI_CURSOR_MODEL, else gpt-5-mini."),
-  workspace: z.string().optional().describe("Root folder for every tool. Default: MINI_CURSOR_WORKSPACE, else the directory the server started in."),
+  workspace: z
+    .string()
+    .optional()
+    .describe("Root folder for every tool. Default: MINI_CURSOR_WORKSPACE, else the directory the server started in."),
   approval: z
     .enum(APPROVAL_MODES)
     .optional()
-    .describe("Which tool calls pause for approval: suggest, auto-edit, full-auto or plan (read-only tools only). Default: MINI_CURSOR_APPROVAL, else auto-edit."),
-  maxSteps: z.number().optional().describe("Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30."),
+    .describe(
+      "Which tool calls pause for approval: suggest, auto-edit, full-auto or plan (read-only tools only). Default: MINI_CURSOR_APPROVAL, else auto-edit.",
+    ),
+  maxSteps: z
+    .number()
+    .optional()
+    .describe("Model turns per request before the run stops. Default: MINI_CURSOR_MAX_STEPS, else 30."),
 });
 
 /** The configuration of one run; every field optional. */
 export type AgentConfigurationValues = z.infer<typeof AgentConfiguration>;
 
-export const CONFIGURATION_FIELDS = ["model", "workspace", "approval", "maxSteps"] as const satisfies readonly (keyof AgentConfigurationValues)[];
+export const CONFIGURATION_FIELDS = [
+  "model",
+  "workspace",
+  "approval",
+  "maxSteps",
+] as const satisfies readonly (keyof AgentConfigurationValues)[];
 
 function present(value: unknown): boolean {
   return value !== undefined && value !== null && !(typeof value === "string" && value.trim() === "");

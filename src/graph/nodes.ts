@@ -28,7 +28,10 @@ import { sameSecret, STUDIO_APPROVE_WITH, STUDIO_SECRET_MISSING } from "./studio
  */
 
 type Signal = (signal: NodeSignal) => void;
-const signalOf = (config: LangGraphRunnableConfig): Signal => (signal) => config.writer?.(signal);
+const signalOf =
+  (config: LangGraphRunnableConfig): Signal =>
+  (signal) =>
+    config.writer?.(signal);
 
 /** What the snapshot hooks need from a node: the workspace, the thread, the conversation, a way to tell the trace. */
 function snapshotContext(runtime: AgentRuntime, state: AgentStateType, config: LangGraphRunnableConfig, step: number) {
@@ -42,7 +45,8 @@ function snapshotContext(runtime: AgentRuntime, state: AgentStateType, config: L
 
 function normalizeResponse(value: unknown, secret?: string): ApprovalResponse {
   const v = (value ?? {}) as Partial<ApprovalResponse> & { secret?: unknown };
-  const decision = v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
+  const decision =
+    v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
   if (decision !== "deny" && secret !== undefined && !sameSecret(v.secret, secret)) {
     // Anything on this machine can call the dev server's API, a command the agent started too.
     return { decision: "deny", feedback: STUDIO_SECRET_MISSING };
@@ -112,7 +116,14 @@ export function createNodes(source: RuntimeSource) {
       const last = lastAIMessage(state.messages)!;
       const check = checkRepeats(state.messages);
       const step = stepsSinceLastRequest(state.messages);
-      signalOf(config)({ kind: "loop_guard", step, action: "stop", tool: check.call?.name ?? "", repeats: check.repeats, message: loopStopMessage(check) });
+      signalOf(config)({
+        kind: "loop_guard",
+        step,
+        action: "stop",
+        tool: check.call?.name ?? "",
+        repeats: check.repeats,
+        message: loopStopMessage(check),
+      });
       return { messages: loopStopResults(last, check), stopReason: "loop_guard" };
     },
 
@@ -123,14 +134,23 @@ export function createNodes(source: RuntimeSource) {
       const secret = runtime.approvalSecret;
       const { declined, alwaysAdded } = await reviewToolCalls({
         calls: last.tool_calls ?? [],
-        answered: new Set(unrunnableCallResults(last, runtime.tools.map((t) => t.name)).map((m) => m.tool_call_id)),
+        answered: new Set(
+          unrunnableCallResults(
+            last,
+            runtime.tools.map((t) => t.name),
+          ).map((m) => m.tool_call_id),
+        ),
         mode: runOption(run, "approval", runtime.approval),
         always: state.alwaysAllow,
         workspace: runtime.workspace,
         tools: runtime.tools,
         threadId: threadOf(config),
         // Pauses the run; the answer arrives with the resume (Command({ resume })).
-        ask: (request) => normalizeResponse(interrupt(secret === undefined ? request : { ...request, approveWith: STUDIO_APPROVE_WITH }), secret),
+        ask: (request) =>
+          normalizeResponse(
+            interrupt(secret === undefined ? request : { ...request, approveWith: STUDIO_APPROVE_WITH }),
+            secret,
+          ),
       });
       return { messages: declined, alwaysAllow: alwaysAdded };
     },
@@ -138,7 +158,12 @@ export function createNodes(source: RuntimeSource) {
     async tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
       const { runtime } = source(config);
       const last = lastAIMessage(state.messages);
-      const unrunnable = last ? unrunnableCallResults(last, runtime.tools.map((t) => t.name)) : [];
+      const unrunnable = last
+        ? unrunnableCallResults(
+            last,
+            runtime.tools.map((t) => t.name),
+          )
+        : [];
       // Issue 21: the workspace is snapshotted around the tools, for /undo and time travel.
       const snapshot = await snapshotBeforeTools({
         ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)),
@@ -146,14 +171,23 @@ export function createNodes(source: RuntimeSource) {
         snapshots: state.snapshots,
       });
       // ToolNode runs the calls that have no result yet (declined ones got theirs in approve).
-      const output = (await toolNodeFor(runtime).invoke({ messages: [...state.messages, ...unrunnable] }, config)) as { messages: BaseMessage[] };
+      const output = (await toolNodeFor(runtime).invoke({ messages: [...state.messages, ...unrunnable] }, config)) as {
+        messages: BaseMessage[];
+      };
       const snapshots = await snapshot.finish();
       let results = [...unrunnable, ...output.messages];
       // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
       const check = checkRepeats(state.messages);
       if (check.action === "note" && results.every((m) => ToolMessage.isInstance(m))) {
         const step = stepsSinceLastRequest(state.messages);
-        signalOf(config)({ kind: "loop_guard", step, action: "note", tool: check.call?.name ?? "", repeats: check.repeats, message: loopNote(check) });
+        signalOf(config)({
+          kind: "loop_guard",
+          step,
+          action: "note",
+          tool: check.call?.name ?? "",
+          repeats: check.repeats,
+          message: loopNote(check),
+        });
         results = withLoopNote(results as ToolMessage[], check);
       }
       // The one place the graph's todo list changes: a successful write_todos result carries it.

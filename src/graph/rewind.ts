@@ -22,7 +22,11 @@ export function graphThreadHistory(graph: AgentGraph): ThreadHistory {
       const { messages } = await read(threadId);
       const kept = messagesBefore(messages, requestId);
       // As the agent node: the conversation then ends with a finished turn, so nothing is left to run.
-      await graph.updateState({ configurable: { thread_id: threadId } }, { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...kept] }, "agent");
+      await graph.updateState(
+        { configurable: { thread_id: threadId } },
+        { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...kept] },
+        "agent",
+      );
     },
   };
 }

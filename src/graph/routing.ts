@@ -12,7 +12,10 @@ import type { AgentStateType } from "./state.js";
  * - a call that may need a person (any but the read-only built-ins): approve, then tools;
  * - otherwise straight to tools (nothing to ask about).
  */
-export function routeAfterAgent(state: Pick<AgentStateType, "messages">, mode?: ApprovalMode): "guard" | "approve" | "tools" | typeof END {
+export function routeAfterAgent(
+  state: Pick<AgentStateType, "messages">,
+  mode?: ApprovalMode,
+): "guard" | "approve" | "tools" | typeof END {
   const last = state.messages[state.messages.length - 1];
   const ai = last ? lastAIMessage([last]) : undefined;
   const calls = ai?.tool_calls ?? [];

@@ -29,7 +29,11 @@ export const AgentState = z.object({
    * date): user requests, model turns with their tool calls, and one tool result per call.
    */
   messages: withLangGraph(
-    z.custom<BaseMessage[]>().describe("The conversation without the system prompt: user requests, model turns with their tool calls, and one tool result per call."),
+    z
+      .custom<BaseMessage[]>()
+      .describe(
+        "The conversation without the system prompt: user requests, model turns with their tool calls, and one tool result per call.",
+      ),
     MessagesZodMeta,
   ),
   /**
@@ -37,7 +41,11 @@ export const AgentState = z.object({
    * `execute_command:<rule>`, the exact command prefix shown, e.g. `git log -5`). Appended, never removed.
    */
   alwaysAllow: withLangGraph(
-    z.array(z.string()).describe('Approvals answered with "always" in this thread (a tool name, or execute_command:<command prefix>). Appended, never removed.'),
+    z
+      .array(z.string())
+      .describe(
+        'Approvals answered with "always" in this thread (a tool name, or execute_command:<command prefix>). Appended, never removed.',
+      ),
     {
       reducer: { fn: (current: string[], update: string[]) => [...new Set([...current, ...update])] },
       default: () => [],
@@ -52,7 +60,9 @@ export const AgentState = z.object({
   snapshots: withLangGraph(
     z
       .record(z.object({ before: z.string(), after: z.string(), startedAt: z.number() }))
-      .describe("Workspace snapshots per request (shadow git commits before and after its file-changing steps), for /undo and time travel."),
+      .describe(
+        "Workspace snapshots per request (shadow git commits before and after its file-changing steps), for /undo and time travel.",
+      ),
     {
       reducer: { fn: (current: WorkspaceSnapshots, update: WorkspaceSnapshots) => mergeSnapshots(current, update) },
       default: () => ({}),
@@ -70,7 +80,10 @@ export const AgentState = z.object({
   ),
   /** Why the latest run ended (null while it runs). Written by compact (reset), agent, guard and step_limit. */
   stopReason: withLangGraph(
-    z.enum(GRAPH_STOP_REASONS).nullable().describe("Why the latest run ended: done, loop_guard or max_steps (null while it runs)."),
+    z
+      .enum(GRAPH_STOP_REASONS)
+      .nullable()
+      .describe("Why the latest run ended: done, loop_guard or max_steps (null while it runs)."),
     {
       reducer: { fn: (_current: GraphStopReason | null, update: GraphStopReason | null) => update },
       default: () => null,

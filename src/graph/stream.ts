@@ -55,7 +55,8 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
   for (const message of messages) {
     if (AIMessage.isInstance(message)) {
       const calls = message.tool_calls ?? [];
-      for (const call of calls) st.pendingCalls.push({ type: "tool_call", step: st.step, id: call.id!, name: call.name, args: call.args });
+      for (const call of calls)
+        st.pendingCalls.push({ type: "tool_call", step: st.step, id: call.id!, name: call.name, args: call.args });
       if (calls.length === 0) {
         st.finalText = contentText(message);
         emit({ type: "final", text: st.finalText });
@@ -100,7 +101,10 @@ function pendingApproval(state: Awaited<ReturnType<AgentGraph["getState"]>>): Ap
 }
 
 /** Keeps the conversation up to the cancel, closed so the provider accepts it next time. */
-async function closeInterruptedTurn(graph: AgentGraph, config: { configurable: Record<string, unknown> }): Promise<void> {
+async function closeInterruptedTurn(
+  graph: AgentGraph,
+  config: { configurable: Record<string, unknown> },
+): Promise<void> {
   try {
     const state = await graph.getState(config);
     const messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
@@ -144,7 +148,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
           for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
             if (mode === "custom") handleSignal(chunk as NodeSignal, st, emit);
             else if (mode === "updates") {
-              for (const [node, update] of Object.entries(chunk as Record<string, unknown>)) handleUpdate(node, update, st, emit, timer);
+              for (const [node, update] of Object.entries(chunk as Record<string, unknown>))
+                handleUpdate(node, update, st, emit, timer);
             } else if (mode === "messages") {
               const [message, meta] = chunk as [BaseMessage, { langgraph_node?: string }];
               if (meta?.langgraph_node === "agent" && AIMessageChunk.isInstance(message)) {
@@ -170,10 +175,13 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
           reason = "interrupted";
           // Only the thread id: the run's aborted signal would cancel these calls too.
           await closeInterruptedTurn(options.graph, { configurable: config.configurable });
-        }
-        else {
+        } else {
           reason = "error";
-          emit({ type: "error", message: describeModelError(err, options.modelSettings), stack: (err as Error)?.stack });
+          emit({
+            type: "error",
+            message: describeModelError(err, options.modelSettings),
+            stack: (err as Error)?.stack,
+          });
         }
       }
       return tally.finish(reason);

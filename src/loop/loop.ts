@@ -89,7 +89,12 @@ export function createLoopEngine(options: LoopOptions): Engine {
       const thread = await memory.load(request.threadId);
       const messages: BaseMessage[] = thread.messages;
       const save = async () =>
-        memory.save(request.threadId, { messages, alwaysAllow: thread.alwaysAllow, snapshots: thread.snapshots, todos: thread.todos ?? [] });
+        memory.save(request.threadId, {
+          messages,
+          alwaysAllow: thread.alwaysAllow,
+          snapshots: thread.snapshots,
+          todos: thread.todos ?? [],
+        });
       const timer = new ToolTimer();
       // An id names the request, as the graph's reducer gives one: snapshots are kept per request.
       messages.push(new HumanMessage({ content: withRequestNote(request.task, request.note), id: randomUUID() }));
@@ -101,7 +106,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
           const onToken = { handleLLMNewToken: (token: string) => token && emit({ type: "token", step, text: token }) };
           const systemPrompt = runtime.systemPrompt();
           const compacted = await compactBeforeTurn(
-            { systemPrompt, history: messages, contextTokens: runtime.contextTokens, summaryModel: runtime.model, modelName: runtime.modelName, prices: runtime.prices },
+            {
+              systemPrompt,
+              history: messages,
+              contextTokens: runtime.contextTokens,
+              summaryModel: runtime.model,
+              modelName: runtime.modelName,
+              prices: runtime.prices,
+            },
             { signal, callbacks: withParentCallbacks(request.callbacks, []) },
           );
           if (compacted) {
@@ -136,7 +148,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // The loop guard: a fifth identical turn in a row is not run, and the run ends here.
           const guard = checkRepeats(messages);
           if (guard.action === "stop") {
-            emit({ type: "loop_guard", step, action: "stop", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopStopMessage(guard) });
+            emit({
+              type: "loop_guard",
+              step,
+              action: "stop",
+              tool: guard.call?.name ?? "",
+              repeats: guard.repeats,
+              message: loopStopMessage(guard),
+            });
             for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
             const stopped = loopStopResults(message, guard);
             messages.push(...stopped);
@@ -171,13 +190,30 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // Issue 21: the workspace is snapshotted around the tools, for /undo.
           const notice = (text: string) => emit({ type: "notice", step, message: text });
           // No thread id: the loop's threads never travel in time, so they keep no ref (their ids may equal a graph thread's).
-          const snapshot = await snapshotBeforeTools({ workspace: runtime.workspace, threadId: "", messages, calls: runnable, notice });
-          let results = await Promise.all(runnable.map((c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId, request.callbacks)));
+          const snapshot = await snapshotBeforeTools({
+            workspace: runtime.workspace,
+            threadId: "",
+            messages,
+            calls: runnable,
+            notice,
+          });
+          let results = await Promise.all(
+            runnable.map((c) =>
+              invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId, request.callbacks),
+            ),
+          );
           thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
           if (signal?.aborted) throw new Error("aborted");
           // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
           if (guard.action === "note" && results.length > 0) {
-            emit({ type: "loop_guard", step, action: "note", tool: guard.call?.name ?? "", repeats: guard.repeats, message: loopNote(guard) });
+            emit({
+              type: "loop_guard",
+              step,
+              action: "note",
+              tool: guard.call?.name ?? "",
+              repeats: guard.repeats,
+              message: loopNote(guard),
+            });
             results = withLoopNote(results, guard);
           }
           emitResults(results, step, emit, timer);

@@ -1,6 +1,12 @@
 import { loadProjectRules, RulesError } from "../security/rules.js";
 import { mcpSettings } from "../settings.js";
-import { EMPTY_MCP_RULES, McpConfigError, mergeMcpRules, readUserMcpConfig, type McpApprovalRules } from "../security/mcp-config.js";
+import {
+  EMPTY_MCP_RULES,
+  McpConfigError,
+  mergeMcpRules,
+  readUserMcpConfig,
+  type McpApprovalRules,
+} from "../security/mcp-config.js";
 import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
 
 /**

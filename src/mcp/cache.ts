@@ -28,7 +28,9 @@ export function cacheKey(workspace: string, server: McpServerSpec): string {
 function readCache(file: string): CacheFile {
   try {
     const parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<CacheFile>;
-    return parsed && typeof parsed.servers === "object" && parsed.servers ? { servers: parsed.servers } : { servers: {} };
+    return parsed && typeof parsed.servers === "object" && parsed.servers
+      ? { servers: parsed.servers }
+      : { servers: {} };
   } catch {
     return { servers: {} };
   }
@@ -43,7 +45,12 @@ export function cachedTools(file: string, key: string): CachedTool[] | undefined
 export function storeTools(file: string, key: string, tools: readonly Tool[]): void {
   const current = readCache(file);
   current.servers[key] = {
-    tools: tools.map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, ...(annotations ? { annotations } : {}) })),
+    tools: tools.map(({ name, description, inputSchema, annotations }) => ({
+      name,
+      description,
+      inputSchema,
+      ...(annotations ? { annotations } : {}),
+    })),
     listedAt: new Date().toISOString(),
   };
   try {

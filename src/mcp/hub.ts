@@ -53,8 +53,11 @@ export interface McpHub {
 function lazyClient(server: McpServerHandle, tools: readonly Tool[]) {
   return {
     listTools: async () => ({ tools: [...tools] }),
-    callTool: (params: { name: string; arguments?: Record<string, unknown> }, _schema?: unknown, options?: { signal?: AbortSignal }) =>
-      server.callTool(params.name, params.arguments ?? {}, options?.signal),
+    callTool: (
+      params: { name: string; arguments?: Record<string, unknown> },
+      _schema?: unknown,
+      options?: { signal?: AbortSignal },
+    ) => server.callTool(params.name, params.arguments ?? {}, options?.signal),
     readResource: async (params: { uri: string }) => (await server.connect()).readResource(params),
   };
 }
@@ -66,7 +69,12 @@ function failureText(err: unknown): string {
 }
 
 /** Results become bounded text; failures become ToolFailure (status "error" via guardTool). */
-function bounded(tool: DynamicStructuredTool, server: string, mcpTool: string, annotations: Tool["annotations"]): DynamicStructuredTool {
+function bounded(
+  tool: DynamicStructuredTool,
+  server: string,
+  mcpTool: string,
+  annotations: Tool["annotations"],
+): DynamicStructuredTool {
   const call = tool.func.bind(tool);
   tool.responseFormat = "content";
   tool.metadata = { ...tool.metadata, mcpServer: server, mcpTool, annotations } satisfies McpToolMetadata;
@@ -85,10 +93,17 @@ function bounded(tool: DynamicStructuredTool, server: string, mcpTool: string, a
   return tool;
 }
 
-async function toolsOf(server: McpServerHandle, list: readonly Tool[], redact: readonly string[] = []): Promise<StructuredToolInterface[]> {
+async function toolsOf(
+  server: McpServerHandle,
+  list: readonly Tool[],
+  redact: readonly string[] = [],
+): Promise<StructuredToolInterface[]> {
   const client = lazyClient(server, list);
   const { loadMcpTools } = await mcpLibraries();
-  const loaded = await loadMcpTools(server.spec.name, client as never, { prefixToolNameWithServerName: true, throwOnLoadError: false });
+  const loaded = await loadMcpTools(server.spec.name, client as never, {
+    prefixToolNameWithServerName: true,
+    throwOnLoadError: false,
+  });
   const byPrefixedName = new Map(list.map((t) => [`${server.spec.name}${MCP_TOOL_SEPARATOR}${t.name}`, t]));
   return loaded.map((tool) => {
     const source = byPrefixedName.get(tool.name);
@@ -109,10 +124,15 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
         onStarted: () => {
           if (refreshed) return;
           refreshed = true;
-          void server.listTools().then((tools) => storeTools(options.cacheFile, key, tools), () => undefined);
+          void server.listTools().then(
+            (tools) => storeTools(options.cacheFile, key, tools),
+            () => undefined,
+          );
         },
       });
-      let list: readonly Tool[] | undefined = options.fresh ? undefined : (cachedTools(options.cacheFile, key) as Tool[] | undefined);
+      let list: readonly Tool[] | undefined = options.fresh
+        ? undefined
+        : (cachedTools(options.cacheFile, key) as Tool[] | undefined);
       let listedFrom: McpServerStatus["listedFrom"] = "cache";
       if (!list) {
         listedFrom = "server";
@@ -121,7 +141,8 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
           list = await server.listTools();
           storeTools(options.cacheFile, key, list);
         } catch (err) {
-          if (!(err instanceof McpServerError)) options.note(`MCP server "${spec.name}" could not list its tools: ${(err as Error).message}.`);
+          if (!(err instanceof McpServerError))
+            options.note(`MCP server "${spec.name}" could not list its tools: ${(err as Error).message}.`);
           options.note(`The tools of MCP server "${spec.name}" are not offered in this session.`);
           list = [];
           listedFrom = "none";
@@ -139,7 +160,9 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
         name: server.spec.name,
         file: server.spec.file,
         transport: isStdioServer(server.spec.config) ? "stdio" : "http",
-        target: isStdioServer(server.spec.config) ? [server.spec.config.command, ...(server.spec.config.args ?? [])].join(" ") : server.spec.config.url,
+        target: isStdioServer(server.spec.config)
+          ? [server.spec.config.command, ...(server.spec.config.args ?? [])].join(" ")
+          : server.spec.config.url,
         state: server.state(),
         ...(server.error() ? { error: server.error() } : {}),
         tools: offered.map((t) => t.name),

@@ -41,9 +41,15 @@ function importer(): Importer {
 async function load(): Promise<McpLibraries> {
   const load = importer();
   const adapters = (await load("@langchain/mcp-adapters")) as typeof import("@langchain/mcp-adapters");
-  const client = (await load("@modelcontextprotocol/sdk/client/index.js")) as typeof import("@modelcontextprotocol/sdk/client/index.js");
-  const http = (await load("@modelcontextprotocol/sdk/client/streamableHttp.js")) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-  const stdio = (await load("@modelcontextprotocol/sdk/shared/stdio.js")) as typeof import("@modelcontextprotocol/sdk/shared/stdio.js");
+  const client = (await load(
+    "@modelcontextprotocol/sdk/client/index.js",
+  )) as typeof import("@modelcontextprotocol/sdk/client/index.js");
+  const http = (await load(
+    "@modelcontextprotocol/sdk/client/streamableHttp.js",
+  )) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const stdio = (await load(
+    "@modelcontextprotocol/sdk/shared/stdio.js",
+  )) as typeof import("@modelcontextprotocol/sdk/shared/stdio.js");
   return {
     loadMcpTools: adapters.loadMcpTools,
     Client: client.Client,

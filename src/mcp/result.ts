@@ -64,7 +64,8 @@ export function boundText(text: string, maxChars = MAX_OUTPUT_CHARS): string {
 export function mcpResultText(content: unknown): string {
   let text: string;
   if (typeof content === "string") text = content;
-  else if (Array.isArray(content)) text = content.map((b) => (typeof b === "string" ? b : blockText(b as Block))).join("\n");
+  else if (Array.isArray(content))
+    text = content.map((b) => (typeof b === "string" ? b : blockText(b as Block))).join("\n");
   else if (content && typeof content === "object") text = blockText(content as Block);
   else text = String(content ?? "");
   return boundText(text === "" ? "(the tool returned no content)" : text);

@@ -60,7 +60,10 @@ function target(spec: McpServerSpec): string {
 }
 
 function lastLine(text: string): string {
-  const lines = text.trim().split("\n").filter((l) => l.trim());
+  const lines = text
+    .trim()
+    .split("\n")
+    .filter((l) => l.trim());
   return lines.slice(-3).join(" | ").slice(-500);
 }
 
@@ -75,7 +78,11 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
   function stdioExit(t: Transport | undefined): string {
     const stdio = t as GroupStdioTransport | undefined;
     const exit = stdio?.exit?.();
-    const how = exit ? (exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`) : "closed the connection";
+    const how = exit
+      ? exit.signal
+        ? `was killed by ${exit.signal}`
+        : `exited with code ${exit.code}`
+      : "closed the connection";
     const stderr = stdio?.stderrTail ? lastLine(stdio.stderrTail()) : "";
     return `${how}${stderr ? ` (stderr: ${stderr})` : ""}`;
   }
@@ -91,7 +98,9 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
       };
       return createGroupStdioTransport(server, lib);
     }
-    return new lib.StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+    return new lib.StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers: config.headers ?? {} },
+    });
   }
 
   /** The connection ended without us closing it: a crash (stdio) or a server that went away. */
@@ -115,7 +124,15 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
     transport = t;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new McpServerError(`did not finish starting within ${seconds(options.startTimeoutMs)} (MINI_CURSOR_MCP_START_TIMEOUT_MS)`)), options.startTimeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new McpServerError(
+              `did not finish starting within ${seconds(options.startTimeoutMs)} (MINI_CURSOR_MCP_START_TIMEOUT_MS)`,
+            ),
+          ),
+        options.startTimeoutMs,
+      );
     });
     try {
       await Promise.race([c.connect(t, { timeout: options.startTimeoutMs }), timedOut]);
@@ -144,7 +161,10 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
     state: () => state,
     error: () => failure,
     connect() {
-      if (closing) return Promise.reject(new McpServerError(`MCP server "${spec.name}" was stopped: mini-cursor is shutting down.`));
+      if (closing)
+        return Promise.reject(
+          new McpServerError(`MCP server "${spec.name}" was stopped: mini-cursor is shutting down.`),
+        );
       if (client && state === "running") return Promise.resolve(client);
       connecting ??= start().finally(() => {
         connecting = undefined;
@@ -165,7 +185,10 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
     async callTool(name, args, signal) {
       const c = await handle.connect();
       try {
-        return await c.callTool({ name, arguments: args }, undefined, { timeout: options.callTimeoutMs, ...(signal ? { signal } : {}) });
+        return await c.callTool({ name, arguments: args }, undefined, {
+          timeout: options.callTimeoutMs,
+          ...(signal ? { signal } : {}),
+        });
       } catch (err) {
         if (signal?.aborted) throw err;
         const code = (err as { code?: unknown })?.code;
@@ -175,7 +198,9 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
           );
         }
         if (state === "exited" || code === MCP_ERROR.connectionClosed) {
-          throw new McpServerError(`${failure ?? `MCP server "${spec.name}" closed the connection`} while running ${name}.`);
+          throw new McpServerError(
+            `${failure ?? `MCP server "${spec.name}" closed the connection`} while running ${name}.`,
+          );
         }
         throw new McpServerError(`MCP server "${spec.name}" failed to run ${name}: ${describe(err)}`);
       }

@@ -16,7 +16,10 @@ const STATE_WORDS: Record<McpServerStatus["state"], string> = {
 };
 
 /** `/mcp` and `--mcp-list`: each server, its state, where it is configured and its tools. */
-export function formatMcpStatus(servers: readonly McpServerStatus[], untrusted: readonly UntrustedServer[] = []): string {
+export function formatMcpStatus(
+  servers: readonly McpServerStatus[],
+  untrusted: readonly UntrustedServer[] = [],
+): string {
   if (servers.length === 0 && untrusted.length === 0) {
     return 'No MCP servers configured. Add "mcpServers" to mini-cursor.config.json or ~/.config/mini-cursor/config.json (see README, "MCP servers").';
   }
@@ -27,6 +30,9 @@ export function formatMcpStatus(servers: readonly McpServerStatus[], untrusted: 
     const from = s.listedFrom === "cache" ? " (from the cache of an earlier run)" : "";
     lines.push(s.tools.length > 0 ? `  tools${from}: ${s.tools.join(", ")}` : "  no tools offered");
   }
-  for (const u of untrusted) lines.push(`${u.name}  not trusted: ${u.file} has not been trusted (run mini-cursor on a terminal here to be asked)`);
+  for (const u of untrusted)
+    lines.push(
+      `${u.name}  not trusted: ${u.file} has not been trusted (run mini-cursor on a terminal here to be asked)`,
+    );
   return lines.join("\n");
 }

@@ -30,7 +30,10 @@ export interface GroupStdioTransport extends Transport {
   exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
 }
 
-export function createGroupStdioTransport(server: StdioServerProcess, { ReadBuffer, serializeMessage }: Pick<McpLibraries, "ReadBuffer" | "serializeMessage">): GroupStdioTransport {
+export function createGroupStdioTransport(
+  server: StdioServerProcess,
+  { ReadBuffer, serializeMessage }: Pick<McpLibraries, "ReadBuffer" | "serializeMessage">,
+): GroupStdioTransport {
   let child: ChildProcessWithoutNullStreams | undefined;
   let stderr = "";
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined;

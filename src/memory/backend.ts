@@ -49,11 +49,8 @@ export function openSqliteMemory(workspace: string): MemoryBackend {
 }
 
 async function postgresMemory(url: string, workspace: string): Promise<MemoryBackend> {
-  const [{ default: pg }, { CompactPostgresSaver }, { createThreadTables, postgresLoopMemory, postgresThreadStore }] = await Promise.all([
-    import("pg"),
-    import("./postgres-saver.js"),
-    import("./postgres-threads.js"),
-  ]);
+  const [{ default: pg }, { CompactPostgresSaver }, { createThreadTables, postgresLoopMemory, postgresThreadStore }] =
+    await Promise.all([import("pg"), import("./postgres-saver.js"), import("./postgres-threads.js")]);
   const pool = new pg.Pool({ connectionString: url, max: POSTGRES_POOL_SIZE });
   // An idle connection the server drops must not crash the process; the next query reports it.
   pool.on("error", () => undefined);

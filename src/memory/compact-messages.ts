@@ -26,7 +26,9 @@ export const COMPACT_MESSAGES_TYPE = "mini-cursor/messages";
 function isEmpty(value: unknown): boolean {
   if (value === undefined || value === null) return true;
   if (Array.isArray(value)) return value.length === 0;
-  return typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype && Object.keys(value).length === 0;
+  return (
+    typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype && Object.keys(value).length === 0
+  );
 }
 
 /** The compact stored form of one message: its `toDict()` without empty fields. */
@@ -63,13 +65,16 @@ export function compactSerde(inner: SerializerProtocol): SerializerProtocol {
   const decoder = new TextDecoder();
   return {
     async dumpsTyped(value: unknown): Promise<[string, Uint8Array]> {
-      if (BaseMessage.isInstance(value)) return [COMPACT_MESSAGES_TYPE, encoder.encode(JSON.stringify(packMessage(value)))];
+      if (BaseMessage.isInstance(value))
+        return [COMPACT_MESSAGES_TYPE, encoder.encode(JSON.stringify(packMessage(value)))];
       if (isMessageList(value)) return [COMPACT_MESSAGES_TYPE, encoder.encode(JSON.stringify(value.map(packMessage)))];
       return inner.dumpsTyped(value);
     },
     async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
       if (type !== COMPACT_MESSAGES_TYPE) return inner.loadsTyped(type, data);
-      const parsed = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as StoredMessage | StoredMessage[];
+      const parsed = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as
+        | StoredMessage
+        | StoredMessage[];
       return Array.isArray(parsed) ? parsed.map(unpackMessage) : unpackMessage(parsed);
     },
   };

@@ -41,13 +41,24 @@ interface MessageHashes {
 }
 
 const isIds = (value: unknown): value is MessageIds => typeof (value as MessageIds | null)?.__messageIds === "string";
-const isHashes = (value: unknown): value is MessageHashes => Array.isArray((value as MessageHashes | null)?.__messageRefs);
+const isHashes = (value: unknown): value is MessageHashes =>
+  Array.isArray((value as MessageHashes | null)?.__messageRefs);
 
 type Statement = ReturnType<SqliteSaver["db"]["prepare"]>;
 
 export class CompactSqliteSaver extends SqliteSaver {
   private readonly refs = new MessageRefs();
-  private statements?: Record<"insertMessage" | "selectMessage" | "insertCheckpoint" | "cutoff" | "pruneCheckpoints" | "pruneWrites" | "writeReplace" | "writeIgnore", Statement>;
+  private statements?: Record<
+    | "insertMessage"
+    | "selectMessage"
+    | "insertCheckpoint"
+    | "cutoff"
+    | "pruneCheckpoints"
+    | "pruneWrites"
+    | "writeReplace"
+    | "writeIgnore",
+    Statement
+  >;
   private putsSincePrune = 0;
 
   constructor(db: SqliteSaver["db"]) {
@@ -79,9 +90,15 @@ export class CompactSqliteSaver extends SqliteSaver {
       insertCheckpoint: this.db.prepare(
         "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
-      cutoff: this.db.prepare("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?"),
-      pruneCheckpoints: this.db.prepare("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"),
-      pruneWrites: this.db.prepare("DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?"),
+      cutoff: this.db.prepare(
+        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
+      ),
+      pruneCheckpoints: this.db.prepare(
+        "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
+      ),
+      pruneWrites: this.db.prepare(
+        "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
+      ),
       writeReplace: this.db.prepare(writeSql("OR REPLACE")),
       writeIgnore: this.db.prepare(writeSql("OR IGNORE")),
     };
@@ -98,7 +115,10 @@ export class CompactSqliteSaver extends SqliteSaver {
         let message = this.refs.loadedMessage(threadId, ref);
         if (!message) {
           const row = this.sql.selectMessage.get(threadId, ref) as { value: Uint8Array } | undefined;
-          if (!row) throw new Error(`A checkpoint refers to a message that is not stored (${ref}): the thread file is damaged.`);
+          if (!row)
+            throw new Error(
+              `A checkpoint refers to a message that is not stored (${ref}): the thread file is damaged.`,
+            );
           message = decodeMessage(row.value);
           this.refs.remember(threadId, ref, message);
         }
@@ -110,7 +130,8 @@ export class CompactSqliteSaver extends SqliteSaver {
     const out: unknown[] = [];
     for (const hash of stored.__messageRefs) {
       const row = select.get(threadId, hash) as { type: string; value: Uint8Array } | undefined;
-      if (!row) throw new Error(`A checkpoint refers to a message that is not stored (${hash}): the thread file is damaged.`);
+      if (!row)
+        throw new Error(`A checkpoint refers to a message that is not stored (${hash}): the thread file is damaged.`);
       out.push(await this.serde.loadsTyped(row.type, row.value));
     }
     return out;
@@ -133,7 +154,11 @@ export class CompactSqliteSaver extends SqliteSaver {
     for await (const tuple of super.list(config, options)) yield (await this.hydrate(tuple))!;
   }
 
-  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+  ): Promise<RunnableConfig> {
     const sql = this.sql;
     const threadId = config.configurable?.thread_id as string | undefined;
     if (!threadId) throw new Error('Missing "thread_id" field in passed "config.configurable".');
@@ -147,9 +172,18 @@ export class CompactSqliteSaver extends SqliteSaver {
         if (isNew) fresh.push([ref, encodeMessage(message)]);
         return ref;
       });
-      stored = { ...stored, channel_values: { ...stored.channel_values, [MESSAGES_CHANNEL]: { __messageIds: encodeRefs(refs) } satisfies MessageIds } };
+      stored = {
+        ...stored,
+        channel_values: {
+          ...stored.channel_values,
+          [MESSAGES_CHANNEL]: { __messageIds: encodeRefs(refs) } satisfies MessageIds,
+        },
+      };
     }
-    const [[type, body], [metaType, meta]] = await Promise.all([this.serde.dumpsTyped(stored), this.serde.dumpsTyped(metadata)]);
+    const [[type, body], [metaType, meta]] = await Promise.all([
+      this.serde.dumpsTyped(stored),
+      this.serde.dumpsTyped(metadata),
+    ]);
     if (type !== metaType) throw new Error("Failed to serialize the checkpoint and its metadata to the same type.");
     const prune = ++this.putsSincePrune >= PRUNE_EVERY;
     if (prune) this.putsSincePrune = 0;
@@ -170,7 +204,16 @@ export class CompactSqliteSaver extends SqliteSaver {
     const rows = await Promise.all(
       writes.map(async ([channel, value], idx) => {
         const [type, body] = await this.serde.dumpsTyped(value);
-        return [thread_id, checkpoint_ns, checkpoint_id, taskId, WRITES_IDX_MAP[channel] ?? idx, channel, type, body] as const;
+        return [
+          thread_id,
+          checkpoint_ns,
+          checkpoint_id,
+          taskId,
+          WRITES_IDX_MAP[channel] ?? idx,
+          channel,
+          type,
+          body,
+        ] as const;
       }),
     );
     this.db.transaction(() => {

@@ -83,7 +83,8 @@ export class MessageRefCodec {
       }
     }
     values[MESSAGES_CHANNEL] = refs.__messageRefs.map((hash) => {
-      if (!this.loaded.has(hash)) throw new Error(`Checkpoint refers to a message that is not stored (${hash}); the thread's data is damaged.`);
+      if (!this.loaded.has(hash))
+        throw new Error(`Checkpoint refers to a message that is not stored (${hash}); the thread's data is damaged.`);
       return this.loaded.get(hash);
     });
     return tuple;

@@ -1,5 +1,11 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { ChannelVersions, Checkpoint, CheckpointListOptions, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import type {
+  ChannelVersions,
+  Checkpoint,
+  CheckpointListOptions,
+  CheckpointMetadata,
+  CheckpointTuple,
+} from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { KEPT_CHECKPOINTS } from "./compact-saver.js";
@@ -81,7 +87,12 @@ export class CompactPostgresSaver extends PostgresSaver {
     for await (const tuple of super.list(config, options)) yield (await this.codec.hydrate(tuple))!;
   }
 
-  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
     await this.setup();
     const threadId = String(config.configurable?.thread_id ?? "");
     const saved = await super.put(config, await this.codec.compact(threadId, checkpoint), metadata, newVersions);
@@ -102,8 +113,14 @@ export class CompactPostgresSaver extends PostgresSaver {
     );
     const id = cutoff.rows[0]?.checkpoint_id;
     if (!id) return;
-    await this.db.query("DELETE FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
-    await this.db.query("DELETE FROM public.checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3", [threadId, ns, id]);
+    await this.db.query(
+      "DELETE FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3",
+      [threadId, ns, id],
+    );
+    await this.db.query(
+      "DELETE FROM public.checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3",
+      [threadId, ns, id],
+    );
     await this.db.query(
       `DELETE FROM public.checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS (
   SELECT 1 FROM public.checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint->'channel_versions'->>b.channel = b.version)`,

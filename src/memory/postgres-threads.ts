@@ -55,7 +55,10 @@ export function postgresThreadStore(db: pg.Pool, workspaceName: string, ready: (
   return {
     async list() {
       await ready();
-      const res = await db.query<ThreadRow>(`SELECT * FROM ${THREADS_TABLE} WHERE workspace = $1 ORDER BY updated_at DESC, id`, [workspaceName]);
+      const res = await db.query<ThreadRow>(
+        `SELECT * FROM ${THREADS_TABLE} WHERE workspace = $1 ORDER BY updated_at DESC, id`,
+        [workspaceName],
+      );
       return res.rows.map(toInfo);
     },
     async record(id, engine, request, steps) {
@@ -78,7 +81,10 @@ export function postgresLoopMemory(db: pg.Pool, ready: () => Promise<void>): Loo
   return {
     async load(threadId): Promise<LoopThread> {
       await ready();
-      const res = await db.query<{ data: StoredThread }>(`SELECT data FROM ${LOOP_THREADS_TABLE} WHERE thread_id = $1`, [threadId]);
+      const res = await db.query<{ data: StoredThread }>(
+        `SELECT data FROM ${LOOP_THREADS_TABLE} WHERE thread_id = $1`,
+        [threadId],
+      );
       const row = res.rows[0];
       return row ? restoreLoopThread(row.data) : { messages: [], alwaysAllow: [] };
     },

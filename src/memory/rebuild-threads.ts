@@ -23,7 +23,10 @@ interface Tally {
 
 function contentText(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof (p as { text?: unknown })?.text === "string" ? (p as { text: string }).text : "")).join("");
+  if (Array.isArray(content))
+    return content
+      .map((p) => (typeof (p as { text?: unknown })?.text === "string" ? (p as { text: string }).text : ""))
+      .join("");
   return "";
 }
 
@@ -34,18 +37,27 @@ function count(tally: Tally, kind: "human" | "ai" | "other", content: unknown): 
   } else if (kind === "ai") tally.steps++;
 }
 
-type Database = { prepare(sql: string): { all(...args: unknown[]): unknown[]; get(...args: unknown[]): unknown }; close(): void };
+type Database = {
+  prepare(sql: string): { all(...args: unknown[]): unknown[]; get(...args: unknown[]): unknown };
+  close(): void;
+};
 
 /**
  * The thread's messages as `[kind, content]`, in order, from its latest checkpoint: references
  * into `message_store` (compact-saver.ts), or, in files of earlier versions, hashes into `messages`.
  */
 function threadMessages(db: Database, threadId: string): Array<[string, unknown]> {
-  const row = db.prepare("SELECT type, CAST(checkpoint AS TEXT) AS checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1").get(threadId) as
-    | { type: string; checkpoint: string }
-    | undefined;
+  const row = db
+    .prepare(
+      "SELECT type, CAST(checkpoint AS TEXT) AS checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+    )
+    .get(threadId) as { type: string; checkpoint: string } | undefined;
   if (!row || row.type !== "json") return [];
-  const stored = (JSON.parse(row.checkpoint) as { channel_values?: { messages?: { __messageIds?: string; __messageRefs?: string[] } } }).channel_values?.messages;
+  const stored = (
+    JSON.parse(row.checkpoint) as {
+      channel_values?: { messages?: { __messageIds?: string; __messageRefs?: string[] } };
+    }
+  ).channel_values?.messages;
   const out: Array<[string, unknown]> = [];
   if (typeof stored?.__messageIds === "string") {
     const select = db.prepare("SELECT value FROM message_store WHERE thread_id = ? AND ref = ?");
@@ -65,9 +77,15 @@ function threadMessages(db: Database, threadId: string): Array<[string, unknown]
       const found = select.get(threadId, hash) as { value: Uint8Array | string } | undefined;
       if (!found) continue;
       try {
-        const data = JSON.parse(Buffer.from(found.value).toString("utf8")) as { id?: string[]; kwargs?: { content?: unknown } };
+        const data = JSON.parse(Buffer.from(found.value).toString("utf8")) as {
+          id?: string[];
+          kwargs?: { content?: unknown };
+        };
         const name = data.id?.at(-1) ?? "";
-        out.push([name.startsWith("HumanMessage") ? "human" : name.startsWith("AIMessage") ? "ai" : "other", data.kwargs?.content]);
+        out.push([
+          name.startsWith("HumanMessage") ? "human" : name.startsWith("AIMessage") ? "ai" : "other",
+          data.kwargs?.content,
+        ]);
       } catch {
         // As above.
       }
@@ -80,7 +98,10 @@ function threadMessages(db: Database, threadId: string): Array<[string, unknown]
 function openDatabase(file: string): Database {
   const local = createRequire(import.meta.url);
   const saverEntry = local.resolve("@langchain/langgraph-checkpoint-sqlite");
-  const BetterSqlite = createRequire(saverEntry)("better-sqlite3") as new (file: string, options: { readonly: boolean }) => Database;
+  const BetterSqlite = createRequire(saverEntry)("better-sqlite3") as new (
+    file: string,
+    options: { readonly: boolean },
+  ) => Database;
   return new BetterSqlite(file, { readonly: true });
 }
 
@@ -90,11 +111,24 @@ function graphThreads(stateDir: string): ThreadInfo[] {
   const when = statSync(file).mtime.toISOString();
   const db = openDatabase(file);
   try {
-    const ids = (db.prepare("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''").all() as Array<{ thread_id: string }>).map((r) => r.thread_id);
+    const ids = (
+      db.prepare("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''").all() as Array<{
+        thread_id: string;
+      }>
+    ).map((r) => r.thread_id);
     return ids.map((id) => {
       const tally: Tally = { steps: 0, runs: 0 };
-      for (const [kind, content] of threadMessages(db, id)) count(tally, kind === "human" ? "human" : kind === "ai" ? "ai" : "other", content);
-      return { id, engine: "graph", firstRequest: tally.firstRequest ?? "", createdAt: when, updatedAt: when, steps: tally.steps, runs: tally.runs };
+      for (const [kind, content] of threadMessages(db, id))
+        count(tally, kind === "human" ? "human" : kind === "ai" ? "ai" : "other", content);
+      return {
+        id,
+        engine: "graph",
+        firstRequest: tally.firstRequest ?? "",
+        createdAt: when,
+        updatedAt: when,
+        steps: tally.steps,
+        runs: tally.runs,
+      };
     });
   } finally {
     db.close();
@@ -108,11 +142,22 @@ function loopThreads(stateDir: string): ThreadInfo[] {
   for (const name of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
     const file = path.join(dir, name);
     try {
-      const stored = JSON.parse(readFileSync(file, "utf8")) as { messages?: Array<{ type?: string; data?: { content?: unknown } }> };
+      const stored = JSON.parse(readFileSync(file, "utf8")) as {
+        messages?: Array<{ type?: string; data?: { content?: unknown } }>;
+      };
       const tally: Tally = { steps: 0, runs: 0 };
-      for (const m of stored.messages ?? []) count(tally, m.type === "human" ? "human" : m.type === "ai" ? "ai" : "other", m.data?.content);
+      for (const m of stored.messages ?? [])
+        count(tally, m.type === "human" ? "human" : m.type === "ai" ? "ai" : "other", m.data?.content);
       const when = statSync(file).mtime.toISOString();
-      threads.push({ id: name.slice(0, -".json".length), engine: "loop", firstRequest: tally.firstRequest ?? "", createdAt: when, updatedAt: when, steps: tally.steps, runs: tally.runs });
+      threads.push({
+        id: name.slice(0, -".json".length),
+        engine: "loop",
+        firstRequest: tally.firstRequest ?? "",
+        createdAt: when,
+        updatedAt: when,
+        steps: tally.steps,
+        runs: tally.runs,
+      });
     } catch {
       // A damaged loop thread is left out of the index.
     }

@@ -1,4 +1,15 @@
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
 import path from "node:path";
 
 /** Folder in the workspace for mini-cursor's own files (threads, saved output); it ignores itself for git. */
@@ -71,7 +82,11 @@ export function ensureStateDir(workspace: string): string {
   if (!lstatOrUndefined(ignore)) {
     try {
       // O_EXCL: never follows a symlink someone puts there meanwhile.
-      const fd = openSync(ignore, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+      const fd = openSync(
+        ignore,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o666,
+      );
       try {
         writeSync(fd, "*\n");
       } finally {

@@ -14,15 +14,41 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
  */
 const DICTIONARY_V1 = Buffer.from(
   [
-    '"execute_command","args":{"command":"', '"write_file","args":{"filePath":"', '"edit_file","args":{"filePath":"', '"apply_patch","args":{"patch":"',
-    '"list_directory","args":{"directoryPath":"', '"search_files","args":{"pattern":"', '"find_files","args":{"pattern":"', "[Lines 1-", " of ", ", end of file.]",
-    '{"type":"system","data":{"content":"', '{"type":"human","data":{"content":"', '","additional_kwargs":{}', '"invalid_tool_calls":[{',
+    '"execute_command","args":{"command":"',
+    '"write_file","args":{"filePath":"',
+    '"edit_file","args":{"filePath":"',
+    '"apply_patch","args":{"patch":"',
+    '"list_directory","args":{"directoryPath":"',
+    '"search_files","args":{"pattern":"',
+    '"find_files","args":{"pattern":"',
+    "[Lines 1-",
+    " of ",
+    ", end of file.]",
+    '{"type":"system","data":{"content":"',
+    '{"type":"human","data":{"content":"',
+    '","additional_kwargs":{}',
+    '"invalid_tool_calls":[{',
     '"input_token_details":{"cache_read":0},"output_token_details":{"reasoning":0}},',
-    '"response_metadata":{"prompt":0,"completion":0,"model_provider":"openai","usage":{"prompt_tokens":', ',"completion_tokens":', ',"total_tokens":',
-    '},"finish_reason":"stop","system_fingerprint":"fp_', '},"finish_reason":"tool_calls","system_fingerprint":"fp_', '","model_name":"gpt-',
-    '"usage_metadata":{"input_tokens":', ',"output_tokens":', ',"total_tokens":', ',"input_token_details":{},"output_token_details":{}},',
-    '{"type":"ai","data":{"id":"chatcmpl-', '","content":"', '"tool_calls":[{"id":"call_', '","name":"read_file","args":{"filePath":"', '"},"type":"tool_call"}]}}',
-    '{"type":"tool","data":{"content":"     1\t', '\n     2\t', '\n     3\t', '","tool_call_id":"call_', '","name":"read_file","status":"success","id":"',
+    '"response_metadata":{"prompt":0,"completion":0,"model_provider":"openai","usage":{"prompt_tokens":',
+    ',"completion_tokens":',
+    ',"total_tokens":',
+    '},"finish_reason":"stop","system_fingerprint":"fp_',
+    '},"finish_reason":"tool_calls","system_fingerprint":"fp_',
+    '","model_name":"gpt-',
+    '"usage_metadata":{"input_tokens":',
+    ',"output_tokens":',
+    ',"total_tokens":',
+    ',"input_token_details":{},"output_token_details":{}},',
+    '{"type":"ai","data":{"id":"chatcmpl-',
+    '","content":"',
+    '"tool_calls":[{"id":"call_',
+    '","name":"read_file","args":{"filePath":"',
+    '"},"type":"tool_call"}]}}',
+    '{"type":"tool","data":{"content":"     1\t',
+    "\n     2\t",
+    "\n     3\t",
+    '","tool_call_id":"call_',
+    '","name":"read_file","status":"success","id":"',
   ].join(""),
 );
 /** First byte of a stored message: how the rest is encoded. */
@@ -39,9 +65,11 @@ export function deflateStoredMessage(json: string): Uint8Array {
 /** The `{type, data}` object of a stored message. */
 export function inflateStoredMessage(stored: Uint8Array): { type: string; data: Record<string, unknown> } {
   if (stored[0] !== FORMAT_DEFLATED_V1) throw new Error(`unknown stored message format ${stored[0]}`);
-  return JSON.parse(inflateRawSync(stored.subarray(1), { dictionary: DICTIONARY_V1 }).toString("utf8")) as { type: string; data: Record<string, unknown> };
+  return JSON.parse(inflateRawSync(stored.subarray(1), { dictionary: DICTIONARY_V1 }).toString("utf8")) as {
+    type: string;
+    data: Record<string, unknown>;
+  };
 }
-
 
 /** `a.1,a.2,a.3,b.7` → `a.1-3,b.7`: consecutive references of one session as a range. */
 export function encodeRefs(refs: readonly string[]): string {
@@ -68,7 +96,10 @@ export function decodeRefs(encoded: string): string[] {
   for (const part of encoded.split(",")) {
     const dot = part.lastIndexOf(".");
     const session = part.slice(0, dot);
-    const [from, to = from] = part.slice(dot + 1).split("-").map(Number) as [number, number?];
+    const [from, to = from] = part
+      .slice(dot + 1)
+      .split("-")
+      .map(Number) as [number, number?];
     for (let n = from; n <= to; n++) refs.push(`${session}.${n}`);
   }
   return refs;
@@ -80,4 +111,3 @@ function splitRef(ref: string): [string, number] {
   if (dot <= 0 || !Number.isSafeInteger(n)) throw new Error(`not a message reference: ${ref}`);
   return [ref.slice(0, dot), n];
 }
-

@@ -75,7 +75,15 @@ export function recordRun(workspace: string, id: string, engine: string, request
   const now = new Date().toISOString();
   let info = threads.find((t) => t.id === id);
   if (!info) {
-    info = { id, engine, firstRequest: request.slice(0, MAX_TITLE_CHARS), createdAt: now, updatedAt: now, steps: 0, runs: 0 };
+    info = {
+      id,
+      engine,
+      firstRequest: request.slice(0, MAX_TITLE_CHARS),
+      createdAt: now,
+      updatedAt: now,
+      steps: 0,
+      runs: 0,
+    };
     threads.push(info);
   }
   info.updatedAt = now;

@@ -60,7 +60,9 @@ export function parsePriceTable(json: string): PriceTable {
   const parsed = tableSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new Error(`${issue.path.join(".") || "value"}: ${issue.message}; expected {"model": {"input": 0.5, "output": 1.5}} in USD per million tokens`);
+    throw new Error(
+      `${issue.path.join(".") || "value"}: ${issue.message}; expected {"model": {"input": 0.5, "output": 1.5}} in USD per million tokens`,
+    );
   }
   return parsed.data;
 }
@@ -85,7 +87,8 @@ export function priceFor(model: string | undefined, overrides: PriceTable = {}):
     if (exact) return exact;
     let best: [string, ModelPrice] | undefined;
     for (const [name, price] of lowered) {
-      if ((bare.startsWith(`${name}-`) || full.startsWith(`${name}-`)) && (!best || name.length > best[0].length)) best = [name, price];
+      if ((bare.startsWith(`${name}-`) || full.startsWith(`${name}-`)) && (!best || name.length > best[0].length))
+        best = [name, price];
     }
     if (best) return best[1];
   }

@@ -41,7 +41,9 @@ export function isBrokenStream(err: unknown): boolean {
   const e = err as { status?: number; message?: string; code?: string; cause?: { code?: string } };
   if (typeof e?.status === "number") return false;
   const text = `${e?.message ?? ""} ${e?.code ?? ""} ${e?.cause?.code ?? ""}`;
-  return /terminated|socket hang up|ECONNRESET|premature close|other side closed|stream (ended|closed|stalled)|UND_ERR_SOCKET/i.test(text);
+  return /terminated|socket hang up|ECONNRESET|premature close|other side closed|stream (ended|closed|stalled)|UND_ERR_SOCKET/i.test(
+    text,
+  );
 }
 
 /**
@@ -58,10 +60,14 @@ export function isIncompleteResponse(message: BaseMessage): boolean {
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -71,9 +77,13 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * here anything that is not a JSON object goes to `invalid_tool_calls`, so the model is told
  * instead of a tool running with half its arguments.
  */
-export function strictToolCalls(chunk: AIMessageChunk): { tool_calls: ToolCall[]; invalid_tool_calls: InvalidToolCall[] } {
+export function strictToolCalls(chunk: AIMessageChunk): {
+  tool_calls: ToolCall[];
+  invalid_tool_calls: InvalidToolCall[];
+} {
   const rawChunks = chunk.tool_call_chunks ?? [];
-  if (rawChunks.length === 0) return { tool_calls: chunk.tool_calls ?? [], invalid_tool_calls: chunk.invalid_tool_calls ?? [] };
+  if (rawChunks.length === 0)
+    return { tool_calls: chunk.tool_calls ?? [], invalid_tool_calls: chunk.invalid_tool_calls ?? [] };
   const tool_calls: ToolCall[] = [];
   const invalid_tool_calls: InvalidToolCall[] = [];
   for (const c of rawChunks) {
@@ -82,14 +92,21 @@ export function strictToolCalls(chunk: AIMessageChunk): { tool_calls: ToolCall[]
     let error: string | undefined;
     try {
       parsed = raw.trim() === "" ? {} : JSON.parse(raw);
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) error = "the arguments are not a JSON object";
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+        error = "the arguments are not a JSON object";
     } catch (err) {
       error = (err as Error).message;
     }
     if (error === undefined && c.name) {
       tool_calls.push({ id: c.id, name: c.name, args: parsed as Record<string, unknown>, type: "tool_call" });
     } else {
-      invalid_tool_calls.push({ id: c.id, name: c.name, args: raw, error: error ?? "the call has no tool name", type: "invalid_tool_call" });
+      invalid_tool_calls.push({
+        id: c.id,
+        name: c.name,
+        args: raw,
+        error: error ?? "the call has no tool name",
+        type: "invalid_tool_call",
+      });
     }
   }
   return { tool_calls, invalid_tool_calls };
@@ -118,7 +135,8 @@ function toAIMessage(message: BaseMessage): AIMessage {
   return new AIMessage({ content: message.content });
 }
 
-const stalled = (idleMs: number) => new Error(`The model's response stream stalled: nothing arrived for ${idleMs / 1000} s.`);
+const stalled = (idleMs: number) =>
+  new Error(`The model's response stream stalled: nothing arrived for ${idleMs / 1000} s.`);
 
 /**
  * One attempt: streams the response (tokens reach LangGraph's "messages" mode through the
@@ -126,7 +144,13 @@ const stalled = (idleMs: number) => new Error(`The model's response stream stall
  * estimating token counts with tiktoken, which downloads encodings from tiktoken.pages.dev and,
  * offline, retries for minutes before every answer.
  */
-async function streamOnce(model: ChatRunnable, messages: BaseMessage[], config: RunnableConfig | undefined, idleMs: number, call: ProviderCall): Promise<AIMessage> {
+async function streamOnce(
+  model: ChatRunnable,
+  messages: BaseMessage[],
+  config: RunnableConfig | undefined,
+  idleMs: number,
+  call: ProviderCall,
+): Promise<AIMessage> {
   const idle = new AbortController();
   const signal = config?.signal ? AbortSignal.any([config.signal, idle.signal]) : idle.signal;
   let timer = setTimeout(() => idle.abort(), idleMs);
@@ -136,7 +160,12 @@ async function streamOnce(model: ChatRunnable, messages: BaseMessage[], config: 
     for await (const chunk of stream) {
       clearTimeout(timer);
       timer = setTimeout(() => idle.abort(), idleMs);
-      merged = merged === undefined ? chunk : AIMessageChunk.isInstance(merged) && AIMessageChunk.isInstance(chunk) ? merged.concat(chunk) : chunk;
+      merged =
+        merged === undefined
+          ? chunk
+          : AIMessageChunk.isInstance(merged) && AIMessageChunk.isInstance(chunk)
+            ? merged.concat(chunk)
+            : chunk;
     }
   } catch (err) {
     if (idle.signal.aborted && !config?.signal?.aborted) {
@@ -171,7 +200,8 @@ export async function callModelWithRetry(
     if (options.tools) call.offered = options.tools;
     try {
       const message = await runInProviderCall(call, () => streamOnce(model, messages, config, idleMs, call));
-      if (call.response.thinking.trim()) options.onProviderNote?.({ kind: "thinking", text: call.response.thinking.trim() });
+      if (call.response.thinking.trim())
+        options.onProviderNote?.({ kind: "thinking", text: call.response.thinking.trim() });
       for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
       return message;
     } catch (err) {

@@ -41,7 +41,9 @@ function onFailedAttempt(error: unknown): void {
 export function createChatModel(settings: ModelSettings): BaseChatModel {
   // --record: the recorder observes every request through the model's own callbacks, given
   // to the constructor because ChatOpenAI's bindTools builds a new model from those fields.
-  const recorder = settings.record ? new ResponseRecorder(settings.record, { model: recordedModelName(settings) }) : undefined;
+  const recorder = settings.record
+    ? new ResponseRecorder(settings.record, { model: recordedModelName(settings) })
+    : undefined;
   const callbacks = recorder ? [recorder] : undefined;
   // Throws RecordingError (one sentence) for a file that is not a recording.
   if (settings.replay) return new ReplayChatModel(loadRecording(settings.replay), { callbacks });
@@ -113,7 +115,8 @@ function providerWords(message: string, status: number | undefined): string {
 
 /** One sentence a user can act on, for errors from the provider. */
 export function describeModelError(err: unknown, settings: ModelSettings): string {
-  if (err instanceof ReplayDivergenceError || (err as Error | undefined)?.name === "ReplayDivergenceError") return (err as Error).message;
+  if (err instanceof ReplayDivergenceError || (err as Error | undefined)?.name === "ReplayDivergenceError")
+    return (err as Error).message;
   const final = findProviderError(err);
   if (final) return final.message;
   const e = (err ?? {}) as ErrorWithStatus;
@@ -129,8 +132,10 @@ export function describeModelError(err: unknown, settings: ModelSettings): strin
   if (status === 404 || /model.*(not found|does not exist)|unknown model/i.test(message)) {
     return `The provider at ${where} does not know the model "${settings.model}"; pass --model (or MINI_CURSOR_MODEL) with a model it serves.`;
   }
-  if (status === 429) return `The provider at ${where} is rate limiting requests (HTTP 429) and retries ran out${saying}; wait and try again.`;
-  if (status && status >= 500) return `The provider at ${where} failed with HTTP ${status} after retries${saying}; try again later.`;
+  if (status === 429)
+    return `The provider at ${where} is rate limiting requests (HTTP 429) and retries ran out${saying}; wait and try again.`;
+  if (status && status >= 500)
+    return `The provider at ${where} failed with HTTP ${status} after retries${saying}; try again later.`;
   if (status && status >= 400) return `The provider at ${where} refused the request (HTTP ${status})${saying}.`;
   const code = causeCode(err);
   if (code || /connection error|fetch failed|ECONNREFUSED|ENOTFOUND|timed? ?out/i.test(message)) {

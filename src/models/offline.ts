@@ -39,7 +39,13 @@ const HERE_WORDS = new Set(["here", "this", "current", "the", "it", "cwd", "work
 
 function unquote(text: string): string {
   const t = text.trim().replace(/[。.!！?？]+$/u, (m) => (text.trim().length > m.length ? "" : m));
-  const pairs: Array<[string, string]> = [["`", "`"], ['"', '"'], ["'", "'"], ["“", "”"], ["「", "」"]];
+  const pairs: Array<[string, string]> = [
+    ["`", "`"],
+    ['"', '"'],
+    ["'", "'"],
+    ["“", "”"],
+    ["「", "」"],
+  ];
   for (const [open, close] of pairs) {
     if (t.length >= 2 && t.startsWith(open) && t.endsWith(close)) return t.slice(open.length, -close.length);
   }
@@ -57,9 +63,12 @@ function parseList(request: string): OfflineIntent | undefined {
   const zh = /(列出|列表|有哪些文件|目录下|看看.*(目录|文件夹))/u;
   if (!en.test(request) && !zh.test(request)) return undefined;
   let dir: string | undefined = request.match(/^\s*ls\s+(?:-\w+\s+)*([^\s-]\S*)/)?.[1];
-  const where = request.match(/\b(?:in|of|under|inside|at)\s+(?:the\s+)?(?:folder\s+|directory\s+|dir\s+)?([`'"]?[^\s`'"?]+[`'"]?)/i);
+  const where = request.match(
+    /\b(?:in|of|under|inside|at)\s+(?:the\s+)?(?:folder\s+|directory\s+|dir\s+)?([`'"]?[^\s`'"?]+[`'"]?)/i,
+  );
   if (!dir && where) dir = unquote(where[1]!);
-  if (!dir && CJK.test(request)) dir = firstPathToken(request.replace(/列出|目录|文件夹|文件|下的|里的|中的|所有/gu, " "));
+  if (!dir && CJK.test(request))
+    dir = firstPathToken(request.replace(/列出|目录|文件夹|文件|下的|里的|中的|所有/gu, " "));
   if (!dir || HERE_WORDS.has(dir.toLowerCase()) || /^(files?|everything|directory|folder)$/i.test(dir)) dir = ".";
   const target = dir.replace(/[.?!]+$/, "") || ".";
   // "what is in package.json?": a file name (it has an extension) means read the file.
@@ -72,7 +81,9 @@ function parseWrite(request: string): OfflineIntent | undefined {
     /\b(?:create|write|make|save)\s+(?:a\s+|the\s+|new\s+)*(?:file\s+)?(?:named\s+|called\s+)?([`'"]?[^\s`'"]+[`'"]?)\s+(?:with|containing)\s+(?:the\s+)?(?:content|contents|text)?\s*[:：]?\s*([\s\S]+)$/i,
   );
   if (enNamed) return { tool: "write_file", args: { filePath: unquote(enNamed[1]!), content: unquote(enNamed[2]!) } };
-  const enTo = request.match(/\bwrite\s+([`'"])([\s\S]*?)\1\s+(?:to|into)\s+(?:a\s+|the\s+)?(?:file\s+)?([`'"]?[^\s`'"]+[`'"]?)/i);
+  const enTo = request.match(
+    /\bwrite\s+([`'"])([\s\S]*?)\1\s+(?:to|into)\s+(?:a\s+|the\s+)?(?:file\s+)?([`'"]?[^\s`'"]+[`'"]?)/i,
+  );
   if (enTo) return { tool: "write_file", args: { filePath: unquote(enTo[3]!), content: enTo[2]! } };
   const zh = request.match(
     /(?:创建|新建|写入|写)(?:一个)?(?:文件)?\s*([`'"“]?[^\s`'"”，,：:]+[`'"”]?)\s*[，,]?\s*(?:内容(?:为|是)?|写入)\s*[:：]?\s*([\s\S]+)$/u,
@@ -118,7 +129,9 @@ const TODO_DEMO_LABEL = "demos/todo-app.jsonl";
 export function isTodoAppRequest(request: string): boolean {
   if (!/react/i.test(request) || !/(todo|to-do|待办)/iu.test(request)) return false;
   if (!/\b(app|application|project|list)\b|todolist|应用|项目|程序|清单/iu.test(request)) return false;
-  return /\b(create|build|make|scaffold|generate|set up|setup|write|start)\b|创建|新建|搭建|做|写|生成|实现|开发/iu.test(request);
+  return /\b(create|build|make|scaffold|generate|set up|setup|write|start)\b|创建|新建|搭建|做|写|生成|实现|开发/iu.test(
+    request,
+  );
 }
 
 let todoRecording: Recording | undefined;
@@ -139,7 +152,9 @@ function playTodoDemo(sinceRequest: BaseMessage[], zh: boolean): AIMessage {
     const hint = zh
       ? "离线模型只能按录制好的步骤演示这个任务，无法随机应变：请加 --approval full-auto 运行（npm run demo 就是这样做的），并确保能访问 npm 仓库；或者设置 OPENAI_API_KEY 让真正的模型来做。"
       : "The offline model plays a recording of this task and cannot adapt to a different outcome: run it with --approval full-auto (as `npm run demo` does) and with access to the npm registry, or set OPENAI_API_KEY to let a real model do it.";
-    return new AIMessage({ content: zh ? `演示没能按录制继续下去（${err.message}）\n\n${hint}` : `${err.message}\n\n${hint}` });
+    return new AIMessage({
+      content: zh ? `演示没能按录制继续下去（${err.message}）\n\n${hint}` : `${err.message}\n\n${hint}`,
+    });
   }
 }
 
@@ -228,7 +243,10 @@ function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boo
     if (wasNotRun(result)) {
       const what = call?.name === "execute_command" ? `\`${String(args.command ?? "")}\`` : (call?.name ?? "the call");
       // The result's last sentence speaks to the model; the user reads the rest.
-      const forUser = [TELL_THE_USER, DO_SOMETHING_ELSE, DO_NOT_GET_AROUND].reduce((text, s) => (text.endsWith(` ${s}`) ? text.slice(0, -s.length - 1) : text), body);
+      const forUser = [TELL_THE_USER, DO_SOMETHING_ELSE, DO_NOT_GET_AROUND].reduce(
+        (text, s) => (text.endsWith(` ${s}`) ? text.slice(0, -s.length - 1) : text),
+        body,
+      );
       return `${zh ? `没有运行 ${what}：` : `Did not run ${what}:`}\n\n${forUser}`;
     }
     if (result.status === "error" && call?.name === "execute_command") {
@@ -284,10 +302,13 @@ export class OfflineChatModel extends BaseChatModel {
     const request = lastHuman >= 0 ? textOf(messages[lastHuman]!) : "";
     const zh = CJK.test(request);
     const after = messages.slice(lastHuman + 1);
-    if (isTodoAppRequest(request) && this.hasTool("execute_command") && this.hasTool("write_file")) return playTodoDemo(after, zh);
+    if (isTodoAppRequest(request) && this.hasTool("execute_command") && this.hasTool("write_file"))
+      return playTodoDemo(after, zh);
     const results = after.filter(ToolMessage.isInstance);
     if (results.length > 0) {
-      const caller = [...after].reverse().find((m): m is AIMessage => AIMessage.isInstance(m) && !!m.tool_calls?.length);
+      const caller = [...after]
+        .reverse()
+        .find((m): m is AIMessage => AIMessage.isInstance(m) && !!m.tool_calls?.length);
       return new AIMessage({ content: summarise(results, caller, zh, parseOfflineIntent(request)?.rest) });
     }
     const intent = parseOfflineIntent(request);

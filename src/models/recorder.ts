@@ -100,7 +100,10 @@ export function describeCall(call: { name: string; args: Record<string, unknown>
 export function outcomeOf(tool: string, result: ToolMessage): Pick<ToolOutcome, "outcome" | "url"> {
   const text = textOf(result);
   const first = text.split("\n", 1)[0] ?? "";
-  if ((result.artifact as { notRun?: unknown } | undefined)?.notRun === true || / call was not run, because /.test(first)) {
+  if (
+    (result.artifact as { notRun?: unknown } | undefined)?.notRun === true ||
+    / call was not run, because /.test(first)
+  ) {
     return { outcome: first.startsWith("Refused:") ? "refused" : "declined" };
   }
   if (first.startsWith("Refused:")) return { outcome: "refused" };
@@ -153,7 +156,10 @@ export function responseToRecord(message: BaseMessage): AIMessage {
   if (typeof meta.model_name === "string") response_metadata.model_name = meta.model_name;
   const calls = AIMessageChunk.isInstance(message)
     ? strictToolCalls(message) // as the engines parse it, so a cut-off call is recorded as invalid
-    : { tool_calls: (message as AIMessage).tool_calls ?? [], invalid_tool_calls: (message as AIMessage).invalid_tool_calls ?? [] };
+    : {
+        tool_calls: (message as AIMessage).tool_calls ?? [],
+        invalid_tool_calls: (message as AIMessage).invalid_tool_calls ?? [],
+      };
   const usage = (message as AIMessage).usage_metadata;
   return new AIMessage({
     content: message.content,

@@ -1,9 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { BaseChatModel, type BaseChatModelParams, type BindToolsInput } from "@langchain/core/language_models/chat_models";
+import {
+  BaseChatModel,
+  type BaseChatModelParams,
+  type BindToolsInput,
+} from "@langchain/core/language_models/chat_models";
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
-import { AIMessage, AIMessageChunk, mapStoredMessageToChatMessage, type BaseMessage, type StoredMessage } from "@langchain/core/messages";
+import {
+  AIMessage,
+  AIMessageChunk,
+  mapStoredMessageToChatMessage,
+  type BaseMessage,
+  type StoredMessage,
+} from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import {
   RECORDING_FORMAT,
@@ -57,19 +67,34 @@ export function parseRecording(text: string, label: string): Recording {
       throw new RecordingError(`${label} is not a recording: line ${i + 1} is not JSON.`);
     }
     if (isObject(value) && value.type === "header") {
-      if (value.format !== RECORDING_FORMAT) throw new RecordingError(`${label} is not a recording: its header names format "${String(value.format)}".`);
+      if (value.format !== RECORDING_FORMAT)
+        throw new RecordingError(`${label} is not a recording: its header names format "${String(value.format)}".`);
       recording.header = value as unknown as RecordingHeader;
       return;
     }
     const message = isObject(value) ? value.message : undefined;
-    if (!isObject(value) || value.type !== "response" || !isObject(message) || message.type !== "ai" || !isObject(message.data)) {
-      throw new RecordingError(`${label} is not a recording: line ${i + 1} is neither a header nor a recorded model response.`);
+    if (
+      !isObject(value) ||
+      value.type !== "response" ||
+      !isObject(message) ||
+      message.type !== "ai" ||
+      !isObject(message.data)
+    ) {
+      throw new RecordingError(
+        `${label} is not a recording: line ${i + 1} is neither a header nor a recorded model response.`,
+      );
     }
     const sent = isObject(value.sent) ? value.sent : {};
     recording.responses.push({
       type: "response",
       request: typeof value.request === "number" ? value.request : recording.responses.length + 1,
-      sent: { messages: 0, sha256: "", last: "", ...sent, outcomes: Array.isArray(sent.outcomes) ? (sent.outcomes as ToolOutcome[]) : [] },
+      sent: {
+        messages: 0,
+        sha256: "",
+        last: "",
+        ...sent,
+        outcomes: Array.isArray(sent.outcomes) ? (sent.outcomes as ToolOutcome[]) : [],
+      },
       message: message as unknown as StoredMessage,
     });
   });
@@ -89,7 +114,9 @@ export function loadRecording(file: string, label = recordingLabel(file)): Recor
     text = readFileSync(file, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new RecordingError(`Cannot read the recording ${label}${code === "ENOENT" ? ": no such file" : code ? ` (${code})` : ""}.`);
+    throw new RecordingError(
+      `Cannot read the recording ${label}${code === "ENOENT" ? ": no such file" : code ? ` (${code})` : ""}.`,
+    );
   }
   return parseRecording(text, label);
 }
@@ -278,7 +305,10 @@ export class ReplayChatModel extends BaseChatModel {
     const message = this.next(messages);
     const text = textOf(message);
     for (const piece of text ? (text.match(/\s*\S+|\s+$/g) ?? [text]) : []) {
-      const chunk = new ChatGenerationChunk({ text: piece, message: new AIMessageChunk({ id: message.id, content: piece }) });
+      const chunk = new ChatGenerationChunk({
+        text: piece,
+        message: new AIMessageChunk({ id: message.id, content: piece }),
+      });
       yield chunk;
       await runManager?.handleLLMNewToken(piece, undefined, undefined, undefined, undefined, { chunk });
     }

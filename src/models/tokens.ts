@@ -13,7 +13,9 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
 function textOf(message: BaseMessage): string {
   const content = message.content;
   if (typeof content === "string") return content;
-  return content.map((part) => ("text" in part && typeof part.text === "string" ? part.text : JSON.stringify(part))).join("");
+  return content
+    .map((part) => ("text" in part && typeof part.text === "string" ? part.text : JSON.stringify(part)))
+    .join("");
 }
 
 export function estimateTokens(message: BaseMessage): number {

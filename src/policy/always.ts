@@ -11,14 +11,22 @@ import { addAllowRules, LOCAL_RULES_FILE } from "../security/rules.js";
 export function withSavedAlwaysRules(approver: Approver, workspace: string, note: (text: string) => void): Approver {
   return async (request) => {
     const response = await approver(request);
-    if (response.decision !== "always-project" || request.tool !== "execute_command" || request.asksEveryTime || !request.alwaysRules?.length) return response;
+    if (
+      response.decision !== "always-project" ||
+      request.tool !== "execute_command" ||
+      request.asksEveryTime ||
+      !request.alwaysRules?.length
+    )
+      return response;
     try {
       // Checked again here, so a front end cannot save a rule for a command that asks every time.
       const decision = await classifyCall({ name: request.tool, args: request.args }, "suggest", [], { workspace });
       if (decision.alwaysAsks || decision.action === "deny") return { decision: "approve" };
       const added = addAllowRules(workspace, request.alwaysRules);
       if (added.length > 0) {
-        note(`Saved in ${LOCAL_RULES_FILE}: allow ${added.map((r) => `\`${r}\``).join(", ")} (remove them there to be asked again).`);
+        note(
+          `Saved in ${LOCAL_RULES_FILE}: allow ${added.map((r) => `\`${r}\``).join(", ")} (remove them there to be asked again).`,
+        );
       }
     } catch (err) {
       note(`Could not save the rule: ${(err as Error).message}`);

@@ -3,7 +3,14 @@ import { ToolMessage } from "@langchain/core/messages";
 import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
 import { locate } from "../security/locations.js";
-import { loadProjectRules, ruleForCommand, ruleMatches, ruleWords, RulesError, type ProjectRules } from "../security/rules.js";
+import {
+  loadProjectRules,
+  ruleForCommand,
+  ruleMatches,
+  ruleWords,
+  RulesError,
+  type ProjectRules,
+} from "../security/rules.js";
 import { commandRulesReason, fileRulesReason } from "../security/rules-guard.js";
 import type { Word } from "../security/shell-parse.js";
 import type { ApprovalResponse } from "../agent/events.js";
@@ -28,7 +35,9 @@ export interface ToolCallLike {
  */
 export function alwaysKey(call: ToolCallLike): string {
   if (COMMAND_TOOLS.has(call.name)) {
-    const argv = String(call.args.command ?? "").trim().split(/\s+/);
+    const argv = String(call.args.command ?? "")
+      .trim()
+      .split(/\s+/);
     return `${call.name}:${ruleForCommand(argv) ?? argv[0] ?? ""}`;
   }
   return call.name;
@@ -38,7 +47,15 @@ export function alwaysKey(call: ToolCallLike): string {
  * Built-in tools that only read (or stop what the agent itself started): `classifyCall` lets
  * them run in every mode, so a turn calling only these has nothing to ask about.
  */
-const NEVER_ASKS = new Set(["read_file", "list_directory", "find_files", "search_files", "process_output", "stop_process", "write_todos"]);
+const NEVER_ASKS = new Set([
+  "read_file",
+  "list_directory",
+  "find_files",
+  "search_files",
+  "process_output",
+  "stop_process",
+  "write_todos",
+]);
 
 /**
  * Whether a call may need a question or a refusal, so the graph routes its turn through the
@@ -101,7 +118,8 @@ export async function classifyCall(
   ctx: ApprovalContext,
 ): Promise<CallDecision> {
   // Plan mode: what may not run there is refused before anything else is asked or checked.
-  if (mode === "plan" && !runsInPlanMode(call.name)) return { action: "deny", reason: planModeReason(call.name), alwaysAsks: true, alwaysKeys: [] };
+  if (mode === "plan" && !runsInPlanMode(call.name))
+    return { action: "deny", reason: planModeReason(call.name), alwaysAsks: true, alwaysKeys: [] };
   if (COMMAND_TOOLS.has(call.name)) {
     let rules: ProjectRules | undefined;
     let rulesError: string | undefined;
@@ -115,9 +133,19 @@ export async function classifyCall(
     const cwd = dir ? path.resolve(ctx.workspace, dir) : ctx.workspace;
     let verdict: Classification;
     try {
-      verdict = await classifyCommand(String(call.args.command ?? ""), { workspace: ctx.workspace, cwd, home: ctx.home, rules, rulesError });
+      verdict = await classifyCommand(String(call.args.command ?? ""), {
+        workspace: ctx.workspace,
+        cwd,
+        home: ctx.home,
+        rules,
+        rulesError,
+      });
     } catch (err) {
-      verdict = { verdict: "ask", reason: `cannot check this command: the shell parser failed (${(err as Error).message})`, commands: [] };
+      verdict = {
+        verdict: "ask",
+        reason: `cannot check this command: the shell parser failed (${(err as Error).message})`,
+        commands: [],
+      };
     }
     const alwaysRules = commandRules(call, verdict.commands);
     const alwaysKeys = alwaysRules.map((r) => `${call.name}:${r}`);
@@ -126,32 +154,64 @@ export async function classifyCall(
     if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
     if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
     // Read-only commands (the built-in list) and those the project allows run in every mode.
-    if (verdict.rule || verdict.readOnly || mode === "full-auto") return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
-    const leaves = verdict.leaves ?? verdict.commands.map((argv) => argv.map((value) => ({ value, dynamic: false, raw: value, kind: "word" })));
+    if (verdict.rule || verdict.readOnly || mode === "full-auto")
+      return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
+    const leaves =
+      verdict.leaves ??
+      verdict.commands.map((argv) => argv.map((value) => ({ value, dynamic: false, raw: value, kind: "word" })));
     if (leaves.length > 0 && leaves.every((words) => always.some((key) => keyCovers(key, call.name, words)))) {
       return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
     }
-    return { action: "ask", reason: `runs a shell command (approval mode ${mode})`, alwaysAsks: false, alwaysKeys, alwaysRules };
+    return {
+      action: "ask",
+      reason: `runs a shell command (approval mode ${mode})`,
+      alwaysAsks: false,
+      alwaysKeys,
+      alwaysRules,
+    };
   }
   if (EDIT_TOOLS.has(call.name)) {
     for (const file of editedPaths(call)) {
-      const target = locate({ value: file, dynamic: false, raw: file, kind: "word" }, ctx.workspace, { workspace: ctx.workspace, home: ctx.home ?? os.homedir() });
+      const target = locate({ value: file, dynamic: false, raw: file, kind: "word" }, ctx.workspace, {
+        workspace: ctx.workspace,
+        home: ctx.home ?? os.homedir(),
+      });
       if (target?.kind === "rules") {
-        return { action: "ask", reason: `changes the project's command rules (${file})`, alwaysAsks: true, alwaysKeys: [] };
+        return {
+          action: "ask",
+          reason: `changes the project's command rules (${file})`,
+          alwaysAsks: true,
+          alwaysKeys: [],
+        };
       }
       if (target?.path && GIT_DIR.test(path.relative(ctx.workspace, target.path))) {
-        return { action: "ask", reason: `changes the repository's own files (${file}), where git hooks and settings run programs`, alwaysAsks: true, alwaysKeys: [] };
+        return {
+          action: "ask",
+          reason: `changes the repository's own files (${file}), where git hooks and settings run programs`,
+          alwaysAsks: true,
+          alwaysKeys: [],
+        };
       }
       const linked = await fileRulesReason(ctx.workspace, file);
       if (linked) return { action: "ask", reason: linked, alwaysAsks: true, alwaysKeys: [] };
     }
   }
   if (isMcpCall(call, ctx.tools)) {
-    const reason = mcpNeedsApproval(call, mode, always, mcpApprovalRules(ctx.workspace), mcpToolOf(call.name, ctx.tools));
-    return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
+    const reason = mcpNeedsApproval(
+      call,
+      mode,
+      always,
+      mcpApprovalRules(ctx.workspace),
+      mcpToolOf(call.name, ctx.tools),
+    );
+    return reason
+      ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] }
+      : { action: "run", alwaysAsks: false, alwaysKeys: [] };
   }
   const reason = editReason(call, mode, always);
-  return reason ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] } : { action: "run", alwaysAsks: false, alwaysKeys: [] };
+  return reason
+    ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] }
+    : { action: "run", alwaysAsks: false, alwaysKeys: [] };
 }
 
 /** What the question may offer: no "always" for calls that ask every time; the exact rules otherwise. */
@@ -194,7 +254,8 @@ export function unattendedHint(name: string, ctx: Pick<DenialContext, "alwaysAsk
     return "Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it.";
   }
   if (EDIT_TOOLS.has(name)) return "Run mini-cursor with --approval auto-edit to let file changes run without asking.";
-  if (name.includes("__")) return `Add "${name}" (or its server) to "mcp": { "allow": [...] } in the rules file, or run mini-cursor with --approval full-auto, to let it run without asking.`;
+  if (name.includes("__"))
+    return `Add "${name}" (or its server) to "mcp": { "allow": [...] } in the rules file, or run mini-cursor with --approval full-auto, to let it run without asking.`;
   return "Run mini-cursor with --approval full-auto to let commands run without asking (dangerous ones still need a person).";
 }
 
@@ -223,7 +284,13 @@ export function refusedMessage(name: string, reason: string): string {
  * call that ran and failed.
  */
 export function notRunResult(call: { id?: string; name: string }, content: string): ToolMessage {
-  return new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "error", content, artifact: { notRun: true } });
+  return new ToolMessage({
+    tool_call_id: call.id!,
+    name: call.name,
+    status: "error",
+    content,
+    artifact: { notRun: true },
+  });
 }
 
 /** The answer of an approver that cannot ask anyone (stdin is not a terminal). */

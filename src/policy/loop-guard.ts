@@ -101,6 +101,18 @@ export function loopStopResults(message: AIMessage, check: LoopCheck): ToolMessa
 }
 
 function ordinal(n: number): string {
-  const words = ["zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
+  const words = [
+    "zeroth",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+  ];
   return words[n] ?? `${n}th`;
 }

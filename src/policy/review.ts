@@ -2,7 +2,14 @@ import type { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { previewToolCall } from "../tools/preview.js";
 import type { ApprovalMode } from "../settings.js";
-import { approvalScope, classifyCall, deniedMessage, notRunResult, refusedMessage, type CallDecision } from "./approval.js";
+import {
+  approvalScope,
+  classifyCall,
+  deniedMessage,
+  notRunResult,
+  refusedMessage,
+  type CallDecision,
+} from "./approval.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
 
 /**
@@ -51,12 +58,27 @@ export async function reviewToolCalls(input: ReviewInput): Promise<ReviewOutcome
       declined.push(notRunResult(call, refusedMessage(call.name, decision.reason!)));
       continue;
     }
-    const request: ApprovalRequest = { toolCallId: call.id!, tool: call.name, args: call.args, reason: decision.reason!, ...approvalScope(decision) };
+    const request: ApprovalRequest = {
+      toolCallId: call.id!,
+      tool: call.name,
+      args: call.args,
+      reason: decision.reason!,
+      ...approvalScope(decision),
+    };
     const preview = await previewToolCall(input.tools, call, input.threadId);
     if (preview) request.preview = preview;
     const response = await input.ask(request, decision);
     if (response.decision === "deny") {
-      declined.push(notRunResult(call, deniedMessage(call.name, response, { reason: decision.reason, alwaysAsks: decision.alwaysAsks, mode: input.mode })));
+      declined.push(
+        notRunResult(
+          call,
+          deniedMessage(call.name, response, {
+            reason: decision.reason,
+            alwaysAsks: decision.alwaysAsks,
+            mode: input.mode,
+          }),
+        ),
+      );
     } else if ((response.decision === "always" || response.decision === "always-project") && !decision.alwaysAsks) {
       always.push(...decision.alwaysKeys);
       alwaysAdded.push(...decision.alwaysKeys);

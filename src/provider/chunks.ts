@@ -27,7 +27,8 @@ export class ChunkNormaliser {
 
   private state(index: number): ChoiceState {
     let st = this.choices.get(index);
-    if (!st) this.choices.set(index, (st = { calls: new ToolCallAssembler(), think: new ThinkSplitter(), seen: false }));
+    if (!st)
+      this.choices.set(index, (st = { calls: new ToolCallAssembler(), think: new ThinkSplitter(), seen: false }));
     return st;
   }
 
@@ -35,7 +36,8 @@ export class ChunkNormaliser {
   chunk(data: Json): Json[] {
     if (!Array.isArray(data.choices)) {
       // vLLM and Mistral stream errors as `{"object":"error","message":…}`: the SDK reads `error`.
-      if (data.error === undefined && data.object === "error") return [{ error: { message: data.message, type: data.type, code: data.code } }];
+      if (data.error === undefined && data.object === "error")
+        return [{ error: { message: data.message, type: data.type, code: data.code } }];
       return [data];
     }
     this.template = { id: data.id, object: "chat.completion.chunk", created: data.created, model: data.model };
@@ -87,7 +89,14 @@ export class ChunkNormaliser {
       this.extras.finishReason = finish;
       out.push({
         ...this.template,
-        choices: [{ index, delta: { role: "assistant", ...(held.text ? { content: held.text } : {}) }, logprobs: null, finish_reason: finish }],
+        choices: [
+          {
+            index,
+            delta: { role: "assistant", ...(held.text ? { content: held.text } : {}) },
+            logprobs: null,
+            finish_reason: finish,
+          },
+        ],
       });
     }
     return out;

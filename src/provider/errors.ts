@@ -109,7 +109,8 @@ export function errorFields(body: string): { type?: string; code?: string; param
     const first = Array.isArray(parsed) ? parsed[0] : parsed;
     const e = ((first as { error?: unknown })?.error ?? first) as Record<string, unknown>;
     if (!e || typeof e !== "object") return {};
-    const pick = (k: string) => (typeof e[k] === "string" ? (e[k] as string) : typeof e[k] === "number" ? String(e[k]) : undefined);
+    const pick = (k: string) =>
+      typeof e[k] === "string" ? (e[k] as string) : typeof e[k] === "number" ? String(e[k]) : undefined;
     return { type: pick("type"), code: pick("code"), param: pick("param") };
   } catch {
     return {};
@@ -119,7 +120,9 @@ export function errorFields(body: string): { type?: string; code?: string; param
 export function isLocalUrl(url: string): boolean {
   try {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-    return host === "localhost" || host === "::1" || host === "0.0.0.0" || /^127\./.test(host) || host.endsWith(".localhost");
+    return (
+      host === "localhost" || host === "::1" || host === "0.0.0.0" || /^127\./.test(host) || host.endsWith(".localhost")
+    );
   } catch {
     return false;
   }

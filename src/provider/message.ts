@@ -20,13 +20,19 @@ export function echoesOf(messages: readonly BaseMessage[]): Map<string, ToolCall
   const echoes = new Map<string, ToolCallEcho>();
   for (const m of messages) {
     if (!AIMessage.isInstance(m) || !m.tool_calls?.length) continue;
-    const kwargs = m.additional_kwargs as { reasoning_content?: unknown; [EXTRA_CONTENT_KEY]?: Record<string, unknown> };
+    const kwargs = m.additional_kwargs as {
+      reasoning_content?: unknown;
+      [EXTRA_CONTENT_KEY]?: Record<string, unknown>;
+    };
     const reasoning = typeof kwargs.reasoning_content === "string" ? kwargs.reasoning_content : undefined;
     for (const c of m.tool_calls) {
       if (!c.id) continue;
       const extra = kwargs[EXTRA_CONTENT_KEY]?.[c.id];
       if (reasoning === undefined && extra === undefined) continue;
-      echoes.set(c.id, { ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}), ...(extra !== undefined ? { extra_content: extra } : {}) });
+      echoes.set(c.id, {
+        ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}),
+        ...(extra !== undefined ? { extra_content: extra } : {}),
+      });
     }
   }
   return echoes;
@@ -36,7 +42,10 @@ export function echoesOf(messages: readonly BaseMessage[]): Map<string, ToolCall
 export function finishProblem(message: BaseMessage): ProviderError | undefined {
   const finish = (message.response_metadata as { finish_reason?: unknown } | undefined)?.finish_reason;
   if (finish === "content_filter") {
-    return new ProviderError("The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.", "content_filter");
+    return new ProviderError(
+      "The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.",
+      "content_filter",
+    );
   }
   if (finish === "length") {
     return new ProviderError(
@@ -55,11 +64,16 @@ export function withProviderExtras(message: AIMessage, call: ProviderCall): AIMe
   const kept = Object.fromEntries(Object.entries(extras).filter(([id]) => calls.some((c) => c.id === id)));
   if (Object.keys(kept).length > 0) additional_kwargs = { ...additional_kwargs, [EXTRA_CONTENT_KEY]: kept };
   const text = typeof message.content === "string" ? message.content : "";
-  const recovery = calls.length === 0 && (message.invalid_tool_calls ?? []).length === 0 ? recoverTextToolCalls(text, call.offered) : undefined;
+  const recovery =
+    calls.length === 0 && (message.invalid_tool_calls ?? []).length === 0
+      ? recoverTextToolCalls(text, call.offered)
+      : undefined;
   if (!recovery && additional_kwargs === message.additional_kwargs) return message;
   if (recovery) {
     const names = recovery.calls.map((c) => c.name).join(", ");
-    call.notices.push(`The model wrote ${recovery.calls.length === 1 ? "a tool call" : `${recovery.calls.length} tool calls`} as text (${recovery.form}); running ${names} as ${recovery.calls.length === 1 ? "a call" : "calls"}.`);
+    call.notices.push(
+      `The model wrote ${recovery.calls.length === 1 ? "a tool call" : `${recovery.calls.length} tool calls`} as text (${recovery.form}); running ${names} as ${recovery.calls.length === 1 ? "a call" : "calls"}.`,
+    );
   }
   return new AIMessage({
     id: message.id,

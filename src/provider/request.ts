@@ -48,11 +48,18 @@ function assistantMessage(message: Json, call: ProviderCall | undefined): Json {
   const echoes = calls.map((c) => call.echoes.get(c.id));
   const reasoning = echoes.find((e) => e?.reasoning_content !== undefined)?.reasoning_content;
   if (reasoning !== undefined) out.reasoning_content = reasoning;
-  out.tool_calls = calls.map((c, i) => (echoes[i]?.extra_content !== undefined ? { ...c, extra_content: echoes[i]!.extra_content } : c));
+  out.tool_calls = calls.map((c, i) =>
+    echoes[i]?.extra_content !== undefined ? { ...c, extra_content: echoes[i]!.extra_content } : c,
+  );
   return out;
 }
 
-export function rewriteRequest(body: Json, options: RequestOptions, dropped: ReadonlySet<string>, call: ProviderCall | undefined): Json {
+export function rewriteRequest(
+  body: Json,
+  options: RequestOptions,
+  dropped: ReadonlySet<string>,
+  call: ProviderCall | undefined,
+): Json {
   const out: Json = { ...body, ...(options.extraBody ?? {}) };
   if (!options.streamOptions) delete out.stream_options;
   if (!options.stream && out.stream) {
@@ -60,16 +67,30 @@ export function rewriteRequest(body: Json, options: RequestOptions, dropped: Rea
     delete out.stream_options;
   }
   // Reasoning models take max_completion_tokens; a max_tokens from the extra body is renamed.
-  if (typeof out.model === "string" && isReasoningModel(out.model) && out.max_tokens !== undefined && out.max_completion_tokens === undefined) {
+  if (
+    typeof out.model === "string" &&
+    isReasoningModel(out.model) &&
+    out.max_tokens !== undefined &&
+    out.max_completion_tokens === undefined
+  ) {
     out.max_completion_tokens = out.max_tokens;
     delete out.max_tokens;
   }
   if (Array.isArray(out.tools)) {
     out.tools = out.tools.map((t: Json) =>
-      t?.function?.parameters ? { ...t, function: { ...t.function, parameters: cleanSchema(t.function.parameters, options.stripAdditionalProperties) } } : t,
+      t?.function?.parameters
+        ? {
+            ...t,
+            function: {
+              ...t.function,
+              parameters: cleanSchema(t.function.parameters, options.stripAdditionalProperties),
+            },
+          }
+        : t,
     );
   }
-  if (Array.isArray(out.messages)) out.messages = out.messages.map((m: Json) => (m?.role === "assistant" ? assistantMessage(m, call) : m));
+  if (Array.isArray(out.messages))
+    out.messages = out.messages.map((m: Json) => (m?.role === "assistant" ? assistantMessage(m, call) : m));
   for (const key of dropped) delete out[key];
   return out;
 }
@@ -85,7 +106,12 @@ const ESSENTIAL = new Set(["model", "messages", "tools", "stream"]);
 export function rejectedParameter(body: Json, errorText: string, param: string | undefined): string | undefined {
   const sent = Object.keys(body).filter((k) => !ESSENTIAL.has(k));
   if (param && sent.includes(param)) return param;
-  if (!/unsupported|not supported|unrecognized|unknown|extra|not permitted|not allowed|invalid|unexpected/i.test(errorText)) return undefined;
+  if (
+    !/unsupported|not supported|unrecognized|unknown|extra|not permitted|not allowed|invalid|unexpected/i.test(
+      errorText,
+    )
+  )
+    return undefined;
   for (const key of sent) {
     // Quoted ('temperature', "stream_options" in a pydantic loc) or, for names no prose uses, bare.
     const named = new RegExp(`["'\`]${key}["'\`]${key.includes("_") ? `|\\b${key}\\b` : ""}`);

@@ -95,7 +95,10 @@ function parse(text: string): unknown {
   }
 }
 
-export function recoverTextToolCalls(content: string, offered: readonly OfferedTool[] | undefined): Recovery | undefined {
+export function recoverTextToolCalls(
+  content: string,
+  offered: readonly OfferedTool[] | undefined,
+): Recovery | undefined {
   if (!offered || offered.length === 0) return undefined;
   const blocks = [...content.matchAll(HERMES)];
   if (blocks.length > 0) {

@@ -77,7 +77,8 @@ export class ToolCallAssembler {
     for (const d of deltas) {
       if (!d || typeof d !== "object") continue;
       const id = realId(d.id);
-      const name = typeof d.function?.name === "string" && d.function.name.trim() !== "" ? d.function.name.trim() : undefined;
+      const name =
+        typeof d.function?.name === "string" && d.function.name.trim() !== "" ? d.function.name.trim() : undefined;
       const index = this.target(id, name);
       const call = this.calls[index]!;
       if (name && !call.name) call.name = name;

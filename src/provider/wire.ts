@@ -28,9 +28,11 @@ const MAX_DROPS_PER_REQUEST = 3;
 const encoder = new TextEncoder();
 
 function sseBody(payloads: AsyncIterable<string> | Iterable<string>): ReadableStream<Uint8Array> {
-  const iterator = (Symbol.asyncIterator in payloads ? (payloads as AsyncIterable<string>)[Symbol.asyncIterator]() : (payloads as Iterable<string>)[Symbol.iterator]()) as
-    | AsyncIterator<string>
-    | Iterator<string>;
+  const iterator = (
+    Symbol.asyncIterator in payloads
+      ? (payloads as AsyncIterable<string>)[Symbol.asyncIterator]()
+      : (payloads as Iterable<string>)[Symbol.iterator]()
+  ) as AsyncIterator<string> | Iterator<string>;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
@@ -56,7 +58,10 @@ function responseHeaders(from: Headers, contentType: string): Headers {
 }
 
 /** The upstream stream, chunk by chunk through the normaliser. */
-async function* normalisedStream(body: ReadableStream<Uint8Array>, normaliser: ChunkNormaliser): AsyncGenerator<string> {
+async function* normalisedStream(
+  body: ReadableStream<Uint8Array>,
+  normaliser: ChunkNormaliser,
+): AsyncGenerator<string> {
   for await (const payload of parseSse(body)) {
     if (payload === "[DONE]") {
       for (const extra of normaliser.done()) yield JSON.stringify(extra);
@@ -137,10 +142,15 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
       const text = await response.text();
       // A wrong base URL often lands on a website's own 404 page (a 5xx page from a proxy is retried as usual).
       if (response.status < 500 && looksLikeHtml(text)) throw webPage();
-      const rejected = PARAMETER_STATUSES.has(response.status) && drops < MAX_DROPS_PER_REQUEST ? rejectedParameter(body, text, errorFields(text).param) : undefined;
+      const rejected =
+        PARAMETER_STATUSES.has(response.status) && drops < MAX_DROPS_PER_REQUEST
+          ? rejectedParameter(body, text, errorFields(text).param)
+          : undefined;
       if (!rejected || dropped.has(rejected)) return errorResponse(response.status, response.headers, text);
       dropped.add(rejected);
-      call?.notices.push(`The provider rejected the parameter "${rejected}" (HTTP ${response.status}: ${providerMessage(text)}); retrying without it for the rest of this run.`);
+      call?.notices.push(
+        `The provider rejected the parameter "${rejected}" (HTTP ${response.status}: ${providerMessage(text)}); retrying without it for the rest of this run.`,
+      );
       body = rewriteRequest(original, options, dropped, call);
     }
     const contentType = response.headers.get("content-type") ?? "";
@@ -164,14 +174,26 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
     try {
       parsed = JSON.parse(text) as Json;
     } catch {
-      throw new ProviderError(`The model server at ${options.baseUrl} answered with something that is not JSON: ${providerMessage(text)}`, "error_body");
+      throw new ProviderError(
+        `The model server at ${options.baseUrl} answered with something that is not JSON: ${providerMessage(text)}`,
+        "error_body",
+      );
     }
     if (!Array.isArray(parsed.choices)) {
-      throw new ProviderError(`The model server at ${options.baseUrl} answered with an error: ${providerMessage(text)}`, "error_body");
+      throw new ProviderError(
+        `The model server at ${options.baseUrl} answered with an error: ${providerMessage(text)}`,
+        "error_body",
+      );
     }
     if (wantedStream) {
-      return new Response(sseBody(normalisedCompletion(parsed, normaliser)), { status: 200, headers: responseHeaders(response.headers, "text/event-stream") });
+      return new Response(sseBody(normalisedCompletion(parsed, normaliser)), {
+        status: 200,
+        headers: responseHeaders(response.headers, "text/event-stream"),
+      });
     }
-    return new Response(text, { status: response.status, headers: responseHeaders(response.headers, "application/json") });
+    return new Response(text, {
+      status: response.status,
+      headers: responseHeaders(response.headers, "application/json"),
+    });
   };
 }

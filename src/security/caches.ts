@@ -40,7 +40,8 @@ function npmrcCache(file: string, home: string): string | undefined {
   }
   for (const line of text.split(/\r?\n/)) {
     const m = /^\s*cache\s*=\s*(.+?)\s*$/.exec(line);
-    if (m && !m[1]!.includes("${")) return m[1]!.startsWith("~/") ? path.join(home, m[1]!.slice(2)) : path.resolve(home, m[1]!);
+    if (m && !m[1]!.includes("${"))
+      return m[1]!.startsWith("~/") ? path.join(home, m[1]!.slice(2)) : path.resolve(home, m[1]!);
   }
   return undefined;
 }
@@ -57,10 +58,16 @@ function realOr(p: string): string {
  * Folders to keep writable (absolute, symlinks resolved where they exist). `create` lists the
  * ones worth creating when missing (npm fails on a read-only cache it cannot create).
  */
-export function writableCaches(home: string = os.homedir(), settings: CacheSettings = {}): { writable: string[]; create: string[]; scratch: string[] } {
+export function writableCaches(
+  home: string = os.homedir(),
+  settings: CacheSettings = {},
+): { writable: string[]; create: string[]; scratch: string[] } {
   const cacheHome = settings.xdgCacheHome ?? path.join(home, ".cache");
   const dataHome = settings.xdgDataHome ?? path.join(home, ".local", "share");
-  const npmCache = settings.npmCache ?? npmrcCache(settings.npmUserConfig ?? path.join(home, ".npmrc"), home) ?? path.join(home, ".npm");
+  const npmCache =
+    settings.npmCache ??
+    npmrcCache(settings.npmUserConfig ?? path.join(home, ".npmrc"), home) ??
+    path.join(home, ".npm");
   const npm = [path.join(npmCache, "_cacache"), path.join(npmCache, "_logs")];
   const stores = [
     ...npm,
@@ -87,7 +94,8 @@ export function writableCaches(home: string = os.homedir(), settings: CacheSetti
 }
 
 /** Lines of an npmrc / yarnrc that hold credentials (tokens, passwords, client keys). */
-const CREDENTIAL_LINE = /(_auth|_authToken|_password|password|username|npmAuthToken|npmAuthIdent|keyfile|certfile|token)\s*[=:]/i;
+const CREDENTIAL_LINE =
+  /(_auth|_authToken|_password|password|username|npmAuthToken|npmAuthIdent|keyfile|certfile|token)\s*[=:]/i;
 
 /** The config file without its credential lines: registry, cafile, proxy and the rest stay. */
 export function withoutCredentials(text: string): string {

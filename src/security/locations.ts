@@ -11,15 +11,57 @@ import type { Word } from "./shell-parse.js";
 
 /** Credentials in the home folder: hidden in the sandbox, and any command naming them asks. */
 export const HOME_SECRETS: readonly string[] = [
-  ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".config/hub", ".kube", ".docker",
-  ".netrc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".git-credentials", ".config/git/credentials",
-  ".gem/credentials", ".cargo/credentials", ".cargo/credentials.toml", ".password-store",
-  ".local/share/keyrings", ".terraform.d/credentials.tfrc.json", ".vault-token", ".pgpass", ".my.cnf",
+  ".ssh",
+  ".gnupg",
+  ".aws",
+  ".azure",
+  ".config/gcloud",
+  ".config/gh",
+  ".config/hub",
+  ".kube",
+  ".docker",
+  ".netrc",
+  ".npmrc",
+  ".yarnrc",
+  ".yarnrc.yml",
+  ".pypirc",
+  ".git-credentials",
+  ".config/git/credentials",
+  ".gem/credentials",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".password-store",
+  ".local/share/keyrings",
+  ".terraform.d/credentials.tfrc.json",
+  ".vault-token",
+  ".pgpass",
+  ".my.cnf",
 ];
 
 const SYSTEM_DIRS = new Set([
-  "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/var", "/opt", "/srv",
-  "/sys", "/proc", "/run", "/snap", "/nix", "/root", "/home", "/mnt", "/media", "/tmp", "/dev",
+  "/etc",
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/boot",
+  "/var",
+  "/opt",
+  "/srv",
+  "/sys",
+  "/proc",
+  "/run",
+  "/snap",
+  "/nix",
+  "/root",
+  "/home",
+  "/mnt",
+  "/media",
+  "/tmp",
+  "/dev",
 ]);
 const TEMP_DIRS = ["/tmp", "/var/tmp", "/dev/shm"];
 const HARMLESS_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/full"]);
@@ -86,7 +128,8 @@ export function classifyPath(p: string, places: Places): LocationKind {
   const temp = TEMP_DIRS.find((t) => within(p, t));
   if (temp) return spellings(places.workspace).some((ws) => within(ws, temp)) ? "outside" : "temp";
   const top = `/${p.split("/")[1] ?? ""}`;
-  if (SYSTEM_DIRS.has(top)) return top === "/home" || top === "/mnt" || top === "/media" ? (p === top ? "system" : "outside") : "system";
+  if (SYSTEM_DIRS.has(top))
+    return top === "/home" || top === "/mnt" || top === "/media" ? (p === top ? "system" : "outside") : "system";
   return "outside";
 }
 
@@ -134,7 +177,8 @@ export function locate(word: Word, cwd: string | null, places: Places): Location
   }
   let absolute: string;
   if (value === "~" || value.startsWith("~/")) absolute = path.join(places.home, value.slice(1));
-  else if (value.startsWith("~")) return { kind: "outside", path: value }; // another user's home
+  else if (value.startsWith("~"))
+    return { kind: "outside", path: value }; // another user's home
   else if (path.isAbsolute(value)) absolute = path.normalize(value);
   else if (cwd === null) return { kind: "unknown" };
   else absolute = path.resolve(cwd, value);
@@ -150,7 +194,8 @@ export function locate(word: Word, cwd: string | null, places: Places): Location
     }
   }
   // `dir/*` is everything in dir: for the workspace or home, that is the folder itself.
-  if (glob && kind === "inside" && spellings(places.workspace).includes(absolute)) return { kind: "workspace", path: absolute };
+  if (glob && kind === "inside" && spellings(places.workspace).includes(absolute))
+    return { kind: "workspace", path: absolute };
   return { kind, path: absolute };
 }
 

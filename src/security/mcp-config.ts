@@ -87,7 +87,9 @@ export function mergeMcpRules(into: McpApprovalRules, block: McpRulesConfig | un
 }
 
 /** The user's own config file: only its MCP parts are read. */
-const userFileSchema = z.object({ mcpServers: mcpServersSchema.optional(), mcp: mcpRulesSchema.optional() }).passthrough();
+const userFileSchema = z
+  .object({ mcpServers: mcpServersSchema.optional(), mcp: mcpRulesSchema.optional() })
+  .passthrough();
 
 /** The user's config file is not valid JSON or not in the expected shape. */
 export class McpConfigError extends Error {

@@ -16,7 +16,15 @@ const values = (args: Word[]) => args.map((a) => a.value);
 const without =
   (...banned: string[]): Check =>
   (args) =>
-    values(args).every((v) => !banned.some((b) => v === b || v.startsWith(`${b}=`) || (b.startsWith("--") && v.startsWith("--") && v.length > 3 && b.startsWith(v.split("=")[0]!))));
+    values(args).every(
+      (v) =>
+        !banned.some(
+          (b) =>
+            v === b ||
+            v.startsWith(`${b}=`) ||
+            (b.startsWith("--") && v.startsWith("--") && v.length > 3 && b.startsWith(v.split("=")[0]!)),
+        ),
+    );
 const any: Check = () => true;
 /** At most `n` arguments that are not options (`uniq in out` writes `out`). */
 const positionals = (args: Word[]) => args.filter((a) => !a.value.startsWith("-") || a.value === "-");
@@ -27,12 +35,26 @@ const both =
 
 /** sed scripts that write files (`w`, `W`, `s///w`) or run commands (`e`, `s///e`). */
 function sedScriptIsSafe(script: string): boolean {
-  return !/(^|[;{}\n]\s*)([0-9,$/!]*\s*)?[wWe](\s|$)/.test(script) && !/(^|[;{}\n\s])s(.).*\2.*\2[gpiImM0-9]*[we]/.test(script);
+  return (
+    !/(^|[;{}\n]\s*)([0-9,$/!]*\s*)?[wWe](\s|$)/.test(script) &&
+    !/(^|[;{}\n\s])s(.).*\2.*\2[gpiImM0-9]*[we]/.test(script)
+  );
 }
 
 function sedIsReadOnly(args: Word[]): boolean {
   const vs = values(args);
-  if (vs.some((v) => /^-[A-Za-z]*i/.test(v) || v.startsWith("--in-place") || v === "-s" || v.startsWith("--separate") || v === "-f" || v.startsWith("--file"))) return false;
+  if (
+    vs.some(
+      (v) =>
+        /^-[A-Za-z]*i/.test(v) ||
+        v.startsWith("--in-place") ||
+        v === "-s" ||
+        v.startsWith("--separate") ||
+        v === "-f" ||
+        v.startsWith("--file"),
+    )
+  )
+    return false;
   const scripts: string[] = [];
   vs.forEach((v, i) => {
     if (v === "-e" || v === "--expression") scripts.push(vs[i + 1] ?? "");
@@ -46,10 +68,29 @@ function sedIsReadOnly(args: Word[]): boolean {
 }
 
 /** find without actions that delete, run programs or write files. */
-const findIsReadOnly = without("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls");
+const findIsReadOnly = without(
+  "-delete",
+  "-exec",
+  "-execdir",
+  "-ok",
+  "-okdir",
+  "-fprint",
+  "-fprint0",
+  "-fprintf",
+  "-fls",
+);
 
 const GIT_GLOBAL_BANNED = ["-c", "--config-env", "--exec-path", "--upload-pack", "--receive-pack"];
-const GIT_BANNED = ["--output", "--ext-diff", "--textconv", "-o", "--upload-pack", "--exec", "--open-files-in-pager", "-O"];
+const GIT_BANNED = [
+  "--output",
+  "--ext-diff",
+  "--textconv",
+  "-o",
+  "--upload-pack",
+  "--exec",
+  "--open-files-in-pager",
+  "-O",
+];
 
 const GIT_READ: Record<string, Check> = {
   status: any,
@@ -76,13 +117,76 @@ const GIT_READ: Record<string, Check> = {
   whatchanged: any,
   version: any,
   branch: (args) => {
-    if (!without("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy", "-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-f", "--force", "-t", "--track", "--no-track", "--create-reflog")(args)) return false;
-    const listing = values(args).some((v) => ["-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--show-current"].includes(v) || /^--(contains|no-contains|merged|no-merged|points-at)/.test(v));
-    return listing || positionalsOf(args, ["--sort", "--format", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--color", "--column"]).length === 0;
+    if (
+      !without(
+        "-d",
+        "-D",
+        "-m",
+        "-M",
+        "-c",
+        "-C",
+        "--delete",
+        "--move",
+        "--copy",
+        "-u",
+        "--set-upstream-to",
+        "--unset-upstream",
+        "--edit-description",
+        "-f",
+        "--force",
+        "-t",
+        "--track",
+        "--no-track",
+        "--create-reflog",
+      )(args)
+    )
+      return false;
+    const listing = values(args).some(
+      (v) =>
+        ["-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--show-current"].includes(v) ||
+        /^--(contains|no-contains|merged|no-merged|points-at)/.test(v),
+    );
+    return (
+      listing ||
+      positionalsOf(args, [
+        "--sort",
+        "--format",
+        "--contains",
+        "--no-contains",
+        "--merged",
+        "--no-merged",
+        "--points-at",
+        "--color",
+        "--column",
+      ]).length === 0
+    );
   },
   tag: (args) => {
-    if (!without("-d", "--delete", "-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-m", "--message", "-F", "--file", "-f", "--force", "-e", "--edit")(args)) return false;
-    return values(args).some((v) => v === "-l" || v === "--list") || positionalsOf(args, ["--sort", "--format", "--contains", "--points-at", "-n"]).length === 0;
+    if (
+      !without(
+        "-d",
+        "--delete",
+        "-a",
+        "--annotate",
+        "-s",
+        "--sign",
+        "-u",
+        "--local-user",
+        "-m",
+        "--message",
+        "-F",
+        "--file",
+        "-f",
+        "--force",
+        "-e",
+        "--edit",
+      )(args)
+    )
+      return false;
+    return (
+      values(args).some((v) => v === "-l" || v === "--list") ||
+      positionalsOf(args, ["--sort", "--format", "--contains", "--points-at", "-n"]).length === 0
+    );
   },
   remote: (args) => {
     const rest = positionalsOf(args, []);
@@ -93,8 +197,24 @@ const GIT_READ: Record<string, Check> = {
   worktree: (args) => args[0]?.value === "list",
   config: (args) => {
     const vs = values(args);
-    const reading = ["get", "list"].includes(vs[0] ?? "") || vs.some((v) => /^--(get|get-all|get-regexp|get-urlmatch|list)$/.test(v) || v === "-l");
-    return reading && without("--add", "--unset", "--unset-all", "--replace-all", "--edit", "-e", "--rename-section", "--remove-section", "set", "unset")(args);
+    const reading =
+      ["get", "list"].includes(vs[0] ?? "") ||
+      vs.some((v) => /^--(get|get-all|get-regexp|get-urlmatch|list)$/.test(v) || v === "-l");
+    return (
+      reading &&
+      without(
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--edit",
+        "-e",
+        "--rename-section",
+        "--remove-section",
+        "set",
+        "unset",
+      )(args)
+    );
   },
 };
 
@@ -188,7 +308,12 @@ const READ_ONLY: Record<string, Check> = {
   cksum: any,
   od: any,
   hexdump: any,
-  xxd: both(without("-r", "-revert"), (args) => positionalsOf(args, ["-l", "-len", "-s", "-seek", "-c", "-cols", "-g", "-groupsize", "-o", "-offset"]).length <= 1),
+  xxd: both(
+    without("-r", "-revert"),
+    (args) =>
+      positionalsOf(args, ["-l", "-len", "-s", "-seek", "-c", "-cols", "-g", "-groupsize", "-o", "-offset"]).length <=
+      1,
+  ),
   strings: any,
   ps: any,
   nproc: any,
@@ -213,9 +338,20 @@ export function isReadOnly(words: readonly Word[]): boolean {
 }
 
 /** Wrappers that run a command without changing what it may do (`timeout 5 ls`). */
-export const READ_ONLY_WRAPPERS: ReadonlySet<string> = new Set(["timeout", "nice", "command", "builtin", "time", "stdbuf", "nohup", "xargs"]);
+export const READ_ONLY_WRAPPERS: ReadonlySet<string> = new Set([
+  "timeout",
+  "nice",
+  "command",
+  "builtin",
+  "time",
+  "stdbuf",
+  "nohup",
+  "xargs",
+]);
 
 /** Variables that only change formatting (`LC_ALL=C sort`), not which programs run or what they read. */
 export function isHarmlessAssignment(name: string): boolean {
-  return /^(LC_[A-Z]+|LANG|LANGUAGE|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR(_FORCE)?|COLUMNS|LINES|TERM|GREP_COLORS?)$/.test(name);
+  return /^(LC_[A-Z]+|LANG|LANGUAGE|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR(_FORCE)?|COLUMNS|LINES|TERM|GREP_COLORS?)$/.test(
+    name,
+  );
 }

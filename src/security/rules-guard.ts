@@ -29,14 +29,19 @@ export async function fileRulesReason(workspace: string, filePath: string): Prom
     const ws = await openWorkspace(workspace);
     const target = await resolvePath(ws, filePath);
     const rel = path.relative(ws.root, target.absolute).split(path.sep).join("/");
-    if ((RULES_FILES as readonly string[]).includes(rel)) return `changes the project's command rules (${filePath} is ${rel})`;
+    if ((RULES_FILES as readonly string[]).includes(rel))
+      return `changes the project's command rules (${filePath} is ${rel})`;
   } catch {
     // Outside the workspace or invalid: the tool refuses it anyway.
   }
   return undefined;
 }
 
-type Entry = { kind: "missing" } | { kind: "file"; data: Buffer; mode: number } | { kind: "link"; target: string } | { kind: "other" };
+type Entry =
+  | { kind: "missing" }
+  | { kind: "file"; data: Buffer; mode: number }
+  | { kind: "link"; target: string }
+  | { kind: "other" };
 
 function entryOf(file: string): Entry {
   try {

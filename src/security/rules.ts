@@ -2,7 +2,13 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync }
 import path from "node:path";
 import { z } from "zod";
 import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
-import { mcpRulesSchema, mcpServersSchema, mergeMcpRules, type McpApprovalRules, type McpServerSpec } from "./mcp-config.js";
+import {
+  mcpRulesSchema,
+  mcpServersSchema,
+  mergeMcpRules,
+  type McpApprovalRules,
+  type McpServerSpec,
+} from "./mcp-config.js";
 import { trustStorePath } from "../settings.js";
 import { contentHash, isTrusted, trustFile } from "./trust.js";
 import type { Word } from "./shell-parse.js";
@@ -149,9 +155,14 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     if (!read) continue;
     const { parsed, hash } = read;
     rules.files.push(relative);
-    const text = (entry: z.infer<typeof ruleSchema>) => (typeof entry === "string" ? entry.trim() : entry.command.trim());
+    const text = (entry: z.infer<typeof ruleSchema>) =>
+      typeof entry === "string" ? entry.trim() : entry.command.trim();
     const servers = Object.keys(parsed.mcpServers ?? {});
-    const loosening = (parsed.commands?.allow ?? []).length > 0 || (parsed.passEnv ?? []).length > 0 || servers.length > 0 || loosensMcp(parsed);
+    const loosening =
+      (parsed.commands?.allow ?? []).length > 0 ||
+      (parsed.passEnv ?? []).length > 0 ||
+      servers.length > 0 ||
+      loosensMcp(parsed);
     const trusted = !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
     if (!trusted) {
       (rules.untrusted ??= []).push({
@@ -197,7 +208,10 @@ export function rulesFilePaths(workspace: string): string[] {
 }
 
 function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
   return new RegExp(`^${body}$`, "s");
 }
 
@@ -224,8 +238,31 @@ export function findRule(rules: readonly CommandRule[], words: readonly Word[]):
 
 /** Programs whose first argument names what they do (`npm test`, `git status`). */
 const SUBCOMMAND_PROGRAMS = new Set([
-  "npm", "pnpm", "yarn", "bun", "npx", "git", "cargo", "go", "docker", "kubectl", "make", "pip", "pip3",
-  "poetry", "uv", "dotnet", "mvn", "gradle", "deno", "rustup", "brew", "apt", "apt-get", "gh", "terraform",
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "npx",
+  "git",
+  "cargo",
+  "go",
+  "docker",
+  "kubectl",
+  "make",
+  "pip",
+  "pip3",
+  "poetry",
+  "uv",
+  "dotnet",
+  "mvn",
+  "gradle",
+  "deno",
+  "rustup",
+  "brew",
+  "apt",
+  "apt-get",
+  "gh",
+  "terraform",
 ]);
 
 /** Subcommands whose next word names what runs (`npm run build`, `cargo run --bin x`). */
@@ -247,7 +284,8 @@ export function ruleForCommand(argv: readonly string[]): string | undefined {
     i = 2;
     if (NAMED_RUNNERS.has(argv[1]) && argv[2] && plainWord(argv[2]) && !argv[2].startsWith("-")) words.push(argv[i++]!);
   }
-  for (; i < argv.length && argv[i]!.startsWith("-") && argv[i] !== "--" && plainWord(argv[i]!); i++) words.push(argv[i]!);
+  for (; i < argv.length && argv[i]!.startsWith("-") && argv[i] !== "--" && plainWord(argv[i]!); i++)
+    words.push(argv[i]!);
   return words.join(" ");
 }
 
@@ -259,13 +297,21 @@ const plainWord = (w: string) => w.length > 0 && !/[\s*?'"\\$`]/.test(w);
  * trusts the result when what was there was trusted (or loosened nothing): the user chose these
  * rules. Returns the rules that were new.
  */
-export function addAllowRules(workspace: string, rules: readonly string[], options: { trustStore?: string } = {}): string[] {
+export function addAllowRules(
+  workspace: string,
+  rules: readonly string[],
+  options: { trustStore?: string } = {},
+): string[] {
   ensureStateDir(workspace);
   const store = options.trustStore ?? trustStorePath();
   const file = path.join(workspace, LOCAL_RULES_FILE);
   const before = existsSync(file) ? readRulesFileWithHash(file, LOCAL_RULES_FILE) : undefined;
   const current: RulesFile = before?.parsed ?? {};
-  const loosened = (current.commands?.allow ?? []).length > 0 || (current.passEnv ?? []).length > 0 || Object.keys(current.mcpServers ?? {}).length > 0 || loosensMcp(current);
+  const loosened =
+    (current.commands?.allow ?? []).length > 0 ||
+    (current.passEnv ?? []).length > 0 ||
+    Object.keys(current.mcpServers ?? {}).length > 0 ||
+    loosensMcp(current);
   const wasTrusted = !before || !loosened || isTrusted(store, file, before.hash);
   const allow = [...(current.commands?.allow ?? [])];
   const existing = new Set(allow.map((r) => (typeof r === "string" ? r : r.command)));

@@ -1,5 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
@@ -16,8 +26,8 @@ import type { SandboxSetting } from "../settings.js";
  * a command (or exits), everything it started, `setsid` children included, goes with it.
  */
 
-
-export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
+export const INSTALL_HINT =
+  "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
 
 /** Config files whose non-secret settings (registry, cafile, proxy) commands need: a copy without credentials is shown. */
 const CONFIG_WITH_CREDENTIALS = new Set([".npmrc", ".yarnrc", ".yarnrc.yml"]);
@@ -46,11 +56,24 @@ export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapS
   const key = `${program}:${network}`;
   const hit = detected.get(key);
   if (hit) return hit;
-  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--new-session", ...NO_CAPABILITIES];
+  const args = [
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--unshare-pid",
+    "--die-with-parent",
+    "--new-session",
+    ...NO_CAPABILITIES,
+  ];
   if (!network) args.push("--unshare-net");
   const run = spawnSync(program, [...args, "true"], { encoding: "utf8", timeout: 5_000 });
   let status: BubblewrapStatus;
-  if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") status = { available: false, problem: "bubblewrap (bwrap) is not installed" };
+  if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT")
+    status = { available: false, problem: "bubblewrap (bwrap) is not installed" };
   else if (run.status === 0) status = { available: true };
   else {
     const why = (run.stderr || run.error?.message || `exit status ${run.status}`).trim().split("\n")[0];
@@ -79,7 +102,12 @@ export interface SandboxOptions {
 }
 
 /** Sockets that hand out root (docker) or run programs outside the sandbox; hidden even with network on. */
-const SYSTEM_SOCKETS = ["/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock"];
+const SYSTEM_SOCKETS = [
+  "/run/docker.sock",
+  "/var/run/docker.sock",
+  "/run/podman/podman.sock",
+  "/run/containerd/containerd.sock",
+];
 
 function isSocket(p: string): boolean {
   try {
@@ -107,7 +135,9 @@ function socketArgs(options: SandboxOptions & SandboxFiles, home: string): strin
     args.push("--tmpfs", runtime);
   }
   const agent = options.sshAuthSock && path.resolve(options.sshAuthSock);
-  const alreadyHidden = (p: string) => (runtime && isInside(runtime, p)) || (options.network === false && (isInside("/run", p) || isInside("/var/run", p)));
+  const alreadyHidden = (p: string) =>
+    (runtime && isInside(runtime, p)) ||
+    (options.network === false && (isInside("/run", p) || isInside("/var/run", p)));
   if (agent && !options.keepSshAgent && isSocket(agent) && !alreadyHidden(agent)) {
     args.push("--ro-bind", options.emptyFile, agent);
   }
@@ -155,11 +185,17 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
     "--unshare-pid",
     ...NO_CAPABILITIES,
     ...(options.network === false ? ["--unshare-net"] : []),
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
     // Before the workspace: a workspace under /tmp is bound on top of the private /tmp.
-    "--bind", options.tmpDir, "/tmp",
+    "--bind",
+    options.tmpDir,
+    "/tmp",
   ];
   const caches = writableCaches(home, options.caches);
   for (const cache of caches.writable) {
@@ -208,7 +244,8 @@ function configCredentials(home: string): string[] {
     }
     for (const entry of entries) {
       const p = path.join(dir, entry.name);
-      if (CONFIG_CREDENTIAL_NAME.test(entry.name) && (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory())) found.push(p);
+      if (CONFIG_CREDENTIAL_NAME.test(entry.name) && (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory()))
+        found.push(p);
       else if (entry.isDirectory() && depth < CONFIG_SEARCH_DEPTH) walk(p, depth + 1);
     }
   };
@@ -294,7 +331,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     if (!files) {
       removeStaleSessions(os.tmpdir());
       sessionDir = mkdtempSync(path.join(os.tmpdir(), `${SESSION_PREFIX}${process.pid}-`));
-      files = { tmpDir: path.join(sessionDir, "tmp"), emptyFile: path.join(sessionDir, "empty"), configDir: path.join(sessionDir, "config") };
+      files = {
+        tmpDir: path.join(sessionDir, "tmp"),
+        emptyFile: path.join(sessionDir, "empty"),
+        configDir: path.join(sessionDir, "config"),
+      };
       mkdirSync(files.tmpDir, { mode: 0o1777 });
       mkdirSync(files.configDir!);
       writeFileSync(files.emptyFile, "", { mode: 0o444 });
@@ -345,7 +386,10 @@ export function planSandbox(mode: SandboxSetting, options: SandboxOptions): Sand
   if (mode === "off") return { summary: "off (--sandbox off): commands can change any file you can" };
   const status = detectBubblewrap(network, options.program);
   if (!status.available) {
-    if (mode === "on") throw new SandboxUnavailableError(`--sandbox on needs bubblewrap, but ${status.problem}. To use it, ${INSTALL_HINT}.`);
+    if (mode === "on")
+      throw new SandboxUnavailableError(
+        `--sandbox on needs bubblewrap, but ${status.problem}. To use it, ${INSTALL_HINT}.`,
+      );
     return { summary: `off: ${status.problem}; to turn it on, ${INSTALL_HINT}` };
   }
   return {

@@ -82,7 +82,8 @@ export function loadShellParser(): Promise<ShellParser> {
     parser.setLanguage(language);
     return (script: string) => {
       const tree = parser.parse(script);
-      if (!tree) return { commands: [], writes: [], functions: [], assignments: [], errors: ["the parser returned nothing"] };
+      if (!tree)
+        return { commands: [], writes: [], functions: [], assignments: [], errors: ["the parser returned nothing"] };
       try {
         return readProgram(tree.rootNode);
       } finally {
@@ -98,19 +99,33 @@ export function loadShellParser(): Promise<ShellParser> {
 // Words
 
 const SIMPLE_ESCAPES: Record<string, string> = {
-  a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v",
-  "\\": "\\", "'": "'", '"': '"', "?": "?",
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
 };
 
 /** `$'...'` as bash decodes it. */
 export function decodeAnsiC(body: string): string {
-  return body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (all, esc: string) => {
-    const head = esc[0]!;
-    if (head === "x" || head === "u" || head === "U") return String.fromCodePoint(parseInt(esc.slice(1), 16));
-    if (/[0-7]/.test(head)) return String.fromCharCode(parseInt(esc, 8) & 0xff);
-    if (head === "c" && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
-    return SIMPLE_ESCAPES[esc] ?? all;
-  });
+  return body.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (all, esc: string) => {
+      const head = esc[0]!;
+      if (head === "x" || head === "u" || head === "U") return String.fromCodePoint(parseInt(esc.slice(1), 16));
+      if (/[0-7]/.test(head)) return String.fromCharCode(parseInt(esc, 8) & 0xff);
+      if (head === "c" && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+      return SIMPLE_ESCAPES[esc] ?? all;
+    },
+  );
 }
 
 /** An unquoted word: line continuations dropped, `\x` becomes `x`. */
@@ -240,7 +255,8 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
         for (const rest of child.namedChildren) {
           if (["heredoc_start", "heredoc_body", "heredoc_end"].includes(rest.type)) continue;
           if (rest.type === "file_redirect" || rest.type === "herestring_redirect") readRedirect(rest, out);
-          else if (rest.type === "pipeline" || rest.type === "command") cmds.push(...visit(rest, out, { kind: "pipe", from: cmds.slice() }));
+          else if (rest.type === "pipeline" || rest.type === "command")
+            cmds.push(...visit(rest, out, { kind: "pipe", from: cmds.slice() }));
           else visit(rest, out, undefined);
         }
       }
@@ -280,7 +296,8 @@ function readRedirect(node: Node, out: Collector): StdinSource | undefined {
   visitSubstitutions(node, out);
   if (node.type === "file_redirect") {
     const op = node.children.find((c) => !c.isNamed)?.type ?? "";
-    const destination = node.childForFieldName("destination") ?? node.namedChildren.find((c) => c.type !== "file_descriptor");
+    const destination =
+      node.childForFieldName("destination") ?? node.namedChildren.find((c) => c.type !== "file_descriptor");
     // `>&2` and `2>&1` duplicate descriptors; they write no file.
     if (WRITE_OPS.has(op) && destination) out.writes.push({ op, target: wordOf(destination) });
     else if (op === ">&" && destination && destination.type !== "number" && destination.text !== "-") {

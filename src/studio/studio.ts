@@ -5,7 +5,13 @@ import { createAgentTools } from "../app/tools.js";
 import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
 import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
 import type { McpHub } from "../mcp/hub.js";
-import { MAX_STEPS_LIMIT, settingsFromEnvironment, SettingsError, type Settings, type SettingsFlags } from "../settings.js";
+import {
+  MAX_STEPS_LIMIT,
+  settingsFromEnvironment,
+  SettingsError,
+  type Settings,
+  type SettingsFlags,
+} from "../settings.js";
 import { readConfiguration } from "../graph/config.js";
 import { createBuilder } from "../graph/graph.js";
 import { recursionLimitFor, type ResolvedRun, type RuntimeSource } from "../graph/run-config.js";
@@ -24,8 +30,36 @@ import type { ProcessRegistry } from "../workspace/processes.js";
 
 /** Everything a runtime is built from; approval and max steps are per run, not part of it. */
 function runtimeKey(settings: Settings): string {
-  const { model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv, editTool } = settings;
-  return JSON.stringify([model, workspace, provider, baseUrl, apiKey, requestTimeoutMs, maxRetries, contextTokens, prices, sandbox, network, passEnv, editTool]);
+  const {
+    model,
+    workspace,
+    provider,
+    baseUrl,
+    apiKey,
+    requestTimeoutMs,
+    maxRetries,
+    contextTokens,
+    prices,
+    sandbox,
+    network,
+    passEnv,
+    editTool,
+  } = settings;
+  return JSON.stringify([
+    model,
+    workspace,
+    provider,
+    baseUrl,
+    apiKey,
+    requestTimeoutMs,
+    maxRetries,
+    contextTokens,
+    prices,
+    sandbox,
+    network,
+    passEnv,
+    editTool,
+  ]);
 }
 
 /** This server's approval code (studio-secret.ts), printed to its terminal when the first run starts. */
@@ -94,7 +128,10 @@ function checkWorkspace(workspace: string): void {
   } catch {
     // Reported below.
   }
-  if (!isDirectory) throw new SettingsError(`The workspace ${workspace} is not a directory; set the workspace field or MINI_CURSOR_WORKSPACE to an existing folder.`);
+  if (!isDirectory)
+    throw new SettingsError(
+      `The workspace ${workspace} is not a directory; set the workspace field or MINI_CURSOR_WORKSPACE to an existing folder.`,
+    );
 }
 
 const runtimes = new Map<string, AgentRuntime>();
@@ -134,7 +171,10 @@ function onShutdownSignal(signal: "SIGINT" | "SIGTERM"): void {
   shuttingDown = true;
   const exitCode = 128 + os.constants.signals[signal];
   const othersExit = process.listenerCount(signal) > 1;
-  const stopped = Promise.allSettled([...[...registries].map((registry) => registry.stopAll()), ...[...mcpHubs].map((hub) => hub.close())]);
+  const stopped = Promise.allSettled([
+    ...[...registries].map((registry) => registry.stopAll()),
+    ...[...mcpHubs].map((hub) => hub.close()),
+  ]);
   if (!othersExit) void stopped.then(() => process.exit(exitCode));
   setTimeout(() => process.exit(exitCode), SHUTDOWN_DEADLINE_MS).unref();
 }

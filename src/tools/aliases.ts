@@ -34,10 +34,17 @@ export function renameAliases(value: unknown, table: AliasTable): unknown {
 }
 
 /** `schema`, accepting the aliases in `table` (and, for `nested`, in each element of that array field). */
-export function withAliases<T extends z.ZodTypeAny>(schema: T, table: AliasTable, nested?: { field: string; table: AliasTable; aliases?: readonly string[] }) {
+export function withAliases<T extends z.ZodTypeAny>(
+  schema: T,
+  table: AliasTable,
+  nested?: { field: string; table: AliasTable; aliases?: readonly string[] },
+) {
   return z.preprocess((value) => {
     const renamed = renameAliases(value, nested ? { ...table, [nested.field]: nested.aliases ?? [] } : table);
     if (!nested || !isRecord(renamed) || !Array.isArray(renamed[nested.field])) return renamed;
-    return { ...renamed, [nested.field]: (renamed[nested.field] as unknown[]).map((e) => renameAliases(e, nested.table)) };
+    return {
+      ...renamed,
+      [nested.field]: (renamed[nested.field] as unknown[]).map((e) => renameAliases(e, nested.table)),
+    };
   }, schema);
 }

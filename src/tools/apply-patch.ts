@@ -39,7 +39,9 @@ Format (no line numbers; each change is found by its context):
 - A patch is at most ${MAX_PATCH_CHARS / 1024} KB; text files up to ${MAX_EDIT_BYTES / 1024 / 1024} MB can be updated.`;
 
 const schemaObject = z.object({
-  input: z.string().describe(`The whole patch, from "*** Begin Patch" to "*** End Patch" (at most ${MAX_PATCH_CHARS / 1024} KB).`),
+  input: z
+    .string()
+    .describe(`The whole patch, from "*** Begin Patch" to "*** End Patch" (at most ${MAX_PATCH_CHARS / 1024} KB).`),
 });
 /** `patch` is accepted for `input`. */
 const schema = withAliases(schemaObject, { input: ["patch", "diff"] });
@@ -66,7 +68,10 @@ interface PatchPlan {
 
 type Plan = PatchPlan | { ok: false; message: string };
 
-const refuse = (message: string): Plan => ({ ok: false, message: message.startsWith("Error") ? message : `Error: ${message}` });
+const refuse = (message: string): Plan => ({
+  ok: false,
+  message: message.startsWith("Error") ? message : `Error: ${message}`,
+});
 
 /** Loads files on first use, so every path is checked (and read-checked) once, before anything is written. */
 class PatchFiles {
@@ -84,7 +89,12 @@ class PatchFiles {
     const loaded = await loadEditTarget(this.ctx, this.ws, userPath, this.threadId, "apply_patch");
     if (!loaded.ok) return loaded.message;
     const t = loaded.target;
-    const state: FileState = { absolute: t.absolute, display: t.display, original: t.exists ? t.before : undefined, current: t.exists ? t.before : undefined };
+    const state: FileState = {
+      absolute: t.absolute,
+      display: t.display,
+      original: t.exists ? t.before : undefined,
+      current: t.exists ? t.before : undefined,
+    };
     this.byPath.set(t.absolute, state);
     return state;
   }
@@ -98,7 +108,12 @@ function placeholderIn(lines: readonly string[]): string | undefined {
   return findPlaceholder(lines.join("\n"), "");
 }
 
-async function planOp(files: PatchFiles, op: PatchOp, summary: string[], named: Set<string>): Promise<string | undefined> {
+async function planOp(
+  files: PatchFiles,
+  op: PatchOp,
+  summary: string[],
+  named: Set<string>,
+): Promise<string | undefined> {
   const state = await files.get(op.path);
   if (typeof state === "string") return state;
   named.add(state.absolute);
@@ -109,7 +124,8 @@ async function planOp(files: PatchFiles, op: PatchOp, summary: string[], named: 
         return `${state.display} already exists ${where}. Use "*** Update File: ${op.path}" to change it.`;
       }
       const placeholder = placeholderIn(op.lines);
-      if (placeholder) return `the added file ${state.display} contains placeholder text ("${placeholder}"). Write the real content.`;
+      if (placeholder)
+        return `the added file ${state.display} contains placeholder text ("${placeholder}"). Write the real content.`;
       state.current = op.lines.length === 0 ? "" : `${op.lines.join("\n")}\n`;
       const lines = countTextLines(state.current);
       summary.push(`A ${state.display} (${lines} ${lines === 1 ? "line" : "lines"})`);
@@ -126,7 +142,10 @@ async function planOp(files: PatchFiles, op: PatchOp, summary: string[], named: 
         return `${state.display} does not exist ${where}. Use "*** Add File: ${op.path}" to create it.`;
       }
       const removedText = op.hunks.flatMap((h) => h.lines.filter((l) => l.kind !== "+").map((l) => l.text)).join("\n");
-      const placeholder = findPlaceholder(op.hunks.flatMap((h) => h.lines.filter((l) => l.kind === "+").map((l) => l.text)).join("\n"), removedText);
+      const placeholder = findPlaceholder(
+        op.hunks.flatMap((h) => h.lines.filter((l) => l.kind === "+").map((l) => l.text)).join("\n"),
+        removedText,
+      );
       if (placeholder) {
         return `a "+" line for ${state.display} is placeholder text ("${placeholder}"); it would replace the code it stands for. Write the real lines.`;
       }
@@ -146,7 +165,8 @@ async function planOp(files: PatchFiles, op: PatchOp, summary: string[], named: 
       const dest = await files.get(op.moveTo);
       if (typeof dest === "string") return dest;
       if (dest.absolute !== state.absolute) {
-        if (dest.current !== undefined) return `cannot move ${state.display} to ${dest.display}: it already exists ${where}.`;
+        if (dest.current !== undefined)
+          return `cannot move ${state.display} to ${dest.display}: it already exists ${where}.`;
         dest.current = result.text;
         state.current = undefined;
       } else {
@@ -160,13 +180,16 @@ async function planOp(files: PatchFiles, op: PatchOp, summary: string[], named: 
 
 async function planPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: string | undefined): Promise<Plan> {
   if (input.input.length > MAX_PATCH_CHARS) {
-    return refuse(`the patch is ${input.input.length} characters, more than ${MAX_PATCH_CHARS}. Split it into several calls.`);
+    return refuse(
+      `the patch is ${input.input.length} characters, more than ${MAX_PATCH_CHARS}. Split it into several calls.`,
+    );
   }
   let ops: PatchOp[];
   try {
     ops = parsePatch(input.input);
   } catch (err) {
-    if (err instanceof PatchParseError) return refuse(`the patch could not be read: ${err.message} Nothing was changed.`);
+    if (err instanceof PatchParseError)
+      return refuse(`the patch could not be read: ${err.message} Nothing was changed.`);
     throw err;
   }
   const files = new PatchFiles(ctx, await ctx.workspace(), threadId);
@@ -174,7 +197,10 @@ async function planPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: str
   const named = new Set<string>();
   for (const op of ops) {
     const problem = await planOp(files, op, summary, named);
-    if (problem) return refuse(`${problem.replace(/^Error: /, "")}${/Nothing was (changed|written)/.test(problem) ? "" : " Nothing was written."}`);
+    if (problem)
+      return refuse(
+        `${problem.replace(/^Error: /, "")}${/Nothing was (changed|written)/.test(problem) ? "" : " Nothing was written."}`,
+      );
   }
   return { ok: true, files: files.all().filter((f) => f.current !== f.original), summary, fileCount: named.size };
 }
@@ -205,7 +231,11 @@ function patchDiff(files: readonly FileState[]): string {
   return files.map((f) => unifiedDiff(f.display, f.original ?? "", f.current ?? "")).join("\n");
 }
 
-async function applyPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: string | undefined): Promise<[string, EditArtifact | undefined]> {
+async function applyPatch(
+  ctx: ToolContext,
+  input: ApplyPatchInput,
+  threadId: string | undefined,
+): Promise<[string, EditArtifact | undefined]> {
   const plan = await planPatch(ctx, input, threadId);
   if (!plan.ok) throw new ToolFailure(plan.message);
   await commit(ctx, threadId, plan.files);
@@ -214,7 +244,11 @@ async function applyPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: st
 }
 
 /** For the approval prompt: the diff of every file the patch would change, or why it would be refused. */
-export async function previewPatch(ctx: ToolContext, input: ApplyPatchInput, threadId?: string): Promise<string | undefined> {
+export async function previewPatch(
+  ctx: ToolContext,
+  input: ApplyPatchInput,
+  threadId?: string,
+): Promise<string | undefined> {
   try {
     const plan = await planPatch(ctx, input, threadId);
     if (!plan.ok) return `(this patch would be refused: ${plan.message.replace(/^Error: /, "")})`;

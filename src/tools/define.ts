@@ -100,7 +100,13 @@ function toolCallId(input: unknown, config: ToolRunnableConfig | undefined): str
  * status "error" for a tool call, the bare text for bare arguments. After a cancellation the
  * error is passed on, so the engines see it.
  */
-function failedCall(err: unknown, input: unknown, config: ToolRunnableConfig | undefined, name: string, redact: (text: string) => string) {
+function failedCall(
+  err: unknown,
+  input: unknown,
+  config: ToolRunnableConfig | undefined,
+  name: string,
+  redact: (text: string) => string,
+) {
   if (!(err instanceof ToolFailure) && config?.signal?.aborted) throw err;
   const content = capped(redact(toolErrorMessage(err)));
   const id = toolCallId(input, config);
@@ -156,8 +162,15 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
     return this.redactor.active ? redactValue(value, this.redactor) : value;
   }
 
-  private async run(input: z.output<S>, config: ToolRunnableConfig | undefined): Promise<[string, ToolArtifact | undefined]> {
-    const output = await this.definition.run(input, { threadId: threadOf(config), signal: config?.signal, toolCallId: config?.toolCall?.id });
+  private async run(
+    input: z.output<S>,
+    config: ToolRunnableConfig | undefined,
+  ): Promise<[string, ToolArtifact | undefined]> {
+    const output = await this.definition.run(input, {
+      threadId: threadOf(config),
+      signal: config?.signal,
+      toolCallId: config?.toolCall?.id,
+    });
     const { content, artifact } = typeof output === "string" ? { content: output, artifact: undefined } : output;
     return [capped(this.redact(content)), this.redact(artifact)];
   }
@@ -174,13 +187,17 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
   ): Promise<[string, ToolArtifact | undefined]> {
     const child = patchConfig(config, { callbacks: runManager?.getChild() }) as ToolRunnableConfig;
     const work = new Promise<[string, ToolArtifact | undefined]>((resolve, reject) => {
-      AsyncLocalStorageProviderSingleton.runWithConfig(pickRunnableConfigKeys(child), () => this.run(input, child).then(resolve, reject));
+      AsyncLocalStorageProviderSingleton.runWithConfig(pickRunnableConfigKeys(child), () =>
+        this.run(input, child).then(resolve, reject),
+      );
     });
     return config?.signal ? raceWithSignal(work, config.signal) : work;
   }
 
   /** Traces name the run after the tool (as LangChain's own `tool()` does), not after this class. */
-  override async call(...[arg, configArg, tags]: Parameters<StructuredTool["call"]>): ReturnType<StructuredTool["call"]> {
+  override async call(
+    ...[arg, configArg, tags]: Parameters<StructuredTool["call"]>
+  ): ReturnType<StructuredTool["call"]> {
     const config = parseCallbackConfigArg(configArg);
     if (config.runName === undefined) config.runName = this.name;
     return super.call(arg, config, tags);
@@ -192,14 +209,16 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
    * bare arguments (tests, scripts) it returns the text. An error after the run was cancelled is
    * passed on, so the engines see the cancellation.
    */
-  override async invoke<TInput extends Parameters<StructuredTool["invoke"]>[0], TConfig extends ToolRunnableConfig | undefined>(
-    input: TInput,
-    config?: TConfig,
-  ): ReturnType<StructuredTool["invoke"]> {
+  override async invoke<
+    TInput extends Parameters<StructuredTool["invoke"]>[0],
+    TConfig extends ToolRunnableConfig | undefined,
+  >(input: TInput, config?: TConfig): ReturnType<StructuredTool["invoke"]> {
     try {
       return await super.invoke(input, config);
     } catch (err) {
-      return failedCall(err, input, config as ToolRunnableConfig | undefined, this.name, (text) => this.redact(text)) as never;
+      return failedCall(err, input, config as ToolRunnableConfig | undefined, this.name, (text) =>
+        this.redact(text),
+      ) as never;
     }
   }
 
@@ -218,6 +237,9 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
 }
 
 /** The tool both engines run, from its definition. */
-export function createTool<S extends z.ZodType>(definition: ToolDefinition<S>, options: CreateToolOptions = {}): AgentTool<S> {
+export function createTool<S extends z.ZodType>(
+  definition: ToolDefinition<S>,
+  options: CreateToolOptions = {},
+): AgentTool<S> {
   return new AgentTool(definition, options);
 }

@@ -1,7 +1,14 @@
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { countTextLines } from "../workspace/files.js";
-import { applyEdit, findPlaceholder, STRATEGY_TEXT, type EditFailure, type EditRequest, type EditSuccess } from "../workspace/text-edit.js";
+import {
+  applyEdit,
+  findPlaceholder,
+  STRATEGY_TEXT,
+  type EditFailure,
+  type EditRequest,
+  type EditSuccess,
+} from "../workspace/text-edit.js";
 import { EDIT_ALIASES, FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
@@ -45,20 +52,31 @@ const editFileObject = z.object({
   oldString: z
     .string()
     .optional()
-    .describe("The exact text to replace, copied from the file (without read_file's line numbers). Empty only to create a missing or empty file."),
-  newString: z.string().optional().describe("The text to put in its place (empty to delete it). Must differ from oldString."),
+    .describe(
+      "The exact text to replace, copied from the file (without read_file's line numbers). Empty only to create a missing or empty file.",
+    ),
+  newString: z
+    .string()
+    .optional()
+    .describe("The text to put in its place (empty to delete it). Must differ from oldString."),
   replaceAll: z.boolean().optional().describe("Replace every match instead of requiring exactly one (default false)."),
   edits: z
     .array(editSchema)
     .optional()
-    .describe(`Instead of oldString/newString: several replacements in this file, applied in order, all or none (at most ${MAX_EDITS}).`),
+    .describe(
+      `Instead of oldString/newString: several replacements in this file, applied in order, all or none (at most ${MAX_EDITS}).`,
+    ),
 });
 
 /** edit_file's arguments; Claude-style snake_case names (file_path, old_string, ...) are accepted too. */
-export const editFileSchema = withAliases(editFileObject, { ...FILE_PATH_ALIASES, ...EDIT_ALIASES }, {
-  field: "edits",
-  table: EDIT_ALIASES,
-});
+export const editFileSchema = withAliases(
+  editFileObject,
+  { ...FILE_PATH_ALIASES, ...EDIT_ALIASES },
+  {
+    field: "edits",
+    table: EDIT_ALIASES,
+  },
+);
 
 export type EditFileInput = z.infer<typeof editFileObject>;
 
@@ -93,10 +111,14 @@ function failureMessage(display: string, failure: EditFailure): string {
     case "ambiguous": {
       const lines = failure.lines ?? [];
       const where = lines.length > 10 ? `${lines.slice(0, 10).join(", ")}, …` : lines.join(", ");
-      const how = failure.strategy && failure.strategy !== "exact" ? ` when ${STRATEGY_TEXT[failure.strategy].replace(/^matched /, "")}` : "";
-      const fix = failure.strategy && RECOVERY_STRATEGIES.has(failure.strategy)
-        ? "Copy oldString exactly from the file, with enough surrounding lines to make it unique."
-        : "Include more surrounding lines to make it unique, or set replaceAll: true to replace every one.";
+      const how =
+        failure.strategy && failure.strategy !== "exact"
+          ? ` when ${STRATEGY_TEXT[failure.strategy].replace(/^matched /, "")}`
+          : "";
+      const fix =
+        failure.strategy && RECOVERY_STRATEGIES.has(failure.strategy)
+          ? "Copy oldString exactly from the file, with enough surrounding lines to make it unique."
+          : "Include more surrounding lines to make it unique, or set replaceAll: true to replace every one.";
       return `Error: oldString matches ${failure.count} places in ${display}${how} (lines ${where}). ${fix}`;
     }
     case "inconsistent_indentation":
@@ -115,7 +137,8 @@ function requestedEdits(input: EditFileInput): EditRequest[] | string {
   if (input.edits !== undefined) {
     if (single) return "Error: pass either oldString/newString or edits, not both.";
     if (input.edits.length === 0) return "Error: edits is empty. Pass at least one { oldString, newString }.";
-    if (input.edits.length > MAX_EDITS) return `Error: edits has ${input.edits.length} entries; at most ${MAX_EDITS} per call. Split the change, or use write_file.`;
+    if (input.edits.length > MAX_EDITS)
+      return `Error: edits has ${input.edits.length} entries; at most ${MAX_EDITS} per call. Split the change, or use write_file.`;
     return input.edits;
   }
   if (input.oldString === undefined || input.newString === undefined) {
@@ -154,10 +177,20 @@ async function planEdit(ctx: ToolContext, input: EditFileInput, threadId: string
     if (e.oldString.trim() === "" && text.replace(/^\uFEFF/, "") === "") {
       // An empty oldString fills a missing or empty file, as Claude Code, opencode and Gemini CLI do.
       text = (text.startsWith("\uFEFF") ? "\uFEFF" : "") + e.newString;
-      results.push({ ok: true, strategy: "exact", count: 1, text, spans: [{ oldStart: 0, oldEnd: 0, newStart: 0, newEnd: e.newString.length }], eol: "\n" });
+      results.push({
+        ok: true,
+        strategy: "exact",
+        count: 1,
+        text,
+        spans: [{ oldStart: 0, oldEnd: 0, newStart: 0, newEnd: e.newString.length }],
+        eol: "\n",
+      });
       continue;
     }
-    if (!exists && i === 0) return refuse(`Error: ${display} does not exist. To create it, pass an empty oldString with the whole content as newString (or use write_file).`);
+    if (!exists && i === 0)
+      return refuse(
+        `Error: ${display} does not exist. To create it, pass an empty oldString with the whole content as newString (or use write_file).`,
+      );
     const result = applyEdit(text, e.oldString, e.newString, e.replaceAll ?? false);
     if (!result.ok) {
       const message = failureMessage(display, result);
@@ -184,7 +217,8 @@ export function unifiedDiff(display: string, before: string, after: string): str
 
 function numbered(lines: string[], first: number): string[] {
   return lines.map((text, i) => {
-    const cut = text.length > MAX_SNIPPET_LINE_CHARS ? `${text.slice(0, MAX_SNIPPET_LINE_CHARS)}… [line truncated]` : text;
+    const cut =
+      text.length > MAX_SNIPPET_LINE_CHARS ? `${text.slice(0, MAX_SNIPPET_LINE_CHARS)}… [line truncated]` : text;
     return `${String(first + i).padStart(LINE_NUMBER_WIDTH)}\t${cut}`;
   });
 }
@@ -212,10 +246,17 @@ function snippet(edit: EditSuccess): string {
 function cappedDiff(diff: string): string {
   const lines = diff.split("\n").slice(2); // without the ---/+++ header
   if (lines.length <= 2 * MAX_SNIPPET_LINES) return lines.join("\n");
-  return [...lines.slice(0, 2 * MAX_SNIPPET_LINES), `   ... (${lines.length - 2 * MAX_SNIPPET_LINES} more diff lines not shown)`].join("\n");
+  return [
+    ...lines.slice(0, 2 * MAX_SNIPPET_LINES),
+    `   ... (${lines.length - 2 * MAX_SNIPPET_LINES} more diff lines not shown)`,
+  ].join("\n");
 }
 
-async function editFile(ctx: ToolContext, input: EditFileInput, threadId: string | undefined): Promise<[string, EditArtifact | undefined]> {
+async function editFile(
+  ctx: ToolContext,
+  input: EditFileInput,
+  threadId: string | undefined,
+): Promise<[string, EditArtifact | undefined]> {
   const plan = await planEdit(ctx, input, threadId);
   if (!plan.ok) throw new ToolFailure(plan.message);
   const { display, results } = plan;
@@ -223,15 +264,23 @@ async function editFile(ctx: ToolContext, input: EditFileInput, threadId: string
   const diff = unifiedDiff(display, plan.before, plan.after);
   if (plan.filled && results.length === 1) {
     const lines = countTextLines(plan.after);
-    return [`${plan.existed ? "Filled the empty file" : "Created"} ${display} (${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(plan.after)} bytes) from newString.`, { diff }];
+    return [
+      `${plan.existed ? "Filled the empty file" : "Created"} ${display} (${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(plan.after)} bytes) from newString.`,
+      { diff },
+    ];
   }
   if (results.length === 1 && input.edits === undefined) {
     const edit = results[0]!;
     const what = edit.count === 1 ? "1 occurrence" : `${edit.count} occurrences`;
     const shown = edit.count > 1 ? `The first change:\n` : "";
-    return [`Edited ${display}: replaced ${what} (${STRATEGY_TEXT[edit.strategy]}).\n${shown}${snippet(edit)}`, { diff }];
+    return [
+      `Edited ${display}: replaced ${what} (${STRATEGY_TEXT[edit.strategy]}).\n${shown}${snippet(edit)}`,
+      { diff },
+    ];
   }
-  const how = results.map((r, i) => `${i + 1}: ${STRATEGY_TEXT[r.strategy]}${r.count > 1 ? ` ×${r.count}` : ""}`).join("; ");
+  const how = results
+    .map((r, i) => `${i + 1}: ${STRATEGY_TEXT[r.strategy]}${r.count > 1 ? ` ×${r.count}` : ""}`)
+    .join("; ");
   const count = results.length === 1 ? "1 edit" : `${results.length} edits`;
   return [`Edited ${display}: applied ${count} (${how}).\n${cappedDiff(diff)}`, { diff }];
 }

@@ -46,9 +46,12 @@ export async function loadEditTarget(
   const { stat } = opened;
   let bytes: Buffer;
   try {
-    if (!stat.isFile()) return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
+    if (!stat.isFile())
+      return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
     if (stat.size > MAX_EDIT_BYTES) {
-      return refuse(`Error: ${display} is ${formatSize(stat.size)}, larger than ${toolName} handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`);
+      return refuse(
+        `Error: ${display} is ${formatSize(stat.size)}, larger than ${toolName} handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`,
+      );
     }
     const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
     if (binary) return refuse(`Error: ${display} is a binary file (${binary}); ${toolName} changes text only.`);
@@ -59,9 +62,13 @@ export async function loadEditTarget(
   if (bytes.length > 0) {
     switch (ctx.reads.check(threadId, target.absolute, fingerprintOf(bytes, stat))) {
       case "unread":
-        return refuse(`Error: ${display} has not been read in this conversation. Read it with read_file first, then edit it.`);
+        return refuse(
+          `Error: ${display} has not been read in this conversation. Read it with read_file first, then edit it.`,
+        );
       case "changed":
-        return refuse(`Error: ${display} has changed since you last read it (a command, a formatter or the user changed it). Read it again with read_file, then edit it.`);
+        return refuse(
+          `Error: ${display} has changed since you last read it (a command, a formatter or the user changed it). Read it again with read_file, then edit it.`,
+        );
     }
   }
   const before = bytes.toString("utf8");
@@ -72,7 +79,12 @@ export async function loadEditTarget(
 }
 
 /** Writes `text` atomically (creating parent folders for a new file) and counts it as read. */
-export async function commitText(ctx: ToolContext, threadId: string | undefined, absolute: string, text: string): Promise<void> {
+export async function commitText(
+  ctx: ToolContext,
+  threadId: string | undefined,
+  absolute: string,
+  text: string,
+): Promise<void> {
   const data = Buffer.from(text, "utf8");
   // The folder is opened and verified, and the temp file and rename go through it (no race).
   await writeInWorkspace(await ctx.workspace(), absolute, absolute, data);

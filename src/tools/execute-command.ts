@@ -147,7 +147,8 @@ async function runExecuteCommand(
       spawnSpec: ctx.options.spawnSpec,
       redact,
       onOutput: ctx.options.onOutput
-        ? (chunk) => ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk, text: redactSecrets(chunk.text, redact) })
+        ? (chunk) =>
+            ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk, text: redactSecrets(chunk.text, redact) })
         : undefined,
     });
     const notes = result.timeoutClamped

@@ -49,7 +49,10 @@ async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: Abort
     return `No files match "${input.pattern}" (patterns are case-sensitive; files ignored by .gitignore are skipped).`;
   }
   const stats = await Promise.all(
-    found.map(async (rel) => ({ path: rel, mtimeMs: (await fs.lstat(path.join(ws.root, rel)).catch(() => undefined))?.mtimeMs ?? 0 })),
+    found.map(async (rel) => ({
+      path: rel,
+      mtimeMs: (await fs.lstat(path.join(ws.root, rel)).catch(() => undefined))?.mtimeMs ?? 0,
+    })),
   );
   stats.sort(byNewest);
   const shown = stats.slice(0, MAX_FOUND_FILES).map((s) => s.path);

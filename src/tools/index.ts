@@ -46,7 +46,8 @@ export function offeredToolNames(editTool: EditToolChoice = "edit_file"): string
  * The toolset for one workspace: an array (what bindTools, ToolNode and the loop take) that
  * also names each tool and carries the registry of processes it left running.
  */
-export type Toolset = StructuredToolInterface[] & Record<BuiltInToolName, AgentTool> & { readonly processes: ProcessRegistry };
+export type Toolset = StructuredToolInterface[] &
+  Record<BuiltInToolName, AgentTool> & { readonly processes: ProcessRegistry };
 
 type BuiltInToolName = ToolName | "apply_patch";
 
@@ -76,9 +77,14 @@ export function createTools(options: ToolOptions): Toolset {
   const definitions = builtInTools(ctx);
   // One wrapper (tools/define.ts) owns every tool's errors, secrets, size limit and artifacts.
   const named = Object.fromEntries(
-    Object.entries(definitions).map(([name, definition]) => [name, createTool(definition, { redact: options.redact ?? [] })]),
+    Object.entries(definitions).map(([name, definition]) => [
+      name,
+      createTool(definition, { redact: options.redact ?? [] }),
+    ]),
   ) as Record<BuiltInToolName, AgentTool>;
   // Every tool is built (tests and previews reach them by name); the list the model is bound to has the offered ones.
-  const list: StructuredToolInterface[] = offeredToolNames(options.editTool).map((name) => named[name as BuiltInToolName]);
+  const list: StructuredToolInterface[] = offeredToolNames(options.editTool).map(
+    (name) => named[name as BuiltInToolName],
+  );
   return Object.assign(list, named, { processes });
 }

@@ -77,7 +77,8 @@ async function processOutput(ctx: ToolContext, input: ProcessOutputInput): Promi
   const tail = tailLines(redactSecrets(proc.output(), ctx.options.redact ?? []), lines);
   const header = describeProcess(proc, ws.root);
   if (tail.total === 0) return `${header}.\nNo output yet.`;
-  const which = tail.shown < tail.total ? `last ${tail.shown} of the ${tail.total} lines kept` : `all ${tail.total} lines`;
+  const which =
+    tail.shown < tail.total ? `last ${tail.shown} of the ${tail.total} lines kept` : `all ${tail.total} lines`;
   return `${header}.\nOutput (${which}):\n${tail.text}`;
 }
 

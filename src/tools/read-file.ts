@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { binaryKindFromExtension, detectBinary, formatSize, readLineWindow, type WindowLine } from "../workspace/files.js";
+import {
+  binaryKindFromExtension,
+  detectBinary,
+  formatSize,
+  readLineWindow,
+  type WindowLine,
+} from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import { openVerified, type VerifiedFile } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
@@ -78,12 +84,14 @@ export function readFooter(first: number, last: number, total: number, capped: b
 
 async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: string): Promise<string> {
   // Checked here rather than in the schema so the model gets a sentence, not a schema dump.
-  if (input.offset !== undefined && input.offset < 1) throw new ToolFailure("Error: offset is 1-based: the first line is 1.");
+  if (input.offset !== undefined && input.offset < 1)
+    throw new ToolFailure("Error: offset is 1-based: the first line is 1.");
   if (input.limit !== undefined && input.limit < 1) throw new ToolFailure("Error: limit must be at least 1.");
   const ws = await ctx.workspace();
   const target = await resolvePath(ws, input.filePath, { mustExist: true, refuseHardLinks: true });
   const name = target.display;
-  if (target.isDirectory) throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
+  if (target.isDirectory)
+    throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
   // Open first, then verify what was opened: a swapped folder cannot lead the read outside.
   const opened = await openVerified(ws, target.absolute, input.filePath, { refuseHardLinks: true });
   try {
@@ -102,9 +110,11 @@ async function readOpened(
   opened: VerifiedFile,
 ): Promise<string> {
   const { stat } = opened;
-  if (stat.isDirectory()) throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
+  if (stat.isDirectory())
+    throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
   // FIFOs and devices would block or never end.
-  if (!stat.isFile()) throw new ToolFailure(`"${name}" is not a regular file (a device, socket or pipe); it cannot be read.`);
+  if (!stat.isFile())
+    throw new ToolFailure(`"${name}" is not a regular file (a device, socket or pipe); it cannot be read.`);
   if (stat.size === 0) {
     ctx.reads.record(threadId, absolute, await fingerprintFile(opened.path));
     return `"${name}" is empty (0 bytes).`;
@@ -125,7 +135,9 @@ async function readOpened(
   const total = window.totalLines;
   if (offset > total) {
     const lines = total === 1 ? "1 line" : `${total} lines`;
-    throw new ToolFailure(`Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`);
+    throw new ToolFailure(
+      `Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`,
+    );
   }
   // What edit_file checks later: the model saw this file, as it is now.
   ctx.reads.record(threadId, absolute, await fingerprintFile(opened.path));

@@ -36,9 +36,15 @@ const DESCRIPTION = `Search file contents in the workspace with a regular expres
 Use it to find where something is defined or used before reading files; use find_files to find files by name.`;
 
 export const searchFilesSchema = z.object({
-  pattern: z.string().min(1).describe('Regular expression to search for, e.g. "createTools\\(" or "import .* from \'react\'".'),
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Regular expression to search for, e.g. "createTools\\(" or "import .* from \'react\'".'),
   path: z.string().optional().describe('Directory or file to search, relative to the workspace root (default ".").'),
-  glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts", "src/**/*.tsx" or "*.{css,scss}".'),
+  glob: z
+    .string()
+    .optional()
+    .describe('Only search files matching this glob, e.g. "*.ts", "src/**/*.tsx" or "*.{css,scss}".'),
   caseSensitive: z.boolean().optional().describe("Match case exactly (default false: case-insensitive)."),
   contextLines: z
     .number()
@@ -105,7 +111,12 @@ export function searchText(text: string, re: RegExp, context: number): FileHits[
   return [...found.values()].some((l) => l.match) ? found : undefined;
 }
 
-async function searchFile(root: string, relPath: string, re: RegExp, context: number): Promise<FileHits | "large" | undefined> {
+async function searchFile(
+  root: string,
+  relPath: string,
+  re: RegExp,
+  context: number,
+): Promise<FileHits | "large" | undefined> {
   // Opened without following a final symlink, verified inside the workspace, and refused when
   // hard-linked (like read_file): whatever is swapped or linked, nothing from outside is shown.
   const opened = await openVerified({ root }, path.join(root, relPath), relPath, { refuseHardLinks: true });
@@ -116,7 +127,13 @@ async function searchFile(root: string, relPath: string, re: RegExp, context: nu
   }
 }
 
-async function searchOpened(handle: FileHandle, stat: Stats, relPath: string, re: RegExp, context: number): Promise<FileHits | "large" | undefined> {
+async function searchOpened(
+  handle: FileHandle,
+  stat: Stats,
+  relPath: string,
+  re: RegExp,
+  context: number,
+): Promise<FileHits | "large" | undefined> {
   if (!stat.isFile()) return undefined;
   if (stat.size > MAX_SEARCH_FILE_BYTES) return "large";
   if (stat.size === 0 || binaryKindFromExtension(relPath)) return undefined;
@@ -127,12 +144,17 @@ async function searchOpened(handle: FileHandle, stat: Stats, relPath: string, re
 }
 
 async function builtInSearch(root: string, files: string[], re: RegExp, context: number): Promise<SearchOutcome> {
-  const outcome: SearchOutcome = { hits: [], total: 0, filesSearched: 0, skippedLarge: 0, stoppedEarly: false, engine: "built-in" };
+  const outcome: SearchOutcome = {
+    hits: [],
+    total: 0,
+    filesSearched: 0,
+    skippedLarge: 0,
+    stoppedEarly: false,
+    engine: "built-in",
+  };
   for (let i = 0; i < files.length && !outcome.stoppedEarly; i += READ_CONCURRENCY) {
     const batch = files.slice(i, i + READ_CONCURRENCY);
-    const results = await Promise.all(
-      batch.map((rel) => searchFile(root, rel, re, context).catch(() => undefined)),
-    );
+    const results = await Promise.all(batch.map((rel) => searchFile(root, rel, re, context).catch(() => undefined)));
     for (const result of results) {
       outcome.filesSearched++;
       if (result === "large") outcome.skippedLarge++;
@@ -179,14 +201,31 @@ export async function ripgrepSearch(
   respectGitignore: boolean,
   signal?: AbortSignal,
 ): Promise<SearchOutcome | undefined> {
-  const args = ["--json", "--hidden", "--no-require-git", "--sort", "path", "--glob", "!.git", "--max-filesize", `${MAX_SEARCH_FILE_BYTES / 1024 / 1024}M`];
+  const args = [
+    "--json",
+    "--hidden",
+    "--no-require-git",
+    "--sort",
+    "path",
+    "--glob",
+    "!.git",
+    "--max-filesize",
+    `${MAX_SEARCH_FILE_BYTES / 1024 / 1024}M`,
+  ];
   args.push(re.flags.includes("i") ? "--ignore-case" : "--case-sensitive");
   if (!respectGitignore) args.push("--no-ignore");
   if (context > 0) args.push("--context", String(context));
   if (input.glob) args.push("--glob", input.glob);
   args.push("--regexp", re.source, "--", target);
   const child = spawn(rg, args, { cwd: root, stdio: ["ignore", "pipe", "ignore"], signal });
-  const outcome: SearchOutcome = { hits: [], total: 0, filesSearched: 0, skippedLarge: 0, stoppedEarly: false, engine: "ripgrep" };
+  const outcome: SearchOutcome = {
+    hits: [],
+    total: 0,
+    filesSearched: 0,
+    skippedLarge: 0,
+    stoppedEarly: false,
+    engine: "ripgrep",
+  };
   const byPath = new Map<string, FileHits>();
   const exited = new Promise<number | null>((resolve) => {
     child.on("close", (code) => resolve(code));
@@ -236,7 +275,8 @@ export function formatHits(hits: FileHits[], limit: number): { lines: string[]; 
       if (shown >= limit) return { lines: out, shown };
       const line = file.lines.get(number)!;
       if (previous !== undefined && number !== previous + 1) out.push("--");
-      else if (previous === undefined && out.length > 0 && [...file.lines.values()].some((l) => !l.match)) out.push("--");
+      else if (previous === undefined && out.length > 0 && [...file.lines.values()].some((l) => !l.match))
+        out.push("--");
       out.push(line.match ? `${file.path}:${number}: ${line.text}` : `${file.path}-${number}- ${line.text}`);
       if (line.match) shown++;
       previous = number;
@@ -250,7 +290,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 function footer(outcome: SearchOutcome, shown: number, where: string): string {
   const files = outcome.hits.length;
   const total = outcome.stoppedEarly ? `more than ${outcome.total.toLocaleString("en-US")}` : String(outcome.total);
-  const large = outcome.skippedLarge > 0 ? ` ${plural(outcome.skippedLarge, "file")} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB skipped.` : "";
+  const large =
+    outcome.skippedLarge > 0
+      ? ` ${plural(outcome.skippedLarge, "file")} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB skipped.`
+      : "";
   if (shown < outcome.total) {
     return `[Showing the first ${shown} of ${total} matching lines in ${outcome.stoppedEarly ? `${files}+ files` : plural(files, "file")}. Narrow the search with a more specific pattern, a path such as "src" or a glob such as "*.ts".${large}]`;
   }
@@ -262,7 +305,9 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   try {
     re = compilePattern(input.pattern, input.caseSensitive ?? false);
   } catch (err) {
-    throw new ToolFailure(`Error: the pattern is not a valid regular expression (${(err as Error).message}). Escape special characters such as ( [ { . * + ? with a backslash to match them literally.`);
+    throw new ToolFailure(
+      `Error: the pattern is not a valid regular expression (${(err as Error).message}). Escape special characters such as ( [ { . * + ? with a backslash to match them literally.`,
+    );
   }
   const context = Math.min(input.contextLines ?? 0, MAX_CONTEXT_LINES);
   const ws = await ctx.workspace();
@@ -270,27 +315,50 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   const where = target.display === "." ? "the workspace" : target.display;
   const relTarget = target.display.split(path.sep).join("/");
   // Asked for by name, an ignored folder (node_modules, dist) is searched whole.
-  const respectGitignore = relTarget === "." || !createIgnoreChecker(ws.root).pathIgnored(relTarget, target.isDirectory);
+  const respectGitignore =
+    relTarget === "." || !createIgnoreChecker(ws.root).pathIgnored(relTarget, target.isDirectory);
 
   let outcome: SearchOutcome | undefined;
   const rg = findRipgrep(ctx.options.env);
-  if (rg) outcome = await ripgrepSearch(rg, ws.root, relTarget, input, re, context, respectGitignore, signal).catch(() => undefined);
+  if (rg)
+    outcome = await ripgrepSearch(rg, ws.root, relTarget, input, re, context, respectGitignore, signal).catch(
+      () => undefined,
+    );
   if (outcome) {
     // ripgrep opens files by name, so a swapped folder could feed it a file from outside: it
     // only picks the files, and what is shown is read again through a verified descriptor.
     const picked = outcome;
-    outcome = await builtInSearch(ws.root, picked.hits.map((h) => h.path), re, context);
-    outcome = { ...outcome, engine: "ripgrep", filesSearched: picked.filesSearched, skippedLarge: picked.skippedLarge, stoppedEarly: picked.stoppedEarly || outcome.stoppedEarly };
+    outcome = await builtInSearch(
+      ws.root,
+      picked.hits.map((h) => h.path),
+      re,
+      context,
+    );
+    outcome = {
+      ...outcome,
+      engine: "ripgrep",
+      filesSearched: picked.filesSearched,
+      skippedLarge: picked.skippedLarge,
+      stoppedEarly: picked.stoppedEarly || outcome.stoppedEarly,
+    };
   }
   if (!outcome) {
     const files = target.isDirectory
-      ? (await globFiles(ws.root, target.absolute, [input.glob ? anyDepth(input.glob) : "**/*"], { respectGitignore, signal })).sort()
+      ? (
+          await globFiles(ws.root, target.absolute, [input.glob ? anyDepth(input.glob) : "**/*"], {
+            respectGitignore,
+            signal,
+          })
+        ).sort()
       : [relTarget];
     outcome = await builtInSearch(ws.root, files, re, context);
   }
   if (outcome.total === 0) {
     const scope = input.glob ? ` matching "${input.glob}"` : "";
-    const large = outcome.skippedLarge > 0 ? `; ${plural(outcome.skippedLarge, "file")} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB skipped` : "";
+    const large =
+      outcome.skippedLarge > 0
+        ? `; ${plural(outcome.skippedLarge, "file")} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB skipped`
+        : "";
     return `No matches for /${input.pattern}/${re.flags} in ${where}${scope} (files ignored by .gitignore and binary files are skipped${large}).`;
   }
   const { lines, shown } = formatHits(outcome.hits, MAX_SEARCH_MATCHES);

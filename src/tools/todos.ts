@@ -29,10 +29,14 @@ export const todoSchema = z.object({
     .trim()
     .min(1)
     .max(MAX_TODO_CHARS)
-    .describe(`One step, as an imperative sentence ("Add the /health route to server.ts"), at most ${MAX_TODO_CHARS} characters.`),
+    .describe(
+      `One step, as an imperative sentence ("Add the /health route to server.ts"), at most ${MAX_TODO_CHARS} characters.`,
+    ),
   status: z
     .enum(TODO_STATUSES)
-    .describe("pending: not started; in_progress: what you are doing now (at most one item); completed: done and verified."),
+    .describe(
+      "pending: not started; in_progress: what you are doing now (at most one item); completed: done and verified.",
+    ),
 });
 
 export const writeTodosSchema = z.object({
@@ -49,7 +53,8 @@ export type WriteTodosInput = z.infer<typeof writeTodosSchema>;
 /** Why a list cannot be kept, or undefined when it can (the schema checks shape and sizes). */
 export function todosProblem(todos: readonly Todo[]): string | undefined {
   const active = todos.filter((t) => t.status === "in_progress").length;
-  if (active > 1) return `Error: ${active} items are in_progress; at most one may be. Mark the others pending or completed and call write_todos again.`;
+  if (active > 1)
+    return `Error: ${active} items are in_progress; at most one may be. Mark the others pending or completed and call write_todos again.`;
   return undefined;
 }
 
@@ -84,7 +89,8 @@ export function todosFromResults(results: readonly BaseMessage[]): Todo[] | unde
   for (const m of results) {
     if (!ToolMessage.isInstance(m) || m.name !== WRITE_TODOS || m.status === "error") continue;
     const todos = (m.artifact as { todos?: unknown } | undefined)?.todos;
-    if (Array.isArray(todos) && todos.every(isTodo)) found = todos.map((t) => ({ content: t.content, status: t.status }));
+    if (Array.isArray(todos) && todos.every(isTodo))
+      found = todos.map((t) => ({ content: t.content, status: t.status }));
   }
   return found;
 }

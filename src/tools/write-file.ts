@@ -45,7 +45,9 @@ async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: str
     throw new ToolFailure(`"${target.display}" is a directory; write_file writes files. Choose a file path inside it.`);
   }
   if (target.exists && !(await fs.stat(target.absolute)).isFile()) {
-    throw new ToolFailure(`"${target.display}" is not a regular file (a device, socket or pipe); it cannot be written.`);
+    throw new ToolFailure(
+      `"${target.display}" is not a regular file (a device, socket or pipe); it cannot be written.`,
+    );
   }
   // The folder is opened and verified, and the temp file and rename go through it (no race).
   const result = await writeInWorkspace(ws, target.absolute, input.filePath, input.content);

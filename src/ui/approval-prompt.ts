@@ -13,14 +13,18 @@ export const QUESTION_WIDTH = 100;
  * feedback (a denial with a reason). "always" answers are only accepted where they are offered
  * (undefined: ask again).
  */
-export function parseApprovalAnswer(answer: string, request?: Pick<ApprovalRequest, "asksEveryTime" | "alwaysRules">): ApprovalResponse | undefined {
+export function parseApprovalAnswer(
+  answer: string,
+  request?: Pick<ApprovalRequest, "asksEveryTime" | "alwaysRules">,
+): ApprovalResponse | undefined {
   const text = answer.trim();
   if (text === "") return undefined;
   const lower = text.toLowerCase();
   if (["y", "yes", "是", "好"].includes(lower)) return { decision: "approve" };
   if (["n", "no", "否", "不"].includes(lower)) return { decision: "deny" };
   if (["a", "always"].includes(lower)) return request?.asksEveryTime ? undefined : { decision: "always" };
-  if (["p", "project"].includes(lower)) return request?.asksEveryTime || !request?.alwaysRules?.length ? undefined : { decision: "always-project" };
+  if (["p", "project"].includes(lower))
+    return request?.asksEveryTime || !request?.alwaysRules?.length ? undefined : { decision: "always-project" };
   return { decision: "deny", feedback: text };
 }
 
@@ -37,9 +41,12 @@ export function wrapText(text: string, width = QUESTION_WIDTH): string[] {
 /** The question as printed: the whole command (wrapped, control characters made visible), why, and the choices. */
 export function formatQuestion(request: ApprovalRequest): { text: string; prompt: string } {
   const lines: string[] = [];
-  const command = request.tool === "execute_command" && typeof request.args.command === "string" ? request.args.command : undefined;
+  const command =
+    request.tool === "execute_command" && typeof request.args.command === "string" ? request.args.command : undefined;
   if (command !== undefined) {
-    lines.push(`? Allow execute_command${typeof request.args.workingDirectory === "string" ? ` in ${sanitizeForTerminal(request.args.workingDirectory)}` : ""}:`);
+    lines.push(
+      `? Allow execute_command${typeof request.args.workingDirectory === "string" ? ` in ${sanitizeForTerminal(request.args.workingDirectory)}` : ""}:`,
+    );
     for (const l of wrapText(sanitizeForTerminal(command))) lines.push(`  │ ${l}`);
   } else {
     lines.push(`? Allow ${sanitizeForTerminal(request.tool)} ${formatArgs(request.args)}`);
@@ -66,7 +73,12 @@ export function createTerminalApprover(before: () => void, onCancel?: () => void
       const question = formatQuestion(request);
       process.stdout.write(question.text);
       // What an edit would change, as a unified diff, so the answer is an informed one.
-      if (request.preview) process.stdout.write(`${diffLines(request.preview).map((l) => `    ${sanitizeForTerminal(l)}`).join("\n")}\n`);
+      if (request.preview)
+        process.stdout.write(
+          `${diffLines(request.preview)
+            .map((l) => `    ${sanitizeForTerminal(l)}`)
+            .join("\n")}\n`,
+        );
       for (;;) {
         const answer = await new Promise<string | null>((resolve) => {
           rl.once("SIGINT", () => resolve(null));

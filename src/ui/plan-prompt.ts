@@ -40,7 +40,11 @@ export function planQuestion(defaultMode: ApprovalMode): { text: string; prompt:
 }
 
 /** Asks on a terminal; Ctrl-C or a closed input count as "not now". */
-export async function askPlanAnswer(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, defaultMode: ApprovalMode): Promise<PlanAnswer> {
+export async function askPlanAnswer(
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
+  defaultMode: ApprovalMode,
+): Promise<PlanAnswer> {
   const rl = createInterface({ input, output, terminal: true });
   try {
     const question = planQuestion(defaultMode);

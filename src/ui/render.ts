@@ -106,7 +106,10 @@ const TODO_MARK: Record<Todo["status"], string> = { completed: "[x]", in_progres
 export function formatTodos(todos: readonly Todo[]): string[] {
   if (todos.length === 0) return ["Todo list cleared."];
   const c = todoCounts(todos);
-  return [`Todo list (${c.completed}/${todos.length} done)`, ...todos.map((t) => `${TODO_MARK[t.status]} ${sanitizeForTerminal(t.content)}`)];
+  return [
+    `Todo list (${c.completed}/${todos.length} done)`,
+    ...todos.map((t) => `${TODO_MARK[t.status]} ${sanitizeForTerminal(t.content)}`),
+  ];
 }
 
 const REASON_TEXT: Record<string, string> = {
@@ -146,7 +149,9 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
       line(c.bold(`mini-cursor ${info.version}`));
       line(`  ${c.dim("workspace")} ${info.workspace}`);
       line(`  ${c.dim("model    ")} ${info.model}`);
-      line(`  ${c.dim("thread   ")} ${info.threadId}${info.resumed ? " (resumed)" : ""}  ${c.dim(`next time: --thread ${info.threadId}`)}`);
+      line(
+        `  ${c.dim("thread   ")} ${info.threadId}${info.resumed ? " (resumed)" : ""}  ${c.dim(`next time: --thread ${info.threadId}`)}`,
+      );
       line(`  ${c.dim("approval ")} ${info.approval}   ${c.dim("engine")} ${info.engine}`);
       if (info.sandbox) line(`  ${c.dim("sandbox  ")} ${info.sandbox}`);
       line("");
@@ -188,12 +193,24 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           // The status is the tool's own (tools/errors.ts), never guessed from the text.
           const ok = event.status === "success";
           const mark = ok ? c.green("✓") : c.red("✗");
-          const how = event.notRun ? "not run, " : event.exitCode !== undefined ? (event.exitCode === null ? "did not start, " : `exit ${event.exitCode}, `) : "";
+          const how = event.notRun
+            ? "not run, "
+            : event.exitCode !== undefined
+              ? event.exitCode === null
+                ? "did not start, "
+                : `exit ${event.exitCode}, `
+              : "";
           const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
           line(`  ${mark} ${event.name} ${c.dim(`${how}${size}, ${formatDuration(event.durationMs)}`)}`);
           if (event.diff && ok) {
             for (const d of diffLines(event.diff)) {
-              const colour = d.startsWith("+") ? c.green : d.startsWith("-") ? c.red : d.startsWith("@@") ? c.cyan : c.dim;
+              const colour = d.startsWith("+")
+                ? c.green
+                : d.startsWith("-")
+                  ? c.red
+                  : d.startsWith("@@")
+                    ? c.cyan
+                    : c.dim;
               line(colour(`    ${sanitizeForTerminal(d.slice(0, 200))}`));
             }
             break;
@@ -213,7 +230,11 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           busy("thinking");
           break;
         case "loop_guard":
-          line(c.yellow(`  ⚠ ${sanitizeForTerminal(event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`)}`));
+          line(
+            c.yellow(
+              `  ⚠ ${sanitizeForTerminal(event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`)}`,
+            ),
+          );
           break;
         case "approval": {
           const verdict = event.response.unattended
@@ -227,7 +248,9 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
                       ? "approved (always, saved for this project)"
                       : "approved",
                 );
-          line(`  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`);
+          line(
+            `  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`,
+          );
           // The question stopped the spinner; the approved call now runs, so live status resumes.
           if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
           break;

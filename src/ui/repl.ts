@@ -49,7 +49,10 @@ export type ReplEnd = "left" | "interrupted";
 export function formatProcesses(processes: BackgroundProcess[]): string {
   if (processes.length === 0) return "No background processes.";
   return processes
-    .map((p) => `${p.id}  pid ${p.pid}  ${p.running ? "running" : `exited (${p.exitCode})`}  ${p.url ?? "-"}  ${p.command}`)
+    .map(
+      (p) =>
+        `${p.id}  pid ${p.pid}  ${p.running ? "running" : `exited (${p.exitCode})`}  ${p.url ?? "-"}  ${p.command}`,
+    )
     .join("\n");
 }
 
@@ -58,7 +61,12 @@ export function formatProcesses(processes: BackgroundProcess[]): string {
  * an empty prompt, or when `leave` settles first (a SIGTERM while the prompt waits). As in a
  * shell, Ctrl-C on a typed line throws the line away and prompts again.
  */
-function askLine(io: ReplIo, history: string[], leave: Promise<unknown>, ctrlC: { at: number }): Promise<string | null> {
+function askLine(
+  io: ReplIo,
+  history: string[],
+  leave: Promise<unknown>,
+  ctrlC: { at: number },
+): Promise<string | null> {
   return new Promise((resolve) => {
     const rl: Interface = createInterface({
       input: io.input,
@@ -208,7 +216,9 @@ export function pausingKeys(ask: Approver, keys: KeyWatch | undefined): Approver
  * process. Resolves with how the session ended.
  */
 export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<ReplEnd> {
-  renderer.note("Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.");
+  renderer.note(
+    "Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.",
+  );
   const history: string[] = [];
   let turn: AbortController | undefined;
   let lastInterrupt = 0;
@@ -251,7 +261,10 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
     const controller = new AbortController();
     turn = controller;
     const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
-    const approver = pausingKeys(io.approver(() => controller.abort()), keys);
+    const approver = pausingKeys(
+      io.approver(() => controller.abort()),
+      keys,
+    );
     let summary: RunSummary;
     try {
       summary = await session.runTurn(text, controller.signal, approver);
@@ -260,7 +273,8 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       turn = undefined;
     }
     if (controller.signal.aborted) renderer.note("Turn cancelled; the conversation so far is kept.");
-    else if (summary.reason === "max_steps") renderer.note(`Reached the step limit (${session.settings.maxSteps}); say "continue" to go on.`);
+    else if (summary.reason === "max_steps")
+      renderer.note(`Reached the step limit (${session.settings.maxSteps}); say "continue" to go on.`);
     return summary;
   };
   const nextLine = async (): Promise<string | null> => {
@@ -284,7 +298,10 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       const summary = await runTurn(text);
       await io.afterTurn?.(summary, runTurn);
       const running = session.running();
-      if (running.length > 0) renderer.note(`Running in the background: ${running.map((p) => `${p.id}${p.url ? ` ${p.url}` : ""}`).join(", ")} (/ps, /kill <id>)`);
+      if (running.length > 0)
+        renderer.note(
+          `Running in the background: ${running.map((p) => `${p.id}${p.url ? ` ${p.url}` : ""}`).join(", ")} (/ps, /kill <id>)`,
+        );
     }
   } finally {
     unwatchSignals();

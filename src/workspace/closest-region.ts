@@ -40,7 +40,10 @@ function similarity(a: Set<string>, b: Set<string>): number {
 export function closestRegion(body: string, needle: string): ClosestRegion | undefined {
   const lines = body.replace(/\r\n/g, "\n").split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  const want = needle.replace(/\r\n/g, "\n").replace(/^\n+|\n+$/g, "").split("\n");
+  const want = needle
+    .replace(/\r\n/g, "\n")
+    .replace(/^\n+|\n+$/g, "")
+    .split("\n");
   if (want.length === 0 || lines.length === 0) return undefined;
   const span = Math.min(want.length, lines.length);
   if ((lines.length - span + 1) * span > MAX_COMPARISONS) return undefined;

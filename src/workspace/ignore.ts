@@ -73,7 +73,9 @@ function decide(levels: readonly IgnoreLevel[], relPath: string, isDirectory: bo
 function matcherFromLevels(levels: readonly IgnoreLevel[]): IgnoreMatcher {
   return {
     ignores(relPath, isDirectory) {
-      const parts = toPosix(relPath).split("/").filter((p) => p !== "" && p !== ".");
+      const parts = toPosix(relPath)
+        .split("/")
+        .filter((p) => p !== "" && p !== ".");
       if (parts.some((p) => ALWAYS_HIDDEN.has(p))) return true;
       // Git cannot re-include a file inside an ignored directory, so check every ancestor first.
       for (let i = 1; i <= parts.length; i++) {

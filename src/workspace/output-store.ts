@@ -164,7 +164,12 @@ function trimToLines(head: string, tail: string): { head: string; tail: string }
   };
 }
 
-function truncationNotice(omittedChars: number, omittedLines: number, totalLines: number, file: OutputFile | undefined): string {
+function truncationNotice(
+  omittedChars: number,
+  omittedLines: number,
+  totalLines: number,
+  file: OutputFile | undefined,
+): string {
   const n = (x: number) => x.toLocaleString("en-US");
   const what = `[... ${n(omittedLines)} lines (${n(omittedChars)} characters) omitted.`;
   if (!file || file.error) {

@@ -30,9 +30,7 @@ const LEVELS: ReadonlyArray<[HunkMatch, (s: string) => string]> = [
   ["punctuation-and-spacing", (s) => normalisePunctuation(s).text.trim().replace(/\s+/g, " ")],
 ];
 
-export type HunksResult =
-  | { ok: true; text: string; matches: HunkMatch[] }
-  | { ok: false; message: string };
+export type HunksResult = { ok: true; text: string; matches: HunkMatch[] } | { ok: false; message: string };
 
 interface FileLine {
   text: string;
@@ -52,7 +50,12 @@ function splitWithEols(body: string): FileLine[] {
 }
 
 /** Where `wanted` occurs in `lines` at or after `from`, under one normalisation. */
-function occurrences(lines: readonly FileLine[], wanted: readonly string[], from: number, norm: (s: string) => string): number[] {
+function occurrences(
+  lines: readonly FileLine[],
+  wanted: readonly string[],
+  from: number,
+  norm: (s: string) => string,
+): number[] {
   const target = wanted.map(norm);
   const found: number[] = [];
   for (let i = from; i + target.length <= lines.length; i++) {
@@ -87,7 +90,10 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
     for (const anchor of hunk.anchors) {
       const at = findAnchor(lines, anchor, cursor);
       if (at < 0) {
-        return { ok: false, message: `${label}: the @@ line ${quote(anchor)} was not found${cursor > 0 ? ` after line ${cursor}` : ""}. Name a line that is in the file (e.g. the function's signature), or read the file again.` };
+        return {
+          ok: false,
+          message: `${label}: the @@ line ${quote(anchor)} was not found${cursor > 0 ? ` after line ${cursor}` : ""}. Name a line that is in the file (e.g. the function's signature), or read the file again.`,
+        };
       }
       cursor = at + 1;
     }
@@ -115,8 +121,14 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
           if (hunk.endOfFile) found = found.filter((i) => i + wanted.length === lines.length);
           if (found.length === 0) continue;
           if (found.length > 1 && hunk.anchors.length === 0) {
-            const where = found.slice(0, 10).map((i) => i + 1).join(", ");
-            return { ok: false, message: `${label}: its context and removed lines occur ${found.length} times (at lines ${where}). Add an "@@" line naming the enclosing function or class, or more context lines, so it matches one place.` };
+            const where = found
+              .slice(0, 10)
+              .map((i) => i + 1)
+              .join(", ");
+            return {
+              ok: false,
+              message: `${label}: its context and removed lines occur ${found.length} times (at lines ${where}). Add an "@@" line naming the enclosing function or class, or more context lines, so it matches one place.`,
+            };
           }
           start = found[0]!;
           level = name;
@@ -127,20 +139,37 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
         if (start >= 0) break;
       }
       if (start < 0) {
-        const close = closestRegion(lines.slice(cursor).map((l) => l.text).join("\n"), old.join("\n"));
+        const close = closestRegion(
+          lines
+            .slice(cursor)
+            .map((l) => l.text)
+            .join("\n"),
+          old.join("\n"),
+        );
         const hint = close
           ? ` The closest text is at lines ${close.first + cursor}-${close.last + cursor}; read the file again and copy the context exactly.`
           : " Read the file again and copy the context lines exactly.";
-        return { ok: false, message: `${label}: its context and removed lines were not found${cursor > 0 ? ` after line ${cursor}` : ""}.${hint}` };
+        return {
+          ok: false,
+          message: `${label}: its context and removed lines were not found${cursor > 0 ? ` after line ${cursor}` : ""}.${hint}`,
+        };
       }
     }
     // Build the replacement: context keeps the file's lines, "+" lines are new.
     const matched = lines.slice(start, start + old.length);
     let added = body.filter((l) => l.kind === "+").map((l) => l.text);
     if (level !== "exact" && level !== "trailing-whitespace" && added.length > 0) {
-      const rebased = reindent(added.join("\n"), old, matched.map((l) => l.text), false);
+      const rebased = reindent(
+        added.join("\n"),
+        old,
+        matched.map((l) => l.text),
+        false,
+      );
       if (rebased === undefined) {
-        return { ok: false, message: `${label}: its context matches only when indentation is ignored, and it is indented differently from the file in inconsistent ways, so the indentation of the added lines cannot be worked out. Copy the context lines with the file's indentation.` };
+        return {
+          ok: false,
+          message: `${label}: its context matches only when indentation is ignored, and it is indented differently from the file in inconsistent ways, so the indentation of the added lines cannot be worked out. Copy the context lines with the file's indentation.`,
+        };
       }
       added = rebased.split("\n");
     }
@@ -153,7 +182,8 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
       else out.push({ text: added[a++]!, eol });
     }
     // An insertion after an unterminated last line needs a line end before it.
-    if (start > 0 && start === lines.length && lines[start - 1]!.eol === "" && out.length > 0) lines[start - 1] = { ...lines[start - 1]!, eol };
+    if (start > 0 && start === lines.length && lines[start - 1]!.eol === "" && out.length > 0)
+      lines[start - 1] = { ...lines[start - 1]!, eol };
     lines.splice(start, old.length, ...out);
     cursor = start + out.length;
     matches.push(level);

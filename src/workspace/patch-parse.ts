@@ -109,7 +109,8 @@ export function parsePatch(text: string): PatchOp[] {
         } else if (l.trim() === "") {
           added.push("");
           blanks++;
-        } else throw new PatchParseError(`${at(i)}: every line of an added file starts with "+" (got "${l.slice(0, 60)}").`);
+        } else
+          throw new PatchParseError(`${at(i)}: every line of an added file starts with "+" (got "${l.slice(0, 60)}").`);
         i++;
       }
       added.splice(added.length - blanks, blanks);
@@ -126,7 +127,9 @@ export function parsePatch(text: string): PatchOp[] {
       while (i < last && !isFileHeader(lines[i]!)) {
         const hunk: Hunk = { anchors: [], lines: [], endOfFile: false, patchLine: i + 1 + offset };
         while (i < last && (lines[i] === "@@" || lines[i]!.startsWith("@@ "))) {
-          const anchor = lines[i]!.slice(2).trim().replace(/\s*@@$/, "");
+          const anchor = lines[i]!.slice(2)
+            .trim()
+            .replace(/\s*@@$/, "");
           if (anchor !== "" && !UNIFIED_HEADER.test(lines[i]!.slice(3))) hunk.anchors.push(anchor);
           i++;
         }
@@ -148,7 +151,9 @@ export function parsePatch(text: string): PatchOp[] {
           i++;
         }
         if (!hunk.lines.some((l) => l.kind !== " ")) {
-          throw new PatchParseError(`line ${hunk.patchLine}: the hunk in "${path}" changes nothing (no "-" or "+" lines).`);
+          throw new PatchParseError(
+            `line ${hunk.patchLine}: the hunk in "${path}" changes nothing (no "-" or "+" lines).`,
+          );
         }
         hunks.push(hunk);
       }

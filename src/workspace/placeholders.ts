@@ -37,15 +37,21 @@ const QUALIFIER =
 
 /** Whole-comment spellings: the comment says nothing but "code left out". */
 const WHOLE: RegExp[] = [
-  new RegExp(`^(?:(?:the|and|keep|keeping|leave|leaving|with|plus) )*(?:the )?(?:rest|remainder) of (?:the |this |your )?(?:[\\w-]+ ){0,2}${THING}(?: ${QUALIFIER})?$`),
-  new RegExp(`^(?:(?:keep|keeping|leave|leaving|with|plus|all|the|your) )*(?:existing|previous|original|other|remaining|unchanged|same|old|current) (?:[\\w-]+ ){0,2}${THING}(?: ${QUALIFIER})?$`),
+  new RegExp(
+    `^(?:(?:the|and|keep|keeping|leave|leaving|with|plus) )*(?:the )?(?:rest|remainder) of (?:the |this |your )?(?:[\\w-]+ ){0,2}${THING}(?: ${QUALIFIER})?$`,
+  ),
+  new RegExp(
+    `^(?:(?:keep|keeping|leave|leaving|with|plus|all|the|your) )*(?:existing|previous|original|other|remaining|unchanged|same|old|current) (?:[\\w-]+ ){0,2}${THING}(?: ${QUALIFIER})?$`,
+  ),
   new RegExp(`^(?:(?:the|all|other|remaining|existing) )*${THING} ${QUALIFIER}$`),
   /^(?:unchanged|no changes?|same as before|as before|etc|and so on|and more|omitted|snip|snipped|truncated)$/,
 ];
 /** Spellings that mark an elision wherever they appear in a comment. */
 const ANYWHERE: RegExp[] = [
   new RegExp(`\\b(?:rest|remainder) of (?:the |this )?(?:[\\w-]+ ){0,2}${THING} (?:is |are )?${QUALIFIER}\\b`),
-  new RegExp(`\\b(?:existing|previous|original|remaining|unchanged) (?:[\\w-]+ ){0,2}${THING} (?:is |are )?(?:unchanged|remains?|stays?|goes here|omitted|not shown|as before)\\b`),
+  new RegExp(
+    `\\b(?:existing|previous|original|remaining|unchanged) (?:[\\w-]+ ){0,2}${THING} (?:is |are )?(?:unchanged|remains?|stays?|goes here|omitted|not shown|as before)\\b`,
+  ),
   /\b(?:omitted|truncated|elided|shortened|abbreviated) for brevity\b/,
   /\bfor brevity\b/,
   /\b(?:same|unchanged) as (?:before|above|the original)\b/,
@@ -117,7 +123,11 @@ const toLf = (s: string) => s.replace(/\r\n/g, "\n");
  * undefined. Such a line, written literally, would delete the code it stands for.
  */
 export function findPlaceholder(newString: string, oldString: string): string | undefined {
-  const oldLines = new Set(toLf(oldString).split("\n").map((l) => l.trim()));
+  const oldLines = new Set(
+    toLf(oldString)
+      .split("\n")
+      .map((l) => l.trim()),
+  );
   let previous: string | undefined;
   for (const raw of toLf(newString).split("\n")) {
     const line = raw.trim();

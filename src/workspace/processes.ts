@@ -16,7 +16,12 @@ import { KILL_CONFIRM_MS, type StopOutcome, rememberGroup, stopGroup, waitUntil 
 import type { BackgroundProcess, ProcessRegistry } from "./process-registry.js";
 
 // The registry and the process groups have their own files; importers keep this one path.
-export { createProcessRegistry, type AdoptedProcess, type BackgroundProcess, type ProcessRegistry } from "./process-registry.js";
+export {
+  createProcessRegistry,
+  type AdoptedProcess,
+  type BackgroundProcess,
+  type ProcessRegistry,
+} from "./process-registry.js";
 export { groupAlive, KILL_GRACE_MS, stopGroup, type StopOutcome } from "./process-group.js";
 
 /**

@@ -71,7 +71,12 @@ export function createRedactor(secrets: readonly string[]): Redactor {
   const pattern =
     forms.length === 0
       ? undefined
-      : new RegExp(forms.map((f) => (f.wrapped ? [...f.text].map(escapeRegExp).join("(?:\\r?\\n)?") : escapeRegExp(f.text))).join("|"), "g");
+      : new RegExp(
+          forms
+            .map((f) => (f.wrapped ? [...f.text].map(escapeRegExp).join("(?:\\r?\\n)?") : escapeRegExp(f.text)))
+            .join("|"),
+          "g",
+        );
   const redact = (text: string) => (pattern && text ? text.replace(pattern, REDACTED) : text);
 
   /** Length of the longest end of `text` that could be the start of a secret (in some form). */

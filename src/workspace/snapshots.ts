@@ -95,12 +95,22 @@ function run(workspace: string, args: string[], input?: string): Promise<string>
   };
   const argv = [...GIT_CONFIG.flatMap((c) => ["-c", c]), ...args];
   return new Promise((resolve, reject) => {
-    const child = execFile("git", argv, { cwd: workspace, env, timeout: GIT_TIMEOUT_MS, maxBuffer: GIT_MAX_BUFFER, encoding: "utf8" }, (err, stdout, stderr) => {
-      if (!err) return resolve(stdout);
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return reject(new SnapshotError("git is not installed (or not on PATH), so the workspace cannot be snapshotted"));
-      reject(new SnapshotError(`git ${args[0]} failed: ${(stderr || err.message).trim().split("\n").slice(-3).join(" ")}`));
-    });
+    const child = execFile(
+      "git",
+      argv,
+      { cwd: workspace, env, timeout: GIT_TIMEOUT_MS, maxBuffer: GIT_MAX_BUFFER, encoding: "utf8" },
+      (err, stdout, stderr) => {
+        if (!err) return resolve(stdout);
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "ENOENT")
+          return reject(
+            new SnapshotError("git is not installed (or not on PATH), so the workspace cannot be snapshotted"),
+          );
+        reject(
+          new SnapshotError(`git ${args[0]} failed: ${(stderr || err.message).trim().split("\n").slice(-3).join(" ")}`),
+        );
+      },
+    );
     if (input !== undefined) child.stdin?.end(input);
   });
 }
@@ -133,7 +143,12 @@ function parseRaw(output: string): SnapshotChange[] {
   const out: SnapshotChange[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const meta = parts[i]!.replace(/^:/, "").split(" ");
-    out.push({ path: parts[i + 1]!, status: meta[4]![0] as SnapshotChange["status"], fromMode: meta[0]!, toMode: meta[1]! });
+    out.push({
+      path: parts[i + 1]!,
+      status: meta[4]![0] as SnapshotChange["status"],
+      fromMode: meta[0]!,
+      toMode: meta[1]!,
+    });
   }
   return out;
 }
@@ -174,7 +189,11 @@ function removeFile(workspace: string, rel: string): void {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
   // Folders the file was the last thing in go too, as they were not there before.
-  for (let dir = path.dirname(file); dir !== workspace && dir.startsWith(workspace + path.sep); dir = path.dirname(dir)) {
+  for (
+    let dir = path.dirname(file);
+    dir !== workspace && dir.startsWith(workspace + path.sep);
+    dir = path.dirname(dir)
+  ) {
     try {
       rmdirSync(dir);
     } catch {
@@ -211,7 +230,9 @@ export function snapshotStore(workspace: string): SnapshotStore {
         const tree = (await run(root, ["write-tree"])).trim();
         if (last?.tree === tree) return last.commit;
         const parent = (await run(root, ["rev-parse", "--verify", "--quiet", SNAPSHOT_REF]).catch(() => "")).trim();
-        const commit = (await run(root, ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "mini-cursor snapshot"])).trim();
+        const commit = (
+          await run(root, ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "mini-cursor snapshot"])
+        ).trim();
         await run(root, ["update-ref", SNAPSHOT_REF, commit]);
         last = { tree, commit };
         return commit;
@@ -220,7 +241,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
       serial(async () => {
         if (from === to) return [];
         const changes = parseRaw(await run(root, ["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to]));
-        if (changes.length > 0) applyNumstat(changes, await run(root, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to]));
+        if (changes.length > 0)
+          applyNumstat(changes, await run(root, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to]));
         return changes;
       }),
     restore: (source, paths) =>
@@ -232,7 +254,11 @@ export function snapshotStore(workspace: string): SnapshotStore {
         for (const rel of paths) if (!present.has(rel)) removeFile(root, rel);
         const write = paths.filter((p) => present.has(p) && insideThroughPlainFolders(root, p));
         if (write.length > 0) {
-          await run(root, ["checkout", "--quiet", source, "--pathspec-from-file=-", "--pathspec-file-nul"], write.join("\0"));
+          await run(
+            root,
+            ["checkout", "--quiet", source, "--pathspec-from-file=-", "--pathspec-file-nul"],
+            write.join("\0"),
+          );
         }
         last = undefined;
       }),

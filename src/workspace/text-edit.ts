@@ -36,7 +36,8 @@ export const STRATEGY_TEXT: Record<MatchStrategy, string> = {
   "line-endings": "matched after normalising line endings",
   "trailing-whitespace": "matched ignoring trailing whitespace",
   indentation: "matched ignoring indentation; the new text was re-indented to the file's",
-  unescaped: "matched after removing extra escaping (\\n, \\', \\$, \\\\) from oldString; newString was unescaped the same way",
+  unescaped:
+    "matched after removing extra escaping (\\n, \\', \\$, \\\\) from oldString; newString was unescaped the same way",
   "unicode-punctuation": "matched treating Unicode dashes, quotes, spaces and ellipses as their ASCII spelling",
   "inner-whitespace": "matched ignoring the amount of spacing inside lines",
 };
@@ -302,7 +303,9 @@ function innerSpacingMatches(body: string, oldString: string, newString: string)
 const LINE_NUMBER_PREFIX = /^\s*\d+\t/;
 
 function notFoundHint(body: string, oldString: string): string | undefined {
-  const oldLines = toLf(oldString).split("\n").filter((l) => l.trim() !== "");
+  const oldLines = toLf(oldString)
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   if (oldLines.length > 0 && oldLines.every((l) => LINE_NUMBER_PREFIX.test(l))) {
     return 'oldString seems to include the line numbers read_file shows ("    12<tab>"); copy only the text after the tab.';
   }
@@ -379,7 +382,13 @@ export function applyEdit(content: string, oldString: string, newString: string,
     const matches = find();
     if (matches.length === 0) continue;
     if (matches.length > 1 && (!replaceAll || RECOVERIES.has(strategy))) {
-      return { ok: false, reason: "ambiguous", strategy, count: matches.length, lines: matches.map((m) => lineOf(body, m.start)) };
+      return {
+        ok: false,
+        reason: "ambiguous",
+        strategy,
+        count: matches.length,
+        lines: matches.map((m) => lineOf(body, m.start)),
+      };
     }
     const applied = apply(body, matches, eol);
     let text = applied.text;

@@ -109,7 +109,8 @@ export function normaliseInnerSpacing(text: string): Normalised {
     if (m === "\r\n") return "\n";
     if (index === 0 || text[index - 1] === "\n") return m; // indentation
     const after = index + m.length;
-    const atLineEnd = after === text.length || text[after] === "\n" || (text[after] === "\r" && text[after + 1] === "\n");
+    const atLineEnd =
+      after === text.length || text[after] === "\n" || (text[after] === "\r" && text[after + 1] === "\n");
     return atLineEnd ? "" : " ";
   });
 }

@@ -72,7 +72,8 @@ export async function openVerified(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw raced(userPath);
-    if (code === "ENOENT") throw new PathError("not_found", `"${userPath}" does not exist. List the parent directory to see what is there.`);
+    if (code === "ENOENT")
+      throw new PathError("not_found", `"${userPath}" does not exist. List the parent directory to see what is there.`);
     throw err;
   }
   try {
@@ -141,7 +142,11 @@ async function openChild(dir: FileHandle, name: string, userPath: string, create
         if (st?.isSymbolicLink()) throw raced(userPath);
         throw new PathError("not_directory", `"${userPath}" goes through a file as if it were a directory.`);
       }
-      if (code === "ENOENT") throw new PathError("not_found", `"${userPath}" does not exist. List the parent directory to see what is there.`);
+      if (code === "ENOENT")
+        throw new PathError(
+          "not_found",
+          `"${userPath}" does not exist. List the parent directory to see what is there.`,
+        );
       throw err;
     }
   }

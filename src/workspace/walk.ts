@@ -70,7 +70,9 @@ export function createIgnoreChecker(root: string) {
     },
     /** Whether a path (file or directory) or any folder above it is ignored. */
     pathIgnored(relPath: string, isDirectory: boolean): boolean {
-      const parts = toPosix(relPath).split("/").filter((p) => p !== "" && p !== ".");
+      const parts = toPosix(relPath)
+        .split("/")
+        .filter((p) => p !== "" && p !== ".");
       for (let i = 0; i < parts.length; i++) {
         if (this.ignored(parts.slice(0, i).join("/"), parts[i]!, i < parts.length - 1 || isDirectory)) return true;
       }
@@ -91,7 +93,12 @@ type ReaddirCallback = (err: NodeJS.ErrnoException | null, entries: Dirent[]) =>
  * Files under `baseAbs` (a directory inside `root`) matching the glob patterns, as paths
  * relative to `root` with "/" separators. Patterns are relative to `baseAbs`.
  */
-export async function globFiles(root: string, baseAbs: string, patterns: string[], options: WalkOptions = {}): Promise<string[]> {
+export async function globFiles(
+  root: string,
+  baseAbs: string,
+  patterns: string[],
+  options: WalkOptions = {},
+): Promise<string[]> {
   const checker = createIgnoreChecker(root);
   const respect = options.respectGitignore ?? true;
   const keep = (dirAbs: string, entry: Dirent) => {
@@ -115,7 +122,10 @@ export async function globFiles(root: string, baseAbs: string, patterns: string[
         opened.close();
         if (err) return callback(err, []);
         const abs = path.resolve(dir);
-        callback(null, entries.filter((e) => keep(abs, e)));
+        callback(
+          null,
+          entries.filter((e) => keep(abs, e)),
+        );
       });
     },
     readdirSync(dir: string) {
