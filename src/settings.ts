@@ -22,7 +22,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 /** Retries on 429, 5xx and dropped connections, with backoff honouring retry-after. */
 export const DEFAULT_MAX_RETRIES = 4;
 
-/** plan: only read-only tools run, and the model ends with a plan to accept (agent/plan-mode.ts). */
+/** plan: only read-only tools run, and the model ends with a plan to accept (policy/plan-mode.ts). */
 export const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto", "plan"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const ENGINES = ["graph", "loop"] as const;

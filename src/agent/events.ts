@@ -8,7 +8,7 @@ export interface TokenUsage {
   output: number;
   /** True when the provider sent no usage and we estimated from characters. */
   estimated: boolean;
-  /** US dollars, for models with a known price (see agent/cost.ts); absent otherwise. */
+  /** US dollars, for models with a known price (see models/cost.ts); absent otherwise. */
   cost?: number;
 }
 

@@ -78,7 +78,7 @@ export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions
     maxSteps: settings.maxSteps,
     contextTokens: settings.contextTokens,
     workspace: settings.workspace,
-    // The offline model is free; a real one is priced by its name (agent/cost.ts).
+    // The offline model is free; a real one is priced by its name (models/cost.ts).
     modelName: settings.provider === "offline" ? undefined : settings.model,
     prices: settings.prices,
   };
