@@ -163,8 +163,8 @@ describe("slash commands", () => {
     expect(r.code).toBe(0);
     const first = bannerThread(r.stdout);
     expect(r.stdout).toContain("/help                this list");
-    expect(r.stdout).toContain("/resume <id>       continue a saved thread");
-    expect(r.stdout).toContain("/kill <id>         stop a background process");
+    expect(r.stdout).toContain("/resume <id>         continue a saved thread");
+    expect(r.stdout).toContain("/kill <id>           stop a background process");
     expect(r.stdout).toContain("No saved threads in this workspace yet.");
     expect(r.stdout).toMatch(new RegExp(`\\* ${first} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +2  read hello\\.txt`));
     const second = /New thread (\S+)\./.exec(r.stdout)![1]!;
