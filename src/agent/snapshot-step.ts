@@ -1,6 +1,7 @@
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { snapshotsEnabled } from "../settings.js";
 import { snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
+import { READ_ONLY_TOOLS } from "../tools/index.js";
 
 /**
  * The link between a conversation and its files: before a step's tools can change anything, the
@@ -31,17 +32,7 @@ export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSna
   return out;
 }
 
-/** Tools that never change a file: no snapshot is taken for a step that calls only these. */
-const READ_ONLY_TOOLS = new Set([
-  "read_file",
-  "list_directory",
-  "find_files",
-  "search_files",
-  "process_output",
-  "stop_process",
-  "write_todos",
-]);
-
+/** No snapshot is taken for a step that calls only tools that never change a file. */
 export function canChangeFiles(calls: ReadonlyArray<{ name: string }>): boolean {
   return calls.some((c) => !READ_ONLY_TOOLS.has(c.name));
 }

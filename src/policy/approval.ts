@@ -18,6 +18,7 @@ import type { ApprovalMode } from "../settings.js";
 import { editedPaths } from "./edited-paths.js";
 import { planModeReason, runsInPlanMode } from "./plan-mode.js";
 import { isMcpCall, mcpApprovalRules, mcpNeedsApproval, mcpToolOf } from "../mcp/approval.js";
+import { READ_ONLY_TOOLS } from "../tools/index.js";
 
 /** Tools that change files; they ask only in `suggest` mode. */
 const EDIT_TOOLS = new Set(["write_file", "edit_file", "apply_patch"]);
@@ -44,27 +45,14 @@ export function alwaysKey(call: ToolCallLike): string {
 }
 
 /**
- * Built-in tools that only read (or stop what the agent itself started): `classifyCall` lets
- * them run in every mode, so a turn calling only these has nothing to ask about.
- */
-const NEVER_ASKS = new Set([
-  "read_file",
-  "list_directory",
-  "find_files",
-  "search_files",
-  "process_output",
-  "stop_process",
-  "write_todos",
-]);
-
-/**
  * Whether a call may need a question or a refusal, so the graph routes its turn through the
- * approve node. Every tool not known to only read does: a new tool (an MCP server's) is never
+ * approve node. Every tool not known to only read (READ_ONLY_TOOLS, which `classifyCall` lets run
+ * in every mode) does: a new tool (an MCP server's) is never
  * routed past `classifyCall`. In plan mode only plan mode's own list passes (stop_process does not).
  */
 export function mayNeedApproval(call: ToolCallLike, mode?: ApprovalMode): boolean {
   if (mode === "plan") return !runsInPlanMode(call.name);
-  return !NEVER_ASKS.has(call.name);
+  return !READ_ONLY_TOOLS.has(call.name);
 }
 
 /** Files in the repository's `.git` folder: hooks and settings there run programs. */

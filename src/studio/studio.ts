@@ -29,37 +29,24 @@ import type { ProcessRegistry } from "../workspace/processes.js";
  */
 
 /** Everything a runtime is built from; approval and max steps are per run, not part of it. */
+const RUNTIME_SETTINGS = [
+  "model",
+  "workspace",
+  "provider",
+  "baseUrl",
+  "apiKey",
+  "requestTimeoutMs",
+  "maxRetries",
+  "contextTokens",
+  "prices",
+  "sandbox",
+  "network",
+  "passEnv",
+  "editTool",
+] as const satisfies readonly (keyof Settings)[];
+
 function runtimeKey(settings: Settings): string {
-  const {
-    model,
-    workspace,
-    provider,
-    baseUrl,
-    apiKey,
-    requestTimeoutMs,
-    maxRetries,
-    contextTokens,
-    prices,
-    sandbox,
-    network,
-    passEnv,
-    editTool,
-  } = settings;
-  return JSON.stringify([
-    model,
-    workspace,
-    provider,
-    baseUrl,
-    apiKey,
-    requestTimeoutMs,
-    maxRetries,
-    contextTokens,
-    prices,
-    sandbox,
-    network,
-    passEnv,
-    editTool,
-  ]);
+  return JSON.stringify(RUNTIME_SETTINGS.map((name) => settings[name]));
 }
 
 /** This server's approval code (studio-secret.ts), printed to its terminal when the first run starts. */

@@ -30,6 +30,20 @@ export const TOOL_NAMES = [
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
+/**
+ * Built-in tools that change no file and start nothing (stop_process only stops what the agent
+ * started): no approval question is needed for them and no workspace snapshot is taken for them.
+ */
+export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "read_file",
+  "list_directory",
+  "find_files",
+  "search_files",
+  "process_output",
+  "stop_process",
+  "write_todos",
+] satisfies ToolName[]);
+
 /** Which file-editing tools the model is offered (issue 17): edit_file, apply_patch (V4A patches), or both. */
 export const EDIT_TOOL_CHOICES = ["edit_file", "apply_patch", "both"] as const;
 export type EditToolChoice = (typeof EDIT_TOOL_CHOICES)[number];
