@@ -1,7 +1,16 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { jest } from "@jest/globals";
 import path from "node:path";
-import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, PLAN_MODE_TOOLS, planAcceptedNote } from "../../src/policy/plan-mode.js";
+import { HumanMessage } from "@langchain/core/messages";
+import {
+  PLAN_ACCEPTED_TASK,
+  PLAN_MODE_NOTE,
+  PLAN_MODE_TOOLS,
+  planAcceptedNote,
+  requestTask,
+  withRequestNote,
+} from "../../src/policy/plan-mode.js";
+import { formatTurns, listTurns } from "../../src/app/undo.js";
 import { parsePlanAnswer } from "../../src/ui/plan-prompt.js";
 import { createSession } from "../../src/app/session.js";
 import { loadSettings } from "../../src/settings.js";
@@ -253,4 +262,20 @@ describe.each<EngineKind>(["graph", "loop"])("--engine %s", (kind) => {
       `user: ${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("full-auto")}`,
     ]);
   });
+});
+
+test("/rewind lists a planned or accepted request by the person's words, not mini-cursor's note", () => {
+  const planned = new HumanMessage({ id: "r1", content: withRequestNote("add a /health route", PLAN_MODE_NOTE) });
+  const accepted = new HumanMessage({
+    id: "r2",
+    content: withRequestNote(PLAN_ACCEPTED_TASK, planAcceptedNote("suggest")),
+  });
+  expect(requestTask(withRequestNote("a\n\nb", undefined))).toBe("a\n\nb");
+  expect(formatTurns(listTurns([planned, accepted], {}))).toBe(
+    [
+      "Turns (/rewind <n> goes back to before turn n):",
+      "    1  add a /health route  (changed no files)",
+      `    2  ${PLAN_ACCEPTED_TASK}  (changed no files)`,
+    ].join("\n"),
+  );
 });

@@ -7,6 +7,7 @@ import type { ThreadHistory } from "../agent/thread-history.js";
 import { snapshotsEnabled } from "../settings.js";
 import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
 import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
+import { requestTask } from "../policy/plan-mode.js";
 
 /**
  * /undo, /rewind and `--undo`: the files a turn changed go back to what they were before it
@@ -34,7 +35,12 @@ function isSummary(message: BaseMessage): boolean {
 export function listTurns(messages: readonly BaseMessage[], snapshots: WorkspaceSnapshots): Turn[] {
   return messages
     .filter((m) => m.getType() === "human" && m.id && !isSummary(m))
-    .map((m, i) => ({ number: i + 1, requestId: m.id!, text: messageText(m), snapshot: snapshots[m.id!] }));
+    .map((m, i) => ({
+      number: i + 1,
+      requestId: m.id!,
+      text: requestTask(messageText(m)),
+      snapshot: snapshots[m.id!],
+    }));
 }
 
 export function formatTurns(turns: Turn[]): string {

@@ -44,7 +44,16 @@ export function planAcceptedNote(mode: ApprovalMode): string {
   return `[mini-cursor] The user accepted the plan above. Plan mode is over: every tool is available again (approval mode ${mode}). Carry out the plan now, marking each todo in_progress and then completed as you go.`;
 }
 
+/** Where mini-cursor's note starts in a request it was added to. */
+const NOTE_SEPARATOR = "\n\n[mini-cursor";
+
 /** The request text the model reads: the person's words, then mini-cursor's note for this request. */
 export function withRequestNote(task: string, note: string | undefined): string {
   return note ? `${task}\n\n${note}` : task;
+}
+
+/** The person's words of a request, without the note withRequestNote added (for /rewind's list). */
+export function requestTask(text: string): string {
+  const at = text.indexOf(NOTE_SEPARATOR);
+  return at === -1 ? text : text.slice(0, at);
 }
