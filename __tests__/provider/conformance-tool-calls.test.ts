@@ -1,4 +1,4 @@
-import { sse, type ChatRequest, type ScriptStep } from "./helpers/openai-server.js";
+import { sse, type ChatRequest, type ScriptStep } from "../helpers/openai-server.js";
 import {
   chunk,
   completion,
@@ -8,7 +8,7 @@ import {
   JSON_HEADERS,
   runProvider,
   WRITE_ARGS,
-} from "./helpers/provider-run.js";
+} from "../helpers/provider-run.js";
 
 /**
  * Provider conformance, tool calls: the real ChatOpenAI (createChatModel, so the provider

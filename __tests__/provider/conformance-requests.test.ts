@@ -1,4 +1,4 @@
-import { sse, type ChatRequest, type ScriptStep } from "./helpers/openai-server.js";
+import { sse, type ChatRequest, type ScriptStep } from "../helpers/openai-server.js";
 import {
   chunk,
   ENGINE_KINDS,
@@ -7,7 +7,7 @@ import {
   JSON_HEADERS,
   runProvider,
   WRITE_ARGS,
-} from "./helpers/provider-run.js";
+} from "../helpers/provider-run.js";
 
 /**
  * Provider conformance, requests and answers: the exact request bodies each model family and

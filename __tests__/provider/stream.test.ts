@@ -1,11 +1,11 @@
-import { ChunkNormaliser } from "../src/provider/chunks.js";
-import { emptyResponse } from "../src/provider/call-context.js";
-import { providerMessage } from "../src/provider/errors.js";
-import { isReasoningModel, temperatureFor } from "../src/provider/family.js";
-import { rejectedParameter } from "../src/provider/request.js";
-import { parseSse } from "../src/provider/sse.js";
-import { stripThink, ThinkSplitter } from "../src/provider/think.js";
-import { ToolCallAssembler } from "../src/provider/tool-call-stream.js";
+import { ChunkNormaliser } from "../../src/provider/chunks.js";
+import { emptyResponse } from "../../src/provider/call-context.js";
+import { providerMessage } from "../../src/provider/errors.js";
+import { isReasoningModel, temperatureFor } from "../../src/provider/family.js";
+import { rejectedParameter } from "../../src/provider/request.js";
+import { parseSse } from "../../src/provider/sse.js";
+import { stripThink, ThinkSplitter } from "../../src/provider/think.js";
+import { ToolCallAssembler } from "../../src/provider/tool-call-stream.js";
 
 /** The provider layer's pieces on their own: what the conformance suite relies on, edge by edge. */
 

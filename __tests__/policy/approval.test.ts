@@ -1,10 +1,10 @@
-import { alwaysKey, classifyCall, editReason } from "../src/policy/approval.js";
+import { alwaysKey, classifyCall, editReason } from "../../src/policy/approval.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { baseEnv, runCli } from "./helpers/cli.js";
-import { engineHarness, eventsOf } from "./helpers/engine-harness.js";
-import { startOpenAIServer } from "./helpers/openai-server.js";
-import { makeTempDir } from "./helpers/tmp.js";
+import { baseEnv, runCli } from "../helpers/cli.js";
+import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
+import { startOpenAIServer } from "../helpers/openai-server.js";
+import { makeTempDir } from "../helpers/tmp.js";
 
 const cmd = (command: string) => ({ name: "execute_command", args: { command } });
 const write = { name: "write_file", args: { filePath: "a", content: "b" } };
