@@ -196,7 +196,7 @@ withPostgres("the PostgreSQL checkpointer's storage", () => {
         Number((await query<{ n: string }>(backend.url, `SELECT count(*) AS n FROM ${table}`))[0]!.n);
       expect(await count("checkpoints")).toBeLessThanOrEqual(KEPT_CHECKPOINTS);
       // 1 request + 40 calls + 40 results + 1 answer
-      expect(await count("mini_cursor_messages")).toBe(82);
+      expect(await count("mini_cursor_message_store")).toBe(82);
       // The blobs the kept checkpoints refer to (a few channels each: messages, alwaysAllow,
       // snapshots, todos, stopReason and a branch channel), not one per step (40 steps here).
       expect(await count("checkpoint_blobs")).toBeLessThanOrEqual(KEPT_CHECKPOINTS * 6);

@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { BaseMessage, mapStoredMessageToChatMessage, type StoredMessage } from "@langchain/core/messages";
-import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { deflateStoredMessage, inflateStoredMessage } from "./stored-message-codec.js";
+import type { Checkpoint, CheckpointTuple, SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { decodeRefs, deflateStoredMessage, encodeRefs, inflateStoredMessage } from "./stored-message-codec.js";
 
 export { decodeRefs, encodeRefs } from "./stored-message-codec.js";
 
 /**
- * The compact stored form of a conversation, independent of where it is stored (the SQLite
- * checkpointer uses it; a Postgres one can too).
+ * The compact stored form of a conversation, independent of where it is stored: the SQLite
+ * checkpointer (compact-saver.ts) and the PostgreSQL one (postgres-saver.ts) both keep their
+ * messages this way, each in a table of its own (`thread_id`, `ref`, `value`).
  *
  * - A message is stored once, as `{type, data}` (LangChain's own `toDict()`, which
  *   `mapStoredMessageToChatMessage` reads back) without the empty fields every message carries
@@ -122,5 +123,82 @@ export class MessageRefs {
   forget(threadId: string): void {
     this.refs.delete(threadId);
     this.loaded.delete(threadId);
+  }
+}
+
+/** The state channel holding the conversation. */
+export const MESSAGES_CHANNEL = "messages";
+
+/** A checkpoint's messages as stored in its place: ranges of references (`encodeRefs`). */
+export interface StoredMessageIds {
+  __messageIds: string;
+}
+
+export const isStoredMessageIds = (value: unknown): value is StoredMessageIds =>
+  typeof (value as StoredMessageIds | null)?.__messageIds === "string";
+
+/** One message as a saver's table keeps it: its reference in the thread and `encodeMessage`'s bytes. */
+export interface StoredMessageRow {
+  ref: string;
+  value: Uint8Array;
+}
+
+/** Reads stored messages of a thread by reference from the saver's table; rows not found are left out. */
+export type ReadMessages = (
+  threadId: string,
+  refs: readonly string[],
+) => StoredMessageRow[] | Promise<StoredMessageRow[]>;
+
+/**
+ * The half of a compact checkpointer that does not depend on the database: a checkpoint's
+ * message list becomes reference ranges plus the rows of the messages not stored yet, and a
+ * loaded checkpoint gets its messages back. The saver writes the rows (before or with the
+ * checkpoint, so a checkpoint never names a message that is not there) and reads them.
+ */
+export class CompactMessages {
+  private readonly refs = new MessageRefs();
+
+  /** The checkpoint as stored, and the messages to store with it (each message once per thread). */
+  store(threadId: string, checkpoint: Checkpoint): { checkpoint: Checkpoint; fresh: StoredMessageRow[] } {
+    const messages = checkpoint.channel_values?.[MESSAGES_CHANNEL];
+    // Anything but a list of messages (not expected in this state) is left to the serializer.
+    if (!Array.isArray(messages) || !messages.every((m) => BaseMessage.isInstance(m))) return { checkpoint, fresh: [] };
+    const fresh: StoredMessageRow[] = [];
+    const refs = messages.map((message) => {
+      const { ref, fresh: isNew } = this.refs.refFor(threadId, message);
+      if (isNew) fresh.push({ ref, value: encodeMessage(message) });
+      return ref;
+    });
+    const ids: StoredMessageIds = { __messageIds: encodeRefs(refs) };
+    return {
+      checkpoint: { ...checkpoint, channel_values: { ...checkpoint.channel_values, [MESSAGES_CHANNEL]: ids } },
+      fresh,
+    };
+  }
+
+  /**
+   * The tuple with its message references replaced by the messages: those already in memory
+   * are reused, the others read with one `read` call (a thread another process wrote).
+   */
+  async hydrate(tuple: CheckpointTuple | undefined, read: ReadMessages): Promise<CheckpointTuple | undefined> {
+    const values = tuple?.checkpoint.channel_values;
+    const stored = values?.[MESSAGES_CHANNEL];
+    if (!tuple || !values || !isStoredMessageIds(stored)) return tuple;
+    const threadId = String(tuple.config.configurable?.thread_id ?? "");
+    const refs = decodeRefs(stored.__messageIds);
+    const missing = refs.filter((ref) => !this.refs.loadedMessage(threadId, ref));
+    if (missing.length > 0)
+      for (const row of await read(threadId, missing)) this.refs.remember(threadId, row.ref, decodeMessage(row.value));
+    values[MESSAGES_CHANNEL] = refs.map((ref) => {
+      const message = this.refs.loadedMessage(threadId, ref);
+      if (!message)
+        throw new Error(`A checkpoint refers to a message that is not stored (${ref}): the thread's data is damaged.`);
+      return message;
+    });
+    return tuple;
+  }
+
+  forget(threadId: string): void {
+    this.refs.forget(threadId);
   }
 }

@@ -1,5 +1,4 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { BaseMessage } from "@langchain/core/messages";
 import {
   copyCheckpoint,
   WRITES_IDX_MAP,
@@ -10,7 +9,7 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { compactSerde, decodeMessage, decodeRefs, encodeMessage, encodeRefs, MessageRefs } from "./compact-messages.js";
+import { CompactMessages, compactSerde, MESSAGES_CHANNEL, type StoredMessageRow } from "./compact-messages.js";
 
 /**
  * SQLite checkpoints that grow with the conversation, not with its square.
@@ -28,26 +27,18 @@ import { compactSerde, decodeMessage, decodeRefs, encodeMessage, encodeRefs, Mes
 export const KEPT_CHECKPOINTS = 3;
 /** Checkpoints written between two prunes (a prune costs a query; between them a few more are kept). */
 export const PRUNE_EVERY = 8;
-/** The state channel holding the conversation. */
-const MESSAGES_CHANNEL = "messages";
-
-/** A checkpoint's messages as stored: ranges of references (compact-messages.ts). */
-interface MessageIds {
-  __messageIds: string;
-}
-/** The earlier form: one content hash per message, in the `messages` table. */
+/** The earlier form of a checkpoint's messages: one content hash per message, in the `messages` table. */
 interface MessageHashes {
   __messageRefs: string[];
 }
 
-const isIds = (value: unknown): value is MessageIds => typeof (value as MessageIds | null)?.__messageIds === "string";
 const isHashes = (value: unknown): value is MessageHashes =>
   Array.isArray((value as MessageHashes | null)?.__messageRefs);
 
 type Statement = ReturnType<SqliteSaver["db"]["prepare"]>;
 
 export class CompactSqliteSaver extends SqliteSaver {
-  private readonly refs = new MessageRefs();
+  private readonly messages = new CompactMessages();
   private statements?: Record<
     | "insertMessage"
     | "selectMessage"
@@ -109,23 +100,18 @@ export class CompactSqliteSaver extends SqliteSaver {
     return this.statements!;
   }
 
-  private async loadMessages(threadId: string, stored: MessageIds | MessageHashes): Promise<unknown[]> {
-    if (isIds(stored)) {
-      return decodeRefs(stored.__messageIds).map((ref) => {
-        let message = this.refs.loadedMessage(threadId, ref);
-        if (!message) {
-          const row = this.sql.selectMessage.get(threadId, ref) as { value: Uint8Array } | undefined;
-          if (!row)
-            throw new Error(
-              `A checkpoint refers to a message that is not stored (${ref}): the thread file is damaged.`,
-            );
-          message = decodeMessage(row.value);
-          this.refs.remember(threadId, ref, message);
-        }
-        return message;
-      });
+  /** Stored messages of a thread by reference (compact-messages.ts `ReadMessages`). */
+  private readonly readMessages = (threadId: string, refs: readonly string[]): StoredMessageRow[] => {
+    const rows: StoredMessageRow[] = [];
+    for (const ref of refs) {
+      const row = this.sql.selectMessage.get(threadId, ref) as { value: Uint8Array } | undefined;
+      if (row) rows.push({ ref, value: row.value });
     }
-    // A thread saved by an earlier version: its messages are in the `messages` table, by hash.
+    return rows;
+  };
+
+  /** A thread saved by an earlier version: its messages are in the `messages` table, by hash. */
+  private async loadHashedMessages(threadId: string, stored: MessageHashes): Promise<unknown[]> {
     const select = this.db.prepare("SELECT type, value FROM messages WHERE thread_id = ? AND hash = ?");
     const out: unknown[] = [];
     for (const hash of stored.__messageRefs) {
@@ -140,10 +126,14 @@ export class CompactSqliteSaver extends SqliteSaver {
   private async hydrate(tuple: CheckpointTuple | undefined): Promise<CheckpointTuple | undefined> {
     const values = tuple?.checkpoint.channel_values;
     const stored = values?.[MESSAGES_CHANNEL];
-    if (!tuple || !values || !(isIds(stored) || isHashes(stored))) return tuple;
-    const threadId = String(tuple.config.configurable?.thread_id ?? "");
-    values[MESSAGES_CHANNEL] = await this.loadMessages(threadId, stored);
-    return tuple;
+    if (tuple && values && isHashes(stored)) {
+      values[MESSAGES_CHANNEL] = await this.loadHashedMessages(
+        String(tuple.config.configurable?.thread_id ?? ""),
+        stored,
+      );
+      return tuple;
+    }
+    return this.messages.hydrate(tuple, this.readMessages);
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -163,23 +153,7 @@ export class CompactSqliteSaver extends SqliteSaver {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (!threadId) throw new Error('Missing "thread_id" field in passed "config.configurable".');
     const ns = String(config.configurable?.checkpoint_ns ?? "");
-    const messages = checkpoint.channel_values?.[MESSAGES_CHANNEL];
-    const fresh: Array<[string, Uint8Array]> = [];
-    let stored = copyCheckpoint(checkpoint);
-    if (Array.isArray(messages) && messages.every((m) => BaseMessage.isInstance(m))) {
-      const refs = messages.map((message) => {
-        const { ref, fresh: isNew } = this.refs.refFor(threadId, message);
-        if (isNew) fresh.push([ref, encodeMessage(message)]);
-        return ref;
-      });
-      stored = {
-        ...stored,
-        channel_values: {
-          ...stored.channel_values,
-          [MESSAGES_CHANNEL]: { __messageIds: encodeRefs(refs) } satisfies MessageIds,
-        },
-      };
-    }
+    const { checkpoint: stored, fresh } = this.messages.store(threadId, copyCheckpoint(checkpoint));
     const [[type, body], [metaType, meta]] = await Promise.all([
       this.serde.dumpsTyped(stored),
       this.serde.dumpsTyped(metadata),
@@ -188,7 +162,7 @@ export class CompactSqliteSaver extends SqliteSaver {
     const prune = ++this.putsSincePrune >= PRUNE_EVERY;
     if (prune) this.putsSincePrune = 0;
     this.db.transaction(() => {
-      for (const [ref, value] of fresh) sql.insertMessage.run(threadId, ref, value);
+      for (const { ref, value } of fresh) sql.insertMessage.run(threadId, ref, value);
       sql.insertCheckpoint.run(threadId, ns, checkpoint.id, config.configurable?.checkpoint_id, type, body, meta);
       if (prune) this.prune(threadId, ns);
     })();
@@ -236,6 +210,6 @@ export class CompactSqliteSaver extends SqliteSaver {
     this.db.prepare("DELETE FROM message_store WHERE thread_id = ?").run(threadId);
     const legacy = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages'").get();
     if (legacy) this.db.prepare("DELETE FROM messages WHERE thread_id = ?").run(threadId);
-    this.refs.forget(threadId);
+    this.messages.forget(threadId);
   }
 }

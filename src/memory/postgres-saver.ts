@@ -9,24 +9,26 @@ import type {
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { KEPT_CHECKPOINTS } from "./compact-saver.js";
-import { MessageRefCodec, type StoredMessage } from "./message-refs.js";
+import { CompactMessages, compactSerde, type ReadMessages } from "./compact-messages.js";
 
 /**
- * LangGraph's PostgresSaver with the SQLite saver's storage guarantee: each message is stored
- * once per thread (mini_cursor_messages, content-addressed) and a checkpoint's messages blob
- * holds only their hashes; a thread keeps its newest KEPT_CHECKPOINTS checkpoints, with their
- * writes and the channel blobs they still refer to. Tables are created on first use, under an
- * advisory lock so two processes starting together do not race on them.
+ * LangGraph's PostgresSaver storing messages as the SQLite saver does (compact-messages.ts):
+ * each message once per thread, compact and deflated, in mini_cursor_message_store under a
+ * reference unique across processes, and a checkpoint's messages blob holds only ranges of
+ * those references; pending writes use the compact form too. A thread keeps its newest
+ * KEPT_CHECKPOINTS checkpoints, with their writes and the channel blobs they still refer to.
+ * Tables are created on first use, under an advisory lock so two processes starting together
+ * do not race on them.
  */
 
-/** Tables of our own, beside LangGraph's checkpoints, checkpoint_blobs and checkpoint_writes. */
-export const MESSAGES_TABLE = "public.mini_cursor_messages";
+/** Our table of messages, beside LangGraph's checkpoints, checkpoint_blobs and checkpoint_writes. */
+export const MESSAGES_TABLE = "public.mini_cursor_message_store";
 /** pg_advisory_lock key held while the schema is created (any constant unique to us). */
 export const SETUP_LOCK_KEY = 0x6d63_7372;
 
 export class CompactPostgresSaver extends PostgresSaver {
   private ready: Promise<void> | undefined;
-  private readonly codec: MessageRefCodec;
+  private readonly messages = new CompactMessages();
 
   /** `moreTables` creates other tables under the same lock (the thread index, the loop's threads). */
   constructor(
@@ -34,22 +36,18 @@ export class CompactPostgresSaver extends PostgresSaver {
     private readonly moreTables: (client: pg.PoolClient) => Promise<void> = async () => undefined,
   ) {
     super(db);
-    this.codec = new MessageRefCodec(this.serde, {
-      insert: async (threadId, rows) => {
-        await this.db.query(
-          `INSERT INTO ${MESSAGES_TABLE} (thread_id, hash, type, value) SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bytea[]) ON CONFLICT DO NOTHING`,
-          [threadId, rows.map((r) => r.hash), rows.map((r) => r.type), rows.map((r) => Buffer.from(r.value))],
-        );
-      },
-      select: async (threadId, hashes) => {
-        const res = await this.db.query<{ hash: string; type: string; value: Buffer }>(
-          `SELECT hash, type, value FROM ${MESSAGES_TABLE} WHERE thread_id = $1 AND hash = ANY($2::text[])`,
-          [threadId, hashes],
-        );
-        return res.rows.map((r): StoredMessage => ({ hash: r.hash, type: r.type, value: new Uint8Array(r.value) }));
-      },
-    });
+    // Pending writes (each step's new messages until the next checkpoint) in the compact form too.
+    this.serde = compactSerde(this.serde);
   }
+
+  /** Stored messages of a thread by reference, in one query (compact-messages.ts `ReadMessages`). */
+  private readonly readMessages: ReadMessages = async (threadId, refs) => {
+    const res = await this.db.query<{ ref: string; value: Buffer }>(
+      `SELECT ref, value FROM ${MESSAGES_TABLE} WHERE thread_id = $1 AND ref = ANY($2::text[])`,
+      [threadId, refs],
+    );
+    return res.rows.map((r) => ({ ref: r.ref, value: new Uint8Array(r.value) }));
+  };
 
   /** Creates LangGraph's tables and ours once per process (and once per database, under a lock). */
   override setup(): Promise<void> {
@@ -60,10 +58,9 @@ export class CompactPostgresSaver extends PostgresSaver {
         await super.setup();
         await client.query(`CREATE TABLE IF NOT EXISTS ${MESSAGES_TABLE} (
   thread_id TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  type TEXT NOT NULL,
+  ref TEXT NOT NULL,
   value BYTEA NOT NULL,
-  PRIMARY KEY (thread_id, hash)
+  PRIMARY KEY (thread_id, ref)
 )`);
         await this.moreTables(client);
       } finally {
@@ -79,12 +76,13 @@ export class CompactPostgresSaver extends PostgresSaver {
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     await this.setup();
-    return this.codec.hydrate(await super.getTuple(config));
+    return this.messages.hydrate(await super.getTuple(config), this.readMessages);
   }
 
   override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
     await this.setup();
-    for await (const tuple of super.list(config, options)) yield (await this.codec.hydrate(tuple))!;
+    for await (const tuple of super.list(config, options))
+      yield (await this.messages.hydrate(tuple, this.readMessages))!;
   }
 
   override async put(
@@ -95,7 +93,14 @@ export class CompactPostgresSaver extends PostgresSaver {
   ): Promise<RunnableConfig> {
     await this.setup();
     const threadId = String(config.configurable?.thread_id ?? "");
-    const saved = await super.put(config, await this.codec.compact(threadId, checkpoint), metadata, newVersions);
+    const { checkpoint: stored, fresh } = this.messages.store(threadId, checkpoint);
+    // The messages first: a checkpoint never names a message another process cannot read yet.
+    if (fresh.length > 0)
+      await this.db.query(
+        `INSERT INTO ${MESSAGES_TABLE} (thread_id, ref, value) SELECT $1, * FROM unnest($2::text[], $3::bytea[]) ON CONFLICT DO NOTHING`,
+        [threadId, fresh.map((r) => r.ref), fresh.map((r) => Buffer.from(r.value))],
+      );
+    const saved = await super.put(config, stored, metadata, newVersions);
     await this.prune(threadId, String(config.configurable?.checkpoint_ns ?? ""));
     return saved;
   }
@@ -132,5 +137,6 @@ export class CompactPostgresSaver extends PostgresSaver {
     await this.setup();
     await super.deleteThread(threadId);
     await this.db.query(`DELETE FROM ${MESSAGES_TABLE} WHERE thread_id = $1`, [threadId]);
+    this.messages.forget(threadId);
   }
 }
