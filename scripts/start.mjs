@@ -8,6 +8,7 @@
 // through vm.Script, written after the first run. Compiling the 4 MB bundle is a good part of
 // the time to the first model request (BENCHMARKS.md). Without a writable dist/ it just compiles.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { isAscii } from "node:buffer";
 import Module, { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -42,7 +43,10 @@ function runWithCachedData(file) {
   } catch {
     // First run of this build.
   }
-  const code = readFileSync(file, "utf8").replace(/^#!.*/, "");
+  // The build makes the bundle pure ASCII (scripts/bundle.mjs): read as Latin-1 it becomes a
+  // one-byte string without a UTF-8 decode.
+  const bytes = readFileSync(file);
+  const code = (isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8")).replace(/^#!.*/, "");
   const script = new vm.Script(Module.wrap(code), {
     filename: file,
     cachedData,

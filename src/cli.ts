@@ -21,7 +21,7 @@ import {
   type SettingsFlags,
 } from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
-import { detectBubblewrap, INSTALL_HINT } from "./security/sandbox.js";
+import { type BubblewrapStatus, INSTALL_HINT, probeBubblewrap } from "./security/sandbox.js";
 import { formatThreads } from "./ui/threads-table.js";
 import { openWorkspace } from "./workspace/paths.js";
 
@@ -154,9 +154,12 @@ function undoProblem(parsed: ParsedArgs, settings: Settings): string | undefined
 }
 
 /** Why the run must not start: `--sandbox on` without bubblewrap, or an unreadable rules file. */
-function securityProblem(settings: Settings): string | undefined {
+async function securityProblem(
+  settings: Settings,
+  sandboxProbe: Promise<BubblewrapStatus> | undefined,
+): Promise<string | undefined> {
   if (settings.sandbox === "on") {
-    const status = detectBubblewrap(settings.network);
+    const status = await (sandboxProbe ?? probeBubblewrap(settings.network));
     if (!status.available)
       return `--sandbox on needs bubblewrap, but ${status.problem}. To use it, ${INSTALL_HINT}; or run with --sandbox auto.`;
   }
@@ -274,6 +277,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
   }
+  // Whether bubblewrap works is asked now, in the background: the answer is there, for
+  // `--sandbox on` to refuse and for the banner, once the agent has loaded (app/tools.ts).
+  // `--sandbox on` needs it before any run (--undo too); `auto` only when the agent runs.
+  const wanted = settings.sandbox === "on" || (settings.sandbox === "auto" && !parsed.undo);
+  const sandboxProbe = wanted && !parsed.threads && !parsed.mcpList ? probeBubblewrap(settings.network) : undefined;
   try {
     // A thread that is not there is a usage error; a database that cannot be reached is not.
     const problem = await threadProblem(settings);
@@ -298,7 +306,7 @@ export async function main(argv: string[]): Promise<number> {
         `mini-cursor: --model ${parsed.flags.model} is not used: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set, so the embedded offline model runs. Set one of them (see .env.example) to use ${parsed.flags.model}.\n`,
       );
     }
-    const unsafe = securityProblem(settings);
+    const unsafe = await securityProblem(settings, sandboxProbe);
     if (unsafe) {
       process.stderr.write(`mini-cursor: ${unsafe}\n`);
       return EXIT.failure;
@@ -309,6 +317,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     // Loaded only now, so --help, --version, --threads and usage errors stay fast.
     const { runInteractive, runOnce } = await import("./app/run.js");
+    await sandboxProbe;
     const run = () => (parsed.task ? runOnce(settings, parsed.task, version) : runInteractive(settings, version));
     try {
       return await run();

@@ -4,7 +4,9 @@ import path from "node:path";
 import {
   bubblewrapArgs,
   createSandbox,
+  detectBubblewrap,
   planSandbox,
+  probeBubblewrap,
   SandboxUnavailableError,
   type Sandbox,
 } from "../../src/security/sandbox.js";
@@ -280,4 +282,28 @@ test("--sandbox auto|on|off on a machine with and without bubblewrap", () => {
   expect(() => planSandbox("on", missing)).toThrow(
     "--sandbox on needs bubblewrap, but bubblewrap (bwrap) is not installed. To use it, install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap).",
   );
+});
+
+test("probeBubblewrap answers in the background what detectBubblewrap answers, and fills its cache", async () => {
+  expect(await probeBubblewrap(true, "/nonexistent/bwrap")).toEqual({
+    available: false,
+    problem: "bubblewrap (bwrap) is not installed",
+  });
+  const refusing = path.join(tmp.dir, "refusing-bwrap");
+  writeFileSync(refusing, "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", {
+    mode: 0o755,
+  });
+  const pending = probeBubblewrap(false, refusing);
+  expect(probeBubblewrap(false, refusing)).toBe(pending);
+  const probed = await pending;
+  expect(probed).toEqual({
+    available: false,
+    problem: "bubblewrap is installed but cannot start a sandbox here (bwrap: No permissions to create new namespace)",
+  });
+  expect(detectBubblewrap(false, refusing)).toBe(probed);
+  // The same answer from the synchronous check (another cache key: the network option).
+  expect(detectBubblewrap(true, refusing)).toEqual(probed);
+  const silent = path.join(tmp.dir, "silent-bwrap");
+  writeFileSync(silent, "#!/bin/sh\nexit 3\n", { mode: 0o755 });
+  expect(await probeBubblewrap(true, silent)).toEqual(detectBubblewrap(false, silent));
 });

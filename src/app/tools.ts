@@ -5,6 +5,9 @@ import { childEnvironment, hostEnvironment, secretValues, type Settings } from "
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
 import type { McpHub } from "../mcp/hub.js";
 
+/** How long after the tools are made the shell parser starts loading (see createAgentTools). */
+const PARSER_PRELOAD_DELAY_MS = 100;
+
 /** Variables the project's rules file passes through to commands (none when it cannot be read). */
 function rulesPassEnv(workspace: string): string[] {
   try {
@@ -30,8 +33,10 @@ export function createAgentTools(
   onOutput?: (chunk: OutputChunk) => void,
   mcp?: McpHub,
 ): { tools: Toolset; sandbox: SandboxPlan } {
-  // The command classifier's parser (WASM) loads while the model thinks about the first step.
-  void loadShellParser().catch(() => undefined);
+  // The command classifier's parser (WASM) loads while the model thinks about the first step:
+  // a little later, so that its ~10 ms of loading do not hold up sending the first request (a
+  // command the model asks for before then loads it on demand).
+  setTimeout(() => void loadShellParser().catch(() => undefined), PARSER_PRELOAD_DELAY_MS).unref();
   const passEnv = [...settings.passEnv, ...rulesPassEnv(settings.workspace)];
   const sandbox = planSandbox(settings.sandbox, {
     workspace: settings.workspace,

@@ -8,6 +8,7 @@ import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.j
 import { ensureOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
 import { messageText } from "../provider/message.js";
 import { CHARS_PER_TOKEN } from "../models/tokens.js";
+import { withThousands } from "../thousands.js";
 
 /**
  * Long sessions. Before each model request the conversation is measured (the provider's own
@@ -122,7 +123,7 @@ export function offloadLargeResults(
       name: m.name,
       status: m.status,
       id: m.id,
-      content: `${head}\n[... this result (${text.length.toLocaleString("en-US")} characters) was moved out of the conversation to save context. The full text is in ${saved}; read it with read_file if you need it again.]`,
+      content: `${head}\n[... this result (${withThousands(text.length)} characters) was moved out of the conversation to save context. The full text is in ${saved}; read it with read_file if you need it again.]`,
     });
   });
 }

@@ -1,4 +1,5 @@
 import { HEAD_CHARS, MAX_OUTPUT_CHARS, TAIL_CHARS } from "../workspace/output-store.js";
+import { withThousands } from "../thousands.js";
 
 /**
  * What the model reads of an MCP tool's result: text, bounded like a command's output (head and
@@ -17,7 +18,7 @@ interface Block {
   image_url?: { url?: string } | string;
 }
 
-const n = (x: number) => x.toLocaleString("en-US");
+const n = (x: number) => withThousands(x);
 
 /** Bytes of a base64 payload (or a data: URL's). */
 function base64Bytes(data: string | undefined): number {

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   lstatSync,
   mkdirSync,
@@ -50,12 +50,11 @@ export interface BubblewrapStatus {
 }
 
 const detected = new Map<string, BubblewrapStatus>();
+const probes = new Map<string, Promise<BubblewrapStatus>>();
+const PROBE_TIMEOUT_MS = 5_000;
 
-/** Whether bwrap is installed and can start a sandbox with the options we use (cached). */
-export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapStatus {
-  const key = `${program}:${network}`;
-  const hit = detected.get(key);
-  if (hit) return hit;
+/** Starting a sandbox with the options we use, running `true`. */
+function probeArgs(network: boolean): string[] {
   const args = [
     "--ro-bind",
     "/",
@@ -70,17 +69,79 @@ export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapS
     ...NO_CAPABILITIES,
   ];
   if (!network) args.push("--unshare-net");
-  const run = spawnSync(program, [...args, "true"], { encoding: "utf8", timeout: 5_000 });
-  let status: BubblewrapStatus;
-  if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT")
-    status = { available: false, problem: "bubblewrap (bwrap) is not installed" };
-  else if (run.status === 0) status = { available: true };
-  else {
-    const why = (run.stderr || run.error?.message || `exit status ${run.status}`).trim().split("\n")[0];
-    status = { available: false, problem: `bubblewrap is installed but cannot start a sandbox here (${why})` };
-  }
+  return [...args, "true"];
+}
+
+function probeStatus(
+  error: NodeJS.ErrnoException | undefined,
+  exitStatus: number | null,
+  stderr: string,
+): BubblewrapStatus {
+  if (error?.code === "ENOENT") return { available: false, problem: "bubblewrap (bwrap) is not installed" };
+  if (exitStatus === 0) return { available: true };
+  const why = (stderr || error?.message || `exit status ${exitStatus}`).trim().split("\n")[0];
+  return { available: false, problem: `bubblewrap is installed but cannot start a sandbox here (${why})` };
+}
+
+/** Whether bwrap is installed and can start a sandbox with the options we use (cached). */
+export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapStatus {
+  const key = `${program}:${network}`;
+  const hit = detected.get(key);
+  if (hit) return hit;
+  const run = spawnSync(program, probeArgs(network), { encoding: "utf8", timeout: PROBE_TIMEOUT_MS });
+  const status = probeStatus(run.error, run.status, run.stderr ?? "");
   detected.set(key, status);
   return status;
+}
+
+/**
+ * detectBubblewrap without blocking: bwrap starts in the background (the CLI starts it before
+ * loading the agent, which takes longer), and its answer is what detectBubblewrap returns from
+ * then on. Same answer, same messages.
+ */
+export function probeBubblewrap(network = true, program = "bwrap"): Promise<BubblewrapStatus> {
+  const key = `${program}:${network}`;
+  const hit = detected.get(key);
+  if (hit) return Promise.resolve(hit);
+  let probe = probes.get(key);
+  if (probe) return probe;
+  probe = new Promise<BubblewrapStatus>((resolve) => {
+    let stderr = "";
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (error: NodeJS.ErrnoException | undefined, exitStatus: number | null) => {
+      clearTimeout(timer);
+      // The one spawnSync reports for a probe that does not finish in time.
+      const err = timedOut ? Object.assign(new Error(`spawnSync ${program} ETIMEDOUT`), { code: "ETIMEDOUT" }) : error;
+      const status = detected.get(key) ?? probeStatus(err, timedOut ? null : exitStatus, stderr);
+      detected.set(key, status);
+      probes.delete(key);
+      resolve(status);
+    };
+    let child: ChildProcess;
+    try {
+      child = spawn(program, probeArgs(network), { stdio: ["ignore", "ignore", "pipe"] });
+    } catch (err) {
+      finish(err as NodeJS.ErrnoException, null);
+      return;
+    }
+    timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGTERM");
+    }, PROBE_TIMEOUT_MS);
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    let failed: NodeJS.ErrnoException | undefined;
+    child.once("error", (err: NodeJS.ErrnoException) => {
+      failed = err;
+      // Never started: no "close" follows.
+      if (child.pid === undefined) finish(err, null);
+    });
+    child.once("close", (code) => {
+      if (child.pid !== undefined) finish(failed, code);
+    });
+  });
+  probes.set(key, probe);
+  return probe;
 }
 
 export interface SandboxOptions {

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { Language, Parser, type Node } from "web-tree-sitter";
+import type { Node } from "web-tree-sitter";
 
 /**
  * Reads a bash command line with tree-sitter's bash grammar (WASM, no native build) and turns
@@ -75,8 +75,11 @@ let loading: Promise<ShellParser> | undefined;
 /** The bash parser, loaded once (the WASM files come from web-tree-sitter and tree-sitter-bash). */
 export function loadShellParser(): Promise<ShellParser> {
   loading ??= (async () => {
-    await Parser.init();
     const require = createRequire(import.meta.url);
+    // Required here, not imported: its JavaScript (a large file outside the CLI's bundle and
+    // code cache) then loads only when a parser is wanted, not with the module.
+    const { Language, Parser } = require("web-tree-sitter") as typeof import("web-tree-sitter");
+    await Parser.init();
     const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
     const parser = new Parser();
     parser.setLanguage(language);

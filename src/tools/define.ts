@@ -8,6 +8,7 @@ import type { Todo } from "./todos.js";
 import { redactorFor, redactValue, type Redactor } from "../workspace/redact.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
 import { threadOf } from "./read-tracker.js";
+import { withThousands } from "../thousands.js";
 
 /**
  * One tool definition and one wrapper. A tool says what it is (name, description and schema,
@@ -76,7 +77,7 @@ function capped(text: string): string {
   const head = Math.floor(MAX_TOOL_RESULT_CHARS * HEAD_SHARE);
   const tail = MAX_TOOL_RESULT_CHARS - head;
   const cut = text.length - head - tail;
-  return `${text.slice(0, head)}\n\n[… ${cut.toLocaleString("en-US")} characters not shown: the result was longer than ${MAX_TOOL_RESULT_CHARS.toLocaleString("en-US")} characters …]\n\n${text.slice(-tail)}`;
+  return `${text.slice(0, head)}\n\n[… ${withThousands(cut)} characters not shown: the result was longer than ${withThousands(MAX_TOOL_RESULT_CHARS)} characters …]\n\n${text.slice(-tail)}`;
 }
 
 export interface CreateToolOptions {

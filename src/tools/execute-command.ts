@@ -14,6 +14,7 @@ import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { toolErrorMessage, ToolFailure, type FailureDetails } from "./errors.js";
+import { withThousands } from "../thousands.js";
 
 /** Exit status bash uses when it cannot find the program. */
 const EXIT_COMMAND_NOT_FOUND = 127;
@@ -26,7 +27,7 @@ export const EXECUTE_COMMAND_DESCRIPTION = `Run a shell command with bash and re
 - It runs in the workspace root. To run it elsewhere, set workingDirectory (a directory inside the workspace); do not start the command with \`cd\`.
 - stdin is closed, so nothing can prompt for input: pass flags such as --yes / -y / --non-interactive. PAGER=cat, git never prompts, and MINI_CURSOR=1 is set.
 - Timeout: ${seconds(DEFAULT_TIMEOUT_MS)} by default; set timeoutMs up to ${MAX_TIMEOUT_MS} (${seconds(MAX_TIMEOUT_MS)}) for long installs, builds or test runs. On timeout every process the command started is stopped and you get the output so far.
-- Output longer than ${MAX_OUTPUT_CHARS.toLocaleString("en-US")} characters is cut to its start and end; the full output is saved in a file under ${OUTPUT_DIR}/ that you can page through with read_file.
+- Output longer than ${withThousands(MAX_OUTPUT_CHARS)} characters is cut to its start and end; the full output is saved in a file under ${OUTPUT_DIR}/ that you can page through with read_file.
 - Dev servers (npm run dev, vite, python -m http.server, ...): run them directly, without \`&\` or nohup. When a server prints its local URL or says it is ready or listening, the call returns with the URL and an id such as bg-1 while the server keeps running in the background until mini-cursor exits. Anything a command leaves running with \`&\` is stopped when the command ends.`;
 
 export const executeCommandSchema = z.object({

@@ -11,6 +11,7 @@ import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
+import { withThousands } from "../thousands.js";
 
 /** Matching lines shown per call; the footer says how many there were in all. */
 export const MAX_SEARCH_MATCHES = 100;
@@ -289,7 +290,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function footer(outcome: SearchOutcome, shown: number, where: string): string {
   const files = outcome.hits.length;
-  const total = outcome.stoppedEarly ? `more than ${outcome.total.toLocaleString("en-US")}` : String(outcome.total);
+  const total = outcome.stoppedEarly ? `more than ${withThousands(outcome.total)}` : String(outcome.total);
   const large =
     outcome.skippedLarge > 0
       ? ` ${plural(outcome.skippedLarge, "file")} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB skipped.`

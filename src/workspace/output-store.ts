@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, readdirSync, rmSync, type WriteStream } from "node:fs";
 import { ensureOutputDir as ensureStateOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
 import path from "node:path";
+import { withThousands } from "../thousands.js";
 
 /**
  * Command output for the model: kept whole while it is short, cut to head + tail when it is
@@ -170,7 +171,7 @@ function truncationNotice(
   totalLines: number,
   file: OutputFile | undefined,
 ): string {
-  const n = (x: number) => x.toLocaleString("en-US");
+  const n = (x: number) => withThousands(x);
   const what = `[... ${n(omittedLines)} lines (${n(omittedChars)} characters) omitted.`;
   if (!file || file.error) {
     return `${what} The full output could not be saved${file?.error ? `: ${file.error}` : ""}.]`;
