@@ -19,11 +19,13 @@ import { sameSecret, STUDIO_APPROVE_WITH, STUDIO_SECRET_MISSING } from "./studio
 
 /**
  * The graph's nodes, one behaviour each (graph.ts wires them):
- *   compact    starts a step; summarises older turns near the context budget
+ *   compact    starts a step; gives back a resumed earlier checkpoint's files (time travel);
+ *              summarises older turns near the context budget
  *   agent      one model turn
  *   guard      the loop guard's stop: the repeated calls get "not run" results, the run ends
  *   approve    asks (interrupt) about the calls that need a person; declined calls get results
- *   tools      runs the calls that have no result yet (ToolNode), adds the loop guard's note
+ *   tools      snapshots the workspace around file-changing calls, runs the calls that have no
+ *              result yet (ToolNode), adds the loop guard's note, keeps the write_todos list
  *   step_limit records that the run used its steps
  */
 
