@@ -12,7 +12,6 @@ import { readFileSync } from "node:fs";
 import { engineHarness, type EngineKind } from "../helpers/engine-harness.js";
 import {
   FILESYSTEM_SERVER,
-  MCP_TEST_SERVER,
   mcpTestSettings,
   processesWith,
   readPid,
@@ -56,6 +55,15 @@ afterEach(async () => {
 
 const userConfig = () => path.join(home.dir, "config.json");
 const pidFile = (name = "local") => path.join(home.dir, `${name}.pid`);
+/** The CLI's environment here: the test's home, user config, tool-list cache and trust store. */
+const cliEnv = (extra: Record<string, string> = {}) =>
+  baseEnv({
+    HOME: home.dir,
+    MINI_CURSOR_USER_CONFIG: userConfig(),
+    MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
+    MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+    ...extra,
+  });
 
 async function hubFor(servers: Record<string, unknown>, env: NodeJS.ProcessEnv = {}): Promise<McpHub> {
   writeUserConfig(userConfig(), { mcpServers: servers });
@@ -394,12 +402,7 @@ describe("--mcp-list", () => {
 describe("the CLI", () => {
   test("--mcp-list prints each server's state and tools and leaves nothing running", async () => {
     writeUserConfig(userConfig(), { mcpServers: { remote: { url: http.url }, local: stdioServer(pidFile()) } });
-    const env = baseEnv({
-      HOME: home.dir,
-      MINI_CURSOR_USER_CONFIG: userConfig(),
-      MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
-    });
+    const env = cliEnv();
     const result = await runCli(["--mcp-list", "--workspace", ws.dir], { env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     expect(result.stdout.split("\n").slice(0, 2)).toEqual([
@@ -421,13 +424,7 @@ describe("the CLI", () => {
     ]);
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()), remote: { url: http.url } } });
-      const env = baseEnv({
-        OPENAI_BASE_URL: provider.url,
-        HOME: home.dir,
-        MINI_CURSOR_USER_CONFIG: userConfig(),
-        MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-        MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
-      });
+      const env = cliEnv({ OPENAI_BASE_URL: provider.url });
       const result = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "use the MCP tools"], {
         env,
       });
@@ -459,13 +456,7 @@ describe("the CLI", () => {
     ]);
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
-      const env = baseEnv({
-        OPENAI_BASE_URL: provider.url,
-        HOME: home.dir,
-        MINI_CURSOR_USER_CONFIG: userConfig(),
-        MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-        MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
-      });
+      const env = cliEnv({ OPENAI_BASE_URL: provider.url });
       const child = startCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
       const done = collect(child);
       await waitFor(() => existsSync(`${pidFile()}.sleeping`), 30_000);
@@ -487,13 +478,7 @@ describe("the CLI", () => {
     ]);
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
-      const env = baseEnv({
-        OPENAI_BASE_URL: provider.url,
-        HOME: home.dir,
-        MINI_CURSOR_USER_CONFIG: userConfig(),
-        MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-        MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
-      });
+      const env = cliEnv({ OPENAI_BASE_URL: provider.url });
       const child = startCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
       const done = collect(child);
       await waitFor(() => existsSync(`${pidFile()}.sleeping`), 30_000);
