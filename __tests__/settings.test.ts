@@ -1,6 +1,6 @@
 import path from "node:path";
-import { writeFileSync } from "node:fs";
-import { DEFAULT_MAX_STEPS, loadSettings, readEnvironment, SettingsError } from "../src/settings.js";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { DEFAULT_MAX_STEPS, loadSettings, readEnvironment, SettingsError, userConfigDir } from "../src/settings.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
 test("no key and no base URL means the offline model", () => {
@@ -32,13 +32,41 @@ test("bad values are usage errors with a clear message", () => {
   expect(() => loadSettings({}, { OPENAI_BASE_URL: "not a url" })).toThrow(/OPENAI_BASE_URL/);
 });
 
-test("the environment wins over .env", () => {
+test("the environment wins over the install folder's .env", () => {
   const tmp = makeTempDir();
   try {
     writeFileSync(path.join(tmp.dir, ".env"), "OPENAI_API_KEY=from-file\nMINI_CURSOR_MODEL=file-model\n");
     const env = readEnvironment(tmp.dir, { MINI_CURSOR_MODEL: "env-model" });
     expect(env.OPENAI_API_KEY).toBe("from-file");
     expect(env.MINI_CURSOR_MODEL).toBe("env-model");
+  } finally {
+    tmp.cleanup();
+  }
+});
+
+test("the user config folder's .env wins over the install folder's; a workspace .env is never read", () => {
+  const tmp = makeTempDir();
+  try {
+    const install = path.join(tmp.dir, "install");
+    const config = path.join(tmp.dir, "config");
+    mkdirSync(install);
+    mkdirSync(path.join(config, "mini-cursor"), { recursive: true });
+    writeFileSync(path.join(install, ".env"), "MINI_CURSOR_MODEL=install-model\nMINI_CURSOR_ENGINE=loop\n");
+    writeFileSync(path.join(config, "mini-cursor", ".env"), "MINI_CURSOR_MODEL=user-model\n");
+    const env = readEnvironment(install, { XDG_CONFIG_HOME: config });
+    expect([env.MINI_CURSOR_MODEL, env.MINI_CURSOR_ENGINE]).toEqual(["user-model", "loop"]);
+    // HOME's ~/.config when XDG_CONFIG_HOME is unset.
+    const home = path.join(tmp.dir, "home");
+    mkdirSync(path.join(home, ".config", "mini-cursor"), { recursive: true });
+    writeFileSync(path.join(home, ".config", "mini-cursor", ".env"), "MINI_CURSOR_MODEL=home-model\n");
+    expect(readEnvironment(undefined, { HOME: home }).MINI_CURSOR_MODEL).toBe("home-model");
+    expect(userConfigDir({ HOME: home })).toBe(path.join(home, ".config", "mini-cursor"));
+    // The workspace (any other folder, the current one included) is not a source.
+    const ws = path.join(tmp.dir, "ws");
+    mkdirSync(ws);
+    writeFileSync(path.join(ws, ".env"), "MINI_CURSOR_APPROVAL=full-auto\n");
+    const s = loadSettings({ workspace: ws }, readEnvironment(undefined, { HOME: home, INIT_CWD: ws }));
+    expect(s.approval).toBe("auto-edit");
   } finally {
     tmp.cleanup();
   }

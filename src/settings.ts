@@ -3,12 +3,14 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
+import { INSTALL_ROOT } from "./project-root.js";
 import { parsePriceTable, type PriceTable } from "./models/cost.js";
 import type { CacheSettings } from "./security/caches.js";
 import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
 
 /**
- * The one place that reads process.env. Precedence: flags > environment > .env > defaults.
+ * The one place that reads process.env. Precedence: flags > environment > the user config
+ * folder's `.env` > the install folder's `.env` > defaults (readEnvironment); never the workspace's.
  */
 
 /** OpenAI's small current model; a reasoning model, so it is sent no temperature. */
@@ -202,14 +204,44 @@ export class SettingsError extends Error {
   override name = "SettingsError";
 }
 
-/** The environment merged over `.env` in `dir` (the environment wins). */
-export function readEnvironment(dir: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  // Tests set this so a developer's own .env (say, a real key) cannot change what they run.
-  if (env.MINI_CURSOR_DOTENV === "off") return { ...env };
-  const file = path.join(dir, ".env");
-  const fromFile = existsSync(file) ? parseDotenv(readFileSync(file)) : {};
-  return { ...fromFile, ...env };
+// --- where settings come from (issue 25): the person only ----------------------------------------
+
+/**
+ * The user's config folder: `$XDG_CONFIG_HOME/mini-cursor/`, else `~/.config/mini-cursor/`. Its
+ * `.env` holds settings and its `config.json` the user's MCP servers; both are the person's own.
+ */
+export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
+  return path.join(base, "mini-cursor");
 }
+
+function readDotenvFile(file: string): Record<string, string> {
+  try {
+    return lstatSync(file).isFile() ? parseDotenv(readFileSync(file)) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The environment over the `.env` files the person wrote: the user config folder's, then the one
+ * in mini-cursor's own install folder (so the Quick start's key in the clone's `.env` works from
+ * any folder). Earlier wins: environment > user config `.env` > install `.env`. A workspace's
+ * `.env` is never read here: it belongs to the project, and a repository could otherwise turn
+ * approvals off or send the key to its own host (secretValues still redacts its secrets).
+ * `installDir` undefined (no package.json found above this module): no install `.env`.
+ */
+export function readEnvironment(
+  installDir: string | undefined = INSTALL_ROOT,
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  // Tests set this so a developer's own .env files (say, a real key) cannot change what they run.
+  if (env.MINI_CURSOR_DOTENV === "off") return { ...env };
+  const install = installDir ? readDotenvFile(path.join(installDir, ".env")) : {};
+  const user = readDotenvFile(path.join(userConfigDir(env), ".env"));
+  return { ...install, ...user, ...env };
+}
+// --- end of issue 25 settings-source block ----------------------------------------------------------
 
 /** The directory the user ran the command from (`npm start` changes cwd; INIT_CWD keeps it). */
 export function invocationDirectory(env: NodeJS.ProcessEnv = process.env): string {
