@@ -314,6 +314,150 @@ const rows: Row[] = [
     patch: P("*** Update File: a.txt", "@@", "-a", "+b", "*** Add File: a.txt/inner.txt", "+x"),
     result: '"a.txt/inner.txt" goes through a file as if it were a directory.',
   },
+  // what Codex's and opencode's parsers take
+  {
+    name: "context in NFD matches a file in NFC (and the other way round); the file's own spelling stays",
+    files: { "n.txt": "caf\u00E9 au lait\nnai\u0308ve\nend\n" },
+    patch: P("*** Update File: n.txt", "@@", " cafe\u0301 au lait", "-na\u00EFve", "+naive", " end"),
+    result: "Applied the patch to 1 file:\nM n.txt (1 hunk; hunk 1 matched after Unicode normalisation (NFC/NFD))",
+    after: { "n.txt": "caf\u00E9 au lait\nnaive\nend\n" },
+  },
+  {
+    name: "an @@ anchor in another Unicode normal form is found",
+    files: { "n.py": "def r\u00E9sum\u00E9():\n    return 1\n" },
+    patch: P("*** Update File: n.py", "@@ def re\u0301sume\u0301():", "-    return 1", "+    return 2"),
+    result: "Applied the patch to 1 file:\nM n.py (1 hunk)",
+    after: { "n.py": "def r\u00E9sum\u00E9():\n    return 2\n" },
+  },
+  {
+    name: "a blank line after *** End of File, then another hunk's file",
+    files: { "a.txt": "a\nb\n", "c.txt": "c\n" },
+    patch: P(
+      "*** Update File: a.txt",
+      "@@",
+      " a",
+      "-b",
+      "+B",
+      "*** End of File",
+      "",
+      "*** Update File: c.txt",
+      "@@",
+      "-c",
+      "+C",
+    ),
+    result: "Applied the patch to 2 files:\nM a.txt (1 hunk)\nM c.txt (1 hunk)",
+    after: { "a.txt": "a\nB\n", "c.txt": "C\n" },
+  },
+  {
+    name: "blank lines between hunks of one file",
+    files: { "a.txt": "a\nb\nc\nd\n" },
+    patch: P("*** Update File: a.txt", "@@", "-a", "+A", "", "", "@@", "-d", "+D", "*** End of File", "", ""),
+    result: "Applied the patch to 1 file:\nM a.txt (2 hunks)",
+    after: { "a.txt": "A\nb\nc\nD\n" },
+  },
+  {
+    name: "a rename whose only hunk is context: the context must be there, the text moves unchanged",
+    files: { "old.py": "import os\n\nx = 1\n" },
+    patch: P("*** Update File: old.py", "*** Move to: new.py", "@@", " import os"),
+    result: "Applied the patch to 1 file:\nR old.py -> new.py (1 hunk)",
+    after: { "new.py": "import os\n\nx = 1\n" },
+    absent: ["old.py"],
+  },
+  {
+    name: "a rename whose context is not in the file: refused",
+    files: { "old.py": "import os\n" },
+    patch: P("*** Update File: old.py", "*** Move to: new.py", "@@", " import sys"),
+    result: /^Error: hunk 1 of old\.py \(patch line 4\): its context and removed lines were not found\./,
+    absent: ["new.py"],
+  },
+  {
+    name: "a hunk of context only, without a move, changes nothing: refused",
+    files: { "a.txt": "a\n" },
+    patch: P("*** Update File: a.txt", "@@", " a"),
+    result: "Error: the hunks for a.txt change nothing (patch line 2). Nothing was written.",
+  },
+  {
+    name: "an indented *** Update File: header",
+    files: { "foo.txt": "old\n" },
+    patch: P("  *** Update File: foo.txt", "@@", "-old", "+new"),
+    result: "Applied the patch to 1 file:\nM foo.txt (1 hunk)",
+    after: { "foo.txt": "new\n" },
+  },
+  {
+    name: "headers indented alike throughout; padded Begin/End markers",
+    files: { "a.txt": "a\n", "b.txt": "b\n" },
+    patch: [
+      " *** Begin Patch ",
+      "  *** Update File: a.txt",
+      "@@",
+      "-a",
+      "+A",
+      "  *** Delete File: b.txt",
+      "  *** Add File: c.txt",
+      "+c",
+      " *** End Patch",
+    ].join("\n"),
+    result: "Applied the patch to 3 files:\nM a.txt (1 hunk)\nD b.txt\nA c.txt (1 line)",
+    after: { "a.txt": "A\n", "c.txt": "c\n" },
+    absent: ["b.txt"],
+  },
+  {
+    name: "inside a hunk, a context line that reads like a header is context (a file that documents patches)",
+    files: { "doc.md": "Example:\n*** Update File: x.py\nend\n" },
+    patch: P("*** Update File: doc.md", "@@", " Example:", " *** Update File: x.py", "-end", "+fin"),
+    result: "Applied the patch to 1 file:\nM doc.md (1 hunk)",
+    after: { "doc.md": "Example:\n*** Update File: x.py\nfin\n" },
+  },
+  {
+    name: "a patch wrapped in cat <<'EOF'",
+    files: {},
+    patch: `cat <<'EOF'\n${P("*** Add File: h.txt", "+heredoc")}\nEOF`,
+    result: "Applied the patch to 1 file:\nA h.txt (1 line)",
+    after: { "h.txt": "heredoc\n" },
+  },
+  {
+    name: 'a bare <<EOF heredoc, and apply_patch <<"PATCH"',
+    files: { "a.txt": "a\n" },
+    patch: `<<EOF\n${P("*** Update File: a.txt", "@@", "-a", "+b")}\nEOF\n`,
+    result: "Applied the patch to 1 file:\nM a.txt (1 hunk)",
+    after: { "a.txt": "b\n" },
+  },
+  {
+    name: 'apply_patch <<"PATCH" with another delimiter',
+    files: { "a.txt": "a\n" },
+    patch: `apply_patch <<"PATCH"\n${P("*** Update File: a.txt", "@@", "-a", "+b")}\nPATCH`,
+    result: "Applied the patch to 1 file:\nM a.txt (1 hunk)",
+    after: { "a.txt": "b\n" },
+  },
+  // line endings, line by line
+  {
+    name: "mixed endings: a replaced CRLF line stays CRLF in a mostly-LF file, a replaced LF line stays LF",
+    files: { "m.txt": "one\ntwo\r\nthree\nfour\nfive\n" },
+    patch: P("*** Update File: m.txt", "@@", " one", "-two", "+2", " three", "-four", "+4", " five"),
+    result: "Applied the patch to 1 file:\nM m.txt (1 hunk)",
+    after: { "m.txt": "one\n2\r\nthree\n4\nfive\n" },
+  },
+  {
+    name: "mixed endings: two lines for one CRLF line both take CRLF; an insertion takes the line before's",
+    files: { "m.txt": "a\r\nb\r\nc\nd\n" },
+    patch: P("*** Update File: m.txt", "@@", " a", "-b", "+b1", "+b2", " c", "+c2", " d"),
+    result: "Applied the patch to 1 file:\nM m.txt (1 hunk)",
+    after: { "m.txt": "a\r\nb1\r\nb2\r\nc\nc2\nd\n" },
+  },
+  {
+    name: "a lone \\r ends a line (old Mac line endings), and new lines get it too",
+    files: { "mac.txt": "one\rtwo\rthree\r" },
+    patch: P("*** Update File: mac.txt", "@@", " one", "-two", "+2", "+2.5", " three"),
+    result: "Applied the patch to 1 file:\nM mac.txt (1 hunk)",
+    after: { "mac.txt": "one\r2\r2.5\rthree\r" },
+  },
+  {
+    name: "a replaced last line without a newline stays without one (we keep it; Codex adds one)",
+    files: { "t.txt": "a\r\nb" },
+    patch: P("*** Update File: t.txt", "@@", " a", "-b", "+c", "+d"),
+    result: "Applied the patch to 1 file:\nM t.txt (1 hunk)",
+    after: { "t.txt": "a\r\nc\r\nd" },
+  },
   // confinement
   {
     name: "update outside the workspace: refused",
@@ -533,7 +677,18 @@ describe("apply_patch", () => {
         ],
       },
     ]);
-    expect(() => parsePatch(P("*** Update File: c", "@@", " only context"))).toThrow(PatchParseError);
+    // A hunk of context only parses (a rename may carry one); a hunk with no lines does not.
+    expect(parsePatch(P("*** Update File: c", "@@", " only context"))).toEqual([
+      {
+        kind: "update",
+        path: "c",
+        hunks: [{ anchors: [], lines: [{ kind: " ", text: "only context" }], endOfFile: false, patchLine: 3 }],
+        patchLine: 2,
+      },
+    ]);
+    expect(() => parsePatch(P("*** Update File: c", "@@ anchor only"))).toThrow(
+      'line 3: the hunk in "c" has no lines.',
+    );
     expect(() => parsePatch("*** Begin Patch\n*** Add File: a\n+x")).toThrow(
       'The patch must end with "*** End Patch".',
     );

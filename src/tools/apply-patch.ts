@@ -1,9 +1,9 @@
-import { promises as fs } from "node:fs";
 import { z } from "zod";
-import { countTextLines, writeFileAtomic } from "../workspace/files.js";
+import { countTextLines } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { applyHunks, HUNK_MATCH_TEXT } from "../workspace/patch-apply.js";
 import { parsePatch, PatchParseError, type PatchOp } from "../workspace/patch-parse.js";
+import { unlinkInWorkspace, writeInWorkspace } from "../workspace/verified-open.js";
 import { findPlaceholder } from "../workspace/text-edit.js";
 import { withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
@@ -35,7 +35,7 @@ Format (no line numbers; each change is found by its context):
 - In an update, each hunk starts with "@@" (optionally followed by a line of the file, such as a class or function signature, that comes before the change). Lines start with " " (context, unchanged), "-" (removed) or "+" (added). Give about 3 lines of context before and after each change; add "@@" lines when that is not unique. "*** End of File" after a hunk anchors it at the end of the file.
 - Update and Delete need the file read with read_file in this conversation and unchanged since. Add creates a file (and its folders) that does not exist yet.
 - If any hunk does not apply, nothing is written. Context that differs only in indentation, trailing or inner spacing, or Unicode punctuation still matches; the result says so.
-- Files keep their line endings (\\r\\n files stay \\r\\n), BOM and final newline. Never use placeholders such as "... existing code ..." in added lines.
+- Files keep their line endings line by line (a replaced \\r\\n line stays \\r\\n), BOM and final newline (or its absence). Context that differs only in Unicode normal form (NFC/NFD) matches. Never use placeholders such as "... existing code ..." in added lines.
 - A patch is at most ${MAX_PATCH_CHARS / 1024} KB; text files up to ${MAX_EDIT_BYTES / 1024 / 1024} MB can be updated.`;
 
 const schemaObject = z.object({
@@ -208,20 +208,23 @@ async function planPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: str
 /** Writes every change; on a failure, puts back what was already written (best effort) and rethrows. */
 async function commit(ctx: ToolContext, threadId: string | undefined, files: readonly FileState[]): Promise<void> {
   const done: FileState[] = [];
+  const ws = await ctx.workspace();
   try {
     // Writes first, deletions last: a failed write leaves every file that was to be deleted in place.
     for (const f of files.filter((x) => x.current !== undefined)) {
       await commitText(ctx, threadId, f.absolute, f.current!);
       done.push(f);
     }
+    // Deletions go through the verified folder's descriptor, like writes: a folder swapped for a
+    // symlink after the file was read cannot turn the delete into one outside the workspace.
     for (const f of files.filter((x) => x.current === undefined)) {
-      await fs.unlink(f.absolute);
+      await unlinkInWorkspace(ws, f.absolute, f.display);
       done.push(f);
     }
   } catch (err) {
     for (const f of done.reverse()) {
-      if (f.original === undefined) await fs.unlink(f.absolute).catch(() => undefined);
-      else await writeFileAtomic(f.absolute, f.original).catch(() => undefined);
+      if (f.original === undefined) await unlinkInWorkspace(ws, f.absolute, f.display).catch(() => undefined);
+      else await writeInWorkspace(ws, f.absolute, f.display, f.original).catch(() => undefined);
     }
     throw err;
   }

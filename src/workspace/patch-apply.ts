@@ -2,32 +2,45 @@
  * Applies the hunks of one "*** Update File" to a text. Pure: no file system here.
  *
  * Each hunk's old lines (context and "-") are looked for after the previous hunk (and after its
- * "@@" anchors), first exactly, then ignoring trailing whitespace, then ignoring indentation, then
- * also treating Unicode punctuation as ASCII and spacing inside lines as one space. Context lines
- * keep the file's own text; "+" lines are re-indented when the match ignored indentation. A hunk
- * whose old lines occur more than once, with no "@@" anchor to choose, is refused rather than
- * guessed. The file keeps its BOM, its line endings and its final newline (or lack of one).
+ * "@@" anchors), first exactly, then in Unicode normal form C (a file and a patch may spell "é" as
+ * one code point or two), then ignoring trailing whitespace, then ignoring indentation, then also
+ * treating Unicode punctuation as ASCII and spacing inside lines as one space. Context lines keep
+ * the file's own text; "+" lines are re-indented when the match ignored indentation. A hunk whose
+ * old lines occur more than once, with no "@@" anchor to choose, is refused rather than guessed.
+ * The file keeps its BOM and its final newline (or lack of one), and its line endings line by
+ * line: an added line takes the ending of the line it replaces, else of the line before it, so a
+ * mixed file stays mixed; "\r\n", "\n" and a lone "\r" all end a line.
  */
 import { closestRegion } from "./closest-region.js";
 import type { Hunk } from "./patch-parse.js";
 import { normalisePunctuation } from "./text-normalise.js";
-import { detectEol, reindent } from "./text-edit.js";
+import { reindent } from "./text-edit.js";
 
-export type HunkMatch = "exact" | "trailing-whitespace" | "indentation" | "punctuation-and-spacing" | "appended";
+export type HunkMatch =
+  | "exact"
+  | "unicode-normalisation"
+  | "trailing-whitespace"
+  | "indentation"
+  | "punctuation-and-spacing"
+  | "appended";
 
 export const HUNK_MATCH_TEXT: Record<HunkMatch, string> = {
   exact: "exact",
+  "unicode-normalisation": "after Unicode normalisation (NFC/NFD)",
   "trailing-whitespace": "ignoring trailing whitespace",
   indentation: "ignoring indentation; added lines re-indented to the file's",
   "punctuation-and-spacing": "ignoring indentation, spacing inside lines and Unicode punctuation",
   appended: "nothing (no context or @@ line): its lines were added at the end of the file",
 };
 
+const nfc = (s: string) => s.normalize("NFC");
+
 const LEVELS: ReadonlyArray<[HunkMatch, (s: string) => string]> = [
   ["exact", (s) => s],
-  ["trailing-whitespace", (s) => s.trimEnd()],
-  ["indentation", (s) => s.trim()],
-  ["punctuation-and-spacing", (s) => normalisePunctuation(s).text.trim().replace(/\s+/g, " ")],
+  ["unicode-normalisation", nfc],
+  ["trailing-whitespace", (s) => nfc(s).trimEnd()],
+  ["indentation", (s) => nfc(s).trim()],
+  ["punctuation-and-spacing", (s) => normalisePunctuation(nfc(s)).text.trim().replace(/\s+/g, " ")],
 ];
 
 export type HunksResult = { ok: true; text: string; matches: HunkMatch[] } | { ok: false; message: string };
@@ -39,7 +52,7 @@ interface FileLine {
 
 function splitWithEols(body: string): FileLine[] {
   const out: FileLine[] = [];
-  const re = /\r?\n/g;
+  const re = /\r\n|\r|\n/g;
   let from = 0;
   for (let m = re.exec(body); m; m = re.exec(body)) {
     out.push({ text: body.slice(from, m.index), eol: m[0] });
@@ -47,6 +60,15 @@ function splitWithEols(body: string): FileLine[] {
   }
   if (from < body.length) out.push({ text: body.slice(from), eol: "" });
   return out;
+}
+
+/** The line ending most lines use; "\n" for a file without any. */
+function dominantEol(lines: readonly FileLine[]): string {
+  const counts = new Map<string, number>();
+  for (const l of lines) if (l.eol !== "") counts.set(l.eol, (counts.get(l.eol) ?? 0) + 1);
+  let best = "\n";
+  for (const [e, n] of counts) if (n > (counts.get(best) ?? 0)) best = e;
+  return best;
 }
 
 /** Where `wanted` occurs in `lines` at or after `from`, under one normalisation. */
@@ -80,9 +102,9 @@ const quote = (s: string) => (s.length > 80 ? `"${s.slice(0, 80)}…"` : `"${s}"
 export function applyHunks(content: string, hunks: readonly Hunk[], display: string): HunksResult {
   const bom = content.startsWith("\uFEFF") ? "\uFEFF" : "";
   const body = bom ? content.slice(1) : content;
-  const eol = detectEol(body);
-  const endedWithNewline = body === "" || /\n$/.test(body);
   const lines = splitWithEols(body);
+  const eol = dominantEol(lines);
+  const endedWithNewline = body === "" || /[\r\n]$/.test(body);
   const matches: HunkMatch[] = [];
   let cursor = 0;
   for (const [h, hunk] of hunks.entries()) {
@@ -176,10 +198,28 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
     const out: FileLine[] = [];
     let k = 0;
     let a = 0;
+    // Line endings of the lines removed since the last context line, for the lines replacing them.
+    let replaced: string[] = [];
+    let lastReplaced: string | undefined;
+    const neighbourEol = () => {
+      const before = out.length > 0 ? out[out.length - 1] : lines[start - 1];
+      if (before && before.eol !== "") return before.eol;
+      const after = matched[k] ?? lines[start + old.length];
+      return after && after.eol !== "" ? after.eol : eol;
+    };
     for (const l of body) {
-      if (l.kind === " ") out.push(matched[k++]!);
-      else if (l.kind === "-") k++;
-      else out.push({ text: added[a++]!, eol });
+      if (l.kind === " ") {
+        out.push(matched[k++]!);
+        replaced = [];
+        lastReplaced = undefined;
+      } else if (l.kind === "-") {
+        const e = matched[k++]!.eol;
+        if (e !== "") replaced.push(e);
+      } else {
+        const e = replaced.shift() ?? lastReplaced ?? neighbourEol();
+        lastReplaced = e;
+        out.push({ text: added[a++]!, eol: e });
+      }
     }
     // An insertion after an unterminated last line needs a line end before it.
     if (start > 0 && start === lines.length && lines[start - 1]!.eol === "" && out.length > 0)

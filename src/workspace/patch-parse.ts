@@ -12,9 +12,13 @@
  *   *** End of File               optional: the hunk ends at the end of the file
  *   *** End Patch
  *
- * Lenient where models slip without changing meaning: a shell heredoc or Markdown fence around
- * the patch, "\r\n" line ends, a blank line inside a hunk (an empty context line), unified-diff
- * hunk headers ("@@ -12,7 +12,8 @@", which carry no anchor), a first hunk without "@@".
+ * Lenient where models slip without changing meaning (as Codex's and opencode's parsers are): a
+ * shell heredoc (`apply_patch <<'EOF'`, `cat <<'EOF'`, a bare `<<EOF`) or Markdown fence around
+ * the patch, "\r\n" or lone "\r" line ends, markers padded with whitespace (an indented
+ * "*** Update File:" included), blank lines between hunks and after "*** End of File", a blank line
+ * inside a hunk (an empty context line), unified-diff hunk headers ("@@ -12,7 +12,8 @@", which
+ * carry no anchor), a first hunk without "@@", a hunk of context only (it must still match; it lets
+ * a rename check where it is).
  */
 
 export interface PatchLine {
@@ -52,9 +56,16 @@ const END_OF_FILE = "*** End of File";
 /** A unified-diff hunk header: numbers, no anchor. */
 const UNIFIED_HEADER = /^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@/;
 
+/**
+ * The first line of a heredoc around the patch: `apply_patch <<'EOF'`, `applypatch <<EOF`,
+ * `cat <<"EOF"`, `cat <<'EOF' | apply_patch`, a bare `<<EOF`; group 2 is the delimiter.
+ */
+const HEREDOC_START =
+  /^(?:(?:apply_patch|applypatch|cat)\s*)?<<-?\s*(['"]?)([\w.-]+)\1(?:\s*\|\s*(?:apply_patch|applypatch))?$/;
+
 /** The patch's lines without a heredoc or Markdown fence around them. */
 function unwrap(text: string): { lines: string[]; offset: number } {
-  let lines = text.replace(/\r\n/g, "\n").split("\n");
+  let lines = text.split(/\r\n|\r|\n/);
   let offset = 0;
   const trimEdges = () => {
     while (lines.length > 0 && lines[0]!.trim() === "") {
@@ -65,8 +76,8 @@ function unwrap(text: string): { lines: string[]; offset: number } {
   };
   trimEdges();
   const first = lines[0]?.trim() ?? "";
-  const heredoc = /^(?:apply_patch\s+)?<<\s*['"]?(\w+)['"]?$/.exec(first);
-  if (heredoc && lines[lines.length - 1]!.trim() === heredoc[1]) {
+  const heredoc = HEREDOC_START.exec(first);
+  if (heredoc && lines[lines.length - 1]!.trim() === heredoc[2]) {
     lines = lines.slice(1, -1);
     offset++;
   } else if (/^```[\w-]*$/.test(first) && lines[lines.length - 1]!.trim() === "```") {
@@ -77,8 +88,18 @@ function unwrap(text: string): { lines: string[]; offset: number } {
   return { lines, offset };
 }
 
-const isFileHeader = (line: string) =>
-  line.startsWith(ADD) || line.startsWith(DELETE) || line.startsWith(UPDATE) || line.trim() === END;
+const startsOp = (line: string) => line.startsWith(ADD) || line.startsWith(DELETE) || line.startsWith(UPDATE);
+
+/**
+ * Whether a line starts the next operation. Outside a hunk any padding is allowed. Inside one, a
+ * line that starts with whitespace is a context line (" *** Update File: x" may be a line of a
+ * file that documents patches), unless the operations' own headers carry that same indentation.
+ */
+function isFileHeader(line: string, headerIndent = ""): boolean {
+  if (line.trim() === END) return true;
+  if (startsOp(line)) return true;
+  return headerIndent !== "" && line.startsWith(headerIndent) && startsOp(line.slice(headerIndent.length));
+}
 
 /** Parses a patch into file operations, or throws PatchParseError. */
 export function parsePatch(text: string): PatchOp[] {
@@ -94,14 +115,19 @@ export function parsePatch(text: string): PatchOp[] {
     if (p === "") throw new PatchParseError(`${at(index)}: "${prefix.trim()}" needs a path.`);
     return p;
   };
+  /** The indentation of the last operation header, when the model indented it. */
+  let headerIndent = "";
+  const atHeader = (index: number) => isFileHeader(lines[index]!, headerIndent);
   while (i < last) {
-    const line = lines[i]!;
+    const raw = lines[i]!;
+    const line = raw.trim();
+    if (startsOp(line)) headerIndent = /^\s*/.exec(raw)![0];
     if (line.startsWith(ADD)) {
       const start = i;
       const path = pathOf(line, ADD, i++);
       const added: string[] = [];
       let blanks = 0; // bare blank lines at the end are separators, not content
-      while (i < last && !isFileHeader(lines[i]!)) {
+      while (i < last && !isFileHeader(lines[i]!.trim())) {
         const l = lines[i]!;
         if (l.startsWith("+")) {
           added.push(l.slice(1));
@@ -122,9 +148,14 @@ export function parsePatch(text: string): PatchOp[] {
       const start = i;
       const path = pathOf(line, UPDATE, i++);
       let moveTo: string | undefined;
-      if (i < last && lines[i]!.startsWith(MOVE)) moveTo = pathOf(lines[i]!, MOVE, i++);
+      if (i < last && lines[i]!.trim().startsWith(MOVE)) moveTo = pathOf(lines[i]!.trim(), MOVE, i++);
       const hunks: Hunk[] = [];
-      while (i < last && !isFileHeader(lines[i]!)) {
+      while (i < last && !atHeader(i)) {
+        // Blank lines between hunks (after "*** End of File" too) separate them.
+        if (lines[i]!.trim() === "") {
+          i++;
+          continue;
+        }
         const hunk: Hunk = { anchors: [], lines: [], endOfFile: false, patchLine: i + 1 + offset };
         while (i < last && (lines[i] === "@@" || lines[i]!.startsWith("@@ "))) {
           const anchor = lines[i]!.slice(2)
@@ -133,7 +164,7 @@ export function parsePatch(text: string): PatchOp[] {
           if (anchor !== "" && !UNIFIED_HEADER.test(lines[i]!.slice(3))) hunk.anchors.push(anchor);
           i++;
         }
-        while (i < last && !isFileHeader(lines[i]!) && lines[i] !== "@@" && !lines[i]!.startsWith("@@ ")) {
+        while (i < last && !atHeader(i) && lines[i] !== "@@" && !lines[i]!.startsWith("@@ ")) {
           const l = lines[i]!;
           if (l.trim() === END_OF_FILE) {
             hunk.endOfFile = true;
@@ -150,10 +181,8 @@ export function parsePatch(text: string): PatchOp[] {
           }
           i++;
         }
-        if (!hunk.lines.some((l) => l.kind !== " ")) {
-          throw new PatchParseError(
-            `line ${hunk.patchLine}: the hunk in "${path}" changes nothing (no "-" or "+" lines).`,
-          );
+        if (hunk.lines.length === 0) {
+          throw new PatchParseError(`line ${hunk.patchLine}: the hunk in "${path}" has no lines.`);
         }
         hunks.push(hunk);
       }
@@ -161,7 +190,7 @@ export function parsePatch(text: string): PatchOp[] {
         throw new PatchParseError(`${at(start)}: "*** Update File: ${path}" has no hunks.`);
       }
       ops.push({ kind: "update", path, moveTo, hunks, patchLine: start + 1 + offset });
-    } else if (line.trim() === "") {
+    } else if (line === "") {
       i++;
     } else {
       throw new PatchParseError(

@@ -190,3 +190,27 @@ export async function writeInWorkspace(
     await dir.close();
   }
 }
+
+/**
+ * Deletes the file at `absolute` (from resolvePath) through its verified folder's descriptor, as
+ * unlinkat(2) would: Node has none, so `/proc/self/fd/<dir>/<name>` names the entry from the
+ * opened folder itself. A folder on the way swapped for a symlink after the file was checked
+ * cannot lead the delete outside the workspace. Only a regular file (or a symlink, which is
+ * removed, never followed) is deleted.
+ */
+export async function unlinkInWorkspace(ws: Workspace, absolute: string, userPath: string): Promise<void> {
+  if (!canVerifyDescriptors()) {
+    await fs.unlink(absolute);
+    return;
+  }
+  const dir = await openDirectoryVerified(ws, path.dirname(absolute), userPath);
+  try {
+    const entry = descriptorPath(dir.fd, path.basename(absolute));
+    const stat = await fs.lstat(entry);
+    if (stat.isDirectory()) throw new PathError("invalid", `"${userPath}" is a directory; only files are deleted.`);
+    await fs.unlink(entry);
+    verifyDescriptor(ws, dir.fd, userPath);
+  } finally {
+    await dir.close();
+  }
+}
