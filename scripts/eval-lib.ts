@@ -269,7 +269,7 @@ function table(header: string[], body: string[][], left = 2): string {
   return [fmt(header), ...body.map(fmt)].join("\n");
 }
 
-/** The summary table, one row per engine and model (see README "Evals" for the columns). */
+/** The summary table, one row per engine and model (see evals/README.md for the columns). */
 export function formatSummary(rows: SummaryRow[]): string {
   const header = [
     "engine",

@@ -2,7 +2,7 @@
  * `npm run eval -- [options]`: the task suite in evals/tasks/ through the real CLI, with either
  * engine and any model, each run in a fresh workspace and judged by the task's check; a table of
  * success rate (Wilson 95% interval), tokens, cost, time, tool calls and approvals per engine and
- * model. See README "Evals".
+ * model. See evals/README.md.
  *
  * Exit codes: 0 every run ran (and, with --replay or --offline, passed), 1 a run failed with
  * --replay or --offline, 2 the harness could not do its job (usage, a broken task, a run that

@@ -21,7 +21,7 @@ export function formatMcpStatus(
   untrusted: readonly UntrustedServer[] = [],
 ): string {
   if (servers.length === 0 && untrusted.length === 0) {
-    return 'No MCP servers configured. Add "mcpServers" to mini-cursor.config.json or ~/.config/mini-cursor/config.json (see README, "MCP servers").';
+    return 'No MCP servers configured. Add "mcpServers" to mini-cursor.config.json or ~/.config/mini-cursor/config.json (see docs/tools-and-mcp.md, "MCP servers").';
   }
   const lines: string[] = [];
   for (const s of servers) {
