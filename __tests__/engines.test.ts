@@ -1,12 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { tool, type StructuredToolInterface } from "@langchain/core/tools";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
 import type { AgentEvent } from "../src/agent/events.js";
 import { UNATTENDED_RESPONSE } from "../src/policy/approval.js";
 import type { GraphSettings } from "../src/graph/graph.js";
 import { TOOL_NAMES } from "../src/tools/index.js";
+import { createTool, defineTool } from "../src/tools/define.js";
 import { engineHarness, type EngineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
@@ -122,27 +123,34 @@ describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m
       expect(toolMsg.tool_call_id).toBe((h.model.calls[1]![2] as AIMessage).tool_calls![0]!.id);
     });
 
-    test("tool calls of one turn run concurrently", async () => {
+    test("tool calls of one turn on different paths run concurrently", async () => {
       // Each tool waits until both have started: run one after the other, they would never finish.
+      // It declares that it reads the path it is named after, so the two calls touch different paths.
       let started = 0;
       let release!: () => void;
       const both = new Promise<void>((resolve) => (release = resolve));
-      const rendezvous = tool(
-        async ({ name }) => {
-          started++;
-          if (started === 2) release();
-          let timer: NodeJS.Timeout | undefined;
-          const deadline = new Promise(
-            (_, reject) => (timer = setTimeout(() => reject(new Error("not concurrent")), 5000)),
-          );
-          try {
-            await Promise.race([both, deadline]);
-          } finally {
-            clearTimeout(timer);
-          }
-          return `done ${name}`;
-        },
-        { name: "rendezvous", description: "test", schema: z.object({ name: z.string() }) },
+      const rendezvous = createTool(
+        defineTool({
+          name: "rendezvous",
+          description: "test",
+          schema: z.object({ name: z.string() }),
+          kind: "read",
+          paths: ({ name }) => [name],
+          run: async ({ name }) => {
+            started++;
+            if (started === 2) release();
+            let timer: NodeJS.Timeout | undefined;
+            const deadline = new Promise(
+              (_, reject) => (timer = setTimeout(() => reject(new Error("not concurrent")), 5000)),
+            );
+            try {
+              await Promise.race([both, deadline]);
+            } finally {
+              clearTimeout(timer);
+            }
+            return `done ${name}`;
+          },
+        }),
       );
       const h = harness(
         [

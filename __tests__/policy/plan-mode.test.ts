@@ -5,7 +5,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import {
   PLAN_ACCEPTED_TASK,
   PLAN_MODE_NOTE,
-  PLAN_MODE_TOOLS,
+  planModeTools,
   planAcceptedNote,
   requestTask,
   withRequestNote,
@@ -42,7 +42,7 @@ afterEach(async () => {
 });
 
 const refused = (tool: string) =>
-  `Refused: this ${tool} call was not run, because mini-cursor is in plan mode, where only ${[...PLAN_MODE_TOOLS].join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
+  `Refused: this ${tool} call was not run, because mini-cursor is in plan mode, where only ${planModeTools().join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
   `Put what this ${tool} call would do into the plan (write_todos) instead. Do not try to get around the rule; do something else or ask the user.`;
 
 const PLAN = [

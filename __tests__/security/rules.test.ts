@@ -275,7 +275,7 @@ test("writing the rules files with a tool asks in every mode; other writes follo
   expect(await classifyCall(write("src/a.ts"), "auto-edit", [], ctx)).toMatchObject({ action: "run" });
   expect(await classifyCall(write("src/a.ts"), "suggest", [], ctx)).toMatchObject({
     action: "ask",
-    reason: "changes a file (approval mode suggest)",
+    reason: "changes src/a.ts (approval mode suggest)",
   });
   expect(await classifyCall({ name: "read_file", args: { filePath: "a" } }, "suggest", [], ctx)).toMatchObject({
     action: "run",

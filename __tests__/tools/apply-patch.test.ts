@@ -759,7 +759,7 @@ describe("which edit tools are offered", () => {
     const call = (input: string) => ({ name: "apply_patch", args: { input } });
     expect(await classifyCall(call(P("*** Add File: a.txt", "+a")), "suggest", [], ctx)).toEqual({
       action: "ask",
-      reason: "changes a file (approval mode suggest)",
+      reason: "changes a.txt (approval mode suggest)",
       alwaysAsks: false,
       alwaysKeys: ["apply_patch"],
     });

@@ -1,7 +1,7 @@
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { snapshotsEnabled } from "../settings.js";
 import { snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
-import { READ_ONLY_TOOLS } from "../tools/index.js";
+import { callEffects, ruleFor, type ToolLike } from "../policy/effects.js";
 
 /**
  * The link between a conversation and its files: before a step's tools can change anything, the
@@ -32,9 +32,12 @@ export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSna
   return out;
 }
 
-/** No snapshot is taken for a step that calls only tools that never change a file. */
-export function canChangeFiles(calls: ReadonlyArray<{ name: string }>): boolean {
-  return calls.some((c) => !READ_ONLY_TOOLS.has(c.name));
+/** No snapshot is taken for a step whose tools all declare they change no file (kinds read, fetch, other). */
+export function canChangeFiles(
+  calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>,
+  tools?: readonly ToolLike[],
+): boolean {
+  return calls.some((c) => ruleFor(callEffects({ name: c.name, args: c.args ?? {} }, tools)).changesFiles);
 }
 
 /** The id of the latest user request in a conversation. */
@@ -88,7 +91,9 @@ export interface SnapshotStepInput {
   /** The conversation so far (its latest user message names the request). */
   messages: readonly BaseMessage[];
   /** The calls this step is about to run. */
-  calls: ReadonlyArray<{ name: string }>;
+  calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>;
+  /** The toolset, for what each called tool declares (without it, the built-in tool of that name). */
+  tools?: readonly ToolLike[];
   /** Said once when git is missing or fails. */
   notice: (text: string) => void;
   /** The thread's snapshots (graph state): given, a resumed earlier checkpoint first gets its files back. */
@@ -110,7 +115,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   // A run resumed at a paused approval of an earlier checkpoint reaches the tools without the agent node.
   if (input.snapshots) await syncWorkspaceToCheckpoint({ ...input, snapshots: input.snapshots });
   const request = currentRequest(input.messages);
-  if (!request || !canChangeFiles(input.calls)) return NOTHING;
+  if (!request || !canChangeFiles(input.calls, input.tools)) return NOTHING;
   const store = storeFor(input.workspace);
   if (!store) return NOTHING;
   const startedAt = Date.now();

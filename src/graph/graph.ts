@@ -38,12 +38,11 @@ export function createBuilder(runtime: AgentRuntime | RuntimeSource) {
     .addNode("step_limit", nodes.step_limit)
     .addEdge(START, "compact")
     .addEdge("compact", "agent")
-    .addConditionalEdges("agent", (state, config) => routeAfterAgent(state, nodes.approval(config)), [
-      "guard",
-      "approve",
-      "tools",
-      END,
-    ])
+    .addConditionalEdges(
+      "agent",
+      (state, config) => routeAfterAgent(state, nodes.approval(config), nodes.toolset(config)),
+      ["guard", "approve", "tools", END],
+    )
     .addEdge("guard", END)
     .addEdge("approve", "tools")
     .addConditionalEdges("tools", (state, config) => routeAfterTools(state, nodes.maxSteps(config)), [

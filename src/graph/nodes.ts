@@ -8,6 +8,7 @@ import { reviewToolCalls } from "../policy/review.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
 import { lastAIMessage, stepsSinceLastRequest, unrunnableCallResults } from "../agent/turn.js";
 import { snapshotBeforeTools, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
+import { accessOf, runScheduled } from "../agent/tool-schedule.js";
 import { todosFromResults } from "../tools/todos.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { threadOf } from "../tools/read-tracker.js";
@@ -170,14 +171,26 @@ export function createNodes(source: RuntimeSource) {
       const snapshot = await snapshotBeforeTools({
         ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)),
         calls: last?.tool_calls ?? [],
+        tools: runtime.tools,
         snapshots: state.snapshots,
       });
-      // ToolNode runs the calls that have no result yet (declined ones got theirs in approve).
-      const output = (await toolNodeFor(runtime).invoke({ messages: [...state.messages, ...unrunnable] }, config)) as {
-        messages: BaseMessage[];
-      };
+      // ToolNode runs the calls that have no result yet (declined ones got theirs in approve), one
+      // call per invocation, so calls on the same path run in the model's order (agent/tool-schedule.ts).
+      const messages = [...state.messages, ...unrunnable];
+      const answered = new Set(
+        messages.flatMap((m) => (m.getType() === "tool" ? [(m as ToolMessage).tool_call_id] : [])),
+      );
+      const pending = (last?.tool_calls ?? []).filter((c) => !answered.has(c.id!));
+      const node = toolNodeFor(runtime);
+      const outputs = await runScheduled(
+        pending,
+        (call) => accessOf(call, runtime.tools, runtime.workspace),
+        async (call) =>
+          ((await node.invoke({ ...state, messages, lg_tool_call: call }, config)) as { messages: BaseMessage[] })
+            .messages,
+      );
       const snapshots = await snapshot.finish();
-      let results = [...unrunnable, ...output.messages];
+      let results = [...unrunnable, ...outputs.flat()];
       // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
       const check = checkRepeats(state.messages);
       if (check.action === "note" && results.every((m) => ToolMessage.isInstance(m))) {
@@ -205,6 +218,11 @@ export function createNodes(source: RuntimeSource) {
     approval(config: LangGraphRunnableConfig): ApprovalMode {
       const { runtime, config: run } = source(config);
       return runOption(run, "approval", runtime.approval);
+    },
+
+    /** The run's tools, for routeAfterAgent (what each declares decides whether its turn passes approve). */
+    toolset(config: LangGraphRunnableConfig) {
+      return source(config).runtime.tools;
     },
 
     /** The run's step limit, for routeAfterTools. */

@@ -11,6 +11,7 @@ import { boundModel, type AgentRuntime } from "../agent/runtime.js";
 import { todosFromResults } from "../tools/todos.js";
 import { withRequestNote } from "../policy/plan-mode.js";
 import { mergeSnapshots, snapshotBeforeTools } from "../agent/snapshot-step.js";
+import { accessOf, runScheduled } from "../agent/tool-schedule.js";
 import { randomUUID } from "node:crypto";
 import { providerNoteEvent } from "../provider/events.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
@@ -165,7 +166,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           }
           for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
 
-          // ACT: answer malformed and unknown calls, ask where needed, run the rest concurrently.
+          // ACT: answer malformed and unknown calls, ask where needed, run the rest (at once where they touch different paths).
           const answered: ToolMessage[] = unrunnableCallResults(message, toolNames);
           const review = await reviewToolCalls({
             calls,
@@ -195,12 +196,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
             threadId: "",
             messages,
             calls: runnable,
+            tools: runtime.tools,
             notice,
           });
-          let results = await Promise.all(
-            runnable.map((c) =>
-              invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId, request.callbacks),
-            ),
+          // Calls on the same path run in the model's order, the others at once (agent/tool-schedule.ts).
+          let results = await runScheduled(
+            runnable,
+            (c) => accessOf(c, runtime.tools, runtime.workspace),
+            (c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId, request.callbacks),
           );
           thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
           if (signal?.aborted) throw new Error("aborted");

@@ -1,8 +1,6 @@
-import os from "node:os";
 import { ToolMessage } from "@langchain/core/messages";
 import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
-import { locate } from "../security/locations.js";
 import {
   loadProjectRules,
   ruleForCommand,
@@ -15,14 +13,12 @@ import { commandRulesReason, fileRulesReason } from "../security/rules-guard.js"
 import type { Word } from "../security/shell-parse.js";
 import type { ApprovalResponse } from "../agent/events.js";
 import type { ApprovalMode } from "../settings.js";
-import { editedPaths } from "./edited-paths.js";
-import { planModeReason, runsInPlanMode } from "./plan-mode.js";
+import { planModeReason } from "./plan-mode.js";
 import { isMcpCall, mcpApprovalRules, mcpNeedsApproval, mcpToolOf } from "../mcp/approval.js";
-import { READ_ONLY_TOOLS } from "../tools/index.js";
+import { callEffects, effectClass, kindReason, ruleFor, type ToolLike } from "./effects.js";
+import { protectedPathReason } from "./protected-paths.js";
 
-/** Tools that change files; they ask only in `suggest` mode. */
-const EDIT_TOOLS = new Set(["write_file", "edit_file", "apply_patch"]);
-/** Tools that run commands; they ask in `suggest` and `auto-edit`. */
+/** The tool whose calls the command classifier judges (by its `command` and `workingDirectory`). */
 const COMMAND_TOOLS = new Set(["execute_command"]);
 
 export interface ToolCallLike {
@@ -46,17 +42,15 @@ export function alwaysKey(call: ToolCallLike): string {
 
 /**
  * Whether a call may need a question or a refusal, so the graph routes its turn through the
- * approve node. Every tool not known to only read (READ_ONLY_TOOLS, which `classifyCall` lets run
- * in every mode) does: a new tool (an MCP server's) is never
- * routed past `classifyCall`. In plan mode only plan mode's own list passes (stop_process does not).
+ * approve node: by what its tool declares (policy/effects.ts). Only calls that never ask and
+ * write nothing (kind read; other, outside plan mode) skip it; a tool that declares nothing
+ * (an MCP server's, a new one) is never routed past `classifyCall`.
  */
-export function mayNeedApproval(call: ToolCallLike, mode?: ApprovalMode): boolean {
-  if (mode === "plan") return !runsInPlanMode(call.name);
-  return !READ_ONLY_TOOLS.has(call.name);
+export function mayNeedApproval(call: ToolCallLike, mode?: ApprovalMode, tools?: readonly ToolLike[]): boolean {
+  const rule = ruleFor(callEffects(call, tools));
+  if (mode === "plan") return !rule.inPlanMode;
+  return rule.asksIn.length > 0 || rule.writes;
 }
-
-/** Files in the repository's `.git` folder: hooks and settings there run programs. */
-const GIT_DIR = /^\.git(\/|$)/;
 
 /** Whether a remembered "always" key covers one command of a line (its rule is a prefix of it). */
 function keyCovers(key: string, tool: string, words: readonly Word[]): boolean {
@@ -70,8 +64,11 @@ export interface ApprovalContext {
   workspace: string;
   /** The home folder (default: os.homedir()). */
   home?: string;
-  /** The toolset, for what MCP tools declare about themselves (their server, `readOnlyHint`). */
-  tools?: readonly { name: string; metadata?: Record<string, unknown> }[];
+  /**
+   * The toolset: what each tool declares (its kind and paths; without a toolset the built-in
+   * tool of the call's name is asked), and what MCP tools declare about themselves.
+   */
+  tools?: readonly ToolLike[];
 }
 
 /** What to do with one call, decided before it runs. */
@@ -105,8 +102,10 @@ export async function classifyCall(
   always: readonly string[],
   ctx: ApprovalContext,
 ): Promise<CallDecision> {
+  const effects = callEffects(call, ctx.tools);
+  const rule = ruleFor(effects);
   // Plan mode: what may not run there is refused before anything else is asked or checked.
-  if (mode === "plan" && !runsInPlanMode(call.name))
+  if (mode === "plan" && !rule.inPlanMode)
     return { action: "deny", reason: planModeReason(call.name), alwaysAsks: true, alwaysKeys: [] };
   if (COMMAND_TOOLS.has(call.name)) {
     let rules: ProjectRules | undefined;
@@ -158,30 +157,11 @@ export async function classifyCall(
       alwaysRules,
     };
   }
-  if (EDIT_TOOLS.has(call.name)) {
-    for (const file of editedPaths(call)) {
-      const target = locate({ value: file, dynamic: false, raw: file, kind: "word" }, ctx.workspace, {
-        workspace: ctx.workspace,
-        home: ctx.home ?? os.homedir(),
-      });
-      if (target?.kind === "rules") {
-        return {
-          action: "ask",
-          reason: `changes the project's command rules (${file})`,
-          alwaysAsks: true,
-          alwaysKeys: [],
-        };
-      }
-      if (target?.path && GIT_DIR.test(path.relative(ctx.workspace, target.path))) {
-        return {
-          action: "ask",
-          reason: `changes the repository's own files (${file}), where git hooks and settings run programs`,
-          alwaysAsks: true,
-          alwaysKeys: [],
-        };
-      }
-      const linked = await fileRulesReason(ctx.workspace, file);
-      if (linked) return { action: "ask", reason: linked, alwaysAsks: true, alwaysKeys: [] };
+  // Protected paths (any .git, the rules files, mini-cursor's own folder) ask in every mode, named.
+  if (rule.writes) {
+    for (const file of effects.paths ?? []) {
+      const reason = (await protectedPathReason(ctx.workspace, file)) ?? (await fileRulesReason(ctx.workspace, file));
+      if (reason) return { action: "ask", reason, alwaysAsks: true, alwaysKeys: [] };
     }
   }
   if (isMcpCall(call, ctx.tools)) {
@@ -196,10 +176,26 @@ export async function classifyCall(
       ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] }
       : { action: "run", alwaysAsks: false, alwaysKeys: [] };
   }
-  const reason = editReason(call, mode, always);
+  const reason = kindAsks(call, mode, always, ctx.tools);
   return reason
     ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] }
     : { action: "run", alwaysAsks: false, alwaysKeys: [] };
+}
+
+/**
+ * Why a call must be approved by what its tool declares, or null when it may run: its kind's
+ * modes (an edit asks in `suggest`, an undeclared tool in every mode but `full-auto`), unless
+ * this thread answered "always" for the tool. Commands are judged by `classifyCall` with the parser.
+ */
+export function kindAsks(
+  call: ToolCallLike,
+  mode: ApprovalMode,
+  always: readonly string[],
+  tools?: readonly ToolLike[],
+): string | null {
+  const effects = callEffects(call, tools);
+  if (!ruleFor(effects).asksIn.includes(mode) || always.includes(alwaysKey(call))) return null;
+  return kindReason(call, effects, mode);
 }
 
 /** What the question may offer: no "always" for calls that ask every time; the exact rules otherwise. */
@@ -208,13 +204,9 @@ export function approvalScope(decision: CallDecision): { asksEveryTime?: true; a
   return decision.alwaysRules ? { alwaysRules: decision.alwaysRules } : {};
 }
 
-/**
- * Why a file change must be approved, or null when it may run: only `suggest` asks, unless this
- * thread answered "always" for the tool. Commands are judged by `classifyCall` with the parser.
- */
+/** Why a file change must be approved, or null: kindAsks for a built-in edit tool (kept for callers that judge one edit). */
 export function editReason(call: ToolCallLike, mode: ApprovalMode, always: readonly string[]): string | null {
-  if (!EDIT_TOOLS.has(call.name) || mode !== "suggest" || always.includes(alwaysKey(call))) return null;
-  return "changes a file (approval mode suggest)";
+  return effectClass(callEffects(call)) === "edit" ? kindAsks(call, mode, always) : null;
 }
 
 /** The closing sentences of a not-run result that speak to the model, not to the user. */
@@ -241,7 +233,8 @@ export function unattendedHint(name: string, ctx: Pick<DenialContext, "alwaysAsk
   if (ctx.alwaysAsks) {
     return "Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it.";
   }
-  if (EDIT_TOOLS.has(name)) return "Run mini-cursor with --approval auto-edit to let file changes run without asking.";
+  if (effectClass(callEffects({ name, args: {} })) === "edit")
+    return "Run mini-cursor with --approval auto-edit to let file changes run without asking.";
   if (name.includes("__"))
     return `Add "${name}" (or its server) to "mcp": { "allow": [...] } in the rules file, or run mini-cursor with --approval full-auto, to let it run without asking.`;
   return "Run mini-cursor with --approval full-auto to let commands run without asking (dangerous ones still need a person).";

@@ -1,34 +1,26 @@
 import type { ApprovalMode } from "../settings.js";
+import { readOnlyToolNames } from "../tools/index.js";
 
 /**
- * Plan mode (`--approval plan`, `/plan`): the model may look but not touch. Only the tools
- * below run; every other call is refused without asking, with a result that tells the model
- * it is in plan mode. An allow-list rather than a deny-list, so a tool added later (an MCP
- * server's, say) is refused until someone decides it only reads.
+ * Plan mode (`--approval plan`, `/plan`): the model may look but not touch. Only tools that
+ * declare kind "read" run (policy/effects.ts); every other call is refused without asking,
+ * with a result that tells the model it is in plan mode. A tool that declares nothing (an MCP
+ * server's, say) is refused until someone declares that it only reads.
  *
  * Commands are refused too, even those the read-only classifier would run in every other mode:
  * that list trusts things like `git log` and `ls`, but plan mode promises "nothing runs", and
  * read_file, list_directory, find_files and search_files cover what a plan needs to look at.
  */
-export const PLAN_MODE_TOOLS: ReadonlySet<string> = new Set([
-  "read_file",
-  "list_directory",
-  "find_files",
-  "search_files",
-  // Reads the output of a server started before plan mode; starts and stops nothing.
-  "process_output",
-  "write_todos",
-]);
 
-/** Whether a tool may run in plan mode. */
-export function runsInPlanMode(tool: string): boolean {
-  return PLAN_MODE_TOOLS.has(tool);
+/** The built-in tools plan mode runs (those of kind "read"), named in its refusals. */
+export function planModeTools(): string[] {
+  return readOnlyToolNames();
 }
 
 /** Why a call is refused in plan mode (the refusal's reason, which the model reads). */
 export function planModeReason(tool: string): string {
   return (
-    `mini-cursor is in plan mode, where only ${[...PLAN_MODE_TOOLS].join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
+    `mini-cursor is in plan mode, where only ${planModeTools().join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
     `Put what this ${tool} call would do into the plan (write_todos) instead`
   );
 }

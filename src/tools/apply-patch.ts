@@ -2,7 +2,7 @@ import { z } from "zod";
 import { countTextLines } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { applyHunks, HUNK_MATCH_TEXT } from "../workspace/patch-apply.js";
-import { parsePatch, PatchParseError, type PatchOp } from "../workspace/patch-parse.js";
+import { parsePatch, PatchParseError, patchPaths, type PatchOp } from "../workspace/patch-parse.js";
 import { unlinkInWorkspace, writeInWorkspace } from "../workspace/verified-open.js";
 import { findPlaceholder } from "../workspace/text-edit.js";
 import { withAliases } from "./aliases.js";
@@ -267,6 +267,9 @@ export function applyPatchTool(ctx: ToolContext) {
     name: "apply_patch",
     description: DESCRIPTION,
     schema,
+    kind: "edit",
+    // Every file the patch adds, updates, deletes or moves to (a patch that does not parse touches nothing).
+    paths: (input) => patchPaths(input.input),
     run: async (input, call) => {
       const [content, artifact] = await applyPatch(ctx, input, call.threadId);
       return { content, artifact };

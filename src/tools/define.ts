@@ -44,6 +44,21 @@ export interface ToolArtifact {
   todos?: Todo[];
 }
 
+/**
+ * What a call does to the world, as Gemini CLI's tool `Kind`; approval, plan mode, snapshots and
+ * the order calls run in are derived from it (policy/effects.ts):
+ * - read: looks and changes nothing (read_file, search_files; write_todos, which only sets the
+ *   thread's own list);
+ * - edit: changes the workspace files its `paths` name;
+ * - execute: runs programs, which may touch anything;
+ * - fetch: reaches the network (what it sends may carry the workspace's content);
+ * - other: acts only on what this session itself started (stop_process).
+ * A tool that declares no kind is treated as the most dangerous: it asks in every mode but
+ * full-auto, plan mode refuses it, and it runs alone.
+ */
+export const TOOL_KINDS = ["read", "edit", "execute", "fetch", "other"] as const;
+export type ToolKind = (typeof TOOL_KINDS)[number];
+
 /** A successful call's result: the text the model reads, and optionally an artifact. */
 export type ToolOutput = string | { content: string; artifact?: ToolArtifact };
 
@@ -57,6 +72,42 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   run(input: z.output<S>, call: ToolCallInfo): Promise<ToolOutput>;
   /** For the approval question: what the call would change (a diff), without changing anything. */
   preview?(input: z.output<S>, call: ToolCallInfo): Promise<string | undefined>;
+  /** What a call does (see ToolKind). Undeclared: it asks in every mode but full-auto and plan mode refuses it. */
+  kind?: ToolKind;
+  /**
+   * The workspace paths a call reads (kind read) or changes (kind edit), as the call names them,
+   * relative to the workspace root. Protected ones (any `.git`, the rules files, mini-cursor's
+   * state) ask in every mode and are named in the question; calls whose paths overlap run one
+   * after another. Without it a call may touch anything: it runs alone.
+   */
+  paths?(input: z.output<S>): string[];
+}
+
+/**
+ * What one call will do, from its tool's declaration: `paths` undefined means it may touch
+ * anything (no declaration, or arguments it could not read).
+ */
+export interface CallEffects {
+  kind: ToolKind | undefined;
+  paths: string[] | undefined;
+}
+
+/**
+ * The declared effects of a call to `tool` (undefined: a tool this toolset does not have). A
+ * tool not made by createTool (an MCP server's) declares nothing. Arguments that do not fit
+ * the schema touch nothing: the tool refuses them before it does anything.
+ */
+export function effectsOf(tool: unknown, args: Record<string, unknown>): CallEffects {
+  if (!(tool instanceof AgentTool)) return { kind: undefined, paths: undefined };
+  const { kind, paths } = tool.definition;
+  if (!paths) return { kind, paths: undefined };
+  const parsed = tool.schema.safeParse(args);
+  if (!parsed.success) return { kind, paths: [] };
+  try {
+    return { kind, paths: paths(parsed.data) };
+  } catch {
+    return { kind, paths: undefined };
+  }
 }
 
 /** Declares a tool (an identity function, so `run` and `preview` get their input's type from the schema). */

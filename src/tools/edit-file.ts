@@ -302,6 +302,8 @@ export function editFileTool(ctx: ToolContext) {
     name: "edit_file",
     description: DESCRIPTION,
     schema: editFileSchema,
+    kind: "edit",
+    paths: (input) => [input.filePath],
     run: async (input, call) => {
       const [content, artifact] = await editFile(ctx, input, call.threadId);
       return { content, artifact };

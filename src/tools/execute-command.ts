@@ -170,6 +170,8 @@ export function executeCommandTool(ctx: ToolContext) {
     name: "execute_command",
     description: EXECUTE_COMMAND_DESCRIPTION,
     schema: executeCommandSchema,
+    // No paths: a command may touch anything, so it runs alone (the classifier judges what it names).
+    kind: "execute",
     run: async (input, call) => {
       const outcome = await runExecuteCommand(ctx, input, call);
       // A failed command: the model reads everything, and the result has status "error" and its exit code.

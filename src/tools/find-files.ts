@@ -21,6 +21,14 @@ export const findFilesSchema = z.object({
 
 export type FindFilesInput = z.infer<typeof findFilesSchema>;
 
+/** The folder a glob searches: its segments before the first one with a wildcard ("src" for "src/*.ts", "." for "*.md"). */
+export function globBase(pattern: string): string {
+  const parts = pattern.split("/");
+  const first = parts.findIndex((p) => /[*?[{]/.test(p));
+  const base = (first === -1 ? parts.slice(0, -1) : parts.slice(0, first)).join("/");
+  return base === "" ? "." : base;
+}
+
 /** Patterns may not leave the workspace: no absolute paths, no "..". */
 function invalidPattern(pattern: string): string | undefined {
   if (pattern.includes("\0")) return "Error: the pattern contains a NUL byte.";
@@ -70,6 +78,8 @@ export function findFilesTool(ctx: ToolContext) {
     name: "find_files",
     description: DESCRIPTION,
     schema: findFilesSchema,
+    kind: "read",
+    paths: (input) => [globBase(input.pattern)],
     run: (input, call) => findFiles(ctx, input, call.signal),
   });
 }

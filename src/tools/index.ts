@@ -30,20 +30,6 @@ export const TOOL_NAMES = [
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
-/**
- * Built-in tools that change no file and start nothing (stop_process only stops what the agent
- * started): no approval question is needed for them and no workspace snapshot is taken for them.
- */
-export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
-  "read_file",
-  "list_directory",
-  "find_files",
-  "search_files",
-  "process_output",
-  "stop_process",
-  "write_todos",
-] satisfies ToolName[]);
-
 /** Which file-editing tools the model is offered (issue 17): edit_file, apply_patch (V4A patches), or both. */
 export const EDIT_TOOL_CHOICES = ["edit_file", "apply_patch", "both"] as const;
 export type EditToolChoice = (typeof EDIT_TOOL_CHOICES)[number];
@@ -83,6 +69,28 @@ function builtInTools(ctx: ToolContext): Record<BuiltInToolName, ToolDefinition>
     stop_process: stopProcessTool(ctx),
     write_todos: writeTodosTool(),
   } as Record<BuiltInToolName, ToolDefinition>;
+}
+
+/** The built-in tools made once with a context they never use, for what they declare (kind, paths). */
+let declared: Record<string, AgentTool> | undefined;
+
+/**
+ * A built-in tool by name, for its declaration only (never run): policy code judges calls with
+ * it when it is given no toolset (a front end checking a saved answer, tests).
+ */
+export function builtInTool(name: string): AgentTool | undefined {
+  declared ??= Object.fromEntries(
+    Object.entries(builtInTools(createToolContext({ workspace: "" }, createProcessRegistry()))).map(([n, d]) => [
+      n,
+      createTool(d),
+    ]),
+  );
+  return Object.hasOwn(declared, name) ? declared[name] : undefined;
+}
+
+/** Built-in tools that only read (kind "read"): no question, no snapshot, and they run in plan mode. */
+export function readOnlyToolNames(): string[] {
+  return offeredToolNames("both").filter((name) => builtInTool(name)?.definition.kind === "read");
 }
 
 export function createTools(options: ToolOptions): Toolset {

@@ -171,6 +171,8 @@ export function listDirectoryTool(ctx: ToolContext) {
     name: "list_directory",
     description: DESCRIPTION,
     schema: schema,
+    kind: "read",
+    paths: (input) => [input.directoryPath ?? "."],
     run: (input) => listDirectory(ctx, input),
   });
 }

@@ -88,6 +88,9 @@ export function processOutputTool(ctx: ToolContext) {
     name: "process_output",
     description: DESCRIPTION,
     schema: processOutputSchema,
+    // Reads what a background process printed, kept in memory: no workspace file.
+    kind: "read",
+    paths: () => [],
     run: (input) => processOutput(ctx, input),
   });
 }

@@ -152,6 +152,8 @@ export function readFileTool(ctx: ToolContext) {
     name: "read_file",
     description: DESCRIPTION,
     schema: schema,
+    kind: "read",
+    paths: (input) => [input.filePath],
     run: (input, call) => readFile(ctx, input, call.threadId),
   });
 }

@@ -372,6 +372,8 @@ export function searchFilesTool(ctx: ToolContext) {
     name: "search_files",
     description: DESCRIPTION,
     schema: searchFilesSchema,
+    kind: "read",
+    paths: (input) => [input.path ?? "."],
     run: (input, call) => searchFiles(ctx, input, call.signal),
   });
 }

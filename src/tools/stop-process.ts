@@ -31,6 +31,9 @@ export function stopProcessTool(ctx: ToolContext) {
     name: "stop_process",
     description: DESCRIPTION,
     schema: stopProcessSchema,
+    // Stops only a process this session started.
+    kind: "other",
+    paths: () => [],
     run: (input) => stopProcess(ctx, input),
   });
 }

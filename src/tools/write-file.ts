@@ -78,6 +78,8 @@ export function writeFileTool(ctx: ToolContext) {
     name: "write_file",
     description: DESCRIPTION,
     schema: schema,
+    kind: "edit",
+    paths: (input) => [input.filePath],
     run: (input, call) => writeFile(ctx, input, call.threadId),
     preview: (input) => previewWrite(ctx, input),
   });

@@ -18,6 +18,9 @@ export function writeTodosTool() {
     name: WRITE_TODOS,
     description: DESCRIPTION,
     schema: writeTodosSchema,
+    // Changes only the thread's own list, nothing in the workspace: it runs in plan mode too.
+    kind: "read",
+    paths: () => [],
     run: async (input) => {
       const problem = todosProblem(input.todos);
       if (problem) throw new ToolFailure(problem);

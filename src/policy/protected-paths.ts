@@ -1,0 +1,88 @@
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import { STATE_DIR_NAME } from "../memory/state-dir.js";
+import { RULES_FILES } from "../security/rules.js";
+import { openWorkspace, resolvePath } from "../workspace/paths.js";
+
+/**
+ * Paths whose change is code or policy, not content: a write there asks in every approval mode
+ * (an "always" answer does not cover it), and the question names the path. They are
+ * - any git directory at any depth: `.git/` (or a `.git` file), and any folder that is a git
+ *   directory by its content (a bare repository: HEAD and objects/), since git runs the hooks,
+ *   filters, fsmonitor and pager its config names, and a nested repository's config is run by
+ *   a `git status` in it;
+ * - the rules files (security/rules.ts), wherever a nested project keeps them;
+ * - mini-cursor's own folder (`.mini-cursor/`), where its state and saved answers live.
+ * Both the path as written and where it leads through symlinks are judged.
+ */
+
+const RULES_PARTS = RULES_FILES.map((f) => f.toLowerCase().split("/"));
+
+/** Why changing this workspace-relative path is protected, or undefined. Case-insensitive: some file systems are. */
+function relativeReason(rel: string): string | undefined {
+  const lower = rel
+    .split(/[\\/]+/)
+    .filter((p) => p !== "" && p !== ".")
+    .map((p) => p.toLowerCase());
+  if (lower.includes(".git")) return "git";
+  if (RULES_PARTS.some((f) => f.length <= lower.length && f.every((p, i) => lower[lower.length - f.length + i] === p)))
+    return "rules";
+  if (lower.includes(STATE_DIR_NAME)) return "state";
+  return undefined;
+}
+
+/** A folder git would take for a git directory (HEAD and objects/), as a bare repository is. */
+function looksLikeGitDir(dir: string): boolean {
+  try {
+    return existsSync(path.join(dir, "HEAD")) && statSync(path.join(dir, "objects")).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The first folder from `absolute`'s parent up to `root` (inclusive) that is a git directory by content. */
+function gitDirAbove(root: string, absolute: string): string | undefined {
+  for (let dir = path.dirname(absolute); ; dir = path.dirname(dir)) {
+    if (dir !== root && !dir.startsWith(`${root}${path.sep}`)) return undefined;
+    if (looksLikeGitDir(dir)) return dir;
+    if (dir === root || dir === path.dirname(dir)) return undefined;
+  }
+}
+
+function describe(kind: string, file: string, rel?: string): string {
+  const via = rel !== undefined && rel !== file ? ` (${file} is ${rel})` : ` (${file})`;
+  switch (kind) {
+    case "git":
+      return `changes a git repository's own files${via}, where git hooks and settings run programs`;
+    case "rules":
+      return `changes the project's command rules${via}`;
+    default:
+      return `changes mini-cursor's own files${via}, where its state and saved answers live`;
+  }
+}
+
+/**
+ * Why a write to `file` (as a tool call names it) must ask in every mode, or undefined. Paths
+ * that cannot be resolved (outside the workspace, invalid) are judged as written: the tool
+ * refuses them anyway.
+ */
+export async function protectedPathReason(workspace: string, file: string): Promise<string | undefined> {
+  if (typeof file !== "string" || file === "") return undefined;
+  const root = path.resolve(workspace);
+  const literal = path.relative(root, path.resolve(root, file));
+  const direct = relativeReason(literal);
+  if (direct) return describe(direct, file);
+  let absolute: string;
+  try {
+    const ws = await openWorkspace(workspace);
+    absolute = (await resolvePath(ws, file)).absolute;
+    const rel = path.relative(ws.root, absolute);
+    const linked = relativeReason(rel);
+    if (linked) return describe(linked, file, rel);
+    const gitDir = gitDirAbove(ws.root, absolute);
+    if (gitDir) return describe("git", file, path.relative(ws.root, absolute));
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
