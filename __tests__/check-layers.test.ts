@@ -43,22 +43,54 @@ test("an import of a layer above fails, and two folders importing each other are
   ]);
 });
 
-test("a cycle inside one layer fails; a type-only import and an allowed import do not count", () => {
+test("a cycle inside one layer fails, an allowed import's too; a type-only import does not count", () => {
   const config: LayerConfig = { layers: [["one", "two"]], allow: { "two/y.ts -> one/x.ts": "why" } };
   const base = { "one/x.ts": 'import { y } from "../two/y.js";\nexport const x = y;\n' };
+  const cycle = { kind: "cycle", message: "folders import each other: one <-> two" };
+  const files = { kind: "cycle", message: "files import each other at run time: one/x.ts <-> two/y.ts" };
   expect(
     checkLayers(tree({ ...base, "two/y.ts": 'const m = await import("../one/x.js");\nexport const y = 1;\n' }), {
       layers: config.layers,
     }),
-  ).toEqual([{ kind: "cycle", message: "folders import each other: one <-> two" }]);
+  ).toEqual([cycle, files]);
   expect(
     checkLayers(tree({ ...base, "two/y.ts": 'import type { X } from "../one/x.js";\nexport const y = 1;\n' }), {
       layers: config.layers,
     }),
   ).toEqual([]);
+  // An allowed import may cross the layers, but it is no less a cycle at run time.
   expect(
     checkLayers(tree({ ...base, "two/y.ts": 'import { x } from "../one/x.js";\nexport const y = 1;\n' }), config),
+  ).toEqual([cycle, files]);
+});
+
+test("a planted cycle between two files of one folder fails; a type-only one does not", () => {
+  const a = 'import { b } from "./b.js";\nexport const a = () => b;\n';
+  expect(
+    checkLayers(tree({ "low/a.ts": a, "low/b.ts": 'import { a } from "./a.js";\nexport const b = 1;\n' }), LAYERS),
+  ).toEqual([{ kind: "cycle", message: "files import each other at run time: low/a.ts <-> low/b.ts" }]);
+  expect(
+    checkLayers(tree({ "low/a.ts": a, "low/b.ts": 'import type { a } from "./a.js";\nexport const b = 1;\n' }), LAYERS),
   ).toEqual([]);
+});
+
+test("a rule's pattern outside the files it names fails, unless the file is an exception with its reason", () => {
+  const rules: LayerConfig["rules"] = {
+    processEnv: { what: "reads the environment", pattern: "\\bprocess\\.env\\b", only: ["settings.ts"] },
+  };
+  const src = tree({
+    "settings.ts": "export const home = process.env.HOME;\n",
+    "low/a.ts": "// process.env in a comment is fine\nexport const path = process.env.PATH;\n",
+  });
+  expect(checkLayers(src, { ...LAYERS, rules })).toEqual([
+    {
+      kind: "rule",
+      message:
+        'low/a.ts:2 reads the environment (`process.env`): only settings.ts may (rule "processEnv"); move it there, or list the file under rules.processEnv.exceptions with its reason',
+    },
+  ]);
+  const excepted = { processEnv: { ...rules.processEnv!, exceptions: { "low/a.ts": "why" } } };
+  expect(checkLayers(src, { ...LAYERS, rules: excepted })).toEqual([]);
 });
 
 test("a folder in no layer fails", () => {

@@ -1,18 +1,34 @@
 /**
- * Folder layering check, run by `npm run lint`: every folder under src/ (and each top-level file
- * such as settings.ts) belongs to a layer in scripts/layers.json, listed bottom first. A module may
- * import its own layer and the layers below it; an import of a layer above, a folder missing from
- * the list, or a cycle between folders fails. Type-only imports are erased when compiled and are
- * left out: a lower layer may name a type that an upper one defines (e.g. `type Settings`).
+ * The architecture's global rules, run by `npm run lint` (docs/ARCHITECTURE.md states them):
+ * - layering: every folder under src/ (and each top-level file such as settings.ts) belongs to a
+ *   layer in scripts/layers.json, listed bottom first; a module may import its own layer and the
+ *   layers below it;
+ * - no import cycle at run time, between files or between folders;
+ * - only the files a rule names may read `process.env`, write to the terminal or start child
+ *   processes (scripts/layers.json `rules`), each other file that must is listed with its reason.
+ * Type-only imports are erased when compiled and are left out: a lower layer may name a type that
+ * an upper one defines (e.g. `type Settings`), and such an import is no cycle.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** One import that breaks the layering, or a cycle of folders. */
+/** One import that breaks the layering, a cycle of folders or files, or a use a rule forbids. */
 export interface LayerFinding {
-  kind: "upward" | "unlisted" | "cycle";
+  kind: "upward" | "unlisted" | "cycle" | "rule";
   message: string;
+}
+
+/**
+ * A rule of what only some files may do: `pattern` (a regular expression, matched against the
+ * code without comments) may occur only in `only` (paths under src/; a trailing "/" means a whole
+ * folder) and in the files of `exceptions`, each with the reason it must.
+ */
+export interface UseRule {
+  what: string;
+  pattern: string;
+  only: string[];
+  exceptions?: Record<string, string>;
 }
 
 /** Layers bottom first; each is a list of folder names (or top-level module names without .ts). */
@@ -23,6 +39,8 @@ export interface LayerConfig {
   layers: Layers;
   /** `"from.ts -> to.ts"` (paths under src/) -> why this import may cross the layers. */
   allow?: Record<string, string>;
+  /** name -> rule (see UseRule). */
+  rules?: Record<string, UseRule>;
 }
 
 const IMPORT = /(?:^|[\s;])(?:import|export)\s+(type\s+)?(?:([\w*{}\s,$]*?)\s+from\s+)?["'](\.{1,2}\/[^"']+)["']/g;
@@ -64,11 +82,16 @@ function onlyTypes(names: string | undefined): boolean {
   return parts.length > 0 && parts.every((p) => p.startsWith("type "));
 }
 
+/** The text with comments blanked (newlines kept, so line numbers hold). */
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\/|(?<![:"'`])\/\/[^\n]*/g, (c) => c.replace(/[^\n]/g, " "));
+}
+
 /** Relative import specifiers of a source text, with their 1-based line numbers. */
 export function importsOf(text: string): SourceImport[] {
   const found: SourceImport[] = [];
-  // Comments may quote imports; blank them (keeping newlines so line numbers hold).
-  const code = text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, (c) => c.replace(/[^\n]/g, " "));
+  // Comments may quote imports.
+  const code = withoutComments(text);
   const lineAt = (at: number): number => code.slice(0, at).split("\n").length;
   for (const match of code.matchAll(IMPORT)) {
     const specifier = match[3]!;
@@ -81,7 +104,7 @@ export function importsOf(text: string): SourceImport[] {
   return found.sort((a, b) => a.line - b.line);
 }
 
-/** Cycles of the folder graph (strongly connected components with more than one unit). */
+/** Cycles of a graph (strongly connected components with more than one node, or a node importing itself). */
 function cycles(edges: Map<string, Set<string>>): string[][] {
   let index = 0;
   const indices = new Map<string, number>();
@@ -108,38 +131,62 @@ function cycles(edges: Map<string, Set<string>>): string[][] {
         onStack.delete(w);
         component.push(w);
       } while (w !== v);
-      if (component.length > 1) components.push(component.sort());
+      if (component.length > 1 || edges.get(v)?.has(v)) components.push(component.sort());
     }
   };
   for (const v of [...edges.keys()].sort()) if (!indices.has(v)) visit(v);
   return components;
 }
 
-/** Every layering problem of the source tree at srcDir, in a stable order. */
+/** Whether a path under src/ is one a rule names (a trailing "/" names a folder). */
+function named(rel: string, paths: readonly string[]): boolean {
+  return paths.some((p) => (p.endsWith("/") ? rel.startsWith(p) : rel === p));
+}
+
+/** Every problem of the source tree at srcDir, in a stable order. */
 export function checkLayers(srcDir: string, config: LayerConfig, log?: (edge: string) => void): LayerFinding[] {
-  const { layers, allow = {} } = config;
+  const { layers, allow = {}, rules = {} } = config;
   const rank = new Map<string, number>();
   for (const [i, units] of layers.entries()) for (const unit of units) rank.set(unit, i);
   const findings: LayerFinding[] = [];
   const edges = new Map<string, Set<string>>();
+  const fileEdges = new Map<string, Set<string>>();
   const unlisted = new Set<string>();
+  const ruleFindings: LayerFinding[] = [];
   for (const file of sourceFiles(srcDir).sort()) {
     const from = unitOf(srcDir, file)!;
+    const rel = path.relative(srcDir, file);
     if (!rank.has(from)) unlisted.add(from);
-    for (const { specifier, line, typeOnly } of importsOf(readFileSync(file, "utf8"))) {
+    const text = readFileSync(file, "utf8");
+    for (const [name, rule] of Object.entries(rules)) {
+      if (named(rel, rule.only) || (rule.exceptions && rel in rule.exceptions)) continue;
+      const code = withoutComments(text);
+      const match = new RegExp(rule.pattern, "m").exec(code);
+      if (match) {
+        const line = code.slice(0, match.index).split("\n").length;
+        ruleFindings.push({
+          kind: "rule",
+          message: `${rel}:${line} ${rule.what} (\`${match[0].trim()}\`): only ${rule.only.join(", ")} may (rule "${name}"); move it there, or list the file under rules.${name}.exceptions with its reason`,
+        });
+      }
+    }
+    fileEdges.set(rel, fileEdges.get(rel) ?? new Set());
+    for (const { specifier, line, typeOnly } of importsOf(text)) {
       if (typeOnly) continue;
       const to = unitOf(srcDir, path.resolve(path.dirname(file), specifier));
-      if (to === undefined || to === from) continue;
       const target = path.relative(srcDir, path.resolve(path.dirname(file), specifier)).replace(/\.js$/, ".ts");
-      if (`${path.relative(srcDir, file)} -> ${target}` in allow) continue;
+      if (to !== undefined) fileEdges.get(rel)!.add(target);
+      if (to === undefined || to === from) continue;
+      // Every import at run time counts for cycles, an allowed one too.
       if (!edges.has(from)) edges.set(from, new Set());
       edges.get(from)!.add(to);
-      log?.(`${from} -> ${to}  ${path.relative(srcDir, file)}:${line} ${specifier}`);
+      log?.(`${from} -> ${to}  ${rel}:${line} ${specifier}`);
+      if (`${rel} -> ${target}` in allow) continue;
       const [a, b] = [rank.get(from), rank.get(to)];
       if (a !== undefined && b !== undefined && b > a) {
         findings.push({
           kind: "upward",
-          message: `${path.relative(srcDir, file)}:${line} imports ${specifier}: ${from}/ may not import ${to}/, a layer above it`,
+          message: `${rel}:${line} imports ${specifier}: ${from}/ may not import ${to}/, a layer above it`,
         });
       }
     }
@@ -150,7 +197,10 @@ export function checkLayers(srcDir: string, config: LayerConfig, log?: (edge: st
   for (const component of cycles(edges)) {
     findings.push({ kind: "cycle", message: `folders import each other: ${component.join(" <-> ")}` });
   }
-  return findings;
+  for (const component of cycles(fileEdges)) {
+    findings.push({ kind: "cycle", message: `files import each other at run time: ${component.join(" <-> ")}` });
+  }
+  return [...findings, ...ruleFindings];
 }
 
 function main(): void {
@@ -163,7 +213,10 @@ function main(): void {
   if (findings.length > 0) {
     console.error(`check-layers: ${findings.length} problem(s); the layers are listed in scripts/layers.json.`);
     process.exitCode = 1;
-  } else console.log(`check-layers: ${config.layers.flat().length} folders, no upward import, no cycle`);
+  } else
+    console.log(
+      `check-layers: ${config.layers.flat().length} folders, no upward import, no cycle, rules held: ${Object.keys(config.rules ?? {}).join(", ")}`,
+    );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

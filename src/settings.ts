@@ -4,9 +4,9 @@ import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { INSTALL_ROOT } from "./project-root.js";
-import { parsePriceTable, type PriceTable } from "./models/cost.js";
+import { parsePriceTable, type PriceTable } from "./price-table.js";
 import type { CacheSettings } from "./security/caches.js";
-import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./security/env.js";
+import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./secret-env.js";
 
 /**
  * The one place that reads process.env. Precedence: flags > environment > the user config
@@ -197,6 +197,15 @@ export interface SettingsFlags {
   replay?: string;
   /** --checkpointer sqlite|postgres://… */
   checkpointer?: string;
+}
+
+/**
+ * The process's environment as it is, for the few callers that hand it on whole (a command's
+ * environment when no scrubbed one is given, the PATH ripgrep is looked up on): they get it here,
+ * since no other module reads process.env.
+ */
+export function processEnvironment(): NodeJS.ProcessEnv {
+  return process.env;
 }
 
 /** Raised for bad flags or configuration; the CLI prints the message and exits 2. */

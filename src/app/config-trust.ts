@@ -1,23 +1,12 @@
-import { createInterface } from "node:readline/promises";
 import { loadProjectRules, RulesError } from "../security/rules.js";
 import { trustFile } from "../security/trust.js";
 import type { Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import { sanitizeForTerminal } from "../ui/sanitize.js";
+import { askOnTerminal } from "../ui/terminal.js";
 
 /** Asks a yes/no question on the terminal (replaced in tests). */
 export type AskLine = (question: string) => Promise<string>;
-
-const askOnTerminal: AskLine = async (question) => {
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
-  try {
-    return await rl.question(question);
-  } catch {
-    return "";
-  } finally {
-    rl.close();
-  }
-};
 
 /**
  * Before a run: for each rules file that loosens approvals (allow rules, passEnv, MCP servers) and whose

@@ -1,6 +1,6 @@
-import { createInterface } from "node:readline/promises";
 import { isInteractiveTerminal, type Settings } from "../settings.js";
 import { createPrettyRenderer } from "../ui/render.js";
+import { askOnTerminal } from "../ui/terminal.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession } from "./session.js";
 import { sessionUndoContext, undoLastTurn } from "./undo.js";
@@ -20,16 +20,8 @@ export async function runUndo(settings: Settings, force: boolean): Promise<numbe
       return EXIT.failure;
     }
     const confirm = isInteractiveTerminal()
-      ? async (paths: string[]) => {
-          const rl = createInterface({ input: process.stdin, output: process.stdout });
-          try {
-            return /^y(es)?$/i.test(
-              (await rl.question(`Overwrite ${paths.length} file(s) changed by hand? [y/N] `)).trim(),
-            );
-          } finally {
-            rl.close();
-          }
-        }
+      ? async (paths: string[]) =>
+          /^y(es)?$/i.test((await askOnTerminal(`Overwrite ${paths.length} file(s) changed by hand? [y/N] `)).trim())
       : undefined;
     const result = await undoLastTurn(sessionUndoContext(session), {
       overwrite: force,

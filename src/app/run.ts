@@ -1,13 +1,13 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../models/model.js";
 import { isInteractiveTerminal, launchCommand, type ApprovalMode, type Settings } from "../settings.js";
-import { askPlanAnswer } from "../ui/plan-prompt.js";
+import { askPlanOnTerminal, terminalStreams, watchTerminalKeys } from "../ui/terminal.js";
 import { carryOutCommand, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../policy/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
-import { pausingKeys, runRepl, watchKeys } from "../ui/repl.js";
+import { pausingKeys, runRepl } from "../ui/repl.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { confirmConfigTrust } from "./config-trust.js";
 import { McpConfigError, prepareMcp } from "./mcp.js";
@@ -112,10 +112,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
   // On a terminal Ctrl-C is read as a key and raised to this process alone: as a signal to the
   // whole group, the tsx wrapper (`npm run dev`) would relay it again, or SIGKILL us if we were
   // slow to acknowledge it.
-  const keys =
-    interactive && process.stdin.isTTY
-      ? watchKeys(process.stdin, () => process.kill(process.pid, "SIGINT"))
-      : undefined;
+  const keys = interactive ? watchTerminalKeys(() => process.kill(process.pid, "SIGINT")) : undefined;
   try {
     const approver = interactive
       ? pausingKeys(
@@ -136,7 +133,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
         const ask = async (mode: ApprovalMode) => {
           keys?.suspend();
           try {
-            return await askPlanAnswer(process.stdin, process.stdout, mode);
+            return await askPlanOnTerminal(mode);
           } finally {
             keys?.resume();
           }
@@ -181,8 +178,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   showBanner(session, renderer, version);
   try {
     const end = await runRepl(session, renderer, {
-      input: process.stdin,
-      output: process.stdout,
+      ...terminalStreams(),
       interactive,
       approver: (cancel) =>
         interactive
@@ -196,14 +192,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
       // A plan made on a terminal: accept it (the same thread carries it out), refine it, or not now.
       afterTurn: async (summary, runTurn) => {
         if (!interactive || !hasPlanToReview(session, summary)) return;
-        await reviewPlan(
-          session,
-          renderer,
-          (mode) => askPlanAnswer(process.stdin, process.stdout, mode),
-          runTurn,
-          summary,
-          SESSION_PLAN_LATER,
-        );
+        await reviewPlan(session, renderer, (mode) => askPlanOnTerminal(mode), runTurn, summary, SESSION_PLAN_LATER);
       },
       watchSignals: sessionSignals,
     });

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { isOutside, locate } from "./locations.js";
+import { locate } from "./locations.js";
 import type { StdinSource, Word } from "./shell-parse.js";
 import { type State, danger, opaque, shorten } from "./classify-state.js";
 import {
@@ -10,15 +10,13 @@ import {
   checkSourced,
   examine,
   interpreterFamily,
-  isGitDir,
-  isOption,
   joinWords,
   optionValue,
   recordLink,
   runScript,
   skipOptions,
-  throughLinks,
-  where,
+  checkTarget,
+  positional,
 } from "./classify-unwrap.js";
 
 /** The per-command table of the classifier: what the innermost command does (rm, git, find, tar...). */
@@ -92,57 +90,6 @@ function checkCredentials(words: Word[], state: State): void {
     const at = locate({ ...w, value }, state.cwd, state.places);
     if (at.kind === "secret") danger(state, `\`${shorten(w.raw, 60)}\` touches credentials in the home folder`);
   }
-}
-
-interface TargetOptions {
-  /** A path only known at run time asks (recursive deletes, dd). */
-  unknownAsks?: boolean;
-  /** The workspace root itself asks (recursive deletes). */
-  wholeWorkspaceAsks?: boolean;
-  /** Temporary folders count as outside (deletes: anything outside the workspace asks). */
-  tempIsOutside?: boolean;
-  /** The repository's `.git` folder asks (deletes, moves and writes: history, hooks, settings). */
-  gitAsks?: boolean;
-}
-
-/** Writes or deletes at `word`: asks when that is outside the workspace. */
-export function checkTarget(word: Word, verb: string, state: State, options: TargetOptions = {}): void {
-  const at = throughLinks(locate(word, state.cwd, state.places), state);
-  if ((options.gitAsks ?? true) && isGitDir(at, state)) {
-    danger(state, `${verb} ${word.raw} (the repository's history, hooks and settings in .git)`);
-    return;
-  }
-  if (at.kind === "unknown") {
-    if (options.unknownAsks)
-      danger(
-        state,
-        `${verb} ${word.raw === "(arguments from stdin)" ? "paths read from stdin" : `\`${shorten(word.raw, 60)}\``}, a path only known at run time`,
-      );
-    return;
-  }
-  if (at.kind === "workspace") {
-    if (options.wholeWorkspaceAsks) danger(state, `${verb} ${word.raw} (the whole workspace)`);
-    return;
-  }
-  if (isOutside(at.kind) || (options.tempIsOutside && at.kind === "temp")) danger(state, `${verb} ${where(at, word)}`);
-}
-
-export function positional(args: Word[], valued: readonly string[] = []): Word[] {
-  const out: Word[] = [];
-  let options = true;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (options && a.value === "--" && !a.dynamic) {
-      options = false;
-      continue;
-    }
-    if (options && isOption(a)) {
-      if (valued.includes(a.value)) i++;
-      continue;
-    }
-    out.push(a);
-  }
-  return out;
 }
 
 const hasFlag = (args: Word[], short: string, long: string[] = []) =>

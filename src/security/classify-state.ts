@@ -1,6 +1,6 @@
 import type { Location, Places } from "./locations.js";
 import type { CommandRule, ProjectRules } from "./rules.js";
-import type { ShellParser, Word } from "./shell-parse.js";
+import type { ShellParser, StdinSource, Word } from "./shell-parse.js";
 
 /** What classify.ts and its parts share: the verdict types and the state of one classification. */
 export type Verdict = "allow" | "ask" | "deny";
@@ -48,8 +48,21 @@ interface Leaf {
   text: string;
 }
 
+/**
+ * The per-command table (classify-commands.ts), handed in by classify.ts: a wrapper's inner
+ * command (classify-unwrap.ts) is checked against it, and the table's checks unwrap nested
+ * commands in turn. Passing it in keeps the two files from importing each other.
+ */
+export interface LeafCommands {
+  /** The commands the table knows, by name. */
+  names: Readonly<Record<string, unknown>>;
+  /** Checks one innermost command; true when a shell running a readable script delegated to it. */
+  check(words: Word[], stdin: StdinSource | undefined, text: string, state: State, depth: number): boolean;
+}
+
 export interface State {
   parse: ShellParser;
+  leafCommands: LeafCommands;
   places: Places;
   cwd: string | null;
   /** Every directory the script may be in, for redirections (which we do not order exactly). */

@@ -1,7 +1,6 @@
 import path from "node:path";
 import { describeLocation, isOutside, locate, type Location } from "./locations.js";
 import { decodeAnsiC, type SimpleCommand, type StdinSource, type Word } from "./shell-parse.js";
-import { LEAF_CHECKS, checkLeaf, checkTarget, positional } from "./classify-commands.js";
 import { MAX_NESTING, type State, danger, opaque, shorten } from "./classify-state.js";
 
 /**
@@ -25,7 +24,7 @@ export function analyzeScript(script: string, state: State, depth: number): void
     opaque(state, "`${…@P}` prompt expansion runs commands hidden in a variable's value");
   for (const fn of parsed.functions) {
     state.functions.set(fn.name, [...(state.functions.get(fn.name) ?? []), ...fn.calls]);
-    if (SHADOWED.has(fn.name) || fn.name in WRAPPERS || fn.name in LEAF_CHECKS || SHELLS.has(fn.name)) {
+    if (SHADOWED.has(fn.name) || fn.name in WRAPPERS || fn.name in state.leafCommands.names || SHELLS.has(fn.name)) {
       opaque(state, `defines a function named \`${fn.name}\`, so later \`${fn.name}\` commands may run something else`);
     }
   }
@@ -119,7 +118,7 @@ export function examine(
   }
   if (current.length === 0) return restore();
   // A shell running a script we could read is not a command of its own: the script's are.
-  const delegated = checkLeaf(current, stdin, text, state, depth);
+  const delegated = state.leafCommands.check(current, stdin, text, state, depth);
   if (!delegated) state.leaves.push({ words: current, text });
   restore();
 }
@@ -1084,4 +1083,55 @@ export function checkSourced(
     opaque(state, `${name} runs a script only known at run time (\`${shorten(file.raw, 60)}\`)`);
   }
   return false;
+}
+
+export interface TargetOptions {
+  /** A path only known at run time asks (recursive deletes, dd). */
+  unknownAsks?: boolean;
+  /** The workspace root itself asks (recursive deletes). */
+  wholeWorkspaceAsks?: boolean;
+  /** Temporary folders count as outside (deletes: anything outside the workspace asks). */
+  tempIsOutside?: boolean;
+  /** The repository's `.git` folder asks (deletes, moves and writes: history, hooks, settings). */
+  gitAsks?: boolean;
+}
+
+/** Writes or deletes at `word`: asks when that is outside the workspace. */
+export function checkTarget(word: Word, verb: string, state: State, options: TargetOptions = {}): void {
+  const at = throughLinks(locate(word, state.cwd, state.places), state);
+  if ((options.gitAsks ?? true) && isGitDir(at, state)) {
+    danger(state, `${verb} ${word.raw} (the repository's history, hooks and settings in .git)`);
+    return;
+  }
+  if (at.kind === "unknown") {
+    if (options.unknownAsks)
+      danger(
+        state,
+        `${verb} ${word.raw === "(arguments from stdin)" ? "paths read from stdin" : `\`${shorten(word.raw, 60)}\``}, a path only known at run time`,
+      );
+    return;
+  }
+  if (at.kind === "workspace") {
+    if (options.wholeWorkspaceAsks) danger(state, `${verb} ${word.raw} (the whole workspace)`);
+    return;
+  }
+  if (isOutside(at.kind) || (options.tempIsOutside && at.kind === "temp")) danger(state, `${verb} ${where(at, word)}`);
+}
+
+export function positional(args: Word[], valued: readonly string[] = []): Word[] {
+  const out: Word[] = [];
+  let options = true;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (options && a.value === "--" && !a.dynamic) {
+      options = false;
+      continue;
+    }
+    if (options && isOption(a)) {
+      if (valued.includes(a.value)) i++;
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
 }

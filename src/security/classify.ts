@@ -6,6 +6,7 @@ import { isReadOnly, isHarmlessAssignment, READ_ONLY_WRAPPERS } from "./read-onl
 import { loadShellParser, type ShellParser } from "./shell-parse.js";
 import { type Classification, type ClassifyContext, type State, shorten, unique } from "./classify-state.js";
 import { analyzeScript, basename, checkFunctionCycles } from "./classify-unwrap.js";
+import { checkLeaf, LEAF_CHECKS } from "./classify-commands.js";
 
 export { MAX_NESTING, type Classification, type ClassifyContext, type Verdict } from "./classify-state.js";
 
@@ -48,6 +49,7 @@ function decide(parse: ShellParser, command: string, ctx: ClassifyContext): { re
   const cwd = ctx.cwd ? path.resolve(places.workspace, ctx.cwd) : places.workspace;
   const state: State = {
     parse,
+    leafCommands: { names: LEAF_CHECKS, check: checkLeaf },
     places,
     cwd,
     cwds: [cwd],

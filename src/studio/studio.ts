@@ -17,6 +17,7 @@ import { createBuilder } from "../graph/graph.js";
 import { recursionLimitFor, type ResolvedRun, type RuntimeSource } from "../graph/run-config.js";
 import { createStudioSecret, studioSecretNotice } from "../graph/studio-secret.js";
 import type { ProcessRegistry } from "../workspace/processes.js";
+import { noticeOnTerminal } from "../ui/terminal.js";
 
 /**
  * The entry LangGraph Studio loads (langgraph.json: `graphs.agent`). Nothing is read at import
@@ -54,7 +55,7 @@ let approvalSecret: string | undefined;
 function studioApprovalSecret(): string {
   if (approvalSecret === undefined) {
     approvalSecret = createStudioSecret();
-    process.stderr.write(studioSecretNotice(approvalSecret));
+    noticeOnTerminal(studioSecretNotice(approvalSecret));
   }
   return approvalSecret;
 }
@@ -75,7 +76,7 @@ const mcpHubs = new Set<McpHub>();
  * and the runtime that has them replaces it for the next runs.
  */
 function addMcpTools(settings: Settings, key: string): void {
-  const say = (text: string) => process.stderr.write(`mini-cursor: ${text}\n`);
+  const say = (text: string) => noticeOnTerminal(`mini-cursor: ${text}\n`);
   try {
     if (configuredMcpServers(settings).length === 0) return;
   } catch (err) {

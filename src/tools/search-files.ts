@@ -1,11 +1,11 @@
-import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { z } from "zod";
 import { BINARY_SNIFF_BYTES, binaryKindFromContent, binaryKindFromExtension } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
+import { programLines } from "../workspace/process-lines.js";
+import { processEnvironment } from "../settings.js";
 import { openVerified } from "../workspace/verified-open.js";
 import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
@@ -172,7 +172,7 @@ async function builtInSearch(root: string, files: string[], re: RegExp, context:
 // --- ripgrep -----------------------------------------------------------------------------------
 
 /** The ripgrep binary on PATH, if there is one. */
-export function findRipgrep(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function findRipgrep(env: NodeJS.ProcessEnv = processEnvironment()): string | undefined {
   for (const dir of (env.PATH ?? "").split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, "rg");
@@ -218,7 +218,7 @@ export async function ripgrepSearch(
   if (context > 0) args.push("--context", String(context));
   if (input.glob) args.push("--glob", input.glob);
   args.push("--regexp", re.source, "--", target);
-  const child = spawn(rg, args, { cwd: root, stdio: ["ignore", "pipe", "ignore"], signal });
+  const rgRun = programLines(rg, args, { cwd: root, signal });
   const outcome: SearchOutcome = {
     hits: [],
     total: 0,
@@ -228,11 +228,7 @@ export async function ripgrepSearch(
     engine: "ripgrep",
   };
   const byPath = new Map<string, FileHits>();
-  const exited = new Promise<number | null>((resolve) => {
-    child.on("close", (code) => resolve(code));
-    child.on("error", () => resolve(null));
-  });
-  for await (const raw of createInterface({ input: child.stdout })) {
+  for await (const raw of rgRun.lines) {
     let line: RgLine;
     try {
       line = JSON.parse(raw) as RgLine;
@@ -254,11 +250,11 @@ export async function ripgrepSearch(
     hits.lines.set(number, { text, match: line.type === "match" });
     if (line.type === "match" && ++outcome.total >= MAX_COUNTED_MATCHES) {
       outcome.stoppedEarly = true;
-      child.kill();
+      rgRun.stop();
       break;
     }
   }
-  const code = await exited;
+  const code = await rgRun.exited;
   // 0: matches, 1: none; 2 with nothing found: an error such as a regex ripgrep does not support.
   if (!outcome.stoppedEarly && code !== 0 && code !== 1 && outcome.hits.length === 0) return undefined;
   return outcome;

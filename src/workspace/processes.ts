@@ -10,6 +10,7 @@ import {
   type OutputCapture,
   type TailRing,
 } from "./output-store.js";
+import { processEnvironment } from "../settings.js";
 import { redactorFor } from "./redact.js";
 import { SESSION_ID, SESSION_VARIABLE } from "./session-processes.js";
 import { KILL_CONFIRM_MS, type StopOutcome, rememberGroup, stopGroup, waitUntil } from "./process-group.js";
@@ -91,7 +92,7 @@ export function buildShellScript(command: string): string {
 }
 
 /** The child's environment: the base, plus hints that nothing should wait for a human. */
-export function buildEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function buildEnv(base: NodeJS.ProcessEnv = processEnvironment()): NodeJS.ProcessEnv {
   return { ...base, ...NON_INTERACTIVE_ENV, [SESSION_VARIABLE]: SESSION_ID };
 }
 
@@ -146,7 +147,7 @@ export interface RunCommandOptions {
   cwd: string;
   /** Workspace root: truncated output is saved under `<root>/.mini-cursor/output/`. */
   workspaceRoot: string;
-  /** Base environment; defaults to process.env. The non-interactive hints are added to it. */
+  /** Base environment; defaults to the process's own (settings.ts). The non-interactive hints are added to it. */
   env?: NodeJS.ProcessEnv;
   /** Clamped to MAX_TIMEOUT_MS; DEFAULT_TIMEOUT_MS when omitted. */
   timeoutMs?: number;
@@ -377,7 +378,7 @@ async function startShell(
   try {
     child = spawn(spec.file, spec.args, {
       cwd: options.cwd,
-      env: buildEnv(options.env ?? process.env),
+      env: buildEnv(options.env ?? processEnvironment()),
       detached: true, // its own process group, so one kill(-pid) reaches every descendant
       stdio: ["ignore", "pipe", "pipe"],
     });

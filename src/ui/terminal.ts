@@ -1,0 +1,41 @@
+import { createInterface } from "node:readline/promises";
+import type { ApprovalMode } from "../settings.js";
+import { askPlanAnswer, type PlanAnswer } from "./plan-prompt.js";
+import { type KeyWatch, watchKeys } from "./repl.js";
+
+/**
+ * The process's own terminal, for the front ends outside ui/ (app/, studio/): they ask and print
+ * through these, so that only ui/ and cli.ts touch stdin, stdout and stderr (npm run lint checks it).
+ */
+
+/** The streams an interactive session reads requests from and prints to. */
+export function terminalStreams(): { input: NodeJS.ReadStream; output: NodeJS.WriteStream } {
+  return { input: process.stdin, output: process.stdout };
+}
+
+/** Asks one line on the terminal; "" when it is closed before an answer. */
+export async function askOnTerminal(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  try {
+    return await rl.question(question);
+  } catch {
+    return "";
+  } finally {
+    rl.close();
+  }
+}
+
+/** A plan made on the terminal: accept (in which mode), refine, or not now (ui/plan-prompt.ts). */
+export function askPlanOnTerminal(mode: ApprovalMode): Promise<PlanAnswer> {
+  return askPlanAnswer(process.stdin, process.stdout, mode);
+}
+
+/** Ctrl-C read as a key on the terminal (ui/repl.ts watchKeys); undefined off a terminal. */
+export function watchTerminalKeys(onCtrlC: () => void): KeyWatch | undefined {
+  return process.stdin.isTTY ? watchKeys(process.stdin, onCtrlC) : undefined;
+}
+
+/** A line for the person at the terminal that is not part of the run's output (stderr). */
+export function noticeOnTerminal(text: string): void {
+  process.stderr.write(text);
+}
