@@ -318,6 +318,9 @@ export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
   return "mini-cursor";
 }
 
+/** launchCommand() as the process started: read once, when this module loads, for the hints printed after a run. */
+export const LAUNCH_COMMAND = launchCommand();
+
 // --- end issue 14 ---
 
 function toTemperature(value: string | undefined): number | "default" | undefined {
@@ -437,9 +440,17 @@ export function isInteractiveTerminal(): boolean {
   return Boolean(process.stdin.isTTY && process.stdout.isTTY);
 }
 
-/** Studio and tests read a few settings without flags; this keeps them going through here. */
+/** The environment and .env files as Studio's first run read them (see settingsFromEnvironment). */
+let studioEnvironment: NodeJS.ProcessEnv | undefined;
+
+/**
+ * Studio's settings for one run: the run's configuration over the environment and the .env
+ * files, read once, on the first run (the dev server restarts when .env changes), so no run
+ * reads the environment again.
+ */
 export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
-  return loadSettings(overrides, readEnvironment());
+  studioEnvironment ??= readEnvironment();
+  return loadSettings(overrides, studioEnvironment);
 }
 
 // --- Containment (issue 15): what the sandbox needs to know about the host --------------------
@@ -517,6 +528,9 @@ export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
 export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_SNAPSHOTS ?? "");
 }
+
+/** snapshotsEnabled() as the process started: read once, when this module loads, not at every step. */
+export const SNAPSHOTS_ENABLED = snapshotsEnabled();
 
 /**
  * The environment the snapshot repository's git runs in: only what finds the program and its

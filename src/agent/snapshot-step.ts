@@ -1,5 +1,5 @@
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
-import { snapshotsEnabled } from "../settings.js";
+import { SNAPSHOTS_ENABLED } from "../settings.js";
 import { snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
 import { callEffects, ruleFor, type ToolLike } from "../policy/effects.js";
 
@@ -68,7 +68,7 @@ export function workspaceAt(
 const warned = new Set<string>();
 
 function storeFor(workspace: string): SnapshotStore | undefined {
-  if (!snapshotsEnabled() || warned.has(workspace)) return undefined;
+  if (!SNAPSHOTS_ENABLED || warned.has(workspace)) return undefined;
   return snapshotStore(workspace);
 }
 

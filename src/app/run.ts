@@ -1,6 +1,6 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../models/model.js";
-import { isInteractiveTerminal, launchCommand, type ApprovalMode, type Settings } from "../settings.js";
+import { isInteractiveTerminal, LAUNCH_COMMAND, type ApprovalMode, type Settings } from "../settings.js";
 import { askPlanOnTerminal, terminalStreams, watchTerminalKeys } from "../ui/terminal.js";
 import { carryOutCommand, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
@@ -155,7 +155,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
     if (summary.reason === "max_steps") {
       renderer.note(
         `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +
-          `Continue with: ${continueCommand(launchCommand(), settings, session.threadId)}`,
+          `Continue with: ${continueCommand(LAUNCH_COMMAND, settings, session.threadId)}`,
       );
     }
     const reason: StopReason = abort.signal.aborted ? "interrupted" : summary.reason;

@@ -9,9 +9,9 @@ import type { McpHub } from "../mcp/hub.js";
 const PARSER_PRELOAD_DELAY_MS = 100;
 
 /** Variables the project's rules file passes through to commands (none when it cannot be read). */
-function rulesPassEnv(workspace: string): string[] {
+function rulesPassEnv(workspace: string, trustStore: string): string[] {
   try {
-    return loadProjectRules(workspace).passEnv;
+    return loadProjectRules(workspace, { trustStore }).passEnv;
   } catch {
     return [];
   }
@@ -37,7 +37,7 @@ export function createAgentTools(
   // a little later, so that its ~10 ms of loading do not hold up sending the first request (a
   // command the model asks for before then loads it on demand).
   setTimeout(() => void loadShellParser().catch(() => undefined), PARSER_PRELOAD_DELAY_MS).unref();
-  const passEnv = [...settings.passEnv, ...rulesPassEnv(settings.workspace)];
+  const passEnv = [...settings.passEnv, ...rulesPassEnv(settings.workspace, settings.trustStore)];
   const sandbox = planSandbox(settings.sandbox, {
     workspace: settings.workspace,
     network: settings.network,

@@ -4,7 +4,7 @@ import { SUMMARY_KEY } from "../context/compaction.js";
 import { SnapshotError } from "../workspace/snapshots.js";
 import { workspaceAt, type TurnSnapshot, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import type { ThreadHistory } from "../agent/thread-history.js";
-import { snapshotsEnabled } from "../settings.js";
+import { SNAPSHOTS_ENABLED } from "../settings.js";
 import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
 import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
 import { requestTask } from "../policy/plan-mode.js";
@@ -110,7 +110,7 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
   if (!turn) return { ok: false, text: `Nothing to undo: thread ${ctx.threadId} has no turns.` };
   const lines = [`Undid turn ${turn.number}: ${turn.text.replace(/\s+/g, " ").slice(0, TURN_TITLE_CHARS)}`];
   const entry = turn.snapshot;
-  if (entry && !snapshotsEnabled()) {
+  if (entry && !SNAPSHOTS_ENABLED) {
     return {
       ok: false,
       text: "Workspace snapshots are off (MINI_CURSOR_SNAPSHOTS=off), so files cannot be brought back; nothing was changed.",
