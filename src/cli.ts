@@ -33,6 +33,8 @@ interface ParsedArgs {
   task: string;
   threads: boolean;
   undo: { force: boolean } | undefined;
+  /** `--force` given without `--undo`: a usage error. */
+  forceAlone: boolean;
   mcpList: boolean;
   flags: SettingsFlags;
 }
@@ -61,13 +63,16 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     task: (program.args as string[]).join(" ").trim(),
     threads: Boolean(opts.threads),
     undo: undo ? { force: Boolean(force) } : undefined,
+    forceAlone: Boolean(force) && !undo,
     mcpList: Boolean(mcpList),
     flags,
   };
 }
 
-/** `--undo` needs a thread to undo on, and no task. */
+/** `--undo` needs a thread to undo on, and no task; `--force` means nothing without it. */
 function undoProblem(parsed: ParsedArgs, settings: Settings): string | undefined {
+  if (parsed.forceAlone)
+    return "--force only goes with --undo (it overwrites files changed by hand while undoing); add --undo, or leave --force out.";
   if (!parsed.undo) return undefined;
   if (!settings.thread && !settings.continueLatest)
     return "--undo needs the thread: add --thread <id> or --continue (--threads lists them).";

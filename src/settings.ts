@@ -19,8 +19,13 @@ export const DEFAULT_MAX_STEPS = 30;
 export const DEFAULT_APPROVAL = "auto-edit";
 /** Rough context budget in tokens; the oldest turns are dropped beyond it. */
 export const DEFAULT_CONTEXT_TOKENS = 100_000;
-/** One model request may take this long before it is abandoned (and retried). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+/**
+ * The longest silence from the model provider: before its response starts, and between two
+ * reads of it (MINI_CURSOR_TIMEOUT_MS). A silent provider is reported after this, not retried.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** A wait for the provider this long is announced: spinner text, a `notice` event in --json. */
+export const DEFAULT_WAIT_NOTICE_MS = 2_000;
 /** Retries on 429, 5xx and dropped connections, with backoff honouring retry-after. */
 export const DEFAULT_MAX_RETRIES = 4;
 
@@ -134,6 +139,8 @@ const settingsSchema = z.object({
   verbose: z.boolean(),
   contextTokens: z.number().int().min(1_000),
   requestTimeoutMs: z.number().int().positive(),
+  /** MINI_CURSOR_WAIT_NOTICE_MS: how long a wait for the provider goes unannounced. */
+  waitNoticeMs: z.number().int().min(0),
   maxRetries: z.number().int().min(0).max(20),
   /** Model prices overriding the built-in table (MINI_CURSOR_PRICES, USD per million tokens). */
   prices: z.custom<PriceTable>().optional(),
@@ -367,6 +374,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
   refuseEmptyFlags(flags);
   const apiKey = nonEmpty(env.OPENAI_API_KEY);
   const baseUrl = nonEmpty(env.OPENAI_BASE_URL);
+  checkBaseUrl(baseUrl);
   const workspace = path.resolve(
     invocationDirectory(env),
     flags.workspace ?? nonEmpty(env.MINI_CURSOR_WORKSPACE) ?? ".",
@@ -394,6 +402,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     contextTokens: toInt(env.MINI_CURSOR_CONTEXT_TOKENS, "MINI_CURSOR_CONTEXT_TOKENS") ?? DEFAULT_CONTEXT_TOKENS,
     requestTimeoutMs: toInt(env.MINI_CURSOR_TIMEOUT_MS, "MINI_CURSOR_TIMEOUT_MS") ?? DEFAULT_REQUEST_TIMEOUT_MS,
     maxRetries: toInt(env.MINI_CURSOR_MAX_RETRIES, "MINI_CURSOR_MAX_RETRIES") ?? DEFAULT_MAX_RETRIES,
+    waitNoticeMs: toInt(env.MINI_CURSOR_WAIT_NOTICE_MS, "MINI_CURSOR_WAIT_NOTICE_MS") ?? DEFAULT_WAIT_NOTICE_MS,
     prices: toPrices(env.MINI_CURSOR_PRICES),
     sandbox: flags.sandbox ?? nonEmpty(env.MINI_CURSOR_SANDBOX) ?? "auto",
     network: flags.network === false ? false : (toBool(env.MINI_CURSOR_NETWORK, "MINI_CURSOR_NETWORK") ?? true),
@@ -415,13 +424,74 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     checkpointer: checkpointerSetting(flags.checkpointer, env),
   };
   const parsed = settingsSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.join(".");
-    throw new SettingsError(`Invalid setting ${field}: ${issue.message}`);
-  }
+  if (!parsed.success) throw new SettingsError(invalidSetting(parsed.error.issues[0]!, raw, flags));
   return parsed.data;
 }
+
+// --- issue 31 (a setting's error names the variable and the value it got) ---
+
+/** Where each validated field comes from when no flag set it: the variable a user can fix. */
+const FIELD_VARIABLES: Record<string, string> = {
+  model: "MINI_CURSOR_MODEL",
+  baseUrl: "OPENAI_BASE_URL",
+  engine: "MINI_CURSOR_ENGINE",
+  maxSteps: "MINI_CURSOR_MAX_STEPS",
+  approval: "MINI_CURSOR_APPROVAL",
+  contextTokens: "MINI_CURSOR_CONTEXT_TOKENS",
+  requestTimeoutMs: "MINI_CURSOR_TIMEOUT_MS",
+  maxRetries: "MINI_CURSOR_MAX_RETRIES",
+  waitNoticeMs: "MINI_CURSOR_WAIT_NOTICE_MS",
+  sandbox: "MINI_CURSOR_SANDBOX",
+  editTool: "MINI_CURSOR_EDIT_TOOL",
+  "mcp.startTimeoutMs": "MINI_CURSOR_MCP_START_TIMEOUT_MS",
+  "mcp.callTimeoutMs": "MINI_CURSOR_MCP_TIMEOUT_MS",
+};
+/** The flag that sets a field, where there is one. */
+const FIELD_FLAGS: Record<string, keyof SettingsFlags> = {
+  model: "model",
+  engine: "engine",
+  maxSteps: "maxSteps",
+  approval: "approval",
+  sandbox: "sandbox",
+};
+
+/** One sentence for a value the schema refused: `MINI_CURSOR_APPROVAL=yolo is not valid: use one of …`. */
+function invalidSetting(issue: z.core.$ZodIssue, raw: Record<string, unknown>, flags: SettingsFlags): string {
+  const field = issue.path.join(".");
+  let value: unknown = raw;
+  for (const key of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey];
+  const flag = FIELD_FLAGS[field];
+  const fromFlag = flag !== undefined && nonEmpty(String(flags[flag] ?? "")) !== undefined;
+  const name = fromFlag
+    ? `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+    : (FIELD_VARIABLES[field] ?? field);
+  const shown = fromFlag ? `${name} ${String(value)}` : `${name}=${String(value)}`;
+  const detail = issue as {
+    code: string;
+    values?: unknown[];
+    minimum?: unknown;
+    maximum?: unknown;
+    inclusive?: boolean;
+  };
+  if (detail.code === "invalid_value" && detail.values)
+    return `${shown} is not valid: use one of ${detail.values.map(String).join(", ")}.`;
+  if (detail.code === "too_small")
+    return `${shown} is too small: it must be ${detail.inclusive === false ? "more than" : "at least"} ${String(detail.minimum)}.`;
+  if (detail.code === "too_big")
+    return `${shown} is too large: it must be ${detail.inclusive === false ? "less than" : "at most"} ${String(detail.maximum)}.`;
+  return `${shown} is not valid: ${issue.message}`;
+}
+
+/** A base URL that says how to reach the server; `localhost:11434/v1` parses as a URL with scheme "localhost:". */
+function checkBaseUrl(baseUrl: string | undefined): void {
+  if (baseUrl === undefined || /^https?:\/\/./i.test(baseUrl)) return;
+  const fixed = /^[a-z][\w+.-]*:\/\/|\s/i.test(baseUrl) ? undefined : `http://${redactUrlPassword(baseUrl)}`;
+  throw new SettingsError(
+    `OPENAI_BASE_URL=${redactUrlPassword(baseUrl)} must start with http:// or https://` +
+      (fixed ? `: set OPENAI_BASE_URL=${fixed} (or https:// for a remote provider).` : "."),
+  );
+}
+// --- end issue 31 ---
 
 /**
  * Environment for child processes: the user's, without OPENAI_API_KEY and any variable whose

@@ -21,6 +21,9 @@ export interface CliOptions {
   timeoutMs?: number;
 }
 
+/** Longer than any test waits: the CLI announces no wait unless a test sets MINI_CURSOR_WAIT_NOTICE_MS. */
+export const QUIET_WAITS_MS = 3_600_000;
+
 /** The environment a CLI test starts from: no provider, no colour, nothing inherited that matters. */
 export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
@@ -28,8 +31,10 @@ export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     if (key.startsWith("OPENAI_") || key.startsWith("MINI_CURSOR_") || key === "INIT_CWD" || key === "DEBUG")
       delete env[key];
   }
-  // A developer's own .env (a real key, say) must not change what the tests run.
-  return { ...env, MINI_CURSOR_DOTENV: "off", ...extra };
+  // A developer's own .env (a real key, say) must not change what the tests run. A busy machine
+  // must not either: a scripted answer slower than 2 s would add a "waiting for…" line to the
+  // output, so waits are announced only in the tests that ask for it.
+  return { ...env, MINI_CURSOR_DOTENV: "off", MINI_CURSOR_WAIT_NOTICE_MS: String(QUIET_WAITS_MS), ...extra };
 }
 
 /**

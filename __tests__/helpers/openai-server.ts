@@ -42,6 +42,14 @@ export interface ScriptStep {
   usage?: { prompt_tokens: number; completion_tokens: number };
   /** Wait this long before answering (for timeouts). */
   delayMs?: number;
+  /** Read the request and never answer: no status line, no byte, the connection left open. */
+  silent?: boolean;
+  /**
+   * While the request's tool schemas carry this JSON-schema keyword, answer 400 as Gemini's
+   * OpenAI-compatible gateways do (`Invalid JSON payload received. Unknown name "additionalProperties"`);
+   * without it, answer as the rest of the step says.
+   */
+  rejectSchemaKeyword?: string;
   /**
    * A provider's answer replayed byte for byte instead of one built from the fields above:
    * status (default 200), headers (default content-type text/event-stream), and the body. An
@@ -226,6 +234,8 @@ function write(res: ServerResponse, data: string): Promise<void> {
 async function sendStream(res: ServerResponse, step: ScriptStep, request: ChatRequest, id: string): Promise<void> {
   const events = streamEvents(step, request.model, id, Boolean(request.stream_options?.include_usage));
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  // Node holds the headers back until the first write; a stream that stalls at once still sends them.
+  if (step.stallAfterChunks === 0) res.flushHeaders();
   for (let i = 0; i < events.length; i++) {
     if (res.destroyed) return;
     if (step.cutAfterChunks !== undefined && i >= step.cutAfterChunks) {
@@ -252,6 +262,22 @@ async function sendRaw(res: ServerResponse, raw: RawAnswer): Promise<void> {
 /** SSE framing for raw answers: each payload as `data: …` and a blank line, as OpenAI frames them. */
 export function sse(...payloads: Array<string | object>): string[] {
   return payloads.map((p) => `data: ${typeof p === "string" ? p : JSON.stringify(p)}\n\n`);
+}
+
+function schemasCarry(request: ChatRequest, keyword: string): boolean {
+  return JSON.stringify((request.tools ?? []).map((t) => t.function.parameters ?? null)).includes(
+    JSON.stringify(keyword),
+  );
+}
+
+/** Gemini's 400 for a schema keyword outside its subset, as its OpenAI-compatible endpoint sends it. */
+export function geminiSchemaFault(keyword: string): RawAnswer {
+  const message = `Invalid JSON payload received. Unknown name "${keyword}" at 'tools[0].function_declarations[0].parameters': Cannot find field.`;
+  return {
+    status: 400,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify([{ error: { code: 400, message, status: "INVALID_ARGUMENT" } }]),
+  };
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -328,6 +354,9 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
       sendJson(res, 500, { error: { type: "server_error", code: "script_exhausted", param: null, message } });
       return;
     }
+    if (step.silent) return;
+    if (step.rejectSchemaKeyword && schemasCarry(request, step.rejectSchemaKeyword))
+      return sendRaw(res, geminiSchemaFault(step.rejectSchemaKeyword));
     if (step.delayMs) await delay(step.delayMs);
     if (res.destroyed) return;
     if (step.raw) return sendRaw(res, step.raw);

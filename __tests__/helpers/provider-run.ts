@@ -11,6 +11,7 @@ import { inMemoryLoopThreads } from "./engine-harness.js";
 import { createTools } from "../../src/tools/index.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type Script } from "./openai-server.js";
 import { makeTempDir } from "./tmp.js";
+import { QUIET_WAITS_MS } from "./cli.js";
 
 /**
  * One run of either engine with the real ChatOpenAI (createChatModel) against the scripted
@@ -52,6 +53,8 @@ export async function runProvider(options: RunOptions): Promise<ProviderRun> {
       provider: "openai-compatible",
       requestTimeoutMs: 10_000,
       maxRetries: 1,
+      // A busy machine must not add "waiting for…" notices to the events these tests compare.
+      waitNoticeMs: QUIET_WAITS_MS,
       approval: "full-auto",
       maxSteps: 6,
       contextTokens: 100_000,

@@ -219,6 +219,8 @@ export interface TmuxTerminal {
   type(text: string): Promise<void>;
   /** Presses keys by tmux name: "Enter", "C-c", "C-d". */
   press(...keys: string[]): Promise<void>;
+  /** Pastes text as a terminal does (bracketed when the program asked for it), line breaks kept. */
+  paste(text: string): Promise<void>;
   /** Polls the screen until `check` holds; on timeout throws with what the screen showed. */
   waitForScreen(check: RegExp | ((screen: string) => boolean), what: string, timeoutMs?: number): Promise<string>;
   /** Kills the tmux server (and with it the pane: its processes get SIGHUP). */
@@ -269,6 +271,11 @@ export function createTmux(env: NodeJS.ProcessEnv = baseEnv()): TmuxTerminal {
     },
     async press(...keys) {
       await tmux("send-keys", "-t", session, ...keys);
+    },
+    async paste(text) {
+      // -p: bracketed if the program turned bracketed paste mode on; -r: line breaks sent as they are.
+      await tmux("set-buffer", "-b", "mc-paste", text);
+      await tmux("paste-buffer", "-p", "-r", "-d", "-b", "mc-paste", "-t", session);
     },
     async waitForScreen(check, what, timeoutMs = 30_000) {
       const test = typeof check === "function" ? check : (s: string) => check.test(s);

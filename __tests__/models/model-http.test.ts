@@ -321,13 +321,13 @@ describe("ChatOpenAI over HTTP", () => {
       expect(s.requests).toHaveLength(STREAM_RETRIES + 1);
     });
 
-    it("stalled (headers and a few chunks, then silence): abandoned after the idle timeout and retried", async () => {
-      const s = await serve([{ content: long, stallAfterChunks: 2 }, { content: "complete answer" }]);
-      const reply = await callModelWithRetry(createChatModel(settingsFor(s.url)), ask, undefined, {
-        idleTimeoutMs: 300,
-      });
-      expect(reply.content).toBe("complete answer");
-      expect(s.requests).toHaveLength(2);
+    it("issue 26: stalled (headers and a few chunks, then silence): abandoned after the idle timeout and reported, not retried", async () => {
+      const s = await serve([{ content: long, stallAfterChunks: 2 }, { content: "never reached" }]);
+      const err = await failureOf(
+        callModelWithRetry(createChatModel(settingsFor(s.url)), ask, undefined, { idleTimeoutMs: 300 }),
+      );
+      expect(err.message).toBe("The model's response stream stalled: nothing arrived for 0.3 s.");
+      expect(s.requests).toHaveLength(1);
     });
 
     it("an abort by the caller is not retried", async () => {

@@ -163,6 +163,35 @@ describe.each(ENGINE_KINDS)("%s engine", (engine) => {
       );
     });
 
+    test('issue 29: a gateway that answers 400 Unknown name "additionalProperties" gets the tools without it, once said, for the rest of the run (https://github.com/neoswarm/neosh/issues/74)', async () => {
+      const run = await runProvider({
+        engine,
+        script: (_r, i) => ({ rejectSchemaKeyword: "additionalProperties", ...(i < 2 ? writeCall : done) }),
+      });
+      expect(eventsOf(run.events, "error")).toEqual([]);
+      expect(run.summary.reason).toBe("done");
+      expect(run.file("notes.txt")).toBe("hello\n");
+      const carried = run.requests.map((r) =>
+        JSON.stringify(r.tools!.map((t) => t.function.parameters)).includes('"additionalProperties"'),
+      );
+      // Refused once, then every request of the run goes without it.
+      expect(carried).toEqual([true, false, false]);
+      expect(eventsOf(run.events, "notice").map((e) => e.message)).toEqual([
+        `The provider rejected the JSON-schema keyword "additionalProperties" in the tool schemas (HTTP 400: Invalid JSON payload received. Unknown name "additionalProperties" at 'tools[0].function_declarations[0].parameters': Cannot find field.); retrying without it for the rest of this run. MINI_CURSOR_ADDITIONAL_PROPERTIES=off leaves it out from the start.`,
+      ]);
+    });
+
+    test("issue 29: with MINI_CURSOR_ADDITIONAL_PROPERTIES=off the same gateway is never refused", async () => {
+      const run = await runProvider({
+        engine,
+        settings: { additionalProperties: false },
+        script: (_r, i) => ({ rejectSchemaKeyword: "additionalProperties", ...(i < 1 ? writeCall : done) }),
+      });
+      expect(run.summary.reason).toBe("done");
+      expect(run.requests).toHaveLength(2);
+      expect(eventsOf(run.events, "notice")).toEqual([]);
+    });
+
     test('content null beside tool calls, not "" (Bedrock-backed shims reject it: https://github.com/musistudio/claude-code-router/issues/1329)', async () => {
       const run = await runProvider({ engine, script: [writeCall, done] });
       const assistant = run.requests[1]!.messages.find((m) => m.role === "assistant")!;

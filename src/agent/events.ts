@@ -101,7 +101,13 @@ export type AgentEvent =
   /** The model's thinking (reasoning_content, <think> blocks): for the trace, never the answer. */
   | { type: "thinking"; step: number; text: string }
   /** Something the provider layer did that the user should know (a parameter dropped, a call recovered from text). */
-  | { type: "notice"; step: number; message: string }
+  | {
+      type: "notice";
+      step: number;
+      message: string;
+      /** What the run is waiting for right now (a slow provider, a retry): spinner text on a terminal. */
+      wait?: true;
+    }
   | { type: "final"; text: string }
   | { type: "error"; message: string; stack?: string }
   | {

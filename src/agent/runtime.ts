@@ -55,7 +55,7 @@ export type RuntimeSettings = Pick<
 > &
   // The provider wire's settings (src/provider/), all optional.
   Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties"> &
-  Partial<Pick<Settings, "editTool">>;
+  Partial<Pick<Settings, "editTool" | "waitNoticeMs">>;
 
 export interface RuntimeOptions {
   /** A model to use instead of the one the settings name (tests inject scripted models). */

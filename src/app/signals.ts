@@ -1,4 +1,5 @@
 import type { ReplControls } from "../ui/repl.js";
+import { closeOpenQuestions } from "../ui/questions.js";
 import { EXIT } from "./exit-codes.js";
 
 /** Signals that stop a run: Ctrl-C, a kill, and SIGHUP (the terminal was closed). */
@@ -27,6 +28,9 @@ export function onStopSignals(handler: (signal: NodeJS.Signals) => void): () => 
 export function installSignalBackstop(): void {
   let last = 0;
   onStopSignals((signal) => {
+    // A kill or a closed terminal ends the run whatever is on screen: an open question (approval,
+    // plan, yes/no) would otherwise hold it until someone pressed a key.
+    if (signal !== "SIGINT") closeOpenQuestions();
     const now = Date.now();
     const repeated = now - last < REPEATED_SIGNAL_MS;
     last = now;

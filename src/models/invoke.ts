@@ -5,6 +5,7 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import { estimateTokens, estimateTotalTokens } from "./tokens.js";
 import { newProviderCall, runInProviderCall, type OfferedTool, type ProviderCall } from "../provider/call-context.js";
 import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "../provider/message.js";
+import { findProviderError } from "../provider/errors.js";
 
 /**
  * LangChain's caller retries failed requests (429/5xx, honouring retry-after), but not a
@@ -13,17 +14,14 @@ import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "
 export const STREAM_RETRIES = 2;
 /** Pause before retrying a broken stream. */
 const STREAM_RETRY_DELAY_MS = 500;
-/**
- * A response stream that sends nothing for this long is abandoned (and retried). The SDK's
- * request timeout stops at the response headers, so without this a provider that goes quiet
- * mid-stream would hang the run forever. Same as the default request timeout.
- */
-export const STREAM_IDLE_TIMEOUT_MS = 120_000;
 
 type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
 
 export interface CallModelOptions {
-  /** Abandon a stream after this long without a chunk; defaults to STREAM_IDLE_TIMEOUT_MS. */
+  /**
+   * Abandon a stream after this long without a chunk. Unset: no limit here, because the wire
+   * under ChatOpenAI (provider/watchdog.ts) already limits silence to MINI_CURSOR_TIMEOUT_MS.
+   */
   idleTimeoutMs?: number;
   /** Told what the provider layer noticed: thinking for the trace, parameters dropped, calls recovered from text. */
   onProviderNote?: (note: ProviderNote) => void;
@@ -40,8 +38,10 @@ function isAbort(err: unknown, signal?: AbortSignal): boolean {
 export function isBrokenStream(err: unknown): boolean {
   const e = err as { status?: number; message?: string; code?: string; cause?: { code?: string } };
   if (typeof e?.status === "number") return false;
+  // The wire's own sentences (a silent provider, an unreachable one) are final: never retried.
+  if (findProviderError(err)) return false;
   const text = `${e?.message ?? ""} ${e?.code ?? ""} ${e?.cause?.code ?? ""}`;
-  return /terminated|socket hang up|ECONNRESET|premature close|other side closed|stream (ended|closed|stalled)|UND_ERR_SOCKET/i.test(
+  return /terminated|socket hang up|ECONNRESET|premature close|other side closed|stream (ended|closed)|UND_ERR_SOCKET/i.test(
     text,
   );
 }
@@ -135,6 +135,14 @@ function toAIMessage(message: BaseMessage): AIMessage {
   return new AIMessage({ content: message.content });
 }
 
+/** A broken stream's cause in a word or two: the system code, or the first line of the message. */
+function brokenReason(err: unknown): string {
+  const e = err as { message?: string; code?: string; cause?: { code?: string } };
+  const code = e?.cause?.code ?? e?.code;
+  if (typeof code === "string" && code) return code;
+  return (e?.message ?? String(err)).split("\n")[0]!.slice(0, 120);
+}
+
 const stalled = (idleMs: number) =>
   new Error(`The model's response stream stalled: nothing arrived for ${idleMs / 1000} s.`);
 
@@ -148,18 +156,19 @@ async function streamOnce(
   model: ChatRunnable,
   messages: BaseMessage[],
   config: RunnableConfig | undefined,
-  idleMs: number,
+  idleMs: number | undefined,
   call: ProviderCall,
 ): Promise<AIMessage> {
   const idle = new AbortController();
   const signal = config?.signal ? AbortSignal.any([config.signal, idle.signal]) : idle.signal;
-  let timer = setTimeout(() => idle.abort(), idleMs);
+  const arm = () => (idleMs === undefined ? undefined : setTimeout(() => idle.abort(), idleMs));
+  let timer = arm();
   let merged: BaseMessage | undefined;
   try {
     const stream = await model.stream(messages, { ...config, signal });
     for await (const chunk of stream) {
       clearTimeout(timer);
-      timer = setTimeout(() => idle.abort(), idleMs);
+      timer = arm();
       merged =
         merged === undefined
           ? chunk
@@ -169,14 +178,14 @@ async function streamOnce(
     }
   } catch (err) {
     if (idle.signal.aborted && !config?.signal?.aborted) {
-      throw stalled(idleMs);
+      throw stalled(idleMs!);
     }
     throw err;
   } finally {
     clearTimeout(timer);
   }
   if (idle.signal.aborted && !config?.signal?.aborted) {
-    throw stalled(idleMs);
+    throw stalled(idleMs!);
   }
   if (merged === undefined) throw new Error("The model's response stream ended without a message.");
   if (isIncompleteResponse(merged)) {
@@ -193,11 +202,13 @@ export async function callModelWithRetry(
   config?: RunnableConfig,
   options: CallModelOptions = {},
 ): Promise<AIMessage> {
-  const idleMs = options.idleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS;
+  const idleMs = options.idleTimeoutMs;
   const echoes = echoesOf(messages);
   for (let attempt = 0; ; attempt++) {
     const call = newProviderCall(echoes);
     if (options.tools) call.offered = options.tools;
+    // Waits and retries are told as they happen, not after the call.
+    call.onNote = options.onProviderNote;
     try {
       const message = await runInProviderCall(call, () => streamOnce(model, messages, config, idleMs, call));
       if (call.response.thinking.trim())
@@ -207,6 +218,10 @@ export async function callModelWithRetry(
     } catch (err) {
       for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
       if (isAbort(err, config?.signal) || attempt >= STREAM_RETRIES || !isBrokenStream(err)) throw err;
+      options.onProviderNote?.({
+        kind: "wait",
+        text: `retrying: the response broke off (${brokenReason(err)}) (attempt ${attempt + 2} of ${STREAM_RETRIES + 1})`,
+      });
       await sleep(STREAM_RETRY_DELAY_MS * (attempt + 1), config?.signal);
     }
   }

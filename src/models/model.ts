@@ -5,7 +5,8 @@ import { ResponseRecorder } from "./recorder.js";
 import { loadRecording, recordingLabel, ReplayChatModel, ReplayDivergenceError } from "./replay.js";
 import type { Settings } from "../settings.js";
 import { AsyncCaller } from "@langchain/core/utils/async_caller";
-import { findProviderError } from "../provider/errors.js";
+import { findProviderError, ProviderError } from "../provider/errors.js";
+import { currentProviderCall } from "../provider/call-context.js";
 import { temperatureFor } from "../provider/family.js";
 import { createProviderFetch } from "../provider/wire.js";
 
@@ -16,22 +17,55 @@ export type ModelSettings = Pick<
   Settings,
   "model" | "apiKey" | "baseUrl" | "provider" | "requestTimeoutMs" | "maxRetries" | "record" | "replay"
 > &
-  Partial<Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties">>;
+  Partial<
+    Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties" | "waitNoticeMs">
+  >;
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
 const UNPROCESSABLE = 422;
+/**
+ * The SDK's own timeout (to the response headers) is set this much later than the wire's
+ * silence limit (provider/watchdog.ts), so the wire's sentence, never retried, is the one seen.
+ */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
 
 /** LangChain's own retry rules (429/5xx/connection), with the provider layer's final errors let through at once. */
 class DefaultRetryRules extends AsyncCaller {
   readonly handler = this.onFailedAttempt;
 }
 const defaultFailedAttempt = new DefaultRetryRules({}).handler;
-function onFailedAttempt(error: unknown): void {
+function onFailedAttempt(error: unknown, settings: Pick<ModelSettings, "maxRetries" | "requestTimeoutMs">): void {
   const final = findProviderError(error);
   if (final) throw final;
   // 422 is a validation error (Mistral, vLLM): the same request fails the same way again.
   if ((error as { status?: unknown } | undefined)?.status === UNPROCESSABLE) throw error;
-  return defaultFailedAttempt?.(error);
+  // The SDK's timeout (LangChain renames it TimeoutError): silence lasted the whole limit already.
+  if ((error as { name?: unknown } | undefined)?.name === "TimeoutError")
+    throw new ProviderError(
+      `The model provider sent no response within MINI_CURSOR_TIMEOUT_MS (${settings.requestTimeoutMs} ms); try again, or raise the limit.`,
+      "silent",
+    );
+  defaultFailedAttempt?.(error);
+  // LangChain's caller retries it after a backoff: the spinner (or --json) says so, and why.
+  const call = currentProviderCall();
+  if (call?.onNote)
+    call.onNote({
+      kind: "wait",
+      text: `retrying: ${retryReason(error)} (attempt ${call.requests + 1} of ${settings.maxRetries + 1})`,
+    });
+}
+
+/** Why a request is being retried, in a few words. */
+function retryReason(error: unknown): string {
+  const e = (error ?? {}) as ErrorWithStatus & { retryAfterMs?: number };
+  const after =
+    typeof e.retryAfterMs === "number" ? `, the provider asked to wait ${Math.ceil(e.retryAfterMs / 1000)} s` : "";
+  if (e.status === 429) return `the provider is rate limiting (HTTP 429${after})`;
+  if (typeof e.status === "number") return `the provider answered HTTP ${e.status}${after}`;
+  const code = causeCode(error);
+  return code
+    ? `the connection failed (${code})`
+    : `the request failed (${(e.message ?? String(error)).split("\n")[0]})`;
 }
 
 /**
@@ -55,6 +89,8 @@ export function createChatModel(settings: ModelSettings): BaseChatModel {
     streamOptions: settings.streamOptions ?? true,
     stream: settings.stream ?? true,
     stripAdditionalProperties: settings.additionalProperties === false,
+    timeoutMs: settings.requestTimeoutMs,
+    waitNoticeMs: settings.waitNoticeMs,
   });
   return new ChatOpenAI({
     callbacks,
@@ -62,11 +98,11 @@ export function createChatModel(settings: ModelSettings): BaseChatModel {
     apiKey: settings.apiKey ?? PLACEHOLDER_API_KEY,
     configuration: { ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}), fetch },
     temperature: temperatureFor(settings.model, settings.temperature),
-    onFailedAttempt,
+    onFailedAttempt: (error: unknown) => onFailedAttempt(error, settings),
     streaming: true,
     streamUsage: true,
     maxRetries: settings.maxRetries,
-    timeout: settings.requestTimeoutMs,
+    timeout: settings.requestTimeoutMs + SDK_TIMEOUT_MARGIN_MS,
   });
 }
 

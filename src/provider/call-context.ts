@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { ProviderNote } from "./message.js";
 
 /**
  * What one model call shares with the wire underneath it. LangChain turns messages into the
@@ -41,6 +42,10 @@ export interface ProviderCall {
   response: ResponseExtras;
   /** Things the user should know, for the trace ("retried without temperature"). */
   notices: string[];
+  /** Told at once what the user should know while the call is still waiting (waits and retries). */
+  onNote?: (note: ProviderNote) => void;
+  /** Chat requests sent for this call so far (the first one and every retry). */
+  requests: number;
 }
 
 const storage = new AsyncLocalStorage<ProviderCall>();
@@ -50,7 +55,7 @@ export function emptyResponse(): ResponseExtras {
 }
 
 export function newProviderCall(echoes: Map<string, ToolCallEcho> = new Map()): ProviderCall {
-  return { echoes, response: emptyResponse(), notices: [] };
+  return { echoes, response: emptyResponse(), notices: [], requests: 0 };
 }
 
 export function runInProviderCall<T>(call: ProviderCall, fn: () => Promise<T>): Promise<T> {

@@ -6,7 +6,14 @@
 /** Longest provider message quoted to the user. */
 const MAX_PROVIDER_MESSAGE = 400;
 
-export type ProviderErrorKind = "web_page" | "connection_refused" | "content_filter" | "length" | "error_body";
+export type ProviderErrorKind =
+  | "web_page"
+  | "connection_refused"
+  | "unreachable"
+  | "silent"
+  | "content_filter"
+  | "length"
+  | "error_body";
 
 /**
  * An error the user must act on, stated in one sentence. Never retried: the wire and the
@@ -19,6 +26,14 @@ export class ProviderError extends Error {
     readonly kind: ProviderErrorKind,
   ) {
     super(message);
+  }
+
+  /**
+   * Short on purpose: the OpenAI SDK reads `String(error)` of what fetch threw, and text such as
+   * "MINI_CURSOR_TIMEOUT_MS" would make it call the error its own timeout and retry it.
+   */
+  override toString(): string {
+    return `ProviderError (${this.kind})`;
   }
 }
 
@@ -136,9 +151,61 @@ export function systemCode(err: unknown): string | undefined {
     const e = queue.shift() as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined;
     if (!e || typeof e !== "object" || seen.has(e)) continue;
     seen.add(e);
-    if (typeof e.code === "string" && /^E[A-Z]+$/.test(e.code)) return e.code;
+    if (typeof e.code === "string" && (/^E[A-Z_]+$/.test(e.code) || e.code === CONNECT_TIMEOUT)) return e.code;
     if (e.cause) queue.push(e.cause);
     if (Array.isArray(e.errors)) queue.push(...e.errors);
   }
   return undefined;
+}
+
+/** undici's code for a connection not accepted within its connect timeout (10 s). */
+const CONNECT_TIMEOUT = "UND_ERR_CONNECT_TIMEOUT";
+
+/** Why a connection could not be made, by system code; these do not heal in the seconds a retry waits. */
+const UNREACHABLE: Record<string, (host: string) => string> = {
+  ENOTFOUND: (host) => `the name ${host} does not resolve (ENOTFOUND); check OPENAI_BASE_URL for a typo`,
+  EAI_AGAIN: (host) =>
+    `the name ${host} could not be looked up (EAI_AGAIN: no answer from DNS); is this machine online? Check OPENAI_BASE_URL`,
+  ECONNREFUSED: () =>
+    "nothing accepted the connection (ECONNREFUSED); check OPENAI_BASE_URL and that the server is running",
+  ENETUNREACH: () => "there is no route to it (ENETUNREACH); is this machine online? Check OPENAI_BASE_URL",
+  EHOSTUNREACH: () => "the host cannot be reached (EHOSTUNREACH); is this machine online? Check OPENAI_BASE_URL",
+  EADDRNOTAVAIL: () => "no network address to connect from (EADDRNOTAVAIL); is this machine online?",
+  [CONNECT_TIMEOUT]: () =>
+    "the connection was not accepted within 10 s (connect timeout); is this machine online? Check OPENAI_BASE_URL",
+};
+
+/**
+ * A connection that could not be made, as one sentence never retried (issue 31: an unreachable
+ * provider answers within seconds, not after LangChain's backoff of about 20 s); undefined for
+ * other failures.
+ */
+export function unreachableError(baseUrl: string, err: unknown): ProviderError | undefined {
+  if (refusedPort(err)) {
+    const port = /:(\d+)(?:\/|$)/.exec(baseUrl.replace(/^[a-z]+:\/\/[^/]*?@/i, ""))?.[1] ?? "";
+    return new ProviderError(
+      `Could not reach the model provider at ${baseUrl}: Node's fetch never connects to port ${port} (it is reserved for other protocols); check the port in OPENAI_BASE_URL.`,
+      "unreachable",
+    );
+  }
+  const code = systemCode(err);
+  const why = code ? UNREACHABLE[code] : undefined;
+  if (!why) return undefined;
+  let host = baseUrl;
+  try {
+    host = new URL(baseUrl).hostname;
+  } catch {
+    // keep the URL as it is
+  }
+  return new ProviderError(`Could not reach the model provider at ${baseUrl}: ${why(host)}.`, "unreachable");
+}
+
+/** undici refuses the fetch standard's "bad ports" (1, 7, 9, 21, 22, 25…) without trying them. */
+function refusedPort(err: unknown): boolean {
+  let e = err as { message?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; e && depth < 4; depth++) {
+    if (e.message === "bad port") return true;
+    e = e.cause as typeof e;
+  }
+  return false;
 }

@@ -4,7 +4,8 @@ import type { ProviderNote } from "./message.js";
 export type ProviderEvent = Extract<AgentEvent, { type: "thinking" | "notice" }>;
 
 export function providerNoteEvent(note: ProviderNote, step: number): ProviderEvent {
-  return note.kind === "thinking"
-    ? { type: "thinking", step, text: note.text }
+  if (note.kind === "thinking") return { type: "thinking", step, text: note.text };
+  return note.kind === "wait"
+    ? { type: "notice", step, message: note.text, wait: true }
     : { type: "notice", step, message: note.text };
 }

@@ -13,7 +13,11 @@ import { recoverTextToolCalls } from "./text-calls.js";
 /** Where Gemini's per-call `extra_content` is kept on the AI message, by call id. */
 export const EXTRA_CONTENT_KEY = "tool_call_extra_content";
 
-export type ProviderNote = { kind: "thinking"; text: string } | { kind: "notice"; text: string };
+/** wait: what a call is waiting for right now (a slow answer, a retry), for the spinner and --json. */
+export type ProviderNote =
+  | { kind: "thinking"; text: string }
+  | { kind: "notice"; text: string }
+  | { kind: "wait"; text: string };
 
 /** What earlier assistant turns must carry back, by tool-call id. */
 export function echoesOf(messages: readonly BaseMessage[]): Map<string, ToolCallEcho> {

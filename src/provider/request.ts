@@ -95,6 +95,19 @@ export function rewriteRequest(
   return out;
 }
 
+/** JSON-schema keywords some gateways refuse in tool schemas (Gemini's subset: `Unknown name "additionalProperties"`). */
+const SCHEMA_KEYWORDS = ["additionalProperties", "$schema"];
+
+/**
+ * The schema keyword a 400/422 names, if the request's tool schemas carried it: the cue to send
+ * the tools without it. `$schema` is never sent (cleanSchema), so in practice additionalProperties.
+ */
+export function rejectedSchemaKeyword(body: Json, errorText: string): string | undefined {
+  if (!Array.isArray(body.tools)) return undefined;
+  const schemas = JSON.stringify(body.tools.map((t: Json) => t?.function?.parameters ?? null));
+  return SCHEMA_KEYWORDS.find((key) => errorText.includes(key) && schemas.includes(JSON.stringify(key)));
+}
+
 /** Parameters that may be dropped when a provider rejects them; the conversation itself never is. */
 const ESSENTIAL = new Set(["model", "messages", "tools", "stream"]);
 

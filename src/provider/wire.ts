@@ -1,8 +1,17 @@
 import { currentProviderCall, emptyResponse, type OfferedTool, type ProviderCall } from "./call-context.js";
 import { ChunkNormaliser, completionToChunks } from "./chunks.js";
-import { errorFields, isLocalUrl, looksLikeHtml, ProviderError, providerMessage, systemCode } from "./errors.js";
-import { rejectedParameter, rewriteRequest, type RequestOptions } from "./request.js";
+import {
+  errorFields,
+  isLocalUrl,
+  looksLikeHtml,
+  ProviderError,
+  providerMessage,
+  systemCode,
+  unreachableError,
+} from "./errors.js";
+import { rejectedParameter, rejectedSchemaKeyword, rewriteRequest, type RequestOptions } from "./request.js";
 import { parseSse } from "./sse.js";
+import { fetchWithinLimit, WAIT_NOTICE_MS, watchedBody } from "./watchdog.js";
 
 /**
  * The OpenAI SDK's fetch, wrapped: every chat-completions request and response passes through
@@ -18,6 +27,10 @@ type Fetch = typeof globalThis.fetch;
 export interface WireOptions extends RequestOptions {
   /** Where requests go, for messages (OPENAI_BASE_URL or OpenAI's). */
   baseUrl: string;
+  /** The longest silence from the provider, before the response and inside it (MINI_CURSOR_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** A wait for the response this long is announced (default WAIT_NOTICE_MS). */
+  waitNoticeMs?: number;
 }
 
 /** Statuses that may name a parameter the provider does not support. */
@@ -101,15 +114,28 @@ function errorResponse(status: number, headers: Headers, text: string): Response
 export function createProviderFetch(options: WireOptions, base: Fetch = globalThis.fetch): Fetch {
   /** Parameters the provider rejected: left out of every later request of this run. */
   const dropped = new Set<string>();
+  /** The request options; schema keywords a gateway rejected are stripped for the rest of the run. */
+  let shaping: RequestOptions = options;
   const webPage = () =>
     new ProviderError(
       `The base URL ${options.baseUrl} answered with a web page, not an API; set OPENAI_BASE_URL to the API's address (usually ending in /v1).`,
       "web_page",
     );
 
-  async function send(url: string, init: RequestInit | undefined): Promise<Response> {
+  const limits = { timeoutMs: options.timeoutMs, baseUrl: options.baseUrl };
+
+  async function send(url: string, init: RequestInit | undefined, call?: ProviderCall): Promise<Response> {
+    // Said once per request, while nothing has come back yet: what it waits for, and for how long at most.
+    const onWait = call?.onNote && {
+      afterMs: options.waitNoticeMs ?? WAIT_NOTICE_MS,
+      notify: () =>
+        call.onNote?.({
+          kind: "wait",
+          text: `waiting for the model provider at ${options.baseUrl}: no response yet (gives up after ${options.timeoutMs / 1000} s)`,
+        }),
+    };
     try {
-      return await base(url, init);
+      return await fetchWithinLimit((withSignal) => base(url, withSignal), init, limits, onWait || undefined);
     } catch (err) {
       const code = systemCode(err);
       // A refused connection to this machine is not going to start working in the next second.
@@ -119,7 +145,7 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
           "connection_refused",
         );
       }
-      throw err;
+      throw unreachableError(options.baseUrl, err) ?? err;
     }
   }
 
@@ -129,7 +155,7 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
     if (!isChat) return send(url, init);
     const call: ProviderCall | undefined = currentProviderCall();
     const original = JSON.parse(init!.body as string) as Json;
-    let body = rewriteRequest(original, options, dropped, call);
+    let body = rewriteRequest(original, shaping, dropped, call);
     if (call) {
       // The engine's own tools when it named them (exact validation, and replays have no wire).
       call.offered ??= offeredTools(body);
@@ -137,27 +163,43 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
     }
     let response: Response | undefined;
     for (let drops = 0; ; drops++) {
-      response = await send(url, { ...init, body: JSON.stringify(body) });
+      if (call) call.requests++;
+      response = await send(url, { ...init, body: JSON.stringify(body) }, call);
       if (response.ok) break;
       const text = await response.text();
       // A wrong base URL often lands on a website's own 404 page (a 5xx page from a proxy is retried as usual).
       if (response.status < 500 && looksLikeHtml(text)) throw webPage();
-      const rejected =
-        PARAMETER_STATUSES.has(response.status) && drops < MAX_DROPS_PER_REQUEST
-          ? rejectedParameter(body, text, errorFields(text).param)
-          : undefined;
+      const retryable = PARAMETER_STATUSES.has(response.status) && drops < MAX_DROPS_PER_REQUEST;
+      const keyword = retryable && !shaping.stripAdditionalProperties ? rejectedSchemaKeyword(body, text) : undefined;
+      if (keyword) {
+        // Gemini behind an OpenAI-compatible gateway: the tools' schemas go without the keyword.
+        shaping = { ...shaping, stripAdditionalProperties: true };
+        call?.notices.push(
+          `The provider rejected the JSON-schema keyword "${keyword}" in the tool schemas (HTTP ${response.status}: ${providerMessage(text)}); retrying without it for the rest of this run. MINI_CURSOR_ADDITIONAL_PROPERTIES=off leaves it out from the start.`,
+        );
+        body = rewriteRequest(original, shaping, dropped, call);
+        continue;
+      }
+      const rejected = retryable ? rejectedParameter(body, text, errorFields(text).param) : undefined;
       if (!rejected || dropped.has(rejected)) return errorResponse(response.status, response.headers, text);
       dropped.add(rejected);
       call?.notices.push(
         `The provider rejected the parameter "${rejected}" (HTTP ${response.status}: ${providerMessage(text)}); retrying without it for the rest of this run.`,
       );
-      body = rewriteRequest(original, options, dropped, call);
+      body = rewriteRequest(original, shaping, dropped, call);
     }
     const contentType = response.headers.get("content-type") ?? "";
     if (/text\/html/i.test(contentType)) {
       await response.body?.cancel();
       throw webPage();
     }
+    // From here every read of the body has the same silence limit as the wait for the headers.
+    if (response.body)
+      response = new Response(watchedBody(response.body, limits), {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
     const extras = call?.response ?? emptyResponse();
     const normaliser = new ChunkNormaliser(extras);
     const wantedStream = original.stream === true;

@@ -3,6 +3,7 @@ import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/event
 import { UNATTENDED_RESPONSE } from "../policy/approval.js";
 import { LOCAL_RULES_FILE } from "../security/rules.js";
 import { diffLines, formatArgs } from "./render.js";
+import { trackQuestion } from "./questions.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 
 /** Width the command in a question is wrapped to (it is shown whole, never cut). */
@@ -68,7 +69,7 @@ export function formatQuestion(request: ApprovalRequest): { text: string; prompt
 export function createTerminalApprover(before: () => void, onCancel?: () => void): Approver {
   return async (request: ApprovalRequest) => {
     before();
-    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+    const rl = trackQuestion(createInterface({ input: process.stdin, output: process.stdout, terminal: true }));
     try {
       const question = formatQuestion(request);
       process.stdout.write(question.text);

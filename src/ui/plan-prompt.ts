@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline/promises";
 import type { ApprovalMode } from "../settings.js";
+import { trackQuestion } from "./questions.js";
 
 /** What the person decided about a plan made in plan mode. */
 export type PlanAnswer =
@@ -45,7 +46,7 @@ export async function askPlanAnswer(
   output: NodeJS.WritableStream,
   defaultMode: ApprovalMode,
 ): Promise<PlanAnswer> {
-  const rl = createInterface({ input, output, terminal: true });
+  const rl = trackQuestion(createInterface({ input, output, terminal: true }));
   try {
     const question = planQuestion(defaultMode);
     output.write(question.text);

@@ -9,6 +9,10 @@ import { createSpinner, type Spinner } from "./spinner.js";
 const MAX_ARG_CHARS = 80;
 /** Lines of a tool result shown under it in the trace (the model gets all of it). */
 const RESULT_PREVIEW_LINES = 3;
+/** A request longer than this is echoed in the trace as its head and tail (the model gets all of it). */
+export const MAX_ECHO_CHARS = 600;
+const ECHO_HEAD_CHARS = 300;
+const ECHO_TAIL_CHARS = 200;
 /** Lines of an edit's diff shown in the trace and the approval prompt. */
 export const MAX_DIFF_LINES = 60;
 
@@ -54,6 +58,14 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** A long request as the trace echoes it: head … size … tail, so a pasted log is not printed back whole. */
+export function shortenRequest(text: string): string {
+  if (text.length <= MAX_ECHO_CHARS) return text;
+  const lines = text.split("\n").length;
+  const size = `${formatBytes(Buffer.byteLength(text))}, ${lines} line${lines === 1 ? "" : "s"}`;
+  return `${text.slice(0, ECHO_HEAD_CHARS)} … [request of ${size}; the middle is not shown here] … ${text.slice(-ECHO_TAIL_CHARS)}`;
 }
 
 function formatTokens(n: number): string {
@@ -165,7 +177,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
     event(event) {
       switch (event.type) {
         case "run_start":
-          if (options.echoRequest !== false) line(`${c.cyan("❯")} ${sanitizeForTerminal(event.task)}`);
+          if (options.echoRequest !== false) line(`${c.cyan("❯")} ${sanitizeForTerminal(shortenRequest(event.task))}`);
           break;
         case "step":
           streamedThisStep = false;
@@ -273,6 +285,12 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           break;
         }
         case "notice":
+          // A wait (a slow provider, a retry) is the spinner's text on a terminal, a line elsewhere.
+          if (event.wait) {
+            if (options.spinner) busy(sanitizeForTerminal(event.message));
+            else line(c.dim(`  … ${sanitizeForTerminal(event.message)}`));
+            break;
+          }
           line(c.yellow(`  ⚠ ${event.message}`));
           break;
         case "usage":

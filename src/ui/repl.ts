@@ -1,9 +1,12 @@
 import { createInterface, type Interface } from "node:readline";
+import { PassThrough } from "node:stream";
 import type { RunSummary } from "../agent/engine.js";
 import type { Approver } from "../agent/events.js";
 import type { Session } from "../app/session.js";
 import type { SlashResult } from "../app/slash-commands.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
+import { BRACKETED_PASTE_OFF, BRACKETED_PASTE_ON, PasteFilter, PasteStore } from "./paste.js";
+import { trackQuestion } from "./questions.js";
 import type { Renderer } from "./render.js";
 
 /** Two Ctrl-C within this window exit even in the middle of a turn. */
@@ -15,6 +18,8 @@ export const CTRL_C_AGAIN = "(press Ctrl-C again to exit, or type /exit)";
 /** Lines of history kept by the prompt. */
 const HISTORY_SIZE = 500;
 const PROMPT = "› ";
+/** The prompt after a line that ended in a backslash: the request goes on on this line. */
+const CONTINUATION_PROMPT = "… ";
 
 export interface ReplIo {
   input: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => void };
@@ -56,57 +61,105 @@ export function formatProcesses(processes: BackgroundProcess[]): string {
     .join("\n");
 }
 
+/** What askLine shares with the session: history, pastes, and how Ctrl-C at the prompt counts. */
+interface PromptState {
+  history: string[];
+  pastes: PasteStore;
+  /** When the last lone Ctrl-C at an empty prompt was pressed (0: none pending). */
+  ctrlCAt: number;
+  /** True (and the session is leaving) when this Ctrl-C is the second of two within a second. */
+  secondOfTwo(): boolean;
+}
+
 /**
- * Reads one line on a terminal with editing and history; null on Ctrl-D, on a second Ctrl-C at
- * an empty prompt, or when `leave` settles first (a SIGTERM while the prompt waits). As in a
- * shell, Ctrl-C on a typed line throws the line away and prompts again.
+ * The terminal as the line editor should read it: pastes (bracketed paste mode) become
+ * placeholders; everything else passes as typed. Raw mode is the real terminal's.
  */
-function askLine(
-  io: ReplIo,
-  history: string[],
-  leave: Promise<unknown>,
-  ctrlC: { at: number },
-): Promise<string | null> {
+function editorInput(io: ReplIo, pastes: PasteStore): { input: PassThrough; detach(): void } {
+  const input = Object.assign(new PassThrough(), {
+    isTTY: true,
+    setRawMode: (mode: boolean) => io.input.setRawMode?.(mode),
+  });
+  const filter = new PasteFilter((text) => pastes.placeholder(text));
+  const onData = (chunk: Buffer | string) => {
+    const text = filter.feed(chunk);
+    if (text) input.write(text);
+  };
+  io.input.on("data", onData);
+  io.input.resume();
+  io.output.write(BRACKETED_PASTE_ON);
+  return {
+    input,
+    detach() {
+      io.output.write(BRACKETED_PASTE_OFF);
+      io.input.off("data", onData);
+      io.input.pause();
+    },
+  };
+}
+
+/**
+ * Reads one request on a terminal with editing and history; null on Ctrl-D, on a second Ctrl-C
+ * at an empty prompt, or when `leave` settles first (a SIGTERM while the prompt waits). As in a
+ * shell, Ctrl-C on a typed line throws the line away and prompts again; a line ending in `\`
+ * goes on on the next one, and a pasted block arrives whole.
+ */
+function askLine(io: ReplIo, state: PromptState, leave: Promise<unknown>): Promise<string | null> {
   return new Promise((resolve) => {
+    const editor = editorInput(io, state.pastes);
     const rl: Interface = createInterface({
-      input: io.input,
+      input: editor.input,
       output: io.output,
       terminal: true,
-      history,
+      history: state.history,
       historySize: HISTORY_SIZE,
       removeHistoryDuplicates: true,
     });
+    /** The lines before this one, when earlier lines ended in a backslash. */
+    const parts: string[] = [];
     let done = false;
     const finish = (value: string | null) => {
       if (done) return;
       done = true;
       rl.close();
-      resolve(value);
+      editor.detach();
+      resolve(value === null ? null : state.pastes.expand(value));
     };
     rl.on("SIGINT", () => {
       const typed = rl.line;
+      const empty = typed === "" && parts.length === 0;
       const now = Date.now();
-      if (typed === "" && now - ctrlC.at < EXIT_CONFIRM_MS) {
+      if (empty && (state.secondOfTwo() || now - state.ctrlCAt < EXIT_CONFIRM_MS)) {
         io.output.write("\n");
         finish(null);
         return;
       }
-      ctrlC.at = typed === "" ? now : 0;
+      state.ctrlCAt = empty ? now : 0;
       // Leave what was typed on its line, marked as dropped, and start a fresh prompt.
-      io.output.write(typed === "" ? `\n${CTRL_C_AGAIN}\n` : "^C\n");
+      io.output.write(empty ? `\n${CTRL_C_AGAIN}\n` : "^C\n");
+      parts.length = 0;
+      rl.setPrompt(PROMPT);
       rl.write(null, { ctrl: true, name: "e" });
       rl.write(null, { ctrl: true, name: "u" });
       rl.prompt();
     });
     rl.on("close", () => finish(null));
     rl.on("history", (h: string[]) => {
-      history.splice(0, history.length, ...h);
+      state.history.splice(0, state.history.length, ...h);
     });
-    rl.question(PROMPT, (answer) => {
+    rl.on("line", (line: string) => {
+      if (line.endsWith("\\")) {
+        parts.push(line.slice(0, -1));
+        rl.setPrompt(CONTINUATION_PROMPT);
+        rl.prompt();
+        return;
+      }
       // A request in between: the next Ctrl-C at an empty prompt is a first one again.
-      ctrlC.at = 0;
-      finish(answer);
+      state.ctrlCAt = 0;
+      finish([...parts, line].join("\n"));
     });
+    rl.setPrompt(PROMPT);
+    rl.prompt();
     void leave.then(() => {
       if (done) return;
       io.output.write("\n");
@@ -118,7 +171,7 @@ function askLine(
 /** A yes/no question on the terminal; anything but y/yes is no. */
 function askYesNo(io: ReplIo, question: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const rl = createInterface({ input: io.input, output: io.output, terminal: true });
+    const rl = trackQuestion(createInterface({ input: io.input, output: io.output, terminal: true }));
     let answered = false;
     rl.on("close", () => !answered && resolve(false));
     rl.question(question, (answer) => {
@@ -217,9 +270,9 @@ export function pausingKeys(ask: Approver, keys: KeyWatch | undefined): Approver
  */
 export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<ReplEnd> {
   renderer.note(
-    "Type a request, or /help for commands. Ctrl-C cancels a turn; Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.",
+    "Type a request, or /help for commands. End a line with \\ to go on on the next one; a pasted block is sent whole. " +
+      "Ctrl-C cancels a turn (twice within a second leaves); Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.",
   );
-  const history: string[] = [];
   let turn: AbortController | undefined;
   let lastInterrupt = 0;
   let exitCode: ReplEnd | undefined;
@@ -241,8 +294,9 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
     const now = Date.now();
     const twice = now - lastInterrupt < DOUBLE_INTERRUPT_MS;
     lastInterrupt = now;
-    if (!turn) requestExit("left");
-    else if (twice) requestExit("interrupted");
+    // Twice within a second leaves as interrupted, also when the turn ended in between.
+    if (twice) requestExit("interrupted");
+    else if (!turn) requestExit("left");
     cancelTurn("\nCancelling this turn…");
   };
   const unwatchSignals = io.watchSignals({
@@ -254,7 +308,17 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
   });
 
   const piped = io.input.isTTY ? undefined : pipedLines(io);
-  const ctrlAtPrompt = { at: 0 };
+  const prompt: PromptState = {
+    history: [],
+    pastes: new PasteStore(),
+    ctrlCAt: 0,
+    // The turn ended before the second press arrived: it is still the second of two.
+    secondOfTwo: () => {
+      if (Date.now() - lastInterrupt >= DOUBLE_INTERRUPT_MS) return false;
+      requestExit("interrupted");
+      return true;
+    },
+  };
   const readKeys = Boolean(io.input.isTTY && io.input.setRawMode);
   /** One request as a turn: keys watched, Ctrl-C cancels it. */
   const runTurn = async (text: string): Promise<RunSummary> => {
@@ -278,9 +342,15 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
     return summary;
   };
   const nextLine = async (): Promise<string | null> => {
-    if (!piped) return askLine(io, history, leave, ctrlAtPrompt);
-    const next = await Promise.race([piped.lines.next(), leave.then(() => null)]);
-    return next === null || next.done ? null : next.value;
+    if (!piped) return askLine(io, prompt, leave);
+    const parts: string[] = [];
+    for (;;) {
+      const next = await Promise.race([piped.lines.next(), leave.then(() => null)]);
+      if (next === null || next.done) return parts.length > 0 ? parts.join("\n") : null;
+      // As at the terminal, a trailing backslash continues the request on the next line.
+      if (!next.value.endsWith("\\")) return [...parts, next.value].join("\n");
+      parts.push(next.value.slice(0, -1));
+    }
   };
   try {
     while (exitCode === undefined) {

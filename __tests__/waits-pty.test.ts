@@ -1,0 +1,136 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
+import { baseEnv, PROJECT_ROOT, TSX_LOADER } from "./helpers/cli.js";
+import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
+import { makeTempDir } from "./helpers/tmp.js";
+import {
+  atPrompt,
+  count,
+  createTmux,
+  killMarked,
+  longCommand,
+  processesWith,
+  requireTmux,
+  shellQuote,
+  uniqueMarker,
+  waitAllDead,
+  waitForSleep,
+  waitForValue,
+  waitNoneLeft,
+  type TmuxTerminal,
+} from "./helpers/tmux.js";
+
+/**
+ * Issue 31 item 1 and issue 26 item 6 on a real pseudo-terminal (tmux): a pasted block reaches
+ * the model whole, Ctrl-C twice during a turn leaves, and SIGTERM or SIGHUP end the run while
+ * the approval question waits for a key. The CLI runs as one Node process (tsx as a loader), so
+ * a signal goes to the process that shows the question.
+ */
+
+jest.setTimeout(120_000);
+
+let tmp: ReturnType<typeof makeTempDir>;
+let term: TmuxTerminal;
+let marker: string;
+let server: OpenAIServer | undefined;
+const terminals: TmuxTerminal[] = [];
+
+beforeAll(() => requireTmux());
+
+beforeEach(() => {
+  tmp = makeTempDir();
+  writeFileSync(path.join(tmp.dir, "hello.txt"), "hello from the workspace\n");
+  marker = uniqueMarker();
+});
+
+afterEach(async () => {
+  await term?.kill();
+  killMarked(marker);
+  await server?.close();
+  server = undefined;
+  tmp.cleanup();
+});
+
+afterAll(async () => {
+  for (const t of terminals) await t.kill();
+});
+
+const exitFile = () => path.join(tmp.dir, "exit-code");
+
+/** Starts the CLI in a pane; `env` adds to the test's clean environment. */
+async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
+  term = createTmux(baseEnv(env));
+  terminals.push(term);
+  const cli = [process.execPath, "--import", TSX_LOADER, "src/cli.ts", "--workspace", tmp.dir, ...args]
+    .map(shellQuote)
+    .join(" ");
+  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(exitFile())}`);
+}
+
+async function exitCode(timeoutMs = 30_000): Promise<string> {
+  return waitForValue(() => (existsSync(exitFile()) ? readFileSync(exitFile(), "utf8").trim() : undefined), timeoutMs);
+}
+
+/** The CLI's own process (its command line names the workspace). */
+async function cliPid(): Promise<number> {
+  return (
+    await waitForValue(() =>
+      processesWith(tmp.dir).find((p) => p.argv.some((a) => a.endsWith("src/cli.ts")) && !p.argv.includes("-c")),
+    )
+  ).pid;
+}
+
+describe("issue 31: a session on a terminal", () => {
+  test("a pasted block of several lines reaches the model whole, as one request", async () => {
+    server = await startOpenAIServer([{ content: "Read all three." }]);
+    await startCli([], { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "0" });
+    await term.waitForScreen(atPrompt, "the first prompt");
+    await term.type("summarise: ");
+    await term.paste("line one\nline two\nline three\n");
+    await term.waitForScreen(/› summarise: \[pasted text #1: 3 lines\]/, "the paste's placeholder");
+    await term.press("Enter");
+    await term.waitForScreen((s) => atPrompt(s) && s.includes("✔ Done:"), "the turn's end");
+    const users = server.requests[0]!.messages.filter((m) => m.role === "user").map((m) => m.content);
+    expect(users).toEqual(["summarise: line one\nline two\nline three"]);
+    expect(server.requests).toHaveLength(1);
+    await term.press("C-d");
+    expect(await exitCode()).toBe("EXITED:0");
+  });
+
+  test("Ctrl-C pressed twice (two separate presses) during a turn leaves with 130", async () => {
+    await startCli(["--approval", "full-auto"]);
+    await term.waitForScreen(atPrompt, "the first prompt");
+    await term.type(`run \`${longCommand(marker)}\``);
+    await term.press("Enter");
+    await waitForSleep(marker);
+    await term.press("C-c");
+    await term.press("C-c");
+    expect(await exitCode()).toBe("EXITED:130");
+    await waitNoneLeft(marker);
+    expect(await term.screen()).not.toContain("press Ctrl-C again");
+  });
+});
+
+describe("issue 26: SIGTERM and SIGHUP while the approval question waits for a key", () => {
+  test("SIGTERM in a one-shot run: the run ends with 130 and the command is not run", async () => {
+    await startCli(["run `echo hi > y.txt`"]);
+    await term.waitForScreen(/\[y\]es \/ \[n\]o/, "the approval question");
+    process.kill(await cliPid(), "SIGTERM");
+    expect(await exitCode()).toBe("EXITED:130");
+    expect(existsSync(path.join(tmp.dir, "y.txt"))).toBe(false);
+  });
+
+  test("SIGHUP in an interactive session: the session ends and the command is not run", async () => {
+    await startCli([]);
+    await term.waitForScreen(atPrompt, "the first prompt");
+    await term.type("run `echo hi > y.txt`");
+    await term.press("Enter");
+    await term.waitForScreen((s) => count(s, "[y]es / [n]o") === 1, "the approval question");
+    const pid = await cliPid();
+    process.kill(pid, "SIGHUP");
+    await waitAllDead([pid], 30_000);
+    expect(await exitCode()).toBe("EXITED:130");
+    expect(existsSync(path.join(tmp.dir, "y.txt"))).toBe(false);
+  });
+});
