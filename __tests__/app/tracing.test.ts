@@ -163,3 +163,49 @@ test("an unreachable LangSmith endpoint neither fails the run nor holds its exit
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("Hi.");
 });
+
+describe("issue 31: LangSmith that rejects the key or cannot be reached gives one plain line", () => {
+  /** The lines a person sees, stdout and stderr together, without the library's logs or stack traces. */
+  function expectOneLine(r: { stdout: string; stderr: string }, why: RegExp): void {
+    const all = `${r.stdout}\n${r.stderr}`;
+    expect(all).not.toContain("[LANGSMITH]");
+    expect(all).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+    expect(all).not.toMatch(/Failed to|Error exporting|Context: trace=/);
+    const lines = all.split("\n").filter((l) => l.includes("LangSmith"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(why);
+  }
+
+  test("a rejected key: the run goes on, one line says tracing is off and why", async () => {
+    openai = await startOpenAIServer([{ content: "Hi." }]);
+    await langsmith.close();
+    langsmith = await startLangSmithServer({ rejectKey: true });
+    const r = await runCli(["--workspace", workspace, "hello"], {
+      env: tracedEnv({ LANGSMITH_ENDPOINT: langsmith.url }),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Hi.");
+    expectOneLine(
+      r,
+      new RegExp(
+        `^  ⚠ LangSmith tracing is off for the rest of this run: ${langsmith.url.replace(/[./]/g, "\\$&")} rejected LANGSMITH_API_KEY \\(HTTP 401\\); check the key`,
+      ),
+    );
+    // Nothing was sent after the refusal.
+    expect(langsmith.requests.length).toBeLessThanOrEqual(2);
+  }, 120_000);
+
+  test("an endpoint that cannot be reached: one line, and --json gets it as a notice event", async () => {
+    openai = await startOpenAIServer([{ content: "Hi." }]);
+    const endpoint = (await closedPortUrl()).replace(/\/v1$/, "");
+    const r = await runCli(["--workspace", workspace, "--json", "hello"], {
+      env: tracedEnv({ LANGSMITH_ENDPOINT: endpoint }),
+      timeoutMs: 45_000,
+    });
+    expect(r.code).toBe(0);
+    expectOneLine(
+      r,
+      /"type":"notice".*LangSmith tracing is off for the rest of this run: .* cannot be reached \(ECONNREFUSED\)/,
+    );
+  });
+});

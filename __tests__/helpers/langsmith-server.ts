@@ -39,7 +39,12 @@ export interface LangSmithServer {
   close(): Promise<void>;
 }
 
-export async function startLangSmithServer(): Promise<LangSmithServer> {
+export interface LangSmithServerOptions {
+  /** Answer every request 401, as LangSmith does to a key it does not know. */
+  rejectKey?: boolean;
+}
+
+export async function startLangSmithServer(options: LangSmithServerOptions = {}): Promise<LangSmithServer> {
   const requests: RecordedRequest[] = [];
   const runs = new Map<string, TracedRun>();
   const apply = (run: Partial<TracedRun> & { id?: string }) => {
@@ -59,6 +64,7 @@ export async function startLangSmithServer(): Promise<LangSmithServer> {
         res.end(JSON.stringify(value));
       };
       try {
+        if (options.rejectKey) return json(401, { detail: "Invalid token" });
         if (req.method === "GET" && route === "/info")
           return json(200, { version: "0.0.0-test", batch_ingest_config: { use_multipart_endpoint: false } });
         if (req.method === "POST" && route === "/runs/batch") {

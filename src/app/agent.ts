@@ -44,7 +44,7 @@ export interface AgentPartsOptions {
 }
 
 /** The engine with LangSmith tracing when it is on (the same secrets redacted as from the tools). */
-function traced(engine: Engine, settings: Settings): Engine & { flush?(): Promise<void> } {
+function traced(engine: Engine, settings: Settings, emit: EventSink): Engine & { flush?(): Promise<void> } {
   if (!settings.tracing) return engine;
   // Only our tracer, which redacts, may post: LangChain would add its own from the environment.
   detachLangChainTracing();
@@ -52,6 +52,8 @@ function traced(engine: Engine, settings: Settings): Engine & { flush?(): Promis
     tracing: settings.tracing,
     secrets: redactedValues(settings),
     workspace: settings.workspace,
+    // One plain line on the trace (issue 31), never the library's own logs.
+    onProblem: (message) => emit({ type: "notice", step: 0, message }),
   });
 }
 
@@ -79,7 +81,11 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
       load: (id) => loadLoopThread(settings.workspace, id),
       save: (id, thread) => saveLoopThread(settings.workspace, id, thread),
     };
-    engine = traced(createLoopEngine({ runtime, meta, modelSettings: settings, memory: loopMemory }), settings);
+    engine = traced(
+      createLoopEngine({ runtime, meta, modelSettings: settings, memory: loopMemory }),
+      settings,
+      options.emit,
+    );
     history = loopThreadHistory(loopMemory);
   } else {
     const checkpointer = options.checkpointer ?? memory.checkpointer();
@@ -93,6 +99,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
         maxSteps: settings.maxSteps,
       }),
       settings,
+      options.emit,
     );
     history = graphThreadHistory(graph);
   }

@@ -20,8 +20,47 @@ export const TRACE_FLUSH_TIMEOUT_MS = 5_000;
 const TRACE_REQUEST_RETRIES = 1;
 /** One LangSmith request may take this long. */
 const TRACE_REQUEST_TIMEOUT_MS = 10_000;
+/** Where traces go without LANGSMITH_ENDPOINT, for messages. */
+const LANGSMITH_CLOUD = "https://api.smith.langchain.com";
 /** Tag on every trace, so a shared LangSmith project can be filtered to this agent. */
 export const TRACE_TAG = "mini-cursor";
+
+/** What LangSmith's library gets back once tracing is off: an empty success, so it neither logs nor retries. */
+const dropped = () => new Response("{}", { status: 200, headers: { "content-type": "application/json" } });
+
+/**
+ * LangSmith's requests through a fetch that turns the first failure (a rejected key, an
+ * endpoint that cannot be reached or does not answer) into one plain sentence and tracing off
+ * for the rest of the run. The library itself would print `[LANGSMITH]` lines and stack traces
+ * on stderr for every batch, retry each, and hold the exit (issue 31).
+ */
+function quietFetch(endpoint: string, onProblem: (message: string) => void): typeof fetch {
+  let off = false;
+  const stop = (why: string) => {
+    if (off) return;
+    off = true;
+    onProblem(`LangSmith tracing is off for the rest of this run: ${why}. The run itself goes on.`);
+  };
+  return async (input, init) => {
+    if (off) return dropped();
+    try {
+      const response = await fetch(input, init);
+      if (response.status !== 401 && response.status !== 403) return response;
+      await response.body?.cancel().catch(() => undefined);
+      stop(
+        `${endpoint} rejected LANGSMITH_API_KEY (HTTP ${response.status}); check the key (smith.langchain.com, Settings > API Keys) and LANGSMITH_ENDPOINT`,
+      );
+    } catch (err) {
+      const e = err as { name?: string; cause?: { code?: string }; code?: string };
+      const why =
+        e?.name === "AbortError" || e?.name === "TimeoutError"
+          ? `${endpoint} did not answer within ${TRACE_REQUEST_TIMEOUT_MS / 1000} s`
+          : `${endpoint} cannot be reached (${e?.cause?.code ?? e?.code ?? (err as Error)?.message ?? String(err)})`;
+      stop(`${why}; check LANGSMITH_ENDPOINT and the network`);
+    }
+    return dropped();
+  };
+}
 
 export interface TracedEngine extends Engine {
   /** Waits until every run has been posted (call before the process exits). */
@@ -52,6 +91,7 @@ async function createTracer(
   redactor: Redactor,
   tags: string[],
   metadata: Record<string, unknown>,
+  onProblem: (message: string) => void,
 ): Promise<Tracer> {
   const [{ Client }, { LangChainTracer }, { CallbackManager }, { awaitAllCallbacks }] = await Promise.all([
     import("langsmith"),
@@ -69,6 +109,7 @@ async function createTracer(
     omitTracedRuntimeInfo: true,
     callerOptions: { maxRetries: TRACE_REQUEST_RETRIES },
     timeout_ms: TRACE_REQUEST_TIMEOUT_MS,
+    fetchImplementation: quietFetch(tracing.endpoint ?? LANGSMITH_CLOUD, onProblem),
   });
   const tracer = new LangChainTracer({ client, projectName: tracing.project });
   const callbacks = new CallbackManager();
@@ -99,6 +140,8 @@ export interface TraceContext {
   /** Values redacted from every payload (the same list the tools redact, plus the LangSmith key). */
   secrets: readonly string[];
   workspace: string;
+  /** Told once, in a sentence, when LangSmith rejects the key or cannot be reached (tracing is then off). */
+  onProblem?: (message: string) => void;
 }
 
 /** The engine with each turn traced to LangSmith as one run tree. */
@@ -107,10 +150,13 @@ export function traceEngine(engine: Engine, context: TraceContext): TracedEngine
   const workspaceName = path.basename(context.workspace);
   let tracer: Promise<Tracer> | undefined;
   const load = () =>
-    (tracer ??= createTracer(context.tracing, redactor, [TRACE_TAG, `engine:${engine.name}`], {
-      engine: engine.name,
-      workspace: workspaceName,
-    }));
+    (tracer ??= createTracer(
+      context.tracing,
+      redactor,
+      [TRACE_TAG, `engine:${engine.name}`],
+      { engine: engine.name, workspace: workspaceName },
+      context.onProblem ?? (() => undefined),
+    ));
   return {
     name: engine.name,
     async run(request: RunRequest): Promise<RunSummary> {
