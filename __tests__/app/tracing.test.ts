@@ -207,5 +207,5 @@ describe("issue 31: LangSmith that rejects the key or cannot be reached gives on
       r,
       /"type":"notice".*LangSmith tracing is off for the rest of this run: .* cannot be reached \(ECONNREFUSED\)/,
     );
-  });
+  }, 120_000);
 });
