@@ -336,7 +336,13 @@ test("a loop thread with the same id as a graph thread never makes the graph's f
     "ok",
   ]);
   const loop = rig("loop", tmp.dir, [
-    { toolCalls: [call("write_file", { filePath: "a.txt", content: "loop\n" })] },
+    // write_file replaces only what this thread has read (issue 28): read first, in the same turn.
+    {
+      toolCalls: [
+        call("read_file", { filePath: "a.txt" }),
+        call("write_file", { filePath: "a.txt", content: "loop\n" }),
+      ],
+    },
     "ok",
   ]);
   await graph.run("write it");

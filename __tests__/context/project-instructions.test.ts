@@ -89,7 +89,13 @@ describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
   test("a change to AGENTS.md applies to the next request", async () => {
     put("AGENTS.md", "first version");
     const h = engineHarness(kind, tmp.dir, [
-      { toolCalls: [{ name: "write_file", args: { filePath: "AGENTS.md", content: "second version" } }] },
+      {
+        // write_file replaces only a file read in this conversation (issue 28): the read runs first.
+        toolCalls: [
+          { name: "read_file", args: { filePath: "AGENTS.md" } },
+          { name: "write_file", args: { filePath: "AGENTS.md", content: "second version" } },
+        ],
+      },
       "ok",
     ]);
     await h.run("update the rules");

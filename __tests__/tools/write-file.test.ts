@@ -14,17 +14,27 @@ import path from "node:path";
 import { createTool, type AgentTool } from "../../src/tools/define.js";
 import { createToolContext } from "../../src/tools/context.js";
 import { writeFileTool } from "../../src/tools/write-file.js";
+import { readFileTool } from "../../src/tools/read-file.js";
+import type { ToolOptions } from "../../src/tools/context.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
 let dir: string;
 let cleanup: () => void;
 let outside: { dir: string; cleanup: () => void };
 let writeFile: AgentTool;
+let readFile: AgentTool;
+
+/** write_file and read_file sharing one context (the thread's read tracker). */
+function tools(options: Partial<ToolOptions> = {}) {
+  const ctx = createToolContext({ workspace: dir, ...options }, {} as never);
+  writeFile = createTool(writeFileTool(ctx));
+  readFile = createTool(readFileTool(ctx));
+}
 
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
   outside = makeTempDir("mini-cursor-outside-");
-  writeFile = createTool(writeFileTool(createToolContext({ workspace: dir }, {} as never)));
+  tools();
 });
 afterEach(() => {
   cleanup();
@@ -32,6 +42,7 @@ afterEach(() => {
 });
 
 const write = async (filePath: string, content: string) => (await writeFile.invoke({ filePath, content })) as string;
+const read = async (filePath: string) => (await readFile.invoke({ filePath })) as string;
 const contentOf = (name: string) => readFileSync(path.join(dir, name), "utf8");
 const outsideMessage = (p: string) =>
   `Refused: "${p}" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).`;
@@ -51,6 +62,7 @@ describe("write_file", () => {
   it("replaces a file whole and keeps its mode", async () => {
     writeFileSync(path.join(dir, "run.sh"), "old old old\nold\n");
     chmodSync(path.join(dir, "run.sh"), 0o754);
+    await read("run.sh");
     expect(await write("run.sh", "#!/bin/sh\n")).toBe("Replaced run.sh (1 line, 10 bytes).");
     expect(contentOf("run.sh")).toBe("#!/bin/sh\n");
     expect(statSync(path.join(dir, "run.sh")).mode & 0o777).toBe(0o754);
@@ -74,9 +86,55 @@ describe("write_file", () => {
   it("writes through a symlink inside the workspace to its target", async () => {
     writeFileSync(path.join(dir, "real.txt"), "before\n");
     symlinkSync("real.txt", path.join(dir, "alias.txt"));
+    await read("alias.txt");
     expect(await write("alias.txt", "after\n")).toBe("Replaced real.txt (1 line, 6 bytes).");
     expect(contentOf("real.txt")).toBe("after\n");
     expect(lstatSync(path.join(dir, "alias.txt")).isSymbolicLink()).toBe(true);
+  });
+});
+
+describe("write_file never overwrites content the model has not seen (issue 28)", () => {
+  const unread = (p: string, tool = "edit_file") =>
+    `Error: ${p} already exists and has not been read in this conversation, so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use ${tool}.`;
+  const changed = (p: string) =>
+    `Error: ${p} has changed since you last read or wrote it (a command, a formatter or the user changed it), so write_file would overwrite those changes. Read it again with read_file first; to change part of it, use edit_file.`;
+
+  it("refuses to replace a file that was never read, and leaves it as it was", async () => {
+    writeFileSync(path.join(dir, "a.txt"), "mine\n");
+    expect(await write("a.txt", "yours\n")).toBe(unread("a.txt"));
+    expect(contentOf("a.txt")).toBe("mine\n");
+    // Read, it may be replaced.
+    await read("a.txt");
+    expect(await write("a.txt", "yours\n")).toBe("Replaced a.txt (1 line, 6 bytes).");
+  });
+
+  it("refuses to replace a file that changed since it was read or written", async () => {
+    writeFileSync(path.join(dir, "a.txt"), "one\n");
+    await read("a.txt");
+    writeFileSync(path.join(dir, "a.txt"), "changed by someone else\n");
+    expect(await write("a.txt", "two\n")).toBe(changed("a.txt"));
+    expect(contentOf("a.txt")).toBe("changed by someone else\n");
+    // What the model wrote itself counts as seen; a change after that does not.
+    await read("a.txt");
+    expect(await write("a.txt", "three\n")).toBe("Replaced a.txt (1 line, 6 bytes).");
+    expect(await write("a.txt", "four\n")).toBe("Replaced a.txt (1 line, 5 bytes).");
+    writeFileSync(path.join(dir, "a.txt"), "formatted\n");
+    expect(await write("a.txt", "five\n")).toBe(changed("a.txt"));
+  });
+
+  it("new and empty files need no read; a read in another thread does not count", async () => {
+    writeFileSync(path.join(dir, "empty.txt"), "");
+    expect(await write("empty.txt", "x\n")).toBe("Replaced empty.txt (1 line, 2 bytes).");
+    writeFileSync(path.join(dir, "b.txt"), "b\n");
+    await readFile.invoke({ filePath: "b.txt" }, { configurable: { thread_id: "other" } });
+    expect(await write("b.txt", "c\n")).toBe(unread("b.txt"));
+  });
+
+  it("points to the edit tool the toolset offers", async () => {
+    tools({ editTool: "apply_patch" });
+    writeFileSync(path.join(dir, "a.txt"), "a\n");
+    expect(await write("a.txt", "b\n")).toBe(unread("a.txt", "apply_patch"));
+    expect(writeFile.description).toContain("To change part of a file, use apply_patch (it sends only the change).");
   });
 });
 

@@ -2,7 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Places } from "./locations.js";
 import { EMPTY_RULES, findRule, type CommandRule } from "./rules.js";
-import { isReadOnly, isHarmlessAssignment, READ_ONLY_WRAPPERS } from "./read-only.js";
+import { isReadOnlyIn, isHarmlessAssignment, READ_ONLY_WRAPPERS } from "./read-only.js";
 import { loadShellParser, type ShellParser } from "./shell-parse.js";
 import { type Classification, type ClassifyContext, type State, shorten, unique } from "./classify-state.js";
 import { analyzeScript, basename, checkFunctionCycles } from "./classify-unwrap.js";
@@ -41,7 +41,8 @@ function lineIsReadOnly(state: State): boolean {
   const leafSet = new Set(state.leaves.map((l) => l.words));
   if (state.layers.some((l) => !leafSet.has(l.words) && !READ_ONLY_WRAPPERS.has(basename(l.words[0])))) return false;
   if ([...state.assigned].some((name) => !isHarmlessAssignment(name))) return false;
-  return state.leaves.every((l) => isReadOnly(l.words));
+  // git also by the repository it will use: its config could name a program (security/git-repo.ts).
+  return state.leaves.every((l) => isReadOnlyIn(l.words, state.cwds));
 }
 
 function decide(parse: ShellParser, command: string, ctx: ClassifyContext): { result: Classification; state: State } {

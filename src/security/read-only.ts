@@ -1,4 +1,5 @@
 import path from "node:path";
+import { gitRunsNothingElse } from "./git-repo.js";
 import type { Word } from "./shell-parse.js";
 
 /**
@@ -335,6 +336,17 @@ export function isReadOnly(words: readonly Word[]): boolean {
   // Run-time words are arguments only (files, patterns); options must be known to be checked.
   if (!check || args.some((a) => a.dynamic && a.value.startsWith("-"))) return false;
   return check(args);
+}
+
+/**
+ * Whether one command is read-only where it runs (`cwds`: every folder the line may be in, null
+ * when only known at run time): on the list, and for git also using no repository whose own
+ * files name a program git would run (security/git-repo.ts).
+ */
+export function isReadOnlyIn(words: readonly Word[], cwds: readonly (string | null)[]): boolean {
+  if (!isReadOnly(words)) return false;
+  if (path.basename(words[0]!.value) !== "git") return true;
+  return gitRunsNothingElse(words.slice(1), cwds);
 }
 
 /** Wrappers that run a command without changing what it may do (`timeout 5 ls`). */

@@ -8,6 +8,7 @@ import { findPlaceholder } from "../workspace/text-edit.js";
 import { withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
+import { withPathLocks } from "./path-lock.js";
 import { unifiedDiff, type EditArtifact } from "./edit-file.js";
 import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
@@ -239,9 +240,13 @@ async function applyPatch(
   input: ApplyPatchInput,
   threadId: string | undefined,
 ): Promise<[string, EditArtifact | undefined]> {
-  const plan = await planPatch(ctx, input, threadId);
-  if (!plan.ok) throw new ToolFailure(plan.message);
-  await commit(ctx, threadId, plan.files);
+  // Read, planned and written under every named file's lock: a concurrent edit of one of them waits (tools/path-lock.ts).
+  const plan = await withPathLocks(await ctx.workspace(), patchPaths(input.input), async () => {
+    const planned = await planPatch(ctx, input, threadId);
+    if (!planned.ok) throw new ToolFailure(planned.message);
+    await commit(ctx, threadId, planned.files);
+    return planned;
+  });
   const count = plan.fileCount === 1 ? "1 file" : `${plan.fileCount} files`;
   return [`Applied the patch to ${count}:\n${plan.summary.join("\n")}`, { diff: patchDiff(plan.files) }];
 }

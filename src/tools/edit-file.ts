@@ -12,6 +12,7 @@ import {
 import { EDIT_ALIASES, FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
+import { withPathLocks } from "./path-lock.js";
 import { commitText, loadEditTarget } from "./edit-target.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
 
@@ -257,10 +258,14 @@ async function editFile(
   input: EditFileInput,
   threadId: string | undefined,
 ): Promise<[string, EditArtifact | undefined]> {
-  const plan = await planEdit(ctx, input, threadId);
-  if (!plan.ok) throw new ToolFailure(plan.message);
+  // Read, planned and written under the file's lock: a second edit of it waits and applies to this one's result.
+  const plan = await withPathLocks(await ctx.workspace(), [input.filePath], async () => {
+    const planned = await planEdit(ctx, input, threadId);
+    if (!planned.ok) throw new ToolFailure(planned.message);
+    await commitText(ctx, threadId, planned.absolute, planned.after);
+    return planned;
+  });
   const { display, results } = plan;
-  await commitText(ctx, threadId, plan.absolute, plan.after);
   const diff = unifiedDiff(display, plan.before, plan.after);
   if (plan.filled && results.length === 1) {
     const lines = countTextLines(plan.after);

@@ -1,18 +1,28 @@
 import { promises as fs } from "node:fs";
 import { z } from "zod";
 import { countTextLines, detectBinary } from "../workspace/files.js";
-import { resolvePath } from "../workspace/paths.js";
+import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { writeInWorkspace } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
-import { fingerprintOf } from "./read-tracker.js";
+import { fingerprintFile, fingerprintOf } from "./read-tracker.js";
+import { withPathLocks } from "./path-lock.js";
 import { ToolFailure } from "./errors.js";
 import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
 import { unifiedDiff } from "./edit-file.js";
 import { MAX_EDIT_BYTES } from "./edit-target.js";
 
-const DESCRIPTION = `Write a text file in the workspace, replacing the whole file. Paths are relative to the workspace root.
-- content is the complete new file: anything left out is gone. To change part of a file, read it first and write it back whole.
+/** The edit tool a refusal and the description point to: the one the toolset offers. */
+function editToolOf(ctx: ToolContext): string {
+  return ctx.options.editTool === "apply_patch" ? "apply_patch" : "edit_file";
+}
+
+const description = (
+  editTool: string,
+) => `Write a text file in the workspace, replacing the whole file. Paths are relative to the workspace root.
+- Use it to create a file or to rewrite one completely. To change part of a file, use ${editTool} (it sends only the change).
+- content is the complete new file: anything left out is gone.
+- An existing file can only be replaced after you read it with read_file (or wrote it) in this conversation, and only if it has not changed since; otherwise the call is refused. New and empty files need no read.
 - Missing parent directories are created.
 - The write is atomic (a temporary file in the same directory, then a rename): a failed write never leaves a half-written file.
 - A replaced file keeps its permissions.
@@ -36,8 +46,31 @@ export function writeSummary(created: boolean, display: string, lines: number, b
   return `${created ? "Created" : "Replaced"} ${display} (${lines} ${lineWord}, ${bytes} ${byteWord}).`;
 }
 
+/**
+ * Why replacing an existing file would overwrite content the model has not seen in this thread
+ * (never read, or changed since it was read or written), or undefined. An empty file holds nothing to lose.
+ */
+async function unseenContent(ctx: ToolContext, threadId: string | undefined, absolute: string, display: string) {
+  const current = await fingerprintFile(absolute);
+  if (current.size === 0) return undefined;
+  const editTool = editToolOf(ctx);
+  switch (ctx.reads.check(threadId, absolute, current)) {
+    case "unread":
+      return `Error: ${display} already exists and has not been read in this conversation, so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use ${editTool}.`;
+    case "changed":
+      return `Error: ${display} has changed since you last read or wrote it (a command, a formatter or the user changed it), so write_file would overwrite those changes. Read it again with read_file first; to change part of it, use ${editTool}.`;
+    default:
+      return undefined;
+  }
+}
+
 async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: string): Promise<string> {
   const ws = await ctx.workspace();
+  // Checked and written under the file's lock, so an edit of it in the same turn is either all before or all after.
+  return withPathLocks(ws, [input.filePath], () => writeUnlocked(ctx, ws, input, threadId));
+}
+
+async function writeUnlocked(ctx: ToolContext, ws: Workspace, input: WriteFileInput, threadId?: string) {
   // resolvePath follows symlinks (also dangling ones in parents), so `absolute` and every
   // directory created above it are inside the workspace.
   const target = await resolvePath(ws, input.filePath, { refuseHardLinks: true });
@@ -49,6 +82,8 @@ async function writeFile(ctx: ToolContext, input: WriteFileInput, threadId?: str
       `"${target.display}" is not a regular file (a device, socket or pipe); it cannot be written.`,
     );
   }
+  const unseen = target.exists ? await unseenContent(ctx, threadId, target.absolute, target.display) : undefined;
+  if (unseen) throw new ToolFailure(unseen);
   // The folder is opened and verified, and the temp file and rename go through it (no race).
   const result = await writeInWorkspace(ws, target.absolute, input.filePath, input.content);
   // The model knows what it just wrote, so edit_file may change it without reading it first.
@@ -76,7 +111,7 @@ export async function previewWrite(ctx: ToolContext, input: WriteFileInput): Pro
 export function writeFileTool(ctx: ToolContext) {
   return defineTool({
     name: "write_file",
-    description: DESCRIPTION,
+    description: description(editToolOf(ctx)),
     schema: schema,
     kind: "edit",
     paths: (input) => [input.filePath],
