@@ -1,0 +1,50 @@
+import { accessOf, conflicts, runScheduled } from "../../src/agent/tool-schedule.js";
+import { makeTempDir } from "../helpers/tmp.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  tmp = makeTempDir();
+});
+afterEach(() => tmp.cleanup());
+
+test("which calls of a turn wait for which", async () => {
+  const ws = tmp.dir;
+  const edit = (filePath: string) => accessOf({ name: "edit_file", args: { filePath } }, undefined, ws);
+  const read = (filePath: string) => accessOf({ name: "read_file", args: { filePath } }, undefined, ws);
+  const list = (directoryPath: string) => accessOf({ name: "list_directory", args: { directoryPath } }, undefined, ws);
+  const command = accessOf({ name: "execute_command", args: { command: "ls" } }, undefined, ws);
+  const mcp = accessOf({ name: "fs__write", args: { path: "x" } }, [{ name: "fs__write" }], ws);
+  expect(conflicts(edit("a.txt"), edit("./a.txt"))).toBe(true);
+  expect(conflicts(edit("a.txt"), edit("b.txt"))).toBe(false);
+  expect(conflicts(read("a.txt"), read("a.txt"))).toBe(false);
+  expect(conflicts(read("a.txt"), edit("a.txt"))).toBe(true);
+  expect(conflicts(list("src"), edit("src/x.ts"))).toBe(true);
+  expect(conflicts(list("src"), edit("srcx/x.ts"))).toBe(false);
+  expect(conflicts(command, read("a.txt"))).toBe(true);
+  expect(conflicts(mcp, read("a.txt"))).toBe(true);
+
+  // Order: b waits for a (same path), c runs at once (another path).
+  const log: string[] = [];
+  let releaseA!: () => void;
+  const aDone = new Promise<void>((r) => (releaseA = r));
+  const calls = [
+    { id: "a", access: edit("f.txt") },
+    { id: "b", access: edit("f.txt") },
+    { id: "c", access: edit("g.txt") },
+  ];
+  const all = runScheduled(
+    calls,
+    (c) => c.access,
+    async (c) => {
+      log.push(`start ${c.id}`);
+      if (c.id === "a") await aDone;
+      log.push(`end ${c.id}`);
+      return c.id;
+    },
+  );
+  await new Promise((r) => setImmediate(r));
+  expect(log).toEqual(["start a", "start c", "end c"]);
+  releaseA();
+  expect(await all).toEqual(["a", "b", "c"]);
+  expect(log).toEqual(["start a", "start c", "end c", "end a", "start b", "end b"]);
+});
