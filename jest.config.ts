@@ -10,6 +10,8 @@ const config: JestConfigWithTsJest = {
   testPathIgnorePatterns: ["/node_modules/", "<rootDir>/__tests__/e2e/"],
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testTimeout: 30_000,
+  // Each test file keeps its state (threads, snapshots) in a temp state home of its own.
+  setupFilesAfterEnv: ["<rootDir>/__tests__/helpers/state-home.ts"],
 };
 
 export default config;

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { baseEnv, PROJECT_ROOT, runCli, TSX_LOADER } from "./helpers/cli.js";
 import { makeTempDir } from "./helpers/tmp.js";
+import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
  * Issue 14: what a newcomer trips over. Hints are commands that work as printed, usage errors
@@ -71,7 +72,7 @@ test("item 8: a generated thread id that is not in this workspace is a usage err
   expect(r.stderr).toBe(
     `mini-cursor: there is no thread 20261129-a1b2c3 in the workspace ${ws}. There are no saved threads here yet. If it was started in another folder, pass that folder with --workspace; to start a new thread, leave --thread out.\n`,
   );
-  expect(() => readFileSync(path.join(ws, ".mini-cursor", "threads.json"))).toThrow();
+  expect(() => readFileSync(path.join(stateDirOf(ws), "threads.json"))).toThrow();
   // A name of one's own still starts a thread under it (--help's example).
   const named = await runCli(["--workspace", ws, "--thread", "demo", "what is in package.json?"]);
   expect(named.code).toBe(0);
@@ -83,7 +84,7 @@ test("item 11: the root folder, the home folder and empty values are refused wit
   const root = await runCli(["--workspace", "/", "list the files here"]);
   expect(root.code).toBe(2);
   expect(root.stderr).toBe(
-    "mini-cursor: --workspace / is the root of the file system: every tool would work on the whole machine, and the agent's state would go to /.mini-cursor. Choose a project folder: cd into it, or pass --workspace path/to/project.\n",
+    "mini-cursor: --workspace / is the root of the file system: every tool would work on the whole machine. Choose a project folder: cd into it, or pass --workspace path/to/project.\n",
   );
   const home = path.join(tmp.dir, "home");
   mkdirSync(home);
@@ -156,8 +157,8 @@ test("item 18: npm run compare without a task is a usage error with a hint", asy
 });
 
 test("item 9: a damaged state.sqlite is named with what to do, and nothing is added", async () => {
-  const state = path.join(ws, ".mini-cursor");
-  mkdirSync(state);
+  const state = stateDirOf(ws);
+  mkdirSync(state, { recursive: true });
   const db = path.join(state, "state.sqlite");
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
   writeFileSync(db, "this is not a database, it is a text file long enough to have a header of its own\n".repeat(20));
@@ -175,7 +176,7 @@ test("item 9: a damaged state.sqlite is named with what to do, and nothing is ad
 test("item 9: a damaged threads.json is rebuilt from the threads themselves", async () => {
   expect((await runCli(["--workspace", ws, "--thread", "g1", "read package.json"])).code).toBe(0);
   expect((await runCli(["--workspace", ws, "--engine", "loop", "--thread", "l1", "list the files here"])).code).toBe(0);
-  const index = path.join(ws, ".mini-cursor", "threads.json");
+  const index = path.join(stateDirOf(ws), "threads.json");
   writeFileSync(index, '[{"id": "g1", "engi');
   const r = await runCli(["--workspace", ws, "--threads", "--json"]);
   expect(r.code).toBe(0);

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { runCli } from "./helpers/cli.js";
 import { makeTempDir } from "./helpers/tmp.js";
+import { stateDirOf } from "./helpers/state-dir.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
@@ -19,8 +20,10 @@ test("offline one-shot run lists the workspace and exits 0", async () => {
   expect(r.stdout).toContain('→ list_directory directoryPath="."');
   expect(r.stdout).toMatch(/file {2}hello\.txt {2}25 B/);
   expect(r.stdout).toMatch(/✔ Done: 2 steps, 1 tool call/);
-  expect(existsSync(path.join(tmp.dir, ".mini-cursor", "state.sqlite"))).toBe(true);
-  expect(readFileSync(path.join(tmp.dir, ".mini-cursor", ".gitignore"), "utf8")).toBe("*\n");
+  // Its state is kept outside the workspace, in a folder that names the workspace.
+  expect(existsSync(path.join(stateDirOf(tmp.dir), "state.sqlite"))).toBe(true);
+  expect(readFileSync(path.join(stateDirOf(tmp.dir), "workspace"), "utf8")).toBe(`${realpathSync(tmp.dir)}\n`);
+  expect(existsSync(path.join(tmp.dir, ".mini-cursor"))).toBe(false);
 });
 
 test("--json prints only JSON Lines events on stdout", async () => {
@@ -149,7 +152,7 @@ test("a thread is saved and resumed by id and by --continue", async () => {
   const second = await runCli(["--workspace", tmp.dir, "--continue", "list the files here"]);
   expect(second.code).toBe(0);
   expect(second.stdout).toContain("t-one (resumed)");
-  const threads = JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{
+  const threads = JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "threads.json"), "utf8")) as Array<{
     id: string;
     runs: number;
     firstRequest: string;

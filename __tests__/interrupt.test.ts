@@ -19,6 +19,7 @@ import {
   waitForSleep,
   waitNoneLeft,
 } from "./helpers/tmux.js";
+import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
  * Signals to a running CLI: a one-shot run stops within seconds with exit 130, keeps its
@@ -69,7 +70,7 @@ let memoryEnv: NodeJS.ProcessEnv = {};
 
 async function threads(): Promise<Array<{ id: string; runs: number; firstRequest: string }>> {
   if (!memoryEnv.MINI_CURSOR_CHECKPOINTER) {
-    return JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{
+    return JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "threads.json"), "utf8")) as Array<{
       id: string;
       runs: number;
       firstRequest: string;

@@ -19,6 +19,7 @@ import {
 } from "./helpers/postgres.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir } from "./helpers/tmp.js";
+import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
  * Threads, --continue and --threads behave the same whether they live in the workspace
@@ -93,8 +94,9 @@ describe.each(SAVERS.flatMap((s) => (["graph", "loop"] as const).map((e) => [s, 
       expect(threads).toEqual([
         expect.objectContaining({ id: "t-one", engine, runs: 2, steps: 4, firstRequest: "read hello.txt" }),
       ]);
-      // PostgreSQL holds everything: nothing of the thread is written in the workspace.
-      const state = path.join(ws, ".mini-cursor");
+      // PostgreSQL holds everything: nothing of the thread is written in the state folder.
+      expect(existsSync(path.join(ws, ".mini-cursor"))).toBe(false);
+      const state = stateDirOf(ws);
       const inWorkspace = ["state.sqlite", "threads.json", "loop-threads"].filter((f) =>
         existsSync(path.join(state, f)),
       );

@@ -21,6 +21,7 @@ import {
   waitRefused,
   type TmuxTerminal,
 } from "./helpers/tmux.js";
+import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
  * The CLI typed into by a person: a real pseudo-terminal (tmux), the offline model, no key.
@@ -119,7 +120,7 @@ describe("an interactive session on a terminal", () => {
     await enter("/ps");
     await waitForPrompt("/ps", (s) => s.includes("No background processes."));
     expect(existsSync(exitFile())).toBe(false);
-    const threads = JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as Array<{
+    const threads = JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "threads.json"), "utf8")) as Array<{
       runs: number;
     }>;
     expect(threads).toHaveLength(1);
@@ -275,8 +276,8 @@ describe("an interactive session on a terminal", () => {
 
 describe("a one-shot run on a terminal", () => {
   test("issue 14: a damaged state.sqlite is offered to be moved aside, and the run goes on", async () => {
-    const state = path.join(tmp.dir, ".mini-cursor");
-    mkdirSync(state);
+    const state = stateDirOf(tmp.dir);
+    mkdirSync(state, { recursive: true });
     const db = path.join(state, "state.sqlite");
     writeFileSync(db, "not a database\n".repeat(100));
     await startCli(["list the files here"]);

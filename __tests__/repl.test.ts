@@ -17,6 +17,7 @@ import {
   waitRefused,
   type OpenSession,
 } from "./helpers/tmux.js";
+import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
  * The interactive session driven through stdin (not a terminal): one request per line until
@@ -53,7 +54,7 @@ interface ThreadEntry {
 }
 
 function threads(): ThreadEntry[] {
-  return JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor", "threads.json"), "utf8")) as ThreadEntry[];
+  return JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "threads.json"), "utf8")) as ThreadEntry[];
 }
 
 /** The thread id the banner announced. */
@@ -128,7 +129,7 @@ describe("piped input", () => {
     const r = await session("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Type a request, or /help for commands.");
-    expect(existsSync(path.join(tmp.dir, ".mini-cursor", "threads.json"))).toBe(false);
+    expect(existsSync(path.join(stateDirOf(tmp.dir), "threads.json"))).toBe(false);
   });
 });
 

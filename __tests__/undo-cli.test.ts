@@ -28,7 +28,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (engine) => {
       const refused = await cli("--undo");
       expect(refused.code).toBe(1);
       expect(refused.stdout + refused.stderr).toContain(
-        "These files were changed by hand since the agent's last step in turn 1; undoing it would overwrite those changes:\n  a.txt\n" +
+        "These files were changed since turn 1 (by hand or by another thread); undoing it would overwrite those changes:\n  a.txt\n" +
           "Nothing was changed. To overwrite them, run the same command with --force.",
       );
       expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("by hand");

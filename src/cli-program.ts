@@ -68,7 +68,7 @@ Examples:
   npm start -- --thread demo "what is in package.json?"   then   npm start -- --thread demo "and its scripts?"
 
 Exit codes: 0 done, 1 runtime failure (provider unreachable, rejected key, unknown model, a model
-stopped by the loop guard, --sandbox on without bubblewrap, a damaged .mini-cursor/state.sqlite),
+stopped by the loop guard, --sandbox on without bubblewrap, a damaged state.sqlite in the state folder),
 2 usage error, 3 step limit reached, 4 nothing done (every action it asked for was declined or
 needed an approval nobody could give), 130 interrupted (Ctrl-C, SIGTERM, closed terminal).`,
     )

@@ -10,7 +10,7 @@ import { EXIT } from "./app/exit-codes.js";
 import { installSignalBackstop } from "./app/signals.js";
 import type { ThreadInfo } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
-import { STATE_DIR_NAME } from "./memory/state-dir.js";
+import { stateDirFor, takeStateNotices } from "./memory/state-dir.js";
 import { isInteractiveTerminal, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
 import { type BubblewrapStatus, INSTALL_HINT, probeBubblewrap } from "./security/sandbox.js";
@@ -128,10 +128,10 @@ function workspaceProblem(workspace: string, fromFlag: boolean): string | undefi
   const how = fromFlag ? `--workspace ${workspace}` : `The current folder (${workspace}), the default workspace,`;
   const choose = "Choose a project folder: cd into it, or pass --workspace path/to/project.";
   if (root === path.parse(root).root) {
-    return `${how} is the root of the file system: every tool would work on the whole machine, and the agent's state would go to ${path.join(root, STATE_DIR_NAME)}. ${choose}`;
+    return `${how} is the root of the file system: every tool would work on the whole machine. ${choose}`;
   }
   if (root === realpathOrSelf(os.homedir())) {
-    return `${how} is your home folder itself: every tool would work on all your files, and the agent's state would go to ${path.join(root, STATE_DIR_NAME)}. ${choose}`;
+    return `${how} is your home folder itself: every tool would work on all your files. ${choose}`;
   }
   return undefined;
 }
@@ -210,6 +210,9 @@ export async function main(argv: string[]): Promise<number> {
   const wanted = settings.sandbox === "on" || (settings.sandbox === "auto" && !parsed.undo);
   const sandboxProbe = wanted && !parsed.threads && !parsed.mcpList ? probeBubblewrap(settings.network) : undefined;
   try {
+    // The workspace's private state folder, made now: an earlier version's state moves here once, said in one line.
+    stateDirFor(settings.workspace);
+    for (const notice of takeStateNotices()) process.stderr.write(`mini-cursor: ${notice}\n`);
     // A thread that is not there is a usage error; a database that cannot be reached is not.
     const problem = await threadProblem(settings);
     if (problem) {

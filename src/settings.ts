@@ -592,6 +592,22 @@ export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, "mini-cursor", "trusted-configs.json");
 }
 
+// --- Private state (issue 25): where threads, snapshots and saved answers live -----------------
+
+/**
+ * The folder holding mini-cursor's private state for every workspace (threads, snapshots, saved
+ * "always for this project" answers, saved command output), outside every workspace:
+ * MINI_CURSOR_STATE_HOME, else `$XDG_STATE_HOME/mini-cursor`, else `~/.local/state/mini-cursor`.
+ * memory/state-dir.ts keys each workspace's folder by its real path under `workspaces/`.
+ */
+export function stateHomePath(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = nonEmpty(env.MINI_CURSOR_STATE_HOME);
+  if (explicit) return path.resolve(explicit);
+  const base = nonEmpty(env.XDG_STATE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".local", "state");
+  return path.join(path.resolve(base), "mini-cursor");
+}
+// --- end of issue 25 state block ---
+
 // --- Workspace snapshots (issue 21): the shadow git repository behind /undo and time travel ---
 
 /** MINI_CURSOR_SNAPSHOTS=off turns snapshots (and with them /undo) off; anything else leaves them on. */

@@ -191,7 +191,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     expect(refused).toEqual({
       ok: false,
       text:
-        "These files were changed by hand since the agent's last step in turn 1; undoing it would overwrite those changes:\n  a.txt\n" +
+        "These files were changed since turn 1 (by hand or by another thread); undoing it would overwrite those changes:\n  a.txt\n" +
         "Nothing was changed. To overwrite them, run /undo --force.",
     });
     expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("by hand\n");
@@ -278,7 +278,7 @@ test("the user's own git repository, index and config are never touched", async 
 });
 
 test.each(["graph", "loop"] as const)(
-  "%s: without git the run goes on, with one notice in the trace, and /undo only rewinds the conversation",
+  "%s: without git the run goes on, with one notice in the trace, and /undo says the files were not recorded",
   async (kind) => {
     const r = rig(kind, tmp.dir, [
       { toolCalls: [call("write_file", { filePath: "a.txt", content: "a\n" })] },
@@ -295,13 +295,15 @@ test.each(["graph", "loop"] as const)(
     expect(readFileSync(path.join(tmp.dir, "b.txt"), "utf8")).toBe("b\n");
     const notices = r.events.filter((e) => e.type === "notice").map((e) => (e as { message: string }).message);
     expect(notices).toEqual([
-      "Workspace snapshots are off for this session (git is not installed (or not on PATH), so the workspace cannot be snapshotted); the run goes on, but /undo cannot bring files back.",
+      "Workspace snapshots failed (git is not installed (or not on PATH), so the workspace cannot be snapshotted); the run goes on, but /undo cannot bring back the files of this step.",
     ]);
     const undone = await undoLastTurn(r.ctx, noConfirm);
-    expect(undone.text).toBe(
-      "Undid turn 1: write two files\nThat turn changed no files (or they were not recorded); only the conversation goes back.",
-    );
+    expect(undone).toEqual({
+      ok: false,
+      text: "The files of turn 1 were not recorded (the snapshot failed: git is not installed (or not on PATH), so the workspace cannot be snapshotted), so they cannot be brought back; nothing was changed.",
+    });
     expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
+    expect(humanTexts((await r.ctx.history.read("t1")).messages)).toEqual(["write two files"]);
   },
 );
 

@@ -14,6 +14,7 @@ import { stepsSinceLastRequest } from "../../src/agent/turn.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { ScriptedChatModel } from "../helpers/scripted-model.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { stateDirOf } from "../helpers/state-dir.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 beforeEach(() => (tmp = makeTempDir()));
@@ -69,12 +70,12 @@ describe("offloadLargeResults", () => {
     const view = offloadLargeResults(history, tmp.dir, 1000);
     expect(view[4]).toBe(result2); // not read yet: stays whole
     const pointer = String(view[2]!.content);
-    const rel = `.mini-cursor/output/result-${(result1 as ToolMessage).tool_call_id}.txt`;
+    const saved = path.join(stateDirOf(tmp.dir), "output", `result-${(result1 as ToolMessage).tool_call_id}.txt`);
     expect(pointer).toBe(
-      `${"a".repeat(OFFLOAD_PREVIEW_CHARS)}\n[... this result (3,007 characters) was moved out of the conversation to save context. The full text is in ${rel}; read it with read_file if you need it again.]`,
+      `${"a".repeat(OFFLOAD_PREVIEW_CHARS)}\n[... this result (3,007 characters) was moved out of the conversation to save context. The full text is in ${saved}; read it with read_file if you need it again.]`,
     );
-    expect(readFileSync(path.join(tmp.dir, rel), "utf8")).toBe(big);
-    expect(readFileSync(path.join(tmp.dir, ".mini-cursor/.gitignore"), "utf8")).toBe("*\n");
+    expect(readFileSync(saved, "utf8")).toBe(big);
+    expect(existsSync(path.join(tmp.dir, ".mini-cursor"))).toBe(false);
     expect(String(history[2]!.content)).toBe(big); // the saved history is untouched
     // The same every time (prompt caches stay valid).
     expect(offloadLargeResults(history, tmp.dir, 1000)[2]!.content).toBe(pointer);
@@ -83,7 +84,7 @@ describe("offloadLargeResults", () => {
   test("small results are left alone", () => {
     const history = [new HumanMessage("go"), ...toolTurn("small"), new AIMessage("done")];
     expect(offloadLargeResults(history, tmp.dir, 1000)).toEqual(history);
-    expect(existsSync(path.join(tmp.dir, ".mini-cursor"))).toBe(false);
+    expect(existsSync(path.join(stateDirOf(tmp.dir), "output"))).toBe(false);
   });
 });
 

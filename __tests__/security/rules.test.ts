@@ -15,6 +15,7 @@ import { createTools } from "../../src/tools/index.js";
 import { contentHash, trustFile } from "../../src/security/trust.js";
 import { ScriptedChatModel, type ScriptedTurn } from "../helpers/scripted-model.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { stateDirOf } from "../helpers/state-dir.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 beforeEach(() => {
@@ -103,19 +104,22 @@ test.each([
   expect(ruleForCommand(argv)).toBe(rule);
 });
 
-test("allow rules are added to .mini-cursor/config.json, keeping what is there", () => {
+test("allow rules are saved in the workspace's state folder, never in the repository's rules files", () => {
   writeJson(".mini-cursor/config.json", { commands: { deny: ["curl"], allow: ["ls"] }, passEnv: ["A"] });
-  expect(addAllowRules(tmp.dir, ["npm test", "ls", "npm test"])).toEqual(["npm test"]);
-  expect(JSON.parse(readFileSync(path.join(tmp.dir, ".mini-cursor/config.json"), "utf8"))).toEqual({
-    commands: { deny: ["curl"], allow: ["ls", "npm test"] },
-    passEnv: ["A"],
+  const shipped = readFileSync(path.join(tmp.dir, ".mini-cursor/config.json"), "utf8");
+  expect(addAllowRules(tmp.dir, ["npm test", "ls", "npm test"])).toEqual(["npm test", "ls"]);
+  expect(JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "answers.json"), "utf8"))).toEqual({
+    commands: { allow: ["npm test", "ls"] },
   });
+  expect(readFileSync(path.join(tmp.dir, ".mini-cursor/config.json"), "utf8")).toBe(shipped);
   expect(addAllowRules(tmp.dir, ["ls"])).toEqual([]);
-  // The file was there before with allow rules nobody trusted (a repository can commit it):
-  // saving to it does not make them trusted.
-  expect(loadProjectRules(tmp.dir).allow).toEqual([]);
+  // The person's saved answers apply; the repository's file stays untrusted until the trust question.
+  expect(loadProjectRules(tmp.dir).allow.map((r) => [r.text, r.file])).toEqual([
+    ["npm test", "saved answers"],
+    ["ls", "saved answers"],
+  ]);
   expect(loadProjectRules(tmp.dir).untrusted?.map((u) => [u.file, u.allow])).toEqual([
-    [".mini-cursor/config.json", ["ls", "npm test"]],
+    [".mini-cursor/config.json", ["ls"]],
   ]);
 });
 
@@ -135,7 +139,7 @@ test("[p]roject on a terminal saves exactly the rules shown, for a command that 
   expect(await ask({ command: "npm test && touch a.txt" })).toEqual({ decision: "always-project" });
   expect(loadProjectRules(tmp.dir).allow.map((r) => r.text)).toEqual(["npm test", "touch"]);
   expect(notes).toEqual([
-    "Saved in .mini-cursor/config.json: allow `npm test`, `touch` (remove them there to be asked again).",
+    `Saved in ${path.join(stateDirOf(tmp.dir), "answers.json")}: allow \`npm test\`, \`touch\` (remove them there to be asked again).`,
   ]);
   // Now it runs in auto-edit without a question.
   expect((await classifyCall(cmd("npm test"), "auto-edit", [], { workspace: tmp.dir })).action).toBe("run");

@@ -15,6 +15,7 @@ import { executeCommand } from "../../src/tools/execute-command.js";
 import { createProcessRegistry } from "../../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { requireBubblewrap } from "../helpers/bubblewrap.js";
+import { stateDirOf } from "../helpers/state-dir.js";
 
 /**
  * The sandbox against a real bubblewrap. CI installs it (.ci/run); without it these tests fail
@@ -168,6 +169,8 @@ test("the private /tmp of a session that died without cleaning up is removed by 
 
 test("the project's rules files cannot be changed from inside", async () => {
   writeFileSync(path.join(tmp.dir, "mini-cursor.config.json"), '{"commands":{"deny":["curl"]}}\n');
+  // The folder a repository keeps its rules file in (mini-cursor itself no longer makes it).
+  mkdirSync(path.join(tmp.dir, ".mini-cursor"));
   const ctx = sandboxed();
   const out = await run(
     ctx,
@@ -177,6 +180,14 @@ test("the project's rules files cannot be changed from inside", async () => {
   expect(out).toContain(".mini-cursor/config.json: Read-only file system");
   expect(readFileSync(path.join(tmp.dir, "mini-cursor.config.json"), "utf8")).toBe('{"commands":{"deny":["curl"]}}\n');
   expect(existsSync(path.join(tmp.dir, ".mini-cursor", "config.json"))).toBe(false);
+});
+
+test("mini-cursor's state folder is read-only inside", async () => {
+  const state = stateDirOf(tmp.dir);
+  mkdirSync(state, { recursive: true });
+  const out = await run(sandboxed(), `echo x > ${JSON.stringify(path.join(state, "threads.json"))}`);
+  expect(out).toContain("threads.json: Read-only file system");
+  expect(existsSync(path.join(state, "threads.json"))).toBe(false);
 });
 
 test("a detached setsid child does not outlive its command", async () => {

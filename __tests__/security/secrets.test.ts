@@ -5,6 +5,7 @@ import { secretValues } from "../../src/settings.js";
 import { createTools, type OutputChunk, type Toolset } from "../../src/tools/index.js";
 import { baseEnv, runCli } from "../helpers/cli.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { stateDirOf } from "../helpers/state-dir.js";
 
 /**
  * Attack: the API key sits in the workspace's `.env`. A prompt-injected model reads it
@@ -109,9 +110,9 @@ it("a key printed in two pieces is redacted in the live stream, the result and t
   expect(stream).toContain(`${REDACTED}\nend\n`);
   expect(out).not.toContain(KEY.slice(0, 17));
   expect(out).toContain(`${REDACTED}\nend`);
-  const saved = readdirSync(path.join(tmp.dir, ".mini-cursor", "output"));
+  const saved = readdirSync(path.join(stateDirOf(tmp.dir), "output"));
   expect(saved.length).toBe(1);
-  const file = readFileSync(path.join(tmp.dir, ".mini-cursor", "output", saved[0]!), "utf8");
+  const file = readFileSync(path.join(stateDirOf(tmp.dir), "output", saved[0]!), "utf8");
   expect(file).toContain(`${REDACTED}\nend\n`);
   expect(file).not.toContain(KEY.slice(0, 17));
   expect(file).not.toContain(KEY.slice(17));

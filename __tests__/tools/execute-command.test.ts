@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createTool, type AgentTool } from "../../src/tools/define.js";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
@@ -8,6 +8,8 @@ import { createToolContext, type OutputChunk, type ToolContext } from "../../src
 import { createProcessRegistry, KILL_GRACE_MS, type ProcessRegistry } from "../../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { isAlive, pidsFrom, killPids } from "../helpers/pids.js";
+import { readFileTool } from "../../src/tools/read-file.js";
+import { stateDirOf } from "../helpers/state-dir.js";
 
 let dir: string;
 let cleanup: () => void;
@@ -52,8 +54,7 @@ describe("execute_command", () => {
       "120 s",
       "600000",
       "30,000",
-      ".mini-cursor/output/",
-      "read_file",
+      "saved in a file outside the workspace whose path the result gives; read_file reads it",
       "bg-1",
       "`&`",
     ]) {
@@ -132,15 +133,19 @@ describe("execute_command", () => {
     expect(text.length).toBeLessThan(31_000);
     expect(text.startsWith("Exit code: 0\n1\n2\n3\n")).toBe(true);
     expect(text.endsWith("\n1999999\n2000000")).toBe(true);
-    const notice =
-      /Full output \(2,000,000 lines\) saved to (\.mini-cursor\/output\/\S+\.log); page through it with read_file\./.exec(
-        text,
-      );
+    const notice = /Full output \(2,000,000 lines\) saved to (\S+\.log); page through it with read_file\./.exec(text);
     expect(notice).not.toBeNull();
-    const saved = readFileSync(path.join(dir, notice![1]!), "utf8");
+    const file = notice![1]!;
+    expect(path.dirname(file)).toBe(path.join(stateDirOf(dir), "output"));
+    const saved = readFileSync(file, "utf8");
     expect(saved.split("\n").length - 1).toBe(2_000_000);
     expect(saved.slice(-16)).toBe("1999999\n2000000\n");
-    expect(readFileSync(path.join(dir, ".mini-cursor/.gitignore"), "utf8")).toBe("*\n");
+    expect(existsSync(path.join(dir, ".mini-cursor"))).toBe(false);
+    // The model pages through it with read_file, by the path it was given.
+    const read = createTool(readFileTool(ctx));
+    expect(await read.invoke({ filePath: file, offset: 1999999, limit: 5 } as never)).toBe(
+      "1999999\t1999999\n2000000\t2000000\n\n[Lines 1999999-2000000 of 2000000, end of file.]",
+    );
   });
 
   it("leaves a dev server in the background with its URL and id, and the registry can stop it", async () => {

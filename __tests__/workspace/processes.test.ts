@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import {
@@ -6,7 +6,6 @@ import {
   createTailRing,
   HEAD_CHARS,
   MAX_OUTPUT_CHARS,
-  OUTPUT_DIR,
   stripAnsi,
 } from "../../src/workspace/output-store.js";
 import {
@@ -23,6 +22,7 @@ import {
 } from "../../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { isAlive, pidsFrom, killPids } from "../helpers/pids.js";
+import { stateDirOf } from "../helpers/state-dir.js";
 
 /** A dev server that listens on a free port and prints a coloured Vite-style "Local:" line. */
 function writeFakeDevServer(dir: string): string {
@@ -225,7 +225,8 @@ describe("output capture", () => {
     expect(output.text.length).toBeLessThanOrEqual(MAX_OUTPUT_CHARS + 300);
     expect(output.text.startsWith("1\n2\n3\n")).toBe(true);
     expect(output.text.endsWith("1999999\n2000000\n")).toBe(true);
-    expect(output.savedTo).toMatch(/^\.mini-cursor\/output\/command-.*\.log$/);
+    expect(path.dirname(output.savedTo!)).toBe(path.join(stateDirOf(dir), "output"));
+    expect(path.basename(output.savedTo!)).toMatch(/^command-.*\.log$/);
 
     const lines = output.text.split("\n");
     const notice = lines.find((l) => l.startsWith("[..."))!;
@@ -239,23 +240,24 @@ describe("output capture", () => {
     expect(notice.startsWith(`[... ${omitted.toLocaleString("en-US")} lines`)).toBe(true);
     expect(lastHead).toBeGreaterThan(HEAD_CHARS / 10);
 
-    const saved = readFileSync(path.join(dir, output.savedTo!), "utf8");
+    const saved = readFileSync(output.savedTo!, "utf8");
     expect(saved.split("\n").length - 1).toBe(2_000_000);
     expect(saved.startsWith("1\n2\n")).toBe(true);
     expect(saved.endsWith("\n1999999\n2000000\n")).toBe(true);
     expect(output.totalChars).toBe(saved.length);
-    expect(readFileSync(path.join(dir, ".mini-cursor", ".gitignore"), "utf8")).toBe("*\n");
+    expect(existsSync(path.join(dir, ".mini-cursor"))).toBe(false);
   });
 
-  it("refuses to save through a symlinked .mini-cursor folder", async () => {
+  it("refuses to save through a symlinked output folder in the state folder", async () => {
     const outside = makeTempDir();
     try {
-      symlinkSync(outside.dir, path.join(dir, ".mini-cursor"));
+      mkdirSync(stateDirOf(dir), { recursive: true });
+      symlinkSync(outside.dir, path.join(stateDirOf(dir), "output"));
       const result = await run("seq 1 100000");
       expect(result.output.truncated).toBe(true);
       expect(result.output.savedTo).toBeUndefined();
       expect(result.output.text).toContain("The full output could not be saved");
-      expect(existsSync(path.join(outside.dir, "output"))).toBe(false);
+      expect(readdirSync(outside.dir)).toEqual([]);
     } finally {
       outside.cleanup();
     }
@@ -384,6 +386,5 @@ describe("groupAlive", () => {
     expect(groupAlive(pid)).toBe(true);
     await registry.stopAll();
     expect(groupAlive(pid)).toBe(false);
-    expect(OUTPUT_DIR).toBe(".mini-cursor/output");
   });
 });

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { SNAPSHOTS_ENABLED } from "../settings.js";
 import { snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
@@ -6,9 +7,10 @@ import { callEffects, ruleFor, type ToolLike } from "../policy/effects.js";
 /**
  * The link between a conversation and its files: before a step's tools can change anything, the
  * workspace is snapshotted (workspace/snapshots.ts), and after them again. Each request of a
- * thread keeps the snapshot from before its first such step and after its latest one, in the
- * thread's state (the graph's checkpoints, the loop's thread file), so /undo knows what a turn
- * changed and a checkpoint knows what its files were.
+ * thread keeps the snapshot from before its first such step and after its latest, and the paths
+ * its own steps changed, in the thread's state (the graph's checkpoints, the loop's thread
+ * file), so /undo restores what this thread changed and nothing another thread or the person
+ * changed meanwhile, and a checkpoint knows what its files were.
  */
 
 /** The files around one request: `before` its first file-changing step, `after` its latest. */
@@ -17,6 +19,14 @@ export interface TurnSnapshot {
   after: string;
   /** When the request's first file-changing step started (ms since epoch): later background processes belong to it. */
   startedAt: number;
+  /**
+   * The paths this thread's steps changed (workspace-relative, `/`-separated): what changed
+   * across each step, narrowed to the paths a file tool named when every call of the step was
+   * one. Absent in threads of earlier versions: undo then takes the whole before/after diff.
+   */
+  paths?: string[];
+  /** Set when a step's files could not be recorded (why): undo then says so instead of restoring part. */
+  error?: string;
 }
 
 /** Per request (the id of its user message). */
@@ -27,7 +37,51 @@ export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSna
   const out = { ...current };
   for (const [request, entry] of Object.entries(update)) {
     const first = out[request];
-    out[request] = first ? { ...entry, before: first.before, startedAt: first.startedAt } : entry;
+    if (!first) {
+      out[request] = entry;
+      continue;
+    }
+    const paths = first.paths && entry.paths ? [...new Set([...first.paths, ...entry.paths])] : undefined;
+    const error = first.error ?? entry.error;
+    out[request] = {
+      ...entry,
+      before: first.before || entry.before,
+      after: entry.after || first.after,
+      startedAt: first.startedAt,
+      ...(paths ? { paths } : {}),
+      ...(error ? { error } : {}),
+    };
+    if (!paths) delete out[request]!.paths;
+  }
+  return out;
+}
+
+/** A path a tool named, relative to the workspace and `/`-separated; undefined when it leads outside. */
+function relativePath(workspace: string, named: string): string | undefined {
+  const rel = path.relative(workspace, path.resolve(workspace, named));
+  if (!rel || rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+  return rel.split(path.sep).join("/");
+}
+
+/**
+ * The paths a step's calls will change, when every call that may change files is an edit tool
+ * declaring them (policy/effects.ts); undefined when any may change anything (a command, an
+ * undeclared tool), so the step's whole diff counts.
+ */
+export function declaredPaths(
+  workspace: string,
+  calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>,
+  tools?: readonly ToolLike[],
+): string[] | undefined {
+  const out: string[] = [];
+  for (const call of calls) {
+    const effects = callEffects({ name: call.name, args: call.args ?? {} }, tools);
+    if (!ruleFor(effects).changesFiles) continue;
+    if (effects.kind !== "edit" || !effects.paths || effects.paths.length === 0) return undefined;
+    for (const p of effects.paths) {
+      const rel = relativePath(workspace, p);
+      if (rel) out.push(rel);
+    }
   }
   return out;
 }
@@ -59,24 +113,25 @@ export function workspaceAt(
     const m = messages[i]!;
     if (m.getType() !== "human" || !m.id) continue;
     const entry = snapshots[m.id];
-    if (entry) return entry.after;
+    if (entry?.after) return entry.after;
   }
   return undefined;
 }
 
-/** Workspaces already told that snapshots failed (once per process is enough). */
+/** Failures already told, per workspace and reason: each is said once per process, and every step tries again. */
 const warned = new Set<string>();
 
 function storeFor(workspace: string): SnapshotStore | undefined {
-  if (!SNAPSHOTS_ENABLED || warned.has(workspace)) return undefined;
+  if (!SNAPSHOTS_ENABLED) return undefined;
   return snapshotStore(workspace);
 }
 
 function warn(workspace: string, err: unknown, notice: (text: string) => void): void {
-  if (warned.has(workspace)) return;
-  warned.add(workspace);
+  const key = `${workspace}\0${(err as Error).message}`;
+  if (warned.has(key)) return;
+  warned.add(key);
   notice(
-    `Workspace snapshots are off for this session (${(err as Error).message}); the run goes on, but /undo cannot bring files back.`,
+    `Workspace snapshots failed (${(err as Error).message}); the run goes on, but /undo cannot bring back the files of this step.`,
   );
 }
 
@@ -90,7 +145,7 @@ export interface SnapshotStepInput {
   threadId: string;
   /** The conversation so far (its latest user message names the request). */
   messages: readonly BaseMessage[];
-  /** The calls this step is about to run. */
+  /** The calls this step is about to run (what their tools declare names the files they change). */
   calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>;
   /** The toolset, for what each called tool declares (without it, the built-in tool of that name). */
   tools?: readonly ToolLike[];
@@ -119,22 +174,28 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   const store = storeFor(input.workspace);
   if (!store) return NOTHING;
   const startedAt = Date.now();
+  // Recorded in the turn, so its undo says the files were not kept rather than restoring part.
+  const failed = (err: unknown): WorkspaceSnapshots => {
+    warn(input.workspace, err, input.notice);
+    return { [request]: { before: "", after: "", startedAt, error: (err as Error).message } };
+  };
   let before: string;
   try {
     before = await store.take();
   } catch (err) {
-    warn(input.workspace, err, input.notice);
-    return NOTHING;
+    return { finish: async () => failed(err) };
   }
+  const declared = declaredPaths(store.workspace, input.calls, input.tools);
   return {
     async finish() {
       try {
         const after = await store.take();
+        const changed = (await store.changes(before, after)).map((c) => c.path);
+        const paths = declared ? changed.filter((p) => declared.includes(p)) : changed;
         if (input.threadId) await store.setThreadSnapshot(input.threadId, after);
-        return { [request]: { before, after, startedAt } };
+        return { [request]: { before, after, startedAt, paths } };
       } catch (err) {
-        warn(input.workspace, err, input.notice);
-        return {};
+        return failed(err);
       }
     },
   };

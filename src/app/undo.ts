@@ -116,15 +116,30 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
       text: "Workspace snapshots are off (MINI_CURSOR_SNAPSHOTS=off), so files cannot be brought back; nothing was changed.",
     };
   }
+  if (entry?.error) {
+    return {
+      ok: false,
+      text: `The files of turn ${turn.number} were not recorded (the snapshot failed: ${entry.error}), so they cannot be brought back; nothing was changed.`,
+    };
+  }
   if (entry) {
     const store = snapshotStore(ctx.workspace);
+    const missing = [entry.before, entry.after].find((id) => !id);
+    if (missing !== undefined || !(await store.has(entry.before)) || !(await store.has(entry.after))) {
+      return {
+        ok: false,
+        text: `The files of turn ${turn.number} were recorded in another state folder (another machine, or one since removed), not in ${store.gitDir}, so they cannot be brought back here; nothing was changed.`,
+      };
+    }
     const current = await store.take();
-    const restore = await store.changes(entry.after, entry.before);
-    const byHand = new Set((await store.changes(entry.after, current)).map((c) => c.path));
-    const conflicts = restore.map((c) => c.path).filter((p) => byHand.has(p));
+    // Only what this thread's steps changed (entry.paths): another thread's files are not this turn's.
+    const restore = await store.changes(entry.after, entry.before, entry.paths);
+    const restorePaths = restore.map((c) => c.path);
+    const changedSince = new Set((await store.changes(entry.after, current, restorePaths)).map((c) => c.path));
+    const conflicts = restorePaths.filter((p) => changedSince.has(p));
     if (conflicts.length > 0 && !options.overwrite) {
       const list = conflicts.map((p) => `  ${p}`).join("\n");
-      const heading = `These files were changed by hand since the agent's last step in turn ${turn.number}; undoing it would overwrite those changes:\n${list}`;
+      const heading = `These files were changed since turn ${turn.number} (by hand or by another thread); undoing it would overwrite those changes:\n${list}`;
       if (!options.confirm)
         return { ok: false, text: `${heading}\nNothing was changed. To overwrite them, run ${options.forceHint}.` };
       if (!(await options.confirm(conflicts))) return { ok: false, text: "Undo cancelled; nothing was changed." };

@@ -5,7 +5,7 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { answerDanglingToolCalls, estimateTokens, estimateTotalTokens } from "./budget.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
-import { ensureOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
+import { ensureOutputDir } from "../memory/state-dir.js";
 import { messageText } from "../provider/message.js";
 import { CHARS_PER_TOKEN } from "../models/tokens.js";
 import { withThousands } from "../thousands.js";
@@ -84,14 +84,12 @@ function safeName(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 100) || "result";
 }
 
-/** Saves a result once under `.mini-cursor/output/`, refusing a state folder that is a symlink. */
+/** Saves a result once in the state folder's `output/` (read_file reads it there); returns its path. */
 function saveResult(workspace: string, id: string, text: string): string | undefined {
   try {
-    ensureOutputDir(workspace);
-    const rel = `${OUTPUT_DIR}/result-${safeName(id)}.txt`;
-    const file = path.join(workspace, rel);
+    const file = path.join(ensureOutputDir(workspace), `result-${safeName(id)}.txt`);
     if (!existsSync(file)) writeFileSync(file, text, { flag: "wx" });
-    return rel;
+    return file;
   } catch {
     return undefined;
   }

@@ -52,14 +52,22 @@ export const AgentState = z.object({
     },
   ),
   /**
-   * Workspace snapshots (commit ids in the shadow repository under `.mini-cursor/snapshots`)
+   * Workspace snapshots (commit ids in the shadow repository in the workspace's state folder)
    * per request, keyed by the id of its user message: the files before its first
    * file-changing step and after its latest. /undo restores a turn from them; resuming an
    * earlier checkpoint brings the files back to that checkpoint's (agent/snapshot-step.ts).
    */
   snapshots: withLangGraph(
     z
-      .record(z.object({ before: z.string(), after: z.string(), startedAt: z.number() }))
+      .record(
+        z.object({
+          before: z.string(),
+          after: z.string(),
+          startedAt: z.number(),
+          paths: z.array(z.string()).optional(),
+          error: z.string().optional(),
+        }),
+      )
       .describe(
         "Workspace snapshots per request (shadow git commits before and after its file-changing steps), for /undo and time travel.",
       ),

@@ -1,28 +1,37 @@
-import {
-  closeSync,
-  constants,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readlinkSync,
-  unlinkSync,
-  writeSync,
-  type Stats,
-} from "node:fs";
+import { createHash } from "node:crypto";
+import { lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
-
-/** Folder in the workspace for mini-cursor's own files (threads, saved output); it ignores itself for git. */
-export const STATE_DIR_NAME = ".mini-cursor";
-/** Subfolder of the state folder for full command output and offloaded tool results. */
-const OUTPUT_SUBDIR = "output";
-/** Where full outputs are saved, relative to the workspace root. */
-export const OUTPUT_DIR = `${STATE_DIR_NAME}/${OUTPUT_SUBDIR}`;
+import { stateHomePath } from "../settings.js";
+import { migrateLegacyState } from "./legacy-state.js";
 
 /**
- * Raised when a repository ships the state folder (or something in it) as a symlink: every
- * write of ours (state.sqlite, threads.json, saved output, rules) would land where it points.
+ * mini-cursor's private state lives outside every workspace, in the person's state folder
+ * (settings.ts `stateHomePath`: MINI_CURSOR_STATE_HOME, `$XDG_STATE_HOME/mini-cursor`,
+ * `~/.local/state/mini-cursor`), one folder per workspace keyed by the workspace's real path:
+ * `workspaces/<name>-<sha256 of the real path, 16 hex>/`, with a `workspace` file naming that
+ * path. Nothing a repository ships or the agent writes in the workspace is read as state, and a
+ * read-only checkout can be worked on. The project rules files stay in the workspace: they are
+ * the repository's content, trusted only after the trust question (security/rules.ts).
  */
+
+/** The folder a repository may ship with its rules file (`.mini-cursor/config.json`); also where earlier versions kept their state. */
+export const STATE_DIR_NAME = ".mini-cursor";
+/** Folder of the per-workspace state folders under the state home. */
+const WORKSPACES_DIR = "workspaces";
+/** File in a workspace's state folder naming the workspace's real path, so the folder describes itself. */
+export const WORKSPACE_NAME_FILE = "workspace";
+/** Subfolder of the state folder for full command output and offloaded tool results. */
+const OUTPUT_SUBDIR = "output";
+/** Saved "always for this project" answers: allow rules the person chose (security/rules.ts reads them as trusted). */
+export const SAVED_ANSWERS_FILE = "answers.json";
+/** Characters of the workspace's folder name kept in its state folder's name. */
+const NAME_CHARS = 40;
+/** Hex digits of the real path's SHA-256 in the state folder's name. */
+const HASH_CHARS = 16;
+/** Only the person may read their threads and saved output. */
+const PRIVATE_MODE = 0o700;
+
+/** Raised when the state folder (or something in it) is a symlink or cannot be made; says which and what to do. */
 export class StateDirError extends Error {
   override name = "StateDirError";
 }
@@ -36,77 +45,127 @@ function lstatOrUndefined(p: string): Stats | undefined {
   }
 }
 
-function refuseLink(p: string, workspace: string): never {
-  let target = "";
-  try {
-    target = ` (it points to ${readlinkSync(p)})`;
-  } catch {
-    // not a link after all: the message still says what to do
+/** Creates the folder `dir` unless it is there; refuses a symlink or a file in its place. */
+function plainDirectory(dir: string): void {
+  if (!lstatOrUndefined(dir)) {
+    try {
+      mkdirSync(dir, { mode: PRIVATE_MODE }); // not recursive: mkdir never follows a symlink at its end
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "EEXIST") throw stateError(dir, err);
+    }
   }
-  const rel = path.relative(workspace, p);
-  throw new StateDirError(
-    `${rel} in ${workspace} is a symlink or not a plain folder${target}; mini-cursor keeps its own files there and will not write through it. Remove it (rm ${rel}) and start again.`,
+  if (!lstatSync(dir).isDirectory())
+    throw new StateDirError(
+      `${dir} is a symlink or not a folder; mini-cursor keeps its state there and will not write through it. Remove it and start again.`,
+    );
+}
+
+function stateError(dir: string, err: unknown): StateDirError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why =
+    code === "EACCES" || code === "EPERM" || code === "EROFS"
+      ? "it is not writable"
+      : code === "ENOSPC"
+        ? "the disk is full"
+        : (err as Error).message;
+  return new StateDirError(
+    `cannot create mini-cursor's state folder ${dir}: ${why}. Make it writable, or set MINI_CURSOR_STATE_HOME to a folder you can write.`,
   );
 }
 
-/** Creates the folder `dir` unless it is there; refuses a symlink or a file in its place. */
-function plainDirectory(dir: string, workspace: string): void {
-  const stat = lstatOrUndefined(dir);
-  if (!stat) {
-    try {
-      mkdirSync(dir); // not recursive: mkdir never follows a symlink at its end
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
+/** The workspace's real path (symlinks resolved), the key of its state folder. */
+export function workspaceRealPath(workspace: string): string {
+  try {
+    return realpathSync(workspace);
+  } catch {
+    return path.resolve(workspace);
   }
-  if (!lstatSync(dir).isDirectory()) refuseLink(dir, workspace);
 }
 
+/** `<name>-<hash>`: readable in a listing, unique per real path. */
+export function stateFolderName(realPath: string): string {
+  const name =
+    path
+      .basename(realPath)
+      .replace(/[^A-Za-z0-9._-]/g, "_")
+      .replace(/^\.+/, "")
+      .slice(0, NAME_CHARS) || "workspace";
+  const hash = createHash("sha256").update(realPath).digest("hex").slice(0, HASH_CHARS);
+  return `${name}-${hash}`;
+}
+
+/** Where a workspace's state folder is (not created). */
+export function stateDirPath(workspace: string): string {
+  return path.join(stateHomePath(), WORKSPACES_DIR, stateFolderName(workspaceRealPath(workspace)));
+}
+
+/** State folders this process has made ready, by state home and workspace. */
+const ready = new Map<string, string>();
+/** One-line notices (a migration done or refused) for the front end to show once. */
+const pending: string[] = [];
+
 /**
- * Creates `<workspace>/.mini-cursor` with a .gitignore of `*`, so it ignores itself for git.
- * A cloned repository may ship the folder as a symlink, or a symlinked `.gitignore`,
- * `state.sqlite` or `threads.json` in it: the folder and any symlinked entry are refused with a
- * StateDirError; a symlinked `.gitignore` is replaced by a plain file.
+ * The workspace's private state folder, created on first use (mode 700, with its `workspace`
+ * file). On the first use in a process, state an earlier version kept in `<workspace>/.mini-cursor/`
+ * is copied over once when it is evidently ours (memory/legacy-state.ts); the line saying so
+ * waits in `takeStateNotices`.
  */
-export function ensureStateDir(workspace: string): string {
-  const dir = path.join(workspace, STATE_DIR_NAME);
-  plainDirectory(dir, workspace);
-  for (const name of readdirSync(dir)) {
-    const entry = path.join(dir, name);
-    if (!lstatSync(entry).isSymbolicLink()) continue;
-    if (name === ".gitignore") unlinkSync(entry);
-    else refuseLink(entry, workspace);
+export function stateDirFor(workspace: string): string {
+  const real = workspaceRealPath(workspace);
+  const home = stateHomePath();
+  const key = `${home}\0${real}`;
+  const known = ready.get(key);
+  if (known) return known;
+  try {
+    mkdirSync(home, { recursive: true, mode: PRIVATE_MODE });
+  } catch (err) {
+    throw stateError(home, err);
   }
-  const ignore = path.join(dir, ".gitignore");
-  if (!lstatOrUndefined(ignore)) {
-    try {
-      // O_EXCL: never follows a symlink someone puts there meanwhile.
-      const fd = openSync(
-        ignore,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-        0o666,
-      );
-      try {
-        writeSync(fd, "*\n");
-      } finally {
-        closeSync(fd);
-      }
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
+  plainDirectory(path.join(home, WORKSPACES_DIR));
+  const dir = path.join(home, WORKSPACES_DIR, stateFolderName(real));
+  plainDirectory(dir);
+  const nameFile = path.join(dir, WORKSPACE_NAME_FILE);
+  let named = "";
+  try {
+    named = readFileSync(nameFile, "utf8");
+  } catch {
+    // first use
   }
+  if (named !== `${real}\n`) writeFileSync(nameFile, `${real}\n`, { mode: 0o600 });
+  const notice = migrateLegacyState(real, dir);
+  if (notice) pending.push(notice);
+  ready.set(key, dir);
   return dir;
 }
 
-/** `<workspace>/.mini-cursor/<name>`, created as a plain folder (a symlink there is refused). */
+/** The notices state folders produced since the last call (each is shown once). */
+export function takeStateNotices(): string[] {
+  return pending.splice(0);
+}
+
+/** Earlier name of `stateDirFor`, kept for callers. */
+export const ensureStateDir = stateDirFor;
+
+/** `<state folder>/<name>`, created as a plain folder (a symlink there is refused). */
 export function ensureStateSubdir(workspace: string, name: string): string {
-  const sub = path.join(ensureStateDir(workspace), name);
-  plainDirectory(sub, workspace);
+  const sub = path.join(stateDirFor(workspace), name);
+  plainDirectory(sub);
   return sub;
 }
 
-/** `<workspace>/.mini-cursor/output`, created as a plain folder (a symlink there is refused). */
+/** Where full command output and offloaded results are saved (created). */
 export function ensureOutputDir(workspace: string): string {
   return ensureStateSubdir(workspace, OUTPUT_SUBDIR);
+}
+
+/** The output folder's path, without creating anything (read_file checks paths against it). */
+export function outputDirPath(workspace: string): string {
+  return path.join(stateDirPath(workspace), OUTPUT_SUBDIR);
+}
+
+/** The saved "always for this project" answers of a workspace (the state folder is created). */
+export function savedAnswersFile(workspace: string): string {
+  return path.join(stateDirFor(workspace), SAVED_ANSWERS_FILE);
 }

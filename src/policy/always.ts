@@ -1,11 +1,13 @@
 import type { Approver } from "../agent/events.js";
 import { classifyCall } from "./approval.js";
-import { addAllowRules, LOCAL_RULES_FILE } from "../security/rules.js";
+import { addAllowRules } from "../security/rules.js";
+import { savedAnswersFile } from "../memory/state-dir.js";
 
 /**
  * "Always for this project" on a terminal saves the exact allow rules the question showed
- * (`request.alwaysRules`, e.g. `git log -5`) in `.mini-cursor/config.json` (git-ignored, so they
- * stay personal). Plain "always" is for this session only and saves nothing. A call that asks
+ * (`request.alwaysRules`, e.g. `git log -5`) in the workspace's saved answers, in mini-cursor's state
+ * folder outside the workspace (memory/state-dir.ts), so they stay personal and nothing the
+ * repository ships can add to them. Plain "always" is for this session only and saves nothing. A call that asks
  * every time (dangerous, unreadable, an ask rule) is never saved, whatever the answer.
  */
 export function withSavedAlwaysRules(approver: Approver, workspace: string, note: (text: string) => void): Approver {
@@ -25,7 +27,7 @@ export function withSavedAlwaysRules(approver: Approver, workspace: string, note
       const added = addAllowRules(workspace, request.alwaysRules);
       if (added.length > 0) {
         note(
-          `Saved in ${LOCAL_RULES_FILE}: allow ${added.map((r) => `\`${r}\``).join(", ")} (remove them there to be asked again).`,
+          `Saved in ${savedAnswersFile(workspace)}: allow ${added.map((r) => `\`${r}\``).join(", ")} (remove them there to be asked again).`,
         );
       }
     } catch (err) {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
+import { savedAnswersFile, STATE_DIR_NAME } from "../memory/state-dir.js";
 import {
   mcpRulesSchema,
   mcpServersSchema,
@@ -10,7 +10,7 @@ import {
   type McpServerSpec,
 } from "./mcp-config.js";
 import { trustStorePath } from "../settings.js";
-import { contentHash, isTrusted, trustFile } from "./trust.js";
+import { contentHash, isTrusted } from "./trust.js";
 import type { Word } from "./shell-parse.js";
 
 /**
@@ -28,9 +28,16 @@ import type { Word } from "./shell-parse.js";
  * and allowing its tools loosen like allow rules, so they too wait for the user's trust.
  */
 
-/** Where rules are read from, relative to the workspace root; the first is where "always" saves. */
+/** Where rules are read from, relative to the workspace root: the repository's content, trusted only after the trust question. */
 export const RULES_FILES = [`${STATE_DIR_NAME}/config.json`, "mini-cursor.config.json"] as const;
-export const LOCAL_RULES_FILE = RULES_FILES[0];
+/**
+ * "Always for this project" answers are saved outside the workspace, in the workspace's state
+ * folder (memory/state-dir.ts): the person chose them, so they apply without a trust question,
+ * and nothing in the repository can add to them. Shown as this name.
+ */
+export const LOCAL_RULES_FILE = "this workspace's saved answers";
+/** How rules from the saved answers name their file. */
+const SAVED_ANSWERS = "saved answers";
 
 export type RuleKind = "allow" | "ask" | "deny";
 
@@ -149,6 +156,7 @@ export function ruleWords(text: string): string[] {
  */
 export function loadProjectRules(workspace: string, options: { trustStore?: string } = {}): ProjectRules {
   const rules: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
+  addSavedAnswers(rules, workspace);
   for (const relative of RULES_FILES) {
     const absolute = path.join(workspace, relative);
     const read = readRulesFileWithHash(absolute, relative);
@@ -188,6 +196,21 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     }
   }
   return rules;
+}
+
+/** The person's saved "always for this project" answers: allow rules only, trusted by where they live. */
+function addSavedAnswers(rules: ProjectRules, workspace: string): void {
+  let file: string;
+  try {
+    file = savedAnswersFile(workspace);
+  } catch {
+    return; // no state folder: nothing was saved
+  }
+  const read = readRulesFileWithHash(file, SAVED_ANSWERS);
+  for (const entry of read?.parsed.commands?.allow ?? []) {
+    const text = typeof entry === "string" ? entry.trim() : entry.command.trim();
+    rules.allow.push({ kind: "allow", text, words: ruleWords(text), file: SAVED_ANSWERS });
+  }
 }
 
 function loosensMcp(parsed: RulesFile): boolean {
@@ -293,26 +316,13 @@ export function ruleForCommand(argv: readonly string[]): string | undefined {
 const plainWord = (w: string) => w.length > 0 && !/[\s*?'"\\$`]/.test(w);
 
 /**
- * Adds allow rules to `.mini-cursor/config.json` (created if needed; other content kept), and
- * trusts the result when what was there was trusted (or loosened nothing): the user chose these
- * rules. Returns the rules that were new.
+ * Adds allow rules to the workspace's saved answers in its state folder (created if needed;
+ * other content kept). Returns the rules that were new.
  */
-export function addAllowRules(
-  workspace: string,
-  rules: readonly string[],
-  options: { trustStore?: string } = {},
-): string[] {
-  ensureStateDir(workspace);
-  const store = options.trustStore ?? trustStorePath();
-  const file = path.join(workspace, LOCAL_RULES_FILE);
-  const before = existsSync(file) ? readRulesFileWithHash(file, LOCAL_RULES_FILE) : undefined;
+export function addAllowRules(workspace: string, rules: readonly string[]): string[] {
+  const file = savedAnswersFile(workspace);
+  const before = existsSync(file) ? readRulesFileWithHash(file, SAVED_ANSWERS) : undefined;
   const current: RulesFile = before?.parsed ?? {};
-  const loosened =
-    (current.commands?.allow ?? []).length > 0 ||
-    (current.passEnv ?? []).length > 0 ||
-    Object.keys(current.mcpServers ?? {}).length > 0 ||
-    loosensMcp(current);
-  const wasTrusted = !before || !loosened || isTrusted(store, file, before.hash);
   const allow = [...(current.commands?.allow ?? [])];
   const existing = new Set(allow.map((r) => (typeof r === "string" ? r : r.command)));
   const added = rules.filter((r, i) => !existing.has(r) && rules.indexOf(r) === i);
@@ -324,6 +334,5 @@ export function addAllowRules(
   rmSync(tmp, { force: true });
   writeFileSync(tmp, text, { flag: "wx" });
   renameSync(tmp, file);
-  if (wasTrusted) trustFile(store, file, contentHash(text));
   return added;
 }

@@ -12,12 +12,12 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureStateDir, STATE_DIR_NAME } from "../memory/state-dir.js";
+import { STATE_DIR_NAME } from "../memory/state-dir.js";
 import type { SpawnSpecBuilder } from "../workspace/processes.js";
 import { writableCaches, withoutCredentials, type CacheSettings } from "./caches.js";
 import { HOME_SECRETS } from "./locations.js";
 import { rulesFilePaths } from "./rules.js";
-import type { SandboxSetting } from "../settings.js";
+import { stateHomePath, type SandboxSetting } from "../settings.js";
 
 /**
  * Runs every command inside bubblewrap (bwrap): the file system read-only except the
@@ -272,12 +272,15 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
   // After the workspace and the caches, in case either holds the home folder.
   args.push(...credentialArgs(home, options));
   args.push(...socketArgs(options, home));
-  // Commands may not rewrite the project's command rules (nor the state folder holding them).
+  // Commands may not rewrite the project's command rules (nor the folder a repository keeps them in).
   for (const file of rulesFilePaths(workspace)) {
     if (kindOf(file) === "file") args.push("--ro-bind", file, file);
   }
   const stateDir = path.join(workspace, STATE_DIR_NAME);
   if (kindOf(stateDir) === "dir") args.push("--ro-bind", stateDir, stateDir);
+  // mini-cursor's private state (threads, snapshots) stays read-only wherever it was put.
+  const stateHome = stateHomePath();
+  if (kindOf(stateHome) === "dir") args.push("--ro-bind", stateHome, stateHome);
   args.push("--setenv", "MINI_CURSOR_SANDBOX", "bubblewrap", "--chdir", cwd);
   return args;
 }
@@ -410,11 +413,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       } catch {
         // A read-only home: the cache stays read-only too.
       }
-    }
-    try {
-      ensureStateDir(options.workspace);
-    } catch {
-      // The workspace may not be writable; the rules then cannot change anyway.
     }
     return files;
   };

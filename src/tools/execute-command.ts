@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { resolvePath } from "../workspace/paths.js";
-import { MAX_OUTPUT_CHARS, OUTPUT_DIR } from "../workspace/output-store.js";
+import { MAX_OUTPUT_CHARS } from "../workspace/output-store.js";
 import {
   DEFAULT_TIMEOUT_MS,
   KILL_GRACE_MS,
@@ -27,7 +27,7 @@ export const EXECUTE_COMMAND_DESCRIPTION = `Run a shell command with bash and re
 - It runs in the workspace root. To run it elsewhere, set workingDirectory (a directory inside the workspace); do not start the command with \`cd\`.
 - stdin is closed, so nothing can prompt for input: pass flags such as --yes / -y / --non-interactive. PAGER=cat, git never prompts, and MINI_CURSOR=1 is set.
 - Timeout: ${seconds(DEFAULT_TIMEOUT_MS)} by default; set timeoutMs up to ${MAX_TIMEOUT_MS} (${seconds(MAX_TIMEOUT_MS)}) for long installs, builds or test runs. On timeout every process the command started is stopped and you get the output so far.
-- Output longer than ${withThousands(MAX_OUTPUT_CHARS)} characters is cut to its start and end; the full output is saved in a file under ${OUTPUT_DIR}/ that you can page through with read_file.
+- Output longer than ${withThousands(MAX_OUTPUT_CHARS)} characters is cut to its start and end; the full output is saved in a file outside the workspace whose path the result gives; read_file reads it (page through it with offset).
 - Dev servers (npm run dev, vite, python -m http.server, ...): run them directly, without \`&\` or nohup. When a server prints its local URL or says it is ready or listening, the call returns with the URL and an id such as bg-1 while the server keeps running in the background until mini-cursor exits. Anything a command leaves running with \`&\` is stopped when the command ends.`;
 
 export const executeCommandSchema = z.object({

@@ -8,6 +8,7 @@ import {
 } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import { openVerified, type VerifiedFile } from "../workspace/verified-open.js";
+import { openSavedOutput } from "../workspace/output-store.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { fingerprintFile } from "./read-tracker.js";
@@ -25,7 +26,7 @@ export const MAX_READ_BYTES = 50 * 1024;
 /** Width of the right-aligned line number, as `cat -n` prints it. */
 const LINE_NUMBER_WIDTH = 6;
 
-const DESCRIPTION = `Read a text file from the workspace. Paths are relative to the workspace root.
+const DESCRIPTION = `Read a text file from the workspace. Paths are relative to the workspace root; the one exception is the absolute path of saved command output that a result names.
 Output is numbered like \`cat -n\` (line number, tab, text), followed by a footer such as
 "[Lines 1-2000 of 5231. Continue with offset 2001.]" or "[Lines 1-3 of 3, end of file.]".
 - offset: 1-based line to start from (default 1). limit: number of lines (default and maximum ${MAX_READ_LINES}).
@@ -87,6 +88,14 @@ async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: strin
   if (input.offset !== undefined && input.offset < 1)
     throw new ToolFailure("Error: offset is 1-based: the first line is 1.");
   if (input.limit !== undefined && input.limit < 1) throw new ToolFailure("Error: limit must be at least 1.");
+  const saved = await openSavedOutput(ctx.options.workspace, input.filePath);
+  if (saved) {
+    try {
+      return await readOpened(ctx, input, threadId, input.filePath, input.filePath, saved);
+    } finally {
+      await saved.handle.close();
+    }
+  }
   const ws = await ctx.workspace();
   const target = await resolvePath(ws, input.filePath, { mustExist: true, refuseHardLinks: true });
   const name = target.display;

@@ -1,13 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { createWriteStream, readdirSync, rmSync, type WriteStream } from "node:fs";
-import { ensureOutputDir as ensureStateOutputDir, OUTPUT_DIR } from "../memory/state-dir.js";
+import { constants, createWriteStream, promises as fsPromises, readdirSync, rmSync, type WriteStream } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { ensureOutputDir as ensureStateOutputDir, outputDirPath } from "../memory/state-dir.js";
+import { canVerifyDescriptors, descriptorPath, type VerifiedFile } from "./verified-open.js";
 import path from "node:path";
 import { withThousands } from "../thousands.js";
 
 /**
  * Command output for the model: kept whole while it is short, cut to head + tail when it is
- * long, with the full text streamed to a file under `<workspace>/.mini-cursor/output/` so the
- * model can page through it with read_file. Memory stays bounded however much a command prints.
+ * long, with the full text streamed to a file in the workspace's state folder (`output/`, outside
+ * the workspace) so the model can page through it with read_file, which reads that folder too. Memory stays bounded however much a command prints.
  */
 
 /** Most characters of output the model sees from one command. */
@@ -16,7 +18,6 @@ export const MAX_OUTPUT_CHARS = 30_000;
 export const HEAD_CHARS = 10_000;
 /** ...and how many from the end (summaries, the final error); the rest is the notice line. */
 export const TAIL_CHARS = 19_500;
-export { OUTPUT_DIR };
 /** Saved outputs kept; older ones are deleted so the folder cannot grow without end. */
 export const MAX_SAVED_OUTPUTS = 50;
 /** Largest output file; past this the rest is dropped (the model could not read more anyway). */
@@ -115,9 +116,8 @@ export interface OutputCapture {
   finish(): Promise<CapturedOutput>;
 }
 
-/** Creates `.mini-cursor/output/` (and a `.gitignore` of `*`), refusing symlinked folders. */
+/** The state folder's `output/`, created as a plain folder. */
 function ensureOutputDir(root: string): string {
-  // A repository could ship `.mini-cursor` (or its .gitignore) as a symlink to point our writes outside it.
   return ensureStateOutputDir(root);
 }
 
@@ -148,7 +148,7 @@ function openOutputFile(root: string): OutputFile {
   pruneOldOutputs(outputDir);
   const absolute = path.join(outputDir, outputFileName());
   const stream = createWriteStream(absolute, { flags: "wx", highWaterMark: FILE_HIGH_WATER_MARK });
-  const file: OutputFile = { display: path.relative(root, absolute), stream, chars: 0 };
+  const file: OutputFile = { display: absolute, stream, chars: 0 };
   stream.on("error", (err) => {
     file.error = err.message;
   });
@@ -256,4 +256,32 @@ export function createOutputCapture(workspaceRoot: string): OutputCapture {
       };
     },
   };
+}
+
+/** Names mini-cursor gives saved output (command-….log, result-….txt). */
+const SAVED_NAME = /^(?:command|result)-[A-Za-z0-9_.-]+\.(?:log|txt)$/;
+
+/**
+ * read_file's way into the state folder: a path naming a file mini-cursor saved in this
+ * workspace's `output/` (as the truncation notice gives it) is opened read-only, without
+ * following a symlink, and must be a plain file with one link. Anything else is undefined and
+ * goes through the workspace's confinement as usual.
+ */
+export async function openSavedOutput(workspace: string, userPath: string): Promise<VerifiedFile | undefined> {
+  if (!path.isAbsolute(userPath)) return undefined;
+  const absolute = path.normalize(userPath);
+  const dir = outputDirPath(workspace);
+  if (path.dirname(absolute) !== dir || !SAVED_NAME.test(path.basename(absolute))) return undefined;
+  let handle: FileHandle;
+  try {
+    handle = await fsPromises.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  const stat = await handle.stat();
+  if (!stat.isFile() || stat.nlink !== 1) {
+    await handle.close();
+    return undefined;
+  }
+  return { handle, stat, path: canVerifyDescriptors() ? descriptorPath(handle.fd) : absolute };
 }

@@ -1,20 +1,43 @@
 import { execFile } from "node:child_process";
-import { lstatSync, mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
-import { ensureStateSubdir, STATE_DIR_NAME } from "../memory/state-dir.js";
-import { snapshotGitEnvironment } from "../settings.js";
+import { ensureStateSubdir, stateDirPath } from "../memory/state-dir.js";
+import { snapshotGitEnvironment, stateHomePath } from "../settings.js";
 
 /**
- * Workspace snapshots in a shadow git repository under `.mini-cursor/snapshots/`, so /undo,
- * /rewind and Studio's time travel can bring files back. The user's own `.git`, index and
- * configuration are never read or written: git runs with GIT_DIR, GIT_WORK_TREE and
- * GIT_INDEX_FILE pointing here, no system or global configuration, no hooks and no signing.
- * The workspace's `.gitignore` files are honoured (an ignored `node_modules` is not recorded),
- * and the shadow index is kept between snapshots, so git's stat cache makes a snapshot of an
- * unchanged project cost one directory walk.
+ * Workspace snapshots in a shadow git repository in the workspace's private state folder
+ * (memory/state-dir.ts: `<state>/snapshots/`), so /undo, /rewind and Studio's time travel can
+ * bring files back. git here is hermetic, because what the workspace holds is not trusted:
+ * - the git dir is outside the workspace and its `config` is rewritten by us on first use in a
+ *   process; no system or global config (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null, HOME
+ *   and XDG_CONFIG_HOME pointed at a folder that does not exist), none of the user's GIT_*
+ *   variables (settings.ts `snapshotGitEnvironment`), no hooks, no fsmonitor, no signing;
+ * - the git dir's `info/attributes` (which outranks every `.gitattributes`) unsets text, eol,
+ *   filter, ident and working-tree-encoding for every path, so a workspace's `.gitattributes`
+ *   can neither convert bytes nor name a filter; and no filter driver is configured anyway;
+ * - a symlink anywhere in the snapshot store's own folders is refused, not followed.
+ * The workspace's `.gitignore` files are honoured (an ignored `node_modules` is not recorded).
+ * Each process keeps its own index (GIT_INDEX_FILE `index-<pid>-<random>`, seeded from the shared
+ * `index` and handed back at exit), so two processes never contend for one index; objects and
+ * refs are shared. A lock left by a git that died is removed once no live git works on this
+ * store; one held by a live process is waited for, then reported.
  */
 
-/** Folder under `.mini-cursor/` holding the shadow repository. */
+/** Folder of the state folder holding the shadow repository. */
 export const SNAPSHOTS_DIR = "snapshots";
 /** The branch every snapshot commit is chained on, so none is ever unreachable. */
 const SNAPSHOT_REF = "refs/heads/snapshots";
@@ -24,26 +47,51 @@ const THREAD_REF_PREFIX = "refs/threads/";
 export const GIT_TIMEOUT_MS = 60_000;
 /** Output of one git call we are prepared to read (paths of a large project's diff). */
 const GIT_MAX_BUFFER = 256 * 1024 * 1024;
+/** How long a lock held by a live process is waited for before the snapshot gives up. */
+export const LOCK_WAIT_MS = 15_000;
+/** Between looks at a held lock. */
+const LOCK_POLL_MS = 100;
+/** Attempts at moving the snapshot branch when another process moved it meanwhile. */
+const REF_ATTEMPTS = 8;
+/** The shared index each process's own index starts from. */
+const SHARED_INDEX = "index";
+/** Our own index files: `index-<pid>-<random>`. */
+const OWN_INDEX = /^index-(\d+)-[0-9a-f]+(?:\.lock)?$/;
 
 /** Configuration on every call: nothing from the user's files may change what git does here. */
 const GIT_CONFIG = [
   "core.hooksPath=/dev/null",
+  "core.attributesFile=/dev/null",
+  "core.excludesFile=/dev/null",
+  "core.fsmonitor=false",
+  "core.untrackedCache=false",
+  "core.splitIndex=false",
+  "core.sparseCheckout=false",
   "commit.gpgSign=false",
   "core.autocrlf=false",
   "core.safecrlf=false",
-  "core.fsmonitor=false",
   "core.symlinks=true",
   "core.fileMode=true",
   "core.quotePath=false",
   "core.longpaths=true",
+  "core.bigFileThreshold=512m",
   "gc.auto=0",
+  "maintenance.auto=false",
+  "safe.directory=*",
+  "submodule.recurse=false",
   "advice.addEmbeddedRepo=false",
   "init.defaultBranch=snapshots",
+  "init.templateDir=",
   "user.name=mini-cursor",
   "user.email=snapshots@mini-cursor.invalid",
 ];
 
-/** git is missing, or a call failed: the caller goes on without snapshots. */
+/** The repository's own config, rewritten on first use in a process: nothing but the format. */
+const REPO_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tlogallrefupdates = false\n";
+/** Highest-precedence attributes: no conversion, no filter, whatever the workspace's `.gitattributes` say. */
+const NEUTRAL_ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding !diff !merge\n";
+
+/** git is missing, a call failed, or the store is unusable: the caller goes on without snapshots. */
 export class SnapshotError extends Error {
   override name = "SnapshotError";
 }
@@ -65,76 +113,250 @@ export interface SnapshotStore {
   readonly workspace: string;
   /** Records the workspace now; returns the snapshot's id (a commit hash). */
   take(): Promise<string>;
-  /** What differs going from snapshot `from` to snapshot `to`. */
-  changes(from: string, to: string): Promise<SnapshotChange[]>;
+  /** What differs going from snapshot `from` to snapshot `to` (only under `paths`, when given). */
+  changes(from: string, to: string, paths?: readonly string[]): Promise<SnapshotChange[]>;
   /** Puts `paths` back as they are in snapshot `source` (written, or deleted when absent there). */
   restore(source: string, paths: readonly string[]): Promise<void>;
+  /** Whether this store holds snapshot `id` (a thread shared through PostgreSQL may come from another machine). */
+  has(id: string): Promise<boolean>;
   /** The snapshot a thread's workspace was last left at, if recorded. */
   threadSnapshot(threadId: string): Promise<string | undefined>;
   setThreadSnapshot(threadId: string, id: string): Promise<void>;
+  /** Where the shadow repository is (for messages). */
+  readonly gitDir: string;
 }
 
-function gitDir(workspace: string): string {
-  return path.join(workspace, STATE_DIR_NAME, SNAPSHOTS_DIR);
+/** The shadow repository's folder for a workspace (not created). */
+export function snapshotGitDir(workspace: string): string {
+  return path.join(stateDirPath(workspace), SNAPSHOTS_DIR);
 }
 
-function run(workspace: string, args: string[], input?: string): Promise<string> {
-  const dir = gitDir(workspace);
-  const env = {
+interface GitContext {
+  workspace: string;
+  dir: string;
+  index: string;
+}
+
+function gitEnvironment(ctx: GitContext): NodeJS.ProcessEnv {
+  // A folder that does not exist: no ~/.gitconfig, no $XDG_CONFIG_HOME/git/{config,attributes,ignore}.
+  const nowhere = path.join(ctx.dir, "no-home");
+  return {
     ...snapshotGitEnvironment(),
-    GIT_DIR: dir,
-    GIT_WORK_TREE: workspace,
-    GIT_INDEX_FILE: path.join(dir, "index"),
+    GIT_DIR: ctx.dir,
+    GIT_WORK_TREE: ctx.workspace,
+    GIT_INDEX_FILE: ctx.index,
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
-    HOME: dir,
-    XDG_CONFIG_HOME: dir,
+    GIT_CONFIG_SYSTEM: "/dev/null",
+    GIT_ATTR_NOSYSTEM: "1",
+    GIT_NO_REPLACE_OBJECTS: "1",
+    GIT_OPTIONAL_LOCKS: "0",
+    HOME: nowhere,
+    XDG_CONFIG_HOME: nowhere,
     GIT_TERMINAL_PROMPT: "0",
     GIT_LITERAL_PATHSPECS: "1",
     LC_ALL: "C",
   };
+}
+
+/** What a failed git call left for us to read. */
+interface GitFailure {
+  message: string;
+  stderr: string;
+  missing?: boolean;
+}
+
+function runOnce(ctx: GitContext, args: string[], input?: string): Promise<string | GitFailure> {
   const argv = [...GIT_CONFIG.flatMap((c) => ["-c", c]), ...args];
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const child = execFile(
       "git",
       argv,
-      { cwd: workspace, env, timeout: GIT_TIMEOUT_MS, maxBuffer: GIT_MAX_BUFFER, encoding: "utf8" },
+      {
+        cwd: ctx.workspace,
+        env: gitEnvironment(ctx),
+        timeout: GIT_TIMEOUT_MS,
+        maxBuffer: GIT_MAX_BUFFER,
+        encoding: "utf8",
+      },
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === "ENOENT")
-          return reject(
-            new SnapshotError("git is not installed (or not on PATH), so the workspace cannot be snapshotted"),
-          );
-        reject(
-          new SnapshotError(`git ${args[0]} failed: ${(stderr || err.message).trim().split("\n").slice(-3).join(" ")}`),
-        );
+        const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+        resolve({ message: err.message, stderr: stderr ?? "", missing });
       },
     );
     if (input !== undefined) child.stdin?.end(input);
   });
 }
 
-/** Creates the shadow repository on first use; the state folder ignores itself, and is excluded here too. */
-async function ensureRepository(workspace: string): Promise<void> {
-  const dir = gitDir(workspace);
-  ensureStateSubdir(workspace, SNAPSHOTS_DIR);
+/** The lock file a failed git call names ("Unable to create '…/x.lock': File exists."). */
+function lockIn(stderr: string): string | undefined {
+  return (
+    /Unable to create '([^']+\.lock)': File exists/.exec(stderr)?.[1] ??
+    /cannot lock ref '[^']+': Unable to create '([^']+\.lock)'/.exec(stderr)?.[1]
+  );
+}
+
+/**
+ * Processes other than this one running git on the store, found by their GIT_DIR in /proc
+ * (readable for one's own processes). Undefined when /proc cannot tell.
+ */
+export function liveGitProcesses(dir: string): number[] | undefined {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((n) => /^\d+$/.test(n));
+  } catch {
+    return undefined;
+  }
+  const wanted = Buffer.from(`GIT_DIR=${dir}\0`);
+  const found: number[] = [];
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`).includes(wanted)) found.push(Number(pid));
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return found;
+}
+
+function lockAge(lock: string): number | undefined {
+  try {
+    return Date.now() - statSync(lock).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs git on the store. A lock left by a git that died (no live git works on this store, or
+ * without /proc, older than any git call may run) is removed and the call tried again; a lock
+ * a live process holds is waited for up to LOCK_WAIT_MS.
+ */
+async function run(ctx: GitContext, args: string[], input?: string): Promise<string> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    const out = await runOnce(ctx, args, input);
+    if (typeof out === "string") return out;
+    if (out.missing)
+      throw new SnapshotError("git is not installed (or not on PATH), so the workspace cannot be snapshotted");
+    const lock = lockIn(out.stderr);
+    if (lock?.startsWith(`${ctx.dir}/`)) {
+      const holders = liveGitProcesses(ctx.dir);
+      const age = lockAge(lock);
+      const stale = holders ? holders.length === 0 : age === undefined || age > GIT_TIMEOUT_MS;
+      if (stale) {
+        try {
+          unlinkSync(lock);
+        } catch {
+          // removed meanwhile
+        }
+        continue;
+      }
+      if (Date.now() < deadline) {
+        await pause(LOCK_POLL_MS);
+        continue;
+      }
+      const who = holders?.length ? `process ${holders.join(", ")}` : "another process";
+      throw new SnapshotError(
+        `${lock} is held by ${who}, still running after ${LOCK_WAIT_MS / 1000} s; once it ends, snapshots work again`,
+      );
+    }
+    throw new SnapshotError(
+      `git ${args[0]} failed: ${(out.stderr || out.message).trim().split("\n").slice(-3).join(" ")}`,
+    );
+  }
+}
+
+/** Refuses a symlink in the store's own folders (git would read or write through it). */
+function refuseLinks(dir: string, depth: number): void {
+  for (const name of readdirSync(dir)) {
+    const entry = path.join(dir, name);
+    const st = lstatSync(entry);
+    if (st.isSymbolicLink())
+      throw new SnapshotError(
+        `the snapshot store ${dir} holds a symlink (${entry} -> ${readlinkSync(entry)}); it is not followed. Remove it to use snapshots again`,
+      );
+    // Loose objects' folders are checked; the objects in them are files git reads by name only there.
+    if (st.isDirectory() && depth > 0) refuseLinks(entry, name === "objects" ? 1 : depth - 1);
+  }
+}
+
+/**
+ * Own index files of processes that are gone (and their locks) are removed, and the shared
+ * index's lock (earlier versions wrote that index in place) once no git works on the store.
+ */
+function removeDeadIndexes(dir: string): void {
+  const sharedLock = path.join(dir, `${SHARED_INDEX}.lock`);
+  if (existsSync(sharedLock) && liveGitProcesses(dir)?.length === 0) {
+    try {
+      unlinkSync(sharedLock);
+    } catch {
+      // removed meanwhile
+    }
+  }
+  for (const name of readdirSync(dir)) {
+    const match = OWN_INDEX.exec(name);
+    if (!match) continue;
+    const pid = Number(match[1]);
+    let alive = pid === process.pid;
+    if (!alive) {
+      try {
+        process.kill(pid, 0);
+        alive = true;
+      } catch (err) {
+        alive = (err as NodeJS.ErrnoException).code === "EPERM";
+      }
+    }
+    if (!alive) {
+      try {
+        unlinkSync(path.join(dir, name));
+      } catch {
+        // removed by another process
+      }
+    }
+  }
+}
+
+/** The state home, when it lies inside the workspace: it must not be snapshotted (nor restored). */
+function stateHomeInside(workspace: string): string | undefined {
+  const rel = path.relative(workspace, stateHomePath());
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel.split(path.sep).join("/") : undefined;
+}
+
+/** Creates the shadow repository on first use, and makes its config, attributes and excludes ours. */
+async function ensureRepository(ctx: GitContext): Promise<void> {
+  ensureStateSubdir(ctx.workspace, SNAPSHOTS_DIR);
   let ready = false;
   try {
-    ready = lstatSync(path.join(dir, "HEAD")).isFile();
+    ready = lstatSync(path.join(ctx.dir, "HEAD")).isFile();
   } catch {
     // not created yet
   }
-  if (!ready) await run(workspace, ["init", "--quiet"]);
-  const exclude = path.join(dir, "info", "exclude");
-  const wanted = `/${STATE_DIR_NAME}/\n`;
-  let current = "";
+  if (!ready) await run(ctx, ["init", "--quiet"]);
+  refuseLinks(ctx.dir, 3);
+  writeFileSync(path.join(ctx.dir, "config"), REPO_CONFIG);
+  mkdirSync(path.join(ctx.dir, "info"), { recursive: true });
+  writeFileSync(path.join(ctx.dir, "info", "attributes"), NEUTRAL_ATTRIBUTES);
+  const inside = stateHomeInside(ctx.workspace);
+  writeFileSync(path.join(ctx.dir, "info", "exclude"), `/.mini-cursor/\n${inside ? `/${inside}/\n` : ""}`);
+  removeDeadIndexes(ctx.dir);
   try {
-    current = readFileSync(exclude, "utf8");
+    copyFileSync(path.join(ctx.dir, SHARED_INDEX), ctx.index);
   } catch {
-    mkdirSync(path.dirname(exclude), { recursive: true });
+    // no shared index yet: git builds ours from scratch
   }
-  if (current !== wanted) writeFileSync(exclude, wanted);
+  // Our index becomes the shared one when we leave; a SIGKILL only loses git's stat cache.
+  process.once("exit", () => {
+    try {
+      renameSync(ctx.index, path.join(ctx.dir, SHARED_INDEX));
+    } catch {
+      // never made, or the store is gone
+    }
+  });
 }
 
 function parseRaw(output: string): SnapshotChange[] {
@@ -202,82 +424,126 @@ function removeFile(workspace: string, rel: string): void {
   }
 }
 
-/** Snapshot stores per workspace, so calls on one workspace are never run at the same time (one index). */
+/** Snapshot stores per workspace, so calls of one process on one workspace are never run at the same time. */
 const stores = new Map<string, SnapshotStore>();
 
 export function snapshotStore(workspace: string): SnapshotStore {
   const root = path.resolve(workspace);
-  const existing = stores.get(root);
+  const dir = snapshotGitDir(root);
+  const key = `${dir}\0${root}`;
+  const existing = stores.get(key);
   if (existing) return existing;
+  const ctx: GitContext = {
+    workspace: root,
+    dir,
+    index: path.join(dir, `index-${process.pid}-${randomBytes(4).toString("hex")}`),
+  };
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
     const next = queue.then(work, work);
     queue = next.catch(() => undefined);
     return next;
   };
+  let prepared: Promise<void> | undefined;
+  const prepare = () =>
+    (prepared ??= ensureRepository(ctx).catch((err: unknown) => {
+      prepared = undefined;
+      throw err instanceof SnapshotError ? err : new SnapshotError((err as Error).message);
+    }));
   let last: { tree: string; commit: string } | undefined;
   // Threads' snapshots as this process last read or set them: an agent step then checks its thread without running git.
   const threadRefs = new Map<string, string>();
+
+  /** Chains `tree` on the snapshot branch; another process moving it meanwhile is retried on its new tip. */
+  async function commit(tree: string): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      const parent = (await run(ctx, ["rev-parse", "--verify", "--quiet", SNAPSHOT_REF]).catch(() => "")).trim();
+      const id = (
+        await run(ctx, ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "mini-cursor snapshot"])
+      ).trim();
+      try {
+        await run(ctx, ["update-ref", SNAPSHOT_REF, id, parent || "0".repeat(40)]);
+        return id;
+      } catch (err) {
+        if (attempt >= REF_ATTEMPTS) throw err;
+      }
+    }
+  }
+
   const store: SnapshotStore = {
     workspace: root,
+    gitDir: dir,
     take: () =>
       serial(async () => {
-        await ensureRepository(root);
+        await prepare();
         // --ignore-errors: a file we may not read is left out rather than losing the whole snapshot.
-        await run(root, ["add", "--all", "--ignore-errors", "--", "."]).catch((err: SnapshotError) => {
+        await run(ctx, ["add", "--all", "--ignore-errors", "--", "."]).catch((err: SnapshotError) => {
           if (!/unable to (index|stat)|Permission denied|open\(/i.test(err.message)) throw err;
         });
-        const tree = (await run(root, ["write-tree"])).trim();
+        const tree = (await run(ctx, ["write-tree"])).trim();
         if (last?.tree === tree) return last.commit;
-        const parent = (await run(root, ["rev-parse", "--verify", "--quiet", SNAPSHOT_REF]).catch(() => "")).trim();
-        const commit = (
-          await run(root, ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "mini-cursor snapshot"])
-        ).trim();
-        await run(root, ["update-ref", SNAPSHOT_REF, commit]);
-        last = { tree, commit };
-        return commit;
+        const id = await commit(tree);
+        last = { tree, commit: id };
+        return id;
       }),
-    changes: (from, to) =>
+    changes: (from, to, paths) =>
       serial(async () => {
-        if (from === to) return [];
-        const changes = parseRaw(await run(root, ["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to]));
+        if (from === to || paths?.length === 0) return [];
+        await prepare();
+        const limit = paths ? ["--", ...paths] : [];
+        const changes = parseRaw(
+          await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to, ...limit]),
+        );
         if (changes.length > 0)
-          applyNumstat(changes, await run(root, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to]));
+          applyNumstat(
+            changes,
+            await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to, ...limit]),
+          );
         return changes;
       }),
     restore: (source, paths) =>
       serial(async () => {
         if (paths.length === 0) return;
+        await prepare();
         const present = new Set(
-          (await run(root, ["ls-tree", "-r", "-z", "--name-only", source, "--", ...paths])).split("\0").filter(Boolean),
+          (await run(ctx, ["ls-tree", "-r", "-z", "--name-only", source, "--", ...paths])).split("\0").filter(Boolean),
         );
         for (const rel of paths) if (!present.has(rel)) removeFile(root, rel);
         const write = paths.filter((p) => present.has(p) && insideThroughPlainFolders(root, p));
         if (write.length > 0) {
           await run(
-            root,
+            ctx,
             ["checkout", "--quiet", source, "--pathspec-from-file=-", "--pathspec-file-nul"],
             write.join("\0"),
           );
         }
         last = undefined;
       }),
+    has: (id) =>
+      serial(async () => {
+        await prepare();
+        return run(ctx, ["cat-file", "-e", `${id}^{commit}`]).then(
+          () => true,
+          () => false,
+        );
+      }),
     threadSnapshot: (threadId) =>
       serial(async () => {
         const known = threadRefs.get(threadId);
         if (known) return known;
-        await ensureRepository(root);
-        const out = (await run(root, ["rev-parse", "--verify", "--quiet", threadRef(threadId)]).catch(() => "")).trim();
+        await prepare();
+        const out = (await run(ctx, ["rev-parse", "--verify", "--quiet", threadRef(threadId)]).catch(() => "")).trim();
         if (out) threadRefs.set(threadId, out);
         return out || undefined;
       }),
     setThreadSnapshot: (threadId, id) =>
       serial(async () => {
-        await run(root, ["update-ref", threadRef(threadId), id]);
+        await prepare();
+        await run(ctx, ["update-ref", threadRef(threadId), id]);
         threadRefs.set(threadId, id);
       }),
   };
-  stores.set(root, store);
+  stores.set(key, store);
   return store;
 }
 
