@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { CommanderError } from "commander";
 import { buildProgram } from "../src/cli-program.js";
-import { hostEnvironment, loadSettings, type Settings, snapshotsEnabled } from "../src/settings.js";
+import { hostEnvironment, loadSettings, type Settings, snapshotsEnabled, stateHomePath } from "../src/settings.js";
 import { PROJECT_ROOT } from "./helpers/cli.js";
 
 const read = (rel: string) => readFileSync(path.join(PROJECT_ROOT, rel), "utf8");
@@ -115,6 +115,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     NO_COLOR: (s) => (s.color ? undefined : "set"),
     DEBUG: (s) => (s.verbose ? "set" : undefined),
     MINI_CURSOR_SNAPSHOTS: () => onOff(snapshotsEnabled({})),
+    MINI_CURSOR_STATE_HOME: () => tilde(stateHomePath({ HOME: home })),
     // readEnvironment reads .env unless MINI_CURSOR_DOTENV=off.
     MINI_CURSOR_DOTENV: () => "on",
     MINI_CURSOR_TEMPERATURE: (s) => (s.temperature === undefined ? undefined : String(s.temperature)),

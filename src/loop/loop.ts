@@ -29,7 +29,7 @@ export interface LoopOptions {
   runtime: AgentRuntime;
   meta: RunMeta;
   modelSettings: ModelSettings;
-  /** Where threads live; defaults to JSON files under `.mini-cursor/`; PostgreSQL or memory (tests) otherwise. */
+  /** Where threads live; defaults to JSON files in the workspace's state folder; PostgreSQL or memory (tests) otherwise. */
   memory?: LoopMemory;
 }
 

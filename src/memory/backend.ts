@@ -36,7 +36,7 @@ export class MemoryUnavailableError extends Error {
   }
 }
 
-/** The embedded default: state.sqlite and JSON files in the workspace's `.mini-cursor/`. */
+/** The embedded default: state.sqlite and JSON files in the workspace's state folder (outside it). */
 export function openSqliteMemory(workspace: string): MemoryBackend {
   let saver: ReturnType<typeof createSqliteCheckpointer> | undefined;
   return {

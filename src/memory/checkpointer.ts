@@ -7,7 +7,7 @@ import { StateFileError } from "./state-file-error.js";
 export const STATE_DB_FILE = "state.sqlite";
 export { StateFileError };
 
-/** The SQLite checkpointer at `<workspace>/.mini-cursor/state.sqlite` (linear in thread length). */
+/** The SQLite checkpointer at `<state folder>/state.sqlite` (memory/state-dir.ts; linear in thread length). */
 export function createSqliteCheckpointer(workspace: string): CompactSqliteSaver {
   const file = path.join(ensureStateDir(workspace), STATE_DB_FILE);
   const saver = CompactSqliteSaver.open(file);

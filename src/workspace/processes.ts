@@ -145,7 +145,7 @@ export interface RunCommandOptions {
   command: string;
   /** Absolute directory to run in (already confined by the caller). */
   cwd: string;
-  /** Workspace root: truncated output is saved under `<root>/.mini-cursor/output/`. */
+  /** Workspace root: truncated output is saved in its state folder's `output/` (memory/state-dir.ts). */
   workspaceRoot: string;
   /** Base environment; defaults to the process's own (settings.ts). The non-interactive hints are added to it. */
   env?: NodeJS.ProcessEnv;
