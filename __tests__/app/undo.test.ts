@@ -171,7 +171,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind) => {
     await r.run("turn four");
     expect(humanTexts(r.model.calls.at(-1)!)).toEqual(["turn one", "turn four"]);
     expect(r.model.calls.at(-1)!.some((m) => String(m.content).includes("turn 2 done"))).toBe(false);
-  });
+  }, 120_000);
 
   test("a file changed by hand since the agent's step is not overwritten without a yes", async () => {
     setUp(tmp.dir);
