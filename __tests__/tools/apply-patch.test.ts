@@ -708,7 +708,7 @@ describe("which edit tools are offered", () => {
       loadSettings({ model: "gpt-5" }, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "apply_patch" }).editTool,
     ).toBe("apply_patch");
     expect(() => loadSettings({}, { MINI_CURSOR_DOTENV: "off", MINI_CURSOR_EDIT_TOOL: "sed" })).toThrow(
-      /Invalid setting editTool/,
+      "MINI_CURSOR_EDIT_TOOL=sed is not valid: use one of edit_file, apply_patch, both.",
     );
   });
 
