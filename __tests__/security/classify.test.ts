@@ -81,8 +81,8 @@ const TABLE: Array<[string, Verdict, string?]> = [
   ["timeout 10 rm -rf /", "ask", "the root"],
   ["nohup rm -rf ~/x &", "ask", "rm deletes ~/x"],
   ["exec rm -rf ~/x", "ask", "rm deletes ~/x"],
-  ["echo ~ | xargs rm -rf", "ask", "paths read from stdin"],
-  ["find . -type d | xargs rm -rf", "ask", "paths read from stdin"],
+  ["echo ~ | xargs rm -rf", "ask", "rm deletes ~ (the home folder)"],
+  ["find . -type d | xargs rm -rf", "ask", "every file of the whole workspace (the paths come from stdin)"],
   ["echo ~ | xargs -I{} sh -c 'rm -rf {}'", "ask", "sh -c runs a script only known at run time"],
   ["rimraf ~/x", "ask", "rimraf deletes ~/x"],
   // Nested scripts and eval.
@@ -343,4 +343,29 @@ test("a rules file that cannot be read makes every command ask", async () => {
     verdict: "ask",
     reason: "cannot apply the project rules: mini-cursor.config.json is not valid JSON",
   });
+});
+
+test("an allow rule never covers output sent outside the workspace, even to a temporary folder", async () => {
+  const r = rules({ allow: ["git log"] });
+  // A workspace outside the temporary folders, so /tmp/x is "temporary", not dangerous by itself.
+  const at = { workspace: "/home/tester/project", home: HOME, rules: r };
+  expect(await classifyCommand("git log", at)).toMatchObject({ verdict: "allow", rule: { text: "git log" } });
+  expect(await classifyCommand("git log > notes.txt", at)).toMatchObject({
+    verdict: "allow",
+    rule: { text: "git log" },
+  });
+  for (const command of [
+    "git log > /tmp/x",
+    "git log >> /var/tmp/x",
+    "git log --output=/tmp/x",
+    "git log | tee /tmp/x",
+  ]) {
+    const result = await classifyCommand(command, { ...at, rules: rules({ allow: ["git log", "tee"] }) });
+    expect({ command, verdict: result.verdict, rule: result.rule }).toEqual({
+      command,
+      verdict: "allow",
+      rule: undefined,
+    });
+  }
+  // No rule decided, so the approval mode does: auto-edit and suggest ask (approval.test.ts).
 });

@@ -1,5 +1,6 @@
+import { statSync } from "node:fs";
 import path from "node:path";
-import { locate } from "./locations.js";
+import { HOME_SECRETS, locate } from "./locations.js";
 import type { StdinSource, Word } from "./shell-parse.js";
 import { type State, danger, opaque, shorten } from "./classify-state.js";
 import {
@@ -82,14 +83,85 @@ interface LeafInfo {
 
 type LeafCheck = (args: Word[], state: State, depth: number, info: LeafInfo) => void;
 
-/** Any argument naming a credentials file or folder (`cat ~/.ssh/id_rsa`) asks. */
+/**
+ * Any argument naming a credentials file or folder asks: `cat ~/.ssh/id_rsa`, and the spellings
+ * that do not name it literally: a pattern that can match it (`~/.ss?/id_rsa`), another user's
+ * home (`~root/.ssh`, `/home/bob/.ssh`), a relative path after `cd ~` or after a `cd` into a
+ * folder only known at run time (`cd "$(echo ~)" && cat .ssh/id_rsa`).
+ */
 function checkCredentials(words: Word[], state: State): void {
+  const cwdOutside = state.cwd === null || !isInsideWorkspace(state.cwd, state);
   for (const w of words.slice(1)) {
     const value = w.value.includes("=") && w.value.startsWith("-") ? w.value.slice(w.value.indexOf("=") + 1) : w.value;
-    if (!/^[~/]/.test(value)) continue;
-    const at = locate({ ...w, value }, state.cwd, state.places);
-    if (at.kind === "secret") danger(state, `\`${shorten(w.raw, 60)}\` touches credentials in the home folder`);
+    const anchored = /^[~/]/.test(value);
+    if (value === "" || (!anchored && !cwdOutside)) continue;
+    const at = anchored ? locate({ ...w, value }, state.cwd, state.places) : undefined;
+    if (at?.kind === "secret" || (!w.dynamic && reachesCredentials(value, state))) {
+      danger(state, `\`${shorten(w.raw, 60)}\` touches credentials in the home folder`);
+    }
   }
+}
+
+function isInsideWorkspace(dir: string, state: State): boolean {
+  const ws = state.places.workspace;
+  return dir === ws || dir.startsWith(`${ws}/`);
+}
+
+/** A glob segment as a regular expression; a segment not starting with "." never matches a dot name. */
+function segmentPattern(segment: string): RegExp {
+  let out = segment.startsWith(".") ? "" : "(?!\\.)";
+  for (let i = 0; i < segment.length; i++) {
+    const c = segment[i]!;
+    if (c === "*") out += "[^/]*";
+    else if (c === "?") out += "[^/]";
+    else if (c === "[") {
+      const close = segment.indexOf("]", i + 2);
+      if (close === -1) out += "\\[";
+      else {
+        const body = segment
+          .slice(i + 1, close)
+          .replace(/^!/, "^")
+          .replace(/\\/g, "\\\\");
+        out += `[${body}]`;
+        i = close;
+      }
+    } else out += c.replace(/[.+^${}()|\\]/g, "\\$&");
+  }
+  return new RegExp(`^${out}$`);
+}
+
+/**
+ * Whether `value` (a path, maybe a pattern) can name a credentials path of a home folder: ours,
+ * another user's (`~bob/…`, `/root/…`, `/home/bob/…`, read as if it were ours), or ours as the
+ * folder a relative path starts from when the line has left the workspace.
+ */
+function reachesCredentials(value: string, state: State): boolean {
+  const home = state.places.home.replace(/\/+$/, "");
+  let rest: string | undefined;
+  const user = /^~[^/]*(\/.*)?$/.exec(value);
+  const other = /^\/(?:root|home\/[^/]+)(\/.*)?$/.exec(value);
+  if (user) rest = user[1] ?? "";
+  else if (other) rest = other[1] ?? "";
+  else if (value.startsWith("/")) rest = value.startsWith(`${home}/`) ? value.slice(home.length) : undefined;
+  else if (state.cwd === null) rest = `/${value}`;
+  else if (!isInsideWorkspace(state.cwd, state)) {
+    const absolute = path.resolve(state.cwd, value);
+    rest = absolute.startsWith(`${home}/`) ? absolute.slice(home.length) : undefined;
+  }
+  if (rest === undefined) return false;
+  const wanted = path.posix
+    .normalize(rest === "" ? "/" : rest)
+    .split("/")
+    .filter((x) => x !== "" && x !== ".");
+  if (wanted.length === 0) return false;
+  const patterns = wanted.map(segmentPattern);
+  // It names a secret, something inside one, or (through a pattern) a folder holding one (`cp -r ~/.c* /tmp`).
+  return HOME_SECRETS.some((secret) => {
+    const parts = secret.split("/");
+    const n = Math.min(parts.length, patterns.length);
+    for (let k = 0; k < n; k++) if (!patterns[k]!.test(parts[k]!)) return false;
+    return patterns.length >= parts.length || wanted.slice(0, n).some((seg) => /[*?[]/.test(seg));
+  });
 }
 
 const hasFlag = (args: Word[], short: string, long: string[] = []) =>
@@ -99,12 +171,37 @@ const hasFlag = (args: Word[], short: string, long: string[] = []) =>
       ((/^-[A-Za-z]+$/.test(a.value) && a.value.slice(1).includes(short)) || long.includes(a.value.split("=")[0]!)),
   );
 
-function checkDelete(verb: string, args: Word[], state: State, recursive: boolean): void {
+function checkDelete(verb: string, args: Word[], state: State, recursive: boolean, stdin?: StdinSource): void {
   for (const target of positional(args)) {
+    if (target.kind === "xargs") {
+      checkXargsTargets(verb, stdin, state, recursive);
+      continue;
+    }
     // A variable or substitution the line could not read may name anything (`rm -f "$(echo ~/.x)"`).
     const computed = /[$`]/.test(target.raw);
     checkTarget(target, `${verb} deletes`, state, {
       unknownAsks: recursive || computed,
+      wholeWorkspaceAsks: recursive,
+      tempIsOutside: true,
+      gitAsks: true,
+    });
+  }
+}
+
+/** `… | xargs rm`: the paths stdin holds, when the line says what they are; asks when it does not. */
+function checkXargsTargets(verb: string, stdin: StdinSource | undefined, state: State, recursive: boolean): void {
+  const known = xargsTargets(stdin);
+  if (!known) {
+    danger(state, `${verb} deletes paths read from stdin, which may lie outside the workspace`);
+    return;
+  }
+  for (const t of known.targets) {
+    if (known.whole && locate(t, state.cwd, state.places).kind === "workspace") {
+      danger(state, `${verb} deletes every file of the whole workspace (the paths come from stdin)`);
+      continue;
+    }
+    checkTarget(t, `${verb} deletes`, state, {
+      unknownAsks: true,
       wholeWorkspaceAsks: recursive,
       tempIsOutside: true,
       gitAsks: true,
@@ -185,6 +282,7 @@ function checkGit(args: Word[], state: State, depth: number): void {
     case "checkout":
       if (
         has("--", ".", "--ours", "--theirs") ||
+        checkoutNamesPaths(rest, state) ||
         hasFlag(rest, "f") ||
         hasLong("--force", 5) ||
         hasFlag(rest, "p") ||
@@ -292,6 +390,24 @@ function checkGit(args: Word[], state: State, depth: number): void {
   }
 }
 
+/**
+ * `git checkout <rev> <paths>` (no `--`) overwrites those paths with the revision's copy, like
+ * `git checkout -- <paths>`: two or more operands (after the options and their values), or one
+ * that is an existing file, are paths.
+ */
+function checkoutNamesPaths(rest: Word[], state: State): boolean {
+  if (rest.some((a) => a.value.startsWith("--pathspec-from-file"))) return true;
+  const operands = positional(rest, ["-b", "-B", "--orphan", "--conflict"]);
+  if (operands.length >= 2) return true;
+  const only = operands[0];
+  if (!only || only.dynamic || state.cwd === null) return false;
+  try {
+    return statSync(path.resolve(state.cwd, only.value)).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** Tests that pick files by name: without one, `find . -delete` empties the workspace. */
 const FIND_NAME_TESTS = [
   "-name",
@@ -309,6 +425,47 @@ const FIND_NAME_TESTS = [
   "-inum",
   "-links",
 ];
+
+/** Programs that delete, move or overwrite the paths they are given. */
+const DESTRUCTIVE = new Set(["rm", "unlink", "rmdir", "shred", "rimraf", "truncate", "mv", "srm", "wipe"]);
+
+/** Programs whose output is paths under the folders they are given (the cwd by default). */
+const LISTS_PATHS_UNDER = new Set(["find", "fd", "fdfind", "ls", "git", "rg", "grep"]);
+
+/**
+ * What `xargs` hands a destructive command, as far as the line tells: the words `echo`/`printf`
+ * print, the folders `find` walks (everything in them when no name test narrows it), the cwd
+ * for `ls`/`git ls-files`/`grep -l`; undefined when it cannot be known (`cat list | xargs rm`).
+ */
+function xargsTargets(stdin: StdinSource | undefined): { targets: Word[]; whole: boolean } | undefined {
+  const word = (value: string): Word => ({ value, dynamic: false, raw: value, kind: "word" });
+  if (stdin?.kind === "text") {
+    if (stdin.dynamic) return undefined;
+    return { targets: stdin.text.split(/\s+/).filter(Boolean).map(word), whole: false };
+  }
+  if (stdin?.kind !== "pipe" || stdin.from.length !== 1) return undefined;
+  const [cmd, ...args] = stdin.from[0]!.words;
+  if (!cmd || cmd.dynamic || args.some((a) => a.dynamic)) return undefined;
+  const name = basename(cmd);
+  if (name === "echo" || name === "printf") {
+    const printed = (name === "printf" ? args.slice(1) : args.filter((a) => !/^-[neE]+$/.test(a.value)))
+      .flatMap((a) => a.value.split(/\s+/))
+      .filter(Boolean);
+    return { targets: printed.map(word), whole: false };
+  }
+  if (!LISTS_PATHS_UNDER.has(name)) return undefined;
+  if (name === "git" && !["ls-files", "diff", "grep"].includes(args[0]?.value ?? "")) return undefined;
+  const firstTest = args.findIndex((a) => /^[-(!]/.test(a.value));
+  const roots = name === "find" ? args.slice(0, firstTest === -1 ? args.length : firstTest) : [];
+  const dirs = roots.length > 0 ? roots : name === "ls" ? positional(args) : [];
+  const filtered = name !== "find" || args.some((a) => FIND_NAME_TESTS.includes(a.value));
+  // A narrowed find names some files under its folders; anything else, everything in them.
+  const under = (dirs.length > 0 ? dirs : [word(".")]).map((d) => ({
+    ...d,
+    value: `${d.value.replace(/\/+$/, "")}/${name === "find" && filtered ? "{}" : "*"}`,
+  }));
+  return { targets: under, whole: (name === "find" && !filtered) || name === "ls" };
+}
 
 function checkFind(args: Word[], state: State, depth: number, info: LeafInfo): void {
   let i = 0;
@@ -337,6 +494,15 @@ function checkFind(args: Word[], state: State, depth: number, info: LeafInfo): v
     } else if (["-exec", "-execdir", "-ok", "-okdir"].includes(a)) {
       const end = args.findIndex((w, j) => j > i && (w.value === ";" || w.value === "+"));
       const inner = args.slice(i + 1, end === -1 ? args.length : end);
+      // Without a name test, `find . -exec rm {} +` reaches every file of the workspace.
+      const filtered = args.some((w) => FIND_NAME_TESTS.includes(w.value));
+      const program = basename(inner.find((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w.value)));
+      if (!filtered && DESTRUCTIVE.has(program) && inner.some((w) => w.value.includes("{}"))) {
+        for (const root of roots) {
+          if (locate(root, state.cwd, state.places).kind === "workspace")
+            danger(state, `find ${root.raw} ${a} ${program} deletes or changes every file of the whole workspace`);
+        }
+      }
       for (const root of roots) {
         const found = under(root);
         const words = inner.map((w) =>
@@ -359,11 +525,12 @@ function checkFind(args: Word[], state: State, depth: number, info: LeafInfo): v
 }
 
 export const LEAF_CHECKS: Record<string, LeafCheck> = {
-  rm: (args, state) => checkDelete("rm", args, state, hasFlag(args, "r", ["--recursive"]) || hasFlag(args, "R")),
-  unlink: (args, state) => checkDelete("unlink", args, state, false),
-  rmdir: (args, state) => checkDelete("rmdir", args, state, false),
-  rimraf: (args, state) => checkDelete("rimraf", args, state, true),
-  shred: (args, state) => checkDelete("shred", args, state, false),
+  rm: (args, state, _depth, info) =>
+    checkDelete("rm", args, state, hasFlag(args, "r", ["--recursive"]) || hasFlag(args, "R"), info.stdin),
+  unlink: (args, state, _depth, info) => checkDelete("unlink", args, state, false, info.stdin),
+  rmdir: (args, state, _depth, info) => checkDelete("rmdir", args, state, false, info.stdin),
+  rimraf: (args, state, _depth, info) => checkDelete("rimraf", args, state, true, info.stdin),
+  shred: (args, state, _depth, info) => checkDelete("shred", args, state, false, info.stdin),
   find: checkFind,
   git: (args, state, depth) => checkGit(args, state, depth),
   cd: (args, state) => changeDirectory(args, state),
@@ -471,9 +638,16 @@ export const LEAF_CHECKS: Record<string, LeafCheck> = {
     for (const t of positional(args, ["-t", "--target-directory", "-S", "--suffix"]))
       checkTarget(t, "mv moves", state, { tempIsOutside: true });
     checkTargetDirectory(args, "mv moves files into", state);
+    checkCreatedNames("mv", args, state);
   },
-  cp: (args, state) => checkCopy("cp", args, state),
-  install: (args, state) => checkCopy("install", args, state),
+  cp: (args, state) => {
+    checkCopy("cp", args, state);
+    checkCreatedNames("cp", args, state);
+  },
+  install: (args, state) => {
+    checkCopy("install", args, state);
+    checkCreatedNames("install", args, state);
+  },
   ln: (args, state) => {
     checkCopy("ln", args, state);
     recordLink(args, state);
@@ -498,9 +672,14 @@ export const LEAF_CHECKS: Record<string, LeafCheck> = {
     checkSedScript(args, state);
   },
   perl: (args, state) => checkInPlace("perl", args, state),
-  curl: (args, state) => checkOutputOption("curl", args, ["-o", "--output"], state),
-  wget: (args, state) =>
-    checkOutputOption("wget", args, ["-O", "--output-document", "-P", "--directory-prefix"], state),
+  curl: (args, state) => {
+    checkOutputOption("curl", args, ["-o", "--output", "--output-dir"], state);
+    checkDownloadNames("curl", args, state);
+  },
+  wget: (args, state) => {
+    checkOutputOption("wget", args, ["-O", "--output-document", "-P", "--directory-prefix"], state);
+    checkDownloadNames("wget", args, state);
+  },
 };
 
 function changeDirectory(args: Word[], state: State): void {
@@ -552,6 +731,102 @@ function checkCopy(name: string, args: Word[], state: State): void {
   if (args.some((a) => a.value === "-t" || a.value.startsWith("--target-directory"))) return;
   const dest = files[files.length - 1];
   if (files.length > 1 && dest) checkTarget(dest, `${name} writes to`, state);
+}
+
+const RULES_REASON = "may create or replace the project's command rules";
+
+/** Whether files of unknown names landing in `dir` could create a rules file (the workspace root or the rules folder). */
+function rulesCanLandIn(dir: Word, state: State): boolean {
+  const kind = locate(dir, state.cwd, state.places).kind;
+  return kind === "workspace" || kind === "rules";
+}
+
+/**
+ * `cp`/`mv`/`install` into a folder create `folder/<source's name>`: that may be a rules file
+ * even when no word spells its name (`cp /tmp/p/mini-cursor.config.js''on .`), and sources of
+ * unknown names (`cp -r /tmp/p/. .`, `mv stage/* .`) may bring one into the workspace root.
+ */
+function checkCreatedNames(name: string, args: Word[], state: State): void {
+  const valued = ["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"];
+  const files = positional(args, valued);
+  const targetDir = args.findIndex((a) => a.value === "-t" || a.value === "--target-directory");
+  const inline = args.find((a) => a.value.startsWith("--target-directory="));
+  const dir: Word | undefined =
+    targetDir !== -1 ? args[targetDir + 1] : inline ? { ...inline, value: inline.value.split("=")[1]! } : undefined;
+  const dest = dir ?? (files.length > 1 ? files[files.length - 1] : undefined);
+  const sources = dir ? files : files.slice(0, -1);
+  if (!dest || sources.length === 0) return;
+  const noTarget = hasFlag(args, "T", ["--no-target-directory"]);
+  const contentsUnknown = (w: Word) => w.dynamic || /[*?[]/.test(path.basename(w.value)) || /\/\.?$/.test(w.value);
+  for (const source of sources) {
+    if ((contentsUnknown(source) || noTarget) && rulesCanLandIn(dest, state)) {
+      danger(
+        state,
+        `${name} ${shorten(source.raw, 40)} into ${dest.raw} ${RULES_REASON} (files it cannot name land there)`,
+      );
+      continue;
+    }
+    const created: Word = { ...dest, value: `${dest.value.replace(/\/+$/, "")}/${path.basename(source.value)}` };
+    if (locate(created, state.cwd, state.places).kind === "rules")
+      danger(state, `${name} ${shorten(source.raw, 40)} into ${dest.raw} ${RULES_REASON} (${created.value})`);
+  }
+}
+
+/** A word a downloader reads as a URL. */
+const isUrl = (w: Word) => /^[a-z][a-z0-9+.-]*:\/\//i.test(w.value) || (w.dynamic && !w.value.startsWith("-"));
+
+/**
+ * Downloads that name their file after the URL (`curl -O`, `wget URL`) or let the server name it
+ * (`curl -J`, `wget --content-disposition`, `-r`, `-i`): the name can be a rules file without
+ * being spelt in the command (`wget https://x/mini-cursor.config%2Ejson`).
+ */
+function checkDownloadNames(name: "curl" | "wget", args: Word[], state: State): void {
+  const dirOption = optionValue(args, name === "curl" ? ["--output-dir"] : ["-P", "--directory-prefix"]);
+  const dir: Word = dirOption ?? { value: ".", dynamic: false, raw: ".", kind: "word" };
+  const flags = args.filter((a) => a.value.startsWith("-")).map((a) => a.value);
+  const short = (letter: string) => flags.some((f) => /^-[A-Za-z]+$/.test(f) && f.includes(letter));
+  const long = (...names: string[]) => flags.some((f) => names.includes(f.split("=")[0]!));
+  const serverNamed =
+    name === "curl"
+      ? short("J") || long("--remote-header-name")
+      : short("r") ||
+        short("m") ||
+        short("i") ||
+        long("--recursive", "--mirror", "--content-disposition", "--trust-server-names", "--input-file");
+  const urlNamed =
+    name === "wget" ? !long("-O", "--output-document") : short("O") || long("--remote-name", "--remote-name-all");
+  if (serverNamed && rulesCanLandIn(dir, state)) {
+    danger(state, `${name} ${RULES_REASON}: the server names the files it saves in ${dir.raw}`);
+    return;
+  }
+  if (!urlNamed) return;
+  for (const url of args.filter(isUrl)) {
+    const last =
+      url.value
+        .replace(/[?#].*$/s, "")
+        .split("/")
+        .pop() ?? "";
+    if ((url.dynamic && /[$`]|[<>]\(/.test(last)) || /[[{]/.test(last)) {
+      if (rulesCanLandIn(dir, state))
+        danger(
+          state,
+          `${name} ${RULES_REASON}: it saves \`${shorten(url.raw, 50)}\` under a name only known at run time`,
+        );
+      continue;
+    }
+    let decoded = last;
+    try {
+      decoded = decodeURIComponent(last);
+    } catch {
+      // Not valid percent-encoding: the name is saved as written.
+    }
+    for (const file of new Set([last, decoded])) {
+      if (file === "" || file.includes("/")) continue;
+      const created: Word = { ...dir, value: `${dir.value.replace(/\/+$/, "")}/${file}`, dynamic: false };
+      if (locate(created, state.cwd, state.places).kind === "rules")
+        danger(state, `${name} ${RULES_REASON}: it saves ${shorten(url.raw, 50)} as ${created.value}`);
+    }
+  }
 }
 
 function checkInPlace(name: string, args: Word[], state: State): void {

@@ -80,6 +80,11 @@ export interface State {
   functions: Map<string, string[]>;
   /** Why the line is not read-only, when something other than its commands says so. */
   notReadOnly: string[];
+  /**
+   * Writes that leave the workspace without being dangerous on their own (`> /tmp/x`): an allow
+   * rule for the command does not cover them, so the approval mode decides.
+   */
+  outsideWrites: string[];
   /** Symlinks the line creates, and where they lead (`ln -s ~/x l && rm -rf l/`). */
   links: { path: string; to: Location }[];
 }

@@ -43,6 +43,7 @@ export function analyzeScript(script: string, state: State, depth: number): void
   for (const write of parsed.writes) {
     const places = state.cwds.map((cwd) => throughLinks(locate(write.target, cwd, state.places), state));
     if (places.some((p) => p.kind !== "null-device")) state.notReadOnly.push(`${write.op} ${write.target.raw}`);
+    if (places.some((p) => p.kind === "temp")) state.outsideWrites.push(`${write.op} ${write.target.raw}`);
     const bad =
       places.find((p) => isOutside(p.kind)) ??
       places.find((p) => p.kind === "unknown") ??
@@ -1044,11 +1045,16 @@ function codeFromStdin(
 ): boolean {
   if (!stdin) return false;
   if (stdin.kind === "text") {
-    if (!isShell) return false;
-    if (stdin.via === "herestring" && stdin.dynamic) {
-      opaque(state, `${name} runs a script only known at run time`);
+    // `python3 - <<< "$(curl …)"`, `node < <(curl …)`: code that exists only once something ran.
+    const computed =
+      stdin.dynamic && (stdin.via !== "heredoc" || (!isShell && /\$\(|`/.test(stdin.text)))
+        ? `${name} runs ${isShell ? "a script" : "code"} only known at run time (${stdin.via === "process" ? `\`< ${shorten(stdin.text, 60)}\`` : `a ${stdin.via === "heredoc" ? "heredoc" : "here-string"} with a substitution`})`
+        : undefined;
+    if (computed) {
+      opaque(state, computed);
       return false;
     }
+    if (!isShell) return false;
     analyzeScript(stdin.text, state, depth + 1);
     return true;
   }
@@ -1116,6 +1122,7 @@ export function checkTarget(word: Word, verb: string, state: State, options: Tar
     return;
   }
   if (isOutside(at.kind) || (options.tempIsOutside && at.kind === "temp")) danger(state, `${verb} ${where(at, word)}`);
+  else if (at.kind === "temp") state.outsideWrites.push(`${verb} ${word.raw}`);
 }
 
 export function positional(args: Word[], valued: readonly string[] = []): Word[] {

@@ -61,6 +61,7 @@ function decide(parse: ShellParser, command: string, ctx: ClassifyContext): { re
     assigned: new Set(),
     functions: new Map(),
     notReadOnly: [],
+    outsideWrites: [],
     links: [],
   };
   analyzeScript(command, state, 0);
@@ -105,7 +106,8 @@ function decide(parse: ShellParser, command: string, ctx: ClassifyContext): { re
       };
     }
   }
-  if (state.leaves.length > 0) {
+  // A rule allows a command, not where its output goes: `allow: git log` never covers `git log > /tmp/x`.
+  if (state.leaves.length > 0 && state.outsideWrites.length === 0) {
     const covering = state.leaves.map((leaf) => findRule(rules.allow, leaf.words));
     if (covering.every((r): r is CommandRule => r !== undefined)) {
       const texts = unique(covering.map((r) => `\`${r.text}\``));

@@ -32,7 +32,7 @@ export interface WriteRedirect {
 /** Where a command's standard input comes from, when the command line says. */
 export type StdinSource =
   | { kind: "pipe"; from: SimpleCommand[] }
-  | { kind: "text"; text: string; dynamic: boolean; via: "heredoc" | "herestring" };
+  | { kind: "text"; text: string; dynamic: boolean; via: "heredoc" | "herestring" | "process" };
 
 export interface SimpleCommand {
   /** Name and arguments (assignments such as `FOO=1` in front are not included). */
@@ -302,6 +302,9 @@ function readRedirect(node: Node, out: Collector): StdinSource | undefined {
     const destination =
       node.childForFieldName("destination") ?? node.namedChildren.find((c) => c.type !== "file_descriptor");
     // `>&2` and `2>&1` duplicate descriptors; they write no file.
+    // `< <(curl …)`: stdin is the output of a command, known only at run time.
+    if (op === "<" && destination?.type === "process_substitution")
+      return { kind: "text", text: destination.text, dynamic: true, via: "process" };
     if (WRITE_OPS.has(op) && destination) out.writes.push({ op, target: wordOf(destination) });
     else if (op === ">&" && destination && destination.type !== "number" && destination.text !== "-") {
       out.writes.push({ op, target: wordOf(destination) });
