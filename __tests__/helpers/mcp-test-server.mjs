@@ -6,7 +6,10 @@
 //
 // Tools: echo {text} -> "<name> echo: <text>"; add {a, b} (readOnlyHint) -> the sum;
 // picture -> a text and a PNG image; fail -> an error result; big {chars} -> that many "x";
-// sleep {ms} -> answers after ms; crash -> the process exits with code 3 mid-call.
+// sleep {ms} -> answers after ms; crash -> the process exits with code 3 mid-call;
+// with --content-tools also: everything -> one block of every content type the spec defines;
+// embedded {binary} -> one embedded resource; search {query, limit, mode?} -> strict arguments;
+// slow {steps} -> progress notifications when the client sent a progressToken.
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 
@@ -69,11 +72,75 @@ function buildServer() {
       return text(`slept ${ms} ms`);
     },
   );
+  if (argv.includes("--content-tools")) registerContentTools(server, text);
   server.registerTool("crash", { description: "Makes the server exit." }, async () => {
     process.stderr.write("fatal: crash tool called\n");
     process.exit(3);
   });
   return server;
+}
+
+/** With --content-tools: every content type of the spec, strict arguments, progress. */
+function registerContentTools(server, text) {
+  server.registerTool("everything", { description: "Returns one block of every content type." }, async () => ({
+    content: [
+      { type: "text", text: "plain text" },
+      { type: "image", data: PNG_1x1, mimeType: "image/png" },
+      { type: "audio", data: "UklGRiQAAABXQVZF", mimeType: "audio/wav" },
+      {
+        type: "resource_link",
+        uri: "file:///docs/guide.md",
+        name: "guide.md",
+        mimeType: "text/markdown",
+        description: "The user guide",
+      },
+      { type: "resource", resource: { uri: "test://notes/1", mimeType: "text/plain", text: "note one\nline two" } },
+      {
+        type: "resource",
+        resource: { uri: "test://blobs/1", mimeType: "application/octet-stream", blob: "AAECAwQFBgc=" },
+      },
+    ],
+  }));
+  server.registerTool(
+    "embedded",
+    { description: "Returns only an embedded resource.", inputSchema: { binary: z.boolean() } },
+    async ({ binary }) => ({
+      content: [
+        binary
+          ? { type: "resource", resource: { uri: "test://data.bin", mimeType: "application/zip", blob: "UEsDBAo=" } }
+          : { type: "resource", resource: { uri: "test://readme.txt", mimeType: "text/plain", text: "read me" } },
+      ],
+    }),
+  );
+  server.registerTool(
+    "search",
+    {
+      description: "Searches (strict arguments).",
+      inputSchema: {
+        query: z.string().describe("What to look for"),
+        limit: z.number().int().describe("How many results"),
+        mode: z.enum(["fast", "full"]).optional(),
+      },
+    },
+    async ({ query, limit }) => text(`${limit} results for ${query}`),
+  );
+  // Reports progress when the client sent a progressToken, then answers.
+  server.registerTool(
+    "slow",
+    { description: "Works in steps, reporting progress.", inputSchema: { steps: z.number().int() } },
+    async ({ steps }, extra) => {
+      const token = extra._meta?.progressToken;
+      for (let i = 1; i <= steps; i++) {
+        if (token !== undefined)
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken: token, progress: i, total: steps, message: `step ${i}` },
+          });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return text(token === undefined ? "done without a progress token" : `done in ${steps} steps`);
+    },
+  );
 }
 
 if (mode === "stdio") {

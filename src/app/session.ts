@@ -128,6 +128,9 @@ export async function createSession(settings: Settings, options: SessionOptions)
       return parts.tools.processes.list().filter((p) => p.running);
     },
     async close() {
+      // MCP servers carry the session variable too: stopped as ours first, the sweep of the
+      // session's processes below cannot kill one and have it reported as a crash.
+      await options.mcp?.close();
       const stopped = await parts.tools.processes.stopAll();
       await parts.close();
       return stopped;

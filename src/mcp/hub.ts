@@ -1,4 +1,8 @@
-import type { DynamicStructuredTool, StructuredToolInterface } from "@langchain/core/tools";
+import {
+  ToolInputParsingException,
+  type DynamicStructuredTool,
+  type StructuredToolInterface,
+} from "@langchain/core/tools";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { guardTool } from "../tools/define.js";
 import { ToolFailure } from "../tools/errors.js";
@@ -6,8 +10,22 @@ import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "../security/mcp-config.js";
 import { mcpLibraries } from "./libraries.js";
 import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
-import { mcpResultText } from "./result.js";
-import { createServer, McpServerError, type McpServerHandle, type ServerOptions, type ServerState } from "./server.js";
+import { mcpContentText, mcpResultText, schemaHint, type McpCallResult } from "./result.js";
+import {
+  createServer,
+  McpServerError,
+  type McpProgress,
+  type McpServerHandle,
+  type ServerOptions,
+  type ServerState,
+} from "./server.js";
+
+/** Progress lines one call may put on the trace; the rest are dropped (a chatty server would flood it). */
+export const MAX_PROGRESS_LINES = 20;
+
+/** JSON-RPC's "invalid params", which MCP servers answer to arguments that do not fit the schema. */
+const INVALID_PARAMS = -32602;
+const INVALID_ARGUMENTS = /invalid (arguments|params|input)|input validation/i;
 
 /**
  * The MCP servers of one session and the LangChain tools they offer. Tools are built by
@@ -68,34 +86,90 @@ function failureText(err: unknown): string {
   return message.replace(/^Error calling tool [^:]*: (?:[A-Za-z]*Error: )?/, "");
 }
 
-/** Results become bounded text; failures become ToolFailure (status "error" via guardTool). */
+/** One trace line per progress notification of a call (at most MAX_PROGRESS_LINES). */
+function progressLines(server: string, tool: string, note: (text: string) => void): (p: McpProgress) => void {
+  let lines = 0;
+  return (p) => {
+    if (++lines > MAX_PROGRESS_LINES) return;
+    const amount =
+      p.total !== undefined && p.total > 0
+        ? `${Math.round((p.progress / p.total) * 100)}% (${p.progress}/${p.total})`
+        : `${p.progress}`;
+    note(`MCP ${server}__${tool}: progress ${amount}${p.message ? `: ${p.message}` : ""}`);
+  };
+}
+
+const argsOf = (input: unknown): unknown =>
+  input && typeof input === "object" && (input as { type?: string }).type === "tool_call"
+    ? (input as { args?: unknown }).args
+    : input;
+
+/**
+ * Calls go to the server directly (not through the adapter's conversion, which moves embedded
+ * resources out of the model's sight): results become bounded text from the server's own
+ * blocks, progress notifications become trace lines, failures become ToolFailure (status
+ * "error" via guardTool), and arguments that do not fit say field by field what was expected.
+ */
 function bounded(
   tool: DynamicStructuredTool,
-  server: string,
-  mcpTool: string,
-  annotations: Tool["annotations"],
+  server: McpServerHandle,
+  source: Tool | undefined,
+  note: (text: string) => void,
 ): DynamicStructuredTool {
-  const call = tool.func.bind(tool);
+  const mcpTool = source?.name ?? tool.name;
+  const serverName = server.spec.name;
   tool.responseFormat = "content";
-  tool.metadata = { ...tool.metadata, mcpServer: server, mcpTool, annotations } satisfies McpToolMetadata;
-  tool.func = (async (...args: Parameters<typeof call>) => {
-    let output: unknown;
+  tool.metadata = {
+    ...tool.metadata,
+    mcpServer: serverName,
+    mcpTool,
+    annotations: source?.annotations,
+  } satisfies McpToolMetadata;
+  const hint = (args: unknown) => schemaHint(source?.inputSchema, args);
+  tool.func = (async (args: Record<string, unknown>, _runManager?: unknown, config?: { signal?: AbortSignal }) => {
+    const signal = config?.signal;
+    let result: McpCallResult;
     try {
-      output = await call(...args);
+      result = (await server.callTool(
+        mcpTool,
+        args,
+        signal,
+        progressLines(serverName, mcpTool, note),
+      )) as McpCallResult;
     } catch (err) {
-      const signal = (args[2] as { signal?: AbortSignal } | undefined)?.signal;
       if (signal?.aborted) throw err;
-      throw new ToolFailure(`Error: ${failureText(err)}`);
+      const code = (err as { code?: unknown })?.code;
+      const message = failureText(err);
+      const invalid = code === INVALID_PARAMS || INVALID_ARGUMENTS.test(message);
+      throw new ToolFailure(`Error: ${message}${invalid ? hint(args) : ""}`);
     }
-    const content = Array.isArray(output) && output.length === 2 ? output[0] : output;
-    return mcpResultText(content);
+    if (result?.isError) {
+      const text = mcpContentText(result) || "(no message)";
+      throw new ToolFailure(
+        `Error: MCP tool '${mcpTool}' on server '${serverName}' returned an error: ${text}${INVALID_ARGUMENTS.test(text) ? hint(args) : ""}`,
+      );
+    }
+    return mcpResultText(result ?? {});
   }) as typeof tool.func;
+  // Arguments LangChain's own check of the schema refuses never reach func: say the same there.
+  const invoke = tool.invoke.bind(tool);
+  tool.invoke = (async (input: unknown, config?: unknown) => {
+    try {
+      return await invoke(input as never, config as never);
+    } catch (err) {
+      if (!(err instanceof ToolInputParsingException)) throw err;
+      throw new ToolFailure(
+        `Error: the arguments do not match the input schema of ${serverName}${MCP_TOOL_SEPARATOR}${mcpTool}.${hint(argsOf(input))}`,
+      );
+    }
+  }) as typeof tool.invoke;
   return tool;
 }
 
 async function toolsOf(
   server: McpServerHandle,
   list: readonly Tool[],
+  note: (text: string) => void,
   redact: readonly string[] = [],
 ): Promise<StructuredToolInterface[]> {
   const client = lazyClient(server, list);
@@ -108,7 +182,7 @@ async function toolsOf(
   return loaded.map((tool) => {
     const source = byPrefixedName.get(tool.name);
     // Failures become results with status "error" (tools/define.ts), as for every other tool.
-    return guardTool(bounded(tool, server.spec.name, source?.name ?? tool.name, source?.annotations), { redact });
+    return guardTool(bounded(tool, server, source, note), { redact });
   });
 }
 
@@ -148,7 +222,7 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
           listedFrom = "none";
         }
       }
-      const tools = await toolsOf(server, list, options.redact);
+      const tools = await toolsOf(server, list, options.note, options.redact);
       return { server, tools, listedFrom };
     }),
   );

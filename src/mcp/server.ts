@@ -32,6 +32,13 @@ export interface ServerOptions extends ServerTimeouts {
   onStarted?: () => void;
 }
 
+/** A progress notification of a running call (MCP `notifications/progress`). */
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 export class McpServerError extends Error {
   override name = "McpServerError";
 }
@@ -45,7 +52,13 @@ export interface McpServerHandle {
   connect(): Promise<Client>;
   /** Every tool the running server lists (all pages). */
   listTools(): Promise<Tool[]>;
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
+  /** `onProgress` sends a progressToken; each notification the server sends is passed on. */
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+    onProgress?: (progress: McpProgress) => void,
+  ): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -182,12 +195,14 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
       } while (cursor);
       return tools;
     },
-    async callTool(name, args, signal) {
+    async callTool(name, args, signal, onProgress) {
       const c = await handle.connect();
       try {
         return await c.callTool({ name, arguments: args }, undefined, {
           timeout: options.callTimeoutMs,
           ...(signal ? { signal } : {}),
+          // Not resetTimeoutOnProgress: with it this SDK delivers only the first notification.
+          ...(onProgress ? { onprogress: onProgress } : {}),
         });
       } catch (err) {
         if (signal?.aborted) throw err;
