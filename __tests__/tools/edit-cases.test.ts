@@ -240,6 +240,72 @@ const rows: Row[] = [
     strategy: "indentation",
   },
 
+  // --- indentation rebased, as opencode's IndentationFlexible and Gemini CLI's flexible strategy do --
+  {
+    name: "rebase: tabs in the file, spaces from the model; a deeper new line gets whole tabs, not tabs plus spaces",
+    file: "func main() {\n\tif ok {\n\t\trun()\n\t}\n}\n",
+    old: "    if ok {\n        run()\n    }",
+    new: "    if ok {\n        for {\n            run()\n        }\n    }",
+    text: "func main() {\n\tif ok {\n\t\tfor {\n\t\t\trun()\n\t\t}\n\t}\n}\n",
+    strategy: "indentation",
+  },
+  {
+    name: "rebase: spaces in the file, tabs from the model",
+    file: "class A:\n    def f(self):\n        return 1\n",
+    old: "\tdef f(self):\n\t\treturn 1",
+    new: "\tdef f(self):\n\t\tif x:\n\t\t\treturn 2\n\t\treturn 1",
+    text: "class A:\n    def f(self):\n        if x:\n            return 2\n        return 1\n",
+    strategy: "indentation",
+  },
+  {
+    name: "rebase: two-space file, four-space model, one level deeper",
+    file: "root:\n  child:\n    leaf: 1\n",
+    old: "    child:\n        leaf: 1",
+    new: "    child:\n        leaf: 2\n        other:\n            deep: 3",
+    text: "root:\n  child:\n    leaf: 2\n    other:\n      deep: 3\n",
+    strategy: "indentation",
+  },
+  {
+    name: "rebase: a consistent offset, and a new line shallower than oldString's first (relative depth kept)",
+    file: "class A {\n    m() {\n        a();\n    }\n}\n",
+    old: "        m() {\n            a();\n        }",
+    new: "        m() {\n            a();\n        }\n    }\n    n() {",
+    text: "class A {\n    m() {\n        a();\n    }\n}\nn() {\n}\n",
+    strategy: "indentation",
+  },
+  {
+    name: "rebase: indentation and inner spacing both differ, the block is re-indented whole",
+    file: "def f():\n    x  =  1\n    y = 2\n    return x\n",
+    old: "x = 1\ny = 2",
+    new: "x = 10\nif x:\n    y = 2",
+    text: "def f():\n    x = 10\n    if x:\n        y = 2\n    return x\n",
+    strategy: "indentation-and-spacing",
+  },
+  {
+    name: "rebase: tabs against spaces and inner spacing at once",
+    file: "func f() {\n\tif a  &&  b {\n\t\tgo()\n\t}\n}\n",
+    old: "    if a && b {\n        go()\n    }",
+    new: "    if a && b {\n        go()\n        stop()\n    }",
+    text: "func f() {\n\tif a && b {\n\t\tgo()\n\t\tstop()\n\t}\n}\n",
+    strategy: "indentation-and-spacing",
+  },
+  {
+    name: "rebase refused: one indentation of oldString stands for two of the file's; the closest lines are quoted",
+    file: "if a:\n    b()\n        c()\n",
+    old: "if a:\n  b()\n  c()",
+    new: "if a:\n  b()\n  d()",
+    fail: "inconsistent_indentation",
+    hint: /^The closest lines, as the file has them:\n {5}1\tif a:\n {5}2\t {4}b\(\)\n {5}3\t {8}c\(\)$/,
+  },
+  {
+    name: "rebase refused: inner spacing and indentation ignored, two places match; they are quoted",
+    file: "  x  =  1\n    x   = 1\n",
+    old: "x = 1",
+    new: "x = 2",
+    fail: "ambiguous",
+    hint: /^The places start with:\n {5}1\t {2}x {2}= {2}1\n {5}2\t {4}x {3}= 1$/,
+  },
+
   // --- over-escaped oldString -----------------------------------------------------------------------
   {
     name: "escapes: \\n for newlines",

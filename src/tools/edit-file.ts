@@ -120,16 +120,21 @@ function failureMessage(display: string, failure: EditFailure): string {
         failure.strategy && RECOVERY_STRATEGIES.has(failure.strategy)
           ? "Copy oldString exactly from the file, with enough surrounding lines to make it unique."
           : "Include more surrounding lines to make it unique, or set replaceAll: true to replace every one.";
-      return `Error: oldString matches ${failure.count} places in ${display}${how} (lines ${where}). ${fix}`;
+      return `Error: oldString matches ${failure.count} places in ${display}${how} (lines ${where}). ${fix}${failure.hint ? `\n${failure.hint}` : ""}`;
     }
     case "inconsistent_indentation":
-      return `Error: oldString matches ${display} only when indentation is ignored, and its indentation differs from the file's in a way that cannot be carried over to newString. Copy oldString with the file's indentation.`;
+      return `Error: oldString matches ${display} only when indentation is ignored, and its indentation differs from the file's in a way that cannot be carried over to newString. Copy oldString with the file's indentation.${failure.hint ? `\n${failure.hint}` : ""}`;
     case "not_found":
       return `Error: oldString was not found in ${display} (tried an exact match, then ignoring line endings, trailing whitespace, indentation, extra escaping, Unicode punctuation and spacing inside lines). ${failure.hint ?? "Read the file again and copy the text exactly."}`;
   }
 }
 
-const RECOVERY_STRATEGIES: ReadonlySet<string> = new Set(["unescaped", "unicode-punctuation", "inner-whitespace"]);
+const RECOVERY_STRATEGIES: ReadonlySet<string> = new Set([
+  "unescaped",
+  "unicode-punctuation",
+  "inner-whitespace",
+  "indentation-and-spacing",
+]);
 
 /** The edits a call asks for, or why the call is malformed. */
 function requestedEdits(input: EditFileInput): EditRequest[] | string {

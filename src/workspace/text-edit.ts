@@ -28,7 +28,8 @@ export type MatchStrategy =
   | "indentation"
   | "unescaped"
   | "unicode-punctuation"
-  | "inner-whitespace";
+  | "inner-whitespace"
+  | "indentation-and-spacing";
 
 /** How each strategy is described to the model. */
 export const STRATEGY_TEXT: Record<MatchStrategy, string> = {
@@ -40,6 +41,8 @@ export const STRATEGY_TEXT: Record<MatchStrategy, string> = {
     "matched after removing extra escaping (\\n, \\', \\$, \\\\) from oldString; newString was unescaped the same way",
   "unicode-punctuation": "matched treating Unicode dashes, quotes, spaces and ellipses as their ASCII spelling",
   "inner-whitespace": "matched ignoring the amount of spacing inside lines",
+  "indentation-and-spacing":
+    "matched ignoring indentation and the amount of spacing inside lines; the new text was re-indented to the file's",
 };
 
 const BOM = "\uFEFF";
@@ -178,24 +181,81 @@ function splitLines(body: string): Line[] {
 
 const leadingWhitespace = (s: string) => /^[ \t]*/.exec(s)![0];
 
-/** The shortest indentation of the non-blank lines, or undefined when all are blank. */
-function baseIndent(lines: readonly string[]): string | undefined {
-  let base: string | undefined;
-  for (const line of lines) {
-    if (line.trim() === "") continue;
-    const indent = leadingWhitespace(line);
-    if (base === undefined || indent.length < base.length) base = indent;
-  }
-  return base;
+/** The width of an indentation, a tab counting as `tab` columns. */
+const widthOf = (indent: string, tab: number) => [...indent].reduce((w, c) => w + (c === "\t" ? tab : 1), 0);
+
+/** The indentation unit of some lines: "\t" when they indent with tabs, else the spaces of one level. */
+function unitOf(indents: readonly string[]): string | undefined {
+  const used = indents.filter((i) => i !== "");
+  if (used.length === 0) return undefined;
+  if (used.every((i) => /^\t+$/.test(i))) return "\t";
+  if (!used.every((i) => /^ +$/.test(i))) return undefined;
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const step = used.map((i) => i.length).reduce(gcd);
+  // Widths that differ by one space are not a unit (an alignment, not a level).
+  return step >= 2 ? " ".repeat(step) : undefined;
 }
 
 /**
- * Moves the new text from the model's indentation to the file's, relatively: each indentation
- * oldString used is mapped to the one the file has on the same line, and a line of newString is
- * rebased through the longest of them that prefixes it. newString already written at the file's
- * indentation is left alone (never indented on top). Undefined when oldString's indentation maps
- * to the file's inconsistently (one indentation of oldString stands for two of the file's), so
- * there is no honest way to re-indent.
+ * One consistent way from oldString's indentation to the file's, line by line, or undefined:
+ * the same prefix added or removed on every line (a consistent offset), or the same number of
+ * levels added or removed with each side's own unit (tabs against spaces, 2 against 4 spaces).
+ */
+function indentationMap(
+  pairs: ReadonlyArray<readonly [string, string]>,
+  fileUnitHint: string | undefined,
+): ((indent: string) => string | undefined) | undefined {
+  if (pairs.every(([from, to]) => from === to)) return (indent) => indent;
+  // A prefix added to every line: file = D + old.
+  const added = pairs[0]![1].endsWith(pairs[0]![0])
+    ? pairs[0]![1].slice(0, pairs[0]![1].length - pairs[0]![0].length)
+    : undefined;
+  if (added !== undefined && pairs.every(([from, to]) => to === added + from)) return (indent) => added + indent;
+  // A prefix removed from every line: old = D + file.
+  const removed = pairs[0]![0].endsWith(pairs[0]![1])
+    ? pairs[0]![0].slice(0, pairs[0]![0].length - pairs[0]![1].length)
+    : undefined;
+  if (removed !== undefined && pairs.every(([from, to]) => from === removed + to))
+    return (indent) => (indent.startsWith(removed) ? indent.slice(removed.length) : undefined);
+  // Levels: each side in its own unit, the same number of levels apart on every line.
+  const oldUnit = unitOf(pairs.map(([from]) => from));
+  const fileUnit = unitOf(pairs.map(([, to]) => to)) ?? fileUnitHint;
+  if (!fileUnit) return undefined;
+  const oldStep = oldUnit === "\t" ? 1 : (oldUnit?.length ?? 0);
+  const fileStep = fileUnit === "\t" ? 1 : fileUnit.length;
+  const levels = (indent: string, unit: string | undefined, step: number) => {
+    if (indent === "") return 0;
+    if (!unit || (unit === "\t" ? !/^\t+$/.test(indent) : !/^ +$/.test(indent) || indent.length % step !== 0))
+      return undefined;
+    return indent.length / step;
+  };
+  let offset: number | undefined;
+  for (const [from, to] of pairs) {
+    const a = levels(from, oldUnit, oldStep);
+    const b = levels(to, fileUnit, fileStep);
+    if (a === undefined || b === undefined || (offset !== undefined && b - a !== offset)) return undefined;
+    offset = b - a;
+  }
+  const shift = offset ?? 0;
+  return (indent) => {
+    // A new line's depth in oldString's unit; spaces beyond whole levels are an alignment, kept.
+    const tab = oldStep === 0 ? fileStep : oldUnit === "\t" ? fileStep : oldStep;
+    const width = widthOf(indent, tab);
+    const step = oldUnit === "\t" ? tab : oldStep || tab;
+    const level = Math.floor(width / step) + shift;
+    if (level < 0) return undefined;
+    return fileUnit.repeat(level) + " ".repeat(width % step);
+  };
+}
+
+/**
+ * Moves the new text from the model's indentation to the file's, relatively: oldString's
+ * indentation must map onto the file's line by line in one consistent way (an offset, or levels
+ * with tabs against spaces), and every line of newString is moved the same way, keeping its
+ * depth relative to the others, so no block comes out half-indented. newString already written
+ * at the file's indentation is left alone (never indented on top). Undefined when there is no
+ * such mapping (one indentation of oldString stands for two of the file's), so there is no
+ * honest way to re-indent.
  */
 export function reindent(
   newLf: string,
@@ -203,36 +263,44 @@ export function reindent(
   fileLines: readonly string[],
   /** False when newLf is only part of the new text (a patch's added lines), whose base says nothing. */
   trustBase = true,
+  /** The file's indentation unit, for a match whose lines say nothing about it. */
+  fileUnitHint?: string,
 ): string | undefined {
-  const map = new Map<string, string>();
+  const pairs: Array<[string, string]> = [];
   for (const [j, old] of oldLines.entries()) {
     if (old.trim() === "") continue;
-    const from = leadingWhitespace(old);
-    const to = leadingWhitespace(fileLines[j]!);
-    const known = map.get(from);
-    if (known !== undefined && known !== to) return undefined;
-    map.set(from, to);
+    pairs.push([leadingWhitespace(old), leadingWhitespace(fileLines[j]!)]);
   }
-  if ([...map].every(([from, to]) => from === to)) return newLf;
+  if (pairs.length === 0 || pairs.every(([from, to]) => from === to)) return newLf;
   const newLines = newLf.split("\n");
-  const oldBase = baseIndent(oldLines);
-  const fileBase = baseIndent(fileLines);
-  if (trustBase && baseIndent(newLines) === fileBase && oldBase !== fileBase) return newLf;
-  const keys = [...map.keys()].sort((a, b) => b.length - a.length);
-  return newLines
-    .map((line) => {
-      if (line.trim() === "") return line;
-      const indent = leadingWhitespace(line);
-      const key = keys.find((k) => indent.startsWith(k));
-      return key === undefined ? line : map.get(key)! + line.slice(key.length);
-    })
-    .join("\n");
+  // Its first line already where the file's is (and not where oldString's is): written for the file.
+  const first = (lines: readonly string[]) => {
+    const line = lines.find((l) => l.trim() !== "");
+    return line === undefined ? undefined : leadingWhitespace(line);
+  };
+  if (trustBase && first(newLines) === first(fileLines) && first(oldLines) !== first(fileLines)) return newLf;
+  const move = indentationMap(pairs, fileUnitHint);
+  if (!move) return undefined;
+  const out: string[] = [];
+  for (const line of newLines) {
+    if (line.trim() === "") {
+      out.push(line);
+      continue;
+    }
+    const indent = leadingWhitespace(line);
+    const moved = move(indent);
+    if (moved === undefined) return undefined;
+    out.push(moved + line.slice(indent.length));
+  }
+  return out.join("\n");
 }
 
 /** Whole-line matches; `inconsistent` is set when a match could not be re-indented honestly. */
 interface LineSearch {
   matches: Match[];
   inconsistent: boolean;
+  /** The file's lines of the first match that could not be re-indented (0-based, end exclusive). */
+  inconsistentAt?: [number, number];
 }
 
 function lineMatches(
@@ -262,6 +330,7 @@ function lineMatches(
       replacement = reindent(replacement, rawOldLines, fileLines);
       if (replacement === undefined) {
         result.inconsistent = true;
+        result.inconsistentAt ??= [i, i + oldLines.length];
         replacement = toLf(newString);
       }
     }
@@ -350,7 +419,22 @@ function apply(body: string, matches: Match[], eol: "\n" | "\r\n"): { text: stri
 export const MAX_RECOVERY_CHARS = 2 * 1024 * 1024;
 
 /** Strategies that only recover a model's slip: they must find exactly one place, even with replaceAll. */
-const RECOVERIES: ReadonlySet<MatchStrategy> = new Set(["unescaped", "unicode-punctuation", "inner-whitespace"]);
+const RECOVERIES: ReadonlySet<MatchStrategy> = new Set([
+  "unescaped",
+  "unicode-punctuation",
+  "inner-whitespace",
+  "indentation-and-spacing",
+]);
+
+/** Lines of the body quoted back, numbered like read_file. */
+const MAX_QUOTED = 8;
+function quoteLines(body: string, from: number, to: number): string {
+  const lines = splitLines(body);
+  return lines
+    .slice(from, Math.min(to, from + MAX_QUOTED))
+    .map((l, k) => `${String(from + k + 1).padStart(6)}\t${l.text.slice(0, 200)}`)
+    .join("\n");
+}
 
 /**
  * Replaces `oldString` with `newString` in `content`: exactly one match, or every match with
@@ -362,10 +446,10 @@ export function applyEdit(content: string, oldString: string, newString: string,
   const bom = content.startsWith(BOM) ? BOM : "";
   const body = bom ? content.slice(1) : content;
   const eol = detectEol(body);
-  let inconsistent = false;
+  let inconsistentAt: [number, number] | undefined;
   const byLines = (normalise: (l: string) => string, reindentNew: boolean) => () => {
     const found = lineMatches(body, oldString, newString, normalise, reindentNew);
-    if (found.inconsistent) inconsistent = true;
+    if (found.inconsistent) inconsistentAt ??= found.inconsistentAt;
     return found.inconsistent ? [] : found.matches;
   };
   const strategies: Array<[MatchStrategy, () => Match[]]> = [
@@ -376,18 +460,30 @@ export function applyEdit(content: string, oldString: string, newString: string,
     ["unescaped", () => unescapedMatches(body, oldString, newString)],
     ["unicode-punctuation", () => punctuationMatches(body, oldString, newString)],
     ["inner-whitespace", () => innerSpacingMatches(body, oldString, newString)],
+    // Both at once: indentation and inner spacing typed differently; re-indented like "indentation".
+    ["indentation-and-spacing", byLines((l) => l.trim().replace(/\s+/g, " "), true)],
   ];
   for (const [strategy, find] of strategies) {
     if (RECOVERIES.has(strategy) && body.length > MAX_RECOVERY_CHARS) continue;
     const matches = find();
     if (matches.length === 0) continue;
     if (matches.length > 1 && (!replaceAll || RECOVERIES.has(strategy))) {
+      const lines = matches.map((m) => lineOf(body, m.start));
       return {
         ok: false,
         reason: "ambiguous",
         strategy,
         count: matches.length,
-        lines: matches.map((m) => lineOf(body, m.start)),
+        lines,
+        // Matched loosely, the places differ from oldString and from each other: show them.
+        ...(strategy === "exact" || strategy === "line-endings"
+          ? {}
+          : {
+              hint: `The places start with:\n${lines
+                .slice(0, 5)
+                .map((l) => quoteLines(body, l - 1, l))
+                .join("\n")}`,
+            }),
       };
     }
     const applied = apply(body, matches, eol);
@@ -397,7 +493,13 @@ export function applyEdit(content: string, oldString: string, newString: string,
     if (text === body) return { ok: false, reason: "no_change" };
     return { ok: true, strategy, count: matches.length, text: bom + text, spans: applied.spans, eol };
   }
-  if (inconsistent) return { ok: false, reason: "inconsistent_indentation" };
+  if (inconsistentAt) {
+    return {
+      ok: false,
+      reason: "inconsistent_indentation",
+      hint: `The closest lines, as the file has them:\n${quoteLines(body, inconsistentAt[0], inconsistentAt[1])}`,
+    };
+  }
   return { ok: false, reason: "not_found", hint: notFoundHint(body, oldString) };
 }
 
