@@ -40,13 +40,13 @@ describe("PasteFilter and PasteStore", () => {
 
 interface FakeTerminal {
   input: PassThrough & { isTTY: boolean; setRawMode: (mode: boolean) => void };
-  output: PassThrough;
+  output: PassThrough & { isTTY: boolean };
   screen(): string;
 }
 
 function fakeTerminal(): FakeTerminal {
   const input = Object.assign(new PassThrough(), { isTTY: true, setRawMode: (_mode: boolean) => undefined });
-  const output = new PassThrough();
+  const output = Object.assign(new PassThrough(), { isTTY: true });
   let screen = "";
   output.on("data", (d: Buffer) => (screen += d.toString()));
   return { input, output, screen: () => screen };

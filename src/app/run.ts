@@ -72,6 +72,22 @@ function reportStopped(stopped: BackgroundProcess[], renderer: Renderer): void {
     renderer.note(`Stopped background process ${p.id} (${p.command})${p.url ? ` at ${p.url}` : ""}.`);
 }
 
+/**
+ * Closing may wait: background processes stopping, traces still being posted (at most 5 s).
+ * Said when it takes longer than MINI_CURSOR_WAIT_NOTICE_MS, like any other wait (issue 26).
+ */
+async function closeSession(session: Session, renderer: Renderer): Promise<BackgroundProcess[]> {
+  const timer = setTimeout(
+    () => renderer.note("Finishing: stopping background processes and posting pending traces…"),
+    session.settings.waitNoticeMs,
+  );
+  try {
+    return await session.close();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Resolves on the first stop signal. */
 function nextSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -165,7 +181,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
   } finally {
     keys?.stop();
     offSignals();
-    reportStopped(await session.close(), renderer);
+    reportStopped(await closeSession(session, renderer), renderer);
   }
 }
 
@@ -198,6 +214,6 @@ export async function runInteractive(settings: Settings, version: string): Promi
     });
     return end === "left" ? EXIT.ok : EXIT.interrupted;
   } finally {
-    reportStopped(await session.close(), renderer);
+    reportStopped(await closeSession(session, renderer), renderer);
   }
 }

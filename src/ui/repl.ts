@@ -85,13 +85,15 @@ function editorInput(io: ReplIo, pastes: PasteStore): { input: PassThrough; deta
     const text = filter.feed(chunk);
     if (text) input.write(text);
   };
+  // Only to a terminal: `mini-cursor | tee log` must not get escape sequences in the log.
+  const terminalOut = Boolean((io.output as { isTTY?: boolean }).isTTY);
   io.input.on("data", onData);
   io.input.resume();
-  io.output.write(BRACKETED_PASTE_ON);
+  if (terminalOut) io.output.write(BRACKETED_PASTE_ON);
   return {
     input,
     detach() {
-      io.output.write(BRACKETED_PASTE_OFF);
+      if (terminalOut) io.output.write(BRACKETED_PASTE_OFF);
       io.input.off("data", onData);
       io.input.pause();
     },
