@@ -1,3 +1,5 @@
+import { rmSync } from "node:fs";
+import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { END, MemorySaver } from "@langchain/langgraph";
 import type { AgentEvent } from "../../src/agent/events.js";
@@ -223,6 +225,8 @@ describe("both engines report the same events, in the same order", () => {
     ];
     const graph = engineHarness("graph", tmp.dir, script(), { approval: "auto-edit" });
     await graph.run("go", { threadId: "t-graph" });
+    // The loop's thread never read the graph's b.txt, and write_file replaces only what it read: start afresh.
+    rmSync(path.join(tmp.dir, "b.txt"));
     const loop = engineHarness("loop", tmp.dir, script(), { approval: "auto-edit" });
     await loop.run("go", { threadId: "t-loop" });
     expect(sequence(graph.events)).toEqual(sequence(loop.events));
