@@ -8,7 +8,7 @@ import { createAgentTools } from "../../src/app/tools.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { defaultEditTool, loadSettings } from "../../src/settings.js";
 import { createTools, offeredToolNames, TOOL_NAMES, type Toolset } from "../../src/tools/index.js";
-import { parsePatch, PatchParseError } from "../../src/workspace/patch-parse.js";
+import { parsePatch } from "../../src/workspace/patch-parse.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
