@@ -231,16 +231,25 @@ async function openPostgresMemoryOn(url: string, workspace: string) {
 test("an unreachable database stops the run before any model request, and the message hides the password", async () => {
   const port = new URL(await closedPortUrl()).port;
   const ws = workspaceAt("proj");
-  const url = `postgres://agent:hunter2-not-shown@127.0.0.1:${port}/threads`;
-  const r = await runCli(["--workspace", ws, "--checkpointer", url, "read hello.txt"], { env: baseEnv() });
-  expect(r.code).toBe(1);
-  expect(r.stderr).toContain(
-    `mini-cursor: cannot use the PostgreSQL checkpointer at postgres://agent:***@127.0.0.1:${port}/threads: `,
-  );
-  expect(r.stderr).toContain("unset it to keep threads in the workspace (SQLite)");
-  expect(r.stderr).not.toContain("hunter2-not-shown");
-  expect(r.stdout).not.toContain("hunter2-not-shown");
-});
+  // Every libpq form a password comes in (issue 25): in the userinfo with an @ in it, and as ?password=.
+  for (const [url, shown] of [
+    [
+      `postgres://agent:hunter2@not-shown@127.0.0.1:${port}/threads`,
+      `postgres://agent:[redacted]@127.0.0.1:${port}/threads`,
+    ],
+    [
+      `postgres://agent@127.0.0.1:${port}/threads?password=hunter2-not-shown`,
+      `postgres://agent@127.0.0.1:${port}/threads?password=[redacted]`,
+    ],
+  ]) {
+    const r = await runCli(["--workspace", ws, "--checkpointer", url!, "read hello.txt"], { env: baseEnv() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`mini-cursor: cannot use the PostgreSQL checkpointer at ${shown}: `);
+    expect(r.stderr).toContain("unset it to keep threads in the workspace (SQLite)");
+    expect(r.stderr + r.stdout).not.toContain("hunter2");
+    expect(r.stderr + r.stdout).not.toContain("not-shown");
+  }
+}, 120_000);
 
 test("a checkpointer that is neither sqlite nor a PostgreSQL URL is a usage error", async () => {
   const r = await runCli(["--workspace", workspaceAt("proj"), "--checkpointer", "mysql://u:secretpw@h/db", "hi"], {
@@ -248,6 +257,6 @@ test("a checkpointer that is neither sqlite nor a PostgreSQL URL is a usage erro
   });
   expect(r.code).toBe(2);
   expect(r.stderr).toBe(
-    'mini-cursor: --checkpointer must be "sqlite" or a PostgreSQL URL such as postgres://user:password@host:5432/db, got "mysql://u:***@h/db".\n',
+    'mini-cursor: --checkpointer must be "sqlite" or a PostgreSQL URL such as postgres://user@host:5432/db (a password goes after the user: user:password@host), got "mysql://u:[redacted]@h/db".\n',
   );
 });

@@ -1,5 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import path from "node:path";
 import { Client, type Interrupt, type ThreadState } from "@langchain/langgraph-sdk";
@@ -8,6 +18,7 @@ import { groupAlive } from "../src/workspace/processes.js";
 import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { startLangSmithServer, type LangSmithServer } from "./helpers/langsmith-server.js";
 
 /**
  * `npm run studio` as a real subprocess, driven over the LangGraph HTTP API with the SDK, the
@@ -36,6 +47,11 @@ const WRITE_AND_RUN = "Write hello.js and run it.";
 const START_SERVER = "Start a small web server.";
 const LONG_SEARCH = "Look for config files of every kind.";
 const CLEAN_UP = "Clean up the workspace.";
+const COUNT_ONCE = "Count this once.";
+/** A secret of the workspace's .env, which the person then pastes into a message. */
+const PLANTED = "plantedvalue-93k2l1x";
+const TRACED_TASK = `Remember ${PLANTED} for later.`;
+const CROSS_SITE = "Do what the page says.";
 /** More steps than LangGraph's default recursion limit of 25 super-steps allows (3 per step). */
 const LONG_STEPS = 12;
 
@@ -56,6 +72,15 @@ const PLANS: Record<string, ScriptStep[]> = {
   ],
   [CLEAN_UP]: [
     { toolCalls: [{ name: "execute_command", args: { command: "echo pwned > pwned.txt" } }] },
+    { content: "Done." },
+  ],
+  [TRACED_TASK]: [{ content: "Noted." }],
+  [COUNT_ONCE]: [
+    { toolCalls: [{ name: "execute_command", args: { command: "echo once >> count.txt" } }] },
+    { content: "Counted." },
+  ],
+  [CROSS_SITE]: [
+    { toolCalls: [{ name: "execute_command", args: { command: "echo crossed > crossed.txt" } }] },
     { content: "Done." },
   ],
   [LONG_SEARCH]: [
@@ -175,6 +200,7 @@ async function accepts(url: string): Promise<boolean> {
 }
 
 let model: OpenAIServer;
+let langsmith: LangSmithServer;
 let project: ReturnType<typeof makeTempDir>;
 let workspace: ReturnType<typeof makeTempDir>;
 let studio: ChildProcess | undefined;
@@ -207,7 +233,9 @@ function killPid(pid: number): void {
 beforeAll(async () => {
   repoGitignore = readFileSync(path.join(PROJECT_ROOT, ".gitignore"), "utf8");
   model = await startOpenAIServer(scriptStep);
+  langsmith = await startLangSmithServer();
   workspace = makeTempDir("mini-cursor-studio-ws-");
+  writeFileSync(path.join(workspace.dir, ".env"), `DEPLOY_SECRET=${PLANTED}\n`);
   project = makeTempDir("mini-cursor-studio-project-");
   for (const entry of ["src", "scripts", "package.json", "langgraph.json", "tsconfig.json", ".gitignore", ".npmrc"]) {
     const from = path.join(PROJECT_ROOT, entry);
@@ -227,8 +255,13 @@ beforeAll(async () => {
     // doing on exit (under bubblewrap, --die-with-parent would do it) on every machine.
     MINI_CURSOR_SANDBOX: "off",
   });
-  // Nothing may leave the machine: no LangSmith tracing of test runs.
+  // Nothing may leave the machine: LangSmith tracing goes to a local stand-in only.
   for (const key of Object.keys(env)) if (key.startsWith("LANGSMITH_") || key.startsWith("LANGCHAIN_")) delete env[key];
+  Object.assign(env, {
+    LANGSMITH_TRACING: "true",
+    LANGSMITH_API_KEY: "lsv2_pt_studio_test_key_4c1d",
+    LANGSMITH_ENDPOINT: langsmith.url,
+  });
 
   const started = Date.now();
   studio = spawn("npm", ["run", "studio", "--", "--port", String(port), "--no-reload"], {
@@ -269,6 +302,7 @@ afterAll(async () => {
   killStudio("SIGKILL");
   for (const dir of [project?.dir, workspace?.dir]) if (dir) for (const pid of processesIn(dir)) killPid(pid);
   await model?.close();
+  await langsmith?.close();
   workspace?.cleanup();
   project?.cleanup();
   process.stdout.write(`studio.test timings: ${JSON.stringify(timings)}\n`);
@@ -320,7 +354,7 @@ test(
     ).toHaveLength(2);
 
     const finished = (await client.runs.wait(thread.thread_id, assistantId, {
-      command: { resume: { decision: "approve", secret: approvalCode() } },
+      command: { resume: { decision: "approve", code: await approvalCode(thread.thread_id) } },
     })) as AgentValues;
     timings.approvalRunMs = Date.now() - started;
     expect(finished.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "tool", "ai"]);
@@ -358,11 +392,16 @@ test(
   RUN_DEADLINE_MS * 2,
 );
 
-/** The approval code the server printed to its terminal (studio-secret.ts). */
-function approvalCode(): string {
-  const code = /Studio approval code: (\S+)/.exec(output)?.[1];
-  if (!code) throw new Error(`the server printed no approval code:\n${output}`);
-  return code;
+/** Codes the person has used, which no trace may carry. */
+const spentCodes: string[] = [];
+
+/** The one-time code the server printed to its terminal for the thread's waiting call (studio-secret.ts). */
+async function approvalCode(threadId: string): Promise<string> {
+  const pattern = new RegExp(`in thread ${threadId} waits for approval[^\\n]*\\n  One-time approval code: (\\S+)`, "g");
+  const found = await waitFor(() => [...output.matchAll(pattern)].at(-1)?.[1], 10_000).catch(() => undefined);
+  if (!found) throw new Error(`the server printed no approval code for thread ${threadId}:\n${output}`);
+  spentCodes.push(found);
+  return found;
 }
 
 /** A process on the machine (as one the agent started would) resuming every interrupt with "approve". */
@@ -398,7 +437,7 @@ test(
     expect(final.next).toEqual([]);
     const result = final.values.messages.find((m) => m.type === "tool")!;
     expect(result.status).toBe("error");
-    expect(textOf(result.content)).toContain("the approval did not carry the Studio approval code");
+    expect(textOf(result.content)).toContain("did not carry this call's one-time Studio approval code");
     expect(existsSync(path.join(workspace.dir, "pwned.txt"))).toBe(false);
 
     const preflight = (origin: string) =>
@@ -412,6 +451,297 @@ test(
     );
   },
   RUN_DEADLINE_MS * 2,
+);
+
+/**
+ * The agent's own background process, unsandboxed, doing everything it can without the server's
+ * terminal: every endpoint that lists threads, runs, state and history; every file the dev
+ * server wrote; the environment and command line of every process in /proc. It collects
+ * anything that looks like a code (and every resume the person sent), replays the person's
+ * earlier approval from the checkpoint before it, and answers every waiting call with what it found.
+ */
+const API_ATTACKER = `
+const fs = require("node:fs");
+const path = require("node:path");
+const [api, projectDir] = process.argv.slice(1);
+const call = (method, p, body) => fetch(api + p, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined }).then(async (r) => { const t = await r.text(); texts.push(t); try { return JSON.parse(t); } catch { return t; } });
+const texts = [];
+const walk = (dir) => { for (const e of fs.readdirSync(dir, { withFileTypes: true })) { const f = path.join(dir, e.name); if (e.isDirectory()) walk(f); else try { texts.push(fs.readFileSync(f, "latin1")); } catch {} } };
+(async () => {
+  const [assistant] = await call("POST", "/assistants/search", { graph_id: "agent" });
+  const threads = await call("POST", "/threads/search", { limit: 100 });
+  const resumes = [];
+  for (const t of threads) {
+    const runs = await call("GET", "/threads/" + t.thread_id + "/runs");
+    for (const r of runs) if (r.kwargs && r.kwargs.command && r.kwargs.command.resume) resumes.push({ thread: t.thread_id, resume: r.kwargs.command.resume });
+    await call("GET", "/threads/" + t.thread_id + "/state");
+    await call("POST", "/threads/" + t.thread_id + "/history", { limit: 100 });
+  }
+  walk(path.join(projectDir, ".langgraph_api"));
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\\d+$/.test(p))) {
+    for (const f of ["environ", "cmdline"]) try { texts.push(fs.readFileSync("/proc/" + pid + "/" + f, "latin1")); } catch {}
+  }
+  const all = texts.join("\\n");
+  const codes = new Set(all.match(/[A-Z2-9]{5}-[A-Z2-9]{5}/g) || []);
+  for (const r of resumes) if (typeof r.resume.code === "string") codes.add(r.resume.code);
+  // Replay: the person's approvals, from the checkpoint where their call was waiting.
+  let replayed = 0;
+  for (const r of resumes) {
+    const history = await call("POST", "/threads/" + r.thread + "/history", { limit: 100 });
+    for (const state of history.filter((s) => s.next.includes("approve"))) {
+      await call("POST", "/threads/" + r.thread + "/runs/wait", { assistant_id: assistant.assistant_id, checkpoint: state.checkpoint, command: { resume: r.resume } });
+      replayed++;
+    }
+  }
+  // Every waiting call, answered with every code found.
+  let tried = 0;
+  for (const t of await call("POST", "/threads/search", { status: "interrupted" })) {
+    for (const code of [...codes, undefined]) {
+      await call("POST", "/threads/" + t.thread_id + "/runs/wait", { assistant_id: assistant.assistant_id, command: { resume: { decision: "approve", code, secret: code } } });
+      tried++;
+    }
+  }
+  console.log(JSON.stringify({ codes: codes.size, replayed, tried }));
+})();
+`;
+
+/** Text of every endpoint, file and /proc entry the attacker reads, gathered here to look for a code. */
+async function everythingReadable(threadIds: string[]): Promise<string> {
+  const texts: string[] = [];
+  const get = async (p: string, body?: object) => {
+    const res = await fetch(`${apiUrl}${p}`, {
+      method: body ? "POST" : "GET",
+      headers: body ? { "content-type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    texts.push(await res.text());
+  };
+  await get("/threads/search", { limit: 100 });
+  for (const id of threadIds) {
+    await get(`/threads/${id}/runs`);
+    await get(`/threads/${id}/state`);
+    await get(`/threads/${id}/history`, { limit: 100 });
+  }
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const f = path.join(dir, e.name);
+      if (e.isDirectory()) walk(f);
+      else texts.push(readFileSync(f, "latin1"));
+    }
+  };
+  walk(path.join(project.dir, ".langgraph_api"));
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    for (const f of ["environ", "cmdline"]) {
+      try {
+        texts.push(readFileSync(`/proc/${pid}/${f}`, "latin1"));
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+  return texts.join("\n");
+}
+
+test(
+  "approval codes are one-time and per call: the agent's background process finds none it can use, and a replayed approval is refused",
+  async () => {
+    // The person approves one call with its code.
+    const once = await client.threads.create();
+    await client.runs.wait(once.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: COUNT_ONCE }] },
+    });
+    const onceCode = await approvalCode(once.thread_id);
+    await client.runs.wait(once.thread_id, assistantId, {
+      command: { resume: { decision: "approve", code: onceCode } },
+    });
+    expect(readFileSync(path.join(workspace.dir, "count.txt"), "utf8")).toBe("once\n");
+
+    // A second call waits; its code is in the server's terminal and nowhere the API, files or /proc show.
+    const waiting = await client.threads.create();
+    await client.runs.wait(waiting.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: CLEAN_UP }] },
+    });
+    const waitingCode = await approvalCode(waiting.thread_id);
+    expect(waitingCode).not.toBe(onceCode);
+    const readable = await everythingReadable([once.thread_id, waiting.thread_id]);
+    expect(readable).not.toContain(waitingCode);
+    expect(readable).not.toContain(waitingCode.replace("-", ""));
+
+    const attacker = spawn(process.execPath, ["-e", API_ATTACKER, apiUrl, project.dir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let said = "";
+    attacker.stdout!.on("data", (d: Buffer) => (said += d.toString()));
+    attacker.stderr!.on("data", (d: Buffer) => (said += d.toString()));
+    await new Promise((resolve) => attacker.once("close", resolve));
+    const report = JSON.parse(said) as { codes: number; replayed: number; tried: number };
+    // It found the person's spent code, replayed the approval, and answered the waiting call.
+    expect(report.codes).toBeGreaterThan(0);
+    expect(report.replayed).toBeGreaterThan(0);
+    expect(report.tried).toBeGreaterThan(0);
+
+    expect(readFileSync(path.join(workspace.dir, "count.txt"), "utf8")).toBe("once\n");
+    expect(existsSync(path.join(workspace.dir, "pwned.txt"))).toBe(false);
+    // The replay did reach the approval (a fork from the checkpoint before it), and was refused there.
+    const replayed = (await client.threads.getState(once.thread_id)) as ThreadState<AgentValues>;
+    const replayedResult = replayed.values.messages.filter((m) => m.type === "tool").at(-1)!;
+    expect(textOf(replayedResult.content)).toContain("did not carry this call's one-time Studio approval code");
+    const final = (await client.threads.getState(waiting.thread_id)) as ThreadState<AgentValues>;
+    const result = final.values.messages.find((m) => m.type === "tool")!;
+    expect(result.status).toBe("error");
+    expect(textOf(result.content)).toContain("did not carry this call's one-time Studio approval code");
+  },
+  RUN_DEADLINE_MS * 4,
+);
+
+/** A raw request, so Host and Origin are exactly what a browser or a rebinding page would send. */
+function rawRequest(
+  method: string,
+  p: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: string }> {
+  const url = new URL(apiUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: Number(url.port), method, path: p, headers, setHost: false },
+      (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
+test(
+  "cross-site text/plain POSTs, foreign Host headers and non-JSON bodies are refused before any run starts",
+  async () => {
+    const host = new URL(apiUrl).host;
+    const threadsBefore = (await client.threads.search({ limit: 1000 })).length;
+    const requestsBefore = model.requests.length;
+    const run = JSON.stringify({
+      assistant_id: assistantId,
+      input: { messages: [{ type: "human", content: CROSS_SITE }] },
+      config: { configurable: { approval: "full-auto" } },
+    });
+    // What a page on another site can send without a preflight.
+    const crossSite = await rawRequest(
+      "POST",
+      "/runs/wait",
+      { Host: host, Origin: "https://evil.example", "Content-Type": "text/plain;charset=UTF-8" },
+      run,
+    );
+    expect(crossSite.status).toBe(403);
+    expect(JSON.parse(crossSite.body).detail).toContain("not a page from https://evil.example");
+    const created = await rawRequest(
+      "POST",
+      "/threads",
+      { Host: host, Origin: "null", "Content-Type": "text/plain" },
+      "{}",
+    );
+    expect(created.status).toBe(403);
+    // DNS rebinding: the page's own host name, pointing at 127.0.0.1, and no Origin to give it away.
+    for (const foreign of [
+      `evil.example:${new URL(apiUrl).port}`,
+      `localhost.evil.example:${new URL(apiUrl).port}`,
+      "127.0.0.1:1",
+    ]) {
+      const rebound = await rawRequest(
+        "POST",
+        "/runs/wait",
+        { Host: foreign, "Content-Type": "application/json" },
+        run,
+      );
+      expect(rebound.status).toBe(403);
+      expect(JSON.parse(rebound.body).detail).toContain(`not to "${foreign}"`);
+      expect((await rawRequest("GET", "/threads/search", { Host: foreign })).status).toBe(403);
+    }
+    // Not JSON, even from a local tool.
+    const plain = await rawRequest("POST", "/runs/wait", { Host: host, "Content-Type": "text/plain" }, run);
+    expect(plain.status).toBe(415);
+    const form = await rawRequest(
+      "POST",
+      "/threads",
+      { Host: host, "Content-Type": "application/x-www-form-urlencoded" },
+      "a=b",
+    );
+    expect(form.status).toBe(415);
+
+    expect(model.requests.length).toBe(requestsBefore);
+    expect(existsSync(path.join(workspace.dir, "crossed.txt"))).toBe(false);
+    expect((await client.threads.search({ limit: 1000 })).length).toBe(threadsBefore);
+    // Studio's own origin and local tools still get in.
+    const studioPage = await rawRequest(
+      "POST",
+      "/threads",
+      { Host: host, Origin: "https://smith.langchain.com", "Content-Type": "application/json" },
+      "{}",
+    );
+    expect(studioPage.status).toBe(200);
+    expect((await client.threads.search({ limit: 1000 })).length).toBe(threadsBefore + 1);
+  },
+  RUN_DEADLINE_MS,
+);
+
+test(
+  "a workspace outside the folder the server was started for is refused; one inside it is used",
+  async () => {
+    const outside = makeTempDir("mini-cursor-studio-outside-");
+    try {
+      const requestsBefore = model.requests.length;
+      const thread = await client.threads.create();
+      const run = await client.runs.create(thread.thread_id, assistantId, {
+        input: { messages: [{ type: "human", content: CROSS_SITE }] },
+        config: { configurable: { workspace: outside.dir, approval: "full-auto" } },
+      });
+      await client.runs.join(thread.thread_id, run.run_id).catch(() => undefined);
+      const done = await client.runs.get(thread.thread_id, run.run_id);
+      expect(done.status).toBe("error");
+      expect(model.requests.length).toBe(requestsBefore);
+      expect(readdirSync(outside.dir)).toEqual([]);
+      expect(output).toContain(`The workspace ${outside.dir} is outside ${workspace.dir}`);
+
+      // A symlink inside that leads out is outside too.
+      symlinkSync(outside.dir, path.join(workspace.dir, "escape"));
+      const viaLink = await client.threads.create();
+      const linked = await client.runs.create(viaLink.thread_id, assistantId, {
+        input: { messages: [{ type: "human", content: CROSS_SITE }] },
+        config: { configurable: { workspace: path.join(workspace.dir, "escape"), approval: "full-auto" } },
+      });
+      await client.runs.join(viaLink.thread_id, linked.run_id).catch(() => undefined);
+      expect((await client.runs.get(viaLink.thread_id, linked.run_id)).status).toBe("error");
+      expect(readdirSync(outside.dir)).toEqual([]);
+      expect(model.requests.length).toBe(requestsBefore);
+    } finally {
+      rmSync(path.join(workspace.dir, "escape"), { force: true });
+      outside.cleanup();
+    }
+  },
+  RUN_DEADLINE_MS,
+);
+
+test(
+  "Studio's LangSmith traces pass the output gate: no workspace secret, no approval code, no LangSmith key",
+  async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: TRACED_TASK }] },
+    });
+    // Traces are posted in the background, in batches.
+    await waitFor(() => langsmith.requests.some((r) => r.body.includes("Noted.")), 30_000, 100);
+    const posted = langsmith.requests.map((r) => r.body).join("\n");
+    expect(posted).toContain("[redacted] for later");
+    expect(posted).not.toContain(PLANTED);
+    expect(posted).not.toContain("lsv2_pt_studio_test_key_4c1d");
+    for (const code of spentCodes) {
+      expect(posted).not.toContain(code);
+      expect(posted).not.toContain(code.replace("-", ""));
+    }
+  },
+  RUN_DEADLINE_MS,
 );
 
 let backgroundUrl = "";

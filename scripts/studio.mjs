@@ -9,6 +9,10 @@
 // manager, a test) stops all of it; SIGINT, SIGTERM and SIGHUP sent to this script alone are
 // passed on. The dev server exits through its exit hooks, and the background processes its runs
 // left are stopped then (src/studio/studio.ts).
+//
+// The API refuses requests from other web pages, to other host names (DNS rebinding) and with
+// bodies that are not JSON (src/studio/http-guard.ts, mounted through langgraph.json's http.app),
+// and an approval needs the one-time code this terminal shows for it (src/graph/studio-secret.ts).
 import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
@@ -75,6 +79,9 @@ const child = spawn(process.execPath, [cli, "dev", ...passed], {
     ...process.env,
     LANGGRAPH_CLI_NO_ANALYTICS: "1",
     BROWSER: "none",
+    // The request guard (src/studio/http-guard.ts) accepts these besides loopback and Studio.
+    MINI_CURSOR_STUDIO_HOST: host,
+    MINI_CURSOR_STUDIO_ORIGIN: studioHost,
     // Studio's panels need the graph's schemas. The server reads them from the zod state at run
     // time (src/graph/state.ts); should that ever fail, it type-checks the graph instead, which on
     // a slow machine takes longer than its default of 30 s.

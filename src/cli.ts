@@ -11,11 +11,12 @@ import { installSignalBackstop } from "./app/signals.js";
 import type { ThreadInfo } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
 import { stateDirFor, takeStateNotices } from "./memory/state-dir.js";
-import { isInteractiveTerminal, loadSettings, type Settings, type SettingsFlags } from "./settings.js";
+import { isInteractiveTerminal, loadSettings, secretValues, type Settings, type SettingsFlags } from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
 import { type BubblewrapStatus, INSTALL_HINT, probeBubblewrap } from "./security/sandbox.js";
 import { formatThreads } from "./ui/threads-table.js";
 import { openWorkspace } from "./workspace/paths.js";
+import { addGatedSecrets, gateText } from "./workspace/output-gate.js";
 
 /** Grace for stdout to drain before a finished process is made to exit. */
 const FORCED_EXIT_DELAY_MS = 1_000;
@@ -173,7 +174,7 @@ async function threadProblem(settings: Settings): Promise<string | undefined> {
  */
 async function offerToMoveAside(err: StateFileError, settings: Settings): Promise<boolean> {
   if (!isInteractiveTerminal() || settings.json) return false;
-  process.stderr.write(`mini-cursor: ${err.message}\n`);
+  process.stderr.write(gateText(`mini-cursor: ${err.message}\n`));
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const aside = `${err.file}.damaged`;
   try {
@@ -196,12 +197,14 @@ export async function main(argv: string[]): Promise<number> {
   let settings: Settings;
   try {
     settings = loadSettings(parsed.flags);
+    // From here on everything printed is cleaned of the key and the workspace's secrets.
+    addGatedSecrets([...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)]);
     await openWorkspace(settings.workspace);
     const problem =
       workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? undoProblem(parsed, settings);
     if (problem) throw new Error(problem);
   } catch (err) {
-    process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
+    process.stderr.write(gateText(`mini-cursor: ${(err as Error).message}\n`));
     return EXIT.usage;
   }
   // Whether bubblewrap works is asked now, in the background: the answer is there, for
@@ -216,7 +219,7 @@ export async function main(argv: string[]): Promise<number> {
     // A thread that is not there is a usage error; a database that cannot be reached is not.
     const problem = await threadProblem(settings);
     if (problem) {
-      process.stderr.write(`mini-cursor: ${problem}\n`);
+      process.stderr.write(gateText(`mini-cursor: ${problem}\n`));
       return EXIT.usage;
     }
     if (parsed.threads) {
@@ -228,7 +231,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (parsed.mcpList) {
       const { mcpListReport } = await import("./app/mcp.js");
-      process.stdout.write(await mcpListReport(settings, settings.json, (text) => process.stderr.write(`${text}\n`)));
+      process.stdout.write(
+        await mcpListReport(settings, settings.json, (text) => process.stderr.write(gateText(`${text}\n`))),
+      );
       return EXIT.ok;
     }
     if (parsed.flags.model && settings.provider === "offline" && !settings.replay) {
@@ -238,7 +243,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     const unsafe = await securityProblem(settings, sandboxProbe);
     if (unsafe) {
-      process.stderr.write(`mini-cursor: ${unsafe}\n`);
+      process.stderr.write(gateText(`mini-cursor: ${unsafe}\n`));
       return EXIT.failure;
     }
     if (parsed.undo) {
@@ -256,8 +261,8 @@ export async function main(argv: string[]): Promise<number> {
       return await run();
     }
   } catch (err) {
-    process.stderr.write(`mini-cursor: ${(err as Error).message}\n`);
-    if (settings.verbose) process.stderr.write(`${(err as Error).stack}\n`);
+    process.stderr.write(gateText(`mini-cursor: ${(err as Error).message}\n`));
+    if (settings.verbose) process.stderr.write(gateText(`${(err as Error).stack}\n`));
     return EXIT.failure;
   }
 }
@@ -269,7 +274,7 @@ main(process.argv.slice(2)).then(
     setTimeout(() => process.exit(code), FORCED_EXIT_DELAY_MS).unref();
   },
   (err: unknown) => {
-    process.stderr.write(`mini-cursor: ${(err as Error)?.message ?? String(err)}\n`);
+    process.stderr.write(gateText(`mini-cursor: ${(err as Error)?.message ?? String(err)}\n`));
     process.exitCode = EXIT.failure;
   },
 );

@@ -4,6 +4,7 @@ import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { INSTALL_ROOT } from "./project-root.js";
+import { redactCredentials } from "./credential-shapes.js";
 import { parsePriceTable, type PriceTable } from "./price-table.js";
 import type { CacheSettings } from "./security/caches.js";
 import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./secret-env.js";
@@ -111,15 +112,15 @@ function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): 
   if (!POSTGRES_URL.test(value)) {
     const source = nonEmpty(flag) ? "--checkpointer" : "MINI_CURSOR_CHECKPOINTER";
     throw new SettingsError(
-      `${source} must be "sqlite" or a PostgreSQL URL such as postgres://user:password@host:5432/db, got "${redactUrlPassword(value)}".`,
+      `${source} must be "sqlite" or a PostgreSQL URL such as postgres://user@host:5432/db (a password goes after the user: user:password@host), got "${redactUrlPassword(value)}".`,
     );
   }
   return value;
 }
 
-/** A URL as it may be printed: the password replaced. */
+/** A URL or conninfo as it may be printed: passwords masked in every libpq form (workspace/output-gate.ts). */
 export function redactUrlPassword(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
+  return redactCredentials(url);
 }
 // --- end of issue 19 block ------------------------------------------------------------------------
 
@@ -661,3 +662,42 @@ export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 // --- end of issue 19 block -------------------------------------------------------------------------
+// --- Studio's request guard (issue 25): who may call the dev server -------------------------------
+
+/** Where LangGraph Studio's web page is served from; its requests to the local API carry these origins. */
+export const STUDIO_ORIGINS = ["https://smith.langchain.com", "https://eu.smith.langchain.com"] as const;
+/** Host names that always reach this machine's loopback. */
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"] as const;
+
+export interface StudioGuardSettings {
+  /** Host header names accepted (the port must be the server's own). */
+  hosts: string[];
+  /** Origin headers accepted besides the server's own; a request without Origin is not a browser's. */
+  origins: string[];
+}
+
+/**
+ * scripts/studio.mjs passes the `--host` it bound (MINI_CURSOR_STUDIO_HOST) and the origin of
+ * `--studio-url` (MINI_CURSOR_STUDIO_ORIGIN) to the dev server; the guard in src/studio/http-guard.ts
+ * accepts those besides loopback and Studio's own origins.
+ */
+export function studioGuardSettings(env: NodeJS.ProcessEnv = process.env): StudioGuardSettings {
+  const host = nonEmpty(env.MINI_CURSOR_STUDIO_HOST)
+    ?.replace(/^\[|\]$/g, "")
+    .toLowerCase();
+  const bound = host && host !== "0.0.0.0" && host !== "::" ? [host] : [];
+  const origin = nonEmpty(env.MINI_CURSOR_STUDIO_ORIGIN);
+  let studioOrigin: string[] = [];
+  if (origin) {
+    try {
+      studioOrigin = [new URL(origin).origin];
+    } catch {
+      throw new SettingsError(`--studio-url must be a URL such as https://smith.langchain.com, got "${origin}".`);
+    }
+  }
+  return {
+    hosts: [...new Set([...LOOPBACK_HOSTS, ...bound])],
+    origins: [...new Set([...STUDIO_ORIGINS, ...studioOrigin])],
+  };
+}
+// --- end of issue 25 Studio block -------------------------------------------------------------------

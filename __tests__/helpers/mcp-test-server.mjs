@@ -1,7 +1,7 @@
 // A small MCP server written with the official SDK, started by the tests (plain JavaScript,
 // so it starts in a fraction of a second without a compiler).
 //
-//   node mcp-test-server.mjs stdio [--name N] [--crash-at-start] [--hang-at-start] [--pid-file F]
+//   node mcp-test-server.mjs stdio [--name N] [--crash-at-start] [--hang-at-start] [--pid-file F] [--extra-tool T]...
 //   node mcp-test-server.mjs http  [--name N]   (prints "listening <url>" on stdout)
 //
 // Tools: echo {text} -> "<name> echo: <text>"; add {a, b} (readOnlyHint) -> the sum;
@@ -73,6 +73,15 @@ function buildServer() {
     },
   );
   if (argv.includes("--content-tools")) registerContentTools(server, text);
+  // --extra-tool N (repeatable): one more echo tool under that exact name (names that collide, or carry control codes).
+  argv.forEach((arg, i) => {
+    if (arg === "--extra-tool")
+      server.registerTool(
+        argv[i + 1],
+        { description: "Echoes (extra).", inputSchema: { text: z.string() } },
+        async ({ text: t }) => text(`extra: ${t}`),
+      );
+  });
   server.registerTool("crash", { description: "Makes the server exit." }, async () => {
     process.stderr.write("fatal: crash tool called\n");
     process.exit(3);

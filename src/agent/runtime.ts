@@ -4,6 +4,7 @@ import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Settings } from "../settings.js";
+import type { StudioApprovalCodes } from "../graph/studio-secret.js";
 import { createTools, type ToolOptions } from "../tools/index.js";
 import type { PriceTable } from "../models/cost.js";
 import { createChatModel } from "../models/model.js";
@@ -32,10 +33,10 @@ export interface AgentRuntime {
   /** Price overrides (MINI_CURSOR_PRICES). */
   prices?: PriceTable;
   /**
-   * Under Studio: a resume approves only when it carries this code (`secret`), which the dev
-   * server prints to its terminal and keeps out of every command's reach (graph/studio-secret.ts).
+   * Under Studio: a resume approves only with its interrupt's one-time code, which the dev server
+   * prints to its terminal and keeps out of every command's, file's and API's reach (graph/studio-secret.ts).
    */
-  approvalSecret?: string;
+  studioApprovals?: StudioApprovalCodes;
 }
 
 /** The settings a runtime is built from. */

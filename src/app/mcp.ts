@@ -1,4 +1,6 @@
-import { McpConfigError, readUserMcpConfig, type McpServerSpec } from "../security/mcp-config.js";
+import { isStdioServer, McpConfigError, readUserMcpConfig, type McpServerSpec } from "../security/mcp-config.js";
+import { isSecretName } from "../security/env.js";
+import { addGatedSecrets, gateValue } from "../workspace/output-gate.js";
 import type { McpHub } from "../mcp/hub.js";
 import { formatMcpStatus, type UntrustedServer } from "../mcp/status.js";
 import { loadProjectRules, RulesError } from "../security/rules.js";
@@ -34,6 +36,8 @@ export async function prepareMcp(
 ): Promise<McpHub | undefined> {
   const servers = configuredMcpServers(settings);
   if (servers.length === 0) return undefined;
+  // A server's secret variables and headers are masked wherever its command line, stderr or errors are shown.
+  addGatedSecrets([...redactedValues(settings), ...serverSecrets(servers)]);
   const { createMcpHub } = await import("../mcp/hub.js");
   return createMcpHub(servers, {
     workspace: settings.workspace,
@@ -45,6 +49,17 @@ export async function prepareMcp(
     fresh,
     redact: redactedValues(settings),
   });
+}
+
+/** Values of secret-named variables and of headers in servers' configs (`env`, `headers`). */
+function serverSecrets(servers: readonly McpServerSpec[]): string[] {
+  return servers.flatMap(({ config }) =>
+    isStdioServer(config)
+      ? Object.entries(config.env ?? {})
+          .filter(([name]) => isSecretName(name))
+          .map(([, value]) => value)
+      : Object.values(config.headers ?? {}).map((value) => value.replace(/^(?:Bearer|Basic|Token)\s+/i, "")),
+  );
 }
 
 /** Servers named in rules files the user has not trusted (they are not started). */
@@ -71,7 +86,7 @@ export async function mcpListReport(settings: Settings, json: boolean, note: (te
         ...servers,
         ...untrusted.map((u) => ({ name: u.name, file: u.file, state: "not trusted", tools: [] })),
       ];
-      return rows.map((r) => `${JSON.stringify(r)}\n`).join("");
+      return rows.map((r) => `${JSON.stringify(gateValue(r, { controls: false }))}\n`).join("");
     }
     return `${formatMcpStatus(servers, untrusted)}\n`;
   } finally {

@@ -4,6 +4,7 @@ import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
 import { childEnvironment, hostEnvironment, secretValues, type Settings } from "../settings.js";
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
 import type { McpHub } from "../mcp/hub.js";
+import { addGatedSecrets } from "../workspace/output-gate.js";
 
 /** How long after the tools are made the shell parser starts loading (see createAgentTools). */
 const PARSER_PRELOAD_DELAY_MS = 100;
@@ -45,6 +46,8 @@ export function createAgentTools(
     keepSshAgent: passEnv.includes("SSH_AUTH_SOCK"),
   });
   const redact = redactedValues(settings);
+  // Whatever is printed or traced is cleaned of the same values (workspace/output-gate.ts).
+  addGatedSecrets(redact);
   const tools = createTools({
     workspace: settings.workspace,
     env: childEnvironment(passEnv),

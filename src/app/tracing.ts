@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { Engine, RunRequest, RunSummary } from "../agent/engine.js";
-import { redactorFor, type Redactor } from "../workspace/redact.js";
+import { addGatedSecrets, gateValue } from "../workspace/output-gate.js";
 import type { TracingSettings } from "../settings.js";
 
 /**
@@ -9,8 +9,8 @@ import type { TracingSettings } from "../settings.js";
  * root run named {@link TURN_RUN_NAME} with the engine's model and tool runs nested under it,
  * tagged with the engine and carrying the thread id (LangSmith groups a thread's turns by
  * `thread_id`) and the workspace's folder name. Everything posted — inputs, outputs, errors —
- * goes through the same secret redaction as tool results, and the LangSmith key itself is one
- * of the redacted values. langsmith is imported on the first traced turn only.
+ * goes through the output gate (workspace/output-gate.ts), with the LangSmith key one of the
+ * redacted values. langsmith is imported on the first traced turn only.
  */
 
 export const TURN_RUN_NAME = "mini-cursor turn";
@@ -67,28 +67,33 @@ export interface TracedEngine extends Engine {
   flush(): Promise<void>;
 }
 
-/** Strings redacted anywhere in a run's data (messages, tool calls, nested objects). */
-function redactDeep(value: unknown, redactor: Redactor): unknown {
-  if (typeof value === "string") return redactor.redact(value);
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v, redactor));
-  if (value && typeof value === "object") {
-    // Messages and other classes serialise through toJSON; redact what would be sent.
-    const plain =
-      typeof (value as { toJSON?: unknown }).toJSON === "function" ? (value as { toJSON(): unknown }).toJSON() : value;
-    if (plain !== value) return redactDeep(plain, redactor);
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v, redactor)]));
-  }
-  return value;
-}
-
 interface Tracer {
   callbacks: CallbackManager;
   flush(): Promise<void>;
 }
 
+/**
+ * A LangSmith client whose every payload passes the output gate (workspace/output-gate.ts):
+ * known secrets (the LangSmith key among them) and credential-shaped text masked, control
+ * characters made visible. The CLI's tracer and Studio's use it.
+ */
+export function gatedClientOptions(tracing: TracingSettings) {
+  addGatedSecrets([tracing.apiKey]);
+  const hide = (data: Record<string, unknown>) => gateValue(data);
+  return {
+    apiKey: tracing.apiKey,
+    apiUrl: tracing.endpoint,
+    hideInputs: hide,
+    hideOutputs: hide,
+    // The host's name, platform and library versions are not the user's to publish by default.
+    omitTracedRuntimeInfo: true,
+    callerOptions: { maxRetries: TRACE_REQUEST_RETRIES },
+    timeout_ms: TRACE_REQUEST_TIMEOUT_MS,
+  };
+}
+
 async function createTracer(
   tracing: TracingSettings,
-  redactor: Redactor,
   tags: string[],
   metadata: Record<string, unknown>,
   onProblem: (message: string) => void,
@@ -99,16 +104,8 @@ async function createTracer(
     import("@langchain/core/callbacks/manager"),
     import("@langchain/core/callbacks/promises"),
   ]);
-  const hide = (data: Record<string, unknown>) => redactDeep(data, redactor) as Record<string, unknown>;
   const client = new Client({
-    apiKey: tracing.apiKey,
-    apiUrl: tracing.endpoint,
-    hideInputs: hide,
-    hideOutputs: hide,
-    // The host's name, platform and library versions are not the user's to publish by default.
-    omitTracedRuntimeInfo: true,
-    callerOptions: { maxRetries: TRACE_REQUEST_RETRIES },
-    timeout_ms: TRACE_REQUEST_TIMEOUT_MS,
+    ...gatedClientOptions(tracing),
     fetchImplementation: quietFetch(tracing.endpoint ?? LANGSMITH_CLOUD, onProblem),
   });
   const tracer = new LangChainTracer({ client, projectName: tracing.project });
@@ -146,13 +143,12 @@ export interface TraceContext {
 
 /** The engine with each turn traced to LangSmith as one run tree. */
 export function traceEngine(engine: Engine, context: TraceContext): TracedEngine {
-  const redactor = redactorFor([...context.secrets, context.tracing.apiKey]);
+  addGatedSecrets(context.secrets);
   const workspaceName = path.basename(context.workspace);
   let tracer: Promise<Tracer> | undefined;
   const load = () =>
     (tracer ??= createTracer(
       context.tracing,
-      redactor,
       [TRACE_TAG, `engine:${engine.name}`],
       { engine: engine.name, workspace: workspaceName },
       context.onProblem ?? (() => undefined),

@@ -1,7 +1,6 @@
 import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import type { ApprovalResponse } from "../agent/events.js";
 import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
 import { compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { reviewToolCalls } from "../policy/review.js";
@@ -16,7 +15,7 @@ import { runOption, type RuntimeSource } from "./run-config.js";
 import type { NodeSignal } from "./signals.js";
 import type { ApprovalMode } from "../settings.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
-import { sameSecret, STUDIO_APPROVE_WITH, STUDIO_SECRET_MISSING } from "./studio-secret.js";
+import { normalizeResponse } from "./studio-secret.js";
 
 /**
  * The graph's nodes, one behaviour each (graph.ts wires them):
@@ -44,18 +43,6 @@ function snapshotContext(runtime: AgentRuntime, state: AgentStateType, config: L
     messages: state.messages,
     notice: (message: string) => signalOf(config)({ kind: "provider", event: { type: "notice", step, message } }),
   };
-}
-
-function normalizeResponse(value: unknown, secret?: string): ApprovalResponse {
-  const v = (value ?? {}) as Partial<ApprovalResponse> & { secret?: unknown };
-  const decision =
-    v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
-  if (decision !== "deny" && secret !== undefined && !sameSecret(v.secret, secret)) {
-    // Anything on this machine can call the dev server's API, a command the agent started too.
-    return { decision: "deny", feedback: STUDIO_SECRET_MISSING };
-  }
-  const feedback = typeof v.feedback === "string" && v.feedback ? v.feedback : undefined;
-  return { decision, feedback, ...(decision === "deny" && v.unattended === true ? { unattended: true } : {}) };
 }
 
 export function createNodes(source: RuntimeSource) {
@@ -134,7 +121,8 @@ export function createNodes(source: RuntimeSource) {
       const { runtime, config: run } = source(config);
       const last = lastAIMessage(state.messages);
       if (!last) return {};
-      const secret = runtime.approvalSecret;
+      // Under Studio an approval needs this interrupt's one-time code (studio-secret.ts).
+      const codes = runtime.studioApprovals?.session(threadOf(config) ?? "");
       const { declined, alwaysAdded } = await reviewToolCalls({
         calls: last.tool_calls ?? [],
         answered: new Set(
@@ -149,12 +137,9 @@ export function createNodes(source: RuntimeSource) {
         tools: runtime.tools,
         threadId: threadOf(config),
         // Pauses the run; the answer arrives with the resume (Command({ resume })).
-        ask: (request) =>
-          normalizeResponse(
-            interrupt(secret === undefined ? request : { ...request, approveWith: STUDIO_APPROVE_WITH }),
-            secret,
-          ),
+        ask: (request) => (codes ? codes.ask(request) : normalizeResponse(interrupt(request))),
       });
+      codes?.settle();
       return { messages: declined, alwaysAllow: alwaysAdded };
     },
 

@@ -1,34 +1,135 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomInt, timingSafeEqual } from "node:crypto";
+import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
+import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
+import { addGatedSecrets, gateText } from "../workspace/output-gate.js";
 
 /**
- * The Studio approval code. LangGraph's dev server API has no authentication: any process on
- * the machine — a "dev server" the agent itself started — could search for interrupted threads
- * and resume them with {decision: "approve"}. So under Studio an approval counts only when the
- * resume carries this code. It is made in the server's memory when the graph loads and printed
- * to the server's terminal; it is never put in an environment (commands get theirs scrubbed
- * anyway) or in a file. In the sandbox a command cannot see the server's process at all.
+ * Studio approval codes. LangGraph's dev server API has no authentication: any process on the
+ * machine (a "dev server" the agent itself started) can find an interrupted thread and resume it.
+ * And the dev server keeps every resume: `GET /threads/<id>/runs` returns it and its ops file
+ * under `.langgraph_api/` holds it. So an approval counts only with a code that is
+ *   - made per interrupt (thread + tool call), in this process's memory, and printed only to the
+ *     dev server's terminal (never put in an environment, a file, an interrupt value or a trace);
+ *   - good for that one interrupt: using it (right or wrong) settles it when the approve node
+ *     finishes, so the copy the dev server keeps, replayed later (a fork of the thread from the
+ *     checkpoint before the answer, a copied thread, another interrupt), is refused.
+ * While one approve node asks several questions LangGraph re-runs it once per answer and hands
+ * the earlier answers back; those replays are unsettled and count again, by design.
  */
 
-const SECRET_BYTES = 12;
+/** Code alphabet without look-alikes (0/O, 1/I/L), typed by a person from the terminal. */
+const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+/** 10 characters of 31: about 50 bits, and one guess per interrupt (a wrong one settles it). */
+const CODE_LENGTH = 10;
 
-export function createStudioSecret(): string {
-  return randomBytes(SECRET_BYTES).toString("base64url");
+export function createApprovalCode(): string {
+  let code = "";
+  for (let i = 0; i < CODE_LENGTH; i++) code += ALPHABET[randomInt(ALPHABET.length)];
+  return `${code.slice(0, CODE_LENGTH / 2)}-${code.slice(CODE_LENGTH / 2)}`;
 }
 
-export function sameSecret(given: unknown, secret: string): boolean {
+/** Case, spaces and dashes do not matter when typed back. */
+function canonical(code: string): string {
+  return code.toUpperCase().replace(/[\s-]/g, "");
+}
+
+export function sameCode(given: unknown, code: string): boolean {
   if (typeof given !== "string") return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(secret);
+  const a = Buffer.from(canonical(given));
+  const b = Buffer.from(canonical(code));
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export const STUDIO_APPROVE_WITH =
-  'Resume with {"decision": "approve", "secret": "<the approval code printed by npm run studio>"} (or "always"); {"decision": "deny"} needs no code.';
+  'Resume with {"decision": "approve", "code": "<the one-time code printed for this call in the terminal running npm run studio>"} (or "always"); {"decision": "deny"} needs no code.';
 
-export const STUDIO_SECRET_MISSING =
-  "the approval did not carry the Studio approval code (printed in the terminal running npm run studio), so it was treated as a refusal";
+export const STUDIO_CODE_MISSING =
+  "the approval did not carry this call's one-time Studio approval code (printed in the terminal running npm run studio), so it was treated as a refusal";
 
-/** The line the dev server prints once the graph is loaded. */
-export function studioSecretNotice(secret: string): string {
-  return `mini-cursor: Studio approval code: ${secret}\n  To approve a call in Studio, resume with {"decision": "approve", "secret": "${secret}"}.\n`;
+/** The lines the dev server prints when a call waits for an answer. */
+export function approvalCodeNotice(request: ApprovalRequest, threadId: string, code: string): string {
+  // The tool name and reason come from the model: through the output gate. The code must not be
+  // (it is one of the gate's secrets, masked everywhere else, traces included).
+  return (
+    gateText(`mini-cursor: ${request.tool} in thread ${threadId} waits for approval (${request.reason}).\n`) +
+    `  One-time approval code: ${code}\n` +
+    `  To approve it in Studio, resume with {"decision": "approve", "code": "${code}"}.\n`
+  );
+}
+
+interface Pending {
+  code: string;
+  printed: boolean;
+  settled: boolean;
+}
+
+/** One server's codes; `print` writes to the dev server's terminal as is (the notice is gated already). */
+export interface StudioApprovalCodes {
+  /** A question session for one run of the approve node on one thread. */
+  session(threadId: string): ApprovalSession;
+}
+
+export interface ApprovalSession {
+  /** Asks through LangGraph's interrupt(); an approval counts only with this interrupt's code. */
+  ask(request: ApprovalRequest): ApprovalResponse;
+  /** The node finished: every interrupt it answered is settled, its code spent. */
+  settle(): void;
+}
+
+export function createStudioApprovalCodes(print: (text: string) => void): StudioApprovalCodes {
+  const pending = new Map<string, Pending>();
+  return {
+    session(threadId) {
+      const asked: string[] = [];
+      return {
+        ask(request) {
+          const key = `${threadId}\0${request.toolCallId}`;
+          let entry = pending.get(key);
+          if (!entry || entry.settled) {
+            entry = { code: createApprovalCode(), printed: false, settled: false };
+            pending.set(key, entry);
+            // The resume that carries it is traced (Studio's LangSmith tracer gates every payload).
+            const bare = canonical(entry.code);
+            addGatedSecrets([entry.code, entry.code.toLowerCase(), bare, bare.toLowerCase()]);
+          }
+          asked.push(key);
+          let value: unknown;
+          try {
+            value = interrupt({ ...request, approveWith: STUDIO_APPROVE_WITH });
+          } catch (err) {
+            if (isGraphInterrupt(err) && !entry.printed) {
+              entry.printed = true;
+              print(approvalCodeNotice(request, threadId, entry.code));
+            }
+            throw err;
+          }
+          return studioResponse(value, entry.code);
+        },
+        settle() {
+          for (const key of asked) {
+            const entry = pending.get(key);
+            if (entry) entry.settled = true;
+          }
+        },
+      };
+    },
+  };
+}
+
+/** A resume as an answer: approvals (and "always") need the code; a denial never does. */
+export function studioResponse(value: unknown, code: string): ApprovalResponse {
+  const response = normalizeResponse(value);
+  const given = (value ?? {}) as { code?: unknown };
+  if (response.decision !== "deny" && !sameCode(given.code, code))
+    return { decision: "deny", feedback: STUDIO_CODE_MISSING };
+  return response;
+}
+
+/** Any resume value as an ApprovalResponse; anything unrecognised is a denial. */
+export function normalizeResponse(value: unknown): ApprovalResponse {
+  const v = (value ?? {}) as Partial<ApprovalResponse>;
+  const decision =
+    v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
+  const feedback = typeof v.feedback === "string" && v.feedback ? v.feedback : undefined;
+  return { decision, feedback, ...(decision === "deny" && v.unattended === true ? { unattended: true } : {}) };
 }

@@ -9,7 +9,7 @@ import { ToolFailure } from "../tools/errors.js";
 import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "../security/mcp-config.js";
 import { mcpLibraries } from "./libraries.js";
-import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
+import { MCP_TOOL_SEPARATOR, refuseAmbiguousNames, type McpToolMetadata } from "./names.js";
 import { mcpContentText, mcpResultText, schemaHint, type McpCallResult } from "./result.js";
 import {
   createServer,
@@ -226,6 +226,21 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
       return { server, tools, listedFrom };
     }),
   );
+  // Names that meet after prefixing, or that providers refuse, are not offered (names.ts).
+  const named = entries.flatMap((e) =>
+    e.tools.map((tool) => ({
+      tool,
+      offered: {
+        name: tool.name,
+        server: e.server.spec.name,
+        tool: (tool as { metadata?: McpToolMetadata }).metadata?.mcpTool ?? tool.name,
+      },
+    })),
+  );
+  const { refused, notes } = refuseAmbiguousNames(named.map((n) => n.offered));
+  for (const note of notes) options.note(note);
+  const refusedTools = new Set(named.filter((n) => refused.has(n.offered)).map((n) => n.tool));
+  for (const entry of entries) entry.tools = entry.tools.filter((t) => !refusedTools.has(t));
   const tools = entries.flatMap((e) => e.tools);
   return {
     tools,

@@ -1,4 +1,5 @@
 import type { McpServerStatus } from "./hub.js";
+import { gateText } from "../workspace/output-gate.js";
 
 /** A configured server left out because its file is not trusted (security/rules.ts). */
 export interface UntrustedServer {
@@ -34,5 +35,6 @@ export function formatMcpStatus(
     lines.push(
       `${u.name}  not trusted: ${u.file} has not been trusted (run mini-cursor on a terminal here to be asked)`,
     );
-  return lines.join("\n");
+  // Names, command lines, errors and stderr come from config files and servers: through the output gate.
+  return gateText(lines.join("\n"));
 }

@@ -1,11 +1,16 @@
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
+import path from "node:path";
 import os from "node:os";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createAgentTools } from "../app/tools.js";
 import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
 import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
 import type { McpHub } from "../mcp/hub.js";
+import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
+import { Client } from "langsmith";
+import { gatedClientOptions } from "../app/tracing.js";
 import {
+  detachLangChainTracing,
   MAX_STEPS_LIMIT,
   settingsFromEnvironment,
   SettingsError,
@@ -15,9 +20,10 @@ import {
 import { readConfiguration } from "../graph/config.js";
 import { createBuilder } from "../graph/graph.js";
 import { recursionLimitFor, type ResolvedRun, type RuntimeSource } from "../graph/run-config.js";
-import { createStudioSecret, studioSecretNotice } from "../graph/studio-secret.js";
+import { createStudioApprovalCodes } from "../graph/studio-secret.js";
 import type { ProcessRegistry } from "../workspace/processes.js";
 import { noticeOnTerminal } from "../ui/terminal.js";
+import { gateText } from "../workspace/output-gate.js";
 
 /**
  * The entry LangGraph Studio loads (langgraph.json: `graphs.agent`). Nothing is read at import
@@ -50,21 +56,14 @@ function runtimeKey(settings: Settings): string {
   return JSON.stringify(RUNTIME_SETTINGS.map((name) => settings[name]));
 }
 
-/** This server's approval code (studio-secret.ts), printed to its terminal when the first run starts. */
-let approvalSecret: string | undefined;
-function studioApprovalSecret(): string {
-  if (approvalSecret === undefined) {
-    approvalSecret = createStudioSecret();
-    noticeOnTerminal(studioSecretNotice(approvalSecret));
-  }
-  return approvalSecret;
-}
+/** This server's one-time approval codes (studio-secret.ts), printed to its terminal only. */
+const approvalCodes = createStudioApprovalCodes((text) => noticeOnTerminal(text));
 
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
 function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
   const { tools } = createAgentTools(settings, undefined, mcp);
   registries.add(tools.processes);
-  return { ...createRuntime(settings, { tools }), approvalSecret: studioApprovalSecret() };
+  return { ...createRuntime(settings, { tools }), studioApprovals: approvalCodes };
 }
 
 /** MCP hubs of the runtimes built here, stopped with the server. */
@@ -76,7 +75,7 @@ const mcpHubs = new Set<McpHub>();
  * and the runtime that has them replaces it for the next runs.
  */
 function addMcpTools(settings: Settings, key: string): void {
-  const say = (text: string) => noticeOnTerminal(`mini-cursor: ${text}\n`);
+  const say = (text: string) => noticeOnTerminal(gateText(`mini-cursor: ${text}\n`));
   try {
     if (configuredMcpServers(settings).length === 0) return;
   } catch (err) {
@@ -109,16 +108,32 @@ function configurationFlags(config: LangGraphRunnableConfig): SettingsFlags {
   };
 }
 
+/**
+ * The folder the person started the server for (MINI_CURSOR_WORKSPACE, else where `npm run
+ * studio` ran), real path. A run's `workspace` field, which anyone who can reach the API may set,
+ * must lie inside it.
+ */
+let rootFolder: string | undefined;
+function studioRoot(): string {
+  rootFolder ??= realpathSync(settingsFromEnvironment({}).workspace);
+  return rootFolder;
+}
+
 function checkWorkspace(workspace: string): void {
-  let isDirectory = false;
+  let real: string | undefined;
   try {
-    isDirectory = statSync(workspace).isDirectory();
+    if (statSync(workspace).isDirectory()) real = realpathSync(workspace);
   } catch {
     // Reported below.
   }
-  if (!isDirectory)
+  if (real === undefined)
     throw new SettingsError(
       `The workspace ${workspace} is not a directory; set the workspace field or MINI_CURSOR_WORKSPACE to an existing folder.`,
+    );
+  const root = studioRoot();
+  if (real !== root && !real.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
+    throw new SettingsError(
+      `The workspace ${workspace} is outside ${root}, the folder this Studio server was started for; choose a folder inside it, or start npm run studio with MINI_CURSOR_WORKSPACE set to the folder you want.`,
     );
 }
 
@@ -180,5 +195,24 @@ const RECURSION_LIMIT = recursionLimitFor(MAX_STEPS_LIMIT);
 /** The uncompiled graph; every run resolves its model, tools and limits from its config. */
 export const builder = createBuilder(resolveStudioRun);
 
+/**
+ * LangSmith tracing under Studio (LANGSMITH_TRACING=true): LangChain would trace every run with
+ * a client built from the environment, which posts inputs and outputs as they are. So the flags
+ * are taken out of this process's environment and the graph carries a tracer whose client sends
+ * everything through the output gate, as the CLI's does (app/tracing.ts).
+ */
+function studioTracing(): { callbacks?: LangChainTracer[] } {
+  let tracing: Settings["tracing"];
+  try {
+    tracing = settingsFromEnvironment({}).tracing;
+  } catch {
+    return {}; // A bad setting is reported by the first run, as every other one is.
+  }
+  if (!tracing) return {};
+  detachLangChainTracing();
+  const client = new Client(gatedClientOptions(tracing));
+  return { callbacks: [new LangChainTracer({ client, projectName: tracing.project })] };
+}
+
 /** The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. */
-export const graph = builder.compile().withConfig({ recursionLimit: RECURSION_LIMIT });
+export const graph = builder.compile().withConfig({ recursionLimit: RECURSION_LIMIT, ...studioTracing() });

@@ -3,6 +3,7 @@ import { formatCost } from "../models/cost.js";
 import type { AgentEvent, TokenUsage } from "../agent/events.js";
 import { todoCounts, type Todo } from "../tools/todos.js";
 import { sanitizeForTerminal } from "./sanitize.js";
+import { gateValue } from "../workspace/output-gate.js";
 import { createSpinner, type Spinner } from "./spinner.js";
 
 /** Longest argument value shown in a tool-call line before it is shortened. */
@@ -261,7 +262,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
                       : "approved",
                 );
           line(
-            `  ${c.magenta("?")} ${event.request.tool}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`,
+            `  ${c.magenta("?")} ${sanitizeForTerminal(event.request.tool)}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`,
           );
           // The question stopped the spinner; the approved call now runs, so live status resumes.
           if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
@@ -329,7 +330,7 @@ export function createJsonRenderer(options: Pick<RenderOptions, "verbose" | "out
     pause() {},
     event(event) {
       const data = event.type === "error" && !options.verbose ? { type: event.type, message: event.message } : event;
-      out.write(`${JSON.stringify(data)}\n`);
+      out.write(`${JSON.stringify(gateValue(data, { controls: false }))}\n`);
     },
   };
 }
