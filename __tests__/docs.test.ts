@@ -118,6 +118,9 @@ describe("docs/configuration.md lists every setting with its true default", () =
     MINI_CURSOR_STATE_HOME: () => tilde(stateHomePath({ HOME: home })),
     // readEnvironment reads .env unless MINI_CURSOR_DOTENV=off.
     MINI_CURSOR_DOTENV: () => "on",
+    // scripts/studio.mjs sets these for the Studio server's request guard (studioGuardSettings).
+    MINI_CURSOR_STUDIO_HOST: () => undefined,
+    MINI_CURSOR_STUDIO_ORIGIN: () => undefined,
     MINI_CURSOR_TEMPERATURE: (s) => (s.temperature === undefined ? undefined : String(s.temperature)),
     MINI_CURSOR_EXTRA_BODY: (s) => (s.extraBody ? JSON.stringify(s.extraBody) : undefined),
     MINI_CURSOR_STREAM_OPTIONS: (s) => onOff(s.streamOptions),
