@@ -687,7 +687,7 @@ test(
 );
 
 test(
-  "a workspace outside the folder the server was started for is refused; one inside it is used",
+  "a workspace outside the folder the server was started for, named directly or through a symlink inside it, is refused",
   async () => {
     const outside = makeTempDir("mini-cursor-studio-outside-");
     try {
