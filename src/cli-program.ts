@@ -18,6 +18,10 @@ export function buildProgram(version: string): Command {
     .option("-m, --model <name>", "model name (env MINI_CURSOR_MODEL; provider from OPENAI_API_KEY / OPENAI_BASE_URL)")
     .option("-t, --thread <id>", "save the conversation under this id, or resume it")
     .option("-c, --continue", "resume the latest thread in this workspace")
+    .option(
+      "--wait-for-thread",
+      "if another mini-cursor is writing this thread, wait (saying so) until it ends instead of refusing at once",
+    )
     .addOption(new Option("--engine <name>", "graph (LangGraph) or loop (hand-rolled)").choices([...ENGINES]))
     .option("--max-steps <n>", `model turns per task before stopping (default ${DEFAULT_MAX_STEPS})`)
     .addOption(

@@ -132,6 +132,8 @@ const settingsSchema = z.object({
   provider: z.enum(["openai-compatible", "offline"]),
   thread: z.string().min(1).optional(),
   continueLatest: z.boolean(),
+  /** --wait-for-thread: wait (saying so) while another process writes the thread, instead of refusing. */
+  waitForThread: z.boolean(),
   engine: z.enum(ENGINES),
   maxSteps: z.number().int().positive().max(10_000),
   approval: z.enum(APPROVAL_MODES),
@@ -190,6 +192,8 @@ export interface SettingsFlags {
   model?: string;
   thread?: string;
   continue?: boolean;
+  /** --wait-for-thread */
+  waitForThread?: boolean;
   engine?: string;
   maxSteps?: string | number;
   approval?: string;
@@ -391,6 +395,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     provider: (apiKey || baseUrl) && !replay ? "openai-compatible" : "offline",
     thread: nonEmpty(flags.thread),
     continueLatest: flags.continue ?? false,
+    waitForThread: flags.waitForThread ?? false,
     engine: flags.engine ?? nonEmpty(env.MINI_CURSOR_ENGINE) ?? "graph",
     maxSteps:
       toMaxSteps(flags.maxSteps, "--max-steps") ??
@@ -610,6 +615,15 @@ export function stateHomePath(env: NodeJS.ProcessEnv = process.env): string {
 // --- end of issue 25 state block ---
 
 // --- Workspace snapshots (issue 21): the shadow git repository behind /undo and time travel ---
+
+/**
+ * Test hook, not a setting for users: MINI_CURSOR_FAULT_POINT=<name> makes the process SIGKILL
+ * itself when it reaches that named point (memory/fault-point.ts lists them), so the fault
+ * tests can stop it exactly there. Unset (always, outside tests) it does nothing.
+ */
+export function faultPointSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return nonEmpty(env.MINI_CURSOR_FAULT_POINT);
+}
 
 /** MINI_CURSOR_SNAPSHOTS=off turns snapshots (and with them /undo) off; anything else leaves them on. */
 export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {

@@ -9,6 +9,7 @@ import { createTools, type ToolOptions } from "../tools/index.js";
 import type { PriceTable } from "../models/cost.js";
 import { createChatModel } from "../models/model.js";
 import { buildSystemPrompt } from "../context/prompt.js";
+import type { ToolJournal } from "../memory/tool-journal.js";
 
 /**
  * The seam between the engines: everything an engine needs besides its own orchestration. The
@@ -37,6 +38,8 @@ export interface AgentRuntime {
    * prints to its terminal and keeps out of every command's, file's and API's reach (graph/studio-secret.ts).
    */
   studioApprovals?: StudioApprovalCodes;
+  /** The write-ahead journal of tool calls (memory/tool-journal.ts); none in tests and Studio. */
+  journal?: ToolJournal;
 }
 
 /** The settings a runtime is built from. */

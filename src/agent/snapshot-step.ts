@@ -156,6 +156,8 @@ export interface SnapshotStepInput {
 }
 
 export interface SnapshotStep {
+  /** The snapshot taken before the tools (for the tool journal); none when snapshots are off or failed. */
+  readonly before?: string;
   /** After the tools ran: snapshots again and returns the state update (empty when nothing was recorded). */
   finish(): Promise<WorkspaceSnapshots>;
 }
@@ -187,6 +189,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   }
   const declared = declaredPaths(store.workspace, input.calls, input.tools);
   return {
+    before,
     async finish() {
       try {
         const after = await store.take();

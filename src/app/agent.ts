@@ -18,6 +18,7 @@ import type { Toolset } from "../tools/index.js";
 import { createAgentTools, redactedValues } from "./tools.js";
 import type { McpHub } from "../mcp/hub.js";
 import { traceEngine } from "./tracing.js";
+import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
 
 export interface AgentParts {
   engine: Engine;
@@ -73,7 +74,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     workspace: settings.workspace,
   };
   // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
-  const runtime = createRuntime(settings, { model: options.model, tools });
+  const runtime = { ...createRuntime(settings, { model: options.model, tools }), journal: memory.journal };
   let engine: Engine & { flush?(): Promise<void> };
   let history: ThreadHistory;
   if (settings.engine === "loop") {
@@ -97,6 +98,14 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
         modelSettings: settings,
         approval: settings.approval,
         maxSteps: settings.maxSteps,
+        recover: (threadId, messages) =>
+          recoverInterruptedCalls({
+            journal: memory.journal,
+            threadId,
+            workspace: settings.workspace,
+            messages,
+            timeTravelThread: threadId,
+          }),
       }),
       settings,
       options.emit,

@@ -115,7 +115,11 @@ export async function runOnce(settings: Settings, task: string, version: string)
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
   await confirmConfigTrust(settings, interactive, renderer);
-  const session = await createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
+  const session = await createSession(settings, {
+    renderer,
+    mcp: await sessionMcp(settings, renderer),
+    firstRequest: task,
+  });
   showBanner(session, renderer, version);
   const abort = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {

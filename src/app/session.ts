@@ -5,6 +5,7 @@ import { estimateTextTokens, requestTokenCap } from "../context/budget.js";
 import { openMemory } from "../memory/backend.js";
 import { findThreadIn, latestThreadIn, type ThreadStore } from "../memory/thread-store.js";
 import { newThreadId } from "../memory/threads.js";
+import { acquireThreadLock, type ThreadLock } from "../memory/thread-lock.js";
 import type { ApprovalMode, Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
@@ -34,6 +35,8 @@ export interface Session {
   runTurn(task: string, signal: AbortSignal, approver: Approver): Promise<RunSummary>;
   /** Starts a fresh thread. */
   newThread(): string;
+  /** Continues a saved thread; refused (ThreadBusyError) while another process writes it. */
+  useThread(id: string): Promise<void>;
   /** Background processes still running. */
   running(): BackgroundProcess[];
   /** Stops every process the session started and releases the database. */
@@ -45,6 +48,8 @@ export interface SessionOptions {
   model?: BaseChatModel;
   /** MCP servers' tools (app/mcp.ts: prepareMcp); stopped when the session closes. */
   mcp?: McpHub;
+  /** A one-shot run's request: a new thread is in the index under it before its id is shown. */
+  firstRequest?: string;
 }
 
 /** The thread the flags ask for: --thread (new or existing), --continue (latest), or a new one. */
@@ -70,10 +75,25 @@ export async function createSession(settings: Settings, options: SessionOptions)
   });
   let parts: AgentParts;
   let thread: { id: string; resumed: boolean };
+  const note = (text: string) => options.renderer.note(text);
+  // One writer per thread: held while this session has the thread open, released when the
+  // process ends in any way (memory/thread-lock.ts).
+  let lock: ThreadLock | undefined;
+  const lockThread = async (id: string) => {
+    if (lock?.threadId === id) return;
+    const next = await acquireThreadLock(memory.locker, id, { wait: settings.waitForThread, onWait: note });
+    await lock?.release();
+    lock = next;
+  };
   try {
     parts = createAgentParts(settings, { emit, model: options.model, memory, mcp: options.mcp });
-    thread = await pickThread(settings, memory.threads, (text) => options.renderer.note(text));
+    thread = await pickThread(settings, memory.threads, note);
+    await lockThread(thread.id);
+    // Written before it is shown: the banner's id resumes even if this process is killed now.
+    if (options.firstRequest !== undefined && !thread.resumed)
+      await memory.threads.begin(thread.id, parts.engine.name, options.firstRequest);
   } catch (err) {
+    await lock?.release();
     await memory.close();
     await options.mcp?.close();
     throw err;
@@ -105,7 +125,9 @@ export async function createSession(settings: Settings, options: SessionOptions)
             "it gets the beginning and the end, with a note saying what was left out. For a long log or file, save it in the workspace and ask the agent to search or read it.",
         );
       }
-      const note = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
+      await lockThread(session.threadId);
+      await memory.threads.begin(session.threadId, parts.engine.name, task);
+      const requestNote = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
       acceptedNote = undefined;
       const summary = await parts.engine.run({
         task,
@@ -114,15 +136,25 @@ export async function createSession(settings: Settings, options: SessionOptions)
         emit,
         signal,
         approval: session.approval,
-        note,
+        note: requestNote,
       });
       await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
+      // The run's steps are all in the thread; after an error the journal may be what the next run needs.
+      if (summary.reason !== "error") await memory.journal.clear(session.threadId).catch(() => undefined);
       return summary;
     },
     newThread() {
       session.threadId = newThreadId();
       session.resumed = false;
+      // The old thread is free for others now; the new one is locked at its first turn.
+      void lock?.release();
+      lock = undefined;
       return session.threadId;
+    },
+    async useThread(id) {
+      await lockThread(id);
+      session.threadId = id;
+      session.resumed = true;
     },
     running() {
       return parts.tools.processes.list().filter((p) => p.running);
@@ -132,6 +164,7 @@ export async function createSession(settings: Settings, options: SessionOptions)
       // session's processes below cannot kill one and have it reported as a crash.
       await options.mcp?.close();
       const stopped = await parts.tools.processes.stopAll();
+      await lock?.release();
       await parts.close();
       return stopped;
     },

@@ -136,8 +136,12 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
         renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
         return "continue";
       }
-      session.threadId = found.id;
-      session.resumed = true;
+      try {
+        await session.useThread(found.id);
+      } catch (err) {
+        renderer.note(`Not resumed: ${(err as Error).message}`);
+        return "continue";
+      }
       renderer.note(`Resumed thread ${found.id}: ${found.firstRequest}`);
       return "continue";
     },

@@ -8,6 +8,7 @@ import { boundModel, type AgentRuntime } from "../agent/runtime.js";
 import { lastAIMessage, stepsSinceLastRequest, unrunnableCallResults } from "../agent/turn.js";
 import { snapshotBeforeTools, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
 import { accessOf, runScheduled } from "../agent/tool-schedule.js";
+import { journalEnded, journalStarted } from "../agent/tool-journal-step.js";
 import { todosFromResults } from "../tools/todos.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { threadOf } from "../tools/read-tracker.js";
@@ -166,13 +167,22 @@ export function createNodes(source: RuntimeSource) {
         messages.flatMap((m) => (m.getType() === "tool" ? [(m as ToolMessage).tool_call_id] : [])),
       );
       const pending = (last?.tool_calls ?? []).filter((c) => !answered.has(c.id!));
+      // The write-ahead journal: the calls are on disk as started before they run, and each
+      // one's result as it ends (the step's checkpoint comes only after all of them).
+      const threadId = threadOf(config) ?? "";
+      const journal = runtime.journal;
+      await journalStarted({ journal, threadId, messages: state.messages, calls: pending, before: snapshot.before });
       const node = toolNodeFor(runtime);
       const outputs = await runScheduled(
         pending,
         (call) => accessOf(call, runtime.tools, runtime.workspace),
-        async (call) =>
-          ((await node.invoke({ ...state, messages, lg_tool_call: call }, config)) as { messages: BaseMessage[] })
-            .messages,
+        async (call) => {
+          const out = (
+            (await node.invoke({ ...state, messages, lg_tool_call: call }, config)) as { messages: BaseMessage[] }
+          ).messages;
+          await journalEnded(journal, threadId, out);
+          return out;
+        },
       );
       const snapshots = await snapshot.finish();
       let results = [...unrunnable, ...outputs.flat()];

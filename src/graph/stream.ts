@@ -13,6 +13,7 @@ import type { AgentGraph } from "./graph.js";
 import { recursionLimitFor } from "./run-config.js";
 import type { NodeSignal } from "./signals.js";
 import type { GraphStopReason } from "./state.js";
+import type { Recovery } from "../agent/crash-recovery.js";
 
 export interface GraphEngineOptions {
   graph: AgentGraph;
@@ -21,6 +22,8 @@ export interface GraphEngineOptions {
   /** Defaults for runs that do not say otherwise. */
   approval: RunRequest["approval"];
   maxSteps: number;
+  /** Closes a step a killed run left open (agent/crash-recovery.ts), before the new request. */
+  recover?: (threadId: string, messages: readonly BaseMessage[]) => Promise<Recovery>;
 }
 
 interface StreamState {
@@ -115,6 +118,14 @@ async function closeInterruptedTurn(
   }
 }
 
+/** Results for the calls a killed run left without one (none without a checkpointer). */
+async function recoverStep(options: GraphEngineOptions, configurable: { thread_id: string }): Promise<Recovery> {
+  if (!options.recover || !options.graph.checkpointer) return { results: [], snapshots: {} };
+  const state = await options.graph.getState({ configurable: { thread_id: configurable.thread_id } });
+  const messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
+  return options.recover(configurable.thread_id, messages);
+}
+
 /** The graph engine: streams a run, answers interrupts through the approver, emits AgentEvents. */
 export function createGraphEngine(options: GraphEngineOptions): Engine {
   return {
@@ -137,9 +148,13 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         durability: "sync" as const,
         callbacks: withParentCallbacks(request.callbacks, [timer]),
       };
-      let input: unknown = { messages: [new HumanMessage(withRequestNote(request.task, request.note))] };
       let reason: StopReason = "done";
+      let input: unknown;
       try {
+        const recovered = await recoverStep(options, config.configurable);
+        if (recovered.note) emit({ type: "notice", step: 0, message: recovered.note });
+        const human = new HumanMessage(withRequestNote(request.task, request.note));
+        input = { messages: [...recovered.results, human], snapshots: recovered.snapshots };
         for (;;) {
           const stream = await options.graph.stream(input as never, {
             ...config,

@@ -12,6 +12,8 @@ import { todosFromResults } from "../tools/todos.js";
 import { withRequestNote } from "../policy/plan-mode.js";
 import { mergeSnapshots, snapshotBeforeTools } from "../agent/snapshot-step.js";
 import { accessOf, runScheduled } from "../agent/tool-schedule.js";
+import { journalEnded, journalStarted } from "../agent/tool-journal-step.js";
+import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
 import { randomUUID } from "node:crypto";
 import { providerNoteEvent } from "../provider/events.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
@@ -97,6 +99,17 @@ export function createLoopEngine(options: LoopOptions): Engine {
           todos: thread.todos ?? [],
         });
       const timer = new ToolTimer();
+      // A run killed mid-step left calls without results: closed first, as the journal says.
+      const recovered = await recoverInterruptedCalls({
+        journal: runtime.journal,
+        threadId: request.threadId,
+        workspace: runtime.workspace,
+        messages,
+        timeTravelThread: "",
+      });
+      if (recovered.note) emit({ type: "notice", step: 0, message: recovered.note });
+      messages.push(...recovered.results);
+      thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, recovered.snapshots);
       // An id names the request, as the graph's reducer gives one: snapshots are kept per request.
       messages.push(new HumanMessage({ content: withRequestNote(request.task, request.note), id: randomUUID() }));
       await save();
@@ -199,11 +212,30 @@ export function createLoopEngine(options: LoopOptions): Engine {
             tools: runtime.tools,
             notice,
           });
+          // The write-ahead journal: the calls are on disk as started before they run, each result as it ends.
+          await journalStarted({
+            journal: runtime.journal,
+            threadId: request.threadId,
+            messages,
+            calls: runnable,
+            before: snapshot.before,
+          });
           // Calls on the same path run in the model's order, the others at once (agent/tool-schedule.ts).
           let results = await runScheduled(
             runnable,
             (c) => accessOf(c, runtime.tools, runtime.workspace),
-            (c) => invokeTool(toolsByName.get(c.name)!, c, signal, timer, request.threadId, request.callbacks),
+            async (c) => {
+              const result = await invokeTool(
+                toolsByName.get(c.name)!,
+                c,
+                signal,
+                timer,
+                request.threadId,
+                request.callbacks,
+              );
+              await journalEnded(runtime.journal, request.threadId, [result]);
+              return result;
+            },
           );
           thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
           if (signal?.aborted) throw new Error("aborted");

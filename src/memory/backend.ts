@@ -3,13 +3,17 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { LoopMemory } from "./loop-threads.js";
 import { redactUrlPassword, SQLITE_CHECKPOINTER } from "../settings.js";
 import { createSqliteCheckpointer } from "./checkpointer.js";
+import { guardSaver } from "./guard-saver.js";
+import { describeStateProblem, StateError } from "./state-errors.js";
+import { fileThreadLocker, type ThreadLocker } from "./thread-lock.js";
 import { fileThreadStore, type ThreadStore } from "./thread-store.js";
+import { fileToolJournal, type ToolJournal } from "./tool-journal.js";
 
 /**
  * Where a session's memory lives, as the settings say: the embedded SQLite file and JSON files
- * in the workspace (default), or one PostgreSQL database holding the graph's checkpoints, the
- * loop's threads and the thread index (MINI_CURSOR_CHECKPOINTER / --checkpointer). The pg
- * driver is loaded only for the latter.
+ * in the state folder (default), or one PostgreSQL database holding the graph's checkpoints,
+ * the loop's threads, the thread index and the tool journal (MINI_CURSOR_CHECKPOINTER /
+ * --checkpointer). The pg driver is loaded only for the latter.
  */
 
 export interface MemoryBackend {
@@ -18,6 +22,10 @@ export interface MemoryBackend {
   checkpointer(): BaseCheckpointSaver;
   /** The loop's threads; undefined keeps the loop's JSON files. */
   loopMemory?: LoopMemory;
+  /** One writer per thread: file locks, or advisory locks in PostgreSQL. */
+  locker: ThreadLocker;
+  /** The write-ahead journal of tool calls (tool-journal.ts). */
+  journal: ToolJournal;
   /** Releases the database handle or connections. */
   close(): Promise<void>;
 }
@@ -26,12 +34,14 @@ export interface MemoryBackend {
 export const POSTGRES_POOL_SIZE = 4;
 
 /** The database could not be reached or set up: says where, without the password, and what to check. */
-export class MemoryUnavailableError extends Error {
+export class MemoryUnavailableError extends StateError {
   override name = "MemoryUnavailableError";
   constructor(url: string, cause: unknown) {
     super(
-      `cannot use the PostgreSQL checkpointer at ${redactUrlPassword(url)}: ${(cause as Error)?.message ?? cause}. ` +
-        "Check that the server is running and that MINI_CURSOR_CHECKPOINTER (or --checkpointer) is right; unset it to keep threads in the workspace (SQLite).",
+      describeStateProblem(cause, { url })?.message ??
+        `cannot use the PostgreSQL checkpointer at ${redactUrlPassword(url)}: ${(cause as Error)?.message ?? cause}. ` +
+          "Check that the server is running and that MINI_CURSOR_CHECKPOINTER (or --checkpointer) is right; unset it to keep threads in the workspace (SQLite).",
+      "UNAVAILABLE",
     );
   }
 }
@@ -42,6 +52,8 @@ export function openSqliteMemory(workspace: string): MemoryBackend {
   return {
     threads: fileThreadStore(workspace),
     checkpointer: () => (saver ??= createSqliteCheckpointer(workspace)),
+    locker: fileThreadLocker(workspace),
+    journal: fileToolJournal(workspace),
     async close() {
       saver?.db.close();
     },
@@ -49,15 +61,22 @@ export function openSqliteMemory(workspace: string): MemoryBackend {
 }
 
 async function postgresMemory(url: string, workspace: string): Promise<MemoryBackend> {
-  const [{ default: pg }, { CompactPostgresSaver }, { createThreadTables, postgresLoopMemory, postgresThreadStore }] =
-    await Promise.all([import("pg"), import("./postgres-saver.js"), import("./postgres-threads.js")]);
+  const [{ default: pg }, { CompactPostgresSaver }, threadTables, { postgresThreadLocker }] = await Promise.all([
+    import("pg"),
+    import("./postgres-saver.js"),
+    import("./postgres-threads.js"),
+    import("./postgres-lock.js"),
+  ]);
   const pool = new pg.Pool({ connectionString: url, max: POSTGRES_POOL_SIZE });
   // An idle connection the server drops must not crash the process; the next query reports it.
   pool.on("error", () => undefined);
-  const saver = new CompactPostgresSaver(pool, createThreadTables);
+  const saver = guardSaver(
+    new CompactPostgresSaver(pool, threadTables.createThreadTables, url, threadTables.THREAD_TABLES),
+    { url },
+  );
   const ready = () =>
     saver.setup().catch((err: unknown) => {
-      throw new MemoryUnavailableError(url, err);
+      throw err instanceof StateError ? err : new MemoryUnavailableError(url, err);
     });
   // Fail before a model request, not at the first save.
   try {
@@ -66,12 +85,33 @@ async function postgresMemory(url: string, workspace: string): Promise<MemoryBac
     await pool.end().catch(() => undefined);
     throw err;
   }
+  const guarded = <T extends object>(target: T): T => guardAll(target, url);
   return {
-    threads: postgresThreadStore(pool, path.basename(workspace), ready),
+    threads: guarded(threadTables.postgresThreadStore(pool, path.basename(workspace), ready)),
     checkpointer: () => saver,
-    loopMemory: postgresLoopMemory(pool, ready),
+    loopMemory: guarded(threadTables.postgresLoopMemory(pool, ready)),
+    locker: guarded(postgresThreadLocker(pg, url)),
+    journal: guarded(threadTables.postgresToolJournal(pool, ready)),
     close: () => pool.end(),
   };
+}
+
+/** Every method of `target` with its database errors said as what they are (state-errors.ts). */
+function guardAll<T extends object>(target: T, url: string): T {
+  const out = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(target)) {
+    out[name] =
+      typeof fn === "function"
+        ? async (...args: unknown[]) => {
+            try {
+              return await (fn as (...a: unknown[]) => unknown).apply(target, args);
+            } catch (err) {
+              throw describeStateProblem(err, { url }) ?? err;
+            }
+          }
+        : fn;
+  }
+  return out as T;
 }
 
 export function openMemory(settings: { workspace: string; checkpointer: string }): Promise<MemoryBackend> {

@@ -10,6 +10,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { CompactMessages, compactSerde, MESSAGES_CHANNEL, type StoredMessageRow } from "./compact-messages.js";
+import { faultPoint } from "./fault-point.js";
 
 /**
  * SQLite checkpoints that grow with the conversation, not with its square.
@@ -95,6 +96,11 @@ export class CompactSqliteSaver extends SqliteSaver {
     };
   }
 
+  /** Creates the tables now (the format check at open needs them). */
+  prepare(): void {
+    this.setup();
+  }
+
   private get sql() {
     this.setup();
     return this.statements!;
@@ -163,6 +169,7 @@ export class CompactSqliteSaver extends SqliteSaver {
     if (prune) this.putsSincePrune = 0;
     this.db.transaction(() => {
       for (const { ref, value } of fresh) sql.insertMessage.run(threadId, ref, value);
+      faultPoint("checkpoint");
       sql.insertCheckpoint.run(threadId, ns, checkpoint.id, config.configurable?.checkpoint_id, type, body, meta);
       if (prune) this.prune(threadId, ns);
     })();

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import {
   mapChatMessagesToStoredMessages,
@@ -8,6 +8,9 @@ import {
 } from "@langchain/core/messages";
 import type { Todo } from "../tools/todos.js";
 import { ensureStateDir } from "./state-dir.js";
+import { faultPoint } from "./fault-point.js";
+import { StateError, stateProblem } from "./state-errors.js";
+import { shellQuote } from "../shell-quote.js";
 import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 
 /** The loop's memory: one JSON file per thread, rewritten after every step. */
@@ -62,20 +65,42 @@ export function restoreLoopThread(stored: StoredThread): LoopThread {
 }
 
 export function loadLoopThread(workspace: string, threadId: string): LoopThread {
+  const file = threadFile(workspace, threadId);
+  let text: string;
   try {
-    const stored = JSON.parse(readFileSync(threadFile(workspace, threadId), "utf8")) as StoredThread;
-    return restoreLoopThread(stored);
-  } catch {
-    return { messages: [], alwaysAllow: [] };
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { messages: [], alwaysAllow: [] };
+    throw stateProblem(err, { file });
+  }
+  try {
+    return restoreLoopThread(JSON.parse(text) as StoredThread);
+  } catch (err) {
+    // Never an empty history in its place: the next save would overwrite the thread.
+    throw new StateError(
+      `${file} is damaged (${(err as Error).message}), so thread ${threadId} cannot be read. Move it aside to start this thread over (mv ${shellQuote(file)} ${shellQuote(`${file}.damaged`)}), or continue another thread.`,
+      "THREAD_DAMAGED",
+    );
   }
 }
 
 /** Written to a temporary file and renamed, so a crash never leaves half a thread. */
 export function saveLoopThread(workspace: string, threadId: string, thread: LoopThread): void {
-  const file = threadFile(workspace, threadId);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const data = storeLoopThread(thread);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(data));
-  renameSync(tmp, file);
+  let file = `${LOOP_THREADS_DIR}/${threadId}.json`;
+  const tmp = () => `${file}.${process.pid}.tmp`;
+  try {
+    file = threadFile(workspace, threadId);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(tmp(), JSON.stringify(storeLoopThread(thread)));
+    faultPoint("thread-save");
+    renameSync(tmp(), file);
+  } catch (err) {
+    // A full disk leaves no half-written temporary file behind.
+    try {
+      unlinkSync(tmp());
+    } catch {
+      // never made
+    }
+    throw stateProblem(err, { file });
+  }
 }

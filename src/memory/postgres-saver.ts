@@ -10,6 +10,8 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { KEPT_CHECKPOINTS } from "./compact-saver.js";
 import { CompactMessages, compactSerde, type ReadMessages } from "./compact-messages.js";
+import { faultPoint } from "./fault-point.js";
+import { missingTableError, STATE_FORMAT_VERSION, stateFormatError } from "./state-errors.js";
 
 /**
  * LangGraph's PostgresSaver storing messages as the SQLite saver does (compact-messages.ts):
@@ -23,6 +25,10 @@ import { CompactMessages, compactSerde, type ReadMessages } from "./compact-mess
 
 /** Our table of messages, beside LangGraph's checkpoints, checkpoint_blobs and checkpoint_writes. */
 export const MESSAGES_TABLE = "public.mini_cursor_message_store";
+/** The state format of the database (one row), written when mini-cursor creates its tables. */
+export const FORMAT_TABLE = "public.mini_cursor_format";
+/** LangGraph's tables; with ours (MESSAGES_TABLE and `ourTables`) a database of this format has them all. */
+const LANGGRAPH_TABLES = ["public.checkpoints", "public.checkpoint_blobs", "public.checkpoint_writes"];
 /** pg_advisory_lock key held while the schema is created (any constant unique to us). */
 export const SETUP_LOCK_KEY = 0x6d63_7372;
 
@@ -34,6 +40,10 @@ export class CompactPostgresSaver extends PostgresSaver {
   constructor(
     private readonly db: pg.Pool,
     private readonly moreTables: (client: pg.PoolClient) => Promise<void> = async () => undefined,
+    /** The database as the user named it (for errors; its password is masked there). */
+    private readonly url = "",
+    /** The tables `moreTables` creates, checked with ours at start. */
+    private readonly ourTables: readonly string[] = [],
   ) {
     super(db);
     // Pending writes (each step's new messages until the next checkpoint) in the compact form too.
@@ -55,6 +65,7 @@ export class CompactPostgresSaver extends PostgresSaver {
       const client = await this.db.connect();
       try {
         await client.query("SELECT pg_advisory_lock($1)", [SETUP_LOCK_KEY]);
+        const formatted = await this.checkFormat(client);
         await super.setup();
         await client.query(`CREATE TABLE IF NOT EXISTS ${MESSAGES_TABLE} (
   thread_id TEXT NOT NULL,
@@ -63,6 +74,10 @@ export class CompactPostgresSaver extends PostgresSaver {
   PRIMARY KEY (thread_id, ref)
 )`);
         await this.moreTables(client);
+        if (!formatted) {
+          await client.query(`CREATE TABLE IF NOT EXISTS ${FORMAT_TABLE} (version INTEGER NOT NULL)`);
+          await client.query(`INSERT INTO ${FORMAT_TABLE} (version) VALUES ($1)`, [STATE_FORMAT_VERSION]);
+        }
       } finally {
         await client.query("SELECT pg_advisory_unlock($1)", [SETUP_LOCK_KEY]).catch(() => undefined);
         client.release();
@@ -72,6 +87,22 @@ export class CompactPostgresSaver extends PostgresSaver {
       throw err;
     });
     return this.ready;
+  }
+
+  /**
+   * A database mini-cursor set up before says its format: a newer one, or one that lost a
+   * table, is refused at start rather than read as empty. False for a database without one.
+   */
+  private async checkFormat(client: pg.PoolClient): Promise<boolean> {
+    const exists = async (table: string) =>
+      (await client.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [table])).rows[0]?.t != null;
+    if (!(await exists(FORMAT_TABLE))) return false;
+    const found = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${FORMAT_TABLE}`);
+    const version = Number(found.rows[0]?.v ?? 0);
+    if (version > STATE_FORMAT_VERSION) throw stateFormatError({ url: this.url }, version);
+    for (const table of [...LANGGRAPH_TABLES, MESSAGES_TABLE, ...this.ourTables])
+      if (!(await exists(table))) throw missingTableError({ url: this.url }, table);
+    return true;
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -100,6 +131,7 @@ export class CompactPostgresSaver extends PostgresSaver {
         `INSERT INTO ${MESSAGES_TABLE} (thread_id, ref, value) SELECT $1, * FROM unnest($2::text[], $3::bytea[]) ON CONFLICT DO NOTHING`,
         [threadId, fresh.map((r) => r.ref), fresh.map((r) => Buffer.from(r.value))],
       );
+    faultPoint("checkpoint");
     const saved = await super.put(config, stored, metadata, newVersions);
     await this.prune(threadId, String(config.configurable?.checkpoint_ns ?? ""));
     return saved;

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { LoopMemory, LoopThread, StoredThread } from "./loop-threads.js";
 import { restoreLoopThread, storeLoopThread } from "./loop-threads.js";
 import type { ThreadStore } from "./thread-store.js";
+import { withResults, type JournalEntry, type ToolJournal } from "./tool-journal.js";
 import { MAX_TITLE_CHARS, type ThreadInfo } from "./threads.js";
 
 /**
@@ -12,6 +13,9 @@ import { MAX_TITLE_CHARS, type ThreadInfo } from "./threads.js";
 
 export const THREADS_TABLE = "public.mini_cursor_threads";
 export const LOOP_THREADS_TABLE = "public.mini_cursor_loop_threads";
+export const TOOL_JOURNAL_TABLE = "public.mini_cursor_tool_journal";
+/** The tables createThreadTables makes (checked at start with the checkpointer's). */
+export const THREAD_TABLES = [THREADS_TABLE, LOOP_THREADS_TABLE, TOOL_JOURNAL_TABLE];
 
 export async function createThreadTables(db: pg.Pool | pg.PoolClient): Promise<void> {
   await db.query(`CREATE TABLE IF NOT EXISTS ${THREADS_TABLE} (
@@ -28,6 +32,10 @@ export async function createThreadTables(db: pg.Pool | pg.PoolClient): Promise<v
   await db.query(`CREATE TABLE IF NOT EXISTS ${LOOP_THREADS_TABLE} (
   thread_id TEXT PRIMARY KEY,
   data JSONB NOT NULL
+)`);
+  await db.query(`CREATE TABLE IF NOT EXISTS ${TOOL_JOURNAL_TABLE} (
+  thread_id TEXT PRIMARY KEY,
+  entries JSONB NOT NULL
 )`);
 }
 
@@ -60,6 +68,15 @@ export function postgresThreadStore(db: pg.Pool, workspaceName: string, ready: (
         [workspaceName],
       );
       return res.rows.map(toInfo);
+    },
+    async begin(id, engine, request) {
+      await ready();
+      const now = new Date().toISOString();
+      await db.query(
+        `INSERT INTO ${THREADS_TABLE} (workspace, id, engine, first_request, created_at, updated_at, steps, runs)
+VALUES ($1, $2, $3, $4, $5, $5, 0, 0) ON CONFLICT (workspace, id) DO NOTHING`,
+        [workspaceName, id, engine, request.slice(0, MAX_TITLE_CHARS), now],
+      );
     },
     async record(id, engine, request, steps) {
       await ready();
@@ -94,6 +111,34 @@ export function postgresLoopMemory(db: pg.Pool, ready: () => Promise<void>): Loo
         `INSERT INTO ${LOOP_THREADS_TABLE} (thread_id, data) VALUES ($1, $2) ON CONFLICT (thread_id) DO UPDATE SET data = EXCLUDED.data`,
         [threadId, JSON.stringify(storeLoopThread(thread))],
       );
+    },
+  };
+}
+
+/** The write-ahead journal of tool calls (tool-journal.ts) as one row per thread. */
+export function postgresToolJournal(db: pg.Pool, ready: () => Promise<void>): ToolJournal {
+  const read = async (threadId: string): Promise<JournalEntry[]> => {
+    await ready();
+    const res = await db.query<{ entries: JournalEntry[] }>(
+      `SELECT entries FROM ${TOOL_JOURNAL_TABLE} WHERE thread_id = $1`,
+      [threadId],
+    );
+    return res.rows[0]?.entries ?? [];
+  };
+  const write = async (threadId: string, entries: JournalEntry[]) => {
+    await ready();
+    await db.query(
+      `INSERT INTO ${TOOL_JOURNAL_TABLE} (thread_id, entries) VALUES ($1, $2) ON CONFLICT (thread_id) DO UPDATE SET entries = EXCLUDED.entries`,
+      [threadId, JSON.stringify(entries)],
+    );
+  };
+  return {
+    start: (threadId, entries) => write(threadId, entries),
+    end: async (threadId, results) => write(threadId, withResults(await read(threadId), results)),
+    read,
+    async clear(threadId) {
+      await ready();
+      await db.query(`DELETE FROM ${TOOL_JOURNAL_TABLE} WHERE thread_id = $1`, [threadId]);
     },
   };
 }

@@ -1,4 +1,5 @@
-import { listThreads, recordRun, type ThreadInfo } from "./threads.js";
+import { guardState } from "./state-errors.js";
+import { listThreads, recordRun, registerThread, THREADS_FILE, type ThreadInfo } from "./threads.js";
 
 /**
  * The thread index as the CLI uses it, wherever it lives: threads.json in the workspace (the
@@ -7,14 +8,22 @@ import { listThreads, recordRun, type ThreadInfo } from "./threads.js";
 export interface ThreadStore {
   /** Saved threads, most recently updated first. */
   list(): Promise<ThreadInfo[]>;
+  /**
+   * Puts a thread in the index before anything of it is shown or run (no run counted), so the
+   * id the banner prints resumes even when the process is killed in its first run.
+   */
+  begin(id: string, engine: string, request: string): Promise<void>;
   /** Records a run on a thread (creating the entry on its first run). */
   record(id: string, engine: string, request: string, steps: number): Promise<ThreadInfo>;
 }
 
 export function fileThreadStore(workspace: string): ThreadStore {
+  // Errors name the file they met (fs errors carry its path); this is the fallback.
+  const where = { file: THREADS_FILE };
   return {
-    list: async () => listThreads(workspace),
-    record: async (id, engine, request, steps) => recordRun(workspace, id, engine, request, steps),
+    list: () => guardState(where, () => listThreads(workspace)),
+    begin: (id, engine, request) => guardState(where, () => registerThread(workspace, id, engine, request)),
+    record: (id, engine, request, steps) => guardState(where, () => recordRun(workspace, id, engine, request, steps)),
   };
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { rebuildThreadIndex } from "./rebuild-threads.js";
 import { ensureStateDir } from "./state-dir.js";
@@ -47,8 +47,18 @@ function readIndex(workspace: string): ThreadInfo[] {
 
 function writeIndex(target: string, threads: ThreadInfo[]): void {
   const tmp = `${target}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(threads, null, 2));
-  renameSync(tmp, target);
+  try {
+    writeFileSync(tmp, JSON.stringify(threads, null, 2));
+    renameSync(tmp, target);
+  } catch (err) {
+    // A full disk leaves no half-written temporary file behind.
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never made
+    }
+    throw err;
+  }
 }
 
 export function listThreads(workspace: string): ThreadInfo[] {
@@ -69,21 +79,33 @@ export function newThreadId(): string {
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
+function newEntry(id: string, engine: string, request: string, now: string): ThreadInfo {
+  return {
+    id,
+    engine,
+    firstRequest: request.slice(0, MAX_TITLE_CHARS),
+    createdAt: now,
+    updatedAt: now,
+    steps: 0,
+    runs: 0,
+  };
+}
+
+/** Adds a thread to the index (no run counted) unless it is there. Written atomically. */
+export function registerThread(workspace: string, id: string, engine: string, request: string): void {
+  const threads = listThreads(workspace);
+  if (threads.some((t) => t.id === id)) return;
+  threads.push(newEntry(id, engine, request, new Date().toISOString()));
+  writeIndex(file(workspace), threads);
+}
+
 /** Records a run on a thread (creating the entry on its first run). Written atomically. */
 export function recordRun(workspace: string, id: string, engine: string, request: string, steps: number): ThreadInfo {
   const threads = listThreads(workspace);
   const now = new Date().toISOString();
   let info = threads.find((t) => t.id === id);
   if (!info) {
-    info = {
-      id,
-      engine,
-      firstRequest: request.slice(0, MAX_TITLE_CHARS),
-      createdAt: now,
-      updatedAt: now,
-      steps: 0,
-      runs: 0,
-    };
+    info = newEntry(id, engine, request, now);
     threads.push(info);
   }
   info.updatedAt = now;

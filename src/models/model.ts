@@ -9,6 +9,8 @@ import { findProviderError, ProviderError } from "../provider/errors.js";
 import { currentProviderCall } from "../provider/call-context.js";
 import { temperatureFor } from "../provider/family.js";
 import { createProviderFetch } from "../provider/wire.js";
+import { StateError } from "../memory/state-errors.js";
+import { StateFileError } from "../memory/state-file-error.js";
 
 /** Local servers (Ollama, LM Studio, vLLM) take any key, but the OpenAI SDK insists on one. */
 const PLACEHOLDER_API_KEY = "not-needed";
@@ -151,6 +153,8 @@ function providerWords(message: string, status: number | undefined): string {
 
 /** One sentence a user can act on, for errors from the provider. */
 export function describeModelError(err: unknown, settings: ModelSettings): string {
+  // The saved state failed, not the provider: said as what it is (memory/state-errors.ts).
+  if (err instanceof StateError || err instanceof StateFileError) return err.message;
   if (err instanceof ReplayDivergenceError || (err as Error | undefined)?.name === "ReplayDivergenceError")
     return (err as Error).message;
   const final = findProviderError(err);

@@ -1,0 +1,128 @@
+import { expect } from "@jest/globals";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { baseEnv, collect, startCli, type CliResult } from "../helpers/cli.js";
+import { startOpenAIServer, type ChatRequest, type OpenAIServer, type Script } from "../helpers/openai-server.js";
+import { createTestDatabase, type SaverKind, type TestDatabase } from "../helpers/postgres.js";
+import { makeTempDir } from "../helpers/tmp.js";
+
+/**
+ * The fault suite's fixture: a workspace in a temp folder, the scripted OpenAI-compatible
+ * server, and (for PostgreSQL) a fresh database; the CLI runs as a subprocess, killed where a
+ * test says (MINI_CURSOR_FAULT_POINT, or SIGKILL from here), and each case checks the
+ * conversation the model is sent next.
+ */
+
+export interface Fixture {
+  workspace: string;
+  server: OpenAIServer;
+  db?: TestDatabase;
+  env(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  /** Starts the CLI on the workspace (full-auto, no sandbox), collecting its output. */
+  start(args: string[], extra?: NodeJS.ProcessEnv): Started;
+  run(args: string[], extra?: NodeJS.ProcessEnv): Promise<CliResult>;
+  close(): Promise<void>;
+}
+
+export interface Started {
+  pid: number;
+  done: Promise<CliResult>;
+  /** stdout and stderr so far, while it runs. */
+  output(): string;
+}
+
+export const CLI_DEADLINE_MS = 90_000;
+
+export async function openFixture(saver: SaverKind, script: Script): Promise<Fixture> {
+  const tmp = makeTempDir("mini-cursor-fault-");
+  const workspace = path.join(tmp.dir, "ws");
+  mkdirSync(workspace);
+  const server = await startOpenAIServer(script);
+  const db = saver === "postgres" ? await createTestDatabase() : undefined;
+  const env = (extra: NodeJS.ProcessEnv = {}) =>
+    baseEnv({
+      OPENAI_BASE_URL: server.url,
+      OPENAI_API_KEY: "test",
+      MINI_CURSOR_MAX_RETRIES: "0",
+      MINI_CURSOR_SANDBOX: "off",
+      ...(db ? { MINI_CURSOR_CHECKPOINTER: db.url } : {}),
+      ...extra,
+    });
+  const start = (args: string[], extra?: NodeJS.ProcessEnv) => {
+    const child = startCli(["--workspace", workspace, "--approval", "full-auto", ...args], { env: env(extra) });
+    let live = "";
+    child.stdout!.on("data", (d: Buffer) => (live += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (live += d.toString()));
+    return { pid: child.pid!, done: collect(child, CLI_DEADLINE_MS), output: () => live };
+  };
+  return {
+    workspace,
+    server,
+    db,
+    env,
+    start,
+    run: (args, extra) => start(args, extra).done,
+    async close() {
+      await server.close();
+      await db?.drop();
+      tmp.cleanup();
+    },
+  };
+}
+
+/** The thread id the banner printed (`next time: --thread <id>`). */
+export function bannerThread(stdout: string): string {
+  const id = /--thread (\S+)/.exec(stdout)?.[1];
+  if (!id) throw new Error(`no thread id in the banner:\n${stdout}`);
+  return id;
+}
+
+type WireMessage = ChatRequest["messages"][number];
+
+/**
+ * A conversation a provider accepts: every assistant tool call answered by a tool message right
+ * after it, and no tool message that answers nothing.
+ */
+export function expectValidConversation(messages: WireMessage[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === "tool") throw new Error(`message ${i} is a tool result that answers no call`);
+    const ids = (m.tool_calls ?? []).map((c) => c.id);
+    if (m.role !== "assistant" || ids.length === 0) continue;
+    const answered: string[] = [];
+    while (messages[i + 1]?.role === "tool") answered.push(messages[++i]!.tool_call_id ?? "");
+    expect(answered.sort()).toEqual([...ids].sort());
+  }
+}
+
+/** Roles with the system prompt's (system or developer) said as "system". */
+export const roles = (messages: WireMessage[]) => messages.map((m) => (m.role === "developer" ? "system" : m.role));
+
+export const toolResults = (messages: WireMessage[]) =>
+  messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+
+export const userTexts = (messages: WireMessage[]) =>
+  messages
+    .filter((m) => m.role === "user")
+    .map((m) => String(typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+
+/** The state folder of a workspace (where threads, locks and the journal live). */
+export function stateFolder(workspace: string): string {
+  return path.join(workspace, ".mini-cursor");
+}
+
+export const isPidAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export function gitAvailable(): boolean {
+  return spawnSync("git", ["--version"]).status === 0;
+}
+
+export const exists = (p: string) => existsSync(p);

@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, jest, test } from "@jest/globals";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { ScriptStep } from "../helpers/openai-server.js";
+import { SAVERS } from "../helpers/postgres.js";
+import { waitFor } from "../helpers/tmp.js";
+import {
+  bannerThread,
+  expectValidConversation,
+  openFixture,
+  roles,
+  toolResults,
+  userTexts,
+  type Fixture,
+} from "./harness.js";
+
+/**
+ * SIGKILL at named points of a run (MINI_CURSOR_FAULT_POINT, or a kill from outside during a
+ * command or mid-stream), with SQLite and PostgreSQL: the id the banner printed resumes, and
+ * the next request the model gets is a valid conversation that says what is on disk.
+ */
+
+jest.setTimeout(240_000);
+
+const WRITE: ScriptStep = { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "one\n" } }] };
+const COMMAND: ScriptStep = {
+  toolCalls: [{ name: "execute_command", args: { command: "echo $$ > cmd.pid; echo partial > b.txt; sleep 60" } }],
+};
+
+describe.each(SAVERS)("killed runs resume truthfully (%s)", (saver) => {
+  let fx: Fixture | undefined;
+  afterEach(async () => {
+    await fx?.close();
+    fx = undefined;
+  });
+
+  interface Kill {
+    point?: string;
+    engine?: string;
+    /** Kills the run from outside (its pid) once the test's condition holds. */
+    from?: (f: Fixture, pid: number) => Promise<void>;
+  }
+
+  /** Run 1 ("FIRST") starts with `first` and is killed; run 2 ("SECOND") on the banner's thread is answered "ok". */
+  async function killThenResume(first: ScriptStep, kill: Kill) {
+    fx = await openFixture(saver, [first, { content: "ok" }, { content: "again" }]);
+    const engine = kill.engine ? ["--engine", kill.engine] : [];
+    const run1 = fx.start([...engine, "FIRST"], kill.point ? { MINI_CURSOR_FAULT_POINT: kill.point } : {});
+    if (kill.from) await kill.from(fx, run1.pid);
+    const r1 = await run1.done;
+    expect(r1.signal).toBe("SIGKILL");
+    const thread = bannerThread(r1.stdout);
+    const r2 = await fx.run([...engine, "--thread", thread, "SECOND"]);
+    expect(r2.stderr).toBe("");
+    expect(r2.code).toBe(0);
+    const next = fx.server.requests.at(-1)!.messages;
+    expectValidConversation(next);
+    expect(userTexts(next)).toEqual(["FIRST", "SECOND"]);
+    return { next, r2, thread };
+  }
+
+  test.each(["graph", "loop"])(
+    "after a write (%s): the call's real result comes back from the journal",
+    async (engine) => {
+      const { next, r2 } = await killThenResume(WRITE, { point: "tool-end", engine });
+      expect(readFileSync(path.join(fx!.workspace, "a.txt"), "utf8")).toBe("one\n");
+      expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "user"]);
+      const [result] = toolResults(next);
+      expect(result).toContain("a.txt");
+      expect(result).not.toMatch(/not run|interrupted/);
+      expect(r2.stdout).toContain("1 finished (result recovered)");
+    },
+  );
+
+  test('after the journal said started, before the tool ran: interrupted, nothing changed, never "not run"', async () => {
+    const { next } = await killThenResume(WRITE, { point: "tool-start" });
+    expect(existsSync(path.join(fx!.workspace, "a.txt"))).toBe(false);
+    expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "user"]);
+    const [result] = toolResults(next);
+    expect(result).toMatch(/^This write_file call was interrupted: it started, but mini-cursor stopped/);
+    expect(result).toContain("No file in the workspace changed since this step started.");
+    expect(result).not.toContain("not run");
+  });
+
+  test("during a command: interrupted, naming the file it wrote; undoing that turn removes the file", async () => {
+    const { next, thread } = await killThenResume(COMMAND, {
+      from: async (f, pid) => {
+        const marker = path.join(f.workspace, "b.txt");
+        await waitFor(() => existsSync(marker) && readFileSync(marker, "utf8") === "partial\n", 60_000, 50);
+        process.kill(pid, "SIGKILL");
+        // The command outlives its parent: end it here (its pid is the one it wrote).
+        const cmd = Number(readFileSync(path.join(f.workspace, "cmd.pid"), "utf8"));
+        try {
+          process.kill(cmd, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      },
+    });
+    const [result] = toolResults(next);
+    expect(result).toMatch(/^This execute_command call was interrupted/);
+    expect(result).toContain("b.txt (added)");
+    expect(result).not.toContain("not run");
+    // The second turn changed nothing; undoing it, then the interrupted turn, takes b.txt away.
+    expect((await fx!.run(["--thread", thread, "--undo"])).code).toBe(0);
+    const undo = await fx!.run(["--thread", thread, "--undo"]);
+    expect(undo.code).toBe(0);
+    expect(existsSync(path.join(fx!.workspace, "b.txt"))).toBe(false);
+  });
+
+  test("mid-stream: the unfinished answer is not in the thread, the request is", async () => {
+    const stalled: ScriptStep = {
+      content: "This answer is streamed and then stalls forever here",
+      stallAfterChunks: 2,
+    };
+    const { next } = await killThenResume(stalled, {
+      from: async (f, pid) => {
+        await waitFor(() => f.server.requests.length === 1, 60_000, 50);
+        process.kill(pid, "SIGKILL");
+      },
+    });
+    expect(roles(next)).toEqual(["system", "user", "user"]);
+  });
+
+  test("during a checkpoint: valid, and the thread agrees with the disk", async () => {
+    // The fifth checkpoint of the graph's run is the one after its tools (input, compact, agent, approve, tools).
+    const { next } = await killThenResume(WRITE, { point: "checkpoint@5" });
+    const [result] = toolResults(next);
+    if (existsSync(path.join(fx!.workspace, "a.txt"))) {
+      expect(result).toContain("a.txt");
+      expect(result).not.toContain("not run");
+    } else expect(result).toContain("not run");
+  });
+});

@@ -1,0 +1,128 @@
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { UNANSWERED_TOOL_RESULT } from "../context/budget.js";
+import type { JournalEntry, ToolJournal } from "../memory/tool-journal.js";
+import { snapshotsEnabled } from "../settings.js";
+import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
+import type { WorkspaceSnapshots } from "./snapshot-step.js";
+
+/**
+ * A run that was killed mid-step leaves its last tool calls without results in the thread. The
+ * next run closes that step before its request, from the write-ahead journal: a call that ended
+ * gets its real result, a call that started gets "interrupted; its effects may be partly on
+ * disk" with the files the snapshots show changed since the step began, and only a call that
+ * never started is "not run". The step's snapshot is kept with its request, so undoing that
+ * turn restores what the interrupted calls changed too.
+ */
+
+/** Most changed paths named in one interrupted call's result. */
+export const MAX_NAMED_CHANGES = 40;
+
+const STATUS_WORD: Record<SnapshotChange["status"], string> = {
+  A: "added",
+  D: "deleted",
+  M: "modified",
+  T: "type changed",
+};
+
+export function interruptedResultText(name: string, changes: readonly SnapshotChange[] | undefined): string {
+  const head = `This ${name} call was interrupted: it started, but mini-cursor stopped (the process was killed or crashed) before its result was saved, so its effects may be partly on disk.`;
+  if (!changes)
+    return `${head} What changed on disk is not known (workspace snapshots were off). Check the files before running it again.`;
+  if (changes.length === 0)
+    return `${head} No file in the workspace changed since this step started. Check before running it again if it has effects outside the workspace.`;
+  const named = changes.slice(0, MAX_NAMED_CHANGES).map((c) => `${c.path} (${STATUS_WORD[c.status]})`);
+  const more = changes.length > named.length ? `, and ${changes.length - named.length} more` : "";
+  return `${head} Since this step started, these files changed: ${named.join(", ")}${more}. Check them before running it again.`;
+}
+
+export interface RecoveryInput {
+  journal?: ToolJournal;
+  threadId: string;
+  workspace: string;
+  messages: readonly BaseMessage[];
+  /**
+   * The graph thread whose latest snapshot time travel tracks (its ref is moved to the snapshot
+   * taken here); empty for the loop.
+   */
+  timeTravelThread: string;
+}
+
+export interface Recovery {
+  /** Results for the dangling calls, in call order (empty: nothing to close). */
+  results: ToolMessage[];
+  /** The interrupted step's snapshots, by request (merge into the thread's). */
+  snapshots: WorkspaceSnapshots;
+  /** What was recovered, for the trace. */
+  note?: string;
+}
+
+const NOTHING: Recovery = { results: [], snapshots: {} };
+
+/** The last model turn's calls that have no result, when the thread ends with that turn. */
+function danglingCalls(messages: readonly BaseMessage[]) {
+  let i = messages.length - 1;
+  while (i >= 0 && ToolMessage.isInstance(messages[i]!)) i--;
+  const last = messages[i];
+  if (!last || !AIMessage.isInstance(last) || !last.tool_calls?.length) return [];
+  const answered = new Set(messages.slice(i + 1).map((m) => (m as ToolMessage).tool_call_id));
+  return last.tool_calls.filter((c) => c.id && !answered.has(c.id));
+}
+
+async function changesSince(
+  input: RecoveryInput,
+  started: JournalEntry[],
+): Promise<{ changes?: SnapshotChange[]; snapshots: WorkspaceSnapshots }> {
+  const first = started.find((e) => e.before);
+  if (!first?.before || !snapshotsEnabled()) return { snapshots: {} };
+  try {
+    const store = snapshotStore(input.workspace);
+    const after = await store.take();
+    const changes = await store.changes(first.before, after);
+    if (input.timeTravelThread) await store.setThreadSnapshot(input.timeTravelThread, after);
+    const startedAt = Date.parse(first.startedAt) || Date.now();
+    const snapshots = first.request ? { [first.request]: { before: first.before, after, startedAt } } : {};
+    return { changes, snapshots };
+  } catch {
+    return { snapshots: {} };
+  }
+}
+
+export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Recovery> {
+  const dangling = danglingCalls(input.messages);
+  if (!input.journal || !input.threadId) return NOTHING;
+  const entries = dangling.length > 0 ? await input.journal.read(input.threadId) : [];
+  if (dangling.length === 0 || entries.length === 0) {
+    // A journal left by a step that was saved after all (or by nothing): it has nothing to say.
+    if (dangling.length === 0) await input.journal.clear(input.threadId).catch(() => undefined);
+    return NOTHING;
+  }
+  const byId = new Map(entries.map((e) => [e.callId, e]));
+  const started = dangling.map((c) => byId.get(c.id!)).filter((e): e is JournalEntry => Boolean(e) && !e!.result);
+  const { changes, snapshots } = started.length > 0 ? await changesSince(input, started) : { snapshots: {} };
+  const results = dangling.map((call) => {
+    const entry = byId.get(call.id!);
+    if (entry?.result)
+      return new ToolMessage({
+        tool_call_id: call.id!,
+        name: call.name,
+        content: entry.result.content,
+        status: entry.result.status,
+      });
+    const content = entry ? interruptedResultText(call.name, changes) : UNANSWERED_TOOL_RESULT;
+    return new ToolMessage({ tool_call_id: call.id!, name: call.name, content, status: "error" });
+  });
+  await input.journal.clear(input.threadId);
+  const ended = dangling.filter((c) => byId.get(c.id!)?.result).length;
+  const parts = [
+    ended ? `${ended} finished (result recovered)` : "",
+    started.length
+      ? `${started.length} interrupted while running${changes ? ` (${changes.length} file(s) changed since)` : ""}`
+      : "",
+    dangling.length - ended - started.length ? `${dangling.length - ended - started.length} never started` : "",
+  ].filter(Boolean);
+  return {
+    results,
+    snapshots,
+    note: `The previous run on this thread stopped in the middle of a step (killed or crashed). Its tool calls: ${parts.join(", ")}; the model is told so.`,
+  };
+}

@@ -1,0 +1,51 @@
+import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { faultPoint } from "../memory/fault-point.js";
+import type { JournalResult, ToolJournal } from "../memory/tool-journal.js";
+import { currentRequest } from "./snapshot-step.js";
+import { messageText } from "./turn.js";
+
+/**
+ * Both engines record a step's tool calls in the write-ahead journal (memory/tool-journal.ts)
+ * as they happen: started, before any of them runs; ended, with their results, before the step
+ * is saved in the thread. Without a journal (tests, Studio) nothing is recorded.
+ */
+
+export interface JournalStepInput {
+  journal?: ToolJournal;
+  threadId: string;
+  messages: readonly BaseMessage[];
+  calls: ReadonlyArray<{ id?: string; name: string }>;
+  /** The snapshot taken before the step's tools (snapshot-step.ts), when there is one. */
+  before?: string;
+}
+
+export async function journalStarted(input: JournalStepInput): Promise<void> {
+  if (!input.journal || !input.threadId || input.calls.length === 0) return;
+  const startedAt = new Date().toISOString();
+  const request = currentRequest(input.messages);
+  await input.journal.start(
+    input.threadId,
+    input.calls.map((c) => ({ callId: c.id ?? "", name: c.name, request, before: input.before, startedAt })),
+  );
+  faultPoint("tool-start");
+}
+
+let ending: Promise<unknown> = Promise.resolve();
+
+export async function journalEnded(
+  journal: ToolJournal | undefined,
+  threadId: string,
+  results: readonly BaseMessage[],
+): Promise<void> {
+  if (!journal || !threadId) return;
+  const byId = new Map<string, JournalResult>();
+  for (const m of results) {
+    if (!ToolMessage.isInstance(m)) continue;
+    byId.set(m.tool_call_id, { content: messageText(m), status: m.status === "error" ? "error" : "success" });
+  }
+  // Calls end concurrently: their records are written one after another, none lost.
+  const write = ending.then(() => (byId.size > 0 ? journal.end(threadId, byId) : undefined));
+  ending = write.catch(() => undefined);
+  await write;
+  faultPoint("tool-end");
+}

@@ -1,0 +1,162 @@
+import path from "node:path";
+import { redactUrlPassword } from "../settings.js";
+import { shellQuote } from "../shell-quote.js";
+import { StateFileError } from "./state-file-error.js";
+
+/**
+ * What went wrong with the saved state, named as what it is, with the file or database (its
+ * password masked) and what to do: a full disk, a read-only or forbidden state folder, a
+ * database that is down or restarted, a table that is gone, a format from a newer version.
+ * Only SQLite's own "corrupt" and "not a database" mean a damaged file (StateFileError, the
+ * one case where moving the file aside is offered).
+ */
+
+/** This version's state format; stored in the file (PRAGMA user_version) or the database. */
+export const STATE_FORMAT_VERSION = 1;
+
+/** A state problem, said in one sentence; the engines and the CLI print its message as it is. */
+export class StateError extends Error {
+  override name = "StateError";
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Where the state lives: a file (SQLite, JSON) or a database URL. */
+export interface StateLocation {
+  file?: string;
+  url?: string;
+}
+
+interface CodedError {
+  code?: unknown;
+  errno?: unknown;
+  path?: unknown;
+  message?: unknown;
+  cause?: unknown;
+}
+
+function codeOf(err: unknown): string {
+  let e = err as CodedError | undefined;
+  for (let depth = 0; e && depth < 4; depth++) {
+    if (typeof e.code === "string" && e.code) return e.code;
+    e = e.cause as CodedError | undefined;
+  }
+  return "";
+}
+
+function place(where: StateLocation, err: unknown): string {
+  if (where.url) return `the PostgreSQL database at ${redactUrlPassword(where.url)}`;
+  const p = typeof (err as CodedError)?.path === "string" ? ((err as CodedError).path as string) : where.file;
+  return p ?? "the state folder";
+}
+
+const KEPT = "The thread is kept up to its last saved step; the step in flight was not saved.";
+
+export function stateFormatError(where: StateLocation, found: number): StateError {
+  const what = where.url ? `the PostgreSQL database at ${redactUrlPassword(where.url)}` : where.file;
+  return new StateError(
+    `${what} was written by a newer mini-cursor (state format ${found}; this version reads up to ${STATE_FORMAT_VERSION}). ` +
+      "Nothing was changed in it. Update mini-cursor to use these threads, or point this version at other state (another --checkpointer, or another workspace).",
+    "STATE_FORMAT_NEWER",
+  );
+}
+
+export function missingTableError(where: StateLocation, table: string): StateError {
+  const what = where.url ? `the PostgreSQL database at ${redactUrlPassword(where.url)}` : where.file;
+  const reset = where.url
+    ? "to start over with no saved threads, drop the table mini_cursor_format as well and run again"
+    : `to start over with no saved threads, move the file aside (mv ${shellQuote(where.file ?? "")} ${shellQuote(`${where.file ?? ""}.old`)})`;
+  return new StateError(
+    `The table ${table} is missing from ${what}, which mini-cursor made earlier: it was dropped or changed outside mini-cursor, so its saved threads cannot be read. ` +
+      `Nothing was run. Restore it from a backup; ${reset}.`,
+    "STATE_TABLE_MISSING",
+  );
+}
+
+/** The sentence for a state error, or undefined when `err` is not about the state. */
+export function describeStateProblem(err: unknown, where: StateLocation): Error | undefined {
+  if (err instanceof StateError || err instanceof StateFileError) return err;
+  const code = codeOf(err);
+  const message = String((err as CodedError)?.message ?? err);
+  const at = place(where, err);
+  if (code === "ENOSPC" || code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(message)) {
+    const folder = where.url ? at : path.dirname(at);
+    return new StateError(
+      `The disk is full: mini-cursor cannot save to ${at} (${code || "ENOSPC"}). ${KEPT} Free some space${where.url ? " on the database server" : ` where ${folder} lives (df -h ${shellQuote(folder)})`} and run again to continue the thread.`,
+      "ENOSPC",
+    );
+  }
+  if (
+    code === "EROFS" ||
+    code.startsWith("SQLITE_READONLY") ||
+    /readonly database|read-only file system/i.test(message)
+  ) {
+    return new StateError(
+      `The state folder is read-only: mini-cursor cannot write ${at} (${code || "EROFS"}). Nothing in it is damaged. ` +
+        "Make it writable (or mount it read-write), or run where the state folder can be written.",
+      "EROFS",
+    );
+  }
+  if (code === "EACCES" || code === "EPERM" || (code === "SQLITE_CANTOPEN" && !where.url)) {
+    return new StateError(
+      `mini-cursor may not write ${at} (${code}: permission denied). Nothing in it is damaged. ` +
+        "Give your user write access to it (ls -l shows the owner), or run as the user who owns it.",
+      code,
+    );
+  }
+  if (where.url) {
+    const url = redactUrlPassword(where.url);
+    if (
+      code === "57P01" ||
+      code === "57P02" ||
+      code === "57P03" ||
+      /terminating connection due to administrator command/i.test(message)
+    )
+      return new StateError(
+        `The PostgreSQL server at ${url} shut down or restarted during the run (${code || "57P01"}: ${message.split("\n")[0]}). ${KEPT} Run again once the server is back.`,
+        code || "57P01",
+      );
+    if (
+      /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE)$/.test(code) ||
+      /Connection terminated|connect ECONNREFUSED|server closed the connection/i.test(message)
+    )
+      return new StateError(
+        `The PostgreSQL database at ${url} cannot be reached (${code || message.split("\n")[0]}). ` +
+          "Check that the server is running and that MINI_CURSOR_CHECKPOINTER (or --checkpointer) names it; unset it to keep threads in the workspace (SQLite).",
+        code || "ECONNREFUSED",
+      );
+    if (code === "42P01") {
+      const table = /relation "([^"]+)" does not exist/.exec(message)?.[1] ?? "of mini-cursor";
+      return missingTableError(where, table);
+    }
+  } else {
+    const table = /no such table: (\S+)/.exec(message)?.[1];
+    if (table) return missingTableError(where, table);
+    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB")
+      return new StateFileError(where.file ?? at, message.split("\n")[0]!);
+    if (/^SQLITE_IOERR/.test(code))
+      return new StateError(
+        `mini-cursor could not write ${at} (${code}: ${message.split("\n")[0]}): the disk reported an error. ${KEPT} Check the disk (dmesg, df -h) and run again.`,
+        code,
+      );
+  }
+  return undefined;
+}
+
+/** Rethrows a state error as its sentence; anything else unchanged. */
+export function stateProblem(err: unknown, where: StateLocation): unknown {
+  return describeStateProblem(err, where) ?? err;
+}
+
+/** Runs `fn`; a state error it throws comes out as its sentence. */
+export async function guardState<T>(where: StateLocation, fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw stateProblem(err, where);
+  }
+}
