@@ -244,7 +244,7 @@ test("an unreachable database stops the run before any model request, and the me
   ]) {
     const r = await runCli(["--workspace", ws, "--checkpointer", url!, "read hello.txt"], { env: baseEnv() });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`mini-cursor: cannot use the PostgreSQL checkpointer at ${shown}: `);
+    expect(r.stderr).toContain(`mini-cursor: The PostgreSQL database at ${shown} cannot be reached (ECONNREFUSED). `);
     expect(r.stderr).toContain("unset it to keep threads in the workspace (SQLite)");
     expect(r.stderr + r.stdout).not.toContain("hunter2");
     expect(r.stderr + r.stdout).not.toContain("not-shown");
