@@ -6,7 +6,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { CommanderError } from "commander";
 import { buildProgram } from "../src/cli-program.js";
-import { hostEnvironment, loadSettings, type Settings, snapshotsEnabled, stateHomePath } from "../src/settings.js";
+import {
+  faultPointSetting,
+  hostEnvironment,
+  loadSettings,
+  type Settings,
+  snapshotsEnabled,
+  stateHomePath,
+} from "../src/settings.js";
 import { PROJECT_ROOT } from "./helpers/cli.js";
 
 const read = (rel: string) => readFileSync(path.join(PROJECT_ROOT, rel), "utf8");
@@ -121,6 +128,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     // scripts/studio.mjs sets these for the Studio server's request guard (studioGuardSettings).
     MINI_CURSOR_STUDIO_HOST: () => undefined,
     MINI_CURSOR_STUDIO_ORIGIN: () => undefined,
+    MINI_CURSOR_FAULT_POINT: () => faultPointSetting({}),
     MINI_CURSOR_TEMPERATURE: (s) => (s.temperature === undefined ? undefined : String(s.temperature)),
     MINI_CURSOR_EXTRA_BODY: (s) => (s.extraBody ? JSON.stringify(s.extraBody) : undefined),
     MINI_CURSOR_STREAM_OPTIONS: (s) => onOff(s.streamOptions),
