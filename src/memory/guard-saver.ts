@@ -1,5 +1,18 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { stateProblem, type StateLocation } from "./state-errors.js";
+import { redactUrlPassword } from "../settings.js";
+import { describeStateProblem, StateError, type StateLocation } from "./state-errors.js";
+
+/** Any failure of the saver is about the saved state: named so, never as a model request. */
+function saverProblem(err: unknown, where: StateLocation): Error {
+  const known = describeStateProblem(err, where);
+  if (known) return known;
+  const at = where.url ? `the PostgreSQL database at ${redactUrlPassword(where.url)}` : where.file;
+  const message = String((err as Error)?.message ?? err).split("\n")[0];
+  return new StateError(
+    `Reading or saving the thread in ${at} failed: ${message}. The thread is kept up to its last saved step; run again with --verbose for details.`,
+    "STATE_FAILED",
+  );
+}
 
 /**
  * A checkpointer whose failures name the state, not the model: LangGraph passes a saver's
@@ -12,7 +25,7 @@ export function guardSaver<T extends BaseCheckpointSaver>(saver: T, where: State
       try {
         return await original(...args);
       } catch (err) {
-        throw stateProblem(err, where);
+        throw saverProblem(err, where);
       }
     };
   };
@@ -25,7 +38,7 @@ export function guardSaver<T extends BaseCheckpointSaver>(saver: T, where: State
     try {
       yield* list(...args);
     } catch (err) {
-      throw stateProblem(err, where);
+      throw saverProblem(err, where);
     }
   } as unknown as T["list"];
   return saver;
