@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { POSTGRES_URL, query, SAVERS } from "../helpers/postgres.js";
@@ -124,20 +124,21 @@ describe("SQLite state files", () => {
   (asRoot ? test : test.skip)(
     "a disk that fills up mid-run: named as a full disk, temporary files gone, and the thread resumes valid",
     async () => {
-      // The run's own command fills the state folder's disk, so the next save meets a full disk.
+      // The disk fills while the run is in the model's second turn: saving that turn meets it.
       let folder = "";
-      fx = await openFixture("sqlite", (_request, index) =>
-        index === 0
-          ? {
-              toolCalls: [
-                {
-                  name: "execute_command",
-                  args: { command: `dd if=/dev/zero of=${folder}/filler bs=64k 2>/dev/null; echo filled` },
-                },
-              ],
-            }
-          : { content: `answer ${index}` },
-      );
+      const fillDisk = () => {
+        const block = Buffer.alloc(64 * 1024);
+        try {
+          for (;;) appendFileSync(path.join(folder, "filler"), block);
+        } catch {
+          // full
+        }
+      };
+      fx = await openFixture("sqlite", (_request, index) => {
+        if (index === 0) return { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "one\n" } }] };
+        if (index === 1) fillDisk();
+        return { content: `answer ${index}` };
+      });
       folder = stateFolder(fx.workspace);
       mkdirSync(folder);
       expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", folder]).status).toBe(0);
@@ -160,6 +161,7 @@ describe("SQLite state files", () => {
       expectValidConversation(next);
       expect(userTexts(next)).toEqual(["FIRST", "SECOND"]);
       expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "user"]);
+      expect(String(next[3]!.content)).toContain("a.txt");
       expect(String(next[3]!.content)).not.toContain("not run");
     },
   );
@@ -211,7 +213,7 @@ async function relay(target: URL): Promise<{ url: (db: string) => string; cut():
       expect(result.code).toBe(1);
       const said = result.stdout + result.stderr;
       expect(said).toMatch(
-        /The PostgreSQL database at postgres:\/\/[^ ]*:\*\*\*@127\.0\.0\.1:\d+\/\S+ cannot be reached/,
+        /The PostgreSQL database at postgres:\/\/\S+@127\.0\.0\.1:\d+\/\S+ cannot be reached \(ECONNREFUSED\)/,
       );
       expect(said).not.toMatch(/model provider|model request failed/);
     } finally {

@@ -1,3 +1,4 @@
+import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { redactUrlPassword } from "../settings.js";
 import { shellQuote } from "../shell-quote.js";
@@ -78,9 +79,28 @@ export function missingTableError(where: StateLocation, table: string): StateErr
 }
 
 /** The sentence for a state error, or undefined when `err` is not about the state. */
+/**
+ * SQLite says only that it cannot open or write a file; the folder says why (a read-only
+ * mount, or no permission), asked the way the operating system answers it.
+ */
+function whyNotWritable(file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  for (const target of [path.dirname(file), file]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EROFS" || code === "EACCES" || code === "EPERM") return code;
+    }
+  }
+  return undefined;
+}
+
 export function describeStateProblem(err: unknown, where: StateLocation): Error | undefined {
   if (err instanceof StateError || err instanceof StateFileError) return err;
-  const code = codeOf(err);
+  let code = codeOf(err);
+  if (!where.url && (code === "SQLITE_CANTOPEN" || code.startsWith("SQLITE_READONLY")))
+    code = whyNotWritable(where.file) ?? code;
   const message = String((err as CodedError)?.message ?? err);
   const at = place(where, err);
   if (code === "ENOSPC" || code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(message)) {
