@@ -12,30 +12,20 @@ import { thisHolder, type ThreadHolder, type ThreadLocker } from "./thread-lock.
 const KEY_PREFIX = "mini-cursor thread ";
 const APP_PREFIX = "mini-cursor ";
 
+/** `mini-cursor pid=<pid> since=<ISO> host=<name>`, within application_name's 63 bytes. */
 function applicationName(holder: ThreadHolder): string {
-  return `${APP_PREFIX}${JSON.stringify(holder)}`.slice(0, 63);
+  return `${APP_PREFIX}pid=${holder.pid} since=${holder.since.slice(0, 19)} host=${holder.host}`.slice(0, 63);
 }
 
 function parseHolder(name: string | null | undefined): ThreadHolder | undefined {
-  if (!name?.startsWith(APP_PREFIX)) return undefined;
-  try {
-    const data = JSON.parse(name.slice(APP_PREFIX.length)) as ThreadHolder;
-    return typeof data.pid === "number" ? data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A holder as short as application_name's 63 bytes allow. */
-function shortHolder(): ThreadHolder {
-  const me = thisHolder();
-  return { pid: me.pid, host: me.host.slice(0, 16), since: me.since.slice(0, 19) };
+  const m = /^mini-cursor pid=(\d+) since=(\S+) host=(\S*)/.exec(name ?? "");
+  return m ? { pid: Number(m[1]), since: m[2]!, host: m[3]! } : undefined;
 }
 
 export function postgresThreadLocker(driver: typeof pg, url: string): ThreadLocker {
   return {
     async tryLock(threadId) {
-      const holder = shortHolder();
+      const holder = thisHolder();
       const client = new driver.Client({ connectionString: url, application_name: applicationName(holder) });
       // A server restart ends this connection: the next query says so; it must not crash the process.
       client.on("error", () => undefined);

@@ -24,6 +24,8 @@ export interface ThreadHolder {
   host: string;
   /** ISO time the holder took the thread. */
   since: string;
+  /** The holder's start time in clock ticks since boot (/proc/<pid>/stat), so a reused pid is not taken for it. */
+  start?: string;
 }
 
 export interface ThreadLock {
@@ -38,8 +40,28 @@ export interface ThreadLocker {
   tryLock(threadId: string): Promise<LockAttempt>;
 }
 
+/** Field 22 of /proc/<pid>/stat (after the parenthesised command name, which may hold spaces). */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
 export function thisHolder(): ThreadHolder {
-  return { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+  return { pid: process.pid, host: hostname(), since: new Date().toISOString(), start: processStart(process.pid) };
+}
+
+/**
+ * Whether a holder named in the holder file still runs here (same pid and start time). A second
+ * check beside the record lock: POSIX drops a process's record locks when any descriptor of the
+ * file is closed in it, so a lock could vanish under a live holder.
+ */
+function holderAlive(holder: ThreadHolder | undefined): boolean {
+  if (!holder?.start || holder.pid === process.pid || holder.host !== hostname()) return false;
+  return processStart(holder.pid) === holder.start;
 }
 
 function describeHolder(holder: ThreadHolder | undefined): string {
@@ -104,7 +126,12 @@ function readHolder(file: string): ThreadHolder | undefined {
   try {
     const data = JSON.parse(readFileSync(file, "utf8")) as Partial<ThreadHolder>;
     if (typeof data.pid !== "number") return undefined;
-    return { pid: data.pid, host: String(data.host ?? ""), since: String(data.since ?? "") };
+    return {
+      pid: data.pid,
+      host: String(data.host ?? ""),
+      since: String(data.since ?? ""),
+      ...(data.start ? { start: String(data.start) } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -129,6 +156,12 @@ export function fileThreadLocker(workspace: string): ThreadLocker {
         db.close();
         if (isBusy(err)) return { busy: readHolder(holderFile) };
         throw err;
+      }
+      const previous = readHolder(holderFile);
+      if (holderAlive(previous)) {
+        db.exec("ROLLBACK");
+        db.close();
+        return { busy: previous };
       }
       const me = thisHolder();
       try {
