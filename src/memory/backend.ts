@@ -70,6 +70,9 @@ async function postgresMemory(url: string, workspace: string): Promise<MemoryBac
   const pool = new pg.Pool({ connectionString: url, max: POSTGRES_POOL_SIZE });
   // An idle connection the server drops must not crash the process; the next query reports it.
   pool.on("error", () => undefined);
+  // Nor one that drops while checked out (a server stopped mid-query): the query itself fails,
+  // and that failure is what gets reported (state-errors.ts).
+  pool.on("connect", (client) => client.on("error", () => undefined));
   const saver = guardSaver(
     new CompactPostgresSaver(pool, threadTables.createThreadTables, url, threadTables.THREAD_TABLES),
     { url },
