@@ -6,6 +6,10 @@ import { baseEnv, collect, startCli, type CliResult } from "../helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type Script } from "../helpers/openai-server.js";
 import { createTestDatabase, type SaverKind, type TestDatabase } from "../helpers/postgres.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { stateFolderName, workspaceRealPath } from "../../src/memory/state-dir.js";
+
+/** As state-dir.ts names the folder of workspaces under the state home. */
+const WORKSPACES_DIR = "workspaces";
 
 /**
  * The fault suite's fixture: a workspace in a temp folder, the scripted OpenAI-compatible
@@ -16,6 +20,8 @@ import { makeTempDir } from "../helpers/tmp.js";
 
 export interface Fixture {
   workspace: string;
+  /** The workspace's state folder (under a state home of the test's own). */
+  stateFolder: string;
   server: OpenAIServer;
   db?: TestDatabase;
   env(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
@@ -39,6 +45,7 @@ export async function openFixture(saver: SaverKind, script: Script): Promise<Fix
   const workspace = path.join(tmp.dir, "ws");
   mkdirSync(workspace);
   const server = await startOpenAIServer(script);
+  const stateHome = path.join(tmp.dir, "state");
   const db = saver === "postgres" ? await createTestDatabase() : undefined;
   const env = (extra: NodeJS.ProcessEnv = {}) =>
     baseEnv({
@@ -46,6 +53,7 @@ export async function openFixture(saver: SaverKind, script: Script): Promise<Fix
       OPENAI_API_KEY: "test",
       MINI_CURSOR_MAX_RETRIES: "0",
       MINI_CURSOR_SANDBOX: "off",
+      MINI_CURSOR_STATE_HOME: stateHome,
       ...(db ? { MINI_CURSOR_CHECKPOINTER: db.url } : {}),
       ...extra,
     });
@@ -58,6 +66,7 @@ export async function openFixture(saver: SaverKind, script: Script): Promise<Fix
   };
   return {
     workspace,
+    stateFolder: path.join(stateHome, WORKSPACES_DIR, stateFolderName(workspaceRealPath(workspace))),
     server,
     db,
     env,
@@ -106,11 +115,6 @@ export const userTexts = (messages: WireMessage[]) =>
   messages
     .filter((m) => m.role === "user")
     .map((m) => String(typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
-
-/** The state folder of a workspace (where threads, locks and the journal live). */
-export function stateFolder(workspace: string): string {
-  return path.join(workspace, ".mini-cursor");
-}
 
 export const isPidAlive = (pid: number) => {
   try {

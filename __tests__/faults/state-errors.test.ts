@@ -5,15 +5,7 @@ import { appendFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "n
 import net from "node:net";
 import path from "node:path";
 import { POSTGRES_URL, query, SAVERS } from "../helpers/postgres.js";
-import {
-  bannerThread,
-  expectValidConversation,
-  openFixture,
-  roles,
-  stateFolder,
-  userTexts,
-  type Fixture,
-} from "./harness.js";
+import { bannerThread, expectValidConversation, openFixture, roles, userTexts, type Fixture } from "./harness.js";
 
 /**
  * Each state problem named as what it is, with the file or URL and what to do, before any
@@ -32,7 +24,7 @@ function openSqlite(file: string): Db {
   return new Driver(file);
 }
 
-const stateDb = (fx: Fixture) => path.join(stateFolder(fx.workspace), "state.sqlite");
+const stateDb = (fx: Fixture) => path.join(fx.stateFolder, "state.sqlite");
 
 describe.each(SAVERS)("foreign state (%s)", (saver) => {
   let fx: Fixture | undefined;
@@ -47,7 +39,7 @@ describe.each(SAVERS)("foreign state (%s)", (saver) => {
       await query(fx.db.url, "CREATE TABLE public.mini_cursor_format (version INTEGER NOT NULL)");
       await query(fx.db.url, "INSERT INTO public.mini_cursor_format VALUES (99)");
     } else {
-      mkdirSync(stateFolder(fx.workspace));
+      mkdirSync(fx.stateFolder, { recursive: true });
       const db = openSqlite(stateDb(fx));
       db.pragma("user_version = 99");
       db.close();
@@ -95,7 +87,7 @@ describe("SQLite state files", () => {
 
   test("a file that is not SQLite is called damaged (the one case offered for moving aside)", async () => {
     fx = await openFixture("sqlite", [{ content: "never" }]);
-    mkdirSync(stateFolder(fx.workspace));
+    mkdirSync(fx.stateFolder, { recursive: true });
     writeFileSync(stateDb(fx), "these are not the bytes of a database ".repeat(200));
     const r = await fx.run(["hello"]);
     expect(r.code).toBe(1);
@@ -109,7 +101,7 @@ describe("SQLite state files", () => {
       fx = await openFixture("sqlite", [{ content: "first" }, { content: "never" }]);
       const r1 = await fx.run(["hello"]);
       expect(r1.code).toBe(0);
-      const folder = stateFolder(fx.workspace);
+      const folder = fx.stateFolder;
       expect(spawnSync("mount", ["--bind", folder, folder]).status).toBe(0);
       unmount.push(folder);
       expect(spawnSync("mount", ["-o", "remount,bind,ro", folder]).status).toBe(0);
@@ -139,8 +131,8 @@ describe("SQLite state files", () => {
         if (index === 1) fillDisk();
         return { content: `answer ${index}` };
       });
-      folder = stateFolder(fx.workspace);
-      mkdirSync(folder);
+      folder = fx.stateFolder;
+      mkdirSync(folder, { recursive: true });
       expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", folder]).status).toBe(0);
       unmount.push(folder);
       const r1 = await fx.run(["FIRST"]);
