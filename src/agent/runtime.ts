@@ -37,6 +37,17 @@ export interface AgentRuntime {
    * prints to its terminal and keeps out of every command's, file's and API's reach (graph/studio-secret.ts).
    */
   studioApprovals?: StudioApprovalCodes;
+  /**
+   * Where the trust answers for rules files and the user's own MCP config are (from Settings),
+   * so that judging a call reads no environment mid-run; unset, the defaults of settings.ts apply.
+   */
+  configFiles?: ConfigFiles;
+}
+
+/** The files outside the workspace that approvals read: the trust store and the user's MCP config. */
+export interface ConfigFiles {
+  trustStore: string;
+  mcpUserConfig: string;
 }
 
 /** The settings a runtime is built from. */
@@ -56,7 +67,7 @@ export type RuntimeSettings = Pick<
 > &
   // The provider wire's settings (src/provider/), all optional.
   Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties"> &
-  Partial<Pick<Settings, "editTool" | "waitNoticeMs">>;
+  Partial<Pick<Settings, "editTool" | "waitNoticeMs" | "trustStore" | "mcp">>;
 
 export interface RuntimeOptions {
   /** A model to use instead of the one the settings name (tests inject scripted models). */
@@ -82,6 +93,9 @@ export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions
     // The offline model is free; a real one is priced by its name (models/cost.ts).
     modelName: settings.provider === "offline" ? undefined : settings.model,
     prices: settings.prices,
+    ...(settings.trustStore && settings.mcp
+      ? { configFiles: { trustStore: settings.trustStore, mcpUserConfig: settings.mcp.userConfig } }
+      : {}),
   };
 }
 

@@ -136,6 +136,7 @@ export function createNodes(source: RuntimeSource) {
         workspace: runtime.workspace,
         tools: runtime.tools,
         threadId: threadOf(config),
+        configFiles: runtime.configFiles,
         // Pauses the run; the answer arrives with the resume (Command({ resume })).
         ask: (request) => (codes ? codes.ask(request) : normalizeResponse(interrupt(request))),
       });

@@ -176,6 +176,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             workspace: runtime.workspace,
             tools: runtime.tools,
             threadId: request.threadId,
+            configFiles: runtime.configFiles,
             ask: async (approvalRequest) => {
               const response = await request.approver(approvalRequest);
               emit({ type: "approval", request: approvalRequest, response });
