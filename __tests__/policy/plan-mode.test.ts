@@ -175,7 +175,9 @@ const PLAN_SCRIPT: ScriptStep[] = [
   { toolCalls: [{ name: "write_todos", args: { todos: PLAN } }] },
   { content: "Plan: change a.txt to say hello." },
 ];
+// The model reads a.txt before replacing it: write_file never overwrites content its thread has not seen.
 const CARRY_OUT: ScriptStep[] = [
+  { toolCalls: [{ name: "read_file", args: { filePath: "a.txt" } }] },
   { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "hello\n" } }] },
   { content: "Done: a.txt says hello." },
 ];
