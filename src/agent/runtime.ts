@@ -20,7 +20,8 @@ export interface AgentRuntime {
   model: BaseChatModel;
   tools: StructuredToolInterface[];
   /** Rebuilt every model turn: it carries the date and the project's AGENTS.md. */
-  systemPrompt: () => string;
+  /** The system prompt for a run in `approval` mode (default: the runtime's). */
+  systemPrompt: (approval?: Settings["approval"]) => string;
   /** Default approval mode; a run may override it. */
   approval: Settings["approval"];
   /** Default model turns per request; a run may override it. */
@@ -67,13 +68,15 @@ export type RuntimeSettings = Pick<
 > &
   // The provider wire's settings (src/provider/), all optional.
   Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties"> &
-  Partial<Pick<Settings, "editTool" | "waitNoticeMs" | "trustStore" | "mcp">>;
+  Partial<Pick<Settings, "editTool" | "waitNoticeMs" | "trustStore" | "mcp" | "network">>;
 
 export interface RuntimeOptions {
   /** A model to use instead of the one the settings name (tests inject scripted models). */
   model?: BaseChatModel;
   /** Tools to use instead of `createTools` for the settings' workspace. */
   tools?: StructuredToolInterface[];
+  /** Whether commands run in bubblewrap (what the system prompt tells the model). */
+  sandboxed?: boolean;
   /** Passed to `createTools` when it is called here. */
   toolOptions?: Omit<ToolOptions, "workspace">;
 }
@@ -85,7 +88,13 @@ export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions
   return {
     model: options.model ?? createChatModel(settings),
     tools,
-    systemPrompt: () => buildSystemPrompt({ workspace: settings.workspace, tools: tools.map((t) => t.name) }),
+    systemPrompt: (approval = settings.approval) =>
+      buildSystemPrompt({
+        workspace: settings.workspace,
+        tools: tools.map((t) => t.name),
+        approval,
+        sandbox: { active: options.sandboxed ?? false, network: settings.network ?? true },
+      }),
     approval: settings.approval,
     maxSteps: settings.maxSteps,
     contextTokens: settings.contextTokens,

@@ -28,6 +28,8 @@ export interface Session {
   beforePlan?: ApprovalMode;
   /** Changes the approval mode; entering plan mode remembers the mode it left. */
   setApproval(mode: ApprovalMode): void;
+  /** A plan-mode request of this session ended with a plan not yet accepted or left: what /plan accept carries out. */
+  planReady: boolean;
   /** Leaves plan mode for `mode`; the next request is told the plan was accepted. */
   acceptPlan(mode: ApprovalMode): void;
   /** Runs one request on the current thread. */
@@ -87,9 +89,11 @@ export async function createSession(settings: Settings, options: SessionOptions)
     threadId: thread.id,
     resumed: thread.resumed,
     approval: settings.approval,
+    planReady: false,
     setApproval(mode) {
       if (mode === "plan" && session.approval !== "plan") session.beforePlan = session.approval;
       if (mode !== "plan") session.beforePlan = undefined;
+      if (mode !== "plan") session.planReady = false;
       session.approval = mode;
     },
     acceptPlan(mode) {
@@ -116,10 +120,12 @@ export async function createSession(settings: Settings, options: SessionOptions)
         approval: session.approval,
         note,
       });
+      if (note === PLAN_MODE_NOTE) session.planReady = summary.reason === "done";
       await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
       return summary;
     },
     newThread() {
+      session.planReady = false;
       session.threadId = newThreadId();
       session.resumed = false;
       return session.threadId;

@@ -47,6 +47,12 @@ function planCommand(arg: string, { session, renderer }: SlashContext): SlashRes
       renderer.note(`Usage: /plan accept [${APPROVAL_MODES.filter((m) => m !== "plan").join(" | ")}]`);
       return "continue";
     }
+    if (!session.planReady) {
+      renderer.note(
+        "There is no plan to accept yet: send a request in plan mode first (/plan <request>). Still in plan mode.",
+      );
+      return "continue";
+    }
     session.acceptPlan(chosen);
     renderer.note(`Plan accepted: approval mode ${chosen}.`);
     return { request: PLAN_ACCEPTED_TASK };

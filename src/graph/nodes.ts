@@ -63,7 +63,7 @@ export function createNodes(source: RuntimeSource) {
       await syncWorkspaceToCheckpoint({ ...snapshotContext(runtime, state, config, step), snapshots: state.snapshots });
       const done = await compactBeforeTurn(
         {
-          systemPrompt: runtime.systemPrompt(),
+          systemPrompt: runtime.systemPrompt(runOption(source(config).config, "approval", runtime.approval)),
           history: state.messages,
           contextTokens: runtime.contextTokens,
           summaryModel: runtime.model,
@@ -86,7 +86,7 @@ export function createNodes(source: RuntimeSource) {
       const { message, usage } = await takeModelTurn(
         boundModel(runtime),
         {
-          systemPrompt: runtime.systemPrompt(),
+          systemPrompt: runtime.systemPrompt(runOption(source(config).config, "approval", runtime.approval)),
           history: state.messages,
           contextTokens: runtime.contextTokens,
           workspace: runtime.workspace,

@@ -105,7 +105,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // THINK
           emit({ type: "step", step });
           const onToken = { handleLLMNewToken: (token: string) => token && emit({ type: "token", step, text: token }) };
-          const systemPrompt = runtime.systemPrompt();
+          const systemPrompt = runtime.systemPrompt(mode);
           const compacted = await compactBeforeTurn(
             {
               systemPrompt,
