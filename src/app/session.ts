@@ -5,7 +5,7 @@ import { estimateTextTokens, requestTokenCap } from "../context/budget.js";
 import { openMemory } from "../memory/backend.js";
 import { findThreadIn, latestThreadIn, type ThreadStore } from "../memory/thread-store.js";
 import { newThreadId } from "../memory/threads.js";
-import type { ApprovalMode, Settings } from "../settings.js";
+import { ENGINES, type ApprovalMode, type EngineName, type Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
@@ -57,14 +57,32 @@ export async function pickThread(
 ): Promise<{ id: string; resumed: boolean }> {
   if (settings.thread) return { id: settings.thread, resumed: Boolean(await findThreadIn(threads, settings.thread)) };
   if (settings.continueLatest) {
-    const latest = await latestThreadIn(threads, settings.engine);
+    // Whatever engine made it: the session then runs that engine (threadEngine).
+    const latest = await latestThreadIn(threads);
     if (latest) return { id: latest.id, resumed: true };
     note("No saved thread in this workspace yet; starting a new one.");
   }
   return { id: newThreadId(), resumed: false };
 }
 
-export async function createSession(settings: Settings, options: SessionOptions): Promise<Session> {
+/**
+ * The engine a saved thread was made with, when it is not the one the settings name: each engine
+ * keeps its own conversation store, so the other one would find no turns to continue or undo.
+ */
+export async function threadEngine(
+  settings: Settings,
+  threads: ThreadStore,
+  thread: { id: string; resumed: boolean },
+): Promise<EngineName | undefined> {
+  if (!thread.resumed) return undefined;
+  const engine = (await findThreadIn(threads, thread.id))?.engine;
+  return engine && engine !== settings.engine && (ENGINES as readonly string[]).includes(engine)
+    ? (engine as EngineName)
+    : undefined;
+}
+
+export async function createSession(given: Settings, options: SessionOptions): Promise<Session> {
+  let settings = given;
   const emit = (event: AgentEvent) => options.renderer.event(event);
   const memory = await openMemory(settings).catch(async (err: unknown) => {
     await options.mcp?.close();
@@ -73,8 +91,13 @@ export async function createSession(settings: Settings, options: SessionOptions)
   let parts: AgentParts;
   let thread: { id: string; resumed: boolean };
   try {
-    parts = createAgentParts(settings, { emit, model: options.model, memory, mcp: options.mcp });
     thread = await pickThread(settings, memory.threads, (text) => options.renderer.note(text));
+    const engine = await threadEngine(settings, memory.threads, thread);
+    if (engine) {
+      options.renderer.note(`Thread ${thread.id} was made with --engine ${engine}; it goes on with that engine.`);
+      settings = { ...settings, engine };
+    }
+    parts = createAgentParts(settings, { emit, model: options.model, memory, mcp: options.mcp });
   } catch (err) {
     await memory.close();
     await options.mcp?.close();

@@ -142,6 +142,12 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
         renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
         return "continue";
       }
+      if (found.engine !== session.parts.engine.name) {
+        renderer.note(
+          `Thread ${found.id} was made with --engine ${found.engine}, and this session runs ${session.parts.engine.name}: to continue it, start mini-cursor --engine ${found.engine} --thread ${found.id}.`,
+        );
+        return "continue";
+      }
       session.threadId = found.id;
       session.resumed = true;
       renderer.note(`Resumed thread ${found.id}: ${found.firstRequest}`);

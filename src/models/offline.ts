@@ -7,7 +7,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
 import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../policy/approval.js";
-import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, PLAN_MODE_TOOLS, requestTask } from "../policy/plan-mode.js";
+import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planModeTools, requestTask } from "../policy/plan-mode.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -379,7 +379,7 @@ export class OfflineChatModel extends BaseChatModel {
     if (planning) {
       // Plan mode: the step becomes the plan, and a step that only reads is taken now to inform it.
       const calls = [call("write_todos", { todos: [{ content: describeIntent(intent, zh), status: "pending" }] })];
-      if (PLAN_MODE_TOOLS.has(intent.tool)) calls.push(call(intent.tool, intent.args));
+      if (planModeTools().includes(intent.tool)) calls.push(call(intent.tool, intent.args));
       return new AIMessage({ content: "", tool_calls: this.hasTool("write_todos") ? calls : calls.slice(1) });
     }
     return new AIMessage({ content: "", tool_calls: [call(intent.tool, intent.args)] });
