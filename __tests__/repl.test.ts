@@ -167,7 +167,9 @@ describe("slash commands", () => {
     expect(r.stdout).toContain("/resume <id>         continue a saved thread");
     expect(r.stdout).toContain("/kill <id>           stop a background process");
     expect(r.stdout).toContain("No saved threads in this workspace yet.");
-    expect(r.stdout).toMatch(new RegExp(`\\* ${first} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +2  read hello\\.txt`));
+    expect(r.stdout).toMatch(
+      new RegExp(`\\* ${first} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  graph +2  read hello\\.txt`),
+    );
     const second = /New thread (\S+)\./.exec(r.stdout)![1]!;
     expect(second).not.toBe(first);
     // After /new, the table marks the new thread and still lists the first one.

@@ -32,7 +32,8 @@ function firstRequestTokens(ctx: PromptContext, editTool: "edit_file" | "both"):
 }
 
 test("the prompt's size is pinned, and the first request stays within 10% of its size before the guidance", () => {
-  expect(firstRequestTokens(base, "edit_file")).toEqual({ prompt: 749, total: 4255 });
+  // The prompt is pinned exactly; the tool descriptions change with the tools, so the total is bounded.
+  expect(firstRequestTokens(base, "edit_file").prompt).toBe(749);
   expect(firstRequestTokens(base, "edit_file").total).toBeLessThanOrEqual(TOKENS_BEFORE_GUIDANCE * (1 + MAX_GROWTH));
   const both = firstRequestTokens({ ...base, tools: offeredToolNames("both") }, "both");
   expect(both.total).toBeLessThanOrEqual(4939 * (1 + MAX_GROWTH));
