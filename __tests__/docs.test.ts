@@ -109,6 +109,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     MINI_CURSOR_PRICES: (s) => (s.prices ? JSON.stringify(s.prices) : undefined),
     MINI_CURSOR_TIMEOUT_MS: (s) => String(s.requestTimeoutMs),
     MINI_CURSOR_MAX_RETRIES: (s) => String(s.maxRetries),
+    MINI_CURSOR_WAIT_NOTICE_MS: (s) => String(s.waitNoticeMs),
     MINI_CURSOR_SANDBOX: (s) => s.sandbox,
     MINI_CURSOR_NETWORK: (s) => onOff(s.network),
     MINI_CURSOR_PASS_ENV: (s) => (s.passEnv.length ? s.passEnv.join(",") : undefined),

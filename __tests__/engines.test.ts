@@ -319,7 +319,7 @@ describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m
       await h.run("hello");
       const system = String(h.model.calls[0]![0]!.content);
       expect(system).toContain(`Workspace root: ${tmp.dir}`);
-      expect(system).toContain("With workingDirectory set, never cd inside the command");
+      expect(system).toContain("Use workingDirectory instead of cd");
       expect(h.model.boundToolNames).toEqual([...TOOL_NAMES]);
       expect(h.model.boundToolNames).toEqual(
         expect.arrayContaining(["edit_file", "search_files", "find_files", "process_output", "stop_process"]),

@@ -167,7 +167,9 @@ describe("slash commands", () => {
     expect(r.stdout).toContain("/resume <id>         continue a saved thread");
     expect(r.stdout).toContain("/kill <id>           stop a background process");
     expect(r.stdout).toContain("No saved threads in this workspace yet.");
-    expect(r.stdout).toMatch(new RegExp(`\\* ${first} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +2  read hello\\.txt`));
+    expect(r.stdout).toMatch(
+      new RegExp(`\\* ${first} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  graph +2  read hello\\.txt`),
+    );
     const second = /New thread (\S+)\./.exec(r.stdout)![1]!;
     expect(second).not.toBe(first);
     // After /new, the table marks the new thread and still lists the first one.
@@ -235,10 +237,10 @@ describe("slash commands", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     const lines = r.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^ {2}id +last update +steps {2}first request$/);
+    expect(lines[0]).toMatch(/^ {2}id +last update +engine {2}steps {2}first request$/);
     // Newest first.
-    expect(lines[1]).toMatch(/^ {2}t-two +\d{4}-\d\d-\d\d \d\d:\d\d +2 {2}list the files here$/);
-    expect(lines[2]).toMatch(/^ {2}t-one +\d{4}-\d\d-\d\d \d\d:\d\d +2 {2}read hello\.txt$/);
+    expect(lines[1]).toMatch(/^ {2}t-two +\d{4}-\d\d-\d\d \d\d:\d\d {2}graph +2 {2}list the files here$/);
+    expect(lines[2]).toMatch(/^ {2}t-one +\d{4}-\d\d-\d\d \d\d:\d\d {2}graph +2 {2}read hello\.txt$/);
     expect(lines).toHaveLength(3);
   });
 });

@@ -69,3 +69,31 @@ test("--undo without a thread is a usage error", async () => {
     "mini-cursor: --undo needs the thread: add --thread <id> or --continue (--threads lists them).\n",
   );
 });
+
+test(
+  "a thread remembers its engine: --threads shows it, --continue and --undo without --engine use it",
+  async () => {
+    const cli = (...args: string[]) => runCli(["--workspace", tmp.dir, ...args], { timeoutMs: CLI_DEADLINE_MS });
+    expect((await cli("--engine", "loop", "--thread", "looped", "create a file a.txt with content A")).code).toBe(0);
+
+    const listed = await cli("--threads");
+    expect(listed.stdout).toMatch(
+      /^ {2}looped +\d{4}-\d\d-\d\d \d\d:\d\d {2}loop +2 {2}create a file a\.txt with content A$/m,
+    );
+
+    const continued = await cli("--continue", "read a.txt");
+    expect(continued.code).toBe(0);
+    expect(continued.stdout).toContain("Thread looped was made with --engine loop; it goes on with that engine.");
+    expect(continued.stdout).toMatch(/engine loop/);
+
+    const undone = await cli("--thread", "looped", "--undo");
+    expect(undone.stdout + undone.stderr).toContain("Undid turn 2: read a.txt");
+    const again = await cli("--thread", "looped", "--undo");
+    expect(again.code).toBe(0);
+    expect(again.stdout + again.stderr).toContain(
+      "Undid turn 1: create a file a.txt with content A\nFiles (1):\n  removed    a.txt",
+    );
+    expect(existsSync(path.join(tmp.dir, "a.txt"))).toBe(false);
+  },
+  CLI_DEADLINE_MS * 5,
+);

@@ -3,11 +3,7 @@
  * server (launch to first request, client time per step, stored bytes against the wire, Studio's
  * schema time), then the in-process figures (orchestration overhead, checkpoint storage, cold
  * start, parallel commands, memory on huge inputs). Prints each goal with its ratio and whether
- * it is met, and rewrites BENCHMARKS.md.
- *
- *   --quick         fewer repeats, no Studio and no 1 GB measurements; BENCHMARKS.md untouched
- *   --codex <bin>   also launch Codex CLI (`codex exec`) against the server, interleaved with ours
- *   --no-build      use dist/ as it is
+ * it is met; with --write it rewrites BENCHMARKS.md. Flags: bench-args.ts (`--help`).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +18,7 @@ import {
   type StepsResult,
   type StudioResult,
 } from "./bench-cli.js";
+import { BENCH_USAGE, BenchUsageError, parseBenchArgs, type BenchArgs } from "./bench-args.js";
 import { atMost, formatGoals, interleave, median as mid, type Goal } from "./bench-goals.js";
 import { measureOverhead, VARIANTS, type OverheadResult, type Variant } from "./bench-overhead.js";
 import { measureSnapshotCost, type SnapshotCost } from "./bench-snapshot.js";
@@ -417,13 +414,7 @@ request is timed). Issue 18 quoted 234 ms for it on another run; this run's figu
   return { table, markdown };
 }
 
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-async function endToEnd(quick: boolean): Promise<EndToEnd> {
-  const codexBin = argValue("--codex");
+async function endToEnd(quick: boolean, codexBin: string | undefined): Promise<EndToEnd> {
   const launchers = { ...LAUNCHERS, ...(codexBin ? { codex: codexLauncher(codexBin) } : {}) };
   const labels = Object.fromEntries(Object.entries(launchers).map(([k, l]) => [k, l.label]));
   const rounds = quick ? 3 : 7;
@@ -457,13 +448,13 @@ async function endToEnd(quick: boolean): Promise<EndToEnd> {
   return { launch, labels, codex, steps, studio };
 }
 
-async function main(): Promise<void> {
-  const quick = process.argv.includes("--quick");
-  if (!process.argv.includes("--no-build")) {
+async function main(args: BenchArgs): Promise<void> {
+  const { quick } = args;
+  if (args.build) {
     log("building dist/ for the end-to-end and cold-start measurements…");
     execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
   }
-  const e2e = await endToEnd(quick);
+  const e2e = await endToEnd(quick, args.codex);
   const overhead = await overheadTable(quick);
   log("cold start…");
   const coldRuns = quick ? 3 : 5;
@@ -494,10 +485,27 @@ async function main(): Promise<void> {
   }
   const { table, markdown } = render(report);
   process.stdout.write(`${table}\n`);
-  if (!quick) writeFileSync(path.join(ROOT, "BENCHMARKS.md"), markdown);
+  if (args.write) writeFileSync(path.join(ROOT, "BENCHMARKS.md"), markdown);
+  else log("BENCHMARKS.md left as it is (--write rewrites it with a full run's figures).");
 }
 
-main().then(
+/** Exit status of a usage error, as the CLI uses. */
+const USAGE_EXIT = 2;
+
+let args: BenchArgs;
+try {
+  args = parseBenchArgs(process.argv.slice(2));
+} catch (err) {
+  if (!(err instanceof BenchUsageError)) throw err;
+  process.stderr.write(`bench: ${err.message}\n`);
+  process.exit(USAGE_EXIT);
+}
+if (args.help) {
+  process.stdout.write(BENCH_USAGE);
+  process.exit(0);
+}
+
+main(args).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);

@@ -3,7 +3,7 @@
  * each in its own copy of the workspace and its own process (so peak memory is its own).
  */
 import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -95,6 +95,13 @@ async function main(): Promise<number> {
   const opts = program.opts<{ workspace?: string; approval: string; maxSteps: string; json?: boolean }>();
   const task = (program.args as string[]).join(" ");
   const source = path.resolve(invocationDirectory(), opts.workspace ?? ".");
+  // Checked before any copy is made, so a wrong path leaves no temp folder behind.
+  if (!statSync(source, { throwIfNoEntry: false })?.isDirectory()) {
+    process.stderr.write(
+      `compare: the workspace ${source} is not a directory that exists; pass one with --workspace <dir>.\n`,
+    );
+    return USAGE_EXIT;
+  }
   const results: EngineResult[] = [];
   for (const engine of ["graph", "loop"] as const) {
     const workspace = copyWorkspace(source, engine);

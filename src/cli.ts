@@ -230,10 +230,8 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (parsed.mcpList) {
-      const { mcpListReport } = await import("./app/mcp.js");
-      process.stdout.write(
-        await mcpListReport(settings, settings.json, (text) => process.stderr.write(gateText(`${text}\n`))),
-      );
+      const { mcpList } = await import("./app/run.js");
+      process.stdout.write(await mcpList(settings, (text) => process.stderr.write(gateText(`${text}\n`))));
       return EXIT.ok;
     }
     if (parsed.flags.model && settings.provider === "offline" && !settings.replay) {

@@ -87,6 +87,15 @@ test("/plan and /approval remember the mode plan mode was entered from; /plan ac
     await runSlashCommand("/approval suggest", { session, renderer });
     await runSlashCommand("/approval plan", { session, renderer });
     expect([session.approval, session.beforePlan]).toEqual(["plan", "suggest"]);
+    // No plan made yet: nothing is sent, and plan mode stays on.
+    expect(await runSlashCommand("/plan accept", { session, renderer })).toBe("continue");
+    expect([session.approval, notes.at(-1)]).toEqual([
+      "plan",
+      "There is no plan to accept yet: send a request in plan mode first (/plan <request>). Still in plan mode.",
+    ]);
+    // The offline model makes one.
+    const plan = await session.runTurn("read a.txt", new AbortController().signal, async () => ({ decision: "deny" }));
+    expect(plan.reason).toBe("done");
     expect(await runSlashCommand("/plan accept", { session, renderer })).toEqual({ request: PLAN_ACCEPTED_TASK });
     expect([session.approval, notes.at(-1)]).toEqual(["suggest", "Plan accepted: approval mode suggest."]);
   } finally {
@@ -175,7 +184,9 @@ const PLAN_SCRIPT: ScriptStep[] = [
   { toolCalls: [{ name: "write_todos", args: { todos: PLAN } }] },
   { content: "Plan: change a.txt to say hello." },
 ];
+// The model reads a.txt before replacing it: write_file never overwrites content its thread has not seen.
 const CARRY_OUT: ScriptStep[] = [
+  { toolCalls: [{ name: "read_file", args: { filePath: "a.txt" } }] },
   { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "hello\n" } }] },
   { content: "Done: a.txt says hello." },
 ];

@@ -734,17 +734,20 @@ describe("which edit tools are offered", () => {
     ).toEqual(["read_file", "write_file", "apply_patch", "edit_file"]);
     const prompt = (names: string[]) =>
       buildSystemPrompt({ workspace: "/w", projectInstructions: null, date: new Date(0), platform: "p", tools: names });
-    expect(prompt(offeredToolNames("apply_patch"))).toMatch(/\n- apply_patch: /);
-    expect(prompt(offeredToolNames("apply_patch"))).not.toMatch(/\n- edit_file: /);
+    const prefers = (text: string) => `- Changing part of an existing file: ${text}. write_file only for`;
+    expect(prompt(offeredToolNames("apply_patch"))).toContain(prefers("use apply_patch"));
+    expect(prompt(offeredToolNames("edit_file"))).toContain(prefers("use edit_file"));
     expect(prompt(offeredToolNames("edit_file"))).not.toMatch(/apply_patch/);
-    expect(prompt(offeredToolNames("both"))).toMatch(/\n- edit_file: [^\n]*\n- apply_patch: /);
+    expect(prompt(offeredToolNames("both"))).toContain(
+      prefers("prefer apply_patch (your model family knows its format), or edit_file for one small replacement"),
+    );
   });
 
   test("the toolset the CLI and Studio build, and the runtime's prompt, follow the settings", () => {
     const gpt = loadSettings({ model: "gpt-5", workspace: tmp.dir, sandbox: "off" }, { MINI_CURSOR_DOTENV: "off" });
     const { tools: offered } = createAgentTools(gpt);
     expect(offered.map((t) => t.name).slice(0, 4)).toEqual(["read_file", "write_file", "apply_patch", "edit_file"]);
-    expect(createRuntime(gpt, { tools: offered }).systemPrompt()).toMatch(/\n- edit_file: [^\n]*\n- apply_patch: /);
+    expect(createRuntime(gpt, { tools: offered }).systemPrompt()).toContain("prefer apply_patch");
     const other = loadSettings(
       { model: "gpt-4o-mini", workspace: tmp.dir, sandbox: "off" },
       { MINI_CURSOR_DOTENV: "off" },

@@ -66,7 +66,7 @@ describe("createTool: the one wrapper", () => {
       type: "tool_call",
     })) as ToolMessage;
     expect(message.status).toBe("error");
-    expect(String(message.content)).toMatch(/^Error: Received tool input did not match expected schema/);
+    expect(String(message.content)).toMatch(/^Error: lookup got invalid arguments:\n- key: /);
   });
 
   test("a result longer than the cap keeps its start and end", async () => {

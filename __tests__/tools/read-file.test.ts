@@ -74,9 +74,17 @@ describe("read_file output", () => {
 
   it("answers offsets and limits below 1 with a sentence, and rejects fractions", async () => {
     write("a.txt", "a\n");
-    expect(await read({ filePath: "a.txt", offset: 0 })).toBe("Error: offset is 1-based: the first line is 1.");
-    expect(await read({ filePath: "a.txt", offset: 1.5 })).toMatch(/whole line number/);
-    expect(await read({ filePath: "a.txt", limit: -1 })).toBe("Error: limit must be at least 1.");
+    const refused = (line: string) =>
+      `Error: read_file got invalid arguments:\n- ${line}.\nThe call was not run: call it again with valid arguments.`;
+    expect(await read({ filePath: "a.txt", offset: 0 })).toBe(
+      refused("offset: offset must be a whole line number, 1 or more"),
+    );
+    expect(await read({ filePath: "a.txt", offset: 1.5 })).toBe(
+      refused("offset: offset must be a whole line number, 1 or more"),
+    );
+    expect(await read({ filePath: "a.txt", limit: -1 })).toBe(
+      refused("limit: limit must be a whole number of lines, 1 or more"),
+    );
   });
 
   it("cuts lines longer than 2000 characters with a marker", async () => {

@@ -71,17 +71,16 @@ describe("the write_todos tool", () => {
     expect(todosFromResults([two, tooMany, odd])).toBeUndefined();
   });
 
-  test("the system prompt says when to use it and when not", () => {
-    const prompt = buildSystemPrompt({
-      workspace: "/w",
-      projectInstructions: null,
-      tools: createTools({ workspace: tmp.dir }).map((t) => t.name),
-    });
-    expect(prompt).toContain("- write_todos: your todo list for the request");
-    expect(prompt).toContain("three or more distinct steps");
-    expect(prompt).toContain("Do not use it for a question, a one-line change or any single-step request.");
+  test("its description says when to use it and when not; the system prompt, that none is left open", () => {
+    const tools = createTools({ workspace: tmp.dir });
+    expect(tools.write_todos.description).toContain("three or more distinct steps");
+    expect(tools.write_todos.description).toContain(
+      "Do not use it for a single simple step, a question, or a one-line change",
+    );
+    const prompt = buildSystemPrompt({ workspace: "/w", projectInstructions: null, tools: tools.map((t) => t.name) });
+    expect(prompt).toContain("No todo may be left pending or in_progress.");
     expect(buildSystemPrompt({ workspace: "/w", projectInstructions: null, tools: ["read_file"] })).not.toContain(
-      "write_todos",
+      "todo",
     );
   });
 });

@@ -21,7 +21,8 @@ export interface AgentRuntime {
   model: BaseChatModel;
   tools: StructuredToolInterface[];
   /** Rebuilt every model turn: it carries the date and the project's AGENTS.md. */
-  systemPrompt: () => string;
+  /** The system prompt for a run in `approval` mode (default: the runtime's). */
+  systemPrompt: (approval?: Settings["approval"]) => string;
   /** Default approval mode; a run may override it. */
   approval: Settings["approval"];
   /** Default model turns per request; a run may override it. */
@@ -40,6 +41,17 @@ export interface AgentRuntime {
   studioApprovals?: StudioApprovalCodes;
   /** The write-ahead journal of tool calls (memory/tool-journal.ts); none in tests and Studio. */
   journal?: ToolJournal;
+  /**
+   * Where the trust answers for rules files and the user's own MCP config are (from Settings),
+   * so that judging a call reads no environment mid-run; unset, the defaults of settings.ts apply.
+   */
+  configFiles?: ConfigFiles;
+}
+
+/** The files outside the workspace that approvals read: the trust store and the user's MCP config. */
+export interface ConfigFiles {
+  trustStore: string;
+  mcpUserConfig: string;
 }
 
 /** The settings a runtime is built from. */
@@ -59,13 +71,15 @@ export type RuntimeSettings = Pick<
 > &
   // The provider wire's settings (src/provider/), all optional.
   Pick<Settings, "temperature" | "extraBody" | "streamOptions" | "stream" | "additionalProperties"> &
-  Partial<Pick<Settings, "editTool" | "waitNoticeMs">>;
+  Partial<Pick<Settings, "editTool" | "waitNoticeMs" | "trustStore" | "mcp" | "network">>;
 
 export interface RuntimeOptions {
   /** A model to use instead of the one the settings name (tests inject scripted models). */
   model?: BaseChatModel;
   /** Tools to use instead of `createTools` for the settings' workspace. */
   tools?: StructuredToolInterface[];
+  /** Whether commands run in bubblewrap (what the system prompt tells the model). */
+  sandboxed?: boolean;
   /** Passed to `createTools` when it is called here. */
   toolOptions?: Omit<ToolOptions, "workspace">;
 }
@@ -77,7 +91,13 @@ export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions
   return {
     model: options.model ?? createChatModel(settings),
     tools,
-    systemPrompt: () => buildSystemPrompt({ workspace: settings.workspace, tools: tools.map((t) => t.name) }),
+    systemPrompt: (approval = settings.approval) =>
+      buildSystemPrompt({
+        workspace: settings.workspace,
+        tools: tools.map((t) => t.name),
+        approval,
+        sandbox: { active: options.sandboxed ?? false, network: settings.network ?? true },
+      }),
     approval: settings.approval,
     maxSteps: settings.maxSteps,
     contextTokens: settings.contextTokens,
@@ -85,6 +105,9 @@ export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions
     // The offline model is free; a real one is priced by its name (models/cost.ts).
     modelName: settings.provider === "offline" ? undefined : settings.model,
     prices: settings.prices,
+    ...(settings.trustStore && settings.mcp
+      ? { configFiles: { trustStore: settings.trustStore, mcpUserConfig: settings.mcp.userConfig } }
+      : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { makeToolCallId } from "../provider/ids.js";
+import { canonicalArguments } from "../tools/aliases.js";
 
 /** How much of a malformed argument string the model is shown back. */
 const MAX_ECHOED_ARGS = 500;
@@ -8,11 +9,21 @@ const MAX_ECHOED_ARGS = 500;
  * Models sometimes send tool-call arguments that are not JSON. LangChain keeps those in
  * `invalid_tool_calls`; we also list them as ordinary calls (with empty args) so each gets a
  * result and the conversation stays valid for the provider, and answer them with the error.
+ * Arguments other agents name differently (`workdir`, `cmd`) get our names here, so approval,
+ * the trace and the tool all see the same call.
  */
 export function normalizeToolCalls(message: AIMessage): AIMessage {
   const invalid = message.invalid_tool_calls ?? [];
-  const calls = (message.tool_calls ?? []).map((c) => ({ ...c, id: c.id || makeToolCallId() }));
-  if (invalid.length === 0 && calls.every((c, i) => c.id === message.tool_calls?.[i]?.id)) return message;
+  const calls = (message.tool_calls ?? []).map((c) => ({
+    ...c,
+    id: c.id || makeToolCallId(),
+    args: canonicalArguments(c.name, c.args),
+  }));
+  const same = calls.every(
+    (c, i) =>
+      c.id === message.tool_calls?.[i]?.id && JSON.stringify(c.args) === JSON.stringify(message.tool_calls?.[i]?.args),
+  );
+  if (invalid.length === 0 && same) return message;
   const fixedInvalid = invalid.map((c) => ({ ...c, id: c.id || makeToolCallId() }));
   return new AIMessage({
     id: message.id,

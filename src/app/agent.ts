@@ -74,7 +74,10 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     workspace: settings.workspace,
   };
   // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
-  const runtime = { ...createRuntime(settings, { model: options.model, tools }), journal: memory.journal };
+  const runtime = {
+    ...createRuntime(settings, { model: options.model, tools, sandboxed: sandbox.sandbox !== undefined }),
+    journal: memory.journal,
+  };
   let engine: Engine & { flush?(): Promise<void> };
   let history: ThreadHistory;
   if (settings.engine === "loop") {

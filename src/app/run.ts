@@ -111,6 +111,14 @@ async function keepServersUp(session: Session, renderer: Renderer): Promise<void
   await nextSignal();
 }
 
+/** `--mcp-list`: on a terminal an untrusted project config is asked about first, as a session does. */
+export async function mcpList(settings: Settings, note: (text: string) => void): Promise<string> {
+  const interactive = isInteractiveTerminal() && !settings.json;
+  await confirmConfigTrust(settings, interactive, createRenderer(settings, interactive));
+  const { mcpListReport } = await import("./mcp.js");
+  return mcpListReport(settings, settings.json, note);
+}
+
 export async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);

@@ -6,7 +6,7 @@ import { openMemory } from "../memory/backend.js";
 import { findThreadIn, latestThreadIn, type ThreadStore } from "../memory/thread-store.js";
 import { newThreadId } from "../memory/threads.js";
 import { acquireThreadLock, type ThreadLock } from "../memory/thread-lock.js";
-import type { ApprovalMode, Settings } from "../settings.js";
+import { ENGINES, type ApprovalMode, type EngineName, type Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
@@ -29,6 +29,8 @@ export interface Session {
   beforePlan?: ApprovalMode;
   /** Changes the approval mode; entering plan mode remembers the mode it left. */
   setApproval(mode: ApprovalMode): void;
+  /** A plan-mode request of this session ended with a plan not yet accepted or left: what /plan accept carries out. */
+  planReady: boolean;
   /** Leaves plan mode for `mode`; the next request is told the plan was accepted. */
   acceptPlan(mode: ApprovalMode): void;
   /** Runs one request on the current thread. */
@@ -60,14 +62,32 @@ export async function pickThread(
 ): Promise<{ id: string; resumed: boolean }> {
   if (settings.thread) return { id: settings.thread, resumed: Boolean(await findThreadIn(threads, settings.thread)) };
   if (settings.continueLatest) {
-    const latest = await latestThreadIn(threads, settings.engine);
+    // Whatever engine made it: the session then runs that engine (threadEngine).
+    const latest = await latestThreadIn(threads);
     if (latest) return { id: latest.id, resumed: true };
     note("No saved thread in this workspace yet; starting a new one.");
   }
   return { id: newThreadId(), resumed: false };
 }
 
-export async function createSession(settings: Settings, options: SessionOptions): Promise<Session> {
+/**
+ * The engine a saved thread was made with, when it is not the one the settings name: each engine
+ * keeps its own conversation store, so the other one would find no turns to continue or undo.
+ */
+export async function threadEngine(
+  settings: Settings,
+  threads: ThreadStore,
+  thread: { id: string; resumed: boolean },
+): Promise<EngineName | undefined> {
+  if (!thread.resumed) return undefined;
+  const engine = (await findThreadIn(threads, thread.id))?.engine;
+  return engine && engine !== settings.engine && (ENGINES as readonly string[]).includes(engine)
+    ? (engine as EngineName)
+    : undefined;
+}
+
+export async function createSession(given: Settings, options: SessionOptions): Promise<Session> {
+  let settings = given;
   const emit = (event: AgentEvent) => options.renderer.event(event);
   const memory = await openMemory(settings).catch(async (err: unknown) => {
     await options.mcp?.close();
@@ -86,8 +106,13 @@ export async function createSession(settings: Settings, options: SessionOptions)
     lock = next;
   };
   try {
-    parts = createAgentParts(settings, { emit, model: options.model, memory, mcp: options.mcp });
     thread = await pickThread(settings, memory.threads, note);
+    const engine = await threadEngine(settings, memory.threads, thread);
+    if (engine) {
+      options.renderer.note(`Thread ${thread.id} was made with --engine ${engine}; it goes on with that engine.`);
+      settings = { ...settings, engine };
+    }
+    parts = createAgentParts(settings, { emit, model: options.model, memory, mcp: options.mcp });
     await lockThread(thread.id);
     // Written before it is shown: the banner's id resumes even if this process is killed now.
     if (options.firstRequest !== undefined && !thread.resumed)
@@ -107,9 +132,11 @@ export async function createSession(settings: Settings, options: SessionOptions)
     threadId: thread.id,
     resumed: thread.resumed,
     approval: settings.approval,
+    planReady: false,
     setApproval(mode) {
       if (mode === "plan" && session.approval !== "plan") session.beforePlan = session.approval;
       if (mode !== "plan") session.beforePlan = undefined;
+      if (mode !== "plan") session.planReady = false;
       session.approval = mode;
     },
     acceptPlan(mode) {
@@ -138,12 +165,14 @@ export async function createSession(settings: Settings, options: SessionOptions)
         approval: session.approval,
         note: requestNote,
       });
+      if (requestNote === PLAN_MODE_NOTE) session.planReady = summary.reason === "done";
       await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
       // The run's steps are all in the thread; after an error the journal may be what the next run needs.
       if (summary.reason !== "error") await memory.journal.clear(session.threadId).catch(() => undefined);
       return summary;
     },
     newThread() {
+      session.planReady = false;
       session.threadId = newThreadId();
       session.resumed = false;
       // The old thread is free for others now; the new one is locked at its first turn.

@@ -47,6 +47,12 @@ function planCommand(arg: string, { session, renderer }: SlashContext): SlashRes
       renderer.note(`Usage: /plan accept [${APPROVAL_MODES.filter((m) => m !== "plan").join(" | ")}]`);
       return "continue";
     }
+    if (!session.planReady) {
+      renderer.note(
+        "There is no plan to accept yet: send a request in plan mode first (/plan <request>). Still in plan mode.",
+      );
+      return "continue";
+    }
     session.acceptPlan(chosen);
     renderer.note(`Plan accepted: approval mode ${chosen}.`);
     return { request: PLAN_ACCEPTED_TASK };
@@ -134,6 +140,12 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
       const found = await findThreadIn(session.threads, arg);
       if (!found) {
         renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
+        return "continue";
+      }
+      if (found.engine !== session.parts.engine.name) {
+        renderer.note(
+          `Thread ${found.id} was made with --engine ${found.engine}, and this session runs ${session.parts.engine.name}: to continue it, start mini-cursor --engine ${found.engine} --thread ${found.id}.`,
+        );
         return "continue";
       }
       try {

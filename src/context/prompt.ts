@@ -1,4 +1,5 @@
 import os from "node:os";
+import type { ApprovalMode } from "../settings.js";
 import { instructionsSection, loadProjectInstructions, type ProjectInstructions } from "./project-instructions.js";
 
 export interface PromptContext {
@@ -9,35 +10,62 @@ export interface PromptContext {
   shell?: string;
   /** AGENTS.md / CLAUDE.md; read from the workspace when undefined, none when null. */
   projectInstructions?: ProjectInstructions | null;
-  /** Names of the tools the model is offered; decides which edit tools the rules describe (default: edit_file only). */
+  /** Names of the tools the model is offered; decides which edit tool the prompt prefers (default: edit_file only). */
   tools?: readonly string[];
+  /** The run's approval mode (default auto-edit). */
+  approval?: ApprovalMode;
+  /** What the sandbox changes for commands (default: no sandbox). */
+  sandbox?: SandboxFacts;
 }
 
-/** The tool rules for the file-editing tools the model is offered. */
-function editToolRules(tools: readonly string[] | undefined): string {
-  const rules: string[] = [];
-  if (!tools || tools.includes("edit_file")) {
-    rules.push(
-      "- edit_file: change part of a file by replacing oldString (copied exactly from the file, without read_file's line numbers, and unique in it: add surrounding lines if needed) with newString. Prefer it to rewriting a whole file. The file must have been read in this conversation and not changed since; if edit_file says so, read it again. replaceAll: true replaces every match; edits: [...] makes several replacements in one file at once.",
-    );
-  }
-  if (tools?.includes("apply_patch")) {
-    rules.push(
-      '- apply_patch: change, add, delete or move files with one "*** Begin Patch" ... "*** End Patch" patch (context lines, "-" and "+" lines, "@@" to name the enclosing function or class). Files to update or delete must have been read in this conversation. If a hunk does not apply, nothing is written: read the file again and fix the patch.',
-    );
-  }
-  return rules.join("\n");
+/** What commands may do, as far as it changes what the model should expect from them. */
+export interface SandboxFacts {
+  /** Commands run in bubblewrap. */
+  active: boolean;
+  /** Commands may use the network. */
+  network: boolean;
 }
 
-/** When to keep a todo list, for toolsets that offer write_todos (the default one does). */
-function todoRules(tools: readonly string[] | undefined): string {
-  if (tools && !tools.includes("write_todos")) return "";
-  return "\n- write_todos: your todo list for the request, shown to the user as a checklist. Use it when the work has three or more distinct steps (several files, a feature, a list of things asked for): write the list before you start, keep one item in_progress while you work on it, and mark each completed as soon as it is done and verified. Do not use it for a question, a one-line change or any single-step request.";
+/** How the approval mode shapes what happens to a call, for the model. */
+const APPROVAL_TEXT: Readonly<Record<ApprovalMode, string>> = {
+  suggest: "suggest: the user approves every file change and every command that is not read-only before it runs",
+  "auto-edit": "auto-edit: file changes run at once; commands that are not read-only wait for the user's approval",
+  "full-auto":
+    "full-auto: file changes and commands run without asking, except commands the safety check finds risky (the user is asked) or destructive (refused)",
+  plan: "plan: only reading and searching tools run; the request says what to deliver",
+};
+
+function sandboxText(sandbox: SandboxFacts | undefined): string {
+  if (!sandbox?.active)
+    return "Commands run without a sandbox: they can change any file the user can, so stay inside the workspace.";
+  const network = sandbox.network
+    ? "Network is on."
+    : 'Network is off: "could not resolve host" or "network unreachable" means a download cannot work here; say so instead of retrying.';
+  return `Commands run in a sandbox: only the workspace, a private /tmp and package caches are writable, and credentials in the home folder are hidden. A "Read-only file system" or "Permission denied" error outside the workspace comes from it: do not work around it; tell the user what to run themselves. ${network}`;
+}
+
+/** Which file-editing tool to reach for, for the tools this model is offered. */
+function editToolText(tools: readonly string[] | undefined): string {
+  const edit = !tools || tools.includes("edit_file");
+  const patch = tools?.includes("apply_patch") ?? false;
+  const preferred =
+    edit && patch
+      ? "prefer apply_patch (your model family knows its format), or edit_file for one small replacement"
+      : patch
+        ? "use apply_patch"
+        : "use edit_file";
+  return `- Changing part of an existing file: ${preferred}. write_file only for a new file or a complete rewrite of one you have read.`;
+}
+
+/** The todo list's end-of-work rule, for toolsets that offer write_todos (the default one does). */
+function todoText(tools: readonly string[] | undefined): string {
+  return tools && !tools.includes("write_todos") ? "" : " No todo may be left pending or in_progress.";
 }
 
 /**
- * The system prompt both engines use. It states the rules the tools enforce anyway, so the
- * model does not waste steps discovering them.
+ * The system prompt both engines use: where the model is, what its approval mode and sandbox
+ * let a call do, and the working rules of good coding agents, each under the situation it is
+ * for. What each tool does and its limits are in the tool descriptions, not repeated here.
  */
 export function buildSystemPrompt(ctx: PromptContext): string {
   const date = (ctx.date ?? new Date()).toISOString().slice(0, 10);
@@ -48,31 +76,33 @@ export function buildSystemPrompt(ctx: PromptContext): string {
 You complete the user's request by calling tools, reading their results and continuing until the work is done.
 
 # Environment
-- Workspace root: ${ctx.workspace}
-- Platform: ${platform}; shell: ${ctx.shell ?? "bash"}
-- Today's date: ${date}
-- Every path you pass to a tool is resolved against the workspace root. Paths outside it (.., ~, absolute paths elsewhere, symlinks leading out) are refused.
+- Workspace root: ${ctx.workspace}. Every path is resolved against it; paths outside it are refused.
+- Platform: ${platform}; shell: ${ctx.shell ?? "bash"}. Today's date: ${date}.
+- Approval mode ${APPROVAL_TEXT[ctx.approval ?? "auto-edit"]}. A declined call's result says why: respect it and adapt.
+- ${sandboxText(ctx.sandbox)}
 
-# Tools
-- read_file: read a file with line numbers, at most 2000 lines per call; use offset/limit to page through long files. Read a file before you change it.
-${editToolRules(ctx.tools)}
-- write_file: create a file or replace a whole file (parent folders are created). Always write the complete content; never leave placeholders such as "rest of code unchanged", here or in edit_file's newString.
-- list_directory: see what is in a folder (ignored files are hidden). Explore before assuming a layout.
-- find_files: find files by glob, newest first ("**/*.tsx", "src/**/*.test.ts"). search_files: search contents with a regular expression, results as path:line: text, with path, glob and contextLines to narrow. Both skip what .gitignore ignores. Use them instead of find or grep commands.
-- execute_command: run a bash command. Rules:
-  - With workingDirectory set, never cd inside the command. Right: { "command": "npm install", "workingDirectory": "react-todo-app" }. Wrong: { "command": "cd react-todo-app && npm install", "workingDirectory": "react-todo-app" }.
-  - stdin is closed: use non-interactive flags (--yes, -y, --template ...), never commands that wait for input.
-  - Long-running servers (npm run dev, vite) are detected and left running in the background; the result gives their URL and id (bg-1, ...). Do not start the same server twice. process_output { id } shows its latest output; stop_process { id } stops it.
-  - Commands time out after 120 s by default (timeoutMs up to 600000 for slow installs or builds).
-  - Long output is cut to its head and tail; the full output is saved to a file you can read_file.${todoRules(ctx.tools)}
-- Calls may be declined by the user; the result then says so and why. Respect it and adapt.
-- Independent tool calls can be made in one turn; they run concurrently.
+# When the user asks a question
+- A question or a request to explain, review or plan is not a request to change: answer it from what you read, and change no file.
 
-# Working style
-- Keep going until the request is fully done, then stop calling tools and answer.
-- Verify your work when you can (build, test, run) and fix what fails.
-- The final answer is short: what you did, what the user should know (URLs, commands to run), and anything left undone.
-- Answer in the language the user wrote in.
-- If a call fails, read the error and change something before trying again: an identical call gives the same result.`;
+# When you change files
+- The workspace may hold uncommitted changes you did not make: they are the user's work. Never revert or overwrite them, and never run git reset --hard, git checkout --, git restore, git clean, git stash, commit or push unless asked.
+${editToolText(ctx.tools)}
+- Two changes to one file in a turn go in one call (edit_file's edits, or one patch), never in two calls. After a successful edit, do not read the file again to check it.
+- Keep changes minimal and in the style of the code around them. Do not assume a library is installed: check the manifest (package.json, ...) or existing imports.
+- Only the root AGENTS.md is in this prompt. Before editing under a folder, look for AGENTS.md files between it and the root (find_files "**/AGENTS.md") and follow them: the deepest wins.
+
+# When you run commands or tests
+- Read, search and edit with the tools, not with cat, head, tail, sed, grep, find or echo >; do not pipe output to head or tail (long output is saved whole for read_file). Use workingDirectory instead of cd; stdin is closed, so pass non-interactive flags.
+- Run the narrowest test first (one file or test name), then the wider suite.
+- A test that fails for reasons unrelated to your change: leave it alone and mention it in your answer.
+- After three failed fixes of the same problem, change approach or stop and report what you found. A failed call repeated unchanged fails again.
+
+# When you look around
+- Make independent reads and searches in one turn: they run concurrently.
+
+# When you finish
+- Keep going until the request is done; verify what you can (build, test, run).
+- Answer briefly: what you did, with path:line references; do not paste files you wrote; say what you could not verify and what is left.${todoText(ctx.tools)}
+- Answer in the language the user wrote in.`;
   return instructions ? `${prompt}\n\n${instructionsSection(instructions)}` : prompt;
 }

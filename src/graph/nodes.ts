@@ -64,7 +64,7 @@ export function createNodes(source: RuntimeSource) {
       await syncWorkspaceToCheckpoint({ ...snapshotContext(runtime, state, config, step), snapshots: state.snapshots });
       const done = await compactBeforeTurn(
         {
-          systemPrompt: runtime.systemPrompt(),
+          systemPrompt: runtime.systemPrompt(runOption(source(config).config, "approval", runtime.approval)),
           history: state.messages,
           contextTokens: runtime.contextTokens,
           summaryModel: runtime.model,
@@ -87,7 +87,7 @@ export function createNodes(source: RuntimeSource) {
       const { message, usage } = await takeModelTurn(
         boundModel(runtime),
         {
-          systemPrompt: runtime.systemPrompt(),
+          systemPrompt: runtime.systemPrompt(runOption(source(config).config, "approval", runtime.approval)),
           history: state.messages,
           contextTokens: runtime.contextTokens,
           workspace: runtime.workspace,
@@ -137,6 +137,7 @@ export function createNodes(source: RuntimeSource) {
         workspace: runtime.workspace,
         tools: runtime.tools,
         threadId: threadOf(config),
+        configFiles: runtime.configFiles,
         // Pauses the run; the answer arrives with the resume (Command({ resume })).
         ask: (request) => (codes ? codes.ask(request) : normalizeResponse(interrupt(request))),
       });

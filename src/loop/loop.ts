@@ -118,7 +118,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // THINK
           emit({ type: "step", step });
           const onToken = { handleLLMNewToken: (token: string) => token && emit({ type: "token", step, text: token }) };
-          const systemPrompt = runtime.systemPrompt();
+          const systemPrompt = runtime.systemPrompt(mode);
           const compacted = await compactBeforeTurn(
             {
               systemPrompt,
@@ -189,6 +189,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             workspace: runtime.workspace,
             tools: runtime.tools,
             threadId: request.threadId,
+            configFiles: runtime.configFiles,
             ask: async (approvalRequest) => {
               const response = await request.approver(approvalRequest);
               emit({ type: "approval", request: approvalRequest, response });

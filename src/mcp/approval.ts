@@ -44,11 +44,15 @@ export function isMcpCall(call: McpCall, tools?: readonly ToolLike[]): boolean {
 }
 
 /** The MCP rules of the workspace's trusted rules files and the user's config (unreadable ones add nothing). */
-export function mcpApprovalRules(workspace: string, userConfig = mcpSettings().userConfig): McpApprovalRules {
+export function mcpApprovalRules(
+  workspace: string,
+  userConfig = mcpSettings().userConfig,
+  trustStore?: string,
+): McpApprovalRules {
   const rules: McpApprovalRules = { allow: [], trustReadOnlyHints: false };
   const add = (r: McpApprovalRules | undefined) => mergeMcpRules(rules, r);
   try {
-    add(loadProjectRules(workspace).mcp);
+    add(loadProjectRules(workspace, { trustStore }).mcp);
   } catch (err) {
     if (!(err instanceof RulesError)) throw err;
   }

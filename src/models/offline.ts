@@ -7,6 +7,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
 import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../policy/approval.js";
+import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planModeTools, requestTask } from "../policy/plan-mode.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -267,6 +268,48 @@ function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boo
   return parts.join("\n\n");
 }
 
+/** The answer to "Carry out the plan." when the conversation holds no plan-mode request. */
+export const NO_PLAN_TO_CARRY_OUT =
+  "There is no plan in this conversation to carry out: make one first in plan mode (/plan <request>, or --approval plan).";
+
+/** The person's words of the latest request made in plan mode, if any. */
+function lastPlannedRequest(messages: readonly BaseMessage[]): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.getType() !== "human") continue;
+    const text = textOf(m);
+    if (text.includes(PLAN_MODE_NOTE)) return requestTask(text);
+  }
+  return undefined;
+}
+
+/** The one step of an offline plan, as a todo item (at most MAX_TODO_CHARS, so long contents are cut). */
+function describeIntent(intent: OfflineIntent, zh: boolean): string {
+  const short = (text: string) => (text.length > 60 ? `${text.slice(0, 57)}...` : text);
+  const a = intent.args;
+  switch (intent.tool) {
+    case "write_file":
+      return zh
+        ? `写入 ${short(a.filePath ?? "")}，内容为“${short(a.content ?? "")}”`
+        : `Write ${short(a.filePath ?? "")} with the content "${short(a.content ?? "")}"`;
+    case "execute_command":
+      return zh ? `运行 \`${short(a.command ?? "")}\`` : `Run \`${short(a.command ?? "")}\``;
+    case "read_file":
+      return zh ? `读取 ${short(a.filePath ?? "")}` : `Read ${short(a.filePath ?? "")}`;
+    case "list_directory":
+      return zh ? `列出 ${short(a.directoryPath ?? ".")}` : `List ${short(a.directoryPath ?? ".")}`;
+  }
+}
+
+/** The answer that ends an offline plan-mode request: the plan, what was read for it, and how to go on. */
+function planAnswer(intent: OfflineIntent, summary: string, zh: boolean): string {
+  const step = describeIntent(intent, zh);
+  const head = zh
+    ? `计划（离线模型，一步）：\n1. ${step}\n计划模式下没有修改任何文件。接受计划（/plan accept）后执行。`
+    : `Plan (offline model, one step):\n1. ${step}\nNothing was changed in plan mode. Accept the plan (/plan accept) to carry it out.`;
+  return summary ? `${head}\n\n${summary}` : head;
+}
+
 export class OfflineChatModel extends BaseChatModel {
   private tools: BindToolsInput[] = [];
 
@@ -299,23 +342,46 @@ export class OfflineChatModel extends BaseChatModel {
     messages.forEach((m, i) => {
       if (m.getType() === "human") lastHuman = i;
     });
-    const request = lastHuman >= 0 ? textOf(messages[lastHuman]!) : "";
+    const sent = lastHuman >= 0 ? textOf(messages[lastHuman]!) : "";
+    // The person's words only: mini-cursor's note (plan mode's rules) is for the model, never an argument.
+    let request = requestTask(sent);
+    const planning = sent.includes(PLAN_MODE_NOTE);
     const zh = CJK.test(request);
     const after = messages.slice(lastHuman + 1);
     if (isTodoAppRequest(request) && this.hasTool("execute_command") && this.hasTool("write_file"))
       return playTodoDemo(after, zh);
+    if (request === PLAN_ACCEPTED_TASK) {
+      const planned = lastPlannedRequest(messages.slice(0, Math.max(lastHuman, 0)));
+      if (!planned) return new AIMessage({ content: zh ? "没有可执行的计划。" : NO_PLAN_TO_CARRY_OUT });
+      request = planned;
+    }
     const results = after.filter(ToolMessage.isInstance);
+    const intent = parseOfflineIntent(request);
     if (results.length > 0) {
       const caller = [...after]
         .reverse()
         .find((m): m is AIMessage => AIMessage.isInstance(m) && !!m.tool_calls?.length);
-      return new AIMessage({ content: summarise(results, caller, zh, parseOfflineIntent(request)?.rest) });
+      const summary = summarise(
+        results.filter((r) => r.name !== "write_todos"),
+        caller,
+        zh,
+        intent?.rest,
+      );
+      return new AIMessage({ content: planning && intent ? planAnswer(intent, summary, zh) : summary });
     }
-    const intent = parseOfflineIntent(request);
     if (!intent || !this.hasTool(intent.tool)) return new AIMessage({ content: offlineHelp(request) });
-    return new AIMessage({
-      content: "",
-      tool_calls: [{ id: `offline_${randomUUID()}`, name: intent.tool, args: intent.args, type: "tool_call" }],
+    const call = (name: string, args: Record<string, unknown>) => ({
+      id: `offline_${randomUUID()}`,
+      name,
+      args,
+      type: "tool_call" as const,
     });
+    if (planning) {
+      // Plan mode: the step becomes the plan, and a step that only reads is taken now to inform it.
+      const calls = [call("write_todos", { todos: [{ content: describeIntent(intent, zh), status: "pending" }] })];
+      if (planModeTools().includes(intent.tool)) calls.push(call(intent.tool, intent.args));
+      return new AIMessage({ content: "", tool_calls: this.hasTool("write_todos") ? calls : calls.slice(1) });
+    }
+    return new AIMessage({ content: "", tool_calls: [call(intent.tool, intent.args)] });
   }
 }

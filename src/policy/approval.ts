@@ -69,6 +69,8 @@ export interface ApprovalContext {
    * tool of the call's name is asked), and what MCP tools declare about themselves.
    */
   tools?: readonly ToolLike[];
+  /** The trust store and the user's MCP config (agent/runtime.ts); unset, settings.ts's defaults. */
+  configFiles?: { trustStore: string; mcpUserConfig: string };
 }
 
 /** What to do with one call, decided before it runs. */
@@ -111,7 +113,7 @@ export async function classifyCall(
     let rules: ProjectRules | undefined;
     let rulesError: string | undefined;
     try {
-      rules = loadProjectRules(ctx.workspace);
+      rules = loadProjectRules(ctx.workspace, { trustStore: ctx.configFiles?.trustStore });
     } catch (err) {
       if (!(err instanceof RulesError)) throw err;
       rulesError = err.message;
@@ -169,7 +171,7 @@ export async function classifyCall(
       call,
       mode,
       always,
-      mcpApprovalRules(ctx.workspace),
+      mcpApprovalRules(ctx.workspace, ctx.configFiles?.mcpUserConfig, ctx.configFiles?.trustStore),
       mcpToolOf(call.name, ctx.tools),
     );
     return reason

@@ -34,6 +34,8 @@ export interface ReviewInput {
   /** For previews (a diff of what an edit would change). */
   tools: readonly StructuredToolInterface[];
   threadId?: string;
+  /** The trust store and the user's MCP config (AgentRuntime.configFiles). */
+  configFiles?: { trustStore: string; mcpUserConfig: string };
   /** Asks whoever decides; returns their answer. */
   ask: (request: ApprovalRequest, decision: CallDecision) => Promise<ApprovalResponse> | ApprovalResponse;
 }
@@ -51,7 +53,11 @@ export async function reviewToolCalls(input: ReviewInput): Promise<ReviewOutcome
   const declined: ToolMessage[] = [];
   for (const call of input.calls) {
     if (input.answered.has(call.id!)) continue;
-    const decision = await classifyCall(call, input.mode, always, { workspace: input.workspace, tools: input.tools });
+    const decision = await classifyCall(call, input.mode, always, {
+      workspace: input.workspace,
+      tools: input.tools,
+      configFiles: input.configFiles,
+    });
     if (decision.action === "run") continue;
     if (decision.action === "deny") {
       // Denied by the project rules: refused without asking.

@@ -61,9 +61,12 @@ const approvalCodes = createStudioApprovalCodes((text) => noticeOnTerminal(text)
 
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
 function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
-  const { tools } = createAgentTools(settings, undefined, mcp);
+  const { tools, sandbox } = createAgentTools(settings, undefined, mcp);
   registries.add(tools.processes);
-  return { ...createRuntime(settings, { tools }), studioApprovals: approvalCodes };
+  return {
+    ...createRuntime(settings, { tools, sandboxed: sandbox.sandbox !== undefined }),
+    studioApprovals: approvalCodes,
+  };
 }
 
 /** MCP hubs of the runtimes built here, stopped with the server. */

@@ -5,7 +5,7 @@ import { applyHunks, HUNK_MATCH_TEXT } from "../workspace/patch-apply.js";
 import { parsePatch, PatchParseError, patchPaths, type PatchOp } from "../workspace/patch-parse.js";
 import { unlinkInWorkspace, writeInWorkspace } from "../workspace/verified-open.js";
 import { findPlaceholder } from "../workspace/text-edit.js";
-import { withAliases } from "./aliases.js";
+import { APPLY_PATCH_PEERS, withPeerArguments } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { withPathLocks } from "./path-lock.js";
@@ -39,13 +39,13 @@ Format (no line numbers; each change is found by its context):
 - Files keep their line endings line by line (a replaced \\r\\n line stays \\r\\n), BOM and final newline (or its absence). Context that differs only in Unicode normal form (NFC/NFD) matches. Never use placeholders such as "... existing code ..." in added lines.
 - A patch is at most ${MAX_PATCH_CHARS / 1024} KB; text files up to ${MAX_EDIT_BYTES / 1024 / 1024} MB can be updated.`;
 
-const schemaObject = z.object({
+const schemaObject = z.strictObject({
   input: z
     .string()
     .describe(`The whole patch, from "*** Begin Patch" to "*** End Patch" (at most ${MAX_PATCH_CHARS / 1024} KB).`),
 });
-/** `patch` is accepted for `input`. */
-const schema = withAliases(schemaObject, { input: ["patch", "diff"] });
+/** `patch` and `diff` are accepted for `input`. */
+const schema = withPeerArguments(schemaObject, APPLY_PATCH_PEERS);
 type ApplyPatchInput = z.infer<typeof schemaObject>;
 
 /** One file's state while a patch is planned. */

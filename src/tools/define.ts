@@ -8,6 +8,7 @@ import type { Todo } from "./todos.js";
 import { redactorFor, redactValue, type Redactor } from "../workspace/redact.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
 import { threadOf } from "./read-tracker.js";
+import { argumentsRefusal } from "./arguments.js";
 import { withThousands } from "../thousands.js";
 
 /**
@@ -252,6 +253,11 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
   ): ReturnType<StructuredTool["call"]> {
     const config = parseCallbackConfigArg(configArg);
     if (config.runName === undefined) config.runName = this.name;
+    // Arguments that do not fit are refused, never dropped or half-used (arguments.ts words why).
+    const call = arg as { type?: string; args?: unknown } | undefined;
+    const args = call && typeof call === "object" && call.type === "tool_call" ? call.args : arg;
+    const refusal = argumentsRefusal(this.name, this.schema, args);
+    if (refusal) throw new ToolFailure(refusal);
     return super.call(arg, config, tags);
   }
 

@@ -9,7 +9,7 @@ import {
   type EditRequest,
   type EditSuccess,
 } from "../workspace/text-edit.js";
-import { EDIT_ALIASES, FILE_PATH_ALIASES, withAliases } from "./aliases.js";
+import { EDIT_FILE_PEERS, withPeerArguments } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { withPathLocks } from "./path-lock.js";
@@ -42,13 +42,13 @@ const DESCRIPTION = `Change part of a text file by replacing oldString with newS
 - To rewrite most of a file, use write_file. To delete text, pass an empty newString.
 Returns the changed lines with their numbers.`;
 
-const editSchema = z.object({
+const editSchema = z.strictObject({
   oldString: z.string().describe("The exact text to replace, copied from the file (without read_file's line numbers)."),
   newString: z.string().describe("The text to put in its place (empty to delete it)."),
   replaceAll: z.boolean().optional().describe("Replace every match instead of requiring exactly one (default false)."),
 });
 
-const editFileObject = z.object({
+const editFileObject = z.strictObject({
   filePath: z.string().describe("Path of the file to change, relative to the workspace root."),
   oldString: z
     .string()
@@ -70,14 +70,7 @@ const editFileObject = z.object({
 });
 
 /** edit_file's arguments; Claude-style snake_case names (file_path, old_string, ...) are accepted too. */
-export const editFileSchema = withAliases(
-  editFileObject,
-  { ...FILE_PATH_ALIASES, ...EDIT_ALIASES },
-  {
-    field: "edits",
-    table: EDIT_ALIASES,
-  },
-);
+export const editFileSchema = withPeerArguments(editFileObject, EDIT_FILE_PEERS);
 
 export type EditFileInput = z.infer<typeof editFileObject>;
 

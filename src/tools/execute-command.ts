@@ -13,6 +13,7 @@ import { snapshotRules } from "../security/rules-guard.js";
 import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
+import { EXECUTE_COMMAND_PEERS, withPeerArguments } from "./aliases.js";
 import { toolErrorMessage, ToolFailure, type FailureDetails } from "./errors.js";
 import { withThousands } from "../thousands.js";
 
@@ -30,7 +31,7 @@ export const EXECUTE_COMMAND_DESCRIPTION = `Run a shell command with bash and re
 - Output longer than ${withThousands(MAX_OUTPUT_CHARS)} characters is cut to its start and end; the full output is saved in a file outside the workspace whose path the result gives; read_file reads it (page through it with offset).
 - Dev servers (npm run dev, vite, python -m http.server, ...): run them directly, without \`&\` or nohup. When a server prints its local URL or says it is ready or listening, the call returns with the URL and an id such as bg-1 while the server keeps running in the background until mini-cursor exits. Anything a command leaves running with \`&\` is stopped when the command ends.`;
 
-export const executeCommandSchema = z.object({
+const executeCommandObject = z.strictObject({
   command: z.string().min(1).describe("The bash command to run, e.g. `npm test` or `ls -la src`."),
   workingDirectory: z
     .string()
@@ -43,7 +44,10 @@ export const executeCommandSchema = z.object({
     .describe(`Timeout in milliseconds (default ${DEFAULT_TIMEOUT_MS}, maximum ${MAX_TIMEOUT_MS}).`),
 });
 
-export type ExecuteCommandInput = z.infer<typeof executeCommandSchema>;
+/** Other agents' names (workdir, cwd, timeout, timeout_ms, cmd, an argv array) are accepted: aliases.ts. */
+export const executeCommandSchema = withPeerArguments(executeCommandObject, EXECUTE_COMMAND_PEERS);
+
+export type ExecuteCommandInput = z.infer<typeof executeCommandObject>;
 
 function exitLine(result: CommandResult): string {
   const code = result.exitCode;

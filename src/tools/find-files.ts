@@ -1,25 +1,31 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { anyDepth, globFiles } from "../workspace/walk.js";
+import { resolvePath } from "../workspace/paths.js";
+import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
+import { FIND_FILES_PEERS, withPeerArguments } from "./aliases.js";
 
 /** Paths shown per call, newest first. */
 export const MAX_FOUND_FILES = 100;
 
-const DESCRIPTION = `Find files by name with a glob pattern, newest first. Patterns are relative to the workspace root.
+const DESCRIPTION = `Find files by name with a glob pattern, newest first. Patterns are relative to path (default: the workspace root); results are relative to the root.
 - "**/*.tsx" or "*.tsx": every .tsx file (a pattern without "/" matches names at any depth); "src/**/*.test.ts": tests under src; "**/package.json"; "*.{css,scss}".
-- Skips what .gitignore ignores (node_modules, build output, ...) and .git; symlinks are not followed.
+- Skips what .gitignore ignores (node_modules, build output, ...) and .git, unless path names an ignored directory; symlinks are not followed.
 - Sorted by modification time, most recent first; at most ${MAX_FOUND_FILES} paths, and the result says how many matched in all.
 Use search_files to search file contents, list_directory to see one folder.`;
 
-export const findFilesSchema = z.object({
+const findFilesObject = z.strictObject({
   pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts", "src/**/*.test.ts" or "*.{js,jsx}".'),
+  path: z.string().optional().describe('Directory to search in, relative to the workspace root (default ".").'),
 });
 
-export type FindFilesInput = z.infer<typeof findFilesSchema>;
+/** Other agents' names (dir_path, ...) are accepted: aliases.ts. */
+export const findFilesSchema = withPeerArguments(findFilesObject, FIND_FILES_PEERS);
+
+export type FindFilesInput = z.infer<typeof findFilesObject>;
 
 /** The folder a glob searches: its segments before the first one with a wildcard ("src" for "src/*.ts", "." for "*.md"). */
 export function globBase(pattern: string): string {
@@ -50,11 +56,16 @@ async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: Abort
   const invalid = invalidPattern(input.pattern);
   if (invalid) throw new ToolFailure(invalid);
   const ws = await ctx.workspace();
+  const base = await resolvePath(ws, input.path ?? ".", { directory: true, mustExist: true });
+  const relBase = base.display.split(path.sep).join("/");
+  // Asked for by name, an ignored folder (node_modules, dist) is searched whole, as search_files does.
+  const respectGitignore = relBase === "." || !createIgnoreChecker(ws.root).pathIgnored(relBase, true);
   // "src/" means everything under src.
   const pattern = input.pattern.endsWith("/") ? `${input.pattern}**` : input.pattern;
-  const found = await globFiles(ws.root, ws.root, [anyDepth(pattern)], { signal });
+  const found = await globFiles(ws.root, base.absolute, [anyDepth(pattern)], { signal, respectGitignore });
   if (found.length === 0) {
-    return `No files match "${input.pattern}" (patterns are case-sensitive; files ignored by .gitignore are skipped).`;
+    const under = relBase === "." ? "" : ` under ${relBase}`;
+    return `No files match "${input.pattern}"${under} (patterns are case-sensitive; files ignored by .gitignore are skipped).`;
   }
   const stats = await Promise.all(
     found.map(async (rel) => ({

@@ -7,7 +7,7 @@ import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { openVerified, raced } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
-import { withAliases } from "./aliases.js";
+import { LIST_DIRECTORY_PEERS, withPeerArguments } from "./aliases.js";
 
 /** Most entries one listing shows; a bigger directory is better explored one level down. */
 export const MAX_LIST_ENTRIES = 500;
@@ -20,15 +20,15 @@ A symlink shows its target and is not followed; one pointing outside the workspa
 .git and whatever .gitignore ignores are hidden, and the listing says how many were hidden.
 At most ${MAX_LIST_ENTRIES} entries are shown; list a subdirectory to see deeper.`;
 
-const schemaObject = z.object({
+const schemaObject = z.strictObject({
   directoryPath: z
     .string()
     .optional()
     .describe('Path of the directory, relative to the workspace root ("." for the root).'),
 });
 
-/** directory_path and path are accepted for directoryPath (what models trained on other agents send). */
-const schema = withAliases(schemaObject, { directoryPath: ["directory_path", "dir_path", "path", "directory", "dir"] });
+/** Other agents' names (path, dir_path, ...) are accepted: aliases.ts. */
+const schema = withPeerArguments(schemaObject, LIST_DIRECTORY_PEERS);
 
 type ListDirectoryInput = z.infer<typeof schemaObject>;
 

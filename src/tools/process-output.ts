@@ -5,6 +5,8 @@ import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
+import { PROCESS_OUTPUT_PEERS, withPeerArguments } from "./aliases.js";
+import { wholeNumber } from "./numbers.js";
 
 /** Lines shown when the model gives no tail. */
 export const DEFAULT_TAIL_LINES = 50;
@@ -18,17 +20,17 @@ const DESCRIPTION = `Show the latest output of a process execute_command left ru
 - tail: how many of the last lines to show (default ${DEFAULT_TAIL_LINES}, at most ${MAX_TAIL_LINES}).
 Use it to check a server started, to read an error it printed, or to see requests it logged. Stop it with stop_process.`;
 
-export const processOutputSchema = z.object({
+const processOutputObject = z.strictObject({
   id: z.string().min(1).describe('Id of the background process, e.g. "bg-1".'),
-  tail: z
-    .number()
-    .int()
-    .min(1)
+  tail: wholeNumber(1, "tail must be a whole number of lines, 1 or more")
     .optional()
-    .describe(`Number of last lines to show (default ${DEFAULT_TAIL_LINES}, at most ${MAX_TAIL_LINES}).`),
+    .describe(`Number of last lines to show (default ${DEFAULT_TAIL_LINES}; more is shown as ${MAX_TAIL_LINES}).`),
 });
 
-export type ProcessOutputInput = z.infer<typeof processOutputSchema>;
+/** Claude Code's bash_id and shell_id are accepted for id: aliases.ts. */
+export const processOutputSchema = withPeerArguments(processOutputObject, PROCESS_OUTPUT_PEERS);
+
+export type ProcessOutputInput = z.infer<typeof processOutputObject>;
 
 function ago(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));

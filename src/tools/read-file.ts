@@ -13,7 +13,8 @@ import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { fingerprintFile } from "./read-tracker.js";
 import { ToolFailure } from "./errors.js";
-import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
+import { READ_FILE_PEERS, withPeerArguments } from "./aliases.js";
+import { wholeNumber } from "./numbers.js";
 
 /** Lines shown when the model gives no limit. */
 export const DEFAULT_READ_LINES = 2000;
@@ -37,22 +38,18 @@ Output is numbered like \`cat -n\` (line number, tab, text), followed by a foote
 - Binary files (images, archives, executables, fonts, media, databases) are described by type and size, not shown.
 - Use list_directory for directories.`;
 
-const schemaObject = z.object({
+const schemaObject = z.strictObject({
   filePath: z.string().describe("Path of the file, relative to the workspace root."),
-  offset: z
-    .number()
-    .int("offset must be a whole line number")
+  offset: wholeNumber(1, "offset must be a whole line number, 1 or more")
     .optional()
     .describe("1-based line number to start reading from (default 1)."),
-  limit: z
-    .number()
-    .int("limit must be a whole number of lines")
+  limit: wholeNumber(1, "limit must be a whole number of lines, 1 or more")
     .optional()
-    .describe(`Number of lines to read (default and maximum ${MAX_READ_LINES}).`),
+    .describe(`Number of lines to read (default ${MAX_READ_LINES}; more is read as ${MAX_READ_LINES}).`),
 });
 
-/** file_path and path are accepted for filePath (what models trained on other agents send). */
-const schema = withAliases(schemaObject, FILE_PATH_ALIASES);
+/** Other agents' names (file_path, Gemini CLI's start_line/end_line, ...) are accepted: aliases.ts. */
+const schema = withPeerArguments(schemaObject, READ_FILE_PEERS);
 
 type ReadFileInput = z.infer<typeof schemaObject>;
 
@@ -84,10 +81,6 @@ export function readFooter(first: number, last: number, total: number, capped: b
 }
 
 async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: string): Promise<string> {
-  // Checked here rather than in the schema so the model gets a sentence, not a schema dump.
-  if (input.offset !== undefined && input.offset < 1)
-    throw new ToolFailure("Error: offset is 1-based: the first line is 1.");
-  if (input.limit !== undefined && input.limit < 1) throw new ToolFailure("Error: limit must be at least 1.");
   const saved = await openSavedOutput(ctx.options.workspace, input.filePath);
   if (saved) {
     try {

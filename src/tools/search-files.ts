@@ -11,6 +11,8 @@ import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
+import { SEARCH_FILES_PEERS, withPeerArguments } from "./aliases.js";
+import { wholeNumber } from "./numbers.js";
 import { withThousands } from "../thousands.js";
 
 /** Matching lines shown per call; the footer says how many there were in all. */
@@ -36,7 +38,7 @@ const DESCRIPTION = `Search file contents in the workspace with a regular expres
 - At most ${MAX_SEARCH_MATCHES} matches are shown; the result says how many there were in all and how to narrow the search.
 Use it to find where something is defined or used before reading files; use find_files to find files by name.`;
 
-export const searchFilesSchema = z.object({
+const searchFilesObject = z.strictObject({
   pattern: z
     .string()
     .min(1)
@@ -47,15 +49,17 @@ export const searchFilesSchema = z.object({
     .optional()
     .describe('Only search files matching this glob, e.g. "*.ts", "src/**/*.tsx" or "*.{css,scss}".'),
   caseSensitive: z.boolean().optional().describe("Match case exactly (default false: case-insensitive)."),
-  contextLines: z
-    .number()
-    .int()
-    .min(0)
+  contextLines: wholeNumber(0, "contextLines must be a whole number, 0 or more")
     .optional()
-    .describe(`Lines of context to show before and after each match (default 0, at most ${MAX_CONTEXT_LINES}).`),
+    .describe(
+      `Lines of context to show before and after each match (default 0; more is shown as ${MAX_CONTEXT_LINES}).`,
+    ),
 });
 
-export type SearchFilesInput = z.infer<typeof searchFilesSchema>;
+/** Other agents' names (include, dir_path, Claude Code's -i, -C, type, ...) are accepted: aliases.ts. */
+export const searchFilesSchema = withPeerArguments(searchFilesObject, SEARCH_FILES_PEERS);
+
+export type SearchFilesInput = z.infer<typeof searchFilesObject>;
 
 /** The lines found in one file: matches and the context around them, by line number. */
 export interface FileHits {

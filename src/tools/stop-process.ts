@@ -2,17 +2,21 @@ import { z } from "zod";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
+import { STOP_PROCESS_PEERS, withPeerArguments } from "./aliases.js";
 import { describeProcess, unknownProcess } from "./process-output.js";
 
 const DESCRIPTION = `Stop a process execute_command left running in the background (a dev server, a watcher), with every process it started.
 - id: the id execute_command gave, such as "bg-1".
 It gets SIGTERM, then SIGKILL if it is still running 2 s later. Processes still running when mini-cursor exits are stopped anyway.`;
 
-export const stopProcessSchema = z.object({
+const stopProcessObject = z.strictObject({
   id: z.string().min(1).describe('Id of the background process, e.g. "bg-1".'),
 });
 
-export type StopProcessInput = z.infer<typeof stopProcessSchema>;
+/** Claude Code's bash_id and shell_id are accepted for id: aliases.ts. */
+export const stopProcessSchema = withPeerArguments(stopProcessObject, STOP_PROCESS_PEERS);
+
+export type StopProcessInput = z.infer<typeof stopProcessObject>;
 
 async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<string> {
   const id = input.id.trim();

@@ -1,5 +1,6 @@
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
+import { WRITE_TODOS_PEERS, withPeerArguments } from "./aliases.js";
 
 /**
  * The todo list the model keeps (`write_todos`): its plan for a multi-step request, kept in
@@ -23,7 +24,7 @@ export interface Todo {
   status: TodoStatus;
 }
 
-export const todoSchema = z.object({
+export const todoSchema = z.strictObject({
   content: z
     .string()
     .trim()
@@ -39,7 +40,7 @@ export const todoSchema = z.object({
     ),
 });
 
-export const writeTodosSchema = z.object({
+const writeTodosObject = z.strictObject({
   todos: z
     .array(todoSchema)
     .max(MAX_TODOS)
@@ -48,7 +49,10 @@ export const writeTodosSchema = z.object({
     ),
 });
 
-export type WriteTodosInput = z.infer<typeof writeTodosSchema>;
+/** Gemini CLI's and opencode's item shapes, and Codex's plan, are accepted: aliases.ts. */
+export const writeTodosSchema = withPeerArguments(writeTodosObject, WRITE_TODOS_PEERS);
+
+export type WriteTodosInput = z.infer<typeof writeTodosObject>;
 
 /** Why a list cannot be kept, or undefined when it can (the schema checks shape and sizes). */
 export function todosProblem(todos: readonly Todo[]): string | undefined {

@@ -8,7 +8,7 @@ import { defineTool } from "./define.js";
 import { fingerprintFile, fingerprintOf } from "./read-tracker.js";
 import { withPathLocks } from "./path-lock.js";
 import { ToolFailure } from "./errors.js";
-import { FILE_PATH_ALIASES, withAliases } from "./aliases.js";
+import { WRITE_FILE_PEERS, withPeerArguments } from "./aliases.js";
 import { unifiedDiff } from "./edit-file.js";
 import { MAX_EDIT_BYTES } from "./edit-target.js";
 
@@ -29,13 +29,13 @@ const description = (
 - Directories and files with several hard links are refused.
 Returns e.g. "Created src/App.tsx (42 lines, 1234 bytes)." or "Replaced ...".`;
 
-const schemaObject = z.object({
+const schemaObject = z.strictObject({
   filePath: z.string().describe("Path of the file to write, relative to the workspace root."),
   content: z.string().describe("The complete content of the file."),
 });
 
-/** file_path and path are accepted for filePath (what models trained on other agents send). */
-const schema = withAliases(schemaObject, FILE_PATH_ALIASES);
+/** Other agents' names (file_path, contents, ...) are accepted: aliases.ts. */
+const schema = withPeerArguments(schemaObject, WRITE_FILE_PEERS);
 
 type WriteFileInput = z.infer<typeof schemaObject>;
 

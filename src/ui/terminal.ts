@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import type { ApprovalMode } from "../settings.js";
 import { askPlanAnswer, type PlanAnswer } from "./plan-prompt.js";
+import { trackQuestion } from "./questions.js";
 import { type KeyWatch, watchKeys } from "./repl.js";
 
 /**
@@ -13,13 +14,17 @@ export function terminalStreams(): { input: NodeJS.ReadStream; output: NodeJS.Wr
   return { input: process.stdin, output: process.stdout };
 }
 
-/** Asks one line on the terminal; "" when it is closed before an answer. */
+/**
+ * Asks one line on the terminal; "" when it is closed before an answer (end of input, or a
+ * SIGTERM/SIGHUP closing every open question: ui/questions.ts).
+ */
 export async function askOnTerminal(question: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  const rl = trackQuestion(createInterface({ input: process.stdin, output: process.stdout, terminal: true }));
   try {
-    return await rl.question(question);
-  } catch {
-    return "";
+    return await new Promise<string>((resolve) => {
+      rl.once("close", () => resolve(""));
+      rl.question(question).then(resolve, () => resolve(""));
+    });
   } finally {
     rl.close();
   }

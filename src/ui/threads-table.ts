@@ -16,10 +16,10 @@ function when(iso: string): string {
 export function formatThreads(threads: ThreadInfo[], current?: string): string {
   if (threads.length === 0) return "No saved threads in this workspace yet.";
   const idWidth = Math.max(2, ...threads.map((t) => t.id.length));
-  const header = `  ${"id".padEnd(idWidth)}  ${"last update".padEnd(16)}  steps  first request`;
+  const header = `  ${"id".padEnd(idWidth)}  ${"last update".padEnd(16)}  engine  steps  first request`;
   const rows = threads.map(
     (t) =>
-      `${t.id === current ? "*" : " "} ${t.id.padEnd(idWidth)}  ${when(t.updatedAt)}  ${String(t.steps).padStart(5)}  ${shorten(t.firstRequest, TITLE_WIDTH)}`,
+      `${t.id === current ? "*" : " "} ${t.id.padEnd(idWidth)}  ${when(t.updatedAt)}  ${t.engine.padEnd(6)}  ${String(t.steps).padStart(5)}  ${shorten(t.firstRequest, TITLE_WIDTH)}`,
   );
   return [header, ...rows].join("\n");
 }

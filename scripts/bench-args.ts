@@ -1,0 +1,57 @@
+import { parseArgs } from "node:util";
+
+/** `npm run bench` flags; the benchmark rewrites a tracked file (BENCHMARKS.md) only with --write. */
+export interface BenchArgs {
+  quick: boolean;
+  write: boolean;
+  build: boolean;
+  codex?: string;
+  help: boolean;
+}
+
+export const BENCH_USAGE = `Usage: npm run bench -- [options]
+
+Measures mini-cursor end to end through the CLI against a scripted OpenAI-compatible server, then
+in process, and prints each goal with its ratio and whether it is met. It runs for many minutes
+(--quick: a few) and builds dist/ first unless --no-build.
+
+Options:
+  --quick         fewer repeats, no Studio and no 1 GB measurements
+  --write         rewrite BENCHMARKS.md with this run's figures (a full run only, not with --quick)
+  --codex <bin>   also launch Codex CLI (codex exec) against the server, interleaved with ours
+  --no-build      use dist/ as it is
+  -h, --help      print this and exit
+`;
+
+/** Thrown for flags the benchmark does not take; the message is one sentence for the user. */
+export class BenchUsageError extends Error {}
+
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        quick: { type: "boolean" },
+        write: { type: "boolean" },
+        "no-build": { type: "boolean" },
+        codex: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    throw new BenchUsageError(`${(err as Error).message.split("\n")[0]} (npm run bench -- --help lists the options)`);
+  }
+  const args: BenchArgs = {
+    quick: values.quick === true,
+    write: values.write === true,
+    build: values["no-build"] !== true,
+    help: values.help === true,
+    ...(typeof values.codex === "string" ? { codex: values.codex } : {}),
+  };
+  if (args.write && args.quick)
+    throw new BenchUsageError("--write records a full run: leave out --quick, or --write to only print the figures");
+  return args;
+}
