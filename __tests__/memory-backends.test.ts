@@ -3,7 +3,7 @@ import path from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
 import { createGraph, type GraphSettings } from "../src/graph/graph.js";
-import { createGraphEngine } from "../src/graph/stream.js";
+import { createGraphEngine } from "../src/graph/engine.js";
 import { KEPT_CHECKPOINTS } from "../src/memory/compact-saver.js";
 import { createTools } from "../src/tools/index.js";
 import { baseEnv, runCli, startCli, collect } from "./helpers/cli.js";

@@ -6,7 +6,7 @@ import type { Engine } from "../src/agent/engine.js";
 import type { AgentEvent } from "../src/agent/events.js";
 import { createRuntime } from "../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../src/graph/graph.js";
-import { createGraphEngine } from "../src/graph/stream.js";
+import { createGraphEngine } from "../src/graph/engine.js";
 import { createLoopEngine } from "../src/loop/loop.js";
 import { loadLoopThread } from "../src/memory/loop-threads.js";
 import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { MemorySaver } from "@langchain/langgraph";
 import { createGraph, type GraphSettings } from "../src/graph/graph.js";
-import { createGraphEngine } from "../src/graph/stream.js";
+import { createGraphEngine } from "../src/graph/engine.js";
 import { createTools } from "../src/tools/index.js";
 import { startOpenAIServer } from "../__tests__/helpers/openai-server.js";
 import { BenchModel } from "./bench-lib.js";

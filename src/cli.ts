@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from "./project-root.js";
 import { CommanderError } from "commander";
 import { buildProgram } from "./cli-program.js";
 import { EXIT } from "./app/exit-codes.js";
-import { installSignalBackstop } from "./app/signals.js";
+import { installSignalBackstop } from "./app/process-signals.js";
 import type { ThreadInfo } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
 import { stateDirFor, takeStateNotices } from "./memory/state-dir.js";

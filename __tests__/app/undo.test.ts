@@ -9,7 +9,7 @@ import { formatTurns, listTurns, rewindTo, undoLastTurn, type UndoContext } from
 import { createGraph } from "../../src/graph/graph.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { graphThreadHistory } from "../../src/graph/rewind.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import { loopThreadHistory } from "../../src/loop/rewind.js";
 import { createTools } from "../../src/tools/index.js";

@@ -5,7 +5,7 @@ import { END, MemorySaver } from "@langchain/langgraph";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { createGraph } from "../../src/graph/graph.js";
 import { routeAfterAgent, routeAfterTools } from "../../src/graph/routing.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createTools } from "../../src/tools/index.js";
 import { engineHarness, engineSettings } from "../helpers/engine-harness.js";
 import { repeatingTurns, ScriptedChatModel, type ScriptedTurn } from "../helpers/scripted-model.js";
@@ -47,7 +47,9 @@ test("the compiled graph names each behaviour as a node, and its edges say where
   const drawn = await graph.getGraphAsync();
   expect(Object.keys(drawn.nodes)).toEqual([
     "__start__",
-    "compact",
+    "start_step",
+    "restore_files",
+    "summarise",
     "agent",
     "guard",
     "approve",
@@ -58,15 +60,17 @@ test("the compiled graph names each behaviour as a node, and its edges say where
   const edges = drawn.edges.map((e) => `${e.source} ${e.conditional ? "-.->" : "-->"} ${e.target}`).sort();
   expect(edges).toEqual(
     [
-      "__start__ --> compact",
-      "compact --> agent",
+      "__start__ --> start_step",
+      "start_step --> restore_files",
+      "restore_files --> summarise",
+      "summarise --> agent",
       "agent -.-> __end__",
       "agent -.-> guard",
       "agent -.-> approve",
       "agent -.-> tools",
       "guard --> __end__",
       "approve --> tools",
-      "tools -.-> compact",
+      "tools -.-> start_step",
       "tools -.-> step_limit",
       "step_limit --> __end__",
     ].sort(),
@@ -120,7 +124,7 @@ describe("routing", () => {
 
   test("after the tools: the next step, or step_limit when the run used its steps", () => {
     const one = [request, turn(call("read_file")), new ToolMessage({ tool_call_id: "c", content: "r" })];
-    expect(routeAfterTools({ messages: one }, 2)).toBe("compact");
+    expect(routeAfterTools({ messages: one }, 2)).toBe("start_step");
     expect(routeAfterTools({ messages: one }, 1)).toBe("step_limit");
   });
 });
@@ -132,14 +136,20 @@ test("a read-only turn skips approve; a turn with an edit passes through it; the
     "Done.",
   ]);
   expect(await nodesRun(graph, "go", 30)).toEqual([
-    "compact",
+    "start_step",
+    "restore_files",
+    "summarise",
     "agent",
     "tools",
-    "compact",
+    "start_step",
+    "restore_files",
+    "summarise",
     "agent",
     "approve",
     "tools",
-    "compact",
+    "start_step",
+    "restore_files",
+    "summarise",
     "agent",
   ]);
   const state = await graph.getState({ configurable: { thread_id: "t1" } });
@@ -154,10 +164,14 @@ test("the step limit is a node, and the state says why the run ended", async () 
     "never reached",
   ]);
   expect(await nodesRun(graph, "go", 2)).toEqual([
-    "compact",
+    "start_step",
+    "restore_files",
+    "summarise",
     "agent",
     "tools",
-    "compact",
+    "start_step",
+    "restore_files",
+    "summarise",
     "agent",
     "tools",
     "step_limit",

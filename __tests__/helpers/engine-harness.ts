@@ -5,7 +5,7 @@ import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/ag
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/memory/loop-threads.js";
 import type { MemoryBackend } from "../../src/memory/backend.js";

@@ -5,7 +5,7 @@ import type { Engine, RunSummary } from "../../src/agent/engine.js";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import { inMemoryLoopThreads } from "./engine-harness.js";
 import { createTools } from "../../src/tools/index.js";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createSqliteCheckpointer } from "../../src/memory/checkpointer.js";
 import { KEPT_CHECKPOINTS, PRUNE_EVERY } from "../../src/memory/compact-saver.js";
 import { createTools } from "../../src/tools/index.js";

@@ -11,7 +11,7 @@ import { createChatModel, describeModelError, type ModelSettings } from "../../s
 import { invalidCallResults, normalizeToolCalls } from "../../src/agent/turn.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/memory/loop-threads.js";
 import { createTools } from "../../src/tools/index.js";

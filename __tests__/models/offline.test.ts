@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { createGraph } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { OfflineChatModel, offlineHelp, parseOfflineIntent } from "../../src/models/offline.js";
 import { createTools } from "../../src/tools/index.js";
 import { makeTempDir } from "../helpers/tmp.js";

@@ -8,7 +8,7 @@ import type { AgentEvent } from "../../src/agent/events.js";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/memory/loop-threads.js";
 import { isTodoAppRequest, TODO_DEMO_RECORDING } from "../../src/models/offline.js";

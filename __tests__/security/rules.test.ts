@@ -6,7 +6,7 @@ import type { Engine } from "../../src/agent/engine.js";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/memory/loop-threads.js";
 import { withSavedAlwaysRules } from "../../src/policy/always.js";

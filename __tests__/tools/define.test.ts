@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph } from "../../src/graph/graph.js";
-import { createGraphEngine } from "../../src/graph/stream.js";
+import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import { createTool, defineTool, MAX_TOOL_RESULT_CHARS } from "../../src/tools/define.js";
 import { ToolFailure } from "../../src/tools/errors.js";

@@ -4,9 +4,9 @@ import type { Engine } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModel } from "../models/model.js";
 import { createRuntime } from "../agent/runtime.js";
-import { createBuilder } from "../graph/graph.js";
+import { createAgentGraphBuilder } from "../graph/graph.js";
 import { createLoopEngine } from "../loop/loop.js";
-import { createGraphEngine } from "../graph/stream.js";
+import { createGraphEngine } from "../graph/engine.js";
 import { graphThreadHistory } from "../graph/rewind.js";
 import { loadLoopThread, saveLoopThread, type LoopMemory } from "../memory/loop-threads.js";
 import { loopThreadHistory } from "../loop/rewind.js";
@@ -93,7 +93,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     history = loopThreadHistory(loopMemory);
   } else {
     const checkpointer = options.checkpointer ?? memory.checkpointer();
-    const graph = createBuilder(runtime).compile({ checkpointer });
+    const graph = createAgentGraphBuilder(runtime).compile({ checkpointer });
     engine = traced(
       createGraphEngine({
         graph,

@@ -13,7 +13,7 @@ import { confirmConfigTrust } from "./config-trust.js";
 import { McpConfigError, prepareMcp } from "./mcp.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
-import { onStopSignals, sessionSignals } from "./signals.js";
+import { onStopSignals, sessionSignals } from "./process-signals.js";
 import { runSlashCommand } from "./slash-commands.js";
 
 /**

@@ -2,7 +2,7 @@ import { END, START, StateGraph, type BaseCheckpointSaver } from "@langchain/lan
 import { createRuntime, type AgentRuntime, type RuntimeOptions, type RuntimeSettings } from "../agent/runtime.js";
 import { AgentConfiguration } from "./config.js";
 import { createNodes } from "./nodes.js";
-import { fixedRuntime, type RuntimeSource } from "./run-config.js";
+import { fixedRuntime, runReaders, type RuntimeSource } from "./run-config.js";
 import { routeAfterAgent, routeAfterTools } from "./routing.js";
 import { AgentState } from "./state.js";
 
@@ -17,43 +17,49 @@ export type GraphSettings = RuntimeSettings;
 /**
  * The uncompiled graph. Each step:
  *
- *   START → compact → agent ─┬─ (answer) ─────────────────────────→ END
- *                            ├─ (5th identical turn) → guard ──────→ END
- *                            ├─ (may need a person) → approve → tools
- *                            └─ (nothing to ask) ─────────────→ tools
- *   tools ─┬─ (steps left) → compact
+ *   START → start_step → restore_files → summarise → agent ─┬─ (answer) ──────────────→ END
+ *                                                           ├─ (5th identical turn) → guard → END
+ *                                                           ├─ (may need a person) → approve → tools
+ *                                                           └─ (nothing to ask) ────→ tools
+ *   tools ─┬─ (steps left) → start_step
  *          └─ (step limit) → step_limit → END
  *
  * Given a runtime source instead of a runtime, every run picks its own (the Studio entry does
  * this). `AgentConfiguration` declares the per-run fields, so Studio's assistant panel shows them.
  */
-export function createBuilder(runtime: AgentRuntime | RuntimeSource) {
-  const nodes = createNodes(typeof runtime === "function" ? runtime : fixedRuntime(runtime));
+export function createAgentGraphBuilder(runtime: AgentRuntime | RuntimeSource) {
+  const source = typeof runtime === "function" ? runtime : fixedRuntime(runtime);
+  const nodes = createNodes(source);
+  const run = runReaders(source);
   return new StateGraph(AgentState, AgentConfiguration)
-    .addNode("compact", nodes.compact)
+    .addNode("start_step", nodes.start_step)
+    .addNode("restore_files", nodes.restore_files)
+    .addNode("summarise", nodes.summarise)
     .addNode("agent", nodes.agent)
     .addNode("guard", nodes.guard)
     .addNode("approve", nodes.approve)
     .addNode("tools", nodes.tools)
     .addNode("step_limit", nodes.step_limit)
-    .addEdge(START, "compact")
-    .addEdge("compact", "agent")
+    .addEdge(START, "start_step")
+    .addEdge("start_step", "restore_files")
+    .addEdge("restore_files", "summarise")
+    .addEdge("summarise", "agent")
     .addConditionalEdges(
       "agent",
-      (state, config) => routeAfterAgent(state, nodes.approval(config), nodes.toolset(config)),
+      (state, config) => routeAfterAgent(state, run.approvalMode(config), run.tools(config)),
       ["guard", "approve", "tools", END],
     )
     .addEdge("guard", END)
     .addEdge("approve", "tools")
-    .addConditionalEdges("tools", (state, config) => routeAfterTools(state, nodes.maxSteps(config)), [
-      "compact",
+    .addConditionalEdges("tools", (state, config) => routeAfterTools(state, run.maxSteps(config)), [
+      "start_step",
       "step_limit",
     ])
     .addEdge("step_limit", END);
 }
 
 export function createGraph(settings: GraphSettings, options: GraphOptions = {}) {
-  return createBuilder(createRuntime(settings, options)).compile({ checkpointer: options.checkpointer });
+  return createAgentGraphBuilder(createRuntime(settings, options)).compile({ checkpointer: options.checkpointer });
 }
 
 export type AgentGraph = ReturnType<typeof createGraph>;

@@ -13,15 +13,15 @@ import { todosFromResults } from "../tools/todos.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { threadOf } from "../tools/read-tracker.js";
 import { runOption, type RuntimeSource } from "./run-config.js";
-import type { NodeSignal } from "./signals.js";
-import type { ApprovalMode } from "../settings.js";
+import type { NodeSignal } from "./node-signals.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
 import { normalizeResponse } from "./studio-secret.js";
 
 /**
  * The graph's nodes, one behaviour each (graph.ts wires them):
- *   compact    starts a step; gives back a resumed earlier checkpoint's files (time travel);
- *              summarises older turns near the context budget
+ *   start_step    starts a step (the `step` event) with no stop reason yet
+ *   restore_files gives back a resumed earlier checkpoint's files (time travel)
+ *   summarise     summarises older turns near the context budget
  *   agent      one model turn
  *   guard      the loop guard's stop: the repeated calls get "not run" results, the run ends
  *   approve    asks (interrupt) about the calls that need a person; declined calls get results
@@ -55,13 +55,24 @@ export function createNodes(source: RuntimeSource) {
   };
 
   return {
-    async compact(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+    /** Starts a step: the `step` event, and no stop reason yet (a resumed thread may carry the last run's). */
+    start_step(state: AgentStateType, config: LangGraphRunnableConfig): AgentStateUpdate {
+      signalOf(config)({ kind: "step", step: stepsSinceLastRequest(state.messages) + 1 });
+      return { stopReason: null };
+    },
+
+    /** Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back. */
+    async restore_files(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
       const { runtime } = source(config);
-      const signal = signalOf(config);
       const step = stepsSinceLastRequest(state.messages) + 1;
-      signal({ kind: "step", step });
-      // Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back.
       await syncWorkspaceToCheckpoint({ ...snapshotContext(runtime, state, config, step), snapshots: state.snapshots });
+      return {};
+    },
+
+    /** Near the context budget, summarises older turns (the `compaction` event); otherwise changes nothing. */
+    async summarise(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+      const { runtime } = source(config);
+      const step = stepsSinceLastRequest(state.messages) + 1;
       const done = await compactBeforeTurn(
         {
           systemPrompt: runtime.systemPrompt(runOption(source(config).config, "approval", runtime.approval)),
@@ -73,11 +84,11 @@ export function createNodes(source: RuntimeSource) {
         },
         config,
       );
-      if (!done) return { stopReason: null };
+      if (!done) return {};
       const { tokensBefore, tokensAfter, summarised, history } = done.compaction;
-      signal({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, usage: done.usage });
+      signalOf(config)({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, usage: done.usage });
       // The saved conversation becomes the compacted one: clear it, then add it back.
-      return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...history], stopReason: null };
+      return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...history] };
     },
 
     async agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
@@ -208,23 +219,6 @@ export function createNodes(source: RuntimeSource) {
 
     step_limit(): AgentStateUpdate {
       return { stopReason: "max_steps" };
-    },
-
-    /** The run's approval mode, for routeAfterAgent (plan mode lets fewer tools past approve). */
-    approval(config: LangGraphRunnableConfig): ApprovalMode {
-      const { runtime, config: run } = source(config);
-      return runOption(run, "approval", runtime.approval);
-    },
-
-    /** The run's tools, for routeAfterAgent (what each declares decides whether its turn passes approve). */
-    toolset(config: LangGraphRunnableConfig) {
-      return source(config).runtime.tools;
-    },
-
-    /** The run's step limit, for routeAfterTools. */
-    maxSteps(config: LangGraphRunnableConfig): number {
-      const { runtime, config: run } = source(config);
-      return runOption(run, "maxSteps", runtime.maxSteps);
     },
   };
 }

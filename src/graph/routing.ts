@@ -27,6 +27,9 @@ export function routeAfterAgent(
 }
 
 /** After the tools, pure: the next step, unless this run has used its steps (step_limit ends it). */
-export function routeAfterTools(state: Pick<AgentStateType, "messages">, maxSteps: number): "compact" | "step_limit" {
-  return stepsSinceLastRequest(state.messages) >= maxSteps ? "step_limit" : "compact";
+export function routeAfterTools(
+  state: Pick<AgentStateType, "messages">,
+  maxSteps: number,
+): "start_step" | "step_limit" {
+  return stepsSinceLastRequest(state.messages) >= maxSteps ? "step_limit" : "start_step";
 }

@@ -35,8 +35,29 @@ export function runOption<K extends keyof RunConfigurable>(
   return (value ?? fallback) as NonNullable<RunConfigurable[K]>;
 }
 
-/** Super-steps per agent step (compact, agent, approve, tools). */
-export const SUPERSTEPS_PER_STEP = 4;
+/**
+ * What the routing reads of a run, beside the state: its approval mode (plan mode lets fewer
+ * tools past approve), its tools (what each declares decides whether its turn passes approve)
+ * and its step limit.
+ */
+export function runReaders(source: RuntimeSource) {
+  return {
+    approvalMode(config: LangGraphRunnableConfig): ApprovalMode {
+      const { runtime, config: run } = source(config);
+      return runOption(run, "approval", runtime.approval);
+    },
+    tools(config: LangGraphRunnableConfig) {
+      return source(config).runtime.tools;
+    },
+    maxSteps(config: LangGraphRunnableConfig): number {
+      const { runtime, config: run } = source(config);
+      return runOption(run, "maxSteps", runtime.maxSteps);
+    },
+  };
+}
+
+/** Super-steps per agent step (start_step, restore_files, summarise, agent, approve, tools). */
+export const SUPERSTEPS_PER_STEP = 6;
 /** Super-steps beyond the steps: the final answer, a guard or step_limit node. */
 export const RECURSION_SLACK = 10;
 

@@ -18,7 +18,7 @@ import {
   type SettingsFlags,
 } from "../settings.js";
 import { readConfiguration } from "../graph/config.js";
-import { createBuilder } from "../graph/graph.js";
+import { createAgentGraphBuilder } from "../graph/graph.js";
 import { recursionLimitFor, type ResolvedRun, type RuntimeSource } from "../graph/run-config.js";
 import { createStudioApprovalCodes } from "../graph/studio-secret.js";
 import type { ProcessRegistry } from "../workspace/processes.js";
@@ -196,7 +196,7 @@ process.once("SIGHUP", () => process.kill(process.pid, "SIGTERM"));
 const RECURSION_LIMIT = recursionLimitFor(MAX_STEPS_LIMIT);
 
 /** The uncompiled graph; every run resolves its model, tools and limits from its config. */
-export const builder = createBuilder(resolveStudioRun);
+export const builder = createAgentGraphBuilder(resolveStudioRun);
 
 /**
  * LangSmith tracing under Studio (LANGSMITH_TRACING=true): LangChain would trace every run with

@@ -11,7 +11,7 @@ import { withParentCallbacks } from "../agent/trace-parent.js";
 import { interruptionMessages, messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
 import { recursionLimitFor } from "./run-config.js";
-import type { NodeSignal } from "./signals.js";
+import type { NodeSignal } from "./node-signals.js";
 import type { GraphStopReason } from "./state.js";
 import type { Recovery } from "../agent/crash-recovery.js";
 
@@ -53,8 +53,9 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
   if (node === "__interrupt__" || !update || typeof update !== "object") return;
   const { messages = [], stopReason } = update as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null };
   if (stopReason) st.stopReason = stopReason;
-  // The compact node's messages are the conversation again, compacted: nothing new to report.
-  if (node === "compact") return;
+  // summarise's messages are the conversation again, compacted: nothing new to report (nor from
+  // start_step and restore_files, which add no messages).
+  if (node === "start_step" || node === "restore_files" || node === "summarise") return;
   for (const message of messages) {
     if (AIMessage.isInstance(message)) {
       const calls = message.tool_calls ?? [];

@@ -1,7 +1,7 @@
 import type { TurnUsage } from "../agent/model-turn.js";
 import type { ProviderEvent } from "../provider/events.js";
 
-/** Custom stream events the nodes write (`config.writer`), turned into AgentEvents by stream.ts. */
+/** Custom stream events the nodes write (`config.writer`), turned into AgentEvents by engine.ts. */
 export type NodeSignal =
   /** The compact node starts every step. */
   | { kind: "step"; step: number }

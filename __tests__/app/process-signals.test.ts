@@ -1,4 +1,4 @@
-import { sessionSignals, STOP_SIGNALS } from "../../src/app/signals.js";
+import { sessionSignals, STOP_SIGNALS } from "../../src/app/process-signals.js";
 
 test("the session's signal policy: Ctrl-C interrupts, SIGTERM and SIGHUP leave, a relayed repeat is ignored", () => {
   const before = STOP_SIGNALS.map((s) => process.listenerCount(s));
