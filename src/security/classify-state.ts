@@ -1,6 +1,7 @@
 import type { Location, Places } from "./locations.js";
 import type { CommandRule, ProjectRules } from "./rules.js";
 import type { ShellParser, StdinSource, Word } from "./shell-parse.js";
+import type { Unwrapper } from "./classify-unwrap.js";
 
 /** What classify.ts and its parts share: the verdict types and the state of one classification. */
 export type Verdict = "allow" | "ask" | "deny";
@@ -63,6 +64,8 @@ export interface LeafCommands {
 export interface State {
   parse: ShellParser;
   leafCommands: LeafCommands;
+  /** The wrapper table (classify-wrappers.ts), handed in by classify.ts for the same reason. */
+  commandTables: { wrappers: Readonly<Record<string, Unwrapper>> };
   places: Places;
   cwd: string | null;
   /** Every directory the script may be in, for redirections (which we do not order exactly). */

@@ -7,6 +7,7 @@ import { loadShellParser, type ShellParser } from "./shell-parse.js";
 import { type Classification, type ClassifyContext, type State, shorten, unique } from "./classify-state.js";
 import { analyzeScript, basename, checkFunctionCycles } from "./classify-unwrap.js";
 import { checkLeaf, LEAF_CHECKS } from "./classify-commands.js";
+import { WRAPPERS } from "./classify-wrappers.js";
 
 export { MAX_NESTING, type Classification, type ClassifyContext, type Verdict } from "./classify-state.js";
 
@@ -51,6 +52,7 @@ function decide(parse: ShellParser, command: string, ctx: ClassifyContext): { re
   const state: State = {
     parse,
     leafCommands: { names: LEAF_CHECKS, check: checkLeaf },
+    commandTables: { wrappers: WRAPPERS },
     places,
     cwd,
     cwds: [cwd],
