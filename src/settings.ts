@@ -39,7 +39,7 @@ export type EngineName = (typeof ENGINES)[number];
 export const SANDBOX_SETTINGS = ["auto", "on", "off"] as const;
 export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
 
-// --- file-editing tool offered to the model (issue 17) -------------------------------------------
+// --- The model: which file-editing tools it is offered ---------------------------------------------
 /** MINI_CURSOR_EDIT_TOOL: offer edit_file, apply_patch (Codex's V4A patches) or both. */
 export const EDIT_TOOL_SETTINGS = ["edit_file", "apply_patch", "both"] as const;
 export type EditToolSetting = (typeof EDIT_TOOL_SETTINGS)[number];
@@ -49,9 +49,8 @@ const APPLY_PATCH_MODELS = /^(?:[\w.-]+\/)?(?:gpt-4\.1|gpt-5|o3|o4)(?=$|[-.:_@ ]
 export function defaultEditTool(model: string): EditToolSetting {
   return APPLY_PATCH_MODELS.test(model.trim()) ? "both" : "edit_file";
 }
-// --- end of issue 17 block ------------------------------------------------------------------------
 
-// --- ecosystem (issue 19): LangSmith tracing and the PostgreSQL checkpointer ----------------------
+// --- Tracing (LangSmith) and where threads live (the checkpointer) ---------------------------------
 /** LangSmith's project when LANGSMITH_PROJECT is unset (LangChain's own default). */
 export const DEFAULT_TRACING_PROJECT = "default";
 /** The variables that turn LangChain's own tracing on (any of them "true"). */
@@ -122,7 +121,6 @@ function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): 
 export function redactUrlPassword(url: string): string {
   return redactCredentials(url);
 }
-// --- end of issue 19 block ------------------------------------------------------------------------
 
 const settingsSchema = z.object({
   workspace: z.string().min(1),
@@ -158,9 +156,9 @@ const settingsSchema = z.object({
   replay: z.string().min(1).optional(),
   /** Which file-editing tools the model is offered (MINI_CURSOR_EDIT_TOOL, default by model family). */
   editTool: z.enum(EDIT_TOOL_SETTINGS),
-  /** Repo-config trust (issue 16): where trusted `mini-cursor.config.json` contents are remembered. */
+  /** Repo-config trust: where trusted `mini-cursor.config.json` contents are remembered. */
   trustStore: z.string().min(1),
-  /** MCP servers (issue 19): the user's config file, the tool-list cache, and timeouts. */
+  /** MCP servers: the user's config file, the tool-list cache, and timeouts. */
   mcp: z.object({
     userConfig: z.string().min(1),
     cacheFile: z.string().min(1),
@@ -178,9 +176,9 @@ const settingsSchema = z.object({
   stream: z.boolean().optional(),
   /** MINI_CURSOR_ADDITIONAL_PROPERTIES=off: no `additionalProperties` in tool schemas. */
   additionalProperties: z.boolean().optional(),
-  /** LangSmith tracing (issue 19): on when LANGSMITH_TRACING=true; see tracingSettings. */
+  /** LangSmith tracing: on when LANGSMITH_TRACING=true; see tracingSettings. */
   tracing: z.custom<TracingSettings>().optional(),
-  /** Where threads live (issue 19): "sqlite" (default, in the workspace) or a PostgreSQL URL. */
+  /** Where threads live: "sqlite" (default, in the workspace) or a PostgreSQL URL. */
   checkpointer: z.string().min(1),
 });
 
@@ -225,7 +223,7 @@ export class SettingsError extends Error {
   override name = "SettingsError";
 }
 
-// --- where settings come from (issue 25): the person only ----------------------------------------
+// --- Where settings come from: the person only ----------------------------------------------------
 
 /**
  * The user's config folder: `$XDG_CONFIG_HOME/mini-cursor/`, else `~/.config/mini-cursor/`. Its
@@ -262,7 +260,6 @@ export function readEnvironment(
   const user = readDotenvFile(path.join(userConfigDir(env), ".env"));
   return { ...install, ...user, ...env };
 }
-// --- end of issue 25 settings-source block ----------------------------------------------------------
 
 /** The directory the user ran the command from (`npm start` changes cwd; INIT_CWD keeps it). */
 export function invocationDirectory(env: NodeJS.ProcessEnv = process.env): string {
@@ -293,7 +290,7 @@ function toPrices(value: string | undefined): PriceTable | undefined {
   }
 }
 
-// --- issue 14 (what a newcomer trips over): flags in the user's words, hints that work ---
+// --- Flags in the user's words, and hints that work -----------------------------------------------
 
 /** Most model turns one task may take. */
 export const MAX_STEPS_LIMIT = 10_000;
@@ -333,7 +330,6 @@ export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
 /** launchCommand() as the process started: read once, when this module loads, for the hints printed after a run. */
 export const LAUNCH_COMMAND = launchCommand();
 
-// --- end issue 14 ---
 
 function toTemperature(value: string | undefined): number | "default" | undefined {
   const v = nonEmpty(value);
@@ -434,7 +430,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
   return parsed.data;
 }
 
-// --- issue 31 (a setting's error names the variable and the value it got) ---
+// --- Errors that name the variable and the value it got -------------------------------------------
 
 /** Where each validated field comes from when no flag set it: the variable a user can fix. */
 const FIELD_VARIABLES: Record<string, string> = {
@@ -497,7 +493,6 @@ function checkBaseUrl(baseUrl: string | undefined): void {
       (fixed ? `: set OPENAI_BASE_URL=${fixed} (or https:// for a remote provider).` : "."),
   );
 }
-// --- end issue 31 ---
 
 /**
  * Environment for child processes: the user's, without OPENAI_API_KEY and any variable whose
@@ -529,7 +524,7 @@ export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings
   return loadSettings(overrides, studioEnvironment);
 }
 
-// --- Containment (issue 15): what the sandbox needs to know about the host --------------------
+// --- The sandbox: what it needs to know about the host ---------------------------------------------
 
 /** Host paths the sandbox hides or keeps writable, read here because only this file reads process.env. */
 export interface HostEnvironment {
@@ -584,7 +579,7 @@ export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process
   return [...new Set(values)];
 }
 
-// Repo-config trust (issue 16) ----------------------------------------------------------------
+// --- Trust in repositories' rules files ------------------------------------------------------------
 
 /**
  * Where the user's trust in repositories' `mini-cursor.config.json` files is remembered (path and
@@ -598,7 +593,7 @@ export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, "mini-cursor", "trusted-configs.json");
 }
 
-// --- Private state (issue 25): where threads, snapshots and saved answers live -----------------
+// --- Private state: where threads, snapshots and saved answers live --------------------------------
 
 /**
  * The folder holding mini-cursor's private state for every workspace (threads, snapshots, saved
@@ -612,9 +607,8 @@ export function stateHomePath(env: NodeJS.ProcessEnv = process.env): string {
   const base = nonEmpty(env.XDG_STATE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".local", "state");
   return path.join(path.resolve(base), "mini-cursor");
 }
-// --- end of issue 25 state block ---
 
-// --- Workspace snapshots (issue 21): the shadow git repository behind /undo and time travel ---
+// --- Workspace snapshots: the shadow git repository behind /undo and time travel -------------------
 
 /**
  * Test hook, not a setting for users: MINI_CURSOR_FAULT_POINT=<name> makes the process SIGKILL
@@ -644,8 +638,7 @@ export function snapshotGitEnvironment(env: NodeJS.ProcessEnv = process.env): No
   for (const name of keep) if (env[name] !== undefined) out[name] = env[name];
   return out;
 }
-// --- end issue 21 block ---
-// --- MCP servers (issue 19) ------------------------------------------------------------------------
+// --- MCP servers ------------------------------------------------------------------------------------
 
 /** Starting a server and listing its tools may take this long (npx may download it first). */
 export const DEFAULT_MCP_START_TIMEOUT_MS = 30_000;
@@ -675,8 +668,7 @@ export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
     callTimeoutMs: toInt(env.MINI_CURSOR_MCP_TIMEOUT_MS, "MINI_CURSOR_MCP_TIMEOUT_MS") ?? DEFAULT_MCP_CALL_TIMEOUT_MS,
   };
 }
-// --- end of issue 19 block -------------------------------------------------------------------------
-// --- Studio's request guard (issue 25): who may call the dev server -------------------------------
+// --- Studio's request guard: who may call the dev server -------------------------------------------
 
 /** Where LangGraph Studio's web page is served from; its requests to the local API carry these origins. */
 export const STUDIO_ORIGINS = ["https://smith.langchain.com", "https://eu.smith.langchain.com"] as const;
@@ -714,4 +706,3 @@ export function studioGuardSettings(env: NodeJS.ProcessEnv = process.env): Studi
     origins: [...new Set([...STUDIO_ORIGINS, ...studioOrigin])],
   };
 }
-// --- end of issue 25 Studio block -------------------------------------------------------------------
