@@ -330,7 +330,6 @@ export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
 /** launchCommand() as the process started: read once, when this module loads, for the hints printed after a run. */
 export const LAUNCH_COMMAND = launchCommand();
 
-
 function toTemperature(value: string | undefined): number | "default" | undefined {
   const v = nonEmpty(value);
   if (v === undefined) return undefined;
