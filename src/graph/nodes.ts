@@ -1,7 +1,7 @@
 import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
+import { checkRepeats, loopGuardReport, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
 import { compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { reviewToolCalls } from "../policy/review.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
@@ -118,14 +118,7 @@ export function createNodes(source: RuntimeSource) {
       const last = lastAIMessage(state.messages)!;
       const check = checkRepeats(state.messages);
       const step = stepsSinceLastRequest(state.messages);
-      signalOf(config)({
-        kind: "loop_guard",
-        step,
-        action: "stop",
-        tool: check.call?.name ?? "",
-        repeats: check.repeats,
-        message: loopStopMessage(check),
-      });
+      signalOf(config)({ kind: "loop_guard", ...loopGuardReport(check, step, "stop") });
       return { messages: loopStopResults(last, check), stopReason: "loop_guard" };
     },
 
@@ -202,14 +195,7 @@ export function createNodes(source: RuntimeSource) {
       const check = checkRepeats(state.messages);
       if (check.action === "note" && results.every((m) => ToolMessage.isInstance(m))) {
         const step = stepsSinceLastRequest(state.messages);
-        signalOf(config)({
-          kind: "loop_guard",
-          step,
-          action: "note",
-          tool: check.call?.name ?? "",
-          repeats: check.repeats,
-          message: loopNote(check),
-        });
+        signalOf(config)({ kind: "loop_guard", ...loopGuardReport(check, step, "note") });
         results = withLoopNote(results as ToolMessage[], check);
       }
       // The one place the graph's todo list changes: a successful write_todos result carries it.

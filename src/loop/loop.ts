@@ -4,7 +4,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
-import { checkRepeats, loopNote, loopStopMessage, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
+import { checkRepeats, loopGuardReport, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
 import { addUsage, compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { reviewToolCalls } from "../policy/review.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
@@ -162,14 +162,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // The loop guard: a fifth identical turn in a row is not run, and the run ends here.
           const guard = checkRepeats(messages);
           if (guard.action === "stop") {
-            emit({
-              type: "loop_guard",
-              step,
-              action: "stop",
-              tool: guard.call?.name ?? "",
-              repeats: guard.repeats,
-              message: loopStopMessage(guard),
-            });
+            emit({ type: "loop_guard", ...loopGuardReport(guard, step, "stop") });
             for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
             const stopped = loopStopResults(message, guard);
             messages.push(...stopped);
@@ -242,14 +235,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           if (signal?.aborted) throw new Error("aborted");
           // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
           if (guard.action === "note" && results.length > 0) {
-            emit({
-              type: "loop_guard",
-              step,
-              action: "note",
-              tool: guard.call?.name ?? "",
-              repeats: guard.repeats,
-              message: loopNote(guard),
-            });
+            emit({ type: "loop_guard", ...loopGuardReport(guard, step, "note") });
             results = withLoopNote(results, guard);
           }
           emitResults(results, step, emit, timer);

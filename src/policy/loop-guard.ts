@@ -77,6 +77,17 @@ export function loopStopMessage(check: LoopCheck): string {
   return `The model made the same ${callText(check)} with the same arguments ${check.repeats} times in a row, so the run was stopped. Give it more guidance, or say "continue" to let it try again.`;
 }
 
+/** What the loop guard reports (the `loop_guard` event), written once for both engines. */
+export function loopGuardReport(check: LoopCheck, step: number, action: "note" | "stop") {
+  return {
+    step,
+    action,
+    tool: check.call?.name ?? "",
+    repeats: check.repeats,
+    message: action === "stop" ? loopStopMessage(check) : loopNote(check),
+  };
+}
+
 /** The turn's results with the note added to the last one. */
 export function withLoopNote(results: ToolMessage[], check: LoopCheck): ToolMessage[] {
   if (check.action !== "note" || results.length === 0) return results;
