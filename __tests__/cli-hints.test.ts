@@ -5,6 +5,7 @@ import path from "node:path";
 import { baseEnv, PROJECT_ROOT, runCli, TSX_LOADER } from "./helpers/cli.js";
 import { makeTempDir } from "./helpers/tmp.js";
 import { stateDirOf } from "./helpers/state-dir.js";
+import { shellQuote } from "../src/shell-quote.js";
 
 /**
  * Issue 14: what a newcomer trips over. Hints are commands that work as printed, usage errors
@@ -160,7 +161,7 @@ test("item 9: a damaged state.sqlite is named with what to do, and nothing is ad
   const state = stateDirOf(ws);
   mkdirSync(state, { recursive: true });
   const db = path.join(state, "state.sqlite");
-  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  const quote = shellQuote;
   writeFileSync(db, "this is not a database, it is a text file long enough to have a header of its own\n".repeat(20));
   const r = await runCli(["--workspace", ws, "list the files here"]);
   expect(r.code).toBe(1);

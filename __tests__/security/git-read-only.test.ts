@@ -173,7 +173,14 @@ async function runCli(uid: number | undefined) {
     const [file, args] = asUser(uid, argv);
     const child = spawn(file, args, {
       cwd: tmp.dir,
-      env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test", GIT_CONFIG_NOSYSTEM: "1" }),
+      // The state home inside the (chowned) home: the file's shared one is root's, and uid 65534 cannot write there.
+      env: baseEnv({
+        HOME: home,
+        XDG_STATE_HOME: path.join(home, ".local", "state"),
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: "sk-test",
+        GIT_CONFIG_NOSYSTEM: "1",
+      }),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
