@@ -164,6 +164,8 @@ const asRoot = process.getuid?.() === 0;
     const statusBefore = git("status", "--porcelain");
     chownTree(home, NOBODY);
     chownTree(tmp.dir, NOBODY);
+    const stateHome = mkdtempSync("/var/tmp/mini-cursor-canary-state-");
+    chownSync(stateHome, NOBODY, NOBODY);
     const homeBefore = snapshot(home);
     const workBefore = snapshot(tmp.dir);
     const server = await startOpenAIServer([
@@ -192,7 +194,13 @@ const asRoot = process.getuid?.() === 0;
         ],
         {
           cwd: tmp.dir,
-          env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
+          // A state home of the user's own, outside home (which must not change): the file's shared one is root's.
+          env: baseEnv({
+            HOME: home,
+            XDG_STATE_HOME: stateHome,
+            OPENAI_BASE_URL: server.url,
+            OPENAI_API_KEY: "sk-test",
+          }),
           stdio: ["ignore", "pipe", "pipe"],
         },
       );
@@ -220,6 +228,7 @@ const asRoot = process.getuid?.() === 0;
       );
     } finally {
       await server.close();
+      rmSync(stateHome, { recursive: true, force: true });
     }
     expect(snapshot(home)).toEqual(homeBefore);
     expect(snapshot(tmp.dir)).toEqual(workBefore);
