@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import os from "node:os";
 import { spawnSync } from "node:child_process";
 import { baseEnv, collect, runCli, startCli, TSX_LOADER, PROJECT_ROOT } from "../helpers/cli.js";
 import { waitFor } from "../helpers/tmp.js";
@@ -94,6 +95,9 @@ it("after mini-cursor is SIGKILLed, the next run stops what it left (the documen
   "as an ordinary user (nobody), a setsid'd process does not outlive mini-cursor either",
   async () => {
     spawnSync("chown", ["-R", "65534:65534", workspace]);
+    // A state home the user can write: the file's shared one is root's.
+    const stateHome = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-orphans-state-"));
+    spawnSync("chown", ["65534:65534", stateHome]);
     const m = marker();
     const run = spawnSync(
       "setpriv",
@@ -107,8 +111,9 @@ it("after mini-cursor is SIGKILLed, the next run stops what it left (the documen
         path.join(PROJECT_ROOT, "src", "cli.ts"),
         ...args(`setsid -f sleep ${m}; echo started`),
       ],
-      { encoding: "utf8", env: baseEnv({ HOME: base }), cwd: workspace, timeout: 60_000 },
+      { encoding: "utf8", env: baseEnv({ HOME: base, XDG_STATE_HOME: stateHome }), cwd: workspace, timeout: 60_000 },
     );
+    rmSync(stateHome, { recursive: true, force: true });
     expect(run.stdout).toContain("started");
     expect(run.status).toBe(0);
     await waitFor(() => withMarker(m).length === 0, 10_000);
