@@ -228,26 +228,29 @@ test("the trajectory from an OpenAI-compatible server through npm start --approv
     .split("\n")
     .map((l) => JSON.parse(l) as ChatRequest);
   expect(requests).toHaveLength(script.length);
-  // What the model was told after each step: scaffolded, listed, written, installed, built, serving.
+  // What the model was told after each step: scaffolded, listed, read, written, installed, built, serving.
   const results = requests.map(toolResults);
   expect(results[1]![0]).toMatch(/^Exit code: 0\n[\s\S]*Scaffolding project in /);
-  expect(results[3]).toEqual([
+  // The starter files are read before they are replaced (write_file replaces only what its thread has seen).
+  expect(results[3]).toHaveLength(3);
+  for (const read of results[3]!) expect(read).toMatch(/\[Lines 1-\d+ of \d+, end of file\.\]$/);
+  expect(results[4]).toEqual([
     expect.stringMatching(/^(Created|Replaced) react-todo-app\/src\/App\.tsx /),
     expect.stringMatching(/^(Created|Replaced) react-todo-app\/src\/App\.css /),
     expect.stringMatching(/^(Created|Replaced) react-todo-app\/src\/index\.css /),
   ]);
-  expect(results[4]![0]).toMatch(/^Exit code: 0\n/);
+  expect(results[5]![0]).toMatch(/^Exit code: 0\n/);
   // (`npm start --silent` passes npm_config_loglevel=silent on, so npm does not echo the script's command.)
-  expect(results[5]![0]).toMatch(/^Exit code: 0\n[\s\S]*vite v[\d.]+ building[\s\S]*✓ built in/);
+  expect(results[6]![0]).toMatch(/^Exit code: 0\n[\s\S]*vite v[\d.]+ building[\s\S]*✓ built in/);
   const serving = /^Running in the background as bg-1 \(pid (\d+)\) at (http:\/\/localhost:\d+\/)\.\n/.exec(
-    results[6]![0]!,
+    results[7]![0]!,
   );
   expect(serving).not.toBeNull();
   const [, pid, url] = serving!;
   expectBuiltApp(workspace);
 
   expect(r.stdout).toContain("The React TodoList app is ready and running at http://localhost:5173/");
-  expect(r.stdout).toMatch(/✔ Done: 7 steps, 8 tool calls/);
+  expect(r.stdout).toMatch(/✔ Done: 8 steps, 11 tool calls/);
   expect(r.stdout).toContain(`Stopped background process bg-1 (npm run dev) at ${url}.`);
   await waitAllDead([Number(pid)]);
   await waitRefused(url!, 10_000);

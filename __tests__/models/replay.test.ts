@@ -277,7 +277,7 @@ describe("recordings", () => {
     expect(rewriteUrls(stored as never, ["http://localhost:5173/"], [])).toEqual(stored);
   });
 
-  test("the demo recording is the seed's task: scaffold, write the TodoList, install, build, start, report the URL", () => {
+  test("the demo recording is the seed's task: scaffold, read the starter files, write the TodoList, install, build, start, report the URL", () => {
     const demo: Recording = loadRecording(TODO_DEMO_RECORDING, "demos/todo-app.jsonl");
     const calls = demo.responses.map(
       (r) =>
@@ -290,6 +290,12 @@ describe("recordings", () => {
     ).toEqual([
       ["execute_command npm create vite@latest react-todo-app -- --template react-ts --no-interactive"],
       ["list_directory react-todo-app/src"],
+      // The starter files are read first: write_file replaces only what its thread has seen.
+      [
+        "read_file react-todo-app/src/App.tsx",
+        "read_file react-todo-app/src/App.css",
+        "read_file react-todo-app/src/index.css",
+      ],
       [
         "write_file react-todo-app/src/App.tsx",
         "write_file react-todo-app/src/App.css",
@@ -300,11 +306,11 @@ describe("recordings", () => {
       ["execute_command npm run dev"],
       [],
     ]);
-    const app = String(calls[2]![0]!.args.content);
+    const app = String(calls[3]![0]!.args.content);
     for (const feature of ["localStorage", "toggleTodo", "deleteTodo", "'completed'", "left", "<form"])
       expect(app).toContain(feature);
-    expect(String(calls[2]![1]!.args.content)).toContain("@keyframes");
-    expect(calls[3]![0]!.args).toEqual({
+    expect(String(calls[3]![1]!.args.content)).toContain("@keyframes");
+    expect(calls[4]![0]!.args).toEqual({
       command: "npm install",
       workingDirectory: "react-todo-app",
       timeoutMs: 300000,
