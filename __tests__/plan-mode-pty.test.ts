@@ -105,6 +105,8 @@ test("a session: /plan from suggest, then a (accept) goes back to suggest, whose
   server = await startOpenAIServer([
     { toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] },
     { content: "Plan: write a.txt." },
+    // Read before replacing: write_file replaces only what its thread has seen.
+    { toolCalls: [{ name: "read_file", args: { filePath: "a.txt" } }] },
     { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "hello\n" } }] },
     { content: "Done." },
   ]);

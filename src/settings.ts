@@ -563,10 +563,24 @@ export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvir
  * loaded into the environment). process.env is left as is: deleting a variable there would not
  * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
  */
+/** The password in a PostgreSQL URL or conninfo string ("" when it has none). */
+function checkpointerPassword(value: string): string {
+  try {
+    return decodeURIComponent(new URL(value.trim()).password);
+  } catch {
+    return /(?:^|\s)password\s*=\s*'?([^'\s]*)/.exec(value)?.[1] ?? "";
+  }
+}
+
 export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const values: string[] = [];
   const collect = (vars: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(vars)) if (value && isSecretName(name)) values.push(value.trim());
+    for (const [name, value] of Object.entries(vars)) {
+      if (!value || !isSecretName(name)) continue;
+      // The checkpointer's URL is named in state errors, its password masked by the output gate's
+      // URL shapes: only the password itself is a secret value, not the whole URL.
+      values.push(name === "MINI_CURSOR_CHECKPOINTER" ? checkpointerPassword(value) : value.trim());
+    }
   };
   collect(env);
   try {
@@ -575,7 +589,7 @@ export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process
   } catch {
     // no .env in the workspace
   }
-  return [...new Set(values)];
+  return [...new Set(values.filter(Boolean))];
 }
 
 // --- Trust in repositories' rules files ------------------------------------------------------------
