@@ -14,12 +14,101 @@ import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } 
  * folder's `.env` > the install folder's `.env` > defaults (readEnvironment); never the workspace's.
  */
 
+// --- Where settings come from: the person only, read once -----------------------------------------
+
+/**
+ * The process's environment as it is, for the few callers that hand it on whole (a command's
+ * environment when no scrubbed one is given, the PATH ripgrep is looked up on): they get it here,
+ * since no other module reads process.env.
+ */
+export function processEnvironment(): NodeJS.ProcessEnv {
+  return process.env;
+}
+
+/** Raised for bad flags or configuration; the CLI prints the message and exits 2. */
+export class SettingsError extends Error {
+  override name = "SettingsError";
+}
+
+/**
+ * The user's config folder: `$XDG_CONFIG_HOME/mini-cursor/`, else `~/.config/mini-cursor/`. Its
+ * `.env` holds settings and its `config.json` the user's MCP servers; both are the person's own.
+ */
+export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
+  return path.join(base, "mini-cursor");
+}
+
+function readDotenvFile(file: string): Record<string, string> {
+  try {
+    return lstatSync(file).isFile() ? parseDotenv(readFileSync(file)) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The environment over the `.env` files the person wrote: the user config folder's, then the one
+ * in mini-cursor's own install folder (so the Quick start's key in the clone's `.env` works from
+ * any folder). Earlier wins: environment > user config `.env` > install `.env`. A workspace's
+ * `.env` is never read here: it belongs to the project, and a repository could otherwise turn
+ * approvals off or send the key to its own host (secretValues still redacts its secrets).
+ * `installDir` undefined (no package.json found above this module): no install `.env`.
+ */
+export function readEnvironment(
+  installDir: string | undefined = INSTALL_ROOT,
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  // Tests set this so a developer's own .env files (say, a real key) cannot change what they run.
+  if (env.MINI_CURSOR_DOTENV === "off") return { ...env };
+  const install = installDir ? readDotenvFile(path.join(installDir, ".env")) : {};
+  const user = readDotenvFile(path.join(userConfigDir(env), ".env"));
+  return { ...install, ...user, ...env };
+}
+
+/** The directory the user ran the command from (`npm start` changes cwd; INIT_CWD keeps it). */
+export function invocationDirectory(env: NodeJS.ProcessEnv = process.env): string {
+  return env.INIT_CWD || process.cwd();
+}
+
+function toInt(value: string | number | undefined, name: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = typeof value === "number" ? value : Number(value);
+  if (!Number.isInteger(n)) throw new SettingsError(`${name} must be a whole number, got "${value}".`);
+  return n;
+}
+
+function toBool(value: string | undefined, name: string): boolean | undefined {
+  const v = nonEmpty(value)?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (["1", "true", "on", "yes"].includes(v)) return true;
+  if (["0", "false", "off", "no"].includes(v)) return false;
+  throw new SettingsError(`${name} must be on or off, got "${value}".`);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value && value.trim() !== "" ? value.trim() : undefined;
+}
+
+function toJsonObject(value: string | undefined, name: string): Record<string, unknown> | undefined {
+  const v = nonEmpty(value);
+  if (v === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch (err) {
+    throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}: ${(err as Error).message}.`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+    throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}.`);
+  return parsed as Record<string, unknown>;
+}
+
+// --- Provider and model: which model, how it is reached, recorded and traced ----------------------
+
 /** OpenAI's small current model; a reasoning model, so it is sent no temperature. */
 export const DEFAULT_MODEL = "gpt-5-mini";
-export const DEFAULT_MAX_STEPS = 30;
-export const DEFAULT_APPROVAL = "auto-edit";
-/** Rough context budget in tokens; the oldest turns are dropped beyond it. */
-export const DEFAULT_CONTEXT_TOKENS = 100_000;
+
 /**
  * The longest silence from the model provider: before its response starts, and between two
  * reads of it (MINI_CURSOR_TIMEOUT_MS). A silent provider is reported after this, not retried.
@@ -30,16 +119,11 @@ export const DEFAULT_WAIT_NOTICE_MS = 2_000;
 /** Retries on 429, 5xx and dropped connections, with backoff honouring retry-after. */
 export const DEFAULT_MAX_RETRIES = 4;
 
-/** plan: only read-only tools run, and the model ends with a plan to accept (policy/plan-mode.ts). */
-export const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto", "plan"] as const;
-export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const ENGINES = ["graph", "loop"] as const;
 export type EngineName = (typeof ENGINES)[number];
-/** auto: bubblewrap when installed; on: refuse to start without it; off: never. */
-export const SANDBOX_SETTINGS = ["auto", "on", "off"] as const;
-export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
 
-// --- The model: which file-editing tools it is offered ---------------------------------------------
+// Which file-editing tools the model is offered.
+
 /** MINI_CURSOR_EDIT_TOOL: offer edit_file, apply_patch (Codex's V4A patches) or both. */
 export const EDIT_TOOL_SETTINGS = ["edit_file", "apply_patch", "both"] as const;
 export type EditToolSetting = (typeof EDIT_TOOL_SETTINGS)[number];
@@ -50,7 +134,49 @@ export function defaultEditTool(model: string): EditToolSetting {
   return APPLY_PATCH_MODELS.test(model.trim()) ? "both" : "edit_file";
 }
 
-// --- Tracing (LangSmith) and where threads live (the checkpointer) ---------------------------------
+function toPrices(value: string | undefined): PriceTable | undefined {
+  if (nonEmpty(value) === undefined) return undefined;
+  try {
+    return parsePriceTable(value!);
+  } catch (err) {
+    throw new SettingsError(`MINI_CURSOR_PRICES ${(err as Error).message}.`);
+  }
+}
+
+function toTemperature(value: string | undefined): number | "default" | undefined {
+  const v = nonEmpty(value);
+  if (v === undefined) return undefined;
+  if (v.toLowerCase() === "default") return "default";
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0 || n > 2)
+    throw new SettingsError(
+      `MINI_CURSOR_TEMPERATURE must be a number from 0 to 2, or "default" to send none; got "${value}".`,
+    );
+  return n;
+}
+
+/** A base URL that says how to reach the server; `localhost:11434/v1` parses as a URL with scheme "localhost:". */
+function checkBaseUrl(baseUrl: string | undefined): void {
+  if (baseUrl === undefined || /^https?:\/\/./i.test(baseUrl)) return;
+  const fixed = /^[a-z][\w+.-]*:\/\/|\s/i.test(baseUrl) ? undefined : `http://${redactUrlPassword(baseUrl)}`;
+  throw new SettingsError(
+    `OPENAI_BASE_URL=${redactUrlPassword(baseUrl)} must start with http:// or https://` +
+      (fixed ? `: set OPENAI_BASE_URL=${fixed} (or https:// for a remote provider).` : "."),
+  );
+}
+
+/** --record and --replay as absolute paths; the replayed file must exist and differ from the recorded one. */
+function recordingPaths(flags: SettingsFlags, base: string): { record?: string; replay?: string } {
+  const record = nonEmpty(flags.record) && path.resolve(base, flags.record!.trim());
+  const replay = nonEmpty(flags.replay) && path.resolve(base, flags.replay!.trim());
+  if (replay && !existsSync(replay)) throw new SettingsError(`--replay: no recording at ${replay}.`);
+  if (record && replay && record === replay)
+    throw new SettingsError("--record and --replay name the same file; record to another one.");
+  return { record: record || undefined, replay: replay || undefined };
+}
+
+// Tracing (LangSmith).
+
 /** LangSmith's project when LANGSMITH_PROJECT is unset (LangChain's own default). */
 export const DEFAULT_TRACING_PROJECT = "default";
 /** The variables that turn LangChain's own tracing on (any of them "true"). */
@@ -101,6 +227,114 @@ export function detachLangChainTracing(env: NodeJS.ProcessEnv = process.env): vo
   for (const name of TRACING_FLAGS) delete env[name];
 }
 
+// --- Approval and sandbox: what runs unasked, what commands see -----------------------------------
+
+export const DEFAULT_APPROVAL = "auto-edit";
+
+/** plan: only read-only tools run, and the model ends with a plan to accept (policy/plan-mode.ts). */
+export const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto", "plan"] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
+/** auto: bubblewrap when installed; on: refuse to start without it; off: never. */
+export const SANDBOX_SETTINGS = ["auto", "on", "off"] as const;
+export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
+
+/**
+ * Environment for child processes: the user's, without OPENAI_API_KEY and any variable whose
+ * name looks like a key, token, secret, password or credential, except those passed through
+ * by name (`passEnv`, default MINI_CURSOR_PASS_ENV).
+ */
+export function childEnvironment(
+  passEnv: readonly string[] = parsePassEnv(process.env.MINI_CURSOR_PASS_ENV),
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  return scrubEnvironment(withoutNpmRunVariables(env), passEnv).env;
+}
+
+/** Host paths the sandbox hides or keeps writable, read here because only this file reads process.env. */
+export interface HostEnvironment {
+  /** $XDG_RUNTIME_DIR: the user's sockets (session bus, systemd --user), hidden in the sandbox. */
+  runtimeDir?: string;
+  /** $SSH_AUTH_SOCK: hidden in the sandbox unless SSH_AUTH_SOCK is passed through by name. */
+  sshAuthSock?: string;
+  /** The package managers' configured cache locations, and MINI_CURSOR_WRITABLE. */
+  caches: CacheSettings;
+}
+
+export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvironment {
+  const first = (...names: string[]) => names.map((n) => nonEmpty(env[n])).find((v) => v !== undefined);
+  return {
+    runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR),
+    sshAuthSock: nonEmpty(env.SSH_AUTH_SOCK),
+    caches: {
+      npmCache: first("npm_config_cache", "NPM_CONFIG_CACHE"),
+      npmUserConfig: first("npm_config_userconfig", "NPM_CONFIG_USERCONFIG"),
+      yarnCache: first("YARN_CACHE_FOLDER"),
+      pnpmStore: first("npm_config_store_dir", "NPM_CONFIG_STORE_DIR", "PNPM_STORE_DIR"),
+      bunCache: first("BUN_INSTALL_CACHE_DIR"),
+      xdgCacheHome: first("XDG_CACHE_HOME"),
+      xdgDataHome: first("XDG_DATA_HOME"),
+      // MINI_CURSOR_WRITABLE=/path/one:/path/two (or commas): more folders commands may write.
+      extraWritable: (env.MINI_CURSOR_WRITABLE ?? "")
+        .split(/[,:]/)
+        .map((p) => p.trim())
+        .filter(Boolean),
+    },
+  };
+}
+
+/** The password in a PostgreSQL URL or conninfo string ("" when it has none). */
+function checkpointerPassword(value: string): string {
+  try {
+    return decodeURIComponent(new URL(value.trim()).password);
+  } catch {
+    return /(?:^|\s)password\s*=\s*'?([^'\s]*)/.exec(value)?.[1] ?? "";
+  }
+}
+
+/**
+ * Values redacted from everything the tools return, save or print: those of secret-looking
+ * variables (isSecretName) in the environment and in the workspace's `.env` (read here, not
+ * loaded into the environment). process.env is left as is: deleting a variable there would not
+ * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
+ */
+
+export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const values: string[] = [];
+  const collect = (vars: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(vars)) {
+      if (!value || !isSecretName(name)) continue;
+      // The checkpointer's URL is named in state errors, its password masked by the output gate's
+      // URL shapes: only the password itself is a secret value, not the whole URL.
+      values.push(name === "MINI_CURSOR_CHECKPOINTER" ? checkpointerPassword(value) : value.trim());
+    }
+  };
+  collect(env);
+  try {
+    const file = path.join(workspace, ".env");
+    if (lstatSync(file).isFile()) collect(parseDotenv(readFileSync(file)));
+  } catch {
+    // no .env in the workspace
+  }
+  return [...new Set(values.filter(Boolean))];
+}
+
+// Trust in repositories' rules files.
+
+/**
+ * Where the user's trust in repositories' `mini-cursor.config.json` files is remembered (path and
+ * content hash), outside every repository: MINI_CURSOR_TRUST_FILE, else
+ * `$XDG_CONFIG_HOME/mini-cursor/trusted-configs.json` (default `~/.config/...`).
+ */
+export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = nonEmpty(env.MINI_CURSOR_TRUST_FILE);
+  if (explicit) return path.resolve(explicit);
+  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
+  return path.join(base, "mini-cursor", "trusted-configs.json");
+}
+
+// --- State and memory: threads, the checkpointer, snapshots ---------------------------------------
+
 /** The embedded default; any other value is a PostgreSQL URL. */
 export const SQLITE_CHECKPOINTER = "sqlite";
 const POSTGRES_URL = /^postgres(?:ql)?:\/\/./i;
@@ -121,6 +355,177 @@ function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): 
 export function redactUrlPassword(url: string): string {
   return redactCredentials(url);
 }
+
+/**
+ * The folder holding mini-cursor's private state for every workspace (threads, snapshots, saved
+ * "always for this project" answers, saved command output), outside every workspace:
+ * MINI_CURSOR_STATE_HOME, else `$XDG_STATE_HOME/mini-cursor`, else `~/.local/state/mini-cursor`.
+ * memory/state-dir.ts keys each workspace's folder by its real path under `workspaces/`.
+ */
+export function stateHomePath(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = nonEmpty(env.MINI_CURSOR_STATE_HOME);
+  if (explicit) return path.resolve(explicit);
+  const base = nonEmpty(env.XDG_STATE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".local", "state");
+  return path.join(path.resolve(base), "mini-cursor");
+}
+
+// Workspace snapshots: the shadow git repository behind /undo and time travel.
+
+/** MINI_CURSOR_SNAPSHOTS=off turns snapshots (and with them /undo) off; anything else leaves them on. */
+export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_SNAPSHOTS ?? "");
+}
+
+/** snapshotsEnabled() as the process started: read once, when this module loads, not at every step. */
+export const SNAPSHOTS_ENABLED = snapshotsEnabled();
+
+/**
+ * The environment the snapshot repository's git runs in: only what finds the program and its
+ * locale. None of the user's GIT_* variables (GIT_DIR, GIT_INDEX_FILE…) may leak in and point
+ * it at their own repository; workspace/snapshots.ts adds its own.
+ */
+export function snapshotGitEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const keep = ["PATH", "SYSTEMROOT", "TMPDIR"];
+  const out: NodeJS.ProcessEnv = {};
+  for (const name of keep) if (env[name] !== undefined) out[name] = env[name];
+  return out;
+}
+
+// --- MCP servers ----------------------------------------------------------------------------------
+
+/** Starting a server and listing its tools may take this long (npx may download it first). */
+export const DEFAULT_MCP_START_TIMEOUT_MS = 30_000;
+/** One MCP tool call may take this long before it is cancelled and the model told so. */
+export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
+
+/**
+ * Where the user's own config file is (MINI_CURSOR_USER_CONFIG, else
+ * `$XDG_CONFIG_HOME/mini-cursor/config.json`: its `mcpServers` and `mcp` apply to every
+ * workspace), where servers' tool lists are cached between runs (MINI_CURSOR_MCP_CACHE, else
+ * `$XDG_CACHE_HOME/mini-cursor/mcp-tools.json`), and the start and call timeouts
+ * (MINI_CURSOR_MCP_START_TIMEOUT_MS, MINI_CURSOR_MCP_TIMEOUT_MS).
+ */
+export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
+  const home = nonEmpty(env.HOME) ?? os.homedir();
+  const configBase = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(home, ".config");
+  const cacheBase = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(home, ".cache");
+  return {
+    userConfig: path.resolve(
+      nonEmpty(env.MINI_CURSOR_USER_CONFIG) ?? path.join(configBase, "mini-cursor", "config.json"),
+    ),
+    cacheFile: path.resolve(
+      nonEmpty(env.MINI_CURSOR_MCP_CACHE) ?? path.join(cacheBase, "mini-cursor", "mcp-tools.json"),
+    ),
+    startTimeoutMs:
+      toInt(env.MINI_CURSOR_MCP_START_TIMEOUT_MS, "MINI_CURSOR_MCP_START_TIMEOUT_MS") ?? DEFAULT_MCP_START_TIMEOUT_MS,
+    callTimeoutMs: toInt(env.MINI_CURSOR_MCP_TIMEOUT_MS, "MINI_CURSOR_MCP_TIMEOUT_MS") ?? DEFAULT_MCP_CALL_TIMEOUT_MS,
+  };
+}
+
+// --- Studio: its settings and who may call the dev server -----------------------------------------
+
+/** The environment and .env files as Studio's first run read them (see settingsFromEnvironment). */
+let studioEnvironment: NodeJS.ProcessEnv | undefined;
+
+/**
+ * Studio's settings for one run: the run's configuration over the environment and the .env
+ * files, read once, on the first run (the dev server restarts when .env changes), so no run
+ * reads the environment again.
+ */
+export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
+  studioEnvironment ??= readEnvironment();
+  return loadSettings(overrides, studioEnvironment);
+}
+
+/** Where LangGraph Studio's web page is served from; its requests to the local API carry these origins. */
+export const STUDIO_ORIGINS = ["https://smith.langchain.com", "https://eu.smith.langchain.com"] as const;
+/** Host names that always reach this machine's loopback. */
+const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"] as const;
+
+export interface StudioGuardSettings {
+  /** Host header names accepted (the port must be the server's own). */
+  hosts: string[];
+  /** Origin headers accepted besides the server's own; a request without Origin is not a browser's. */
+  origins: string[];
+}
+
+/**
+ * scripts/studio.mjs passes the `--host` it bound (MINI_CURSOR_STUDIO_HOST) and the origin of
+ * `--studio-url` (MINI_CURSOR_STUDIO_ORIGIN) to the dev server; the guard in src/studio/http-guard.ts
+ * accepts those besides loopback and Studio's own origins.
+ */
+export function studioGuardSettings(env: NodeJS.ProcessEnv = process.env): StudioGuardSettings {
+  const host = nonEmpty(env.MINI_CURSOR_STUDIO_HOST)
+    ?.replace(/^\[|\]$/g, "")
+    .toLowerCase();
+  const bound = host && host !== "0.0.0.0" && host !== "::" ? [host] : [];
+  const origin = nonEmpty(env.MINI_CURSOR_STUDIO_ORIGIN);
+  let studioOrigin: string[] = [];
+  if (origin) {
+    try {
+      studioOrigin = [new URL(origin).origin];
+    } catch {
+      throw new SettingsError(`--studio-url must be a URL such as https://smith.langchain.com, got "${origin}".`);
+    }
+  }
+  return {
+    hosts: [...new Set([...LOOPBACK_HOSTS, ...bound])],
+    origins: [...new Set([...STUDIO_ORIGINS, ...studioOrigin])],
+  };
+}
+
+// --- UI: the terminal and the hints printed in it -------------------------------------------------
+
+/** True when both stdin and stdout are terminals (so we may ask questions and animate). */
+export function isInteractiveTerminal(): boolean {
+  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
+}
+
+/** How the user started mini-cursor, as a command to print in hints: `npm start --` or `mini-cursor`. */
+export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.npm_lifecycle_event === "start") return "npm start --";
+  if (env.npm_lifecycle_event === "dev") return "npm run dev --";
+  return "mini-cursor";
+}
+
+/** launchCommand() as the process started: read once, when this module loads, for the hints printed after a run. */
+export const LAUNCH_COMMAND = launchCommand();
+
+// --- Limits ---------------------------------------------------------------------------------------
+
+export const DEFAULT_MAX_STEPS = 30;
+
+/** Rough context budget in tokens; the oldest turns are dropped beyond it. */
+export const DEFAULT_CONTEXT_TOKENS = 100_000;
+
+/** Most model turns one task may take. */
+export const MAX_STEPS_LIMIT = 10_000;
+
+/** A step limit, or a sentence saying what is wrong with it. */
+function toMaxSteps(value: string | number | undefined, name: string): number | undefined {
+  const n = toInt(value, name);
+  if (n !== undefined && (n < 1 || n > MAX_STEPS_LIMIT)) {
+    throw new SettingsError(
+      `${name} is the number of model turns a task may take: a whole number from 1 to ${MAX_STEPS_LIMIT}, got ${value}.`,
+    );
+  }
+  return n;
+}
+
+// --- Tests-only hooks -----------------------------------------------------------------------------
+
+// MINI_CURSOR_DOTENV=off (readEnvironment) keeps a developer's own .env files out of tests.
+
+/**
+ * Test hook, not a setting for users: MINI_CURSOR_FAULT_POINT=<name> makes the process SIGKILL
+ * itself when it reaches that named point (memory/fault-point.ts lists them), so the fault
+ * tests can stop it exactly there. Unset (always, outside tests) it does nothing.
+ */
+export function faultPointSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return nonEmpty(env.MINI_CURSOR_FAULT_POINT);
+}
+
+// --- The settings object: schema, flags, loading, and errors that name the variable ---------------
 
 const settingsSchema = z.object({
   workspace: z.string().min(1),
@@ -209,103 +614,6 @@ export interface SettingsFlags {
   checkpointer?: string;
 }
 
-/**
- * The process's environment as it is, for the few callers that hand it on whole (a command's
- * environment when no scrubbed one is given, the PATH ripgrep is looked up on): they get it here,
- * since no other module reads process.env.
- */
-export function processEnvironment(): NodeJS.ProcessEnv {
-  return process.env;
-}
-
-/** Raised for bad flags or configuration; the CLI prints the message and exits 2. */
-export class SettingsError extends Error {
-  override name = "SettingsError";
-}
-
-// --- Where settings come from: the person only ----------------------------------------------------
-
-/**
- * The user's config folder: `$XDG_CONFIG_HOME/mini-cursor/`, else `~/.config/mini-cursor/`. Its
- * `.env` holds settings and its `config.json` the user's MCP servers; both are the person's own.
- */
-export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
-  return path.join(base, "mini-cursor");
-}
-
-function readDotenvFile(file: string): Record<string, string> {
-  try {
-    return lstatSync(file).isFile() ? parseDotenv(readFileSync(file)) : {};
-  } catch {
-    return {};
-  }
-}
-
-/**
- * The environment over the `.env` files the person wrote: the user config folder's, then the one
- * in mini-cursor's own install folder (so the Quick start's key in the clone's `.env` works from
- * any folder). Earlier wins: environment > user config `.env` > install `.env`. A workspace's
- * `.env` is never read here: it belongs to the project, and a repository could otherwise turn
- * approvals off or send the key to its own host (secretValues still redacts its secrets).
- * `installDir` undefined (no package.json found above this module): no install `.env`.
- */
-export function readEnvironment(
-  installDir: string | undefined = INSTALL_ROOT,
-  env: NodeJS.ProcessEnv = process.env,
-): NodeJS.ProcessEnv {
-  // Tests set this so a developer's own .env files (say, a real key) cannot change what they run.
-  if (env.MINI_CURSOR_DOTENV === "off") return { ...env };
-  const install = installDir ? readDotenvFile(path.join(installDir, ".env")) : {};
-  const user = readDotenvFile(path.join(userConfigDir(env), ".env"));
-  return { ...install, ...user, ...env };
-}
-
-/** The directory the user ran the command from (`npm start` changes cwd; INIT_CWD keeps it). */
-export function invocationDirectory(env: NodeJS.ProcessEnv = process.env): string {
-  return env.INIT_CWD || process.cwd();
-}
-
-function toInt(value: string | number | undefined, name: string): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  const n = typeof value === "number" ? value : Number(value);
-  if (!Number.isInteger(n)) throw new SettingsError(`${name} must be a whole number, got "${value}".`);
-  return n;
-}
-
-function toBool(value: string | undefined, name: string): boolean | undefined {
-  const v = nonEmpty(value)?.toLowerCase();
-  if (v === undefined) return undefined;
-  if (["1", "true", "on", "yes"].includes(v)) return true;
-  if (["0", "false", "off", "no"].includes(v)) return false;
-  throw new SettingsError(`${name} must be on or off, got "${value}".`);
-}
-
-function toPrices(value: string | undefined): PriceTable | undefined {
-  if (nonEmpty(value) === undefined) return undefined;
-  try {
-    return parsePriceTable(value!);
-  } catch (err) {
-    throw new SettingsError(`MINI_CURSOR_PRICES ${(err as Error).message}.`);
-  }
-}
-
-// --- Flags in the user's words, and hints that work -----------------------------------------------
-
-/** Most model turns one task may take. */
-export const MAX_STEPS_LIMIT = 10_000;
-
-/** A step limit, or a sentence saying what is wrong with it. */
-function toMaxSteps(value: string | number | undefined, name: string): number | undefined {
-  const n = toInt(value, name);
-  if (n !== undefined && (n < 1 || n > MAX_STEPS_LIMIT)) {
-    throw new SettingsError(
-      `${name} is the number of model turns a task may take: a whole number from 1 to ${MAX_STEPS_LIMIT}, got ${value}.`,
-    );
-  }
-  return n;
-}
-
 /** An empty --workspace or --thread is a mistake (an unset variable in a script), not "the default". */
 function refuseEmptyFlags(flags: SettingsFlags): void {
   if (flags.workspace !== undefined && flags.workspace.trim() === "") {
@@ -318,56 +626,6 @@ function refuseEmptyFlags(flags: SettingsFlags): void {
       "--thread needs an id, got an empty value. --threads lists the saved ones; leave the flag out to start a new thread.",
     );
   }
-}
-
-/** How the user started mini-cursor, as a command to print in hints: `npm start --` or `mini-cursor`. */
-export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.npm_lifecycle_event === "start") return "npm start --";
-  if (env.npm_lifecycle_event === "dev") return "npm run dev --";
-  return "mini-cursor";
-}
-
-/** launchCommand() as the process started: read once, when this module loads, for the hints printed after a run. */
-export const LAUNCH_COMMAND = launchCommand();
-
-function toTemperature(value: string | undefined): number | "default" | undefined {
-  const v = nonEmpty(value);
-  if (v === undefined) return undefined;
-  if (v.toLowerCase() === "default") return "default";
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0 || n > 2)
-    throw new SettingsError(
-      `MINI_CURSOR_TEMPERATURE must be a number from 0 to 2, or "default" to send none; got "${value}".`,
-    );
-  return n;
-}
-
-function toJsonObject(value: string | undefined, name: string): Record<string, unknown> | undefined {
-  const v = nonEmpty(value);
-  if (v === undefined) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(v);
-  } catch (err) {
-    throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}: ${(err as Error).message}.`);
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
-    throw new SettingsError(`${name} must be a JSON object such as {"top_p": 0.9}.`);
-  return parsed as Record<string, unknown>;
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value && value.trim() !== "" ? value.trim() : undefined;
-}
-
-/** --record and --replay as absolute paths; the replayed file must exist and differ from the recorded one. */
-function recordingPaths(flags: SettingsFlags, base: string): { record?: string; replay?: string } {
-  const record = nonEmpty(flags.record) && path.resolve(base, flags.record!.trim());
-  const replay = nonEmpty(flags.replay) && path.resolve(base, flags.replay!.trim());
-  if (replay && !existsSync(replay)) throw new SettingsError(`--replay: no recording at ${replay}.`);
-  if (record && replay && record === replay)
-    throw new SettingsError("--record and --replay name the same file; record to another one.");
-  return { record: record || undefined, replay: replay || undefined };
 }
 
 export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv = readEnvironment()): Settings {
@@ -429,8 +687,6 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
   return parsed.data;
 }
 
-// --- Errors that name the variable and the value it got -------------------------------------------
-
 /** Where each validated field comes from when no flag set it: the variable a user can fix. */
 const FIELD_VARIABLES: Record<string, string> = {
   model: "MINI_CURSOR_MODEL",
@@ -481,241 +737,4 @@ function invalidSetting(issue: z.core.$ZodIssue, raw: Record<string, unknown>, f
   if (detail.code === "too_big")
     return `${shown} is too large: it must be ${detail.inclusive === false ? "less than" : "at most"} ${String(detail.maximum)}.`;
   return `${shown} is not valid: ${issue.message}`;
-}
-
-/** A base URL that says how to reach the server; `localhost:11434/v1` parses as a URL with scheme "localhost:". */
-function checkBaseUrl(baseUrl: string | undefined): void {
-  if (baseUrl === undefined || /^https?:\/\/./i.test(baseUrl)) return;
-  const fixed = /^[a-z][\w+.-]*:\/\/|\s/i.test(baseUrl) ? undefined : `http://${redactUrlPassword(baseUrl)}`;
-  throw new SettingsError(
-    `OPENAI_BASE_URL=${redactUrlPassword(baseUrl)} must start with http:// or https://` +
-      (fixed ? `: set OPENAI_BASE_URL=${fixed} (or https:// for a remote provider).` : "."),
-  );
-}
-
-/**
- * Environment for child processes: the user's, without OPENAI_API_KEY and any variable whose
- * name looks like a key, token, secret, password or credential, except those passed through
- * by name (`passEnv`, default MINI_CURSOR_PASS_ENV).
- */
-export function childEnvironment(
-  passEnv: readonly string[] = parsePassEnv(process.env.MINI_CURSOR_PASS_ENV),
-  env: NodeJS.ProcessEnv = process.env,
-): NodeJS.ProcessEnv {
-  return scrubEnvironment(withoutNpmRunVariables(env), passEnv).env;
-}
-
-/** True when both stdin and stdout are terminals (so we may ask questions and animate). */
-export function isInteractiveTerminal(): boolean {
-  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
-}
-
-/** The environment and .env files as Studio's first run read them (see settingsFromEnvironment). */
-let studioEnvironment: NodeJS.ProcessEnv | undefined;
-
-/**
- * Studio's settings for one run: the run's configuration over the environment and the .env
- * files, read once, on the first run (the dev server restarts when .env changes), so no run
- * reads the environment again.
- */
-export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
-  studioEnvironment ??= readEnvironment();
-  return loadSettings(overrides, studioEnvironment);
-}
-
-// --- The sandbox: what it needs to know about the host ---------------------------------------------
-
-/** Host paths the sandbox hides or keeps writable, read here because only this file reads process.env. */
-export interface HostEnvironment {
-  /** $XDG_RUNTIME_DIR: the user's sockets (session bus, systemd --user), hidden in the sandbox. */
-  runtimeDir?: string;
-  /** $SSH_AUTH_SOCK: hidden in the sandbox unless SSH_AUTH_SOCK is passed through by name. */
-  sshAuthSock?: string;
-  /** The package managers' configured cache locations, and MINI_CURSOR_WRITABLE. */
-  caches: CacheSettings;
-}
-
-export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvironment {
-  const first = (...names: string[]) => names.map((n) => nonEmpty(env[n])).find((v) => v !== undefined);
-  return {
-    runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR),
-    sshAuthSock: nonEmpty(env.SSH_AUTH_SOCK),
-    caches: {
-      npmCache: first("npm_config_cache", "NPM_CONFIG_CACHE"),
-      npmUserConfig: first("npm_config_userconfig", "NPM_CONFIG_USERCONFIG"),
-      yarnCache: first("YARN_CACHE_FOLDER"),
-      pnpmStore: first("npm_config_store_dir", "NPM_CONFIG_STORE_DIR", "PNPM_STORE_DIR"),
-      bunCache: first("BUN_INSTALL_CACHE_DIR"),
-      xdgCacheHome: first("XDG_CACHE_HOME"),
-      xdgDataHome: first("XDG_DATA_HOME"),
-      // MINI_CURSOR_WRITABLE=/path/one:/path/two (or commas): more folders commands may write.
-      extraWritable: (env.MINI_CURSOR_WRITABLE ?? "")
-        .split(/[,:]/)
-        .map((p) => p.trim())
-        .filter(Boolean),
-    },
-  };
-}
-
-/**
- * Values redacted from everything the tools return, save or print: those of secret-looking
- * variables (isSecretName) in the environment and in the workspace's `.env` (read here, not
- * loaded into the environment). process.env is left as is: deleting a variable there would not
- * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
- */
-/** The password in a PostgreSQL URL or conninfo string ("" when it has none). */
-function checkpointerPassword(value: string): string {
-  try {
-    return decodeURIComponent(new URL(value.trim()).password);
-  } catch {
-    return /(?:^|\s)password\s*=\s*'?([^'\s]*)/.exec(value)?.[1] ?? "";
-  }
-}
-
-export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const values: string[] = [];
-  const collect = (vars: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(vars)) {
-      if (!value || !isSecretName(name)) continue;
-      // The checkpointer's URL is named in state errors, its password masked by the output gate's
-      // URL shapes: only the password itself is a secret value, not the whole URL.
-      values.push(name === "MINI_CURSOR_CHECKPOINTER" ? checkpointerPassword(value) : value.trim());
-    }
-  };
-  collect(env);
-  try {
-    const file = path.join(workspace, ".env");
-    if (lstatSync(file).isFile()) collect(parseDotenv(readFileSync(file)));
-  } catch {
-    // no .env in the workspace
-  }
-  return [...new Set(values.filter(Boolean))];
-}
-
-// --- Trust in repositories' rules files ------------------------------------------------------------
-
-/**
- * Where the user's trust in repositories' `mini-cursor.config.json` files is remembered (path and
- * content hash), outside every repository: MINI_CURSOR_TRUST_FILE, else
- * `$XDG_CONFIG_HOME/mini-cursor/trusted-configs.json` (default `~/.config/...`).
- */
-export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = nonEmpty(env.MINI_CURSOR_TRUST_FILE);
-  if (explicit) return path.resolve(explicit);
-  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
-  return path.join(base, "mini-cursor", "trusted-configs.json");
-}
-
-// --- Private state: where threads, snapshots and saved answers live --------------------------------
-
-/**
- * The folder holding mini-cursor's private state for every workspace (threads, snapshots, saved
- * "always for this project" answers, saved command output), outside every workspace:
- * MINI_CURSOR_STATE_HOME, else `$XDG_STATE_HOME/mini-cursor`, else `~/.local/state/mini-cursor`.
- * memory/state-dir.ts keys each workspace's folder by its real path under `workspaces/`.
- */
-export function stateHomePath(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = nonEmpty(env.MINI_CURSOR_STATE_HOME);
-  if (explicit) return path.resolve(explicit);
-  const base = nonEmpty(env.XDG_STATE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".local", "state");
-  return path.join(path.resolve(base), "mini-cursor");
-}
-
-// --- Workspace snapshots: the shadow git repository behind /undo and time travel -------------------
-
-/**
- * Test hook, not a setting for users: MINI_CURSOR_FAULT_POINT=<name> makes the process SIGKILL
- * itself when it reaches that named point (memory/fault-point.ts lists them), so the fault
- * tests can stop it exactly there. Unset (always, outside tests) it does nothing.
- */
-export function faultPointSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return nonEmpty(env.MINI_CURSOR_FAULT_POINT);
-}
-
-/** MINI_CURSOR_SNAPSHOTS=off turns snapshots (and with them /undo) off; anything else leaves them on. */
-export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_SNAPSHOTS ?? "");
-}
-
-/** snapshotsEnabled() as the process started: read once, when this module loads, not at every step. */
-export const SNAPSHOTS_ENABLED = snapshotsEnabled();
-
-/**
- * The environment the snapshot repository's git runs in: only what finds the program and its
- * locale. None of the user's GIT_* variables (GIT_DIR, GIT_INDEX_FILE…) may leak in and point
- * it at their own repository; workspace/snapshots.ts adds its own.
- */
-export function snapshotGitEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const keep = ["PATH", "SYSTEMROOT", "TMPDIR"];
-  const out: NodeJS.ProcessEnv = {};
-  for (const name of keep) if (env[name] !== undefined) out[name] = env[name];
-  return out;
-}
-// --- MCP servers ------------------------------------------------------------------------------------
-
-/** Starting a server and listing its tools may take this long (npx may download it first). */
-export const DEFAULT_MCP_START_TIMEOUT_MS = 30_000;
-/** One MCP tool call may take this long before it is cancelled and the model told so. */
-export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
-
-/**
- * Where the user's own config file is (MINI_CURSOR_USER_CONFIG, else
- * `$XDG_CONFIG_HOME/mini-cursor/config.json`: its `mcpServers` and `mcp` apply to every
- * workspace), where servers' tool lists are cached between runs (MINI_CURSOR_MCP_CACHE, else
- * `$XDG_CACHE_HOME/mini-cursor/mcp-tools.json`), and the start and call timeouts
- * (MINI_CURSOR_MCP_START_TIMEOUT_MS, MINI_CURSOR_MCP_TIMEOUT_MS).
- */
-export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
-  const home = nonEmpty(env.HOME) ?? os.homedir();
-  const configBase = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(home, ".config");
-  const cacheBase = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(home, ".cache");
-  return {
-    userConfig: path.resolve(
-      nonEmpty(env.MINI_CURSOR_USER_CONFIG) ?? path.join(configBase, "mini-cursor", "config.json"),
-    ),
-    cacheFile: path.resolve(
-      nonEmpty(env.MINI_CURSOR_MCP_CACHE) ?? path.join(cacheBase, "mini-cursor", "mcp-tools.json"),
-    ),
-    startTimeoutMs:
-      toInt(env.MINI_CURSOR_MCP_START_TIMEOUT_MS, "MINI_CURSOR_MCP_START_TIMEOUT_MS") ?? DEFAULT_MCP_START_TIMEOUT_MS,
-    callTimeoutMs: toInt(env.MINI_CURSOR_MCP_TIMEOUT_MS, "MINI_CURSOR_MCP_TIMEOUT_MS") ?? DEFAULT_MCP_CALL_TIMEOUT_MS,
-  };
-}
-// --- Studio's request guard: who may call the dev server -------------------------------------------
-
-/** Where LangGraph Studio's web page is served from; its requests to the local API carry these origins. */
-export const STUDIO_ORIGINS = ["https://smith.langchain.com", "https://eu.smith.langchain.com"] as const;
-/** Host names that always reach this machine's loopback. */
-const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1"] as const;
-
-export interface StudioGuardSettings {
-  /** Host header names accepted (the port must be the server's own). */
-  hosts: string[];
-  /** Origin headers accepted besides the server's own; a request without Origin is not a browser's. */
-  origins: string[];
-}
-
-/**
- * scripts/studio.mjs passes the `--host` it bound (MINI_CURSOR_STUDIO_HOST) and the origin of
- * `--studio-url` (MINI_CURSOR_STUDIO_ORIGIN) to the dev server; the guard in src/studio/http-guard.ts
- * accepts those besides loopback and Studio's own origins.
- */
-export function studioGuardSettings(env: NodeJS.ProcessEnv = process.env): StudioGuardSettings {
-  const host = nonEmpty(env.MINI_CURSOR_STUDIO_HOST)
-    ?.replace(/^\[|\]$/g, "")
-    .toLowerCase();
-  const bound = host && host !== "0.0.0.0" && host !== "::" ? [host] : [];
-  const origin = nonEmpty(env.MINI_CURSOR_STUDIO_ORIGIN);
-  let studioOrigin: string[] = [];
-  if (origin) {
-    try {
-      studioOrigin = [new URL(origin).origin];
-    } catch {
-      throw new SettingsError(`--studio-url must be a URL such as https://smith.langchain.com, got "${origin}".`);
-    }
-  }
-  return {
-    hosts: [...new Set([...LOOPBACK_HOSTS, ...bound])],
-    origins: [...new Set([...STUDIO_ORIGINS, ...studioOrigin])],
-  };
 }
