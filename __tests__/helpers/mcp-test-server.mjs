@@ -1,7 +1,8 @@
 // A small MCP server written with the official SDK, started by the tests (plain JavaScript,
 // so it starts in a fraction of a second without a compiler).
 //
-//   node mcp-test-server.mjs stdio [--name N] [--crash-at-start] [--hang-at-start] [--pid-file F] [--extra-tool T]...
+//   node mcp-test-server.mjs stdio [--name N] [--crash-at-start] [--hang-at-start] [--slow-start MS]
+//                                  [--ignore-sigterm] [--pid-file F] [--extra-tool T]...
 //   node mcp-test-server.mjs http  [--name N]   (prints "listening <url>" on stdout)
 //
 // Tools: echo {text} -> "<name> echo: <text>"; add {a, b} (readOnlyHint) -> the sum;
@@ -19,6 +20,8 @@ const option = (flag) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : u
 const name = option("--name") ?? "test";
 // Before the SDK loads (a second on a busy machine), so a test sees the process at once.
 if (option("--pid-file")) writeFileSync(option("--pid-file"), String(process.pid));
+// A server whose shutdown would hang: only SIGKILL ends it.
+if (argv.includes("--ignore-sigterm")) process.on("SIGTERM", () => undefined);
 
 const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
 const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
@@ -161,6 +164,8 @@ if (mode === "stdio") {
     // Never answers initialize; stays alive until killed.
     setInterval(() => undefined, 1_000);
   } else {
+    // --slow-start MS: answers initialize only after MS (a server that takes long to start).
+    if (option("--slow-start")) await new Promise((r) => setTimeout(r, Number(option("--slow-start"))));
     await buildServer().connect(new StdioServerTransport());
   }
 } else if (mode === "http") {

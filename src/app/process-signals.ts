@@ -9,6 +9,13 @@ export const STOP_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
  * relays SIGINT and SIGTERM to its child after the child already got them from the group.
  */
 export const REPEATED_SIGNAL_MS = 500;
+/**
+ * SIGTERM and SIGHUP end the process within this long whatever the orderly shutdown is waiting
+ * for (an MCP server that never finishes starting or stopping, a command ignoring SIGTERM, a
+ * checkpoint write that never returns). The exit hook of the process runner still kills every
+ * process group we started, so nothing is left behind.
+ */
+export const FORCED_EXIT_GRACE_MS = 1_000;
 
 export function onStopSignals(handler: (signal: NodeJS.Signals) => void): () => void {
   for (const signal of STOP_SIGNALS) process.on(signal, handler);
@@ -27,10 +34,15 @@ export function onStopSignals(handler: (signal: NodeJS.Signals) => void): () => 
  */
 export function installSignalBackstop(): void {
   let last = 0;
+  let forced: NodeJS.Timeout | undefined;
   onStopSignals((signal) => {
     // A kill or a closed terminal ends the run whatever is on screen: an open question (approval,
     // plan, yes/no) would otherwise hold it until someone pressed a key.
-    if (signal !== "SIGINT") closeOpenQuestions();
+    if (signal !== "SIGINT") {
+      closeOpenQuestions();
+      // unref: an orderly shutdown that finishes in time exits without waiting for it.
+      forced ??= setTimeout(() => process.exit(EXIT.interrupted), FORCED_EXIT_GRACE_MS).unref();
+    }
     const now = Date.now();
     const repeated = now - last < REPEATED_SIGNAL_MS;
     last = now;
