@@ -81,6 +81,16 @@ describe("offloadLargeResults", () => {
     expect(offloadLargeResults(history, tmp.dir, 1000)[2]!.content).toBe(pointer);
   });
 
+  test("a moved-out result is saved through the output gate: shaped secrets masked, control characters visible", () => {
+    const token = `ghp_${"Z9y8X7w6".repeat(5)}`;
+    const big = `${"a".repeat(3000)}\ntoken ${token} esc \x1b[2J bell \x07\n`;
+    const [call, result] = toolTurn(big);
+    const history = [new HumanMessage("go"), call!, result!, ...toolTurn("small")];
+    offloadLargeResults(history, tmp.dir, 1000);
+    const saved = path.join(stateDirOf(tmp.dir), "output", `result-${(result as ToolMessage).tool_call_id}.txt`);
+    expect(readFileSync(saved, "utf8")).toBe(`${"a".repeat(3000)}\ntoken [redacted] esc ^[[2J bell ^G\n`);
+  });
+
   test("small results are left alone", () => {
     const history = [new HumanMessage("go"), ...toolTurn("small"), new AIMessage("done")];
     expect(offloadLargeResults(history, tmp.dir, 1000)).toEqual(history);

@@ -248,6 +248,29 @@ describe("output capture", () => {
     expect(existsSync(path.join(dir, ".mini-cursor"))).toBe(false);
   });
 
+  it("saves the full output through the output gate: shaped secrets masked, control characters made visible", async () => {
+    // Split across the pipe's chunks as it comes: long filler lines, then the dangerous line.
+    const token = `ghp_${"A1b2C3d4".repeat(5)}`;
+    const script = [
+      `for (let i = 0; i < 800; i++) process.stdout.write("filler line " + i + " " + "x".repeat(60) + "\\n");`,
+      `process.stdout.write("token ${token} bell \\x07 back \\x08 esc \\x1b(0 cr \\r end\\r\\n");`,
+      `process.stdout.write("\\x1b]0;retitled\\x07\\x1b[2Jlast line\\n");`,
+    ].join("\n");
+    writeFileSync(path.join(dir, "noisy.cjs"), script);
+    const result = await run("node noisy.cjs");
+    expect(result.output.truncated).toBe(true);
+    const saved = readFileSync(result.output.savedTo!, "utf8");
+    expect(saved).not.toContain(token);
+    expect(saved).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+    const lines = saved.split("\n");
+    expect(lines).toHaveLength(803);
+    expect(lines[0]).toBe(`filler line 0 ${"x".repeat(60)}`);
+    expect(lines[800]).toBe("token [redacted] bell ^G back ^H esc ^[(0 cr ^M end");
+    // Well-formed escape sequences were stripped before; only the text stays.
+    expect(lines[801]).toBe("last line");
+    expect(lines[802]).toBe("");
+  });
+
   it("refuses to save through a symlinked output folder in the state folder", async () => {
     const outside = makeTempDir();
     try {

@@ -6,6 +6,7 @@ import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { answerDanglingToolCalls, estimateTokens, estimateTotalTokens } from "./budget.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { ensureOutputDir } from "../memory/state-dir.js";
+import { gateText } from "../workspace/output-gate.js";
 import { messageText } from "../provider/message.js";
 import { CHARS_PER_TOKEN } from "../models/tokens.js";
 import { withThousands } from "../thousands.js";
@@ -88,7 +89,8 @@ function safeName(id: string): string {
 function saveResult(workspace: string, id: string, text: string): string | undefined {
   try {
     const file = path.join(ensureOutputDir(workspace), `result-${safeName(id)}.txt`);
-    if (!existsSync(file)) writeFileSync(file, text, { flag: "wx" });
+    // Saved as everything mini-cursor saves: through the output gate (secrets, control characters).
+    if (!existsSync(file)) writeFileSync(file, gateText(text), { flag: "wx" });
     return file;
   } catch {
     return undefined;

@@ -5,6 +5,7 @@ import { ensureOutputDir as ensureStateOutputDir, outputDirPath } from "../memor
 import { canVerifyDescriptors, descriptorPath, type VerifiedFile } from "./verified-open.js";
 import path from "node:path";
 import { withThousands } from "../thousands.js";
+import { gateText } from "./output-gate.js";
 
 /**
  * Command output for the model: kept whole while it is short, cut to head + tail when it is
@@ -26,6 +27,8 @@ export const MAX_SAVED_CHARS = 1024 ** 3;
 const FILE_HIGH_WATER_MARK = 1024 * 1024;
 /** An incomplete escape sequence longer than this is passed through rather than held back. */
 const MAX_ANSI_CARRY = 256;
+/** A saved line longer than this is gated in pieces rather than held back whole. */
+const MAX_GATED_LINE = 64 * 1024;
 
 // CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
 const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]/g;
@@ -51,6 +54,22 @@ export function createAnsiStripper(): (text: string, final?: boolean) => string 
       input = input.slice(0, escape);
     }
     return stripAnsi(input);
+  };
+}
+
+/**
+ * The saved file passes the output gate (output-gate.ts) like everything else mini-cursor
+ * saves: secrets redacted, control characters made visible. A line at a time, so a secret's
+ * shape or a CR LF split between two chunks is whole when it is checked.
+ */
+export function createLineGate(): (text: string, final?: boolean) => string {
+  let carry = "";
+  return (text, final = false) => {
+    const input = carry + text;
+    let cut = final ? input.length : input.lastIndexOf("\n") + 1;
+    if (input.length - cut > MAX_GATED_LINE) cut = input.length;
+    carry = input.slice(cut);
+    return cut > 0 ? gateText(input.slice(0, cut)) : "";
   };
 }
 
@@ -190,9 +209,11 @@ export function createOutputCapture(workspaceRoot: string): OutputCapture {
   let file: OutputFile | undefined;
   let saveError: string | undefined;
   const drainListeners: Array<() => void> = [];
+  const gate = createLineGate();
 
-  function toFile(text: string): boolean {
+  function toFile(raw: string, final = false): boolean {
     if (!file || file.error || file.chars >= MAX_SAVED_CHARS) return true;
+    const text = gate(raw, final);
     const room = MAX_SAVED_CHARS - file.chars;
     const piece = text.length > room ? text.slice(0, room) : text;
     file.chars += piece.length;
@@ -234,6 +255,7 @@ export function createOutputCapture(workspaceRoot: string): OutputCapture {
       const totalLines = newlines + (endsWithNewline ? 0 : 1);
       if (whole) return { text: whole.join(""), totalChars, totalLines, truncated: false };
       if (file) {
+        toFile("", true);
         const stream = file.stream;
         await new Promise<void>((resolve) => {
           if (stream.closed || stream.destroyed) return resolve();
