@@ -128,6 +128,39 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     ]);
   });
 
+  test("a thread continued in a new process reads a file again before write_file replaces it", async () => {
+    writeFileSync(path.join(tmp.dir, "notes.txt"), "v1\n");
+    const turn = async (script: ScriptStep[]) => {
+      server = await startOpenAIServer([...script, { content: "Done." }]);
+      const args = ["--workspace", tmp.dir, "--engine", engine, "--approval", "full-auto", "--sandbox", "off"];
+      const r = await runCli([...args, "--thread", "restart", "--json", "go"], {
+        env: baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
+        timeoutMs: 150_000,
+      });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      const results = server.requests.slice(1).map((req) => {
+        const last = req.messages.map((m) => m.role).lastIndexOf("assistant");
+        return req.messages.slice(last + 1).map((m) => String(m.content));
+      });
+      await server.close();
+      server = undefined;
+      return results;
+    };
+    expect(await turn([{ toolCalls: [read("notes.txt")] }])).toEqual([
+      ["     1\tv1\n\n[Lines 1-1 of 1, end of file.]"],
+    ]);
+    // A new process: what the first one read is not remembered, and the refusal says to read it first.
+    const write = { name: "write_file", args: { filePath: "notes.txt", content: "v2\n" } };
+    expect(await turn([{ toolCalls: [write] }, { toolCalls: [read("notes.txt")] }, { toolCalls: [write] }])).toEqual([
+      [
+        "Error: notes.txt already exists and has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered), so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use edit_file.",
+      ],
+      ["     1\tv1\n\n[Lines 1-1 of 1, end of file.]"],
+      ["Replaced notes.txt (1 line, 3 bytes)."],
+    ]);
+    expect(file("notes.txt")).toBe("v2\n");
+  });
+
   test("write_file refuses a file the model never read, and one that changed since it was read", async () => {
     writeFileSync(path.join(tmp.dir, "unread.txt"), "the user's notes\n");
     writeFileSync(path.join(tmp.dir, "seen.txt"), "v1\n");
@@ -149,7 +182,7 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     expect(file("unread.txt")).toBe("the user's notes\n");
     expect(file("seen.txt")).toBe("v2 by a formatter\n");
     expect(results[0]).toEqual([
-      "Error: unread.txt already exists and has not been read in this conversation, so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use edit_file.",
+      "Error: unread.txt already exists and has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered), so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use edit_file.",
       "     1\tv1\n\n[Lines 1-1 of 1, end of file.]",
     ]);
     expect(results[1]![1]).toBe(

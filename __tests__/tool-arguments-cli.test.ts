@@ -94,3 +94,46 @@ test("the schema the model is shown states real bounds only, and refuses what it
   for (const tool of tools)
     expect((tool.function.parameters as { additionalProperties?: boolean }).additionalProperties).toBe(false);
 });
+
+describe.each(["graph", "loop"])("--engine %s, --approval suggest", (engine) => {
+  test("a call that cannot run is refused before any question: an unknown key, a missing argument, an unknown tool", async () => {
+    server = await startOpenAIServer([
+      {
+        toolCalls: [
+          { id: "unknown", name: "execute_command", args: { command: "touch ran.txt", shell: "zsh" } },
+          { id: "missing", name: "write_file", args: { filePath: "x.txt" } },
+          { id: "nosuch", name: "delete_file", args: { filePath: "notes.md" } },
+        ],
+      },
+      { content: "Done." },
+    ]);
+    const r = await runCli(["--workspace", workspace, "--engine", engine, "--approval", "suggest", "--json", "go"], {
+      env: baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "1" }),
+    });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string });
+    expect(events.filter((e) => e.type === "approval")).toEqual([]);
+    const tools = server.requests[1]!.messages.filter((m) => m.role === "tool");
+    expect(new Map(tools.map((m) => [m.tool_call_id!, String(m.content)]))).toEqual(
+      new Map([
+        [
+          "unknown",
+          'Error: execute_command does not take "shell".\nIts arguments are: command, workingDirectory, timeoutMs.\nThe call was not run: call it again with valid arguments.',
+        ],
+        [
+          "missing",
+          "Error: write_file got invalid arguments:\n- content: required, and missing.\nThe call was not run: call it again with valid arguments.",
+        ],
+        [
+          "nosuch",
+          'Error: there is no tool named "delete_file". Available tools: read_file, write_file, apply_patch, edit_file, list_directory, find_files, search_files, execute_command, process_output, stop_process, write_todos.',
+        ],
+      ]),
+    );
+    expect(() => readFileSync(path.join(workspace, "ran.txt"))).toThrow(/ENOENT/);
+    expect(() => readFileSync(path.join(workspace, "x.txt"))).toThrow(/ENOENT/);
+  });
+});

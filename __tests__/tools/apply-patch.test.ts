@@ -485,7 +485,7 @@ const rows: Row[] = [
     read: [],
     patch: P("*** Update File: a.txt", "@@", "-a", "+b"),
     result:
-      "Error: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.",
+      "Error: a.txt has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it. Nothing was written.",
   },
   {
     name: "delete of a file not read: refused",
@@ -493,7 +493,7 @@ const rows: Row[] = [
     read: [],
     patch: P("*** Delete File: a.txt"),
     result:
-      "Error: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.",
+      "Error: a.txt has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it. Nothing was written.",
   },
   // malformed patches
   {
@@ -630,7 +630,7 @@ describe("apply_patch", () => {
     ).preview;
     const input = P("*** Update File: a.txt", "@@", "-one", "+1");
     expect(await preview({ input }, "t1")).toBe(
-      "(this patch would be refused: a.txt has not been read in this conversation. Read it with read_file first, then edit it. Nothing was written.)",
+      "(this patch would be refused: a.txt has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it. Nothing was written.)",
     );
     await read("a.txt");
     expect(await preview({ input }, "t1")).toBe(

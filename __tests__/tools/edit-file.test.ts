@@ -32,7 +32,7 @@ describe("edit_file", () => {
     put("a.ts", "const a = 1;\n");
     const result = await edit({ filePath: "a.ts", oldString: "const a = 1;", newString: "const a = 2;" });
     expect(result).toBe(
-      "Error: a.ts has not been read in this conversation. Read it with read_file first, then edit it.",
+      "Error: a.ts has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it.",
     );
     expect(get("a.ts")).toBe("const a = 1;\n");
   });
@@ -240,7 +240,7 @@ describe("edit_file", () => {
       tools.edit_file as unknown as { preview: (a: Record<string, unknown>, t?: string) => Promise<string> }
     ).preview;
     expect(await preview({ filePath: "a.ts", oldString: "two", newString: "2" }, "t1")).toBe(
-      "(this edit would be refused: a.ts has not been read in this conversation. Read it with read_file first, then edit it.)",
+      "(this edit would be refused: a.ts has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it.)",
     );
     await read("a.ts");
     expect(await preview({ filePath: "a.ts", oldString: "two", newString: "2" }, "t1")).toContain("-two\n+2");

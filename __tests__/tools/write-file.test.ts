@@ -95,7 +95,7 @@ describe("write_file", () => {
 
 describe("write_file never overwrites content the model has not seen (issue 28)", () => {
   const unread = (p: string, tool = "edit_file") =>
-    `Error: ${p} already exists and has not been read in this conversation, so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use ${tool}.`;
+    `Error: ${p} already exists and has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered), so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use ${tool}.`;
   const changed = (p: string) =>
     `Error: ${p} has changed since you last read or wrote it (a command, a formatter or the user changed it), so write_file would overwrite those changes. Read it again with read_file first; to change part of it, use edit_file.`;
 

@@ -1,6 +1,8 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { makeToolCallId } from "../provider/ids.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { canonicalArguments } from "../tools/aliases.js";
+import { argumentsRefusalOf } from "../tools/define.js";
 
 /** How much of a malformed argument string the model is shown back. */
 const MAX_ECHOED_ARGS = 500;
@@ -68,9 +70,29 @@ export function unknownToolResults(message: AIMessage, toolNames: readonly strin
     );
 }
 
-/** Results for the calls of a turn that cannot run at all (malformed arguments, unknown tools): answered before approval. */
-export function unrunnableCallResults(message: AIMessage, toolNames: readonly string[]): ToolMessage[] {
-  return [...invalidCallResults(message), ...unknownToolResults(message, toolNames)];
+/** Calls whose arguments do not fit their tool (an unknown key, a missing or mistyped one) get the tool's refusal. */
+export function badArgumentResults(message: AIMessage, tools: readonly StructuredToolInterface[]): ToolMessage[] {
+  const invalid = new Set((message.invalid_tool_calls ?? []).map((c) => c.id));
+  return (message.tool_calls ?? []).flatMap((c) => {
+    const tool = tools.find((t) => t.name === c.name);
+    const refusal = !tool || invalid.has(c.id) ? undefined : argumentsRefusalOf(tool, c.args);
+    return refusal ? [new ToolMessage({ tool_call_id: c.id!, name: c.name, status: "error", content: refusal })] : [];
+  });
+}
+
+/**
+ * Results for the calls of a turn that cannot run at all (arguments that are not JSON or do not
+ * fit, unknown tools): answered before approval, so no question is asked about them.
+ */
+export function unrunnableCallResults(message: AIMessage, tools: readonly StructuredToolInterface[]): ToolMessage[] {
+  return [
+    ...invalidCallResults(message),
+    ...unknownToolResults(
+      message,
+      tools.map((t) => t.name),
+    ),
+    ...badArgumentResults(message, tools),
+  ];
 }
 
 /** The latest model turn, if the conversation ends with one. */

@@ -130,12 +130,7 @@ export function createNodes(source: RuntimeSource) {
       const codes = runtime.studioApprovals?.session(threadOf(config) ?? "");
       const { declined, alwaysAdded } = await reviewToolCalls({
         calls: last.tool_calls ?? [],
-        answered: new Set(
-          unrunnableCallResults(
-            last,
-            runtime.tools.map((t) => t.name),
-          ).map((m) => m.tool_call_id),
-        ),
+        answered: new Set(unrunnableCallResults(last, runtime.tools).map((m) => m.tool_call_id)),
         mode: runOption(run, "approval", runtime.approval),
         always: state.alwaysAllow,
         workspace: runtime.workspace,
@@ -152,12 +147,7 @@ export function createNodes(source: RuntimeSource) {
     async tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
       const { runtime } = source(config);
       const last = lastAIMessage(state.messages);
-      const unrunnable = last
-        ? unrunnableCallResults(
-            last,
-            runtime.tools.map((t) => t.name),
-          )
-        : [];
+      const unrunnable = last ? unrunnableCallResults(last, runtime.tools) : [];
       // Issue 21: the workspace is snapshotted around the tools, for /undo and time travel.
       const snapshot = await snapshotBeforeTools({
         ...snapshotContext(runtime, state, config, stepsSinceLastRequest(state.messages)),

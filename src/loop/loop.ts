@@ -78,7 +78,6 @@ export function createLoopEngine(options: LoopOptions): Engine {
   const memory = options.memory ?? fileMemory(runtime.workspace);
   const bound = boundModel(runtime);
   const toolsByName = new Map(runtime.tools.map((t) => [t.name, t]));
-  const toolNames = runtime.tools.map((t) => t.name);
 
   return {
     name: "loop",
@@ -173,7 +172,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
 
           // ACT: answer malformed and unknown calls, ask where needed, run the rest (at once where they touch different paths).
-          const answered: ToolMessage[] = unrunnableCallResults(message, toolNames);
+          const answered: ToolMessage[] = unrunnableCallResults(message, runtime.tools);
           const review = await reviewToolCalls({
             calls,
             answered: new Set(answered.map((m) => m.tool_call_id)),

@@ -4,7 +4,8 @@ import {
   type StructuredToolInterface,
 } from "@langchain/core/tools";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { guardTool } from "../tools/define.js";
+import { Validator } from "@langchain/core/utils/json_schema";
+import { guardTool, type ChecksArguments } from "../tools/define.js";
 import { ToolFailure } from "../tools/errors.js";
 import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "../security/mcp-config.js";
@@ -151,6 +152,12 @@ function bounded(
     }
     return mcpResultText(result ?? {});
   }) as typeof tool.func;
+  // Checked before any approval question too (agent/turn.ts), with the same check LangChain makes at invoke.
+  const validator = new Validator(tool.schema as never);
+  (tool as ChecksArguments).checkArguments = (args) =>
+    validator.validate(args ?? {}).valid
+      ? undefined
+      : `Error: the arguments do not match the input schema of ${serverName}${MCP_TOOL_SEPARATOR}${mcpTool}.${hint(args)}\nThe call was not run: call it again with valid arguments.`;
   // Arguments LangChain's own check of the schema refuses never reach func: say the same there.
   const invoke = tool.invoke.bind(tool);
   tool.invoke = (async (input: unknown, config?: unknown) => {

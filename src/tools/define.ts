@@ -111,6 +111,22 @@ export function effectsOf(tool: unknown, args: Record<string, unknown>): CallEff
   }
 }
 
+/** A tool not made by createTool (an MCP server's) may carry this to have its arguments checked before approval. */
+export interface ChecksArguments {
+  checkArguments?(args: unknown): string | undefined;
+}
+
+/**
+ * The refusal of a call whose arguments do not fit its tool, or undefined (they fit, or nothing
+ * checks them). Both engines answer such a call before any approval question (agent/turn.ts),
+ * so nobody is asked about a call that cannot run.
+ */
+export function argumentsRefusalOf(tool: unknown, args: unknown): string | undefined {
+  if (tool instanceof AgentTool) return argumentsRefusal(tool.name, tool.schema, args);
+  const check = (tool as ChecksArguments | undefined)?.checkArguments;
+  return typeof check === "function" ? check.call(tool, args) : undefined;
+}
+
 /** Declares a tool (an identity function, so `run` and `preview` get their input's type from the schema). */
 export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition<S> {
   return definition;

@@ -63,7 +63,7 @@ export async function loadEditTarget(
     switch (ctx.reads.check(threadId, target.absolute, fingerprintOf(bytes, stat))) {
       case "unread":
         return refuse(
-          `Error: ${display} has not been read in this conversation. Read it with read_file first, then edit it.`,
+          `Error: ${display} has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it.`,
         );
       case "changed":
         return refuse(

@@ -56,7 +56,7 @@ async function unseenContent(ctx: ToolContext, threadId: string | undefined, abs
   const editTool = editToolOf(ctx);
   switch (ctx.reads.check(threadId, absolute, current)) {
     case "unread":
-      return `Error: ${display} already exists and has not been read in this conversation, so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use ${editTool}.`;
+      return `Error: ${display} already exists and has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered), so write_file would replace content you have not seen. Read it with read_file first; to change part of it, use ${editTool}.`;
     case "changed":
       return `Error: ${display} has changed since you last read or wrote it (a command, a formatter or the user changed it), so write_file would overwrite those changes. Read it again with read_file first; to change part of it, use ${editTool}.`;
     default:
