@@ -7,6 +7,10 @@ export interface BenchArgs {
   build: boolean;
   codex?: string;
   help: boolean;
+  /** Run only this section ("scale"); --write then replaces only that section of BENCHMARKS.md. */
+  only?: "scale";
+  /** Files in the scale section's generated monorepo (default 100,000; --quick: 5,000). */
+  scaleFiles?: number;
 }
 
 export const BENCH_USAGE = `Usage: npm run bench -- [options]
@@ -19,6 +23,9 @@ Options:
   --quick         fewer repeats, no Studio and no 1 GB measurements
   --write         rewrite BENCHMARKS.md with this run's figures (a full run only, not with --quick)
   --codex <bin>   also launch Codex CLI (codex exec) against the server, interleaved with ours
+  --only scale    run only the scale section (generated monorepo, big file); with --write it
+                  replaces only that section of BENCHMARKS.md
+  --scale-files <n>  files in the scale section's monorepo (default 100000; --quick: 5000)
   --no-build      use dist/ as it is
   -h, --help      print this and exit
 `;
@@ -38,6 +45,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         write: { type: "boolean" },
         "no-build": { type: "boolean" },
         codex: { type: "string" },
+        only: { type: "string" },
+        "scale-files": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -51,6 +60,16 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     help: values.help === true,
     ...(typeof values.codex === "string" ? { codex: values.codex } : {}),
   };
+  if (values.only !== undefined) {
+    if (values.only !== "scale") throw new BenchUsageError(`--only takes "scale", not "${String(values.only)}"`);
+    args.only = "scale";
+  }
+  if (values["scale-files"] !== undefined) {
+    const n = Number(values["scale-files"]);
+    if (!Number.isInteger(n) || n < 1)
+      throw new BenchUsageError("--scale-files takes a whole number of files, 1 or more");
+    args.scaleFiles = n;
+  }
   if (args.write && args.quick)
     throw new BenchUsageError("--write records a full run: leave out --quick, or --write to only print the figures");
   return args;

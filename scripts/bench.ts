@@ -22,6 +22,7 @@ import { BENCH_USAGE, BenchUsageError, parseBenchArgs, type BenchArgs } from "./
 import { atMost, formatGoals, interleave, median as mid, type Goal } from "./bench-goals.js";
 import { measureOverhead, VARIANTS, type OverheadResult, type Variant } from "./bench-overhead.js";
 import { measureSnapshotCost, type SnapshotCost } from "./bench-snapshot.js";
+import { renderScale, runScale, scaleSize, SCALE_BEGIN, SCALE_END, writeScaleSection } from "./bench-scale.js";
 import {
   generateBigFile,
   measureColdStart,
@@ -94,6 +95,8 @@ interface Report {
   parallel: { one: number; four: number };
   /** Issue 21: a workspace snapshot of a generated 10,000-file project (scripts/bench-snapshot.ts). */
   snapshot: SnapshotCost;
+  /** Issue 30: the scale section (bench-scale.ts), rendered. */
+  scale?: string;
   readTail?: ProbeResult & { baseline: ProbeResult };
   flood?: ProbeResult & { baseline: ProbeResult };
 }
@@ -345,6 +348,7 @@ function render(r: Report): { table: string; markdown: string } {
       `| execute_command printing 1 GB | ${(r.flood.ms / 1000).toFixed(1)} s | ${mb(r.flood.peakRssBytes)} | ${mb(r.flood.baseline.peakRssBytes)} |`,
     );
   }
+  if (r.scale) lines.push("", SCALE_BEGIN, r.scale, SCALE_END);
   lines.push(
     "",
     "## In-process goals",
@@ -454,6 +458,12 @@ async function main(args: BenchArgs): Promise<void> {
     log("building dist/ for the end-to-end and cold-start measurements…");
     execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
   }
+  if (args.only === "scale") {
+    const section = renderScale(await runScale(scaleSize(quick, args.scaleFiles), { quick, log }));
+    process.stdout.write(`${section}\n`);
+    if (args.write) writeScaleSection(path.join(ROOT, "BENCHMARKS.md"), section);
+    return;
+  }
   const e2e = await endToEnd(quick, args.codex);
   const overhead = await overheadTable(quick);
   log("cold start…");
@@ -483,6 +493,7 @@ async function main(args: BenchArgs): Promise<void> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
+  report.scale = renderScale(await runScale(scaleSize(quick, args.scaleFiles), { quick, log }));
   const { table, markdown } = render(report);
   process.stdout.write(`${table}\n`);
   if (args.write) writeFileSync(path.join(ROOT, "BENCHMARKS.md"), markdown);

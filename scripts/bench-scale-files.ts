@@ -1,0 +1,304 @@
+/**
+ * Scale measurements of the file tools (issue 30, goals 1 and 2): search_files, find_files and
+ * list_directory on the generated monorepo beside rg, find | sort and ls; the first tool call
+ * and the first command step of a CLI session; search, read and edit of the big file.
+ */
+import { spawn } from "node:child_process";
+import { copyFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { createTools, type Toolset } from "../src/tools/index.js";
+import { cleanEnv, ROOT } from "./bench-system.js";
+import { startBenchServer } from "./bench-server.js";
+import {
+  NEEDLE,
+  onPath,
+  runCommand,
+  timeCommand,
+  timeMs,
+  vsRaw,
+  within,
+  type ScaleContext,
+  type ScaleFixture,
+  type ScaleMeasurement,
+  type ScaleRow,
+} from "./bench-scale-lib.js";
+
+/** Issue 30's goals. */
+const GOAL_SEARCH_VS_RG = 2;
+const GOAL_FIND_VS_FIND = 2;
+const GOAL_LIST_VS_LS = 3;
+const GOAL_FIRST_CALL_MS = 50;
+const GOAL_FIRST_COMMAND_MS = 150;
+/** "Costs the same": the first page of the big file within this of a 2 KB file's, noise included. */
+const GOAL_FIRST_PAGE_VS_SMALL = 1.5;
+/** Memory bounded: an edit of the big file may grow the process's peak RSS by at most this. */
+const GOAL_EDIT_RSS_MB = 64;
+
+const runsFor = (ctx: ScaleContext) => (ctx.quick ? 3 : 5);
+
+/** A PATH without rg, so search_files takes its built-in path as on a fresh machine. */
+function pathWithoutRg(): string {
+  return (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((dir) => !onPath("rg", dir))
+    .join(path.delimiter);
+}
+
+function tools(workspace: string, withRg: boolean): Toolset {
+  return createTools({ workspace, env: withRg ? process.env : { ...process.env, PATH: pathWithoutRg() } });
+}
+
+async function call(t: Toolset, name: keyof Toolset & string, args: object): Promise<string> {
+  return String(await (t[name as "read_file"] as { invoke(a: object): Promise<unknown> }).invoke(args));
+}
+
+const search: ScaleMeasurement = {
+  name: "search_files vs rg",
+  async run(fx, ctx) {
+    const rg = onPath("rg");
+    const rows: ScaleRow[] = [];
+    const runs = runsFor(ctx);
+    const builtIn = tools(fx.repo, false);
+    const found = await call(builtIn, "search_files", { pattern: NEEDLE });
+    if (!found.includes(`in ${fx.needleFiles} files`)) throw new Error(`built-in search found: ${found.slice(-300)}`);
+    const oursMs = await timeMs(() => call(builtIn, "search_files", { pattern: NEEDLE }), runs);
+    const raw = rg
+      ? { label: "rg", ms: await timeCommand(rg, ["-n", NEEDLE], fx.repo, runs, [0, 1]) }
+      : {
+          label: "grep -rn (rg not installed)",
+          ms: await timeCommand("grep", ["-rn", "--exclude-dir=node_modules", NEEDLE, "."], fx.repo, runs, [0, 1]),
+        };
+    rows.push(
+      vsRaw(
+        `search_files without rg on PATH (built-in), monorepo, ≤ ${GOAL_SEARCH_VS_RG}× ${raw.label.split(" ")[0]}`,
+        oursMs,
+        raw.label,
+        raw.ms,
+        GOAL_SEARCH_VS_RG,
+      ),
+    );
+    if (rg) {
+      const withRg = tools(fx.repo, true);
+      const viaRg = await timeMs(() => call(withRg, "search_files", { pattern: NEEDLE }), runs);
+      rows.push(
+        vsRaw(
+          `search_files with rg on PATH, monorepo, ≤ ${GOAL_SEARCH_VS_RG}× rg`,
+          viaRg,
+          "rg",
+          raw.ms,
+          GOAL_SEARCH_VS_RG,
+        ),
+      );
+    }
+    // The big file: a line a few lines before the end of it.
+    const big = tools(fx.bigDir, false);
+    const bigFound = await call(big, "search_files", { pattern: NEEDLE });
+    const bigOk = bigFound.includes(`${fx.bigFile}:${fx.needleLine}:`);
+    const bigMs = await timeMs(() => call(big, "search_files", { pattern: NEEDLE }), runs);
+    const bigRaw = rg
+      ? { label: "rg", ms: await timeCommand(rg, ["-n", NEEDLE, fx.bigFile], fx.bigDir, runs, [0, 1]) }
+      : { label: "grep -n", ms: await timeCommand("grep", ["-n", NEEDLE, fx.bigFile], fx.bigDir, runs, [0, 1]) };
+    const mb = fx.size.bigFileBytes / 1024 / 1024;
+    const row = vsRaw(
+      `search_files (built-in) finds the line near the end of a ${mb} MB file, ≤ ${GOAL_SEARCH_VS_RG}× ${bigRaw.label.split(" ")[0]}`,
+      bigMs,
+      bigRaw.label,
+      bigRaw.ms,
+      GOAL_SEARCH_VS_RG,
+    );
+    rows.push(bigOk ? row : { ...row, measured: `${row.measured} (not found)`, met: false });
+    return rows;
+  },
+};
+
+const find: ScaleMeasurement = {
+  name: "find_files vs find + sort",
+  async run(fx, ctx) {
+    const t = tools(fx.repo, false);
+    const runs = runsFor(ctx);
+    const found = await call(t, "find_files", { pattern: "**/*.ts" });
+    if (!found.includes(`${fx.size.files} files match`)) throw new Error(`find_files found: ${found.slice(-300)}`);
+    const oursMs = await timeMs(() => call(t, "find_files", { pattern: "**/*.ts" }), runs);
+    const rawMs = await timeCommand(
+      "sh",
+      ["-c", "find . -path ./node_modules -prune -o -name '*.ts' -print | sort >/dev/null"],
+      fx.repo,
+      runs,
+    );
+    return [
+      vsRaw(
+        `find_files "**/*.ts", monorepo, ≤ ${GOAL_FIND_VS_FIND}× find + sort`,
+        oursMs,
+        "find + sort",
+        rawMs,
+        GOAL_FIND_VS_FIND,
+      ),
+    ];
+  },
+};
+
+const list: ScaleMeasurement = {
+  name: "list_directory vs ls",
+  async run(fx, ctx) {
+    const t = tools(fx.repo, false);
+    const runs = runsFor(ctx) * 2;
+    const rows: ScaleRow[] = [];
+    for (const [label, dir] of [
+      ["the monorepo's root", "."],
+      ["a folder of 50 files", fx.sampleDir],
+    ] as const) {
+      const oursMs = await timeMs(() => call(t, "list_directory", { directoryPath: dir }), runs);
+      const rawMs = await timeCommand("ls", ["-la", dir], fx.repo, runs);
+      rows.push(
+        vsRaw(`list_directory of ${label}, ≤ ${GOAL_LIST_VS_LS}× ls -la`, oursMs, "ls -la", rawMs, GOAL_LIST_VS_LS),
+      );
+    }
+    return rows;
+  },
+};
+
+const bigFile: ScaleMeasurement = {
+  name: "read_file and edit_file of the big file",
+  async run(fx, ctx) {
+    const runs = runsFor(ctx) * 2;
+    const t = tools(fx.bigDir, false);
+    const mb = fx.size.bigFileBytes / 1024 / 1024;
+    const bigMs = await timeMs(() => call(t, "read_file", { filePath: fx.bigFile }), runs);
+    const smallMs = await timeMs(() => call(t, "read_file", { filePath: fx.smallFile }), runs);
+    const headMs = await timeCommand("head", ["-n", "2000", fx.bigFile], fx.bigDir, runs);
+    const rows = [
+      {
+        ...vsRaw(
+          `read_file first page of the ${mb} MB file ≤ ${GOAL_FIRST_PAGE_VS_SMALL}× that of a 2 KB file`,
+          bigMs,
+          "read_file of 2 KB",
+          smallMs,
+          GOAL_FIRST_PAGE_VS_SMALL,
+        ),
+        raw: `2 KB: ${smallMs.toFixed(1)} ms; head: ${headMs.toFixed(1)} ms`,
+      },
+    ];
+    rows.push(await editBig(fx));
+    return rows;
+  },
+};
+
+/** edit_file of a line near the end of the big file in a process of its own, for its peak RSS; sed -i beside it. */
+async function editBig(fx: ScaleFixture): Promise<ScaleRow> {
+  const mb = fx.size.bigFileBytes / 1024 / 1024;
+  const copy = `${fx.bigFile}.sed`;
+  copyFileSync(path.join(fx.bigDir, fx.bigFile), path.join(fx.bigDir, copy));
+  const started = performance.now();
+  await runCommand("sed", ["-i", `s/${NEEDLE} reached/${NEEDLE} edited/`, copy], fx.bigDir);
+  const sedMs = performance.now() - started;
+  rmSync(path.join(fx.bigDir, copy));
+  const probe = await probeJson(["edit-big", fx.bigDir, fx.bigFile, NEEDLE]);
+  const goal = `edit_file of a line near the end of the ${mb} MB file, peak RSS growth ≤ ${GOAL_EDIT_RSS_MB} MB`;
+  if (probe.error)
+    return {
+      goal,
+      measured: `failed: ${probe.error}`.slice(0, 120),
+      raw: `sed -i: ${sedMs.toFixed(0)} ms`,
+      ratio: Infinity,
+      met: false,
+    };
+  const growth = (probe.peakRssBytes - probe.baselineRssBytes) / 1024 / 1024;
+  const row = within(goal, growth, GOAL_EDIT_RSS_MB, `sed -i: ${sedMs.toFixed(0)} ms`, " MB");
+  return { ...row, measured: `${row.measured}, ${probe.ms.toFixed(0)} ms` };
+}
+
+interface ProbeOutput {
+  ms: number;
+  peakRssBytes: number;
+  baselineRssBytes: number;
+  detail: string;
+  error?: string;
+}
+
+function probeJson(args: string[]): Promise<ProbeOutput> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, "scripts", "bench-scale-probe.ts"), ...args],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", () => {
+      try {
+        resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "") as ProbeOutput);
+      } catch {
+        reject(new Error(`bench-scale-probe ${args[0]} printed: ${out.slice(-300)}`));
+      }
+    });
+  });
+}
+
+/**
+ * Through the CLI against the scripted server, sandbox and snapshots off: read, read, command,
+ * command. What the first read and the first command cost over the second of each is what a
+ * session pays once for them (the client time between two requests, the server's excluded).
+ */
+const firstCalls: ScaleMeasurement = {
+  name: "first tool call and first command step through the CLI",
+  async run(fx) {
+    const steps = [
+      { name: "read_file", args: { filePath: "package.json" } },
+      { name: "read_file", args: { filePath: ".gitignore" } },
+      { name: "execute_command", args: { command: "true" } },
+      { name: "execute_command", args: { command: ":" } },
+    ];
+    const server = await startBenchServer((_req, index) =>
+      index < steps.length ? { content: "Next.", toolCalls: [steps[index]!] } : { content: "Done." },
+    );
+    try {
+      await runCommand(
+        process.execPath,
+        [
+          path.join(ROOT, "dist", "cli.bundle.cjs"),
+          "--workspace",
+          fx.repo,
+          "--json",
+          "--approval",
+          "full-auto",
+          "--sandbox",
+          "off",
+          "--max-steps",
+          "10",
+          "go",
+        ],
+        fx.repo,
+        [0],
+        cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench", MINI_CURSOR_SNAPSHOTS: "off" }),
+      );
+      const chats = server.requests
+        .filter((r) => r.path.endsWith("/chat/completions"))
+        .sort((a, b) => a.arrivedAt - b.arrivedAt);
+      if (chats.length !== steps.length + 1) throw new Error(`${chats.length} model requests, not ${steps.length + 1}`);
+      const gap = (i: number) => chats[i + 1]!.arrivedAt - chats[i]!.finishedAt;
+      const rawTrue = await timeCommand("sh", ["-c", "true"], fx.repo, 5);
+      return [
+        within(
+          `first tool call of a process (read_file) adds ≤ ${GOAL_FIRST_CALL_MS} ms over the next one`,
+          gap(0) - gap(1),
+          GOAL_FIRST_CALL_MS,
+          `next read step: ${gap(1).toFixed(0)} ms`,
+        ),
+        within(
+          `first execute_command step of a session adds ≤ ${GOAL_FIRST_COMMAND_MS} ms over the next one (sandbox, snapshots off)`,
+          gap(2) - gap(3),
+          GOAL_FIRST_COMMAND_MS,
+          `next command step: ${gap(3).toFixed(0)} ms; sh -c true: ${rawTrue.toFixed(1)} ms`,
+        ),
+      ];
+    } finally {
+      await server.close();
+    }
+  },
+};
+
+export const FILE_MEASUREMENTS: readonly ScaleMeasurement[] = [search, find, list, bigFile, firstCalls];
