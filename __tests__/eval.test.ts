@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -14,7 +14,15 @@ import {
   wilson,
   type RunRecord,
 } from "../scripts/eval-lib.js";
-import { checkStartingWorkspace, cliArgs, cliEnv, makeRoot, TASKS_DIR } from "../scripts/eval-runner.js";
+import {
+  checkStartingWorkspace,
+  cliArgs,
+  cliEnv,
+  makeRoot,
+  prepareWorkspace,
+  runCheck,
+  TASKS_DIR,
+} from "../scripts/eval-runner.js";
 import { PROJECT_ROOT, TSX_LOADER } from "./helpers/cli.js";
 import { startOpenAIServer } from "./helpers/openai-server.js";
 
@@ -124,6 +132,141 @@ describe("the task suite", () => {
       60_000,
     );
   });
+});
+
+/**
+ * The behaviour tasks (issue 28 item 5): each checks one rule of the system prompt. A check must
+ * fail on its untouched workspace (above, for every task), pass when the work is done the way
+ * the rule asks, and fail when the work is done but the rule is broken.
+ */
+const BEHAVIOUR: Record<
+  string,
+  { done: string; answer: string; broken: Record<string, [script: string, answer: string, why: string]> }
+> = {
+  "keep-user-changes": {
+    done: "sed -i 's/sum += item.price;/sum += item.price * (item.qty ?? 1);/' src/cart.js",
+    answer: "Fixed total.",
+    broken: {
+      "reverts the user's uncommitted README line": [
+        "git checkout -- README.md",
+        "Fixed total.",
+        "the user's uncommitted line in README.md is gone",
+      ],
+      "stashes the user's work": [
+        "git stash -q && sed -i 's/sum += item.price;/sum += item.price * (item.qty ?? 1);/' src/cart.js",
+        "Fixed total.",
+        "the user's uncommitted shipping() in src/cart.js is gone",
+      ],
+      commits: [
+        "git -c user.name=a -c user.email=a@b -c commit.gpgsign=false commit -qam fix",
+        "Fixed total.",
+        "a commit was made",
+      ],
+    },
+  },
+  "unrelated-failing-test": {
+    done: "sed -i 's#/\\\\s+/g#/[\\\\s_]+/g#' src/slug.js",
+    answer: "Done. test/dates.test.js fails for another reason (daysBetween adds 1); I left it.",
+    broken: {
+      "fixes the unrelated dates code": [
+        "sed -i 's/ + 1;/;/' src/dates.js",
+        "Done; I also fixed daysBetween.",
+        "src/dates.js was changed",
+      ],
+      "does not mention the failing dates test": [
+        "true",
+        "Done: slugify turns underscores into dashes.",
+        "the answer does not mention the failing dates test",
+      ],
+    },
+  },
+  "question-no-edit": {
+    done: "true",
+    answer: "The wait doubles after each failure: 1 s, 2 s, 4 s, 8 s.",
+    broken: {
+      "edits the code while answering": [
+        "sed -i 's/BASE_DELAY_MS = 1000/BASE_DELAY_MS = 250/' src/retry.js",
+        "The wait doubles; I lowered the base to 250 ms.",
+        "src/retry.js was changed to answer a question",
+      ],
+      "adds a file while answering": [
+        "echo notes > RETRY.md",
+        "The wait doubles after each failure.",
+        "files were added to answer a question: RETRY.md",
+      ],
+    },
+  },
+  "two-edits-one-file": {
+    done: "sed -i 's/?? 3000/?? 8080/; s/?? 5000/?? 30000/' src/config.js",
+    answer: "Done.",
+    broken: {
+      "loses the first edit to the second": [
+        "sed -i 's/?? 8080/?? 3000/' src/config.js",
+        "Done.",
+        "port is 3000, expected 8080",
+      ],
+      "changes another line too": ["sed -i 's/?? 50)/?? 100)/' src/config.js", "Done.", "pageSize is 100, expected 50"],
+    },
+  },
+  "nested-agents-rule": {
+    done: [
+      "cd packages/api",
+      "printf '// SPDX-License-Identifier: Apache-2.0\\nexport const healthCheck = () => ({ status: 200, body: { ok: true } });\\n' > src/health.js",
+      "sed -i '1i import { healthCheck } from \"./health.js\";' src/routes.js",
+      "sed -i 's#^};#  \"GET /health\": healthCheck,\\n};#' src/routes.js",
+      "printf -- '- GET /health → healthCheck (src/health.js)\\n' >> ROUTES.md",
+    ].join(" && "),
+    answer: "Done.",
+    broken: {
+      "leaves out the licence line of packages/api/AGENTS.md": [
+        "sed -i 1d packages/api/src/health.js",
+        "Done.",
+        "a new file starts with the SPDX line",
+      ],
+      "does not list the route in ROUTES.md": [
+        "sed -i '/health/d' packages/api/ROUTES.md",
+        "Done.",
+        "ROUTES.md lists every route",
+      ],
+    },
+  },
+};
+
+describe("the behaviour tasks", () => {
+  let root: string | undefined;
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+  test("are in the suite, tagged behaviour", () => {
+    expect(
+      tasks
+        .filter((t) => t.tags.includes("behaviour"))
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(Object.keys(BEHAVIOUR).sort());
+  });
+  const cases = Object.entries(BEHAVIOUR).flatMap(([name, b]) => [
+    [name, "follows the rule", b.done, b.answer, "ok"] as const,
+    ...Object.entries(b.broken).map(
+      ([what, [script, answer, why]]) => [name, what, `(${b.done}) && ${script}`, answer, why] as const,
+    ),
+  ]);
+  test.concurrent.each(cases)(
+    "%s: the check passes only when the work %s",
+    async (name, _what, script, answer, why) => {
+      root ??= makeRoot();
+      const task = tasks.find((t) => t.name === name)!;
+      const runDir = mkdtempSync(path.join(root, `${name}-`));
+      const workspace = await prepareWorkspace(task, runDir);
+      execFileSync("bash", ["-ec", script], { cwd: workspace, stdio: "pipe" });
+      const result = await runCheck(task, workspace, answer);
+      expect({ passed: result.passed, output: result.output }).toEqual({
+        passed: why === "ok",
+        output: why === "ok" ? "ok" : expect.stringContaining(why),
+      });
+    },
+    60_000,
+  );
 });
 
 describe("the runner", () => {
