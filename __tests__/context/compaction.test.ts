@@ -3,13 +3,13 @@ import path from "node:path";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import {
   compactHistory,
-  countContextTokens,
   offloadLargeResults,
   OFFLOAD_PREVIEW_CHARS,
   SUMMARY_PROMPT,
   summarySteps,
 } from "../../src/context/compaction.js";
 import { estimateTokens, estimateTotalTokens } from "../../src/context/budget.js";
+import { measureContext } from "../../src/context/context-size.js";
 import { stepsSinceLastRequest } from "../../src/agent/turn.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { ScriptedChatModel } from "../helpers/scripted-model.js";
@@ -30,34 +30,54 @@ function toolTurn(result: string, name = "read_file"): BaseMessage[] {
 }
 const roles = (ms: BaseMessage[]) => ms.map((m) => m.getType());
 
-describe("countContextTokens", () => {
-  test("estimates without a provider count", () => {
+describe("measureContext", () => {
+  const system = () => estimateTokens(new SystemMessage("system"));
+
+  test("estimates without a provider count, the system prompt included", () => {
     const history = [new HumanMessage("hello there"), new AIMessage("hi")];
-    expect(countContextTokens("system", history)).toEqual({
-      tokens: estimateTokens(new SystemMessage("system")) + estimateTotalTokens(history),
+    expect(measureContext("system", history)).toEqual({
+      tokens: system() + estimateTotalTokens(history),
+      fixed: system(),
+      request: estimateTokens(history[0]!),
+      scale: 1,
       estimated: true,
     });
   });
 
-  test("uses the provider's count of the latest response plus an estimate of what came after", () => {
+  test("scales the estimate by what the provider counted for the latest response", () => {
+    const question = new HumanMessage("q");
     const answered = new AIMessage({
       content: "x",
-      usage_metadata: { input_tokens: 5000, output_tokens: 200, total_tokens: 5200 },
+      usage_metadata: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
     });
+    const estimate = system() + estimateTotalTokens([question, answered]);
+    answered.usage_metadata = { input_tokens: estimate * 2 - 10, output_tokens: 10, total_tokens: estimate * 2 };
     const after = new HumanMessage("next question");
-    expect(countContextTokens("system", [new HumanMessage("q"), answered, after])).toEqual({
-      tokens: 5200 + estimateTokens(after),
-      estimated: false,
-    });
+    const size = measureContext("system", [question, answered, after]);
+    expect(size).toMatchObject({ scale: 2, estimated: false, fixed: system() * 2 });
+    expect(size.tokens).toBe(2 * (estimate + estimateTokens(after)));
   });
 
-  test("ignores counts from before a compaction", () => {
-    const old = new AIMessage({
-      content: "x",
-      usage_metadata: { input_tokens: 90_000, output_tokens: 10, total_tokens: 90_010 },
+  test("ignores counts from before a compaction, also those of the turns it kept verbatim", () => {
+    const stale = () =>
+      new AIMessage({
+        content: "x",
+        usage_metadata: { input_tokens: 90_000, output_tokens: 10, total_tokens: 90_010 },
+      });
+    const summary = new AIMessage({
+      content: "summary",
+      response_metadata: { mini_cursor_summary: { steps: 3, kept: 1 } },
     });
-    const summary = new AIMessage({ content: "summary", response_metadata: { mini_cursor_summary: { steps: 3 } } });
-    expect(countContextTokens("s", [old, summary]).estimated).toBe(true);
+    expect(measureContext("s", [stale(), summary]).estimated).toBe(true);
+    expect(measureContext("s", [new HumanMessage("q"), summary, stale()]).estimated).toBe(true);
+    const fresh = measureContext("s", [new HumanMessage("q"), summary, stale(), new HumanMessage("r"), stale()]);
+    expect(fresh.estimated).toBe(false);
+  });
+
+  test("a latest request over its share counts as what is sent of it", () => {
+    const huge = new HumanMessage("y".repeat(400_000));
+    const size = measureContext("s", [huge], undefined, 10_000);
+    expect(size.request).toBe(Math.floor((10_000 - size.fixed) * 0.5));
   });
 });
 
@@ -166,7 +186,7 @@ describe("compactHistory", () => {
 describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
   test("near the budget, older steps are summarised, the request and AGENTS.md stay, and the run goes on", async () => {
     writeFileSync(path.join(tmp.dir, "AGENTS.md"), "Rule 42: keep answers short.\n");
-    const text = (ch: string) => Array.from({ length: 120 }, () => ch.repeat(99)).join("\n");
+    const text = (ch: string) => Array.from({ length: 180 }, () => ch.repeat(99)).join("\n");
     writeFileSync(path.join(tmp.dir, "a.txt"), text("a"));
     writeFileSync(path.join(tmp.dir, "b.txt"), text("b"));
     const h = engineHarness(
@@ -175,11 +195,12 @@ describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
       [
         { toolCalls: [{ name: "read_file", args: { filePath: "a.txt" } }] },
         { toolCalls: [{ name: "read_file", args: { filePath: "b.txt" } }] },
-        "SUMMARY: read a.txt (120 lines of a).",
+        "SUMMARY: read a.txt (180 lines of a).",
         "Both files are fine.",
         "Still fine.",
       ],
-      { contextTokens: 8000 },
+      // The fixed part (system prompt and the real tools' schemas) is about 4,300 tokens of it.
+      { contextTokens: 16_000 },
     );
     const summary = await h.run("check a.txt and b.txt");
     expect(summary.reason).toBe("done");
@@ -192,7 +213,7 @@ describe.each(["graph", "loop"] as const)("the %s engine", (kind) => {
     expect(roles(next)).toEqual(["system", "human", "ai", "ai", "tool"]);
     expect(String(next[0]!.content)).toContain("<AGENTS.md>\nRule 42: keep answers short.\n</AGENTS.md>");
     expect(next[1]!.content).toBe("check a.txt and b.txt");
-    expect(String(next[2]!.content)).toContain("SUMMARY: read a.txt (120 lines of a).");
+    expect(String(next[2]!.content)).toContain("SUMMARY: read a.txt (180 lines of a).");
     expect(String(next[4]!.content)).toContain("b".repeat(99));
 
     const compactions = eventsOf(h.events, "compaction");

@@ -4,11 +4,12 @@ import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import {
   COMPACT_AT,
   compactHistory,
-  countContextTokens,
+  compactionCanHelp,
   offloadLargeResults,
   type Compaction,
 } from "../context/compaction.js";
 import { fitToBudget, estimateTokens } from "../context/budget.js";
+import { measureContext, overheadNotice } from "../context/context-size.js";
 import { costOf, priceFor, type PriceTable } from "../models/cost.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { normalizeToolCalls } from "./turn.js";
@@ -29,6 +30,10 @@ export interface CompactionInput {
   modelName?: string;
   /** Price overrides (MINI_CURSOR_PRICES). */
   prices?: PriceTable;
+  /** The tools offered with every request: their schemas are part of what is measured. */
+  tools?: readonly StructuredToolInterface[];
+  /** Told once per tool set when the fixed part alone leaves the conversation no room. */
+  onNotice?: (text: string) => void;
 }
 
 export interface ModelTurnInput {
@@ -94,13 +99,16 @@ export async function compactBeforeTurn(
   input: CompactionInput,
   config?: RunnableConfig,
 ): Promise<TurnCompaction | undefined> {
-  if (countContextTokens(input.systemPrompt, input.history).tokens <= input.contextTokens * COMPACT_AT)
+  const notice = overheadNotice(input.systemPrompt, input.tools, input.contextTokens);
+  if (notice) input.onNotice?.(notice);
+  const options = { systemPrompt: input.systemPrompt, budgetTokens: input.contextTokens, tools: input.tools };
+  if (
+    measureContext(input.systemPrompt, input.history, input.tools, input.contextTokens).tokens <=
+    input.contextTokens * COMPACT_AT
+  )
     return undefined;
-  const compaction = await compactHistory(input.summaryModel, input.history, {
-    systemPrompt: input.systemPrompt,
-    budgetTokens: input.contextTokens,
-    config,
-  });
+  if (!compactionCanHelp(options, input.history)) return undefined;
+  const compaction = await compactHistory(input.summaryModel, input.history, { ...options, config });
   if (!compaction) return undefined;
   const cost = costOfResponse(compaction.response, compaction.usage, input);
   return { compaction, usage: cost === undefined ? compaction.usage : { ...compaction.usage, cost } };

@@ -3,7 +3,9 @@ import path from "node:path";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
-import { answerDanglingToolCalls, estimateTokens, estimateTotalTokens } from "./budget.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { answerDanglingToolCalls, estimateTotalTokens } from "./budget.js";
+import { measureContext, SUMMARY_KEY, summaryMarker } from "./context-size.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { ensureOutputDir } from "../memory/state-dir.js";
 import { gateText } from "../workspace/output-gate.js";
@@ -20,10 +22,19 @@ import { withThousands } from "../thousands.js";
  * Separately, big tool results the model has already seen are kept on disk with a pointer.
  */
 
-/** Compaction starts when the conversation passes this share of the context budget. */
+/** Compaction starts when the request (system prompt and tool schemas included) passes this share of the budget. */
 export const COMPACT_AT = 0.8;
-/** Share of the budget kept verbatim as the most recent turns. */
-export const KEEP_RECENT = 0.25;
+/**
+ * What a compaction aims at: summary, request and the verbatim recent turns, with the fixed part,
+ * fill at most this share, so the room up to COMPACT_AT lasts many steps.
+ */
+export const COMPACT_TO = 0.4;
+/** Never more than this share after a compaction: the recent turns give way when a summary runs long. */
+export const COMPACT_LIMIT = 0.5;
+/** Tokens set aside for the summary when the recent turns are chosen (the prompt asks for about 600 words). */
+export const SUMMARY_ALLOWANCE_TOKENS = 1_000;
+/** The summary's allowance is at most this share of the budget. */
+const SUMMARY_ALLOWANCE_SHARE = 0.1;
 /** Tool results longer than this (characters) leave the context once the model has read them. */
 export const OFFLOAD_RESULT_CHARS = 20_000;
 /** What stays of an offloaded result: its start. */
@@ -32,8 +43,7 @@ export const OFFLOAD_PREVIEW_CHARS = 2_000;
 const TRANSCRIPT_MESSAGE_CHARS = 4_000;
 /** The transcript may use this share of the budget. */
 const TRANSCRIPT_SHARE = 0.6;
-/** Marks a summary in `response_metadata`, with the number of model turns it stands for. */
-export const SUMMARY_KEY = "mini_cursor_summary";
+export { SUMMARY_KEY };
 
 export const SUMMARY_PROMPT = `You are summarising the first part of a conversation between a user and mini-cursor, a coding agent that works on the user's project with tools (read_file, edit_file, write_file, execute_command, ...). The conversation is too long for the model's context, so your summary replaces that part; the agent continues from it and cannot see the original.
 
@@ -44,39 +54,10 @@ Write a compact, factual summary in the language of the conversation (at most ab
 4. Open: errors not yet fixed, decisions pending, and the next steps that were planned.
 Do not call tools. Do not invent anything; leave out greetings and dead ends that no longer matter.`;
 
-export interface TokenCount {
-  tokens: number;
-  /** True when no provider count could be used. */
-  estimated: boolean;
-}
-
 /** Whether a message is a compaction summary, and how many model turns it replaced. */
 export function summarySteps(message: BaseMessage): number | undefined {
-  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.[SUMMARY_KEY] as
-    | { steps?: number }
-    | undefined;
+  const marker = summaryMarker(message);
   return marker ? Math.max(0, marker.steps ?? 0) : undefined;
-}
-
-/**
- * The size of the request the history would make: the provider's input + output count of the
- * latest response (which covered everything before it) plus an estimate of what came after it;
- * all estimated when the provider gave no count or a compaction came since.
- */
-export function countContextTokens(systemPrompt: string, history: readonly BaseMessage[]): TokenCount {
-  const system = estimateTokens(new SystemMessage(systemPrompt));
-  for (let i = history.length - 1; i >= 0; i--) {
-    const m = history[i]!;
-    if (summarySteps(m) !== undefined) break;
-    const usage = AIMessage.isInstance(m) ? m.usage_metadata : undefined;
-    if (usage && usage.input_tokens > 0) {
-      return {
-        tokens: usage.input_tokens + usage.output_tokens + estimateTotalTokens(history.slice(i + 1)),
-        estimated: false,
-      };
-    }
-  }
-  return { tokens: system + estimateTotalTokens(history), estimated: true };
 }
 
 // --- big tool results ----------------------------------------------------------------------------
@@ -173,6 +154,8 @@ export function renderTranscript(messages: readonly BaseMessage[], maxChars: num
 export interface CompactionOptions {
   systemPrompt: string;
   budgetTokens: number;
+  /** The tools offered with every request: their schemas count as part of it. */
+  tools?: readonly StructuredToolInterface[];
   config?: RunnableConfig;
 }
 
@@ -182,6 +165,7 @@ export interface Compaction {
   summary: string;
   /** Messages of the old history the summary replaced. */
   summarised: number;
+  /** The request's size before and after, fixed part included, by the measure that triggers compaction. */
   tokensBefore: number;
   tokensAfter: number;
   /** Tokens of the summarising request. */
@@ -190,31 +174,89 @@ export interface Compaction {
   response: AIMessage;
 }
 
+/** Estimated tokens set aside for the summary in a budget. */
+function summaryAllowance(budgetTokens: number): number {
+  return Math.min(SUMMARY_ALLOWANCE_TOKENS, Math.floor(budgetTokens * SUMMARY_ALLOWANCE_SHARE));
+}
+
 /**
- * Summarises everything but the latest request and the most recent turns. Undefined when there
- * is nothing worth summarising or the model could not do it (the caller then falls back to
- * dropping the oldest turns). Cancellation is passed on.
+ * Whether a compaction could bring the request under the trigger at all: with a fixed part and a
+ * request that alone come near it, summarising every step would gain nothing, so it is left to
+ * dropping the oldest turns (fitToBudget).
+ */
+export function compactionCanHelp(
+  options: Omit<CompactionOptions, "config">,
+  history: readonly BaseMessage[],
+): boolean {
+  const size = measureContext(options.systemPrompt, history, options.tools, options.budgetTokens);
+  const floor = Math.ceil(size.scale * summaryAllowance(options.budgetTokens)) + size.fixed + size.request;
+  return floor < options.budgetTokens * COMPACT_AT;
+}
+
+/**
+ * The verbatim tail: the most recent units after the request, newest first, while the request
+ * (fixed part, summary and request included) stays within `limitTokens` by the trigger's measure.
+ * The newest unit always stays: its results have not been seen by the model yet.
+ */
+function tailStartWithin(units: readonly Unit[], latest: number, estimatedRoom: number): number {
+  let tailStart = units.length;
+  let used = 0;
+  while (tailStart - 1 > latest) {
+    const cost = estimateTotalTokens(units[tailStart - 1]!);
+    if (used + cost > estimatedRoom && tailStart < units.length) break;
+    used += cost;
+    tailStart--;
+  }
+  return tailStart;
+}
+
+/** The compacted history: the summary stands for the units before `tailStart` (but the request). */
+function assemble(units: readonly Unit[], latest: number, tailStart: number, summary: string): BaseMessage[] {
+  const request = latest >= 0 ? units[latest]! : [];
+  const tail = units.slice(tailStart).flat();
+  // Model turns of the current run that the summary replaces: the step count goes on from them.
+  const stepsReplaced = units
+    .slice(latest + 1, tailStart)
+    .flat()
+    .filter((m) => AIMessage.isInstance(m))
+    .reduce((n, m) => n + (summarySteps(m) ?? 1), 0);
+  if (stepsReplaced > 0) {
+    // Work on the current request was summarised: the request, then the summary as the agent's own note.
+    const note = new AIMessage({
+      content: `[Summary of the conversation so far, including my work on this request; older messages were compacted to save context]\n${summary}`,
+      response_metadata: { [SUMMARY_KEY]: { steps: stepsReplaced, kept: tail.length } },
+    });
+    return [...request, note, ...tail];
+  }
+  const note = new HumanMessage({
+    content: `[Summary of the earlier conversation, compacted to save context]\n${summary}`,
+    response_metadata: { [SUMMARY_KEY]: { steps: 0, kept: request.length + tail.length } },
+  });
+  return [note, ...request, ...tail];
+}
+
+/**
+ * Summarises everything but the latest request and the most recent turns, so that the request
+ * comes to at most COMPACT_TO of the budget (COMPACT_LIMIT when the summary runs long). Undefined
+ * when there is nothing worth summarising or the model could not do it (the caller then falls
+ * back to dropping the oldest turns). Cancellation is passed on.
  */
 export async function compactHistory(
   model: Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>,
   history: readonly BaseMessage[],
   options: CompactionOptions,
 ): Promise<Compaction | undefined> {
+  const { budgetTokens, systemPrompt, tools } = options;
   const units = toUnits(answerDanglingToolCalls(history));
   let latest = -1;
   units.forEach((u, i) => {
-    if (u[0]!.getType() === "human") latest = i;
+    if (u[0]!.getType() === "human" && summarySteps(u[0]!) === undefined) latest = i;
   });
-  // The most recent turns after the request, newest first, within their share of the budget.
-  const keepBudget = options.budgetTokens * KEEP_RECENT;
-  let tailStart = units.length;
-  let used = 0;
-  while (tailStart - 1 > latest) {
-    const cost = estimateTotalTokens(units[tailStart - 1]!);
-    if (used + cost > keepBudget && tailStart < units.length) break;
-    used += cost;
-    tailStart--;
-  }
+  const before = measureContext(systemPrompt, history, tools, budgetTokens);
+  // Room for the recent turns, in estimated tokens: the target less the fixed part, the request and the summary.
+  const room = (limit: number, summaryTokens: number) =>
+    Math.max(0, (budgetTokens * limit - before.fixed - before.request) / before.scale - summaryTokens);
+  const tailStart = tailStartWithin(units, latest, room(COMPACT_TO, summaryAllowance(budgetTokens)));
   const older = units.filter((_, i) => i < tailStart && i !== latest);
   const olderMessages = older.flat();
   // Nothing to gain: no older part, or only an earlier summary.
@@ -222,7 +264,7 @@ export async function compactHistory(
     return undefined;
 
   const request = latest >= 0 ? units[latest]! : [];
-  const maxChars = options.budgetTokens * CHARS_PER_TOKEN * TRANSCRIPT_SHARE;
+  const maxChars = budgetTokens * CHARS_PER_TOKEN * TRANSCRIPT_SHARE;
   const transcript = renderTranscript(olderMessages, maxChars);
   const latestText = request.length
     ? `\n\n---\nThe user's latest request, kept verbatim after your summary (do not repeat it): ${cut(messageText(request[0]!), 2000)}`
@@ -242,35 +284,25 @@ export async function compactHistory(
   const summary = messageText(response).trim();
   if (!summary) return undefined;
 
-  // Model turns of the current run that the summary replaces: the step count goes on from them.
-  const stepsReplaced = units
-    .slice(latest + 1, tailStart)
-    .flat()
-    .filter((m) => AIMessage.isInstance(m))
-    .reduce((n, m) => n + (summarySteps(m) ?? 1), 0);
-  let compacted: BaseMessage[];
-  if (stepsReplaced > 0) {
-    // Work on the current request was summarised: the request, then the summary as the agent's own note.
-    const note = new AIMessage({
-      content: `[Summary of the conversation so far, including my work on this request; older messages were compacted to save context]\n${summary}`,
-      response_metadata: { [SUMMARY_KEY]: { steps: stepsReplaced } },
-    });
-    compacted = [...request, note, ...units.slice(tailStart).flat()];
-  } else {
-    const note = new HumanMessage({
-      content: `[Summary of the earlier conversation, compacted to save context]\n${summary}`,
-      response_metadata: { [SUMMARY_KEY]: { steps: 0 } },
-    });
-    compacted = [note, ...request, ...units.slice(tailStart).flat()];
+  let kept = tailStart;
+  let compacted = assemble(units, latest, kept, summary);
+  let after = measureContext(systemPrompt, compacted, tools, budgetTokens);
+  if (after.tokens >= budgetTokens * COMPACT_LIMIT) {
+    // A long summary: fewer recent turns stay, so the request still ends under the limit.
+    const summaryTokens = estimateTotalTokens([compacted.find((m) => summarySteps(m) !== undefined)!]);
+    const shorter = Math.max(tailStart, tailStartWithin(units, latest, room(COMPACT_LIMIT, summaryTokens) - 1));
+    if (shorter > tailStart) {
+      kept = shorter;
+      compacted = assemble(units, latest, kept, summary);
+      after = measureContext(systemPrompt, compacted, tools, budgetTokens);
+    }
   }
-  const tokensBefore = countContextTokens(options.systemPrompt, history).tokens;
-  const tokensAfter = countContextTokens(options.systemPrompt, compacted).tokens;
   return {
     history: compacted,
     summary,
-    summarised: olderMessages.length,
-    tokensBefore,
-    tokensAfter,
+    summarised: units.filter((_, i) => i < kept && i !== latest).flat().length,
+    tokensBefore: before.tokens,
+    tokensAfter: after.tokens,
     usage: usageOf(response, sent),
     response,
   };

@@ -81,6 +81,8 @@ export function createNodes(source: RuntimeSource) {
           summaryModel: runtime.model,
           modelName: runtime.modelName,
           prices: runtime.prices,
+          tools: runtime.tools,
+          onNotice: (message) => signalOf(config)({ kind: "provider", event: { type: "notice", step, message } }),
         },
         config,
       );

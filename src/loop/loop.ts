@@ -126,6 +126,8 @@ export function createLoopEngine(options: LoopOptions): Engine {
               summaryModel: runtime.model,
               modelName: runtime.modelName,
               prices: runtime.prices,
+              tools: runtime.tools,
+              onNotice: (message) => emit({ type: "notice", step, message }),
             },
             { signal, callbacks: withParentCallbacks(request.callbacks, []) },
           );

@@ -1,0 +1,135 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { baseEnv, runCli } from "../helpers/cli.js";
+import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
+import { makeTempDir } from "../helpers/tmp.js";
+import { SUMMARY_PROMPT } from "../../src/context/compaction.js";
+
+/**
+ * Issue 30, item 4: with a small window over many steps, compaction converges. The scripted
+ * provider counts tokens as a provider does (the whole request, tool schemas included), so the
+ * test sees what was really sent after each compaction.
+ */
+
+const BUDGET = 16_000;
+const STEPS = 80;
+const SUMMARY = `Requests: read every file f0..f199 in turn. Done: ${"read a file and noted its size; ".repeat(30)}Open: go on.`;
+
+let tmp: ReturnType<typeof makeTempDir>;
+let workspace: string;
+let server: OpenAIServer | undefined;
+beforeEach(() => {
+  tmp = makeTempDir();
+  workspace = path.join(tmp.dir, "ws");
+  mkdirSync(workspace);
+  for (let i = 0; i < STEPS; i++)
+    writeFileSync(path.join(workspace, `f${i}.txt`), `${`line of file ${i}\n`.repeat(30)}`);
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  tmp.cleanup();
+});
+
+/** What the scripted provider says it counted: the request's JSON, messages and tool schemas, at 4 characters a token. */
+const providerCount = (request: ChatRequest) =>
+  Math.ceil((JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length) / 4);
+const isSummary = (request: ChatRequest) => request.messages[0]?.content === SUMMARY_PROMPT;
+
+function script(request: ChatRequest): ScriptStep {
+  const usage = { prompt_tokens: providerCount(request), completion_tokens: 20 };
+  if (isSummary(request)) return { content: SUMMARY, usage };
+  const last = [...request.messages]
+    .reverse()
+    .find((m) => m.role === "assistant" && /^read file \d+$/.test(String(m.content)));
+  const step = last ? Number(String(last.content).slice("read file ".length)) + 1 : 0;
+  return step < STEPS
+    ? { content: `read file ${step}`, toolCalls: [{ name: "read_file", args: { filePath: `f${step}.txt` } }], usage }
+    : { content: "All read.", usage };
+}
+
+describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
+  test("compacts at most once every 20 steps, each time to under half the budget, and reports the true sizes", async () => {
+    server = await startOpenAIServer(script);
+    const r = await runCli(
+      [
+        "--workspace",
+        workspace,
+        "--engine",
+        engine,
+        "--approval",
+        "full-auto",
+        "--json",
+        "--max-steps",
+        "200",
+        "read every file",
+      ],
+      {
+        env: baseEnv({
+          OPENAI_BASE_URL: server.url,
+          OPENAI_API_KEY: "test",
+          MINI_CURSOR_CONTEXT_TOKENS: String(BUDGET),
+          MINI_CURSOR_SNAPSHOTS: "off",
+        }),
+        timeoutMs: 240_000,
+      },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.filter((e) => e.type === "notice")).toEqual([]);
+    const requests = server.requests;
+    const summaryAt = requests.flatMap((req, i) => (isSummary(req) ? [i] : []));
+    const compactions = events.filter((e) => e.type === "compaction");
+    expect(compactions).toHaveLength(summaryAt.length);
+    expect(summaryAt.length).toBeGreaterThanOrEqual(2);
+    // At most once every 20 steps: at least 20 model turns between two summary requests.
+    for (let k = 1; k < summaryAt.length; k++) expect(summaryAt[k]! - summaryAt[k - 1]! - 1).toBeGreaterThanOrEqual(20);
+    expect(events.filter((e) => e.type === "step")).toHaveLength(STEPS + 1);
+    summaryAt.forEach((at, k) => {
+      const c = compactions[k] as { tokensBefore: number; tokensAfter: number };
+      const counted = { before: providerCount(requests[at - 1]!), after: providerCount(requests[at + 1]!) };
+      // Triggered past 80% of the budget, by what the provider counted (the request before it and its answer).
+      expect(counted.before).toBeLessThanOrEqual(c.tokensBefore);
+      expect(c.tokensBefore).toBeGreaterThan(BUDGET * 0.8);
+      // The next request really is under half the budget, and the trace said so within 10%.
+      expect(counted.after).toBeLessThan(BUDGET * 0.5);
+      expect(c.tokensAfter).toBeLessThan(BUDGET * 0.5);
+      expect(Math.abs(c.tokensAfter - counted.after)).toBeLessThanOrEqual(counted.after * 0.1);
+    });
+  }, 300_000);
+
+  test("says once, at the start, when the system prompt and tools alone exceed the budget", async () => {
+    // The window is too small for the tool results to be sent back, so the script goes by request number.
+    server = await startOpenAIServer((_request, index) =>
+      index < 2 ? { toolCalls: [{ name: "read_file", args: { filePath: `f${index}.txt` } }] } : { content: "Done." },
+    );
+    const r = await runCli(
+      ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--json", "read two files"],
+      {
+        env: baseEnv({
+          OPENAI_BASE_URL: server.url,
+          OPENAI_API_KEY: "test",
+          MINI_CURSOR_CONTEXT_TOKENS: "2000",
+          MINI_CURSOR_SNAPSHOTS: "off",
+        }),
+      },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const notices = r.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; step?: number; message?: string })
+      .filter((e) => e.type === "notice");
+    expect(notices).toHaveLength(1);
+    expect(notices[0]!.step).toBe(1);
+    expect(notices[0]!.message).toMatch(
+      /^The system prompt and the schemas of \d+ tools alone come to about \d+ tokens, \d+% of the context budget of 2000 tokens \(MINI_CURSOR_CONTEXT_TOKENS\), more than all of it: the conversation gets little room and compaction cannot bring a request under half the budget\. Set MINI_CURSOR_CONTEXT_TOKENS to the model's real context window, or connect fewer MCP servers\.$/,
+    );
+    expect(server.requests.some(isSummary)).toBe(false);
+  }, 120_000);
+});
