@@ -1,5 +1,10 @@
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import pg from "pg";
+import { PROJECT_ROOT } from "./cli.js";
 import { openMemory, type MemoryBackend } from "../../src/memory/backend.js";
 
 /**
@@ -90,6 +95,50 @@ export async function openPostgresMemory(
     async close() {
       await memory.close();
       await db.drop();
+    },
+  };
+}
+
+/**
+ * A PostgreSQL cluster of the test's own (`.ci/postgres`), for faults that would disturb the
+ * shared one: `restart` is `pg_ctl restart -m fast` (every connection ends), `stop` removes it.
+ */
+export interface OwnCluster {
+  url: string;
+  restart(): void;
+  stop(): void;
+}
+
+export function startOwnCluster(): OwnCluster {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-pg-"));
+  const script = path.join(PROJECT_ROOT, ".ci", "postgres");
+  const url = execFileSync(script, ["start", dir], { encoding: "utf8" }).trim();
+  const bin = readdirSync("/usr/lib/postgresql")
+    .sort((a, b) => Number(a) - Number(b))
+    .map((v) => path.join("/usr/lib/postgresql", v, "bin"))
+    .at(-1)!;
+  const asDb =
+    process.getuid?.() === 0 ? ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] : [];
+  return {
+    url,
+    restart() {
+      const [cmd, ...args] = [
+        ...asDb,
+        path.join(bin, "pg_ctl"),
+        "-D",
+        path.join(dir, "data"),
+        "-l",
+        path.join(dir, "server.log"),
+      ];
+      // The server's output goes to its log file, so nothing here waits for its pipes.
+      execFileSync(cmd!, [...args, "-m", "fast", "-w", "-t", "60", "restart"], { stdio: "ignore" });
+    },
+    stop() {
+      try {
+        execFileSync(script, ["stop", dir], { stdio: "ignore" });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -100,7 +100,8 @@ export async function createSession(given: Settings, options: SessionOptions): P
   // process ends in any way (memory/thread-lock.ts).
   let lock: ThreadLock | undefined;
   const lockThread = async (id: string) => {
-    if (lock?.threadId === id) return;
+    // A lock whose connection ended is taken again (refused if another process has the thread now).
+    if (lock?.threadId === id && !lock.lost?.()) return;
     const next = await acquireThreadLock(memory.locker, id, { wait: settings.waitForThread, onWait: note });
     await lock?.release();
     lock = next;
@@ -156,15 +157,25 @@ export async function createSession(given: Settings, options: SessionOptions): P
       await memory.threads.begin(session.threadId, parts.engine.name, task);
       const requestNote = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
       acceptedNote = undefined;
-      const summary = await parts.engine.run({
-        task,
-        threadId: session.threadId,
-        approver,
-        emit,
-        signal,
-        approval: session.approval,
-        note: requestNote,
-      });
+      // A lost lock (its database connection ended) stops the run at once, with that error as
+      // the reason, before it saves anything more; the writes are refused anyway (lock-gate.ts).
+      const lockLost = new AbortController();
+      const offLost = lock?.onLost?.((err) => lockLost.abort(err));
+      let summary: RunSummary;
+      try {
+        summary = await parts.engine.run({
+          task,
+          threadId: session.threadId,
+          approver,
+          emit,
+          signal: AbortSignal.any([signal, lockLost.signal]),
+          approval: session.approval,
+          note: requestNote,
+        });
+      } finally {
+        offLost?.();
+      }
+      if (lockLost.signal.aborted) return summary;
       if (requestNote === PLAN_MODE_NOTE) session.planReady = summary.reason === "done";
       await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
       // The run's steps are all in the thread; after an error the journal may be what the next run needs.

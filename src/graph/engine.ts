@@ -5,6 +5,7 @@ import type { AgentEvent, ApprovalRequest, EventSink, StopReason } from "../agen
 import type { Todo } from "../tools/todos.js";
 import { withRequestNote } from "../policy/plan-mode.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
+import { stateAbort } from "../memory/state-errors.js";
 import { addUsage, type TurnUsage } from "../agent/model-turn.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { withParentCallbacks } from "../agent/trace-parent.js";
@@ -187,7 +188,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         reason = st.stopReason ?? "done";
       } catch (err) {
         flushCalls(st, emit);
-        if (request.signal?.aborted) {
+        const failed = stateAbort(request.signal);
+        if (request.signal?.aborted && !failed) {
           reason = "interrupted";
           // Only the thread id: the run's aborted signal would cancel these calls too.
           await closeInterruptedTurn(options.graph, { configurable: config.configurable });
@@ -195,8 +197,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
           reason = "error";
           emit({
             type: "error",
-            message: describeModelError(err, options.modelSettings),
-            stack: (err as Error)?.stack,
+            message: describeModelError(failed ?? err, options.modelSettings),
+            stack: ((failed ?? err) as Error)?.stack,
           });
         }
       }

@@ -4,6 +4,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
+import { stateAbort } from "../memory/state-errors.js";
 import { checkRepeats, loopGuardReport, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
 import { addUsage, compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { reviewToolCalls } from "../policy/review.js";
@@ -254,12 +255,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
         }
         return tally.finish("max_steps");
       } catch (err) {
-        if (signal?.aborted) {
+        const failed = stateAbort(signal);
+        if (signal?.aborted && !failed) {
           messages.push(...interruptionMessages(messages));
           await save();
           return tally.finish("interrupted");
         }
-        emit({ type: "error", message: describeModelError(err, options.modelSettings), stack: (err as Error)?.stack });
+        const cause = (failed ?? err) as Error;
+        emit({ type: "error", message: describeModelError(cause, options.modelSettings), stack: cause?.stack });
         return tally.finish("error");
       }
     },

@@ -5,6 +5,7 @@ import { redactUrlPassword, SQLITE_CHECKPOINTER } from "../settings.js";
 import { createSqliteCheckpointer } from "./checkpointer.js";
 import { guardSaver } from "./guard-saver.js";
 import { describeStateProblem, StateError } from "./state-errors.js";
+import { lockGate } from "./lock-gate.js";
 import { fileThreadLocker, type ThreadLocker } from "./thread-lock.js";
 import { fileThreadStore, type ThreadStore } from "./thread-store.js";
 import { fileToolJournal, type ToolJournal } from "./tool-journal.js";
@@ -73,9 +74,12 @@ async function postgresMemory(url: string, workspace: string): Promise<MemoryBac
   // Nor one that drops while checked out (a server stopped mid-query): the query itself fails,
   // and that failure is what gets reported (state-errors.ts).
   pool.on("connect", (client) => client.on("error", () => undefined));
+  // Nothing of a thread is written once its lock's connection has ended (lock-gate.ts).
+  const gate = lockGate(postgresThreadLocker(pg, url));
   const saver = guardSaver(
     new CompactPostgresSaver(pool, threadTables.createThreadTables, url, threadTables.THREAD_TABLES),
     { url },
+    gate.check,
   );
   const ready = () =>
     saver.setup().catch((err: unknown) => {
@@ -88,24 +92,33 @@ async function postgresMemory(url: string, workspace: string): Promise<MemoryBac
     await pool.end().catch(() => undefined);
     throw err;
   }
-  const guarded = <T extends object>(target: T): T => guardAll(target, url);
+  const guarded = <T extends object>(target: T, writes: string[] = []): T => guardAll(target, url, gate.check, writes);
   return {
-    threads: guarded(threadTables.postgresThreadStore(pool, path.basename(workspace), ready)),
+    threads: guarded(threadTables.postgresThreadStore(pool, path.basename(workspace), ready), ["begin", "record"]),
     checkpointer: () => saver,
-    loopMemory: guarded(threadTables.postgresLoopMemory(pool, ready)),
-    locker: guarded(postgresThreadLocker(pg, url)),
-    journal: guarded(threadTables.postgresToolJournal(pool, ready)),
+    loopMemory: guarded(threadTables.postgresLoopMemory(pool, ready), ["save"]),
+    locker: guarded(gate.locker),
+    journal: guarded(threadTables.postgresToolJournal(pool, ready), ["start", "end", "clear"]),
     close: () => pool.end(),
   };
 }
 
-/** Every method of `target` with its database errors said as what they are (state-errors.ts). */
-function guardAll<T extends object>(target: T, url: string): T {
+/**
+ * Every method of `target` with its database errors said as what they are (state-errors.ts);
+ * the `writes` (whose first argument is the thread id) pass `check` first.
+ */
+function guardAll<T extends object>(
+  target: T,
+  url: string,
+  check: (threadId: unknown) => void,
+  writes: readonly string[],
+): T {
   const out = {} as Record<string, unknown>;
   for (const [name, fn] of Object.entries(target)) {
     out[name] =
       typeof fn === "function"
         ? async (...args: unknown[]) => {
+            if (writes.includes(name)) check(args[0]);
             try {
               return await (fn as (...a: unknown[]) => unknown).apply(target, args);
             } catch (err) {

@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { redactUrlPassword } from "../settings.js";
+import { configThread } from "./lock-gate.js";
 import { describeStateProblem, StateError, type StateLocation } from "./state-errors.js";
 
 /** Any failure of the saver is about the saved state: named so, never as a model request. */
@@ -18,10 +19,16 @@ function saverProblem(err: unknown, where: StateLocation): Error {
  * A checkpointer whose failures name the state, not the model: LangGraph passes a saver's
  * error through the run, where it would otherwise be reported as a failed model request.
  */
-export function guardSaver<T extends BaseCheckpointSaver>(saver: T, where: StateLocation): T {
+export function guardSaver<T extends BaseCheckpointSaver>(
+  saver: T,
+  where: StateLocation,
+  /** Called with the thread of every write first; throws to refuse it (lock-gate.ts). */
+  beforeWrite?: (threadId: unknown) => void,
+): T {
   const wrap = <K extends "getTuple" | "put" | "putWrites" | "deleteThread">(name: K) => {
     const original = (saver[name] as (...args: unknown[]) => Promise<unknown>).bind(saver);
     (saver as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      if (name !== "getTuple") beforeWrite?.(name === "deleteThread" ? args[0] : configThread(args[0]));
       try {
         return await original(...args);
       } catch (err) {

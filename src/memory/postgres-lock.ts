@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { redactUrlPassword } from "../settings.js";
+import { StateError } from "./state-errors.js";
 import { thisHolder, type ThreadHolder, type ThreadLocker } from "./thread-lock.js";
 
 /**
@@ -22,13 +24,44 @@ function parseHolder(name: string | null | undefined): ThreadHolder | undefined 
   return m ? { pid: Number(m[1]), since: m[2]!, host: m[3]! } : undefined;
 }
 
+/**
+ * The lock's connection ended while this process still held the thread (a server restart, a
+ * dropped connection): the server released the lock, so another process may take the thread.
+ * Nothing of this thread may be written any more (lock-gate.ts refuses it); the run stops.
+ */
+export class ThreadLockLostError extends StateError {
+  override name = "ThreadLockLostError";
+  constructor(threadId: string, url: string, cause?: unknown) {
+    const why = cause instanceof Error && cause.message ? ` (${cause.message.split("\n")[0]})` : "";
+    super(
+      `Lost the lock on thread ${threadId}: its connection to the PostgreSQL database at ${redactUrlPassword(url)} ended${why}, ` +
+        "as when the server restarts, so another process could take the thread. The run stopped and nothing more of it was saved; " +
+        `the thread is kept up to its last saved step. Once the database is reachable, continue with --thread ${threadId}.`,
+      "LOCK_LOST",
+    );
+  }
+}
+
 export function postgresThreadLocker(driver: typeof pg, url: string): ThreadLocker {
   return {
     async tryLock(threadId) {
       const holder = thisHolder();
-      const client = new driver.Client({ connectionString: url, application_name: applicationName(holder) });
-      // A server restart ends this connection: the next query says so; it must not crash the process.
-      client.on("error", () => undefined);
+      // keepAlive: a connection that silently vanished (a network cut) ends too, and is noticed.
+      const client = new driver.Client({
+        connectionString: url,
+        application_name: applicationName(holder),
+        keepAlive: true,
+      });
+      let released = false;
+      let lost: Error | undefined;
+      const listeners = new Set<(err: Error) => void>();
+      // A server restart ends this connection and with it the lock: said, never a crash.
+      const end = (cause?: unknown) => {
+        if (released || lost) return;
+        lost = new ThreadLockLostError(threadId, url, cause);
+        for (const listener of listeners) listener(lost);
+      };
+      client.on("error", end);
       await client.connect();
       const key = `${KEY_PREFIX}${threadId}`;
       try {
@@ -44,17 +77,25 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND l.objid::bigint = (hashtextextended($1, 0) & 4294967295)`,
             [key],
           );
+          released = true;
           await client.end().catch(() => undefined);
           return { busy: parseHolder(who.rows[0]?.application_name) };
         }
       } catch (err) {
+        released = true;
         await client.end().catch(() => undefined);
         throw err;
       }
-      let released = false;
+      client.on("end", () => end());
       return {
         lock: {
           threadId,
+          onLost(listener) {
+            if (lost) listener(lost);
+            else listeners.add(listener);
+            return () => listeners.delete(listener);
+          },
+          lost: () => lost,
           async release() {
             if (released) return;
             released = true;

@@ -26,6 +26,14 @@ export class StateError extends Error {
   }
 }
 
+/**
+ * A run aborted because its state failed under it (the thread's lock was lost, say) ended in
+ * that error, not in an interruption: the signal's reason is the error to report.
+ */
+export function stateAbort(signal: AbortSignal | undefined): StateError | undefined {
+  return signal?.aborted && signal.reason instanceof StateError ? signal.reason : undefined;
+}
+
 /** Where the state lives: a file (SQLite, JSON) or a database URL. */
 export interface StateLocation {
   file?: string;

@@ -31,6 +31,13 @@ export interface ThreadHolder {
 export interface ThreadLock {
   readonly threadId: string;
   release(): Promise<void>;
+  /**
+   * Locks that can end under a live holder (PostgreSQL's, when its connection ends) say so:
+   * `listener` is told once, with the error that says what happened; returns the unsubscribe.
+   */
+  onLost?(listener: (err: Error) => void): () => void;
+  /** The error `onLost` told, once the lock is lost. */
+  lost?(): Error | undefined;
 }
 
 export type LockAttempt = { lock: ThreadLock } | { busy: ThreadHolder | undefined };
