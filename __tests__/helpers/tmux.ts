@@ -115,7 +115,7 @@ export function processesWith(marker: string): FoundProcess[] {
 }
 
 /** Waits until the `sleep <marker>` of longCommand runs. */
-export async function waitForSleep(marker: string, timeoutMs = 30_000): Promise<FoundProcess> {
+export async function waitForSleep(marker: string, timeoutMs = 90_000): Promise<FoundProcess> {
   return waitForValue(() => processesWith(marker).find((p) => path.basename(p.argv[0]!) === "sleep"), timeoutMs);
 }
 
