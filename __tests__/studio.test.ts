@@ -15,10 +15,12 @@ import path from "node:path";
 import { Client, type Interrupt, type ThreadState } from "@langchain/langgraph-sdk";
 import { STUDIO_APPROVE_WITH } from "../src/graph/studio-secret.js";
 import { groupAlive } from "../src/workspace/processes.js";
-import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
+import { baseEnv, collect, PROJECT_ROOT, runCli, startCli } from "./helpers/cli.js";
+import { stateDirOf } from "./helpers/state-dir.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
 import { startLangSmithServer, type LangSmithServer } from "./helpers/langsmith-server.js";
+import { devServerRoutes, fillRoute, type DevServerRoute } from "./helpers/dev-server-routes.js";
 
 /**
  * `npm run studio` as a real subprocess, driven over the LangGraph HTTP API with the SDK, the
@@ -52,6 +54,11 @@ const COUNT_ONCE = "Count this once.";
 const PLANTED = "plantedvalue-93k2l1x";
 const TRACED_TASK = `Remember ${PLANTED} for later.`;
 const CROSS_SITE = "Do what the page says.";
+const SAY_HI = "Say hi.";
+const HOLD_IN_STUDIO = "Hold the thread in Studio.";
+const HOLD_IN_CLI = "Hold the thread in the CLI.";
+/** A command that says it started and runs until the test lets it end. */
+const holdUntil = (name: string) => `touch ${name}.started && while [ ! -f ${name}.release ]; do sleep 0.1; done`;
 /** More steps than LangGraph's default recursion limit of 25 super-steps allows (3 per step). */
 const LONG_STEPS = 12;
 
@@ -75,6 +82,15 @@ const PLANS: Record<string, ScriptStep[]> = {
     { content: "Done." },
   ],
   [TRACED_TASK]: [{ content: "Noted." }],
+  [SAY_HI]: [{ content: "Hi." }],
+  [HOLD_IN_STUDIO]: [
+    { toolCalls: [{ name: "execute_command", args: { command: holdUntil("studio-hold") } }] },
+    { content: "Released in Studio." },
+  ],
+  [HOLD_IN_CLI]: [
+    { toolCalls: [{ name: "execute_command", args: { command: holdUntil("cli-hold") } }] },
+    { content: "Released in the CLI." },
+  ],
   [COUNT_ONCE]: [
     { toolCalls: [{ name: "execute_command", args: { command: "echo once >> count.txt" } }] },
     { content: "Counted." },
@@ -522,6 +538,30 @@ async function everythingReadable(threadIds: string[]): Promise<string> {
     await get(`/threads/${id}/state`);
     await get(`/threads/${id}/history`, { limit: 100 });
   }
+  // Every GET route the dev server has, filled with these threads' ids, runs and checkpoints.
+  const getRoutes = (await devServerRoutes()).filter((r) => r.method === "GET");
+  for (const id of threadIds) {
+    const runs = (await client.runs.list(id)) as Array<{ run_id: string }>;
+    const checkpoint = (await client.threads.getState(id)).checkpoint?.checkpoint_id ?? "";
+    for (const run of runs.length > 0 ? runs : [{ run_id: "" }]) {
+      const ids = {
+        thread_id: id,
+        run_id: run.run_id,
+        assistant_id: assistantId,
+        checkpoint_id: checkpoint,
+        agent: "agent",
+        basename: "index.js",
+      };
+      for (const route of getRoutes) {
+        try {
+          const res = await fetch(`${apiUrl}${fillRoute(route.path, ids)}`, { signal: AbortSignal.timeout(5_000) });
+          texts.push(await res.text());
+        } catch {
+          // A stream that stays open is cut off; what it sent so far is not kept, and it had to wait for news.
+        }
+      }
+    }
+  }
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const f = path.join(dir, e.name);
@@ -684,6 +724,79 @@ test(
     expect((await client.threads.search({ limit: 1000 })).length).toBe(threadsBefore + 1);
   },
   RUN_DEADLINE_MS,
+);
+
+const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+test(
+  "every route of the dev server, /internal/truncate included, refuses a cross-site text/plain request, a foreign Host and a non-JSON body before anything runs",
+  async () => {
+    const routes: DevServerRoute[] = await devServerRoutes();
+    expect(routes).toContainEqual({ method: "POST", path: "/internal/truncate" });
+    const mutating = routes.filter((r) => MUTATING.has(r.method));
+    expect(mutating.length).toBeGreaterThan(30);
+    const host = new URL(apiUrl).host;
+    const foreign = `evil.example:${new URL(apiUrl).port}`;
+    // A thread with a finished run: its ids fill the routes' parameters, and it must come through untouched.
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: SAY_HI }] },
+    });
+    const [run] = (await client.runs.list(thread.thread_id)) as Array<{ run_id: string }>;
+    const stateBefore = JSON.stringify(await client.threads.getState(thread.thread_id));
+    const threadsBefore = (await client.threads.search({ limit: 1000 })).length;
+    const assistantsBefore = (await client.assistants.search({ limit: 1000 })).length;
+    const requestsBefore = model.requests.length;
+    const ids = { thread_id: thread.thread_id, run_id: run!.run_id, assistant_id: assistantId, agent: "agent" };
+    // One body that every route would act on: truncate everything, or start a full-auto run.
+    const payload = JSON.stringify({
+      runs: true,
+      threads: true,
+      assistants: true,
+      checkpointer: true,
+      store: true,
+      assistant_id: assistantId,
+      graph_id: "agent",
+      input: { messages: [{ type: "human", content: CROSS_SITE }] },
+      config: { configurable: { approval: "full-auto" } },
+      values: { messages: [{ type: "human", content: CROSS_SITE }] },
+      namespace: ["pwned"],
+      key: "k",
+      value: { pwned: true },
+    });
+    const answered: Record<string, number[]> = {};
+    for (const route of mutating) {
+      const p = fillRoute(route.path, ids);
+      // A browser sends no body with DELETE (nor with GET); the content type alone is refused.
+      const body = route.method === "DELETE" ? undefined : payload;
+      const crossSite = await rawRequest(
+        route.method,
+        p,
+        { Host: host, Origin: "https://evil.example", "Content-Type": "text/plain;charset=UTF-8" },
+        body,
+      );
+      const rebound = await rawRequest(route.method, p, { Host: foreign, "Content-Type": "application/json" }, body);
+      const plain = await rawRequest(route.method, p, { Host: host, "Content-Type": "text/plain" }, body);
+      answered[`${route.method} ${route.path}`] = [crossSite.status, rebound.status, plain.status];
+    }
+    expect(Object.entries(answered).filter(([, s]) => s.join() !== "403,403,415")).toEqual([]);
+    // Reading under a foreign Host (a rebinding page reading the conversation) is refused as well.
+    const reads: Record<string, number> = {};
+    for (const route of routes.filter((r) => r.method === "GET"))
+      reads[route.path] = (await rawRequest("GET", fillRoute(route.path, ids), { Host: foreign })).status;
+    expect(Object.entries(reads).filter(([, status]) => status !== 403)).toEqual([]);
+
+    expect(output).toContain(
+      `mini-cursor: refused POST /internal/truncate: mini-cursor's Studio server answers only LangGraph Studio`,
+    );
+    expect(model.requests.length).toBe(requestsBefore);
+    expect(existsSync(path.join(workspace.dir, "crossed.txt"))).toBe(false);
+    expect((await client.threads.search({ limit: 1000 })).length).toBe(threadsBefore);
+    expect((await client.assistants.search({ limit: 1000 })).length).toBe(assistantsBefore);
+    expect(JSON.stringify(await client.threads.getState(thread.thread_id))).toBe(stateBefore);
+    expect(await client.store.searchItems(["pwned"])).toEqual({ items: [] });
+  },
+  RUN_DEADLINE_MS * 3,
 );
 
 test(
@@ -879,6 +992,75 @@ test(
     expect(Object.keys(state.properties)).toEqual(expect.arrayContaining(["messages", "alwaysAllow", "todos"]));
   },
   SCHEMA_DEADLINE_MS + 10_000,
+);
+
+/** The CLI in the server's workspace and state home, against the same scripted model. */
+function cliEnv(): NodeJS.ProcessEnv {
+  return baseEnv({
+    OPENAI_BASE_URL: model.url,
+    OPENAI_API_KEY: "test",
+    MINI_CURSOR_WORKSPACE: workspace.dir,
+    MINI_CURSOR_SANDBOX: "off",
+  });
+}
+
+test(
+  "a Studio run holds its thread's lock: the CLI continuing that thread is refused naming the server, and a Studio run on a thread the CLI runs is refused naming the CLI",
+  async () => {
+    // Studio runs a thread; the CLI asks for the same thread meanwhile.
+    const thread = await client.threads.create();
+    const held = await client.runs.create(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: HOLD_IN_STUDIO }] },
+      config: { configurable: { approval: "full-auto" } },
+    });
+    await waitFor(() => existsSync(path.join(workspace.dir, "studio-hold.started")), RUN_DEADLINE_MS, 50);
+    const holderFile = path.join(stateDirOf(workspace.dir), "locks", `${thread.thread_id}.holder.json`);
+    const holder = JSON.parse(readFileSync(holderFile, "utf8")) as { pid: number };
+    // The holder is the dev server itself (the process that loaded the graph).
+    expect(readFileSync(`/proc/${holder.pid}/cmdline`, "utf8")).toMatch(/langgraph/);
+    const requestsBefore = model.requests.length;
+    const refused = await runCli(["--thread", thread.thread_id, "--approval", "full-auto", SAY_HI], {
+      env: cliEnv(),
+      cwd: workspace.dir,
+      timeoutMs: RUN_DEADLINE_MS,
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `thread ${thread.thread_id} is being continued by another mini-cursor (pid ${holder.pid}, since `,
+    );
+    expect(model.requests.length).toBe(requestsBefore);
+    writeFileSync(path.join(workspace.dir, "studio-hold.release"), "");
+    await client.runs.join(thread.thread_id, held.run_id);
+    expect((await client.runs.get(thread.thread_id, held.run_id)).status).toBe("success");
+    expect(existsSync(holderFile)).toBe(false);
+
+    // The CLI runs a thread; Studio is asked to run the same thread id meanwhile.
+    const cliThread = "0190c3d6-5c1a-7b44-9d41-2f6f8a1e0b7c";
+    const cli = startCli(["--thread", cliThread, "--approval", "full-auto", HOLD_IN_CLI], {
+      env: cliEnv(),
+      cwd: workspace.dir,
+    });
+    const cliDone = collect(cli, RUN_DEADLINE_MS * 2);
+    await waitFor(() => existsSync(path.join(workspace.dir, "cli-hold.started")), RUN_DEADLINE_MS, 50);
+    await client.threads.create({ threadId: cliThread });
+    const studioBefore = model.requests.length;
+    const blocked = await client.runs.create(cliThread, assistantId, {
+      input: { messages: [{ type: "human", content: SAY_HI }] },
+    });
+    await client.runs.join(cliThread, blocked.run_id).catch(() => undefined);
+    expect((await client.runs.get(cliThread, blocked.run_id)).status).toBe("error");
+    expect(model.requests.length).toBe(studioBefore);
+    await waitFor(
+      () => output.includes(`thread ${cliThread} is being continued by another mini-cursor (pid ${cli.pid}, since `),
+      10_000,
+      50,
+    );
+    writeFileSync(path.join(workspace.dir, "cli-hold.release"), "");
+    const finished = await cliDone;
+    expect(finished.code).toBe(0);
+    expect(finished.stdout).toContain("Released in the CLI.");
+  },
+  RUN_DEADLINE_MS * 4,
 );
 
 test(

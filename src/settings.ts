@@ -447,6 +447,11 @@ export interface StudioGuardSettings {
   hosts: string[];
   /** Origin headers accepted besides the server's own; a request without Origin is not a browser's. */
   origins: string[];
+  /**
+   * The server's port, for checks that see the request but not its socket (the dev server's
+   * auth hook): langgraph-api's entrypoint sets PORT to it before it starts serving.
+   */
+  port?: number;
 }
 
 /**
@@ -468,9 +473,11 @@ export function studioGuardSettings(env: NodeJS.ProcessEnv = process.env): Studi
       throw new SettingsError(`--studio-url must be a URL such as https://smith.langchain.com, got "${origin}".`);
     }
   }
+  const port = Number(env.PORT);
   return {
     hosts: [...new Set([...LOOPBACK_HOSTS, ...bound])],
     origins: [...new Set([...STUDIO_ORIGINS, ...studioOrigin])],
+    ...(Number.isInteger(port) && port > 0 ? { port } : {}),
   };
 }
 

@@ -39,7 +39,7 @@ export interface AgentRuntime {
    * prints to its terminal and keeps out of every command's, file's and API's reach (graph/studio-secret.ts).
    */
   studioApprovals?: StudioApprovalCodes;
-  /** The write-ahead journal of tool calls (memory/tool-journal.ts); none in tests and Studio. */
+  /** The write-ahead journal of tool calls (memory/tool-journal.ts); none in tests. */
   journal?: ToolJournal;
   /**
    * Where the trust answers for rules files and the user's own MCP config are (from Settings),

@@ -7,7 +7,7 @@ import { messageText } from "./turn.js";
 /**
  * Both engines record a step's tool calls in the write-ahead journal (memory/tool-journal.ts)
  * as they happen: started, before any of them runs; ended, with their results, before the step
- * is saved in the thread. Without a journal (tests, Studio) nothing is recorded.
+ * is saved in the thread. Without a journal (tests) nothing is recorded.
  */
 
 export interface JournalStepInput {

@@ -71,7 +71,7 @@ function holderAlive(holder: ThreadHolder | undefined): boolean {
   return processStart(holder.pid) === holder.start;
 }
 
-function describeHolder(holder: ThreadHolder | undefined): string {
+export function describeHolder(holder: ThreadHolder | undefined): string {
   if (!holder) return "another mini-cursor process";
   const where = holder.host && holder.host !== hostname() ? ` on ${holder.host}` : "";
   const since = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(holder.since)

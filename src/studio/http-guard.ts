@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
+import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
 import { studioGuardSettings, type StudioGuardSettings } from "../settings.js";
 import { gateText } from "../workspace/output-gate.js";
 import { noticeOnTerminal } from "../ui/terminal.js";
@@ -7,8 +8,11 @@ import { noticeOnTerminal } from "../ui/terminal.js";
 /**
  * The dev server's API has no authentication, and browsers let any web page send it "simple"
  * requests (a `text/plain` POST needs no preflight, and the server reads text/plain as JSON), or
- * reach it under the page's own host name through DNS rebinding. langgraph.json mounts this app
- * (`http.app`), whose middleware runs before every route of the API: a request is refused unless
+ * reach it under the page's own host name through DNS rebinding. langgraph.json mounts the guard
+ * twice: as the server's `auth` (its authenticate hook runs before every route, the dev server's
+ * own `/internal/truncate` included, but skips `GET /info` and the UI's assets), and as `http.app`,
+ * whose middleware runs before every route registered after it (those two included). A request is
+ * refused unless
  *   - its Host is a loopback name (or the `--host` bound) with the server's own port;
  *   - its Origin, when it has one (browsers always send it cross-site), is LangGraph Studio's or
  *     the server's own;
@@ -83,12 +87,53 @@ function factsOf(headers: Headers, method: string, incoming: IncomingMessage): R
   };
 }
 
+/** What the auth hook sees: the request, not its socket, so the port is the server's own. */
+function factsOfRequest(request: Request, localPort: number): RequestFacts {
+  const length = Number(request.headers.get("content-length") ?? "0");
+  return {
+    method: request.method,
+    host: request.headers.get("host") ?? undefined,
+    origin: request.headers.get("origin") ?? undefined,
+    contentType: request.headers.get("content-type") ?? undefined,
+    hasBody: length > 0 || request.headers.has("transfer-encoding"),
+    localPort,
+  };
+}
+
+function refuse(method: string, pathname: string, refusal: Refusal): void {
+  noticeOnTerminal(gateText(`mini-cursor: refused ${method} ${pathname}: ${refusal.detail}\n`));
+}
+
+/** Read at the first request: the dev server has set PORT by then. */
+let allowed: StudioGuardSettings | undefined;
+
+/** Who the auth hook says made an admitted request (the dev server puts it in each run's config). */
+const LOCAL_CALLER = "mini-cursor-local";
+
+/**
+ * langgraph.json's `auth` (with `disable_studio_auth`, so Studio's own header does not skip it):
+ * the same guard, before every route. Without the server's port (no PORT), the Host's port is
+ * not checked here; the `http.app` middleware still checks it for every route but the truncate.
+ */
+export const auth = new Auth().authenticate(async (request: Request) => {
+  allowed ??= studioGuardSettings();
+  const hostPort = /:(\d{1,5})$/.exec(request.headers.get("host") ?? "")?.[1];
+  const port = allowed.port ?? Number(hostPort ?? 80);
+  const refusal = requestRefusal(factsOfRequest(request, port), allowed);
+  if (refusal) {
+    refuse(request.method, new URL(request.url, "http://localhost").pathname, refusal);
+    throw new HTTPException(refusal.status, {
+      message: JSON.stringify({ detail: refusal.detail }),
+      headers: { "content-type": "application/json" },
+    });
+  }
+  return { identity: LOCAL_CALLER, permissions: [] };
+});
+
 type Bindings = { incoming?: IncomingMessage };
 
 /** The app langgraph.json's `http.app` names; it adds no routes, only the guard in front of them. */
 export const app = new Hono<{ Bindings: Bindings }>();
-
-let allowed: StudioGuardSettings | undefined;
 
 app.use("*", async (c, next) => {
   const incoming = c.env?.incoming;
@@ -97,7 +142,7 @@ app.use("*", async (c, next) => {
     allowed ??= studioGuardSettings();
     const refusal = requestRefusal(factsOf(c.req.raw.headers, c.req.method, incoming), allowed);
     if (refusal) {
-      noticeOnTerminal(gateText(`mini-cursor: refused ${c.req.method} ${c.req.path}: ${refusal.detail}\n`));
+      refuse(c.req.method, c.req.path, refusal);
       return c.json({ detail: refusal.detail }, refusal.status);
     }
   }

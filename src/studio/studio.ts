@@ -24,6 +24,8 @@ import { createStudioApprovalCodes } from "../graph/studio-secret.js";
 import type { ProcessRegistry } from "../workspace/processes.js";
 import { noticeOnTerminal } from "../ui/terminal.js";
 import { gateText } from "../workspace/output-gate.js";
+import { openMemory, type MemoryBackend } from "../memory/backend.js";
+import { deferredJournal, holdThreadsDuringRuns, type RunMemory, type WrappableGraph } from "./thread-runs.js";
 
 /**
  * The entry LangGraph Studio loads (langgraph.json: `graphs.agent`). Nothing is read at import
@@ -59,6 +61,23 @@ function runtimeKey(settings: Settings): string {
 /** This server's one-time approval codes (studio-secret.ts), printed to its terminal only. */
 const approvalCodes = createStudioApprovalCodes((text) => noticeOnTerminal(text));
 
+/**
+ * The CLI's memory for a workspace (state folder or PostgreSQL, as MINI_CURSOR_CHECKPOINTER
+ * says), opened once per workspace and database: Studio's runs take the same thread locks and
+ * write the same tool journal as the CLI's (the dev server keeps the checkpoints itself).
+ */
+const memories = new Map<string, Promise<MemoryBackend>>();
+function studioMemory(settings: Settings): Promise<MemoryBackend> {
+  const key = JSON.stringify([settings.workspace, settings.checkpointer]);
+  let memory = memories.get(key);
+  if (!memory) {
+    memory = openMemory(settings);
+    memory.catch(() => memories.delete(key));
+    memories.set(key, memory);
+  }
+  return memory;
+}
+
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
 function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
   const { tools, sandbox } = createAgentTools(settings, undefined, mcp);
@@ -66,6 +85,7 @@ function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
   return {
     ...createRuntime(settings, { tools, sandboxed: sandbox.sandbox !== undefined }),
     studioApprovals: approvalCodes,
+    journal: deferredJournal(() => studioMemory(settings)),
   };
 }
 
@@ -180,6 +200,7 @@ function onShutdownSignal(signal: "SIGINT" | "SIGTERM"): void {
   const stopped = Promise.allSettled([
     ...[...registries].map((registry) => registry.stopAll()),
     ...[...mcpHubs].map((hub) => hub.close()),
+    ...[...memories.values()].map((memory) => memory.then((m) => m.close())),
   ]);
   if (!othersExit) void stopped.then(() => process.exit(exitCode));
   setTimeout(() => process.exit(exitCode), SHUTDOWN_DEADLINE_MS).unref();
@@ -217,5 +238,16 @@ function studioTracing(): { callbacks?: LangChainTracer[] } {
   return { callbacks: [new LangChainTracer({ client, projectName: tracing.project })] };
 }
 
-/** The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. */
+/** The memory a run's thread lock and journal live in (its settings validated as resolveStudioRun does). */
+async function runMemory(config: LangGraphRunnableConfig): Promise<RunMemory> {
+  const settings = settingsFromEnvironment(configurationFlags(config));
+  checkWorkspace(settings.workspace);
+  return { memory: await studioMemory(settings), workspace: settings.workspace };
+}
+
+/**
+ * The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. Each
+ * run holds its thread's lock and closes a step a killed server left open (thread-runs.ts).
+ */
 export const graph = builder.compile().withConfig({ recursionLimit: RECURSION_LIMIT, ...studioTracing() });
+holdThreadsDuringRuns(graph as unknown as WrappableGraph, runMemory, (text) => noticeOnTerminal(gateText(text)));
