@@ -21,6 +21,10 @@ test("which calls of a turn wait for which", async () => {
   expect(conflicts(list("src"), edit("src/x.ts"))).toBe(true);
   expect(conflicts(list("src"), edit("srcx/x.ts"))).toBe(false);
   expect(conflicts(command, read("a.txt"))).toBe(true);
+  // The commands of one turn run together (the model chains dependent ones with &&).
+  expect(conflicts(command, accessOf({ name: "execute_command", args: { command: "rm x" } }, undefined, ws))).toBe(
+    false,
+  );
   expect(conflicts(mcp, read("a.txt"))).toBe(true);
 
   // Order: b waits for a (same path), c runs at once (another path).

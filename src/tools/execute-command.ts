@@ -13,6 +13,7 @@ import { snapshotRules } from "../security/rules-guard.js";
 import { childEnvironment } from "../settings.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
+import { MAX_CONCURRENT_CALLS } from "./concurrency.js";
 import { EXECUTE_COMMAND_PEERS, withPeerArguments } from "./aliases.js";
 import { toolErrorMessage, ToolFailure, type FailureDetails } from "./errors.js";
 import { withThousands } from "../thousands.js";
@@ -29,7 +30,8 @@ export const EXECUTE_COMMAND_DESCRIPTION = `Run a shell command with bash and re
 - stdin is closed, so nothing can prompt for input: pass flags such as --yes / -y / --non-interactive. PAGER=cat, git never prompts, and MINI_CURSOR=1 is set.
 - Timeout: ${seconds(DEFAULT_TIMEOUT_MS)} by default; set timeoutMs up to ${MAX_TIMEOUT_MS} (${seconds(MAX_TIMEOUT_MS)}) for long installs, builds or test runs. On timeout every process the command started is stopped and you get the output so far.
 - Output longer than ${withThousands(MAX_OUTPUT_CHARS)} characters is cut to its start and end; the full output is saved in a file outside the workspace whose path the result gives; read_file reads it (page through it with offset).
-- Dev servers (npm run dev, vite, python -m http.server, ...): run them directly, without \`&\` or nohup. When a server prints its local URL or says it is ready or listening, the call returns with the URL and an id such as bg-1 while the server keeps running in the background until mini-cursor exits. Anything a command leaves running with \`&\` is stopped when the command ends.`;
+- Dev servers (npm run dev, vite, python -m http.server, ...): run them directly, without \`&\` or nohup. When a server prints its local URL or says it is ready or listening, the call returns with the URL and an id such as bg-1 while the server keeps running in the background until mini-cursor exits. Anything a command leaves running with \`&\` is stopped when the command ends.
+- Several execute_command calls in one turn run at the same time (at most ${MAX_CONCURRENT_CALLS} at once), in no set order: give commands that depend on each other as one command joined with \`&&\`, or in separate turns. File tools called in the same turn run after the commands before them and before the commands after them.`;
 
 const executeCommandObject = z.strictObject({
   command: z.string().min(1).describe("The bash command to run, e.g. `npm test` or `ls -la src`."),
@@ -174,7 +176,7 @@ export function executeCommandTool(ctx: ToolContext) {
     name: "execute_command",
     description: EXECUTE_COMMAND_DESCRIPTION,
     schema: executeCommandSchema,
-    // No paths: a command may touch anything, so it runs alone (the classifier judges what it names).
+    // No paths: a command may touch anything, so calls that name paths wait for it; the turn's other commands do not (agent/tool-schedule.ts).
     kind: "execute",
     run: async (input, call) => {
       const outcome = await runExecuteCommand(ctx, input, call);
