@@ -10,7 +10,8 @@
 // sleep {ms} -> answers after ms; crash -> the process exits with code 3 mid-call;
 // with --content-tools also: everything -> one block of every content type the spec defines;
 // embedded {binary} -> one embedded resource; search {query, limit, mode?} -> strict arguments;
-// slow {steps} -> progress notifications when the client sent a progressToken.
+// slow {steps, every?} -> progress notifications (every ms apart) when the client sent a progressToken;
+// limited {limit} -> a limit outside 1..100 is refused server-side with JSON-RPC -32602 (invalid params).
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 
@@ -27,6 +28,7 @@ const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
 const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
 const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
 const { z } = await import("zod");
+const { McpError, ErrorCode } = await import("@modelcontextprotocol/sdk/types.js");
 
 const PNG_1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
@@ -139,8 +141,11 @@ function registerContentTools(server, text) {
   // Reports progress when the client sent a progressToken, then answers.
   server.registerTool(
     "slow",
-    { description: "Works in steps, reporting progress.", inputSchema: { steps: z.number().int() } },
-    async ({ steps }, extra) => {
+    {
+      description: "Works in steps, reporting progress.",
+      inputSchema: { steps: z.number().int(), every: z.number().int().optional() },
+    },
+    async ({ steps, every = 20 }, extra) => {
       const token = extra._meta?.progressToken;
       for (let i = 1; i <= steps; i++) {
         if (token !== undefined)
@@ -148,11 +153,39 @@ function registerContentTools(server, text) {
             method: "notifications/progress",
             params: { progressToken: token, progress: i, total: steps, message: `step ${i}` },
           });
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, every));
       }
       return text(token === undefined ? "done without a progress token" : `done in ${steps} steps`);
     },
   );
+  server.registerTool(
+    "limited",
+    {
+      description: "Returns up to limit results (1 to 100, checked by the server).",
+      inputSchema: { limit: z.number().int().describe("How many results, 1 to 100") },
+    },
+    async ({ limit }) => text(`${limit} results`),
+  );
+  rejectServerSide(server);
+}
+
+/**
+ * Checks `limited`'s arguments before the SDK's own handler sees them and answers a JSON-RPC
+ * error, as servers written without the SDK's high-level API do (McpServer would turn it into
+ * an isError result).
+ */
+function rejectServerSide(server) {
+  const handlers = server.server._requestHandlers;
+  const inner = handlers.get("tools/call");
+  handlers.set("tools/call", async (request, extra) => {
+    const limit = request.params?.arguments?.limit;
+    if (request.params?.name === "limited" && !(Number.isInteger(limit) && limit >= 1 && limit <= 100))
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `"limit" must be an integer from 1 to 100, got ${JSON.stringify(limit)}`,
+      );
+    return inner(request, extra);
+  });
 }
 
 if (mode === "stdio") {

@@ -31,11 +31,14 @@ afterEach(async () => {
   home.cleanup();
 });
 
-async function startHub(): Promise<McpHub> {
+/** Rounds of start, call and stop: the stop racing the crash detector shows within a few. */
+const STOP_ROUNDS = 12;
+
+async function startHub(env: NodeJS.ProcessEnv = {}): Promise<McpHub> {
   writeUserConfig(path.join(home.dir, "config.json"), {
     mcpServers: { local: stdioServer(path.join(home.dir, "local.pid"), "--content-tools") },
   });
-  const made = await prepareMcp(mcpTestSettings(ws.dir, home.dir), (t) => notes.push(t));
+  const made = await prepareMcp(mcpTestSettings(ws.dir, home.dir, env), (t) => notes.push(t));
   if (!made) throw new Error("no hub");
   hub = made;
   return made;
@@ -110,3 +113,43 @@ test("closing our own servers never reports them as killed", async () => {
   hub = undefined;
   expect(notes.filter((n) => /killed|exited|closed the connection/.test(n))).toEqual([]);
 });
+
+test("arguments the server itself refuses (JSON-RPC -32602) come back naming the field and what was expected", async () => {
+  const h = await startHub();
+  // Fits the input schema (an integer), so only the server can refuse it.
+  const refused = await call(h, "local__limited", { limit: 500 });
+  expect(refused.status).toBe("error");
+  expect(refused.content).toBe(
+    'Error: MCP server "local" refused the arguments of limited (invalid params, -32602): "limit" must be an integer from 1 to 100, got 500. ' +
+      "The tool's input schema expects: limit (integer, required): How many results, 1 to 100.",
+  );
+  expect((await call(h, "local__limited", { limit: 5 })).content).toBe("5 results");
+});
+
+test("progress notifications extend the call's timeout: a call reporting progress for longer than it answers", async () => {
+  // Each notification comes well within the call timeout; the whole call takes about twice it.
+  const h = await startHub({ MINI_CURSOR_MCP_TIMEOUT_MS: "2000" });
+  notes.length = 0;
+  const result = await call(h, "local__slow", { steps: 10, every: 400 });
+  expect([result.status, result.content]).toEqual(["success", "done in 10 steps"]);
+  expect(notes).toHaveLength(10);
+  expect(notes.at(-1)).toBe("MCP local__slow: progress 100% (10/10): step 10");
+  // Without progress the same timeout still ends a call that goes quiet.
+  const quiet = await call(h, "local__sleep", { ms: 60_000 });
+  expect(quiet.content).toBe(
+    'Error: MCP server "local" did not answer sleep within 2 s (MINI_CURSOR_MCP_TIMEOUT_MS); the call was cancelled.',
+  );
+});
+
+test("stopping our own servers, again and again, never reports one as killed or exited", async () => {
+  const said: string[] = [];
+  for (let round = 0; round < STOP_ROUNDS; round++) {
+    const h = await startHub();
+    // A call first, so the server is running when it is stopped.
+    expect((await call(h, "local__echo", { text: `round ${round}` })).content).toBe(`local echo: round ${round}`);
+    await h.close();
+    hub = undefined;
+    said.push(...notes.splice(0));
+  }
+  expect(said.filter((n) => /killed|exited|closed the connection/.test(n))).toEqual([]);
+}, 240_000);

@@ -9,7 +9,7 @@ import { guardTool, type ChecksArguments } from "../tools/define.js";
 import { ToolFailure } from "../tools/errors.js";
 import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "../security/mcp-config.js";
-import { mcpLibraries } from "./libraries.js";
+import { MCP_ERROR, mcpLibraries } from "./libraries.js";
 import { MCP_TOOL_SEPARATOR, refuseAmbiguousNames, type McpToolMetadata } from "./names.js";
 import { mcpContentText, mcpResultText, schemaHint, type McpCallResult } from "./result.js";
 import {
@@ -24,8 +24,6 @@ import {
 /** Progress lines one call may put on the trace; the rest are dropped (a chatty server would flood it). */
 export const MAX_PROGRESS_LINES = 20;
 
-/** JSON-RPC's "invalid params", which MCP servers answer to arguments that do not fit the schema. */
-const INVALID_PARAMS = -32602;
 const INVALID_ARGUMENTS = /invalid (arguments|params|input)|input validation/i;
 
 /**
@@ -141,7 +139,7 @@ function bounded(
       if (signal?.aborted) throw err;
       const code = (err as { code?: unknown })?.code;
       const message = failureText(err);
-      const invalid = code === INVALID_PARAMS || INVALID_ARGUMENTS.test(message);
+      const invalid = code === MCP_ERROR.invalidParams || INVALID_ARGUMENTS.test(message);
       throw new ToolFailure(`Error: ${message}${invalid ? hint(args) : ""}`);
     }
     if (result?.isError) {

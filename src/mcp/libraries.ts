@@ -60,4 +60,4 @@ async function load(): Promise<McpLibraries> {
 }
 
 /** JSON-RPC error codes the SDK uses (its ErrorCode enum), kept here so matching them loads nothing. */
-export const MCP_ERROR = { connectionClosed: -32000, requestTimeout: -32001 } as const;
+export const MCP_ERROR = { connectionClosed: -32000, requestTimeout: -32001, invalidParams: -32602 } as const;

@@ -41,7 +41,20 @@ export interface McpProgress {
 
 export class McpServerError extends Error {
   override name = "McpServerError";
+  constructor(
+    message: string,
+    /** The server's JSON-RPC error code, when it answered with one. */
+    readonly code?: number,
+  ) {
+    super(message);
+  }
 }
+
+/**
+ * A call whose server keeps reporting progress may run this many call timeouts in all: each
+ * notification restarts the call timeout, and this bounds a server that reports forever.
+ */
+export const PROGRESS_TOTAL_FACTOR = 10;
 
 export interface McpServerHandle {
   readonly spec: McpServerSpec;
@@ -201,15 +214,32 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
         return await c.callTool({ name, arguments: args }, undefined, {
           timeout: options.callTimeoutMs,
           ...(signal ? { signal } : {}),
-          // Not resetTimeoutOnProgress: with it this SDK delivers only the first notification.
-          ...(onProgress ? { onprogress: onProgress } : {}),
+          // A server still reporting progress is working, not hung: each notification restarts the timeout.
+          ...(onProgress
+            ? {
+                onprogress: onProgress,
+                resetTimeoutOnProgress: true,
+                maxTotalTimeout: options.callTimeoutMs * PROGRESS_TOTAL_FACTOR,
+              }
+            : {}),
         });
       } catch (err) {
         if (signal?.aborted) throw err;
         const code = (err as { code?: unknown })?.code;
         if (code === MCP_ERROR.requestTimeout) {
+          const total = /maximum total timeout/i.test((err as Error)?.message ?? "");
           throw new McpServerError(
-            `MCP server "${spec.name}" did not answer ${name} within ${seconds(options.callTimeoutMs)} (MINI_CURSOR_MCP_TIMEOUT_MS); the call was cancelled.`,
+            total
+              ? `MCP server "${spec.name}" was still reporting progress on ${name} after ${seconds(options.callTimeoutMs * PROGRESS_TOTAL_FACTOR)} (${PROGRESS_TOTAL_FACTOR} × MINI_CURSOR_MCP_TIMEOUT_MS, the most a call may take); the call was cancelled.`
+              : `MCP server "${spec.name}" did not answer ${name} within ${seconds(options.callTimeoutMs)} (MINI_CURSOR_MCP_TIMEOUT_MS); the call was cancelled.`,
+          );
+        }
+        if (code === MCP_ERROR.invalidParams) {
+          // The server's own words (naming the field, as a rule); the hub adds what the input schema expects.
+          const said = ((err as Error)?.message ?? "").replace(/^(?:MCP error -?\d+: )+/, "").trim();
+          throw new McpServerError(
+            `MCP server "${spec.name}" refused the arguments of ${name} (invalid params, ${MCP_ERROR.invalidParams}): ${said || "(no message)"}${/[.!?]$/.test(said) ? "" : "."}`,
+            MCP_ERROR.invalidParams,
           );
         }
         if (state === "exited" || code === MCP_ERROR.connectionClosed) {
