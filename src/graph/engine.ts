@@ -1,9 +1,9 @@
-import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { AgentEvent, ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
 import type { Todo } from "../tools/todos.js";
-import { withRequestNote } from "../policy/plan-mode.js";
+import { requestMessage } from "../agent/turn-inputs.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
 import { stateAbort } from "../memory/state-errors.js";
 import { addUsage, type TurnUsage } from "../agent/model-turn.js";
@@ -155,7 +155,7 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
       try {
         const recovered = await recoverStep(options, config.configurable);
         if (recovered.note) emit({ type: "notice", step: 0, message: recovered.note });
-        const human = new HumanMessage(withRequestNote(request.task, request.note));
+        const human = requestMessage(request.task, request.note);
         input = { messages: [...recovered.results, human], snapshots: recovered.snapshots };
         for (;;) {
           const stream = await options.graph.stream(input as never, {

@@ -1,6 +1,7 @@
 import { randomInt, timingSafeEqual } from "node:crypto";
 import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
+import { normalizeResponse } from "../policy/approval-answer.js";
 import { addGatedSecrets, gateText } from "../workspace/output-gate.js";
 
 /**
@@ -123,13 +124,4 @@ export function studioResponse(value: unknown, code: string): ApprovalResponse {
   if (response.decision !== "deny" && !sameCode(given.code, code))
     return { decision: "deny", feedback: STUDIO_CODE_MISSING };
   return response;
-}
-
-/** Any resume value as an ApprovalResponse; anything unrecognised is a denial. */
-export function normalizeResponse(value: unknown): ApprovalResponse {
-  const v = (value ?? {}) as Partial<ApprovalResponse>;
-  const decision =
-    v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
-  const feedback = typeof v.feedback === "string" && v.feedback ? v.feedback : undefined;
-  return { decision, feedback, ...(decision === "deny" && v.unattended === true ? { unattended: true } : {}) };
 }

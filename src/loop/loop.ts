@@ -1,24 +1,18 @@
-import { HumanMessage, ToolMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
-import type { CallbackManager } from "@langchain/core/callbacks/manager";
-import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { ToolMessage, BaseMessage } from "@langchain/core/messages";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { EventSink } from "../agent/events.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
 import { stateAbort } from "../memory/state-errors.js";
-import { checkRepeats, loopGuardReport, loopStopResults, withLoopNote } from "../policy/loop-guard.js";
+import { checkRepeats, loopGuardReport, loopStopResults } from "../policy/loop-guard.js";
 import { addUsage, compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
-import { reviewToolCalls } from "../policy/review.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
-import { todosFromResults } from "../tools/todos.js";
-import { withRequestNote } from "../policy/plan-mode.js";
-import { mergeSnapshots, snapshotBeforeTools } from "../agent/snapshot-step.js";
-import { accessOf, runScheduled } from "../agent/tool-schedule.js";
-import { journalEnded, journalStarted } from "../agent/tool-journal-step.js";
+import { mergeSnapshots } from "../agent/snapshot-step.js";
 import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
-import { randomUUID } from "node:crypto";
+import { modelTurnInput, requestMessage, summaryInput } from "../agent/turn-inputs.js";
+import { reviewTurn, runToolStep } from "../agent/tool-step.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
-import { interruptionMessages, messageText, unrunnableCallResults } from "../agent/turn.js";
+import { interruptionMessages, messageText } from "../agent/turn.js";
 import { withParentCallbacks } from "../agent/trace-parent.js";
 import { loadLoopThread, saveLoopThread, type LoopMemory } from "../memory/loop-threads.js";
 
@@ -43,33 +37,6 @@ function fileMemory(workspace: string): LoopMemory {
   };
 }
 
-/** Runs one tool call; failures become results, as ToolNode does in the graph. */
-async function invokeTool(
-  tool: StructuredToolInterface,
-  call: NonNullable<AIMessage["tool_calls"]>[number],
-  signal: AbortSignal | undefined,
-  timer: ToolTimer,
-  threadId: string,
-  parent: CallbackManager | undefined,
-): Promise<ToolMessage> {
-  try {
-    // The thread id, as the graph passes it: edit_file checks the file was read in this thread.
-    const config = { signal, callbacks: withParentCallbacks(parent, [timer]), configurable: { thread_id: threadId } };
-    const output: unknown = await tool.invoke({ ...call, type: "tool_call" }, config);
-    if (ToolMessage.isInstance(output)) return output;
-    const content = typeof output === "string" ? output : JSON.stringify(output);
-    return new ToolMessage({ tool_call_id: call.id!, name: call.name, status: "success", content });
-  } catch (err) {
-    if (signal?.aborted) throw err;
-    return new ToolMessage({
-      tool_call_id: call.id!,
-      name: call.name,
-      status: "error",
-      content: `Error: ${(err as Error).message}\n Please fix your mistakes.`,
-    });
-  }
-}
-
 function emitResults(results: ToolMessage[], step: number, emit: EventSink, timer: ToolTimer): void {
   for (const result of results) emit(toolResultEvent(result, step, timer));
 }
@@ -78,7 +45,6 @@ export function createLoopEngine(options: LoopOptions): Engine {
   const { runtime } = options;
   const memory = options.memory ?? fileMemory(runtime.workspace);
   const bound = boundModel(runtime);
-  const toolsByName = new Map(runtime.tools.map((t) => [t.name, t]));
 
   return {
     name: "loop",
@@ -111,26 +77,19 @@ export function createLoopEngine(options: LoopOptions): Engine {
       messages.push(...recovered.results);
       thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, recovered.snapshots);
       // An id names the request, as the graph's reducer gives one: snapshots are kept per request.
-      messages.push(new HumanMessage({ content: withRequestNote(request.task, request.note), id: randomUUID() }));
+      messages.push(requestMessage(request.task, request.note));
       await save();
       try {
         for (let step = 1; step <= maxSteps; step++) {
           // THINK
           emit({ type: "step", step });
           const onToken = { handleLLMNewToken: (token: string) => token && emit({ type: "token", step, text: token }) };
-          const systemPrompt = runtime.systemPrompt(mode);
           const compacted = await compactBeforeTurn(
+            summaryInput(runtime, mode, messages, (message) => emit({ type: "notice", step, message })),
             {
-              systemPrompt,
-              history: messages,
-              contextTokens: runtime.contextTokens,
-              summaryModel: runtime.model,
-              modelName: runtime.modelName,
-              prices: runtime.prices,
-              tools: runtime.tools,
-              onNotice: (message) => emit({ type: "notice", step, message }),
+              signal,
+              callbacks: withParentCallbacks(request.callbacks, []),
             },
-            { signal, callbacks: withParentCallbacks(request.callbacks, []) },
           );
           if (compacted) {
             const { tokensBefore, tokensAfter, summarised, history } = compacted.compaction;
@@ -140,16 +99,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           }
           const turn = await takeModelTurn(
             bound,
-            {
-              systemPrompt,
-              history: messages,
-              contextTokens: runtime.contextTokens,
-              workspace: runtime.workspace,
-              modelName: runtime.modelName,
-              prices: runtime.prices,
-              onProviderNote: (note) => emit(providerNoteEvent(note, step)),
-              tools: runtime.tools,
-            },
+            modelTurnInput(runtime, mode, messages, (note) => emit(providerNoteEvent(note, step))),
             { signal, callbacks: withParentCallbacks(request.callbacks, [onToken]) },
           );
           const { message } = turn;
@@ -174,17 +124,17 @@ export function createLoopEngine(options: LoopOptions): Engine {
           }
           for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
 
-          // ACT: answer malformed and unknown calls, ask where needed, run the rest (at once where they touch different paths).
-          const answered: ToolMessage[] = unrunnableCallResults(message, runtime.tools);
-          const review = await reviewToolCalls({
-            calls,
-            answered: new Set(answered.map((m) => m.tool_call_id)),
+          // ACT, as the graph's approve and tools nodes do it (agent/tool-step.ts): the review asks
+          // where needed and answers refused calls; then the calls that cannot run are answered and
+          // the rest run (at once where they touch different paths).
+          const review = await reviewTurn({
+            runtime,
+            message,
             mode,
             always: thread.alwaysAllow,
-            workspace: runtime.workspace,
-            tools: runtime.tools,
             threadId: request.threadId,
-            configFiles: runtime.configFiles,
+            // The loop's approver is the front end in this process (the terminal prompt): no
+            // outside party answers here, so Studio's one-time code has nothing to check.
             ask: async (approvalRequest) => {
               const response = await request.approver(approvalRequest);
               emit({ type: "approval", request: approvalRequest, response });
@@ -193,63 +143,35 @@ export function createLoopEngine(options: LoopOptions): Engine {
             },
           });
           thread.alwaysAllow.push(...review.alwaysAdded);
-          answered.push(...review.declined);
-          const skip = new Set(answered.map((m) => m.tool_call_id));
-          emitResults(answered, step, emit, timer);
-          const runnable = calls.filter((c) => !skip.has(c.id!));
-          // Issue 21: the workspace is snapshotted around the tools, for /undo.
-          const notice = (text: string) => emit({ type: "notice", step, message: text });
-          // No thread id: the loop's threads never travel in time, so they keep no ref (their ids may equal a graph thread's).
-          const snapshot = await snapshotBeforeTools({
-            workspace: runtime.workspace,
-            threadId: "",
+          messages.push(...review.declined);
+          emitResults(review.declined, step, emit, timer);
+          await save();
+          const tools = await runToolStep({
+            runtime,
+            message,
             messages,
-            calls: runnable,
-            tools: runtime.tools,
-            notice,
-          });
-          // The write-ahead journal: the calls are on disk as started before they run, each result as it ends.
-          await journalStarted({
-            journal: runtime.journal,
             threadId: request.threadId,
-            messages,
-            calls: runnable,
-            before: snapshot.before,
+            // No time travel: the loop's threads keep no snapshot ref (their ids may equal a graph thread's).
+            timeTravelThread: "",
+            step,
+            // The thread id, as the graph passes it: edit_file checks the file was read in this thread.
+            configFor: () => ({
+              signal,
+              callbacks: withParentCallbacks(request.callbacks, [timer]),
+              configurable: { thread_id: request.threadId },
+            }),
+            notice: (text) => emit({ type: "notice", step, message: text }),
           });
-          // Calls on the same path run in the model's order, the others at once (agent/tool-schedule.ts).
-          let results = await runScheduled(
-            runnable,
-            (c) => accessOf(c, runtime.tools, runtime.workspace),
-            async (c) => {
-              const result = await invokeTool(
-                toolsByName.get(c.name)!,
-                c,
-                signal,
-                timer,
-                request.threadId,
-                request.callbacks,
-              );
-              await journalEnded(runtime.journal, request.threadId, [result]);
-              return result;
-            },
-          );
-          thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, await snapshot.finish());
+          thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, tools.snapshots);
           if (signal?.aborted) throw new Error("aborted");
-          // The loop guard: from the third identical turn in a row, the model is told it is repeating itself.
-          if (guard.action === "note" && results.length > 0) {
-            emit({ type: "loop_guard", ...loopGuardReport(guard, step, "note") });
-            results = withLoopNote(results, guard);
-          }
-          emitResults(results, step, emit, timer);
-
-          // OBSERVE: results in the order of the calls, as the graph's ToolNode leaves them.
-          const byId = new Map([...answered, ...results].map((m) => [m.tool_call_id, m]));
-          for (const call of calls) messages.push(byId.get(call.id!)!);
+          if (tools.loopNote) emit({ type: "loop_guard", ...tools.loopNote });
+          emitResults(tools.results, step, emit, timer);
+          // OBSERVE.
+          messages.push(...tools.results);
           // The one place the loop's todo list changes, as the graph's tools node does it.
-          const todos = todosFromResults(results);
-          if (todos) {
-            thread.todos = todos;
-            emit({ type: "todos", step, todos });
+          if (tools.todos) {
+            thread.todos = tools.todos;
+            emit({ type: "todos", step, todos: tools.todos });
           }
           await save();
         }
