@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
 import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
 import { makeTempDir } from "./helpers/tmp.js";
-import { createTmux, requireTmux, shellQuote, waitForValue, type TmuxTerminal } from "./helpers/tmux.js";
+import { createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
 
 /**
  * `--mcp-list` on a real terminal (issue 31, item 5): a repository's committed MCP servers are asked
@@ -44,18 +44,15 @@ afterEach(async () => {
   home.cleanup();
 });
 
-const exitFile = () => path.join(ws.dir, "exit-code");
 const QUESTION = "mini-cursor.config.json in this repository has MCP servers (shipped)";
 
 async function listOnTerminal(): Promise<void> {
-  const cli = ["node_modules/.bin/tsx", "src/cli.ts", "--workspace", ws.dir, "--mcp-list"].map(shellQuote).join(" ");
-  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(exitFile())}`);
+  await startCliInPane(term, ws.dir, ["--mcp-list"]);
   await term.waitForScreen((s) => s.includes("Trust this file's current content?"), "the trust question", 60_000);
   expect(await term.screen()).toContain(QUESTION);
 }
 
-const exitCode = () =>
-  waitForValue(() => (existsSync(exitFile()) ? readFileSync(exitFile(), "utf8").trim() : undefined), 60_000);
+const exitCode = () => paneExitCode(ws.dir);
 
 test("a shipped MCP server is listed only after the person trusts the config, and the answer is remembered", async () => {
   await listOnTerminal();

@@ -1,17 +1,17 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
 import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planAcceptedNote } from "../src/policy/plan-mode.js";
-import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
+import { baseEnv } from "./helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 import {
   atPrompt,
   count,
   createTmux,
+  paneExitCode,
   requireTmux,
-  shellQuote,
-  waitForValue,
+  startCliInPane,
   type TmuxTerminal,
 } from "./helpers/tmux.js";
 
@@ -41,12 +41,9 @@ afterEach(async () => {
 });
 
 const QUESTION = "/ or type what to change / Enter: not now:";
-const exitFile = () => path.join(tmp.dir, "exit-code");
-
 async function startCli(args: string[]): Promise<TmuxTerminal> {
   term = createTmux(baseEnv({ OPENAI_BASE_URL: server!.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "1" }));
-  const cli = ["node_modules/.bin/tsx", "src/cli.ts", "--workspace", tmp.dir, ...args].map(shellQuote).join(" ");
-  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(exitFile())}`);
+  await startCliInPane(term, tmp.dir, args);
   return term;
 }
 
@@ -55,9 +52,7 @@ async function enter(t: TmuxTerminal, line: string): Promise<void> {
   await t.press("Enter");
 }
 
-async function exitCode(): Promise<string> {
-  return waitForValue(() => (existsSync(exitFile()) ? readFileSync(exitFile(), "utf8").trim() : undefined), 30_000);
-}
+const exitCode = () => paneExitCode(tmp.dir);
 
 /** The user messages of a request: what the model was asked, in order. */
 function userTurns(request: ChatRequest): string[] {

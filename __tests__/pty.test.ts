@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
-import { PROJECT_ROOT } from "./helpers/cli.js";
 import { makeTempDir } from "./helpers/tmp.js";
 import {
   atPrompt,
@@ -10,9 +9,11 @@ import {
   httpGet,
   killMarked,
   longCommand,
+  paneExitCode,
+  paneExitFile,
   requireTmux,
   serverCommand,
-  shellQuote,
+  startCliInPane,
   uniqueMarker,
   waitAllDead,
   waitForSleep,
@@ -69,17 +70,9 @@ const SANDBOXES: Array<[string, string[]]> = [
   ["--sandbox off", ["--sandbox", "off"]],
 ];
 
-const exitFile = () => path.join(tmp.dir, "exit-code");
-
-/** Starts the CLI in the pane with these arguments (each quoted for sh). */
-async function startCli(args: string[] = []): Promise<void> {
-  const cli = ["node_modules/.bin/tsx", "src/cli.ts", "--workspace", tmp.dir, ...args].map(shellQuote).join(" ");
-  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(exitFile())}`);
-}
-
-async function exitCode(timeoutMs = 20_000): Promise<string> {
-  return waitForValue(() => (existsSync(exitFile()) ? readFileSync(exitFile(), "utf8").trim() : undefined), timeoutMs);
-}
+const exitFile = () => paneExitFile(tmp.dir);
+const startCli = (args: string[] = []) => startCliInPane(term, tmp.dir, args);
+const exitCode = (timeoutMs?: number) => paneExitCode(tmp.dir, timeoutMs);
 
 async function waitForPrompt(what: string, extra: (s: string) => boolean = () => true): Promise<string> {
   return term.waitForScreen((s) => atPrompt(s) && extra(s), what);

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
-import { baseEnv, PROJECT_ROOT, TSX_LOADER } from "./helpers/cli.js";
+import { baseEnv } from "./helpers/cli.js";
 import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 import {
@@ -10,9 +10,10 @@ import {
   createTmux,
   killMarked,
   longCommand,
+  paneExitCode,
   processesWith,
   requireTmux,
-  shellQuote,
+  startCliInPane,
   uniqueMarker,
   waitAllDead,
   waitForSleep,
@@ -56,21 +57,14 @@ afterAll(async () => {
   for (const t of terminals) await t.kill();
 });
 
-const exitFile = () => path.join(tmp.dir, "exit-code");
-
-/** Starts the CLI in a pane; `env` adds to the test's clean environment. */
+/** Starts the CLI in a pane, as one Node process; `env` adds to the test's clean environment. */
 async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
   term = createTmux(baseEnv(env));
   terminals.push(term);
-  const cli = [process.execPath, "--import", TSX_LOADER, "src/cli.ts", "--workspace", tmp.dir, ...args]
-    .map(shellQuote)
-    .join(" ");
-  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(exitFile())}`);
+  await startCliInPane(term, tmp.dir, args, { oneProcess: true });
 }
 
-async function exitCode(timeoutMs = 30_000): Promise<string> {
-  return waitForValue(() => (existsSync(exitFile()) ? readFileSync(exitFile(), "utf8").trim() : undefined), timeoutMs);
-}
+const exitCode = (timeoutMs?: number) => paneExitCode(tmp.dir, timeoutMs);
 
 /** The CLI's own process (its command line names the workspace). */
 async function cliPid(): Promise<number> {

@@ -311,3 +311,29 @@ export function atPrompt(screen: string): boolean {
 export function count(text: string, needle: string): number {
   return text.split(needle).length - 1;
 }
+
+/** Where a pane started by startCliInPane writes the CLI's exit status. */
+export const paneExitFile = (workspace: string): string => path.join(workspace, "exit-code");
+
+/**
+ * Starts the CLI in the pane as a person would, in the project folder with `--workspace
+ * <workspace>` and `args`; when it ends the pane writes `EXITED:<status>` to paneExitFile.
+ * `oneProcess` runs tsx as a loader inside one Node process (instead of tsx's wrapper and a child),
+ * so a signal sent to the CLI's pid reaches the process that shows the questions.
+ */
+export async function startCliInPane(
+  term: TmuxTerminal,
+  workspace: string,
+  args: string[],
+  { oneProcess = false }: { oneProcess?: boolean } = {},
+): Promise<void> {
+  const launcher = oneProcess ? [process.execPath, "--import", TSX_LOADER] : ["node_modules/.bin/tsx"];
+  const cli = [...launcher, "src/cli.ts", "--workspace", workspace, ...args].map(shellQuote).join(" ");
+  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(paneExitFile(workspace))}`);
+}
+
+/** The `EXITED:<status>` line of a pane started by startCliInPane, once the CLI has ended. */
+export function paneExitCode(workspace: string, timeoutMs = 60_000): Promise<string> {
+  const file = paneExitFile(workspace);
+  return waitForValue(() => (existsSync(file) ? readFileSync(file, "utf8").trim() : undefined), timeoutMs);
+}
