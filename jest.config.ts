@@ -31,6 +31,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "interrupt.test.ts",
   "mcp-list-pty.test.ts",
   "mcp/mcp-offline.test.ts",
+  "mcp/mcp-paths.test.ts",
   "memory-backends.test.ts",
   "memory/compact-saver.test.ts",
   "memory/legacy-state.test.ts",

@@ -11,8 +11,10 @@
 // with --content-tools also: everything -> one block of every content type the spec defines;
 // embedded {binary} -> one embedded resource; search {query, limit, mode?} -> strict arguments;
 // slow {steps, every?} -> progress notifications (every ms apart) when the client sent a progressToken;
-// limited {limit} -> a limit outside 1..100 is refused server-side with JSON-RPC -32602 (invalid params).
-import { writeFileSync } from "node:fs";
+// limited {limit} -> a limit outside 1..100 is refused server-side with JSON-RPC -32602 (invalid params);
+// with --file-tools also: append {path, text, waitFor?} -> reads the file, waits until waitFor
+// exists when given (at most 30 s), then writes what it read plus the text as a line.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 
 const argv = process.argv.slice(2);
@@ -78,6 +80,7 @@ function buildServer() {
     },
   );
   if (argv.includes("--content-tools")) registerContentTools(server, text);
+  if (argv.includes("--file-tools")) registerFileTools(server, text);
   // --extra-tool N (repeatable): one more echo tool under that exact name (names that collide, or carry control codes).
   argv.forEach((arg, i) => {
     if (arg === "--extra-tool")
@@ -92,6 +95,34 @@ function buildServer() {
     process.exit(3);
   });
   return server;
+}
+
+/** Longest an append waits for its waitFor file. */
+const WAIT_FOR_MS = 30_000;
+
+/**
+ * With --file-tools: a read-modify-write of a file in the server's folder (the workspace), slow
+ * on purpose when waitFor is given, so two calls on one path that overlap lose a line.
+ */
+function registerFileTools(server, text) {
+  server.registerTool(
+    "append",
+    {
+      description: "Appends a line to a file.",
+      inputSchema: { path: z.string(), text: z.string(), waitFor: z.string().optional() },
+    },
+    async ({ path: file, text: line, waitFor }) => {
+      const before = existsSync(file) ? readFileSync(file, "utf8") : "";
+      const deadline = Date.now() + WAIT_FOR_MS;
+      while (waitFor && !existsSync(waitFor)) {
+        if (Date.now() > deadline)
+          return { isError: true, content: [{ type: "text", text: `${waitFor} never appeared` }] };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      writeFileSync(file, `${before}${line}\n`);
+      return text(`appended to ${file}`);
+    },
+  );
 }
 
 /** With --content-tools: every content type of the spec, strict arguments, progress. */

@@ -1,14 +1,15 @@
 import path from "node:path";
 import { callEffects, type ToolLike } from "../policy/effects.js";
 import { MAX_CONCURRENT_CALLS } from "../tools/concurrency.js";
+import { mcpCallPaths } from "../mcp/paths.js";
 
 /**
  * Which calls of one model turn run one after another (issue 28): two calls that touch the same
  * path, one of them writing, run in the order the model gave, so a second edit_file sees the
  * first one's result; calls on different paths still run at the same time. A call that may
- * touch anything (a command, a tool that declares no paths, an MCP tool) waits for every call
- * before it and every call after it waits for it, except that the commands of one turn run
- * together (issue 30: a model that sends several commands at once sends independent ones, and
+ * touch anything (a command, a tool that declares no paths, an MCP tool without path
+ * arguments: mcp/paths.ts) waits for every call before it and every call after it waits for
+ * it, except that the commands of one turn run together (issue 30: a model that sends several commands at once sends independent ones, and
  * the tool description tells it to chain dependent ones with &&). At most MAX_CONCURRENT_CALLS
  * run at a time. Both engines run their calls through here.
  */
@@ -32,7 +33,7 @@ export function accessOf(
   const effects = callEffects(call, tools);
   return {
     writes: effects.kind !== "read",
-    paths: effects.paths?.map((p) => path.resolve(workspace, p)),
+    paths: (effects.paths ?? mcpCallPaths(call, tools))?.map((p) => path.resolve(workspace, p)),
     ...(effects.kind === "execute" ? { command: true } : {}),
   };
 }

@@ -6,6 +6,9 @@ import {
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { Validator } from "@langchain/core/utils/json_schema";
 import { guardTool, type ChecksArguments } from "../tools/define.js";
+import { withPathLocks } from "../tools/path-lock.js";
+import { openWorkspace, type Workspace } from "../workspace/paths.js";
+import { mcpCallPaths, pathArgumentsOf } from "./paths.js";
 import { ToolFailure } from "../tools/errors.js";
 import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "../security/mcp-config.js";
@@ -103,6 +106,25 @@ const argsOf = (input: unknown): unknown =>
     ? (input as { args?: unknown }).args
     : input;
 
+const propertiesOf = (schema: unknown): Record<string, unknown> =>
+  ((schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {}) as Record<string, unknown>;
+
+/**
+ * Argument names the tool's schema does not list, when it lists its properties and allows no
+ * others by its own words (`additionalProperties` true or a schema, `patternProperties`).
+ */
+function unlistedArguments(schema: unknown, args: unknown): string[] {
+  const s = schema as { additionalProperties?: unknown; patternProperties?: unknown; properties?: unknown } | undefined;
+  if (
+    !s?.properties ||
+    s.patternProperties ||
+    (s.additionalProperties !== undefined && s.additionalProperties !== false)
+  )
+    return [];
+  const listed = propertiesOf(s);
+  return args && typeof args === "object" ? Object.keys(args).filter((k) => !(k in listed)) : [];
+}
+
 /**
  * Calls go to the server directly (not through the adapter's conversion, which moves embedded
  * resources out of the model's sight): results become bounded text from the server's own
@@ -114,6 +136,7 @@ function bounded(
   server: McpServerHandle,
   source: Tool | undefined,
   note: (text: string) => void,
+  workspace: () => Promise<Workspace>,
 ): DynamicStructuredTool {
   const mcpTool = source?.name ?? tool.name;
   const serverName = server.spec.name;
@@ -123,18 +146,17 @@ function bounded(
     mcpServer: serverName,
     mcpTool,
     annotations: source?.annotations,
+    pathArguments: pathArgumentsOf(source?.inputSchema),
   } satisfies McpToolMetadata;
   const hint = (args: unknown) => schemaHint(source?.inputSchema, args);
   tool.func = (async (args: Record<string, unknown>, _runManager?: unknown, config?: { signal?: AbortSignal }) => {
     const signal = config?.signal;
     let result: McpCallResult;
     try {
-      result = (await server.callTool(
-        mcpTool,
-        args,
-        signal,
-        progressLines(serverName, mcpTool, note),
-      )) as McpCallResult;
+      const call = () => server.callTool(mcpTool, args, signal, progressLines(serverName, mcpTool, note));
+      // Calls naming the same path wait for each other, as the built-in file tools do (mcp/paths.ts).
+      const paths = mcpCallPaths({ name: tool.name, args }, [tool]);
+      result = (await (paths ? withPathLocks(await workspace(), paths, call) : call())) as McpCallResult;
     } catch (err) {
       if (signal?.aborted) throw err;
       const code = (err as { code?: unknown })?.code;
@@ -150,12 +172,22 @@ function bounded(
     }
     return mcpResultText(result ?? {});
   }) as typeof tool.func;
-  // Checked before any approval question too (agent/turn.ts), with the same check LangChain makes at invoke.
+  // Checked before any approval question too (agent/turn.ts): the check LangChain makes at
+  // invoke, and names the schema does not list, which servers drop without a word.
   const validator = new Validator(tool.schema as never);
-  (tool as ChecksArguments).checkArguments = (args) =>
-    validator.validate(args ?? {}).valid
-      ? undefined
-      : `Error: the arguments do not match the input schema of ${serverName}${MCP_TOOL_SEPARATOR}${mcpTool}.${hint(args)}\nThe call was not run: call it again with valid arguments.`;
+  (tool as ChecksArguments).checkArguments = (args) => {
+    const stray = unlistedArguments(tool.schema, args);
+    const lines =
+      stray.length > 0 ? [`Error: ${tool.name} does not take ${stray.map((k) => `"${k}"`).join(", ")}.`] : [];
+    if (!validator.validate(args ?? {}).valid)
+      lines.push(
+        `Error: the arguments do not match the input schema of ${serverName}${MCP_TOOL_SEPARATOR}${mcpTool}.${hint(args)}`,
+      );
+    else if (lines.length > 0) lines.push(`Its arguments are: ${Object.keys(propertiesOf(tool.schema)).join(", ")}.`);
+    return lines.length > 0
+      ? `${lines.join("\n")}\nThe call was not run: call it again with valid arguments.`
+      : undefined;
+  };
   // Arguments LangChain's own check of the schema refuses never reach func: say the same there.
   const invoke = tool.invoke.bind(tool);
   tool.invoke = (async (input: unknown, config?: unknown) => {
@@ -175,6 +207,7 @@ async function toolsOf(
   server: McpServerHandle,
   list: readonly Tool[],
   note: (text: string) => void,
+  workspace: () => Promise<Workspace>,
   redact: readonly string[] = [],
 ): Promise<StructuredToolInterface[]> {
   const client = lazyClient(server, list);
@@ -187,12 +220,14 @@ async function toolsOf(
   return loaded.map((tool) => {
     const source = byPrefixedName.get(tool.name);
     // Failures become results with status "error" (tools/define.ts), as for every other tool.
-    return guardTool(bounded(tool, server, source, note), { redact });
+    return guardTool(bounded(tool, server, source, note, workspace), { redact });
   });
 }
 
 /** Starts the servers the cache does not know (in parallel, bounded by the start timeout) and builds every tool. */
 export async function createMcpHub(specs: readonly McpServerSpec[], options: McpHubOptions): Promise<McpHub> {
+  let opened: Promise<Workspace> | undefined;
+  const workspace = () => (opened ??= openWorkspace(options.workspace));
   const entries = await Promise.all(
     specs.map(async (spec) => {
       const key = cacheKey(options.workspace, spec);
@@ -227,7 +262,7 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
           listedFrom = "none";
         }
       }
-      const tools = await toolsOf(server, list, options.note, options.redact);
+      const tools = await toolsOf(server, list, options.note, workspace, options.redact);
       return { server, tools, listedFrom };
     }),
   );
