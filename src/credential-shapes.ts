@@ -34,3 +34,36 @@ export function redactCredentials(text: string): string {
     .replace(FLAG_SECRET, (_m, flag: string, sep: string, quote: string) => `${flag}${sep}${quote}${REDACTED}`)
     .replace(KEY_SHAPES, REDACTED);
 }
+
+/** Schemes whose URLs locate a database: their path is a database's name, not a secret. */
+const DATABASE_URL = /^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?):\/\//i;
+
+/**
+ * The passwords a URL- or conninfo-valued secret carries by shape (`scheme://user:pw@host`,
+ * `?password=pw`, `password=pw` in a conninfo), as written and percent-decoded; [] for a
+ * database URL without one; undefined for any other value. Such a value is a locator with a
+ * password in it: redactCredentials masks the password wherever the value is shown, so only the
+ * password itself needs to be a known secret, and messages can still name the host and
+ * database. Any other URL (a webhook whose path is the secret) is not narrowed: the whole value
+ * stays secret.
+ */
+export function shapedPasswords(value: string): string[] | undefined {
+  const text = value.trim();
+  const found: string[] = [];
+  const add = (raw: string) => {
+    const bare = raw.replace(/^(['"])(.*)\1$/s, "$2");
+    if (!bare) return;
+    found.push(bare);
+    try {
+      const decoded = decodeURIComponent(bare);
+      if (decoded !== bare) found.push(decoded);
+    } catch {
+      // not percent-encoded
+    }
+  };
+  for (const m of text.matchAll(URL_PASSWORD)) add(m[2]!);
+  for (const m of text.matchAll(QUERY_PASSWORD)) add(m[2]!);
+  for (const m of text.matchAll(CONNINFO_PASSWORD)) add(m[3]!);
+  if (found.length > 0) return [...new Set(found)];
+  return DATABASE_URL.test(text) ? [] : undefined;
+}

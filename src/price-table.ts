@@ -18,27 +18,37 @@ export interface ModelPrice {
 
 export type PriceTable = Record<string, ModelPrice>;
 
-export const DEFAULT_PRICES: Readonly<PriceTable> = {
-  "gpt-4o": { input: 2.5, output: 10, cachedInput: 1.25 },
-  "gpt-4o-mini": { input: 0.15, output: 0.6, cachedInput: 0.075 },
-  "gpt-4.1": { input: 2, output: 8, cachedInput: 0.5 },
-  "gpt-4.1-mini": { input: 0.4, output: 1.6, cachedInput: 0.1 },
-  "gpt-4.1-nano": { input: 0.1, output: 0.4, cachedInput: 0.025 },
-  "gpt-5": { input: 1.25, output: 10, cachedInput: 0.125 },
-  "gpt-5-mini": { input: 0.25, output: 2, cachedInput: 0.025 },
-  "gpt-5-nano": { input: 0.05, output: 0.4, cachedInput: 0.005 },
-  "gpt-5-pro": { input: 15, output: 120 },
-  o3: { input: 2, output: 8, cachedInput: 0.5 },
-  "o3-mini": { input: 1.1, output: 4.4, cachedInput: 0.55 },
-  "o3-pro": { input: 20, output: 80 },
-  "o4-mini": { input: 1.1, output: 4.4, cachedInput: 0.275 },
-  "deepseek-chat": { input: 0.28, output: 0.42, cachedInput: 0.028 },
-  "deepseek-reasoner": { input: 0.28, output: 0.42, cachedInput: 0.028 },
-  "claude-sonnet-4": { input: 3, output: 15, cachedInput: 0.3 },
-  "claude-sonnet-4.5": { input: 3, output: 15, cachedInput: 0.3 },
-  "claude-haiku-4.5": { input: 1, output: 5, cachedInput: 0.1 },
-  "claude-opus-4.1": { input: 15, output: 75, cachedInput: 1.5 },
-};
+/** model, then USD per million input, output and cached input tokens (no cached price: no discount). */
+type PriceRow = readonly [model: string, input: number, output: number, cachedInput?: number];
+
+const PRICE_ROWS: readonly PriceRow[] = [
+  ["gpt-4o", 2.5, 10, 1.25],
+  ["gpt-4o-mini", 0.15, 0.6, 0.075],
+  ["gpt-4.1", 2, 8, 0.5],
+  ["gpt-4.1-mini", 0.4, 1.6, 0.1],
+  ["gpt-4.1-nano", 0.1, 0.4, 0.025],
+  ["gpt-5", 1.25, 10, 0.125],
+  ["gpt-5-mini", 0.25, 2, 0.025],
+  ["gpt-5-nano", 0.05, 0.4, 0.005],
+  ["gpt-5-pro", 15, 120],
+  ["o3", 2, 8, 0.5],
+  ["o3-mini", 1.1, 4.4, 0.55],
+  ["o3-pro", 20, 80],
+  ["o4-mini", 1.1, 4.4, 0.275],
+  ["deepseek-chat", 0.28, 0.42, 0.028],
+  ["deepseek-reasoner", 0.28, 0.42, 0.028],
+  ["claude-sonnet-4", 3, 15, 0.3],
+  ["claude-sonnet-4.5", 3, 15, 0.3],
+  ["claude-haiku-4.5", 1, 5, 0.1],
+  ["claude-opus-4.1", 15, 75, 1.5],
+];
+
+export const DEFAULT_PRICES: Readonly<PriceTable> = Object.fromEntries(
+  PRICE_ROWS.map(([model, input, output, cachedInput]) => [
+    model,
+    cachedInput === undefined ? { input, output } : { input, output, cachedInput },
+  ]),
+);
 
 const priceSchema = z.object({
   input: z.number().nonnegative(),

@@ -4,7 +4,7 @@ import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { INSTALL_ROOT } from "./project-root.js";
-import { redactCredentials } from "./credential-shapes.js";
+import { redactCredentials, shapedPasswords } from "./credential-shapes.js";
 import { parsePriceTable, type PriceTable } from "./price-table.js";
 import type { CacheSettings } from "./security/caches.js";
 import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./secret-env.js";
@@ -283,30 +283,20 @@ export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvir
   };
 }
 
-/** The password in a PostgreSQL URL or conninfo string ("" when it has none). */
-function checkpointerPassword(value: string): string {
-  try {
-    return decodeURIComponent(new URL(value.trim()).password);
-  } catch {
-    return /(?:^|\s)password\s*=\s*'?([^'\s]*)/.exec(value)?.[1] ?? "";
-  }
-}
-
 /**
  * Values redacted from everything the tools return, save or print: those of secret-looking
  * variables (isSecretName) in the environment and in the workspace's `.env` (read here, not
  * loaded into the environment). process.env is left as is: deleting a variable there would not
  * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
  */
-
 export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const values: string[] = [];
   const collect = (vars: Record<string, string | undefined>) => {
     for (const [name, value] of Object.entries(vars)) {
       if (!value || !isSecretName(name)) continue;
-      // The checkpointer's URL is named in state errors, its password masked by the output gate's
-      // URL shapes: only the password itself is a secret value, not the whole URL.
-      values.push(name === "MINI_CURSOR_CHECKPOINTER" ? checkpointerPassword(value) : value.trim());
+      // A URL or conninfo carrying a password (a database URL such as MINI_CURSOR_CHECKPOINTER's) is
+      // named in messages with the password masked by its shape: the password is the secret value.
+      values.push(...(shapedPasswords(value) ?? [value.trim()]));
     }
   };
   collect(env);

@@ -5,7 +5,9 @@ import {
   neutraliseControls,
   redactCredentials,
 } from "../../src/workspace/output-gate.js";
-import { redactUrlPassword } from "../../src/settings.js";
+import { redactUrlPassword, secretValues } from "../../src/settings.js";
+import { shapedPasswords } from "../../src/credential-shapes.js";
+import { makeTempDir } from "../helpers/tmp.js";
 
 /** Issue 25, item 7: the one output gate. */
 
@@ -53,5 +55,56 @@ test("known secrets are redacted everywhere the gate is used; JSON keeps its own
   expect(gateValue({ a: ["value-of-a-secret-1234", 3], b: { c: "\x1b" } }, { controls: false })).toEqual({
     a: ["[redacted]", 3],
     b: { c: "\x1b" },
+  });
+});
+
+describe("a URL- or conninfo-valued secret: only its password is a secret value, masked by shape", () => {
+  test.each([
+    ["postgres://app:s3cret@db:5432/prod", ["s3cret"]],
+    ["postgresql://app:p%40ss@db/x", ["p%40ss", "p@ss"]],
+    ["redis://:hunter2@cache:6379", ["hunter2"]],
+    ["mysql://app@db/x?sslmode=require&password=s3cret", ["s3cret"]],
+    ["host=db user=app password='with spaces' dbname=x", ["with spaces"]],
+    ["postgres://postgres@127.0.0.1:5432/test", []],
+    ["https://hooks.example.com/services/T0/B0/abcdef", undefined],
+    ["plain-secret-value", undefined],
+  ])("%s", (value, passwords) => {
+    expect(shapedPasswords(value)).toEqual(passwords);
+  });
+
+  test("secretValues keeps no special case: a database URL in any secret-named variable is named in messages, its password never", () => {
+    const env = {
+      MINI_CURSOR_CHECKPOINTER: "postgres://app:cp-pass-1234@db.internal:5432/threads",
+      ANALYTICS_DB_PASSWORD_URL: "postgresql://etl:etl%2Fpass-5678@warehouse:5432/facts",
+      CACHE_SECRET: "redis://:cache-pass-9012@cache:6379",
+      PG_CREDENTIALS: "host=pg user=app password='conn pass 3456' dbname=app",
+      SLACK_WEBHOOK_TOKEN: "https://hooks.example.com/services/T0/B0/webhook-path-7890",
+      GITHUB_TOKEN: "ghx_plain_token_1234",
+      HOME: "/home/me",
+    };
+    const workspace = makeTempDir();
+    const secrets = secretValues(workspace.dir, env);
+    workspace.cleanup();
+    expect(secrets.sort()).toEqual(
+      [
+        "cp-pass-1234",
+        "etl%2Fpass-5678",
+        "etl/pass-5678",
+        "cache-pass-9012",
+        "conn pass 3456",
+        "https://hooks.example.com/services/T0/B0/webhook-path-7890",
+        "ghx_plain_token_1234",
+      ].sort(),
+    );
+    addGatedSecrets(secrets);
+    expect(gateText(`cannot reach ${env.MINI_CURSOR_CHECKPOINTER}: refused`)).toBe(
+      "cannot reach postgres://app:[redacted]@db.internal:5432/threads: refused",
+    );
+    expect(gateText(`load ${env.ANALYTICS_DB_PASSWORD_URL} (etl/pass-5678)`)).toBe(
+      "load postgresql://etl:[redacted]@warehouse:5432/facts ([redacted])",
+    );
+    expect(gateText(`cache ${env.CACHE_SECRET}`)).toBe("cache redis://:[redacted]@cache:6379");
+    expect(gateText(`conninfo ${env.PG_CREDENTIALS}`)).toBe("conninfo host=pg user=app password=[redacted] dbname=app");
+    expect(gateText(`posting to ${env.SLACK_WEBHOOK_TOKEN}`)).toBe("posting to [redacted]");
   });
 });

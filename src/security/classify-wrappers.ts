@@ -35,10 +35,46 @@ const skipAssignments = (args: Word[], from: number, state?: State) => {
   return i;
 };
 
-/** A wrapper that runs the words after its options (`valued` options take a value). */
+/** What a row of the table says about its wrapper besides the options that take a value. */
+interface Row {
+  /** What running a command this way means: the call asks in every mode. */
+  danger?: string;
+  /** The options that name the folder the command runs in. */
+  cwd?: readonly string[];
+  /** Words between the options and the command (timeout's duration, taskset's CPU mask). */
+  skip?: number;
+  /** An option that makes the wrapper act on a running process instead of starting a command. */
+  pid?: (option: Word) => boolean;
+}
+
+/** A wrapper that runs the words after its options (`valued` options take a value), as its row says. */
 const afterOptions =
-  (valued: readonly string[]): Unwrapper =>
-  (args) => ({ words: args.slice(skipOptions(args, valued)) });
+  (valued: readonly string[], row: Row = {}): Unwrapper =>
+  (args) => {
+    const i = skipOptions(args, valued);
+    const options = args.slice(0, i);
+    if (row.pid && options.some(row.pid)) return { words: [] };
+    return {
+      words: args.slice(i + (row.skip ?? 0)),
+      ...(row.danger ? { danger: row.danger } : {}),
+      ...(row.cwd ? { cwd: optionValue(options, row.cwd) } : {}),
+    };
+  };
+
+/**
+ * A package runner's subcommand (`uv run CMD`, `bundle exec CMD`): the command after it, after
+ * the subcommand's options when `valued` lists them; any other subcommand is the tool's own.
+ */
+const subcommand =
+  (names: readonly string[], valued?: readonly string[]): Unwrapper =>
+  (args) => {
+    if (!names.includes(args[0]?.value ?? "")) return undefined;
+    const rest = args.slice(1);
+    return { words: valued ? rest.slice(skipOptions(rest, valued)) : rest };
+  };
+
+/** taskset -p, chrt -p (bundled short flags included): the process named, not a command. */
+const pidFlag = (a: Word) => /^-[a-z]*p/.test(a.value) || a.value === "--pid";
 
 /** `npx` / `npm exec`: the command after the options (and `--`), or the `-c` script. */
 function npmExec(args: Word[], state: State, depth: number): Unwrapped {
@@ -93,25 +129,11 @@ export const WRAPPERS: Record<string, Unwrapper> = {
       cwd: optionValue(args.slice(0, options), ["-D", "--chdir"]),
     };
   },
-  doas: (args) => ({ words: args.slice(skipOptions(args, ["-u", "-C"])), danger: `doas ${ADMIN}` }),
-  run0: (args) => ({
-    words: args.slice(
-      skipOptions(args, [
-        "-u",
-        "--user",
-        "-g",
-        "--group",
-        "-D",
-        "--chdir",
-        "--setenv",
-        "--nice",
-        "--property",
-        "--unit",
-        "--slice",
-      ]),
-    ),
-    danger: `run0 ${ADMIN}`,
-  }),
+  doas: afterOptions(["-u", "-C"], { danger: `doas ${ADMIN}` }),
+  run0: afterOptions(
+    ["-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--nice", "--property", "--unit", "--slice"],
+    { danger: `run0 ${ADMIN}` },
+  ),
   runuser: (args, state, depth) => {
     const c = args.findIndex((a) => a.value === "-c" || a.value === "--command");
     if (c !== -1)
@@ -142,24 +164,11 @@ export const WRAPPERS: Record<string, Unwrapper> = {
     const rest = args.slice(skipOptions(args, ["--userspec", "--groups"]));
     return { words: rest.slice(1), danger: `chroot ${ADMIN} in another root` };
   },
-  nsenter: (args) => {
-    const i = skipOptions(args, [
-      "-t",
-      "--target",
-      "-S",
-      "--setuid",
-      "-G",
-      "--setgid",
-      "-w",
-      "--wd",
-      "-r",
-      "--root",
-      "-W",
-    ]);
-    return { words: args.slice(i), cwd: optionValue(args.slice(0, i), ["-w", "--wd"]) };
-  },
-  unshare: (args) => {
-    const i = skipOptions(args, [
+  nsenter: afterOptions(["-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-r", "--root", "-W"], {
+    cwd: ["-w", "--wd"],
+  }),
+  unshare: afterOptions(
+    [
       "-S",
       "--setuid",
       "-G",
@@ -174,9 +183,9 @@ export const WRAPPERS: Record<string, Unwrapper> = {
       "--map-users",
       "--map-groups",
       "--load-interp",
-    ]);
-    return { words: args.slice(i), cwd: optionValue(args.slice(0, i), ["-w", "--wd"]) };
-  },
+    ],
+    { cwd: ["-w", "--wd"] },
+  ),
   flock: (args, state, depth) => {
     const i = skipOptions(args, ["-w", "--timeout", "-E", "--conflict-exit-code"]);
     const rest = args.slice(i + 1); // after the lock file (or descriptor)
@@ -185,16 +194,13 @@ export const WRAPPERS: Record<string, Unwrapper> = {
       return { words: [], delegated: rest[c + 1] !== undefined && runScript(rest[c + 1]!, "flock -c", state, depth) };
     return { words: rest[0]?.value === "--" ? rest.slice(1) : rest };
   },
-  taskset: (args) => {
-    const i = skipOptions(args, []);
-    if (args.slice(0, i).some((a) => /^-[a-z]*p/.test(a.value) || a.value === "--pid")) return { words: [] };
-    return { words: args.slice(i + 1) }; // after the CPU mask or list
-  },
-  chrt: (args) => {
-    const i = skipOptions(args, ["-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"]);
-    if (args.slice(0, i).some((a) => /^-[a-z]*p/.test(a.value) || a.value === "--pid")) return { words: [] };
-    return { words: args.slice(i + 1) }; // after the priority
-  },
+  // After the CPU mask or list.
+  taskset: afterOptions([], { skip: 1, pid: pidFlag }),
+  // After the priority.
+  chrt: afterOptions(["-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"], {
+    skip: 1,
+    pid: pidFlag,
+  }),
   setpriv: afterOptions([
     "--ruid",
     "--euid",
@@ -214,11 +220,9 @@ export const WRAPPERS: Record<string, Unwrapper> = {
     "--landlock-rule",
     "--seccomp-filter",
   ]),
-  prlimit: (args) => {
-    const i = skipOptions(args, ["-p", "--pid", "-o", "--output"]);
-    if (args.slice(0, i).some((a) => a.value === "-p" || a.value.startsWith("--pid"))) return { words: [] };
-    return { words: args.slice(i) };
-  },
+  prlimit: afterOptions(["-p", "--pid", "-o", "--output"], {
+    pid: (a) => a.value === "-p" || a.value.startsWith("--pid"),
+  }),
   strace: (args, state) =>
     traced(args, state, [
       "-e",
@@ -351,8 +355,8 @@ export const WRAPPERS: Record<string, Unwrapper> = {
     }
     return { words: [], delegated: true };
   },
-  "systemd-run": (args) => {
-    const i = skipOptions(args, [
+  "systemd-run": afterOptions(
+    [
       "-p",
       "--property",
       "-E",
@@ -374,9 +378,9 @@ export const WRAPPERS: Record<string, Unwrapper> = {
       "--timer-property",
       "--path-property",
       "--socket-property",
-    ]);
-    return { words: args.slice(i), cwd: optionValue(args.slice(0, i), ["--working-directory"]) };
-  },
+    ],
+    { cwd: ["--working-directory"] },
+  ),
   firejail: afterOptions([]),
   cgexec: afterOptions(["-g"]),
   numactl: afterOptions([
@@ -392,7 +396,8 @@ export const WRAPPERS: Record<string, Unwrapper> = {
     "--interleave",
     "--preferred",
   ]),
-  faketime: (args) => ({ words: args.slice(skipOptions(args, ["-m", "-f", "-p"]) + 1) }),
+  // After the time it fakes.
+  faketime: afterOptions(["-m", "-f", "-p"], { skip: 1 }),
   fakeroot: afterOptions(["-l", "--lib", "--faked", "-s", "-i"]),
   eatmydata: afterOptions([]),
   catchsegv: afterOptions([]),
@@ -438,7 +443,7 @@ export const WRAPPERS: Record<string, Unwrapper> = {
   caffeinate: afterOptions(["-t", "-w"]),
   toybox: (args) => ({ words: args }),
   direnv: (args) => (args[0]?.value === "exec" ? { words: args.slice(2) } : undefined),
-  pkexec: (args) => ({ words: args.slice(skipOptions(args, ["--user"])), danger: `pkexec ${ADMIN}` }),
+  pkexec: afterOptions(["--user"], { danger: `pkexec ${ADMIN}` }),
   su: (args, state, depth) => {
     const c = args.findIndex((a) => a.value === "-c" || a.value === "--command");
     const delegated = c !== -1 && args[c + 1] !== undefined && runScript(args[c + 1]!, "su -c", state, depth);
@@ -490,53 +495,30 @@ export const WRAPPERS: Record<string, Unwrapper> = {
     return { words: args.slice(skipOptions(args, [])) };
   },
   builtin: (args) => ({ words: args }),
-  exec: (args) => ({ words: args.slice(skipOptions(args, ["-a"])) }),
+  exec: afterOptions(["-a"]),
   nice: (args) => ({ words: args.slice(skipOptions(args, ["-n", "--adjustment"], true)) }),
   ionice: (args) =>
     args.some((a) => a.value === "-p")
       ? { words: [] }
       : { words: args.slice(skipOptions(args, ["-c", "-n", "--class", "--classdata"])) },
-  nohup: (args) => ({ words: args.slice(skipOptions(args, [])) }),
-  setsid: (args) => ({ words: args.slice(skipOptions(args, [])) }),
-  stdbuf: (args) => ({ words: args.slice(skipOptions(args, ["-i", "-o", "-e", "--input", "--output", "--error"])) }),
-  unbuffer: (args) => ({ words: args.slice(skipOptions(args, [])) }),
-  timeout: (args) => {
-    const i = skipOptions(args, ["-s", "-k", "--signal", "--kill-after"]);
-    return { words: args.slice(i + 1) };
-  },
-  time: (args) => ({ words: args.slice(skipOptions(args, ["-f", "-o", "--format", "--output"])) }),
-  busybox: (args) => ({ words: args.slice(skipOptions(args, [])) }),
+  nohup: afterOptions([]),
+  setsid: afterOptions([]),
+  stdbuf: afterOptions(["-i", "-o", "-e", "--input", "--output", "--error"]),
+  unbuffer: afterOptions([]),
+  // After the duration.
+  timeout: afterOptions(["-s", "-k", "--signal", "--kill-after"], { skip: 1 }),
+  time: afterOptions(["-f", "-o", "--format", "--output"]),
+  busybox: afterOptions([]),
   // Package runners: `uv run CMD`, `poetry run CMD`, `bundle exec CMD`, `pnpm exec CMD`...
-  uv: (args) =>
-    args[0]?.value === "run"
-      ? {
-          words: args.slice(
-            1 +
-              skipOptions(args.slice(1), [
-                "--with",
-                "--python",
-                "-p",
-                "--directory",
-                "--project",
-                "--env-file",
-                "--package",
-                "--extra",
-                "--group",
-              ]),
-          ),
-        }
-      : undefined,
-  poetry: (args) => (args[0]?.value === "run" ? { words: args.slice(1 + skipOptions(args.slice(1), [])) } : undefined),
-  pipenv: (args) => (args[0]?.value === "run" ? { words: args.slice(1) } : undefined),
-  bundle: (args) => (args[0]?.value === "exec" ? { words: args.slice(1) } : undefined),
-  pnpm: (args) =>
-    ["exec", "dlx"].includes(args[0]?.value ?? "")
-      ? { words: args.slice(1 + skipOptions(args.slice(1), ["--package"])) }
-      : undefined,
-  yarn: (args) =>
-    ["exec", "dlx"].includes(args[0]?.value ?? "")
-      ? { words: args.slice(1 + skipOptions(args.slice(1), ["-p", "--package"])) }
-      : undefined,
+  uv: subcommand(
+    ["run"],
+    ["--with", "--python", "-p", "--directory", "--project", "--env-file", "--package", "--extra", "--group"],
+  ),
+  poetry: subcommand(["run"], []),
+  pipenv: subcommand(["run"]),
+  bundle: subcommand(["exec"]),
+  pnpm: subcommand(["exec", "dlx"], ["--package"]),
+  yarn: subcommand(["exec", "dlx"], ["-p", "--package"]),
   // `npx rimraf ~` runs the package's command with those arguments; `npx -c '…'` runs a script.
   npx: (args, state, depth) => npmExec(args, state, depth),
   bunx: afterOptions(["-p", "--package"]),
@@ -561,7 +543,6 @@ export const WRAPPERS: Record<string, Unwrapper> = {
       "--max-chars",
       "--process-slot-var",
     ]);
-    const fromStdin: Word = { value: "<stdin>", dynamic: true, raw: "(arguments from stdin)", kind: "xargs" };
     // -I R (or -i, --replace): R in the command is replaced by what stdin holds.
     const replace = replacementOf(args.slice(0, i));
     const inner = args
@@ -571,7 +552,7 @@ export const WRAPPERS: Record<string, Unwrapper> = {
           ? { ...w, value: w.value.split(replace).join("$XARGS"), dynamic: true }
           : w,
       );
-    return { words: inner.length > 0 ? [...inner, fromStdin] : [] };
+    return { words: inner.length > 0 ? [...inner, STDIN_WORDS] : [] };
   },
   watch: (args, state, depth) => {
     const i = skipOptions(args, ["-n", "--interval", "-q", "--equexit"]);
