@@ -144,7 +144,10 @@ const GENERATED_THREAD_ID = /^\d{8}-[0-9a-f]{6}$/;
 async function savedThreads(settings: Settings): Promise<ThreadInfo[]> {
   // Loaded here: the checkpointers' libraries would slow --help and usage errors.
   const { openMemory } = await import("./memory/backend.js");
-  const memory = await openMemory(settings);
+  const memory = await openMemory(settings, {
+    noticeMs: settings.waitNoticeMs,
+    onWait: (text) => process.stderr.write(gateText(`mini-cursor: ${text}\n`)),
+  });
   try {
     return await memory.threads.list();
   } finally {

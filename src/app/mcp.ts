@@ -33,6 +33,8 @@ export async function prepareMcp(
   settings: Settings,
   note: (text: string) => void,
   fresh = false,
+  /** Said when a server takes longer than MINI_CURSOR_WAIT_NOTICE_MS to start (default: `note`). */
+  wait: (text: string) => void = note,
 ): Promise<McpHub | undefined> {
   const servers = configuredMcpServers(settings);
   if (servers.length === 0) return undefined;
@@ -46,6 +48,8 @@ export async function prepareMcp(
     startTimeoutMs: settings.mcp.startTimeoutMs,
     callTimeoutMs: settings.mcp.callTimeoutMs,
     note,
+    waitNoticeMs: settings.waitNoticeMs,
+    onWait: wait,
     fresh,
     redact: redactedValues(settings),
   });

@@ -59,7 +59,13 @@ function showBanner(session: Session, renderer: Renderer, version: string): void
 /** MCP servers for a session; an invalid user config file is said and skipped, not fatal. */
 async function sessionMcp(settings: Settings, renderer: Renderer) {
   try {
-    return await prepareMcp(settings, (text) => renderer.note(text));
+    // A slow start is a wait like the provider's: spinner text on a terminal, a `notice` in --json.
+    return await prepareMcp(
+      settings,
+      (text) => renderer.note(text),
+      false,
+      (message) => renderer.event({ type: "notice", step: 0, message, wait: true }),
+    );
   } catch (err) {
     if (!(err instanceof McpConfigError)) throw err;
     renderer.note(`${err.message}. Its MCP servers are not started; fix the file to use them.`);

@@ -89,7 +89,10 @@ export async function threadEngine(
 export async function createSession(given: Settings, options: SessionOptions): Promise<Session> {
   let settings = given;
   const emit = (event: AgentEvent) => options.renderer.event(event);
-  const memory = await openMemory(settings).catch(async (err: unknown) => {
+  const memory = await openMemory(settings, {
+    noticeMs: settings.waitNoticeMs,
+    onWait: (message) => emit({ type: "notice", step: 0, message, wait: true }),
+  }).catch(async (err: unknown) => {
     await options.mcp?.close();
     throw err;
   });

@@ -30,6 +30,9 @@ export interface ServerOptions extends ServerTimeouts {
   note: (text: string) => void;
   /** Called each time the server has started (the hub refreshes its cached tool list). */
   onStarted?: () => void;
+  /** A start that takes longer than `waitNoticeMs` is said once through `onWait` (spinner text, a `notice`). */
+  waitNoticeMs?: number;
+  onWait?: (text: string) => void;
 }
 
 /** A progress notification of a running call (MCP `notifications/progress`). */
@@ -149,6 +152,16 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
     c.onclose = () => onClosed(t);
     transport = t;
     let timer: NodeJS.Timeout | undefined;
+    const onWait = options.onWait;
+    const notice =
+      onWait &&
+      setTimeout(
+        () =>
+          onWait(
+            `Waiting for MCP server "${spec.name}" (${target(spec)}) to start (at most ${seconds(options.startTimeoutMs)}, MINI_CURSOR_MCP_START_TIMEOUT_MS)…`,
+          ),
+        options.waitNoticeMs ?? 0,
+      );
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
@@ -174,6 +187,7 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
       throw new McpServerError(failure);
     } finally {
       clearTimeout(timer);
+      clearTimeout(notice);
     }
     client = c;
     state = "running";

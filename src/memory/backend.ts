@@ -4,7 +4,7 @@ import type { LoopMemory } from "./loop-threads.js";
 import { redactUrlPassword, SQLITE_CHECKPOINTER } from "../settings.js";
 import { createSqliteCheckpointer } from "./checkpointer.js";
 import { guardSaver } from "./guard-saver.js";
-import { describeStateProblem, StateError } from "./state-errors.js";
+import { describeStateProblem, POSTGRES_CONNECT_TIMEOUT_MS, StateError } from "./state-errors.js";
 import { lockGate } from "./lock-gate.js";
 import { fileThreadLocker, type ThreadLocker } from "./thread-lock.js";
 import { fileThreadStore, type ThreadStore } from "./thread-store.js";
@@ -61,14 +61,24 @@ export function openSqliteMemory(workspace: string): MemoryBackend {
   };
 }
 
-async function postgresMemory(url: string, workspace: string): Promise<MemoryBackend> {
+/** How a slow start of the memory is said: after `noticeMs`, `onWait` once with what it waits for. */
+export interface MemoryWaits {
+  noticeMs: number;
+  onWait: (text: string) => void;
+}
+
+async function postgresMemory(url: string, workspace: string, waits?: MemoryWaits): Promise<MemoryBackend> {
   const [{ default: pg }, { CompactPostgresSaver }, threadTables, { postgresThreadLocker }] = await Promise.all([
     import("pg"),
     import("./postgres-saver.js"),
     import("./postgres-threads.js"),
     import("./postgres-lock.js"),
   ]);
-  const pool = new pg.Pool({ connectionString: url, max: POSTGRES_POOL_SIZE });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POSTGRES_POOL_SIZE,
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+  });
   // An idle connection the server drops must not crash the process; the next query reports it.
   pool.on("error", () => undefined);
   // Nor one that drops while checked out (a server stopped mid-query): the query itself fails,
@@ -85,12 +95,23 @@ async function postgresMemory(url: string, workspace: string): Promise<MemoryBac
     saver.setup().catch((err: unknown) => {
       throw err instanceof StateError ? err : new MemoryUnavailableError(url, err);
     });
-  // Fail before a model request, not at the first save.
+  // Fail before a model request, not at the first save; a slow answer is said (issue 26: no silent waits).
+  const notice =
+    waits &&
+    setTimeout(
+      () =>
+        waits.onWait(
+          `Waiting for the PostgreSQL database at ${redactUrlPassword(url)} to answer (at most ${POSTGRES_CONNECT_TIMEOUT_MS / 1000} s)…`,
+        ),
+      waits.noticeMs,
+    );
   try {
     await ready();
   } catch (err) {
     await pool.end().catch(() => undefined);
     throw err;
+  } finally {
+    clearTimeout(notice);
   }
   const guarded = <T extends object>(target: T, writes: string[] = []): T => guardAll(target, url, gate.check, writes);
   return {
@@ -130,7 +151,10 @@ function guardAll<T extends object>(
   return out as T;
 }
 
-export function openMemory(settings: { workspace: string; checkpointer: string }): Promise<MemoryBackend> {
+export function openMemory(
+  settings: { workspace: string; checkpointer: string },
+  waits?: MemoryWaits,
+): Promise<MemoryBackend> {
   if (settings.checkpointer === SQLITE_CHECKPOINTER) return Promise.resolve(openSqliteMemory(settings.workspace));
-  return postgresMemory(settings.checkpointer, settings.workspace);
+  return postgresMemory(settings.checkpointer, settings.workspace, waits);
 }

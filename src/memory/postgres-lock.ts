@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { redactUrlPassword } from "../settings.js";
-import { StateError } from "./state-errors.js";
+import { POSTGRES_CONNECT_TIMEOUT_MS, StateError } from "./state-errors.js";
 import { thisHolder, type ThreadHolder, type ThreadLocker } from "./thread-lock.js";
 
 /**
@@ -51,6 +51,7 @@ export function postgresThreadLocker(driver: typeof pg, url: string): ThreadLock
         connectionString: url,
         application_name: applicationName(holder),
         keepAlive: true,
+        connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
       });
       let released = false;
       let lost: Error | undefined;

@@ -34,6 +34,12 @@ export function stateAbort(signal: AbortSignal | undefined): StateError | undefi
   return signal?.aborted && signal.reason instanceof StateError ? signal.reason : undefined;
 }
 
+/**
+ * How long connecting to PostgreSQL may take (TCP and the server's first answer) before it is
+ * given up: a port that accepts connections but never answers must not hang a run.
+ */
+export const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
+
 /** Where the state lives: a file (SQLite, JSON) or a database URL. */
 export interface StateLocation {
   file?: string;
@@ -147,6 +153,12 @@ export function describeStateProblem(err: unknown, where: StateLocation): Error 
       return new StateError(
         `The PostgreSQL server at ${url} shut down or restarted during the run (${code || "57P01"}: ${message.split("\n")[0]}). ${KEPT} Run again once the server is back.`,
         code || "57P01",
+      );
+    if (/connection timeout|timeout expired|timeout exceeded when trying to connect/i.test(message))
+      return new StateError(
+        `The PostgreSQL database at ${url} did not answer within ${POSTGRES_CONNECT_TIMEOUT_MS / 1000} s of connecting. ` +
+          "Check that the server is running and answering, and that MINI_CURSOR_CHECKPOINTER (or --checkpointer) names a PostgreSQL server (not another service on that port); unset it to keep threads in the workspace (SQLite).",
+        "ETIMEDOUT",
       );
     if (
       /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE)$/.test(code) ||

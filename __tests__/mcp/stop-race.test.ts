@@ -1,0 +1,58 @@
+import path from "node:path";
+import { jest } from "@jest/globals";
+import type { ToolMessage } from "@langchain/core/messages";
+import { prepareMcp } from "../../src/app/mcp.js";
+import type { McpHub } from "../../src/mcp/hub.js";
+import { mcpTestSettings, processesWith, stdioServer, writeUserConfig } from "../helpers/mcp-servers.js";
+import { killPids } from "../helpers/pids.js";
+import { makeTempDir } from "../helpers/tmp.js";
+
+/**
+ * Stopping our own MCP servers races the crash detector (the transport's close, the process's
+ * exit): the stop must win every time, so a normal exit never says a server "was killed".
+ * Many rounds in one test make the race likely to show.
+ */
+
+jest.setTimeout(300_000);
+
+/** Rounds of start, call and stop. */
+const STOP_ROUNDS = 12;
+
+let ws: ReturnType<typeof makeTempDir>;
+let home: ReturnType<typeof makeTempDir>;
+let hub: McpHub | undefined;
+
+beforeEach(() => {
+  ws = makeTempDir();
+  home = makeTempDir();
+});
+afterEach(async () => {
+  await hub?.close();
+  hub = undefined;
+  killPids(processesWith(home.dir));
+  ws.cleanup();
+  home.cleanup();
+});
+
+test("stopping our own servers, again and again, never reports one as killed or exited", async () => {
+  writeUserConfig(path.join(home.dir, "config.json"), {
+    mcpServers: { local: stdioServer(path.join(home.dir, "local.pid")) },
+  });
+  const said: string[] = [];
+  for (let round = 0; round < STOP_ROUNDS; round++) {
+    hub = await prepareMcp(mcpTestSettings(ws.dir, home.dir), (t) => said.push(t));
+    const echo = hub!.tools.find((t) => t.name === "local__echo")!;
+    // A call first, so the server is running when it is stopped.
+    const result = (await echo.invoke({
+      type: "tool_call",
+      id: `call_${round}`,
+      name: "local__echo",
+      args: { text: `round ${round}` },
+    })) as ToolMessage;
+    expect(result.content).toBe(`local echo: round ${round}`);
+    await hub!.close();
+    hub = undefined;
+  }
+  expect(said.filter((n) => /killed|exited|closed the connection/.test(n))).toEqual([]);
+  expect(processesWith(home.dir)).toEqual([]);
+});
