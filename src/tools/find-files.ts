@@ -1,8 +1,9 @@
-import { promises as fs } from "node:fs";
+import { lstatSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { walkTree } from "../workspace/fast-walk.js";
 import { resolvePath } from "../workspace/paths.js";
-import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
+import { anyDepth, createIgnoreChecker } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
@@ -62,17 +63,36 @@ async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: Abort
   const respectGitignore = relBase === "." || !createIgnoreChecker(ws.root).pathIgnored(relBase, true);
   // "src/" means everything under src.
   const pattern = input.pattern.endsWith("/") ? `${input.pattern}**` : input.pattern;
-  const found = await globFiles(ws.root, base.absolute, [anyDepth(pattern)], { signal, respectGitignore });
+  // A pattern's fixed folders ("src/app" of "src/app/**/*.tsx") are where the walk starts.
+  const glob = anyDepth(pattern);
+  const fixed = globBase(glob);
+  const startRel = fixed === "." ? relBase : relBase === "." ? fixed : `${relBase}/${fixed}`;
+  const stats: Array<{ path: string; mtimeMs: number }> = [];
+  const startIgnored = fixed !== "." && respectGitignore && createIgnoreChecker(ws.root).pathIgnored(startRel, true);
+  if (!startIgnored)
+    await walkTree(ws, path.join(base.absolute, fixed), {
+      respectGitignore,
+      signal,
+      glob: fixed === "." ? glob : glob.slice(fixed.length + 1),
+      // The names come from verified folders (workspace/fast-walk.ts). Only the modification
+      // time is read by name, not following a final link: a folder swapped meanwhile could at
+      // worst change the order, never show anything, and the lookup costs half of one through
+      // the folder's descriptor.
+      onFile: (file) => {
+        let mtimeMs = 0;
+        try {
+          mtimeMs = lstatSync(path.join(ws.root, file.rel)).mtimeMs;
+        } catch {
+          // gone meanwhile: listed last
+        }
+        stats.push({ path: file.rel, mtimeMs });
+      },
+    });
+  const found = stats;
   if (found.length === 0) {
     const under = relBase === "." ? "" : ` under ${relBase}`;
     return `No files match "${input.pattern}"${under} (patterns are case-sensitive; files ignored by .gitignore are skipped).`;
   }
-  const stats = await Promise.all(
-    found.map(async (rel) => ({
-      path: rel,
-      mtimeMs: (await fs.lstat(path.join(ws.root, rel)).catch(() => undefined))?.mtimeMs ?? 0,
-    })),
-  );
   stats.sort(byNewest);
   const shown = stats.slice(0, MAX_FOUND_FILES).map((s) => s.path);
   const count = `${found.length} file${found.length === 1 ? "" : "s"}`;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   binaryKindFromExtension,
+  COUNT_LINES_MAX_BYTES,
   detectBinary,
   formatSize,
   readLineWindow,
@@ -29,7 +30,7 @@ const LINE_NUMBER_WIDTH = 6;
 
 const DESCRIPTION = `Read a text file from the workspace. Paths are relative to the workspace root; the one exception is the absolute path of saved command output that a result names.
 Output is numbered like \`cat -n\` (line number, tab, text), followed by a footer such as
-"[Lines 1-2000 of 5231. Continue with offset 2001.]" or "[Lines 1-3 of 3, end of file.]".
+"[Lines 1-2000 of 5231. Continue with offset 2001.]" or "[Lines 1-3 of 3, end of file.]"; in a file over ${COUNT_LINES_MAX_BYTES / 1024 / 1024} MB lines past the page are not counted: "[Lines 1-2000 of at least 2001 (a 200 MB file; …)]".
 - offset: 1-based line to start from (default 1). limit: number of lines (default and maximum ${MAX_READ_LINES}).
 - To read further, call again with the offset the footer gives; files of any size can be read this way.
 - Lines longer than ${MAX_LINE_CHARS} characters are cut and marked "… [line truncated, N characters]".
@@ -72,10 +73,16 @@ function numberLines(lines: readonly WindowLine[], firstLine: number): { text: s
   return { text, capped: false };
 }
 
-/** "[Lines 1-2000 of 5231. Continue with offset 2001.]" and its variants. */
-export function readFooter(first: number, last: number, total: number, capped: boolean): string {
-  const range = `Lines ${first}-${last} of ${total}`;
+/**
+ * "[Lines 1-2000 of 5231. Continue with offset 2001.]" and its variants. A big file's lines are
+ * not counted past the page (`total` undefined): "of at least 2001 (a 200 MB file …)".
+ */
+export function readFooter(first: number, last: number, total: number | undefined, capped: boolean, size = 0): string {
   const cap = capped ? `; output capped at ${MAX_READ_BYTES / 1024} KB` : "";
+  if (total === undefined) {
+    return `[Lines ${first}-${last} of at least ${last + 1} (a ${formatSize(size)} file; lines past this page are not counted)${cap}. Continue with offset ${last + 1}.]`;
+  }
+  const range = `Lines ${first}-${last} of ${total}`;
   if (last >= total) return `[${range}${cap}, end of file.]`;
   return `[${range}${cap}. Continue with offset ${last + 1}.]`;
 }
@@ -135,7 +142,7 @@ async function readOpened(
     maxBytes: MAX_READ_BYTES,
   });
   const total = window.totalLines;
-  if (offset > total) {
+  if (total !== undefined && offset > total) {
     const lines = total === 1 ? "1 line" : `${total} lines`;
     throw new ToolFailure(
       `Offset ${offset} is past the end of "${name}", which has ${lines}. Use an offset from 1 to ${total}.`,
@@ -145,7 +152,7 @@ async function readOpened(
   ctx.reads.record(threadId, absolute, await fingerprintFile(opened.path));
   const { text, capped } = numberLines(window.lines, offset);
   const last = offset + text.length - 1;
-  return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped)}`;
+  return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped, window.size)}`;
 }
 
 /** read_file, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */

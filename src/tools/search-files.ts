@@ -1,19 +1,34 @@
-import { accessSync, constants as fsConstants, type Stats } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
+import { accessSync, closeSync, constants as fsConstants, openSync, read as readCallback } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { BINARY_SNIFF_BYTES, binaryKindFromContent, binaryKindFromExtension } from "../workspace/files.js";
-import { resolvePath } from "../workspace/paths.js";
+import { binaryKindFromExtension } from "../workspace/files.js";
+import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { programLines } from "../workspace/process-lines.js";
 import { processEnvironment } from "../settings.js";
 import { openVerified } from "../workspace/verified-open.js";
-import { anyDepth, createIgnoreChecker, globFiles } from "../workspace/walk.js";
+import { walkTree } from "../workspace/fast-walk.js";
+import { anyDepth, createIgnoreChecker } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
 import { SEARCH_FILES_PEERS, withPeerArguments } from "./aliases.js";
 import { wholeNumber } from "./numbers.js";
 import { withThousands } from "../thousands.js";
+import {
+  type FileHits,
+  type Matcher,
+  MAX_LINE_BYTES,
+  type ReadAt,
+  SMALL_FILE_BYTES,
+  searchSmallSync,
+  searchStream,
+  shorten,
+  smallFileBuffer,
+  statFd,
+  wholeTextPattern,
+} from "./search-files-scan.js";
+
+export { type FileHits, searchText } from "./search-files-scan.js";
 
 /** Matching lines shown per call; the footer says how many there were in all. */
 export const MAX_SEARCH_MATCHES = 100;
@@ -21,20 +36,15 @@ export const MAX_SEARCH_MATCHES = 100;
 export const MAX_COUNTED_MATCHES = 10_000;
 /** Most lines of context around each match. */
 export const MAX_CONTEXT_LINES = 10;
-/** Files bigger than this are skipped (logs, dumps, bundles). */
-export const MAX_SEARCH_FILE_BYTES = 10 * 1024 * 1024;
-/** A longer line is shown as a window around its first match. */
-const MAX_LINE_CHARS = 300;
-/** Characters kept before the match when a long line is cut. */
-const CUT_LEAD_CHARS = 100;
-/** Files read at once by the built-in search. */
-const READ_CONCURRENCY = 8;
+/** Files that could not be searched named in the result; the rest are counted. */
+const MAX_NAMED_UNSEARCHED = 5;
+const FILE_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
 
 const DESCRIPTION = `Search file contents in the workspace with a regular expression (JavaScript/ripgrep syntax, e.g. "function\\s+handle\\w+" or "TODO|FIXME").
 - Results: one line per match as "path:line: text"; with contextLines, context lines as "path-line- text" and "--" between separate places.
 - path: a directory or file to search (default: the whole workspace). glob: only files whose path matches, e.g. "*.ts" (any depth), "src/**/*.tsx", "*.{js,jsx}".
 - Case-insensitive unless caseSensitive is true.
-- Skips what .gitignore ignores (node_modules, build output, ...), .git, binary files and files over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB. Pass an ignored directory as path to search it anyway.
+- Skips what .gitignore ignores (node_modules, build output, ...), .git and binary files; pass an ignored directory as path to search it anyway. Files of any size are searched (big ones streamed; a line over ${MAX_LINE_BYTES / 1024 / 1024} MB is searched in pieces). Files that cannot be read (permissions, hard links) are named in the result.
 - At most ${MAX_SEARCH_MATCHES} matches are shown; the result says how many there were in all and how to narrow the search.
 Use it to find where something is defined or used before reading files; use find_files to find files by name.`;
 
@@ -61,18 +71,13 @@ export const searchFilesSchema = withPeerArguments(searchFilesObject, SEARCH_FIL
 
 export type SearchFilesInput = z.infer<typeof searchFilesObject>;
 
-/** The lines found in one file: matches and the context around them, by line number. */
-export interface FileHits {
-  path: string;
-  lines: Map<number, { text: string; match: boolean }>;
-}
-
 interface SearchOutcome {
   hits: FileHits[];
   /** Matching lines counted (stops at MAX_COUNTED_MATCHES). */
   total: number;
   filesSearched: number;
-  skippedLarge: number;
+  /** Files that were not searched, with why ("permission denied", "hard-linked"). */
+  unsearched: Array<{ path: string; why: string }>;
   stoppedEarly: boolean;
   engine: "ripgrep" | "built-in";
 }
@@ -88,89 +93,143 @@ export function compilePattern(pattern: string, caseSensitive: boolean): RegExp 
   return new RegExp(source, insensitive ? "i" : "");
 }
 
-function shorten(line: string, re: RegExp): string {
-  if (line.length <= MAX_LINE_CHARS) return line;
-  const at = Math.max(0, line.search(re));
-  const start = Math.max(0, at - CUT_LEAD_CHARS);
-  const piece = line.slice(start, start + MAX_LINE_CHARS);
-  return `${start > 0 ? "…" : ""}${piece}… [line has ${line.length} characters]`;
+function newOutcome(engine: SearchOutcome["engine"]): SearchOutcome {
+  return { hits: [], total: 0, filesSearched: 0, unsearched: [], stoppedEarly: false, engine };
 }
 
-/** Lines of `text` matching `re`, with `context` lines around them. */
-export function searchText(text: string, re: RegExp, context: number): FileHits["lines"] | undefined {
-  // A quick whole-file test first: with the "m" flag it finds everything a per-line test would.
-  const whole = new RegExp(re.source, re.flags.includes("m") ? re.flags : `${re.flags}m`);
-  if (!whole.test(text)) return undefined;
-  const lines = text.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
-  const found: FileHits["lines"] = new Map();
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.replace(/\r$/, "");
-    if (!re.test(line)) continue;
-    found.set(i + 1, { text: shorten(line, re), match: true });
-    for (let j = Math.max(0, i - context); j <= Math.min(lines.length - 1, i + context); j++) {
-      if (!found.has(j + 1)) found.set(j + 1, { text: shorten(lines[j]!.replace(/\r$/, ""), re), match: false });
-    }
-  }
-  // A match that only spans lines (e.g. "a\\nb") has no single matching line.
-  return [...found.values()].some((l) => l.match) ? found : undefined;
+const readFd =
+  (fd: number): ReadAt =>
+  (buf, position) =>
+    new Promise((resolve, reject) =>
+      readCallback(fd, buf, 0, buf.length, position, (err, n) => (err ? reject(err) : resolve(n))),
+    );
+
+function why(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EACCES" || code === "EPERM" ? "permission denied" : code === "ELOOP" ? "a symlink" : "unreadable";
 }
 
-async function searchFile(
-  root: string,
-  relPath: string,
-  re: RegExp,
-  context: number,
-): Promise<FileHits | "large" | undefined> {
-  // Opened without following a final symlink, verified inside the workspace, and refused when
-  // hard-linked (like read_file): whatever is swapped or linked, nothing from outside is shown.
-  const opened = await openVerified({ root }, path.join(root, relPath), relPath, { refuseHardLinks: true });
+/**
+ * Searches one file reached through `io` (a verified folder's descriptor path, or a verified
+ * file's): small files synchronously, bigger ones streamed (the promise). Hard-linked files are
+ * refused like read_file refuses them: one may be the same file as one outside the workspace.
+ */
+function searchOne(io: string, rel: string, m: Matcher, outcome: SearchOutcome, buf: Buffer): void | Promise<void> {
+  if (binaryKindFromExtension(rel)) return;
+  let fd: number;
   try {
-    return await searchOpened(opened.handle, opened.stat, relPath, re, context);
+    fd = openSync(io, FILE_FLAGS);
+  } catch (err) {
+    outcome.unsearched.push({ path: rel, why: why(err) });
+    return;
+  }
+  return searchFd(fd, rel, m, outcome, buf, true);
+}
+
+/** searchOne on an open descriptor; closes it when `owned`. */
+function searchFd(
+  fd: number,
+  rel: string,
+  m: Matcher,
+  outcome: SearchOutcome,
+  buf: Buffer,
+  owned: boolean,
+): void | Promise<void> {
+  let streaming = false;
+  try {
+    const stat = statFd(fd);
+    if (!stat.isFile()) return;
+    if (stat.nlink > 1) {
+      outcome.unsearched.push({ path: rel, why: `${stat.nlink} hard links` });
+      return;
+    }
+    outcome.filesSearched++;
+    if (stat.size === 0) return;
+    if (stat.size <= SMALL_FILE_BYTES) {
+      const lines = searchSmallSync(fd, stat.size, m, buf);
+      if (lines) record(outcome, { path: rel, lines }, [...lines.values()].filter((l) => l.match).length);
+      return;
+    }
+    streaming = true;
+    const budget = MAX_COUNTED_MATCHES - outcome.total;
+    return searchStream(readFd(fd), m, budget)
+      .then((r) => {
+        if (r.lines) record(outcome, { path: rel, lines: r.lines }, r.matches);
+        if (r.stoppedEarly) outcome.stoppedEarly = true;
+      })
+      .catch((err: unknown) => {
+        outcome.unsearched.push({ path: rel, why: why(err) });
+      })
+      .finally(() => {
+        if (owned) closeSync(fd);
+      });
+  } catch (err) {
+    outcome.unsearched.push({ path: rel, why: why(err) });
   } finally {
-    await opened.handle.close();
+    if (!streaming && owned) closeSync(fd);
   }
 }
 
-async function searchOpened(
-  handle: FileHandle,
-  stat: Stats,
-  relPath: string,
-  re: RegExp,
-  context: number,
-): Promise<FileHits | "large" | undefined> {
-  if (!stat.isFile()) return undefined;
-  if (stat.size > MAX_SEARCH_FILE_BYTES) return "large";
-  if (stat.size === 0 || binaryKindFromExtension(relPath)) return undefined;
-  const data = await handle.readFile();
-  if (binaryKindFromContent(data.subarray(0, BINARY_SNIFF_BYTES))) return undefined;
-  const lines = searchText(data.toString("utf8"), re, context);
-  return lines ? { path: relPath, lines } : undefined;
+function record(outcome: SearchOutcome, hits: FileHits, matches: number): void {
+  outcome.hits.push(hits);
+  outcome.total += matches;
+  if (outcome.total >= MAX_COUNTED_MATCHES) outcome.stoppedEarly = true;
 }
 
-async function builtInSearch(root: string, files: string[], re: RegExp, context: number): Promise<SearchOutcome> {
-  const outcome: SearchOutcome = {
-    hits: [],
-    total: 0,
-    filesSearched: 0,
-    skippedLarge: 0,
-    stoppedEarly: false,
-    engine: "built-in",
-  };
-  for (let i = 0; i < files.length && !outcome.stoppedEarly; i += READ_CONCURRENCY) {
-    const batch = files.slice(i, i + READ_CONCURRENCY);
-    const results = await Promise.all(batch.map((rel) => searchFile(root, rel, re, context).catch(() => undefined)));
-    for (const result of results) {
-      outcome.filesSearched++;
-      if (result === "large") outcome.skippedLarge++;
-      else if (result) {
-        outcome.hits.push(result);
-        outcome.total += [...result.lines.values()].filter((l) => l.match).length;
-        if (outcome.total >= MAX_COUNTED_MATCHES) outcome.stoppedEarly = true;
-      }
+/** The built-in search: the fast walk (workspace/fast-walk.ts) and searchOne on every file. */
+async function builtInSearch(
+  ws: Workspace,
+  baseAbs: string,
+  m: Matcher,
+  glob: string | undefined,
+  respectGitignore: boolean,
+  signal?: AbortSignal,
+): Promise<SearchOutcome> {
+  const outcome = newOutcome("built-in");
+  const buf = smallFileBuffer();
+  await walkTree(ws, baseAbs, {
+    respectGitignore,
+    signal,
+    glob: glob ? anyDepth(glob) : undefined,
+    onFile: (file) => searchOne(file.io, file.rel, m, outcome, buf),
+    done: () => outcome.stoppedEarly,
+  });
+  outcome.hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return outcome;
+}
+
+/**
+ * Searches files named by path (one file asked for, or ripgrep's picks), each opened and
+ * verified first. A pick that fails verification is dropped without a word: ripgrep may have
+ * named it through a swapped folder, so even its name may come from outside.
+ */
+async function searchNamed(
+  ws: Workspace,
+  rels: string[],
+  m: Matcher,
+  outcome: SearchOutcome,
+  picked: boolean,
+): Promise<void> {
+  const buf = smallFileBuffer();
+  for (const rel of rels) {
+    if (outcome.stoppedEarly) break;
+    let opened: Awaited<ReturnType<typeof openVerified>>;
+    try {
+      opened = await openVerified(ws, path.join(ws.root, rel), rel, { refuseHardLinks: true });
+    } catch (err) {
+      if (picked) continue;
+      const code = (err as { code?: string }).code;
+      outcome.unsearched.push({ path: rel, why: code === "hard_link" ? "hard links" : why(err) });
+      continue;
+    }
+    try {
+      const before = outcome.unsearched.length;
+      await searchFd(opened.handle.fd, rel, m, outcome, buf, false);
+      if (picked) outcome.unsearched.length = before;
+    } finally {
+      await opened.handle.close();
     }
   }
-  return outcome;
 }
 
 // --- ripgrep -----------------------------------------------------------------------------------
@@ -206,31 +265,14 @@ export async function ripgrepSearch(
   respectGitignore: boolean,
   signal?: AbortSignal,
 ): Promise<SearchOutcome | undefined> {
-  const args = [
-    "--json",
-    "--hidden",
-    "--no-require-git",
-    "--sort",
-    "path",
-    "--glob",
-    "!.git",
-    "--max-filesize",
-    `${MAX_SEARCH_FILE_BYTES / 1024 / 1024}M`,
-  ];
+  const args = ["--json", "--hidden", "--no-require-git", "--sort", "path", "--glob", "!.git"];
   args.push(re.flags.includes("i") ? "--ignore-case" : "--case-sensitive");
   if (!respectGitignore) args.push("--no-ignore");
   if (context > 0) args.push("--context", String(context));
   if (input.glob) args.push("--glob", input.glob);
   args.push("--regexp", re.source, "--", target);
   const rgRun = programLines(rg, args, { cwd: root, signal });
-  const outcome: SearchOutcome = {
-    hits: [],
-    total: 0,
-    filesSearched: 0,
-    skippedLarge: 0,
-    stoppedEarly: false,
-    engine: "ripgrep",
-  };
+  const outcome = newOutcome("ripgrep");
   const byPath = new Map<string, FileHits>();
   for await (const raw of rgRun.lines) {
     let line: RgLine;
@@ -288,17 +330,26 @@ export function formatHits(hits: FileHits[], limit: number): { lines: string[]; 
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
+/** " 2 files could not be searched: a.txt (permission denied), b.txt (3 hard links)." */
+function unsearchedNote(outcome: SearchOutcome): string {
+  const n = outcome.unsearched.length;
+  if (n === 0) return "";
+  const named = outcome.unsearched
+    .slice(0, MAX_NAMED_UNSEARCHED)
+    .map((u) => `${u.path} (${u.why})`)
+    .join(", ");
+  const more = n > MAX_NAMED_UNSEARCHED ? ` and ${n - MAX_NAMED_UNSEARCHED} more` : "";
+  return ` ${plural(n, "file")} could not be searched: ${named}${more}.`;
+}
+
 function footer(outcome: SearchOutcome, shown: number, where: string): string {
   const files = outcome.hits.length;
   const total = outcome.stoppedEarly ? `more than ${withThousands(outcome.total)}` : String(outcome.total);
-  const large =
-    outcome.skippedLarge > 0
-      ? ` ${plural(outcome.skippedLarge, "file")} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB skipped.`
-      : "";
+  const unsearched = unsearchedNote(outcome);
   if (shown < outcome.total) {
-    return `[Showing the first ${shown} of ${total} matching lines in ${outcome.stoppedEarly ? `${files}+ files` : plural(files, "file")}. Narrow the search with a more specific pattern, a path such as "src" or a glob such as "*.ts".${large}]`;
+    return `[Showing the first ${shown} of ${total} matching lines in ${outcome.stoppedEarly ? `${files}+ files` : plural(files, "file")}. Narrow the search with a more specific pattern, a path such as "src" or a glob such as "*.ts".${unsearched}]`;
   }
-  return `[${plural(outcome.total, "matching line")} in ${plural(files, "file")} under ${where}.${large}]`;
+  return `[${plural(outcome.total, "matching line")} in ${plural(files, "file")} under ${where}.${unsearched}]`;
 }
 
 async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: AbortSignal): Promise<string> {
@@ -319,6 +370,7 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   const respectGitignore =
     relTarget === "." || !createIgnoreChecker(ws.root).pathIgnored(relTarget, target.isDirectory);
 
+  const m: Matcher = { re, whole: wholeTextPattern(re), context };
   let outcome: SearchOutcome | undefined;
   const rg = findRipgrep(ctx.options.env);
   if (rg)
@@ -329,38 +381,28 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
     // ripgrep opens files by name, so a swapped folder could feed it a file from outside: it
     // only picks the files, and what is shown is read again through a verified descriptor.
     const picked = outcome;
-    outcome = await builtInSearch(
-      ws.root,
+    outcome = newOutcome("ripgrep");
+    await searchNamed(
+      ws,
       picked.hits.map((h) => h.path),
-      re,
-      context,
+      m,
+      outcome,
+      true,
     );
-    outcome = {
-      ...outcome,
-      engine: "ripgrep",
-      filesSearched: picked.filesSearched,
-      skippedLarge: picked.skippedLarge,
-      stoppedEarly: picked.stoppedEarly || outcome.stoppedEarly,
-    };
+    outcome.filesSearched = picked.filesSearched;
+    outcome.stoppedEarly ||= picked.stoppedEarly;
   }
   if (!outcome) {
-    const files = target.isDirectory
-      ? (
-          await globFiles(ws.root, target.absolute, [input.glob ? anyDepth(input.glob) : "**/*"], {
-            respectGitignore,
-            signal,
-          })
-        ).sort()
-      : [relTarget];
-    outcome = await builtInSearch(ws.root, files, re, context);
+    if (target.isDirectory) outcome = await builtInSearch(ws, target.absolute, m, input.glob, respectGitignore, signal);
+    else {
+      outcome = newOutcome("built-in");
+      await searchNamed(ws, [relTarget], m, outcome, false);
+    }
   }
   if (outcome.total === 0) {
     const scope = input.glob ? ` matching "${input.glob}"` : "";
-    const large =
-      outcome.skippedLarge > 0
-        ? `; ${plural(outcome.skippedLarge, "file")} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB skipped`
-        : "";
-    return `No matches for /${input.pattern}/${re.flags} in ${where}${scope} (files ignored by .gitignore and binary files are skipped${large}).`;
+    const unsearched = unsearchedNote(outcome);
+    return `No matches for /${input.pattern}/${re.flags} in ${where}${scope} (files ignored by .gitignore and binary files are skipped).${unsearched}`;
   }
   const { lines, shown } = formatHits(outcome.hits, MAX_SEARCH_MATCHES);
   return `${lines.join("\n")}\n\n${footer(outcome, shown, where)}`;

@@ -193,13 +193,17 @@ export async function countLines(absPath: string): Promise<number> {
   }
 }
 
-/** Byte offset where 1-based `line` starts, found by reading forward from the start. */
-async function lineStartForward(fh: FileHandle, line: number): Promise<number> {
+/**
+ * Byte offset where 1-based `line` starts, found by reading forward from the start; undefined
+ * when it lies past `withinBytes`.
+ */
+async function lineStartForward(fh: FileHandle, line: number, withinBytes = Infinity): Promise<number | undefined> {
   let toSkip = line - 1;
   if (toSkip === 0) return 0;
   const buf = Buffer.allocUnsafe(CHUNK_BYTES);
   let position = 0;
   for (;;) {
+    if (position >= withinBytes) return undefined;
     const { bytesRead } = await fh.read(buf, 0, buf.length, position);
     if (bytesRead === 0) return position;
     const chunk = buf.subarray(0, bytesRead);
@@ -255,8 +259,11 @@ export interface LineWindowRequest {
 
 export interface LineWindow {
   lines: WindowLine[];
-  /** Lines in the whole file. */
-  totalLines: number;
+  /**
+   * Lines in the whole file: counted for files up to COUNT_LINES_MAX_BYTES, known for bigger
+   * ones when the window reached the end (or started past it), undefined otherwise.
+   */
+  totalLines: number | undefined;
   /** Size of the file in bytes when it was read. */
   size: number;
 }
@@ -332,7 +339,7 @@ async function collectLines(
   offset: number,
   end: number,
   request: LineWindowRequest,
-): Promise<WindowLine[]> {
+): Promise<{ lines: WindowLine[]; consumed: number }> {
   const keepBytes = request.maxLineChars * MAX_UTF8_BYTES_PER_CHAR + MAX_UTF8_BYTES_PER_CHAR;
   const lines: WindowLine[] = [];
   let keptBytes = 0;
@@ -347,10 +354,13 @@ async function collectLines(
 
   const buf = Buffer.allocUnsafe(CHUNK_BYTES);
   let position = offset;
+  // The byte after the last whole line collected.
+  let consumed = offset;
   while (!done()) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - position), position);
     if (bytesRead === 0) {
       if (!current.empty) finishLine(); // last line without a final newline
+      consumed = position;
       break;
     }
     const chunk = buf.subarray(0, bytesRead);
@@ -364,28 +374,45 @@ async function collectLines(
       current.append(chunk.subarray(from, nl));
       finishLine();
       from = nl + 1;
+      consumed = position + from;
     }
     position += bytesRead;
   }
-  return lines;
+  return { lines, consumed };
 }
 
+/** Files up to this size have their lines counted for a window's total; in a bigger one a window within its first this many bytes costs only what lies before it. */
+export const COUNT_LINES_MAX_BYTES = 8 * 1024 * 1024;
+
 /**
- * Reads a window of lines from a file of any size without loading it whole: one streaming
- * pass counts the lines, then the window is located from whichever end is nearer.
+ * Reads a window of lines from a file of any size without loading it whole. Up to
+ * COUNT_LINES_MAX_BYTES one streaming pass counts the lines, then the window is located from
+ * whichever end is nearer; a bigger file is read forward to the window only.
  * A window past the end yields no lines; `totalLines` tells the caller why.
  */
 export async function readLineWindow(absPath: string, request: LineWindowRequest): Promise<LineWindow> {
   const fh = await fs.open(absPath, "r");
   try {
+    const { size } = await fh.stat();
+    // A window near the start of a big file: only what lies before it is read, so the first
+    // page of 200 MB costs what 2 KB's does. Deeper windows count the lines, then come from
+    // whichever end is nearer.
+    const early =
+      size > COUNT_LINES_MAX_BYTES && request.maxLines > 0
+        ? await lineStartForward(fh, request.startLine, COUNT_LINES_MAX_BYTES)
+        : undefined;
+    if (early !== undefined && early < size) {
+      const { lines, consumed } = await collectLines(fh, early, size, request);
+      return { lines, totalLines: consumed >= size ? request.startLine - 1 + lines.length : undefined, size };
+    }
     const scan = await scanNewlines(fh);
     const result = { totalLines: scan.lines, size: scan.size };
     if (request.startLine > scan.lines || request.maxLines <= 0) return { lines: [], ...result };
     const nearStart = request.startLine - 1 <= scan.lines / 2;
     const offset = nearStart
-      ? await lineStartForward(fh, request.startLine)
+      ? ((await lineStartForward(fh, request.startLine)) ?? 0)
       : await lineStartBackward(fh, request.startLine, scan);
-    return { lines: await collectLines(fh, offset, scan.size, request), ...result };
+    return { lines: (await collectLines(fh, offset, scan.size, request)).lines, ...result };
   } finally {
     await fh.close();
   }
