@@ -1,12 +1,13 @@
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { END, MemorySaver } from "@langchain/langgraph";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { createGraph } from "../../src/graph/graph.js";
 import { routeAfterAgent, routeAfterTools } from "../../src/graph/routing.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
 import { createTools } from "../../src/tools/index.js";
+import { SUMMARY_KEY } from "../../src/context/compaction.js";
 import { engineHarness, engineSettings } from "../helpers/engine-harness.js";
 import { repeatingTurns, ScriptedChatModel, type ScriptedTurn } from "../helpers/scripted-model.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -260,4 +261,76 @@ describe("both engines report the same events, in the same order", () => {
       "final",
     ]);
   });
+});
+
+/** Each node's update, in order, as Studio's thread view shows them ("updates" stream). */
+async function updatesOf(
+  graph: ReturnType<typeof buildGraph>["graph"],
+  task: string,
+  configurable: Record<string, unknown> = {},
+): Promise<Array<[string, Record<string, unknown>]>> {
+  const config = {
+    configurable: { thread_id: "t1", approval: "auto-edit" as const, maxSteps: 30, ...configurable },
+    streamMode: "updates" as const,
+  };
+  const updates: Array<[string, Record<string, unknown>]> = [];
+  for await (const chunk of await graph.stream({ messages: [new HumanMessage(task)] }, config))
+    for (const [node, update] of Object.entries(chunk)) updates.push([node, (update ?? {}) as Record<string, unknown>]);
+  return updates;
+}
+
+test("time travel is its own node: restore_files says in state which files it brought back, and only when it did", async () => {
+  const { graph } = buildGraph([
+    { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "a\n" } }] },
+    "Wrote a.",
+    { toolCalls: [{ name: "write_file", args: { filePath: "b.txt", content: "b\n" } }] },
+    "Wrote b.",
+    "Forked.",
+  ]);
+  const first = await updatesOf(graph, "write a");
+  expect(first.filter(([node]) => node === "restore_files").map(([, u]) => u)).toEqual([
+    { restoredFiles: [] },
+    { restoredFiles: [] },
+  ]);
+  await updatesOf(graph, "write b");
+  expect(existsSync(path.join(tmp.dir, "b.txt"))).toBe(true);
+
+  // Fork from the checkpoint where the first request had finished, as Studio does.
+  let endOfFirst: string | undefined;
+  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: "t1" } })) {
+    if (snapshot.next.length === 0 && snapshot.values.messages.length === 4)
+      endOfFirst = snapshot.config.configurable?.checkpoint_id as string;
+  }
+  expect(endOfFirst).toBeDefined();
+  const forked = await updatesOf(graph, "go on from here", { checkpoint_id: endOfFirst });
+  expect(forked.map(([node]) => node)).toEqual(["start_step", "restore_files", "summarise", "agent"]);
+  expect(forked[1]![1]).toEqual({ restoredFiles: ["b.txt"] });
+  expect(existsSync(path.join(tmp.dir, "b.txt"))).toBe(false);
+  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
+});
+
+test("a summary is its own node: summarise's update replaces the conversation with the summary and the recent turns", async () => {
+  const text = (ch: string) => Array.from({ length: 180 }, () => ch.repeat(99)).join("\n");
+  writeFileSync(path.join(tmp.dir, "a.txt"), text("a"));
+  writeFileSync(path.join(tmp.dir, "b.txt"), text("b"));
+  const settings = engineSettings(tmp.dir, { approval: "auto-edit", contextTokens: 16_000 });
+  const graph = createGraph(settings, {
+    checkpointer: new MemorySaver(),
+    model: new ScriptedChatModel([
+      { toolCalls: [{ name: "read_file", args: { filePath: "a.txt" } }] },
+      { toolCalls: [{ name: "read_file", args: { filePath: "b.txt" } }] },
+      "SUMMARY: read a.txt.",
+      "Both files are fine.",
+    ]),
+    tools: createTools({ workspace: tmp.dir }),
+  });
+  const updates = await updatesOf(graph, "check a.txt and b.txt");
+  const summaries = updates.filter(([node]) => node === "summarise");
+  // Nothing to summarise in the first two steps: the node runs and changes nothing.
+  expect(summaries.slice(0, 2).map(([, u]) => u)).toEqual([{}, {}]);
+  const made = summaries[2]![1].messages as BaseMessage[];
+  expect(made[0]).toBeInstanceOf(RemoveMessage);
+  const summary = made.find((m) => AIMessage.isInstance(m) && String(m.content).includes("SUMMARY: read a.txt."));
+  expect(summary?.response_metadata).toHaveProperty(SUMMARY_KEY);
+  expect(updates.map(([node]) => node).slice(-2)).toEqual(["summarise", "agent"]);
 });

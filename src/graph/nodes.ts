@@ -60,8 +60,12 @@ export function createNodes(source: RuntimeSource) {
     async restore_files(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
       const { runtime } = source(config);
       const step = stepsSinceLastRequest(state.messages) + 1;
-      await syncWorkspaceToCheckpoint({ ...snapshotContext(runtime, state, config, step), snapshots: state.snapshots });
-      return {};
+      const restored = await syncWorkspaceToCheckpoint({
+        ...snapshotContext(runtime, state, config, step),
+        snapshots: state.snapshots,
+      });
+      // In state, so Studio's view of this node shows which files came back (and the trace's notice says so).
+      return { restoredFiles: restored };
     },
 
     /** Near the context budget, summarises older turns (the `compaction` event); otherwise changes nothing. */

@@ -9,7 +9,7 @@ import { TODO_STATUSES, type Todo } from "../tools/todos.js";
 /**
  * Why the graph ended a run, kept in state so Studio shows it and the stream engine reports it:
  * done (the model answered), loop_guard (the guard node stopped a repeated call), max_steps (the
- * step_limit node). Reset by the compact node at the start of every step.
+ * step_limit node). Reset by the start_step node at the start of every step.
  */
 export const GRAPH_STOP_REASONS = ["done", "loop_guard", "max_steps"] as const;
 export type GraphStopReason = (typeof GRAPH_STOP_REASONS)[number];
@@ -86,7 +86,20 @@ export const AgentState = z.object({
       .describe("The model's todo list (write_todos), as it last wrote it."),
     { reducer: { fn: (_current: Todo[], update: Todo[]) => update }, default: () => [] },
   ),
-  /** Why the latest run ended (null while it runs). Written by compact (reset), agent, guard and step_limit. */
+  /**
+   * The files the restore_files node brought back to this checkpoint's snapshot in the latest
+   * step (time travel: a run resumed from an earlier checkpoint), so Studio shows when and which;
+   * empty when the files already matched. Replaced at every step.
+   */
+  restoredFiles: withLangGraph(
+    z
+      .array(z.string())
+      .describe(
+        "Files restore_files brought back to this checkpoint's snapshot in the latest step (time travel); empty when none.",
+      ),
+    { reducer: { fn: (_current: string[], update: string[]) => update }, default: () => [] },
+  ),
+  /** Why the latest run ended (null while it runs). Written by start_step (reset), agent, guard and step_limit. */
   stopReason: withLangGraph(
     z
       .enum(GRAPH_STOP_REASONS)
@@ -105,5 +118,6 @@ export type AgentStateUpdate = Partial<{
   alwaysAllow: string[];
   snapshots: WorkspaceSnapshots;
   todos: Todo[];
+  restoredFiles: string[];
   stopReason: GraphStopReason | null;
 }>;
