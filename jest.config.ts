@@ -18,7 +18,6 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "app/tracing.test.ts",
   "app/undo.test.ts",
   "agent/parallel-commands.test.ts",
-  "context/compaction-converges.test.ts",
   "cli-edits.test.ts",
   "cli-hints.test.ts",
   "cli-provider.test.ts",
