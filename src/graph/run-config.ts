@@ -12,7 +12,7 @@ export interface ResolvedRun {
  * Where the nodes get their runtime: the CLI's graph has one fixed runtime; the Studio entry
  * (studio.ts) resolves one per run from the run's configuration. It should return the same
  * runtime object for the same model and workspace: what is derived from a runtime (the bound
- * model, the ToolNode) is built once per runtime and kept.
+ * model) is built once per runtime and kept.
  */
 export type RuntimeSource = (config: LangGraphRunnableConfig) => ResolvedRun;
 

@@ -279,7 +279,7 @@ export class AgentTool<S extends z.ZodType = z.ZodType> extends StructuredTool {
 
   /**
    * Runs a call; a failure never crashes the run, it becomes a result with status "error".
-   * Called with a tool call (engines, ToolNode, Studio) it returns a ToolMessage; called with
+   * Called with a tool call (the engines, Studio) it returns a ToolMessage; called with
    * bare arguments (tests, scripts) it returns the text. An error after the run was cancelled is
    * passed on, so the engines see the cancellation.
    */

@@ -43,7 +43,7 @@ export function offeredToolNames(editTool: EditToolChoice = "edit_file"): string
 }
 
 /**
- * The toolset for one workspace: an array (what bindTools, ToolNode and the loop take) that
+ * The toolset for one workspace: an array (what bindTools and both engines take) that
  * also names each tool and carries the registry of processes it left running.
  */
 export type Toolset = StructuredToolInterface[] &
