@@ -1,6 +1,7 @@
 import { jest } from "@jest/globals";
 import net from "node:net";
 import path from "node:path";
+import { cacheKey, storeTools } from "../src/mcp/cache.js";
 import { baseEnv, runCli } from "./helpers/cli.js";
 import { processesWith, stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
 import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
@@ -68,6 +69,43 @@ test("an MCP server slow to answer initialize: a notice in --json names it while
   // It started in the end: its tools were offered, and the run went on.
   expect(provider.requests[0]!.tools!.map((t) => t.function.name)).toContain("slow__echo");
   expect(all.filter((e) => e.type === "final").map((e) => e.text)).toEqual(["done"]);
+});
+
+test("an MCP server started by the model's first call (its tools cached) says the wait mid-run", async () => {
+  provider = await startOpenAIServer([
+    { toolCalls: [{ name: "slow__echo", args: { text: "hi" } }] },
+    { content: "done" },
+  ]);
+  const config = stdioServer(path.join(home.dir, "slow.pid"), "--slow-start", "3000");
+  const userConfig = path.join(home.dir, "config.json");
+  const cacheFile = path.join(home.dir, "cache.json");
+  writeUserConfig(userConfig, { mcpServers: { slow: config } });
+  storeTools(cacheFile, cacheKey(ws.dir, { name: "slow", config, file: userConfig }), [
+    { name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: { text: { type: "string" } } } },
+  ]);
+  const r = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "hi"], {
+    env: baseEnv({
+      OPENAI_BASE_URL: provider.url,
+      HOME: home.dir,
+      MINI_CURSOR_USER_CONFIG: userConfig,
+      MINI_CURSOR_MCP_CACHE: cacheFile,
+      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+      MINI_CURSOR_SANDBOX: "off",
+      MINI_CURSOR_WAIT_NOTICE_MS: NOTICE_MS,
+    }),
+  });
+  expect(r.code).toBe(0);
+  const all = events(r.stdout);
+  // (A busy machine may add the provider's own wait notices: only the server's are counted.)
+  const waits = all.filter((e) => e.type === "notice" && e.wait && String(e.message).includes("MCP server"));
+  expect(waits.map((e) => e.message)).toEqual([
+    `Waiting for MCP server "slow" (${config.command} ${config.args.join(" ")}) to start (at most 30 s, MINI_CURSOR_MCP_START_TIMEOUT_MS)…`,
+  ]);
+  // Said between the call and its result.
+  const at = (e: Event | undefined) => all.indexOf(e!);
+  expect(at(waits[0])).toBeGreaterThan(at(all.find((e) => e.type === "tool_call")));
+  expect(at(waits[0])).toBeLessThan(at(all.find((e) => e.type === "tool_result")));
+  expect(all.find((e) => e.type === "tool_result")).toMatchObject({ status: "success", content: "local echo: hi" });
 });
 
 test("a PostgreSQL port that accepts connections and never answers: a notice, then the clear error after the connect timeout", async () => {
