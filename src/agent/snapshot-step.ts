@@ -181,18 +181,19 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
     warn(input.workspace, err, input.notice);
     return { [request]: { before: "", after: "", startedAt, error: (err as Error).message } };
   };
+  // An edit step looks at the paths it declares only; a command step at the whole workspace.
+  const declared = declaredPaths(store.workspace, input.calls, input.tools);
   let before: string;
   try {
-    before = await store.take();
+    before = await store.take(declared);
   } catch (err) {
     return { finish: async () => failed(err) };
   }
-  const declared = declaredPaths(store.workspace, input.calls, input.tools);
   return {
     before,
     async finish() {
       try {
-        const after = await store.take();
+        const after = await store.take(declared);
         const changed = (await store.changes(before, after)).map((c) => c.path);
         const paths = declared ? changed.filter((p) => declared.includes(p)) : changed;
         if (input.threadId) await store.setThreadSnapshot(input.threadId, after);

@@ -111,8 +111,13 @@ export interface SnapshotChange {
 
 export interface SnapshotStore {
   readonly workspace: string;
-  /** Records the workspace now; returns the snapshot's id (a commit hash). */
-  take(): Promise<string>;
+  /**
+   * Records the workspace now; returns the snapshot's id (a commit hash). With `paths`
+   * (workspace-relative, `/`-separated), after a first whole snapshot in this process, only those
+   * paths are looked at again: the rest stays as the previous snapshot had it (issue 30: an edit
+   * step costs what it changes, not what the repository holds).
+   */
+  take(paths?: readonly string[]): Promise<string>;
   /** What differs going from snapshot `from` to snapshot `to` (only under `paths`, when given). */
   changes(from: string, to: string, paths?: readonly string[]): Promise<SnapshotChange[]>;
   /** Puts `paths` back as they are in snapshot `source` (written, or deleted when absent there). */
@@ -473,13 +478,19 @@ export function snapshotStore(workspace: string): SnapshotStore {
   const store: SnapshotStore = {
     workspace: root,
     gitDir: dir,
-    take: () =>
+    take: (paths) =>
       serial(async () => {
         await prepare();
+        // Only the named paths once this process's index holds a whole snapshot; anything odd there takes the whole workspace.
+        const partial =
+          paths !== undefined &&
+          last !== undefined &&
+          (await stagePaths(ctx, paths).then(
+            () => true,
+            () => false,
+          ));
         // --ignore-errors: a file we may not read is left out rather than losing the whole snapshot.
-        await run(ctx, ["add", "--all", "--ignore-errors", "--", "."]).catch((err: SnapshotError) => {
-          if (!/unable to (index|stat)|Permission denied|open\(/i.test(err.message)) throw err;
-        });
+        if (!partial) await run(ctx, ["add", "--all", "--ignore-errors", "--", "."]).catch(tolerateUnreadable);
         const tree = (await run(ctx, ["write-tree"])).trim();
         if (last?.tree === tree) return last.commit;
         const id = await commit(tree);
@@ -545,6 +556,47 @@ export function snapshotStore(workspace: string): SnapshotStore {
   };
   stores.set(key, store);
   return store;
+}
+
+/** A file we may not read is left out of a snapshot rather than losing the whole of it. */
+function tolerateUnreadable(err: SnapshotError): void {
+  if (!/unable to (index|stat)|Permission denied|open\(/i.test(err.message)) throw err;
+}
+
+/**
+ * Brings the index up to date for `paths` alone: those on disk are added (ignored ones are not:
+ * git refuses them, which is what a whole snapshot does too), those gone are dropped.
+ */
+async function stagePaths(ctx: GitContext, paths: readonly string[]): Promise<void> {
+  const present: string[] = [];
+  const gone: string[] = [];
+  for (const rel of new Set(paths)) {
+    let exists = true;
+    try {
+      lstatSync(path.join(ctx.workspace, rel));
+    } catch {
+      exists = false;
+    }
+    // GIT_LITERAL_PATHSPECS is set (gitEnvironment): each path is taken as it is spelt.
+    (exists ? present : gone).push(rel);
+  }
+  if (present.length > 0) {
+    await run(
+      ctx,
+      ["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
+      present.join("\0"),
+    ).catch((err: SnapshotError) => {
+      // git names ignored paths and then gives hints, which are what the message keeps.
+      if (!/ignored by one of your|addIgnoredFile/.test(err.message)) tolerateUnreadable(err);
+    });
+  }
+  if (gone.length > 0) {
+    await run(
+      ctx,
+      ["rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+      gone.join("\0"),
+    );
+  }
 }
 
 function threadRef(threadId: string): string {
