@@ -1,3 +1,4 @@
+import { promises as fsp } from "node:fs";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { countTextLines } from "../workspace/files.js";
@@ -13,7 +14,10 @@ import { EDIT_FILE_PEERS, withPeerArguments } from "./aliases.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { withPathLocks } from "./path-lock.js";
-import { commitText, loadEditTarget } from "./edit-target.js";
+import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
+import { MAX_STREAM_EDIT_BYTES, streamEditIfBig } from "./edit-big.js";
+import { formatSize } from "../workspace/files.js";
+import { resolvePath } from "../workspace/paths.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
 
 /** Files larger than this are not edited in memory (re-exported: other modules import it from here). */
@@ -40,6 +44,7 @@ const DESCRIPTION = `Change part of a text file by replacing oldString with newS
 - An empty oldString creates a file that does not exist (or fills an empty one) with newString; on a file with content it is refused.
 - The file keeps its line endings (an edit written with \\n in a \\r\\n file gets \\r\\n), its BOM and its final newline. The write is atomic.
 - To rewrite most of a file, use write_file. To delete text, pass an empty newString.
+- Files over ${MAX_EDIT_BYTES / 1024 / 1024} MB, up to ${MAX_STREAM_EDIT_BYTES / 1024 / 1024 / 1024} GB, are edited streaming with memory bounded: there oldString must match exactly (byte for byte, no tolerance) and one oldString/newString per call (no edits list).
 Returns the changed lines with their numbers.`;
 
 const editSchema = z.strictObject({
@@ -258,11 +263,14 @@ async function editFile(
 ): Promise<[string, EditArtifact | undefined]> {
   // Read, planned and written under the file's lock: a second edit of it waits and applies to this one's result.
   const plan = await withPathLocks(await ctx.workspace(), [input.filePath], async () => {
+    const streamed = await streamEditIfBig(ctx, input, threadId);
+    if (streamed !== undefined) return streamed;
     const planned = await planEdit(ctx, input, threadId);
     if (!planned.ok) throw new ToolFailure(planned.message);
     await commitText(ctx, threadId, planned.absolute, planned.after);
     return planned;
   });
+  if (typeof plan === "string") return [plan, undefined];
   const { display, results } = plan;
   const diff = unifiedDiff(display, plan.before, plan.after);
   if (plan.filled && results.length === 1) {
@@ -288,9 +296,20 @@ async function editFile(
   return [`Edited ${display}: applied ${count} (${how}).\n${cappedDiff(diff)}`, { diff }];
 }
 
+/** The size of a file edit_file would stream, if it is one. */
+async function bigFileSize(ctx: ToolContext, filePath: string): Promise<number | undefined> {
+  const target = await resolvePath(await ctx.workspace(), filePath).catch(() => undefined);
+  if (!target?.exists || target.isDirectory) return undefined;
+  const stat = await fsp.lstat(target.absolute).catch(() => undefined);
+  return stat?.isFile() && stat.size > MAX_EDIT_BYTES ? stat.size : undefined;
+}
+
 /** For the approval prompt: the diff the edit would make, or why it would be refused. */
 export async function previewEdit(ctx: ToolContext, input: EditFileInput, threadId?: string): Promise<string> {
   try {
+    const size = await bigFileSize(ctx, input.filePath);
+    if (size !== undefined)
+      return `(a ${formatSize(size)} file: the edit is streamed, replacing oldString exactly)\n${unifiedDiff(input.filePath, input.oldString ?? "", input.newString ?? "")}`;
     const plan = await planEdit(ctx, input, threadId);
     if (!plan.ok) return `(this edit would be refused: ${plan.message.replace(/^Error: /, "")})`;
     return unifiedDiff(plan.display, plan.before, plan.after);
