@@ -50,7 +50,7 @@ export async function loadEditTarget(
       return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
     if (stat.size > MAX_EDIT_BYTES) {
       return refuse(
-        `Error: ${display} is ${formatSize(stat.size)}, larger than ${toolName} handles (${formatSize(MAX_EDIT_BYTES)}). Use a command (e.g. sed) instead.`,
+        `Error: ${display} is ${formatSize(stat.size)}, larger than ${toolName} handles (${formatSize(MAX_EDIT_BYTES)}). Use ${toolName === "apply_patch" ? "edit_file (it streams files up to 1 GB) or " : ""}a command (e.g. sed) instead.`,
       );
     }
     const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
