@@ -89,7 +89,15 @@ export class MessageRefs {
   private readonly session = randomBytes(4).toString("hex");
   private next = 1;
   private readonly refs = new Map<string, WeakMap<object, string>>();
-  private readonly loaded = new Map<string, Map<string, BaseMessage>>();
+  /**
+   * Held weakly (issue 30): a message compaction dropped from the conversation is referenced by
+   * no checkpoint in memory any more and must not stay alive here for the rest of the session.
+   */
+  private readonly loaded = new Map<string, Map<string, WeakRef<BaseMessage>>>();
+  private readonly collected = new FinalizationRegistry<{ threadId: string; ref: string }>(({ threadId, ref }) => {
+    const loaded = this.loaded.get(threadId);
+    if (loaded && loaded.get(ref)?.deref() === undefined) loaded.delete(ref);
+  });
 
   private of(threadId: string): WeakMap<object, string> {
     let refs = this.refs.get(threadId);
@@ -112,12 +120,13 @@ export class MessageRefs {
     this.of(threadId).set(message, ref);
     let loaded = this.loaded.get(threadId);
     if (!loaded) this.loaded.set(threadId, (loaded = new Map()));
-    loaded.set(ref, message);
+    loaded.set(ref, new WeakRef(message));
+    this.collected.register(message, { threadId, ref });
   }
 
-  /** A message of the thread already in memory. */
+  /** A message of the thread still in memory. */
   loadedMessage(threadId: string, ref: string): BaseMessage | undefined {
-    return this.loaded.get(threadId)?.get(ref);
+    return this.loaded.get(threadId)?.get(ref)?.deref();
   }
 
   forget(threadId: string): void {
@@ -186,11 +195,21 @@ export class CompactMessages {
     if (!tuple || !values || !isStoredMessageIds(stored)) return tuple;
     const threadId = String(tuple.config.configurable?.thread_id ?? "");
     const refs = decodeRefs(stored.__messageIds);
-    const missing = refs.filter((ref) => !this.refs.loadedMessage(threadId, ref));
-    if (missing.length > 0)
-      for (const row of await read(threadId, missing)) this.refs.remember(threadId, row.ref, decodeMessage(row.value));
-    values[MESSAGES_CHANNEL] = refs.map((ref) => {
+    // Held here while the tuple is built: a message only weakly known could go between the read and the use.
+    const found = new Map<string, BaseMessage>();
+    for (const ref of refs) {
       const message = this.refs.loadedMessage(threadId, ref);
+      if (message) found.set(ref, message);
+    }
+    const missing = refs.filter((ref) => !found.has(ref));
+    if (missing.length > 0)
+      for (const row of await read(threadId, missing)) {
+        const message = decodeMessage(row.value);
+        this.refs.remember(threadId, row.ref, message);
+        found.set(row.ref, message);
+      }
+    values[MESSAGES_CHANNEL] = refs.map((ref) => {
+      const message = found.get(ref);
       if (!message)
         throw new Error(`A checkpoint refers to a message that is not stored (${ref}): the thread's data is damaged.`);
       return message;
