@@ -289,8 +289,8 @@ test("time travel is its own node: restore_files says in state which files it br
   ]);
   const first = await updatesOf(graph, "write a");
   expect(first.filter(([node]) => node === "restore_files").map(([, u]) => u)).toEqual([
-    { restoredFiles: [] },
-    { restoredFiles: [] },
+    { restoredFiles: [], keptFiles: [] },
+    { restoredFiles: [], keptFiles: [] },
   ]);
   await updatesOf(graph, "write b");
   expect(existsSync(path.join(tmp.dir, "b.txt"))).toBe(true);
@@ -304,7 +304,7 @@ test("time travel is its own node: restore_files says in state which files it br
   expect(endOfFirst).toBeDefined();
   const forked = await updatesOf(graph, "go on from here", { checkpoint_id: endOfFirst });
   expect(forked.map(([node]) => node)).toEqual(["start_step", "restore_files", "summarise", "agent"]);
-  expect(forked[1]![1]).toEqual({ restoredFiles: ["b.txt"] });
+  expect(forked[1]![1]).toEqual({ restoredFiles: ["b.txt"], keptFiles: [] });
   expect(existsSync(path.join(tmp.dir, "b.txt"))).toBe(false);
   expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
 });

@@ -1,7 +1,8 @@
 import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { SNAPSHOTS_ENABLED } from "../settings.js";
-import { snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
+import { MAX_THREAD_LOG, snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
+import { planTurnBack } from "./turn-back.js";
 import { callEffects, ruleFor, type ToolLike } from "../policy/effects.js";
 
 /**
@@ -196,7 +197,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
         const after = await store.take(declared);
         const changed = (await store.changes(before, after)).map((c) => c.path);
         const paths = declared ? changed.filter((p) => declared.includes(p)) : changed;
-        if (input.threadId) await store.setThreadSnapshot(input.threadId, after);
+        if (input.threadId) await store.setThreadSnapshot(input.threadId, after, changed);
         return { [request]: { before, after, startedAt, paths } };
       } catch (err) {
         return failed(err);
@@ -205,29 +206,55 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   };
 }
 
+/** What time travel did: the files it put back, and those it kept because someone else changed them since. */
+export interface TimeTravel {
+  /** The snapshot of the checkpoint travelled to. */
+  snapshot: string;
+  restored: string[];
+  /** This thread's files that another thread or the person changed since: kept as they are. */
+  kept: string[];
+}
+
 /**
  * Time travel: when a run resumes a checkpoint whose files differ from those the thread last
- * left (Studio forking from an earlier step, the SDK's checkpoint_id), the workspace is brought
- * to that checkpoint's snapshot first. The files as they were are snapshotted before, so
- * nothing is lost. Returns the paths restored.
+ * left (Studio forking from an earlier step, the SDK's checkpoint_id), the files this thread
+ * changed since that checkpoint are put back to its snapshot, as undo puts back a turn's
+ * (turn-back.ts). Files another thread or the person changed since are kept and named; the
+ * files as they were are snapshotted first, so nothing is lost.
  */
-export async function syncWorkspaceToCheckpoint(input: Omit<SnapshotStepInput, "calls">): Promise<string[]> {
+export async function syncWorkspaceToCheckpoint(
+  input: Omit<SnapshotStepInput, "calls">,
+): Promise<TimeTravel | undefined> {
   const target = workspaceAt(input.messages, input.snapshots);
-  if (!target || !input.threadId) return [];
+  if (!target || !input.threadId) return undefined;
   const store = storeFor(input.workspace);
-  if (!store) return [];
+  if (!store) return undefined;
   try {
     const current = await store.threadSnapshot(input.threadId);
-    if (!current || current === target) return [];
-    const paths = (await store.changes(current, target)).map((c) => c.path);
-    await store.take();
-    await store.restore(target, paths);
-    await store.setThreadSnapshot(input.threadId, target);
-    if (paths.length > 0)
-      input.notice(`Time travel: restored ${paths.length} file(s) to this checkpoint's snapshot: ${paths.join(", ")}.`);
-    return paths;
+    if (!current || current === target) return undefined;
+    const mine = await store.threadChangesSince(input.threadId, target);
+    if (!mine) {
+      input.notice(
+        `Time travel: this thread's record of the files it changed does not go back to this checkpoint (a thread of an earlier version, or more than ${MAX_THREAD_LOG} file changes ago), so no file was restored.`,
+      );
+      return { snapshot: target, restored: [], kept: [] };
+    }
+    const { restore, conflicts } = await planTurnBack(store, current, target, mine);
+    const restored = restore.map((c) => c.path).filter((p) => !conflicts.includes(p));
+    await store.restore(target, restored);
+    await store.setThreadSnapshot(input.threadId, target, restored);
+    const parts = [
+      restored.length > 0
+        ? `restored ${restored.length} file(s) to this checkpoint's snapshot: ${restored.join(", ")}`
+        : "",
+      conflicts.length > 0
+        ? `kept ${conflicts.length} file(s) this thread changed that another thread or you changed since: ${conflicts.join(", ")}`
+        : "",
+    ].filter(Boolean);
+    if (parts.length > 0) input.notice(`Time travel: ${parts.join("; ")}.`);
+    return { snapshot: target, restored, kept: conflicts };
   } catch (err) {
     warn(input.workspace, err, input.notice);
-    return [];
+    return undefined;
   }
 }

@@ -8,6 +8,7 @@ import { SNAPSHOTS_ENABLED } from "../settings.js";
 import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
 import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
 import { requestTask } from "../policy/plan-mode.js";
+import { planTurnBack } from "../agent/turn-back.js";
 
 /**
  * /undo, /rewind and `--undo`: the files a turn changed go back to what they were before it
@@ -109,6 +110,8 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
   const turn = listTurns(messages, snapshots).at(-1);
   if (!turn) return { ok: false, text: `Nothing to undo: thread ${ctx.threadId} has no turns.` };
   const lines = [`Undid turn ${turn.number}: ${turn.text.replace(/\s+/g, " ").slice(0, TURN_TITLE_CHARS)}`];
+  /** The paths this undo put back (the thread's log of its file moves records them). */
+  let restored: string[] = [];
   const entry = turn.snapshot;
   if (entry && !SNAPSHOTS_ENABLED) {
     return {
@@ -131,12 +134,8 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
         text: `The files of turn ${turn.number} were recorded in another state folder (another machine, or one since removed), not in ${store.gitDir}, so they cannot be brought back here; nothing was changed.`,
       };
     }
-    const current = await store.take();
     // Only what this thread's steps changed (entry.paths): another thread's files are not this turn's.
-    const restore = await store.changes(entry.after, entry.before, entry.paths);
-    const restorePaths = restore.map((c) => c.path);
-    const changedSince = new Set((await store.changes(entry.after, current, restorePaths)).map((c) => c.path));
-    const conflicts = restorePaths.filter((p) => changedSince.has(p));
+    const { restore, conflicts } = await planTurnBack(store, entry.after, entry.before, entry.paths);
     if (conflicts.length > 0 && !options.overwrite) {
       const list = conflicts.map((p) => `  ${p}`).join("\n");
       const heading = `These files were changed since turn ${turn.number} (by hand or by another thread); undoing it would overwrite those changes:\n${list}`;
@@ -144,10 +143,8 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
         return { ok: false, text: `${heading}\nNothing was changed. To overwrite them, run ${options.forceHint}.` };
       if (!(await options.confirm(conflicts))) return { ok: false, text: "Undo cancelled; nothing was changed." };
     }
-    await store.restore(
-      entry.before,
-      restore.map((c) => c.path),
-    );
+    restored = restore.map((c) => c.path);
+    await store.restore(entry.before, restored);
     lines.push(
       restore.length > 0 ? `Files (${restore.length}):` : "The turn left no file changed.",
       ...restore.map(describeChange),
@@ -163,6 +160,7 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
       await snapshotStore(ctx.workspace).setThreadSnapshot(
         ctx.threadId,
         workspaceAt(after.messages, after.snapshots) ?? entry.before,
+        restored,
       );
     }
     const stopped = await stopStartedSince(ctx.processes, entry.startedAt);

@@ -60,12 +60,13 @@ export function createNodes(source: RuntimeSource) {
     async restore_files(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
       const { runtime } = source(config);
       const step = stepsSinceLastRequest(state.messages) + 1;
-      const restored = await syncWorkspaceToCheckpoint({
+      const travel = await syncWorkspaceToCheckpoint({
         ...snapshotContext(runtime, state, config, step),
         snapshots: state.snapshots,
       });
-      // In state, so Studio's view of this node shows which files came back (and the trace's notice says so).
-      return { restoredFiles: restored };
+      // In state, so Studio's view of this node shows which files came back, and which of this
+      // thread's files it kept because another thread or the person changed them since (the trace's notice says both).
+      return { restoredFiles: travel?.restored ?? [], keptFiles: travel?.kept ?? [] };
     },
 
     /** Near the context budget, summarises older turns (the `compaction` event); otherwise changes nothing. */

@@ -99,6 +99,19 @@ export const AgentState = z.object({
       ),
     { reducer: { fn: (_current: string[], update: string[]) => update }, default: () => [] },
   ),
+  /**
+   * The files this thread changed since that checkpoint which restore_files kept as they are,
+   * because another thread or the person changed them since (as undo would not overwrite them).
+   * Replaced at every step.
+   */
+  keptFiles: withLangGraph(
+    z
+      .array(z.string())
+      .describe(
+        "Files time travel kept in the latest step: this thread changed them since the checkpoint, but another thread or the person changed them since too.",
+      ),
+    { reducer: { fn: (_current: string[], update: string[]) => update }, default: () => [] },
+  ),
   /** Why the latest run ended (null while it runs). Written by start_step (reset), agent, guard and step_limit. */
   stopReason: withLangGraph(
     z
@@ -119,5 +132,6 @@ export type AgentStateUpdate = Partial<{
   snapshots: WorkspaceSnapshots;
   todos: Todo[];
   restoredFiles: string[];
+  keptFiles: string[];
   stopReason: GraphStopReason | null;
 }>;

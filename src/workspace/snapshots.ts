@@ -43,6 +43,10 @@ export const SNAPSHOTS_DIR = "snapshots";
 const SNAPSHOT_REF = "refs/heads/snapshots";
 /** Where the snapshot each thread's workspace was last left at is kept (time travel compares against it). */
 const THREAD_REF_PREFIX = "refs/threads/";
+/** Per thread, a blob: the log of where its files went (time travel restores only what it changed). */
+const THREAD_LOG_PREFIX = "refs/thread-logs/";
+/** Entries a thread's log keeps; time travel further back than these cannot tell what the thread changed. */
+export const MAX_THREAD_LOG = 500;
 /** A git call that takes longer than this is given up (the run goes on without a snapshot). */
 export const GIT_TIMEOUT_MS = 60_000;
 /** Output of one git call we are prepared to read (paths of a large project's diff). */
@@ -126,7 +130,17 @@ export interface SnapshotStore {
   has(id: string): Promise<boolean>;
   /** The snapshot a thread's workspace was last left at, if recorded. */
   threadSnapshot(threadId: string): Promise<string | undefined>;
-  setThreadSnapshot(threadId: string, id: string): Promise<void>;
+  /**
+   * Records that the thread left its files at snapshot `id`, having changed `paths` on the way
+   * there (a step's files, the files time travel or an undo put back); unknown when not given.
+   */
+  setThreadSnapshot(threadId: string, id: string, paths?: readonly string[]): Promise<void>;
+  /**
+   * The paths the thread changed since its files were last at snapshot `id` (its log of
+   * setThreadSnapshot calls, read backwards); undefined when the log does not go back to `id`
+   * or a step on the way did not say which files it changed.
+   */
+  threadChangesSince(threadId: string, id: string): Promise<string[] | undefined>;
   /** Where the shadow repository is (for messages). */
   readonly gitDir: string;
 }
@@ -547,11 +561,28 @@ export function snapshotStore(workspace: string): SnapshotStore {
         if (out) threadRefs.set(threadId, out);
         return out || undefined;
       }),
-    setThreadSnapshot: (threadId, id) =>
+    setThreadSnapshot: (threadId, id, paths) =>
       serial(async () => {
         await prepare();
         await run(ctx, ["update-ref", threadRef(threadId), id]);
         threadRefs.set(threadId, id);
+        const entry: ThreadLogEntry = paths ? { at: id, paths: [...paths] } : { at: id };
+        const log = [...(await readThreadLog(ctx, threadId)), entry].slice(-MAX_THREAD_LOG);
+        const blob = (await run(ctx, ["hash-object", "-w", "--stdin"], JSON.stringify(log))).trim();
+        await run(ctx, ["update-ref", threadLogRef(threadId), blob]);
+      }),
+    threadChangesSince: (threadId, id) =>
+      serial(async () => {
+        await prepare();
+        const log = await readThreadLog(ctx, threadId);
+        const changed = new Set<string>();
+        for (let i = log.length - 1; i >= 0; i--) {
+          const entry = log[i]!;
+          if (entry.at === id) return [...changed].sort();
+          if (!entry.paths) return undefined;
+          for (const p of entry.paths) changed.add(p);
+        }
+        return undefined;
       }),
   };
   stores.set(key, store);
@@ -597,6 +628,26 @@ async function stagePaths(ctx: GitContext, paths: readonly string[]): Promise<vo
       gone.join("\0"),
     );
   }
+}
+
+/** One move of a thread's files: where they went, and which paths the thread changed to get there. */
+interface ThreadLogEntry {
+  at: string;
+  paths?: string[];
+}
+
+async function readThreadLog(ctx: GitContext, threadId: string): Promise<ThreadLogEntry[]> {
+  const text = await run(ctx, ["cat-file", "blob", threadLogRef(threadId)]).catch(() => "");
+  try {
+    const data = JSON.parse(text) as unknown;
+    return Array.isArray(data) ? (data as ThreadLogEntry[]).filter((e) => typeof e?.at === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function threadLogRef(threadId: string): string {
+  return THREAD_LOG_PREFIX + Buffer.from(threadId, "utf8").toString("hex");
 }
 
 function threadRef(threadId: string): string {
