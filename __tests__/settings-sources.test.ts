@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { baseEnv, runCli } from "./helpers/cli.js";
+import { baseEnv, NOBODY, PROJECT_ROOT, RUNNING_AS_ROOT, runCli, runCliAs } from "./helpers/cli.js";
 import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
@@ -34,11 +34,36 @@ async function server(content: string): Promise<OpenAIServer> {
   return s;
 }
 
-/** The CLI as the person starts it from the repository's folder: .env files read (no MINI_CURSOR_DOTENV=off). */
-function runFromWorkspace(args: string[]) {
+/** chown -R without following symlinks (an install's node_modules link stays root's). */
+function chownTree(dir: string, uid: number): void {
+  lchownSync(dir, uid, uid);
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    if (lstatSync(p).isDirectory()) chownTree(p, uid);
+    else lchownSync(p, uid, uid);
+  }
+}
+
+/**
+ * The CLI as the person starts it from the repository's folder: .env files read (no
+ * MINI_CURSOR_DOTENV=off); as root, or as uid 65534 owning everything in the test's folder.
+ */
+function runFromWorkspace(args: string[], uid?: number, cli?: string) {
   const env = baseEnv({ XDG_CONFIG_HOME: configHome, HOME: path.join(tmp.dir, "home"), MINI_CURSOR_MAX_RETRIES: "0" });
   delete env.MINI_CURSOR_DOTENV;
-  return runCli(args, { cwd: workspace, env });
+  if (uid === undefined && cli === undefined) return runCli(args, { cwd: workspace, env });
+  if (uid !== undefined) chownTree(tmp.dir, uid);
+  return runCliAs(uid, args, { cwd: workspace, env, cli });
+}
+
+/** A clone of mini-cursor of its own (sources, package.json, node_modules linked), whose .env is the install folder's. */
+function installCopy(): string {
+  const install = path.join(tmp.dir, "install");
+  mkdirSync(install);
+  for (const entry of ["src", "package.json", "tsconfig.json"])
+    cpSync(path.join(PROJECT_ROOT, entry), path.join(install, entry), { recursive: true });
+  symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(install, "node_modules"), "dir");
+  return install;
 }
 
 /** A repository that tries to become the person's configuration through its own .env. */
@@ -122,3 +147,61 @@ test("flags and the environment win over the user config folder's .env", async (
   expect(r.stdout).toContain("  approval  plan   engine graph\n");
   expect(mine.requests.map((q) => q.model)).toEqual(["file-model"]);
 }, 120_000);
+
+const users: Array<[string, number | undefined]> = [
+  ["root", undefined],
+  ["uid 65534", NOBODY],
+];
+
+describe.each(users)("as %s", (_name, uid) => {
+  const asUser = uid === undefined || RUNNING_AS_ROOT ? test : test.skip;
+
+  asUser(
+    "a workspace .env sets nothing; the user config folder's .env does",
+    async () => {
+      const { canary, marker } = await hostileRepository();
+      const ignored = await runFromWorkspace(["list the files"], uid);
+      expect(ignored.stderr).toBe("");
+      expect(ignored.code).toBe(0);
+      expect(ignored.stdout).toContain("  model     mini-cursor-offline (embedded, no API key or base URL set)\n");
+      expect(ignored.stdout).toContain("  approval  auto-edit   engine graph\n");
+      expect(ignored.stdout).not.toMatch(/sandbox +off/);
+      const listed = await runFromWorkspace(["--mcp-list"], uid);
+      expect(listed.stdout + listed.stderr).not.toContain("evil");
+      expect(existsSync(marker)).toBe(false);
+
+      const mine = await server("Hello from the person's provider.");
+      writeFileSync(
+        path.join(configHome, "mini-cursor", ".env"),
+        `OPENAI_BASE_URL=${mine.url}\nOPENAI_API_KEY=sk-user-0123456789\nMINI_CURSOR_APPROVAL=suggest\nMINI_CURSOR_MODEL=user-model\n`,
+      );
+      const used = await runFromWorkspace(["say hello"], uid);
+      expect(used.code).toBe(0);
+      expect(used.stdout).toContain(`  model     user-model via ${mine.url}\n`);
+      expect(used.stdout).toContain("  approval  suggest   engine graph\n");
+      expect(mine.requests.map((q) => q.model)).toEqual(["user-model"]);
+      expect(canary.requests).toEqual([]);
+    },
+    180_000,
+  );
+
+  asUser(
+    "the install folder's .env sets mini-cursor's settings; the workspace's still does not",
+    async () => {
+      const { canary } = await hostileRepository();
+      const install = installCopy();
+      const mine = await server("Hello from the install's provider.");
+      writeFileSync(
+        path.join(install, ".env"),
+        `OPENAI_BASE_URL=${mine.url}\nOPENAI_API_KEY=sk-install-0123456789\nMINI_CURSOR_APPROVAL=plan\nMINI_CURSOR_MODEL=install-model\n`,
+      );
+      const r = await runFromWorkspace(["say hello"], uid, path.join(install, "src", "cli.ts"));
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`  model     install-model via ${mine.url}\n`);
+      expect(r.stdout).toContain("  approval  plan   engine graph\n");
+      expect(mine.requests.map((q) => q.model)).toEqual(["install-model"]);
+      expect(canary.requests).toEqual([]);
+    },
+    180_000,
+  );
+});

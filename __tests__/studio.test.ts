@@ -15,7 +15,7 @@ import path from "node:path";
 import { Client, type Interrupt, type ThreadState } from "@langchain/langgraph-sdk";
 import { STUDIO_APPROVE_WITH } from "../src/graph/studio-secret.js";
 import { groupAlive } from "../src/workspace/processes.js";
-import { baseEnv, collect, PROJECT_ROOT, runCli, startCli } from "./helpers/cli.js";
+import { baseEnv, collect, NOBODY, PROJECT_ROOT, RUNNING_AS_ROOT, runCli, startCli } from "./helpers/cli.js";
 import { stateDirOf } from "./helpers/state-dir.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
@@ -482,7 +482,8 @@ const path = require("node:path");
 const [api, projectDir] = process.argv.slice(1);
 const call = (method, p, body) => fetch(api + p, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined }).then(async (r) => { const t = await r.text(); texts.push(t); try { return JSON.parse(t); } catch { return t; } });
 const texts = [];
-const walk = (dir) => { for (const e of fs.readdirSync(dir, { withFileTypes: true })) { const f = path.join(dir, e.name); if (e.isDirectory()) walk(f); else try { texts.push(fs.readFileSync(f, "latin1")); } catch {} } };
+const entries = (dir) => { try { return fs.readdirSync(dir, { withFileTypes: true }); } catch { return []; } };
+const walk = (dir) => { for (const e of entries(dir)) { const f = path.join(dir, e.name); if (e.isDirectory()) walk(f); else try { texts.push(fs.readFileSync(f, "latin1")); } catch {} } };
 (async () => {
   const [assistant] = await call("POST", "/assistants/search", { graph_id: "agent" });
   const threads = await call("POST", "/threads/search", { limit: 100 });
@@ -520,6 +521,23 @@ const walk = (dir) => { for (const e of fs.readdirSync(dir, { withFileTypes: tru
   console.log(JSON.stringify({ codes: codes.size, replayed, tried }));
 })();
 `;
+
+/** API_ATTACKER as this process's user, or as `uid` (setpriv); its report. */
+async function runApiAttacker(uid: number | undefined): Promise<{ codes: number; replayed: number; tried: number }> {
+  const argv = [process.execPath, "-e", API_ATTACKER, apiUrl, project.dir];
+  const attacker =
+    uid === undefined
+      ? spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] })
+      : spawn("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...argv], {
+          stdio: ["ignore", "pipe", "pipe"],
+          cwd: "/",
+        });
+  let said = "";
+  attacker.stdout!.on("data", (d: Buffer) => (said += d.toString()));
+  attacker.stderr!.on("data", (d: Buffer) => (said += d.toString()));
+  await new Promise((resolve) => attacker.once("close", resolve));
+  return JSON.parse(said) as { codes: number; replayed: number; tried: number };
+}
 
 /** Text of every endpoint, file and /proc entry the attacker reads, gathered here to look for a code. */
 async function everythingReadable(threadIds: string[]): Promise<string> {
@@ -607,14 +625,7 @@ test(
     expect(readable).not.toContain(waitingCode);
     expect(readable).not.toContain(waitingCode.replace("-", ""));
 
-    const attacker = spawn(process.execPath, ["-e", API_ATTACKER, apiUrl, project.dir], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let said = "";
-    attacker.stdout!.on("data", (d: Buffer) => (said += d.toString()));
-    attacker.stderr!.on("data", (d: Buffer) => (said += d.toString()));
-    await new Promise((resolve) => attacker.once("close", resolve));
-    const report = JSON.parse(said) as { codes: number; replayed: number; tried: number };
+    const report = await runApiAttacker(undefined);
     // It found the person's spent code, replayed the approval, and answered the waiting call.
     expect(report.codes).toBeGreaterThan(0);
     expect(report.replayed).toBeGreaterThan(0);
@@ -630,8 +641,24 @@ test(
     const result = final.values.messages.find((m) => m.type === "tool")!;
     expect(result.status).toBe("error");
     expect(textOf(result.content)).toContain("did not carry this call's one-time Studio approval code");
+
+    // The same attack from a process of an ordinary user (uid 65534), on a new waiting call.
+    if (!RUNNING_AS_ROOT) return;
+    const next = await client.threads.create();
+    await client.runs.wait(next.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: CLEAN_UP }] },
+    });
+    const nextCode = await approvalCode(next.thread_id);
+    const asNobody = await runApiAttacker(NOBODY);
+    expect(asNobody.codes).toBeGreaterThan(0);
+    expect(asNobody.tried).toBeGreaterThan(0);
+    expect(existsSync(path.join(workspace.dir, "pwned.txt"))).toBe(false);
+    expect(await everythingReadable([next.thread_id])).not.toContain(nextCode);
+    const nextFinal = (await client.threads.getState(next.thread_id)) as ThreadState<AgentValues>;
+    const nextResult = nextFinal.values.messages.find((m) => m.type === "tool")!;
+    expect(textOf(nextResult.content)).toContain("did not carry this call's one-time Studio approval code");
   },
-  RUN_DEADLINE_MS * 4,
+  RUN_DEADLINE_MS * 6,
 );
 
 /** A raw request, so Host and Origin are exactly what a browser or a rebinding page would send. */

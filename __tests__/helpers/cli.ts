@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -15,6 +16,8 @@ export interface CliResult {
 }
 
 export interface CliOptions {
+  /** Another copy of the CLI's entry (an install of its own); the project's src/cli.ts by default. */
+  cli?: string;
   env?: NodeJS.ProcessEnv;
   input?: string;
   cwd?: string;
@@ -43,7 +46,7 @@ export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
  * child that is slow to acknowledge them, which under load measures tsx instead of the CLI.
  */
 export function startCli(args: string[], options: CliOptions = {}): ChildProcess {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, CLI, ...args], {
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, options.cli ?? CLI, ...args], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: options.env ?? baseEnv(),
     stdio: ["pipe", "pipe", "pipe"],
@@ -78,4 +81,69 @@ export function collect(child: ChildProcess, timeoutMs = 60_000): Promise<CliRes
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return collect(startCli(args, options), options.timeoutMs);
+}
+
+/** The ordinary user the attack tests run as besides root (`nobody`). */
+export const NOBODY = 65534;
+/** Tests that change to another user (setpriv) need root. */
+export const RUNNING_AS_ROOT = process.getuid?.() === 0;
+
+/** One line of `--json` output. */
+export type JsonEvent = { type: string } & Record<string, unknown>;
+
+export interface UserCliResult extends CliResult {
+  /** The `--json` events, one per stdout line (empty when the output is not JSON Lines). */
+  events: JsonEvent[];
+}
+
+/**
+ * The CLI as uid `uid` (`setpriv --reuid --regid --clear-groups`; as this process when
+ * undefined), with a state home of its own that this user can write, removed afterwards: jest's
+ * per-file state home (state-home.ts) belongs to root. Everything else it reads (the workspace,
+ * HOME, config folders) the test makes readable for that user. With `--json`, the events are parsed.
+ */
+export async function runCliAs(
+  uid: number | undefined,
+  args: string[],
+  options: CliOptions = {},
+): Promise<UserCliResult> {
+  let stateHome: string | undefined;
+  let child: ChildProcess;
+  if (uid === undefined) child = startCli(args, options);
+  else {
+    stateHome = mkdtempSync("/var/tmp/mini-cursor-user-state-");
+    chownSync(stateHome, uid, uid);
+    const env: NodeJS.ProcessEnv = { ...(options.env ?? baseEnv()), XDG_STATE_HOME: stateHome };
+    delete env.MINI_CURSOR_STATE_HOME;
+    child = spawn(
+      "setpriv",
+      [
+        `--reuid=${uid}`,
+        `--regid=${uid}`,
+        "--clear-groups",
+        process.execPath,
+        "--import",
+        TSX_LOADER,
+        options.cli ?? CLI,
+        ...args,
+      ],
+      { cwd: options.cwd ?? PROJECT_ROOT, env, stdio: ["pipe", "pipe", "pipe"], detached: true },
+    );
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    else child.stdin!.end();
+  }
+  try {
+    const result = await collect(child, options.timeoutMs);
+    return { ...result, events: args.includes("--json") ? jsonEvents(result.stdout) : [] };
+  } finally {
+    if (stateHome) rmSync(stateHome, { recursive: true, force: true });
+  }
+}
+
+/** JSON Lines output as events. */
+export function jsonEvents(stdout: string): JsonEvent[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as JsonEvent);
 }

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   chownSync,
   existsSync,
@@ -14,7 +14,7 @@ import path from "node:path";
 import { UNATTENDED_RESPONSE } from "../../src/policy/approval.js";
 import { createTools } from "../../src/tools/index.js";
 import { MACHINE_ROWS, TABLE } from "../helpers/command-table.js";
-import { baseEnv, PROJECT_ROOT, TSX_LOADER } from "../helpers/cli.js";
+import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "../helpers/cli.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { startOpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -155,8 +155,7 @@ function chownTree(dir: string, uid: number): void {
   }
 }
 
-const NOBODY = 65534;
-const asRoot = process.getuid?.() === 0;
+const asRoot = RUNNING_AS_ROOT;
 
 (asRoot ? test : test.skip)(
   "as an ordinary user, through the CLI (--sandbox off, full-auto, no terminal): none runs, nothing changes",
@@ -164,8 +163,6 @@ const asRoot = process.getuid?.() === 0;
     const statusBefore = git("status", "--porcelain");
     chownTree(home, NOBODY);
     chownTree(tmp.dir, NOBODY);
-    const stateHome = mkdtempSync("/var/tmp/mini-cursor-canary-state-");
-    chownSync(stateHome, NOBODY, NOBODY);
     const homeBefore = snapshot(home);
     const workBefore = snapshot(tmp.dir);
     const server = await startOpenAIServer([
@@ -173,62 +170,26 @@ const asRoot = process.getuid?.() === 0;
       { content: "Finished." },
     ]);
     try {
-      const child = spawn(
-        "setpriv",
-        [
-          `--reuid=${NOBODY}`,
-          `--regid=${NOBODY}`,
-          "--clear-groups",
-          process.execPath,
-          "--import",
-          TSX_LOADER,
-          path.join(PROJECT_ROOT, "src", "cli.ts"),
-          "--workspace",
-          tmp.dir,
-          "--approval",
-          "full-auto",
-          "--sandbox",
-          "off",
-          "--json",
-          "tidy up",
-        ],
-        {
-          cwd: tmp.dir,
-          // A state home of the user's own, outside home (which must not change): the file's shared one is root's.
-          env: baseEnv({
-            HOME: home,
-            XDG_STATE_HOME: stateHome,
-            OPENAI_BASE_URL: server.url,
-            OPENAI_API_KEY: "sk-test",
-          }),
-          stdio: ["ignore", "pipe", "pipe"],
-        },
+      // runCliAs gives the user a state home of its own, outside home (which must not change).
+      const { code, stderr, events } = await runCliAs(
+        NOBODY,
+        ["--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "off", "--json", "tidy up"],
+        { cwd: tmp.dir, env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }) },
       );
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
       // Node's MaxListenersExceededWarning for 200+ calls in one turn is not ours to judge here.
       const problems = stderr
         .split("\n")
         .filter((l) => l.trim() && !/MaxListenersExceededWarning|--trace-warnings/.test(l));
       // Exit 4: nothing the model asked for was run.
       expect({ code, problems }).toEqual({ code: 4, problems: [] });
-      const approvals = stdout
-        .trim()
-        .split("\n")
-        .map(
-          (l) =>
-            JSON.parse(l) as { type: string; request?: { args: { command: string } }; response?: { decision: string } },
-        )
-        .filter((e) => e.type === "approval");
+      const approvals = (
+        events as Array<{ type: string; request?: { args: { command: string } }; response?: { decision: string } }>
+      ).filter((e) => e.type === "approval");
       expect(approvals.map((a) => [a.request!.args.command, a.response!.decision])).toEqual(
         DANGEROUS.map((c) => [c, "deny"]),
       );
     } finally {
       await server.close();
-      rmSync(stateHome, { recursive: true, force: true });
     }
     expect(snapshot(home)).toEqual(homeBefore);
     expect(snapshot(tmp.dir)).toEqual(workBefore);

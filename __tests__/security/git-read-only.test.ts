@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
@@ -14,7 +14,7 @@ import path from "node:path";
 import { jest } from "@jest/globals";
 import { classifyCall } from "../../src/policy/approval.js";
 import { configIsPlain } from "../../src/security/git-repo.js";
-import { baseEnv, PROJECT_ROOT, TSX_LOADER } from "../helpers/cli.js";
+import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "../helpers/cli.js";
 import { startOpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
@@ -28,8 +28,7 @@ import { makeTempDir } from "../helpers/tmp.js";
 
 jest.setTimeout(240_000);
 
-const NOBODY = 65534;
-const asRoot = process.getuid?.() === 0;
+const asRoot = RUNNING_AS_ROOT;
 
 let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
@@ -156,42 +155,16 @@ async function runCli(uid: number | undefined) {
     { content: "Finished." },
   ]);
   try {
-    const argv = [
-      process.execPath,
-      "--import",
-      TSX_LOADER,
-      path.join(PROJECT_ROOT, "src", "cli.ts"),
-      "--workspace",
-      tmp.dir,
-      "--approval",
-      "auto-edit",
-      "--sandbox",
-      "off",
-      "--json",
-      "look at the repository",
-    ];
-    const [file, args] = asUser(uid, argv);
-    const child = spawn(file, args, {
-      cwd: tmp.dir,
-      // The state home inside the (chowned) home: the file's shared one is root's, and uid 65534 cannot write there.
-      env: baseEnv({
-        HOME: home,
-        XDG_STATE_HOME: path.join(home, ".local", "state"),
-        OPENAI_BASE_URL: server.url,
-        OPENAI_API_KEY: "sk-test",
-        GIT_CONFIG_NOSYSTEM: "1",
-      }),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    const events = stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { type: string; request?: { args: { command: string } }; content?: string });
+    const r = await runCliAs(
+      uid,
+      ["--workspace", tmp.dir, "--approval", "auto-edit", "--sandbox", "off", "--json", "look at the repository"],
+      {
+        cwd: tmp.dir,
+        env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test", GIT_CONFIG_NOSYSTEM: "1" }),
+      },
+    );
+    const events = r.events as Array<{ type: string; request?: { args: { command: string } }; content?: string }>;
+    const { code, stderr } = r;
     return { code, stderr, events };
   } finally {
     await server.close();
