@@ -174,7 +174,11 @@ const asRoot = RUNNING_AS_ROOT;
       const { code, stderr, events } = await runCliAs(
         NOBODY,
         ["--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "off", "--json", "tidy up"],
-        { cwd: tmp.dir, env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }) },
+        {
+          cwd: tmp.dir,
+          env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
+          timeoutMs: TIMEOUT_MS - 10_000,
+        },
       );
       // Node's MaxListenersExceededWarning for 200+ calls in one turn is not ours to judge here.
       const problems = stderr

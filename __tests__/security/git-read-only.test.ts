@@ -29,6 +29,8 @@ import { makeTempDir } from "../helpers/tmp.js";
 jest.setTimeout(240_000);
 
 const asRoot = RUNNING_AS_ROOT;
+/** The CLI's one run of every attack, on a busy machine. */
+const CLI_DEADLINE_MS = 150_000;
 
 let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
@@ -161,6 +163,7 @@ async function runCli(uid: number | undefined) {
       {
         cwd: tmp.dir,
         env: baseEnv({ HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test", GIT_CONFIG_NOSYSTEM: "1" }),
+        timeoutMs: CLI_DEADLINE_MS,
       },
     );
     const events = r.events as Array<{ type: string; request?: { args: { command: string } }; content?: string }>;
