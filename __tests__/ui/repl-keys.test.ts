@@ -74,14 +74,14 @@ function fakeSession(hold: boolean) {
   return { session, requests };
 }
 
-function startRepl(term: FakeTerminal, session: Session) {
+function startRepl(term: FakeTerminal, session: Session, command: "exit" | "continue" = "exit") {
   let controls: ReplControls | undefined;
   const ended: Promise<ReplEnd> = runRepl(session, quietRenderer, {
     input: term.input,
     output: term.output,
     interactive: true,
     approver: () => async () => ({ decision: "deny" }),
-    runCommand: async () => "exit",
+    runCommand: async () => command,
     watchSignals: (c) => {
       controls = c;
       return () => undefined;
@@ -135,5 +135,23 @@ describe("the prompt on a terminal", () => {
     term.input.write("\x03");
     expect(await repl.ended).toBe("interrupted");
     expect(term.screen()).not.toContain("press Ctrl-C again");
+  });
+
+  test("a line entered after a cancelling Ctrl-C unpairs it: a Ctrl-C within the second asks again", async () => {
+    const term = fakeTerminal();
+    const { session, requests } = fakeSession(true);
+    const repl = startRepl(term, session, "continue");
+    await waitFor(() => term.screen().includes("› "), 5_000);
+    term.input.write("run something long\r");
+    await waitFor(() => requests.length === 1, 5_000);
+    repl.controls().interrupt();
+    await waitFor(() => (term.screen().match(/› /g) ?? []).length === 2, 5_000);
+    // A slash command at once, then Ctrl-C at the next prompt, all within a second of the first.
+    term.input.write("/ps\r");
+    await waitFor(() => (term.screen().match(/› /g) ?? []).length === 3, 5_000);
+    term.input.write("\x03");
+    await waitFor(() => term.screen().includes("(press Ctrl-C again to exit, or type /exit)"), 5_000);
+    term.input.write("\x03");
+    expect(await repl.ended).toBe("left");
   });
 });

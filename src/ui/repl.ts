@@ -69,6 +69,8 @@ interface PromptState {
   ctrlCAt: number;
   /** True (and the session is leaving) when this Ctrl-C is the second of two within a second. */
   secondOfTwo(): boolean;
+  /** A line was entered: a Ctrl-C that came before it no longer pairs with the next one. */
+  lineEntered(): void;
 }
 
 /**
@@ -156,8 +158,10 @@ function askLine(io: ReplIo, state: PromptState, leave: Promise<unknown>): Promi
         rl.prompt();
         return;
       }
-      // A request in between: the next Ctrl-C at an empty prompt is a first one again.
+      // A request in between: the next Ctrl-C at an empty prompt is a first one again, also when
+      // it comes within a second of the Ctrl-C that cancelled the last turn.
       state.ctrlCAt = 0;
+      state.lineEntered();
       finish([...parts, line].join("\n"));
     });
     rl.setPrompt(PROMPT);
@@ -319,6 +323,9 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       if (Date.now() - lastInterrupt >= DOUBLE_INTERRUPT_MS) return false;
       requestExit("interrupted");
       return true;
+    },
+    lineEntered: () => {
+      lastInterrupt = 0;
     },
   };
   const readKeys = Boolean(io.input.isTTY && io.input.setRawMode);
