@@ -309,6 +309,27 @@ describe("output capture", () => {
 });
 
 describe("background processes", () => {
+  it("sees a server's announcement even when its line ends like the start of a secret (held back from redaction)", async () => {
+    // The secret's hex form starts "74": the line's end ("7" and its newline; line breaks may fall
+    // inside an encoded secret) is held back until the redactor can tell, and a server then prints
+    // nothing more. The announcement must not wait for that.
+    const secret = `token-${"k".repeat(30)}`;
+    const result = await run(`echo "listening on http://127.0.0.1:4567"; exec sleep 60`, { redact: [secret] });
+    expect(result.status).toBe("background");
+    const bg = result.background!;
+    seenPids.add(bg.pid);
+    expect(bg.url).toBe("http://127.0.0.1:4567");
+  });
+
+  it("redacts a secret inside an announced URL", async () => {
+    const result = await run(`echo "ready at http://127.0.0.1:4568/?token=s3cr3t-token-value"; exec sleep 60`, {
+      redact: ["s3cr3t-token-value"],
+    });
+    expect(result.status).toBe("background");
+    seenPids.add(result.background!.pid);
+    expect(result.background!.url).not.toContain("s3cr3t-token-value");
+  });
+
   it("leaves an announced dev server running, registers it, and stops it", async () => {
     const server = writeFakeDevServer(dir);
     const started = Date.now();

@@ -244,10 +244,7 @@ async function runMemory(config: LangGraphRunnableConfig): Promise<RunMemory> {
   return { memory: await studioMemory(settings), workspace: settings.workspace };
 }
 
-/**
- * The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. Each
- * run holds its thread's lock and closes a step a killed server left open (thread-runs.ts).
- */
+/** The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. */
 export const graph = builder.compile().withConfig({ recursionLimit: RECURSION_LIMIT, ...studioTracing() });
 // Not hooked up: with the wrapper, a run streamed in "messages" mode (runs.stream, as Studio's page
 // streams) never ends (studio.test.ts names the defect). Until that is found, Studio runs take no

@@ -209,17 +209,26 @@ const emptyOutput = (): CapturedOutput => ({ text: "", totalChars: 0, totalLines
 /** One pipe's bytes turned into text: UTF-8 decoded across chunk edges, escape codes removed. */
 function textReader(
   stream: "stdout" | "stderr",
-  sink: (stream: "stdout" | "stderr", text: string) => void,
+  sink: (stream: "stdout" | "stderr", text: string, unredacted: string) => void,
   secrets: readonly string[] = [],
 ) {
   const decoder = new StringDecoder("utf8");
   const strip = createAnsiStripper();
   // Before anything sees the text (the saved file, the terminal, the model): a secret printed
-  // in two pieces is held back until it can be told apart, then redacted whole.
+  // in two pieces is held back until it can be told apart, then redacted whole. The server
+  // announcement watcher reads the text before that hold: a held tail (say a port's last digits
+  // and the newline, when a secret starts with them) would hide a complete "listening on" line
+  // from it for as long as the server prints nothing more.
   const redactor = redactorFor(secrets).stream();
   return {
-    data: (buf: Buffer) => sink(stream, redactor.push(strip(decoder.write(buf)))),
-    end: () => sink(stream, redactor.push(strip(decoder.end(), true)) + redactor.flush()),
+    data: (buf: Buffer) => {
+      const text = strip(decoder.write(buf));
+      sink(stream, redactor.push(text), text);
+    },
+    end: () => {
+      const text = strip(decoder.end(), true);
+      sink(stream, redactor.push(text) + redactor.flush(), text);
+    },
   };
 }
 
@@ -241,8 +250,13 @@ function createOutputRouter(child: ChildProcess, capture: OutputCapture, options
   };
   capture.onDrain(resume);
 
-  const sink = (stream: "stdout" | "stderr", text: string) => {
-    if (!text) return;
+  const sink = (stream: "stdout" | "stderr", text: string, unredacted: string) => {
+    const before = watcher.announced;
+    if (!ring) watcher.feed(unredacted);
+    if (!text) {
+      if (!before && watcher.announced) onAnnounce?.();
+      return;
+    }
     lastData = Date.now();
     if (ring) return ring.push(text);
     if (!capture.write(text)) {
@@ -254,8 +268,6 @@ function createOutputRouter(child: ChildProcess, capture: OutputCapture, options
     } catch {
       // A broken listener must not break the command.
     }
-    const before = watcher.announced;
-    watcher.feed(text);
     if (!before && watcher.announced) onAnnounce?.();
   };
 
@@ -459,7 +471,7 @@ async function leaveInBackground(
     pid,
     command: options.command,
     cwd: options.cwd,
-    url: router.watcher.url,
+    url: router.watcher.url === undefined ? undefined : redactorFor(options.redact ?? []).redact(router.watcher.url),
     startedAt,
     output: ring,
     exited: ended,
