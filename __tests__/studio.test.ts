@@ -1031,9 +1031,7 @@ function cliEnv(): NodeJS.ProcessEnv {
   });
 }
 
-// Open defect: holdThreadsDuringRuns (studio/thread-runs.ts) makes a run streamed in "messages"
-// mode never end, so it is not hooked up and Studio runs take no thread lock yet.
-test.skip(
+test(
   "a Studio run holds its thread's lock: the CLI continuing that thread is refused naming the server, and a Studio run on a thread the CLI runs is refused naming the CLI",
   async () => {
     // Studio runs a thread; the CLI asks for the same thread meanwhile.

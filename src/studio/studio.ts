@@ -25,7 +25,7 @@ import type { ProcessRegistry } from "../workspace/processes.js";
 import { noticeOnTerminal } from "../ui/terminal.js";
 import { gateText } from "../workspace/output-gate.js";
 import { openMemory, type MemoryBackend } from "../memory/backend.js";
-import { holdThreadsDuringRuns, type RunMemory } from "./thread-runs.js";
+import { deferredJournal, holdThreadsDuringRuns, type RunMemory, type WrappableGraph } from "./thread-runs.js";
 
 /**
  * The entry LangGraph Studio loads (langgraph.json: `graphs.agent`). Nothing is read at import
@@ -85,6 +85,7 @@ function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
   return {
     ...createRuntime(settings, { tools, sandboxed: sandbox.sandbox !== undefined }),
     studioApprovals: approvalCodes,
+    journal: deferredJournal(() => studioMemory(settings)),
   };
 }
 
@@ -244,10 +245,9 @@ async function runMemory(config: LangGraphRunnableConfig): Promise<RunMemory> {
   return { memory: await studioMemory(settings), workspace: settings.workspace };
 }
 
-/** The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. */
+/**
+ * The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. Each
+ * run holds its thread's lock and closes a step a killed server left open (thread-runs.ts).
+ */
 export const graph = builder.compile().withConfig({ recursionLimit: RECURSION_LIMIT, ...studioTracing() });
-// Not hooked up: with the wrapper, a run streamed in "messages" mode (runs.stream, as Studio's page
-// streams) never ends (studio.test.ts names the defect). Until that is found, Studio runs take no
-// thread lock and close no killed step; thread-runs.ts and its unit test stay for the fix.
-void holdThreadsDuringRuns;
-void runMemory;
+holdThreadsDuringRuns(graph as unknown as WrappableGraph, runMemory, (text) => noticeOnTerminal(gateText(text)));
