@@ -1,6 +1,6 @@
 import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { MAX_FOUND_FILES } from "../../src/tools/find-files.js";
+import { MAX_FOUND_FILES, MAX_TIME_SORTED_FILES } from "../../src/tools/find-files.js";
 import { createTools, type Toolset } from "../../src/tools/index.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
@@ -67,6 +67,23 @@ test("caps the list and says how many matched", async () => {
   expect(lines.filter((l) => l.startsWith("many/"))).toHaveLength(MAX_FOUND_FILES);
   expect(lines[lines.length - 1]).toBe(
     '[120 files match; showing the 100 most recently modified. Narrow the pattern (e.g. a directory such as "src/**/...") to see the rest.]',
+  );
+});
+
+test("more matches than are sorted by time are listed by path, and the result says so", async () => {
+  const count = MAX_TIME_SORTED_FILES + 1;
+  mkdirSync(path.join(tmp.dir, "lots/b"), { recursive: true });
+  for (let i = 0; i < count - 1; i++)
+    writeFileSync(path.join(tmp.dir, `lots/b/f${String(i).padStart(4, "0")}.md`), "x");
+  // Newest, but last by path: a time sort would list it first.
+  put("lots/z.md", 0);
+  const lines = (await find("lots/**/*.md")).split("\n");
+  expect(lines.slice(0, 2)).toEqual(["lots/b/f0000.md", "lots/b/f0001.md"]);
+  expect(lines.filter((l) => l.startsWith("lots/"))).toEqual(
+    Array.from({ length: MAX_FOUND_FILES }, (_, i) => `lots/b/f${String(i).padStart(4, "0")}.md`),
+  );
+  expect(lines[lines.length - 1]).toBe(
+    `[${count} files match, more than 1,000, so they are sorted by path, not by modification time; showing the first ${MAX_FOUND_FILES}. Narrow the pattern (e.g. a directory such as "src/**/...") to see the rest.]`,
   );
 });
 
