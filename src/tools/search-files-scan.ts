@@ -9,10 +9,12 @@ import { BINARY_SNIFF_BYTES, binaryKindFromContent } from "../workspace/files.js
 
 /** Files up to this size are read whole in one synchronous call. */
 export const SMALL_FILE_BYTES = 1024 * 1024;
-/** Bytes read per step when streaming a bigger file. */
-const CHUNK_BYTES = 4 * 1024 * 1024;
-/** A line longer than this is searched in pieces of this size (a match across a cut is missed). */
-export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/**
+ * Bytes read per step when streaming a bigger file; a line longer than this is searched in
+ * pieces of this size (a match across a cut is missed).
+ */
+const CHUNK_BYTES = 16 * 1024 * 1024;
+export const MAX_LINE_BYTES = CHUNK_BYTES;
 /** A longer line is shown as a window around its first match. */
 const MAX_LINE_CHARS = 300;
 /** Characters kept before the match when a long line is cut. */
@@ -67,6 +69,125 @@ export interface Matcher {
   re: RegExp;
   whole: RegExp;
   context: number;
+  /** A piece of text every matching line contains (requiredLiteral), found in raw bytes first. */
+  literal?: Literal;
+}
+
+/**
+ * How a streamed file is searched for a required literal before anything is decoded: as bytes
+ * (Buffer.indexOf) when case matters; ignoring case, in the bytes read as Latin-1 (one character a
+ * byte, so offsets are byte offsets) with a case-insensitive regex of the ASCII literal. A
+ * non-unicode regex never matches a non-ASCII character to an ASCII letter, so no match is lost.
+ */
+export type Literal = { bytes: Buffer } | { folded: RegExp };
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/** The Literal prefilter for `re`, when its source has a required literal worth searching for. */
+export function literalOf(re: RegExp): Literal | undefined {
+  const text = requiredLiteral(re.source);
+  if (text === undefined || text.length < MIN_LITERAL_CHARS) return undefined;
+  if (!re.flags.includes("i")) return { bytes: Buffer.from(text, "utf8") };
+  // Case folding beyond ASCII is the regex engine's business: no prefilter then.
+  if (/[^\x20-\x7e]/.test(text)) return undefined;
+  return { folded: new RegExp(escapeRegex(text), "gi") };
+}
+
+/** Shorter literals find too many places to be worth it. */
+const MIN_LITERAL_CHARS = 3;
+/** Escapes of a class of characters (no payload): end a literal run. */
+const CLASS_ESCAPES = new Set(["d", "D", "w", "W", "s", "S", "b", "B"]);
+const QUANTIFIER = /^\{(\d+)(,\d*)?\}/;
+
+/**
+ * The longest run of plain characters that every match of a JavaScript regex source must
+ * contain, or undefined when there is none that is certain: a top-level "|", or an escape this
+ * reading does not know (\x41, \u{…}, \1, \p{…}), makes it give up. Groups and classes end a run
+ * and are skipped; a character made optional by "?", "*" or "{0,…}" is left out.
+ */
+export function requiredLiteral(source: string): string | undefined {
+  let best = "";
+  let run = "";
+  const flush = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  const skipQuantifier = (i: number): number => {
+    const c = source[i];
+    if (c === "*" || c === "+" || c === "?") return source[i + 1] === "?" ? i + 2 : i + 1;
+    const q = QUANTIFIER.exec(source.slice(i));
+    return q ? i + q[0].length : i;
+  };
+  for (let i = 0; i < source.length; ) {
+    const c = source[i]!;
+    if (c === "|") return undefined;
+    if (c === "(" || c === "[") {
+      flush();
+      const close = c === "(" ? groupEnd(source, i) : classEnd(source, i);
+      if (close === -1) return undefined;
+      i = skipQuantifier(close + 1);
+      continue;
+    }
+    if (c === ")" || c === "]") return undefined;
+    if (c === "." || c === "^" || c === "$") {
+      flush();
+      i = c === "." ? skipQuantifier(i + 1) : i + 1;
+      continue;
+    }
+    let char = c;
+    let next = i + 1;
+    if (c === "\\") {
+      const d = source[i + 1];
+      if (d === undefined) return undefined;
+      if (CLASS_ESCAPES.has(d)) {
+        flush();
+        i = skipQuantifier(i + 2);
+        continue;
+      }
+      if (/[A-Za-z0-9]/.test(d)) return undefined;
+      char = d;
+      next = i + 2;
+    }
+    const q = source[next];
+    const quantified = q === "*" || q === "+" || q === "?" || (q === "{" && QUANTIFIER.test(source.slice(next)));
+    if (!quantified) {
+      run += char;
+      i = next;
+      continue;
+    }
+    // The character repeated: required once (+, {n≥1,…}) or not at all (*, ?, {0,…}).
+    const min = q === "+" ? 1 : q === "{" ? Number(QUANTIFIER.exec(source.slice(next))![1]) : 0;
+    if (min > 0) run += char;
+    flush();
+    i = skipQuantifier(next);
+  }
+  flush();
+  return best === "" ? undefined : best;
+}
+
+/** Index of the ")" closing the group opened at `open`, or -1. */
+function groupEnd(source: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") {
+      i = classEnd(source, i);
+      if (i === -1) return -1;
+    } else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** Index of the "]" closing the class opened at `open`, or -1. */
+function classEnd(source: string, open: number): number {
+  for (let i = open + 1; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "]") return i;
+  }
+  return -1;
 }
 
 /** A reusable read buffer for small files (one per search, never shared between searches). */
@@ -86,6 +207,8 @@ export function searchSmallSync(fd: number, size: number, m: Matcher, buf: Buffe
     n += read;
   }
   if (n === 0 || binaryKindFromContent(buf.subarray(0, Math.min(n, BINARY_SNIFF_BYTES)))) return undefined;
+  // A file without the literal's bytes cannot match: not decoded at all.
+  if (m.literal && "bytes" in m.literal && buf.subarray(0, n).indexOf(m.literal.bytes) === -1) return undefined;
   return searchText(buf.toString("utf8", 0, n), m.re, m.context, m.whole);
 }
 
@@ -100,80 +223,198 @@ export interface StreamResult {
   stoppedEarly: boolean;
 }
 
-/**
- * Streams a file of any size in chunks of whole lines. Only a chunk the whole-text test finds a
- * match in is split into lines; the others only have their newlines counted. Context lines
- * around a match may come from the chunk before (kept) or the one after (pending).
- */
-export async function searchStream(read: ReadAt, m: Matcher, budget: number): Promise<StreamResult> {
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-  const found: FileHits["lines"] = new Map();
-  let carry: Buffer = Buffer.alloc(0);
-  let position = 0;
-  let firstLine = 1;
-  let before: string[] = [];
-  let afterPending = 0;
-  let matches = 0;
-  for (;;) {
-    const n = await read(buf, position);
-    position += n;
-    if (position === n && n > 0 && binaryKindFromContent(buf.subarray(0, Math.min(n, BINARY_SNIFF_BYTES))))
-      return { lines: undefined, matches: 0, stoppedEarly: false };
-    const data = carry.length > 0 ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
-    if (data.length === 0) break;
-    let cut = n === 0 ? data.length : data.lastIndexOf(NEWLINE) + 1;
-    if (cut === 0) {
-      if (data.length < MAX_LINE_BYTES) {
-        carry = Buffer.from(data);
-        continue;
-      }
-      cut = data.length;
-    }
-    const text = data.toString("utf8", 0, cut);
-    carry = Buffer.from(data.subarray(cut));
-    // A giant line cut in pieces: its next piece has the same line number.
-    const pieceOfLine = n > 0 && !text.endsWith("\n") ? 1 : 0;
-    if (afterPending === 0 && !m.whole.test(text)) {
-      let count = 0;
-      for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count++;
-      if (m.context > 0) before = lastLines(text, m.context);
-      firstLine += (text.endsWith("\n") ? count : count + 1) - pieceOfLine;
-    } else {
-      const lines = text.split("\n");
-      if (lines[lines.length - 1] === "") lines.pop();
-      for (let i = 0; i < lines.length; i++) {
-        const line = stripCr(lines[i]!);
-        const number = firstLine + i;
-        if (m.re.test(line)) {
-          for (let j = i - m.context; j < i; j++) {
-            const ctx = j >= 0 ? lines[j] : before[before.length + j];
-            if (ctx !== undefined && !found.has(firstLine + j))
-              found.set(firstLine + j, { text: shorten(stripCr(ctx), m.re), match: false });
-          }
-          found.set(number, { text: shorten(line, m.re), match: true });
-          afterPending = m.context;
-          if (++matches >= budget) return { lines: found, matches, stoppedEarly: true };
-        } else if (afterPending > 0) {
-          if (!found.has(number)) found.set(number, { text: shorten(line, m.re), match: false });
-          afterPending--;
-        }
-      }
-      before = lines.slice(Math.max(0, lines.length - m.context));
-      firstLine += lines.length - pieceOfLine;
-    }
-    if (n === 0) break;
-  }
-  return { lines: matches > 0 ? found : undefined, matches, stoppedEarly: false };
+/** Newlines in buf[from, to). */
+function countNewlines(buf: Buffer, from: number, to: number): number {
+  let count = 0;
+  for (let i = buf.indexOf(NEWLINE, from); i !== -1 && i < to; i = buf.indexOf(NEWLINE, i + 1)) count++;
+  return count;
 }
 
-/** The last `count` lines of a text ending in a newline. */
-function lastLines(text: string, count: number): string[] {
-  let start = text.length - 1;
-  for (let k = 0; k < count && start > 0; k++) start = text.lastIndexOf("\n", start - 1);
-  const tail = text.slice(start < 0 ? 0 : start + 1);
-  const lines = tail.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
-  return lines.slice(-count);
+/** Where a streamed file's search stands between two regions of whole lines. */
+interface StreamState {
+  m: Matcher;
+  found: FileHits["lines"];
+  /** Number of the first line of the next region. */
+  firstLine: number;
+  /** The last lines of the regions before, for context before a match at a region's start. */
+  before: string[];
+  /** Lines of context still owed after the last match. */
+  afterPending: number;
+  matches: number;
+  budget: number;
+}
+
+const lineText = (region: Buffer, start: number, end: number) => stripCr(region.toString("utf8", start, end));
+
+/**
+ * Streams a file of any size in regions of whole lines (a line longer than a chunk is searched
+ * in pieces with the same line number). With a literal (Matcher.literal) only the lines holding
+ * it are decoded and tested, and the rest only have their newlines counted; without one, a
+ * region the whole-text test finds something in is split into lines.
+ */
+export async function searchStream(
+  read: ReadAt,
+  m: Matcher,
+  budget: number,
+  chunkBytes = CHUNK_BYTES,
+): Promise<StreamResult> {
+  const buf = Buffer.allocUnsafe(chunkBytes);
+  const state: StreamState = {
+    m,
+    found: new Map(),
+    firstLine: 1,
+    before: [],
+    afterPending: 0,
+    matches: 0,
+    budget,
+  };
+  let carried = 0;
+  let position = 0;
+  for (;;) {
+    const n = await read(carried === 0 ? buf : buf.subarray(carried), position);
+    if (position === 0 && n > 0 && binaryKindFromContent(buf.subarray(0, Math.min(n, BINARY_SNIFF_BYTES))))
+      return { lines: undefined, matches: 0, stoppedEarly: false };
+    position += n;
+    const end = carried + n;
+    if (end === 0) break;
+    // The region ends after its last newline; at the end of the file, or when one line fills the
+    // whole buffer, it takes everything.
+    let cut = n === 0 ? end : buf.lastIndexOf(NEWLINE, end - 1) + 1;
+    if (cut === 0) cut = end === buf.length ? end : 0;
+    if (cut > 0) {
+      const region = buf.subarray(0, cut);
+      const stopped = m.literal ? searchRegionByLiteral(region, m.literal, state) : searchRegionWhole(region, state);
+      if (stopped) return { lines: state.found, matches: state.matches, stoppedEarly: true };
+    }
+    carried = end - cut;
+    if (carried > 0 && cut > 0) buf.copy(buf, 0, cut, end);
+    if (n === 0) break;
+  }
+  return { lines: state.matches > 0 ? state.found : undefined, matches: state.matches, stoppedEarly: false };
+}
+
+/**
+ * Tests line `number` (its text without the line end) and records it as a match, with the
+ * context before it from `previous` (the line that many lines back, if known), or as context
+ * owed after a match. True when the budget ran out.
+ */
+function testLine(
+  state: StreamState,
+  number: number,
+  text: string,
+  previous: (back: number) => string | undefined,
+): boolean {
+  const { m, found } = state;
+  if (m.re.test(text)) {
+    for (let back = m.context; back >= 1; back--) {
+      const ctx = previous(back);
+      if (ctx !== undefined && !found.has(number - back))
+        found.set(number - back, { text: shorten(ctx, m.re), match: false });
+    }
+    found.set(number, { text: shorten(text, m.re), match: true });
+    state.afterPending = m.context;
+    return ++state.matches >= state.budget;
+  }
+  if (state.afterPending > 0) {
+    if (!found.has(number)) found.set(number, { text: shorten(text, m.re), match: false });
+    state.afterPending--;
+  }
+  return false;
+}
+
+/**
+ * Up to `count` lines before offset `end` (a line start) of the region, decoded, last one last;
+ * the regions before fill in (`earlier`) when it has fewer. Fewer only at the start of the file.
+ */
+function linesBefore(region: Buffer, end: number, count: number, earlier: readonly string[]): string[] {
+  if (count === 0) return [];
+  const out: string[] = [];
+  let lineEnd = end;
+  // The line before a line start ends at lineEnd - 1 (its newline).
+  while (out.length < count && lineEnd > 0) {
+    const start = lineEnd >= 2 ? region.lastIndexOf(NEWLINE, lineEnd - 2) + 1 : 0;
+    out.unshift(lineText(region, start, lineEnd - 1));
+    lineEnd = start;
+  }
+  const need = count - out.length;
+  return need > 0 ? [...earlier.slice(Math.max(0, earlier.length - need)), ...out] : out;
+}
+
+/** The line `back` lines before the line starting at `start`, or undefined before the file's start. */
+const previousLine = (region: Buffer, start: number, earlier: readonly string[]) => (back: number) => {
+  const lines = linesBefore(region, start, back, earlier);
+  return lines.length === back ? lines[0] : undefined;
+};
+
+/** The next offset ≥ `from` in the region where the literal starts, or -1. */
+function nextLiteral(region: Buffer, literal: Literal, from: number, latin1: { text?: string }): number {
+  if ("bytes" in literal) return region.indexOf(literal.bytes, from);
+  latin1.text ??= region.toString("latin1");
+  literal.folded.lastIndex = from;
+  return literal.folded.exec(latin1.text)?.index ?? -1;
+}
+
+/** One region, decoding only the lines that hold the literal (and the context owed around them). */
+function searchRegionByLiteral(region: Buffer, literal: Literal, state: StreamState): boolean {
+  const latin1: { text?: string } = {};
+  // `line` is the number of the line starting at `pos`.
+  let pos = 0;
+  let line = state.firstLine;
+  const testAt = (start: number): boolean => {
+    const nl = region.indexOf(NEWLINE, start);
+    const end = nl === -1 ? region.length : nl;
+    const stop = testLine(state, line, lineText(region, start, end), previousLine(region, start, state.before));
+    // A region that ends inside a long line: its next piece continues the same line.
+    if (nl === -1) pos = region.length;
+    else {
+      pos = nl + 1;
+      line++;
+    }
+    return stop;
+  };
+  while (pos < region.length) {
+    // Context owed after a match: the next lines, whatever they hold.
+    if (state.afterPending > 0) {
+      if (testAt(pos)) return true;
+      continue;
+    }
+    const hit = nextLiteral(region, literal, pos, latin1);
+    if (hit === -1) {
+      line += countNewlines(region, pos, region.length);
+      break;
+    }
+    const start = Math.max(pos, region.lastIndexOf(NEWLINE, hit) + 1);
+    line += countNewlines(region, pos, start);
+    if (testAt(start)) return true;
+  }
+  state.before = linesBefore(region, region.length, state.m.context, state.before);
+  state.firstLine = line;
+  return false;
+}
+
+/** One region without a literal: decoded whole, and split into lines only when the whole-text test finds something. */
+function searchRegionWhole(region: Buffer, state: StreamState): boolean {
+  const { m } = state;
+  const text = region.toString("utf8");
+  const endsLine = region[region.length - 1] === NEWLINE;
+  if (state.afterPending === 0 && !m.whole.test(text)) {
+    state.before = linesBefore(region, region.length, m.context, state.before);
+    state.firstLine += countNewlines(region, 0, region.length);
+    return false;
+  }
+  const lines = text.split("\n");
+  if (endsLine) lines.pop();
+  for (let i = 0; i < lines.length; i++) {
+    const previous = (back: number) => {
+      const j = i - back;
+      const earlier = state.before.length + j;
+      return j >= 0 ? stripCr(lines[j]!) : earlier >= 0 ? state.before[earlier] : undefined;
+    };
+    if (testLine(state, state.firstLine + i, stripCr(lines[i]!), previous)) return true;
+  }
+  state.before = linesBefore(region, region.length, m.context, state.before);
+  state.firstLine += endsLine ? lines.length : lines.length - 1;
+  return false;
 }
 
 /** fstat of an open descriptor, for size, kind and links. */

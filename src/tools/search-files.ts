@@ -16,6 +16,7 @@ import { wholeNumber } from "./numbers.js";
 import { withThousands } from "../thousands.js";
 import {
   type FileHits,
+  literalOf,
   type Matcher,
   MAX_LINE_BYTES,
   type ReadAt,
@@ -370,7 +371,8 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   const respectGitignore =
     relTarget === "." || !createIgnoreChecker(ws.root).pathIgnored(relTarget, target.isDirectory);
 
-  const m: Matcher = { re, whole: wholeTextPattern(re), context };
+  const literal = literalOf(re);
+  const m: Matcher = { re, whole: wholeTextPattern(re), context, ...(literal ? { literal } : {}) };
   let outcome: SearchOutcome | undefined;
   const rg = findRipgrep(ctx.options.env);
   if (rg)
