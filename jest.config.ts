@@ -67,6 +67,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "security/state-outside.test.ts",
   "settings-sources.test.ts",
   "studio.test.ts",
+  "studio/lock-lost.test.ts",
   "tool-arguments-cli.test.ts",
   "tools/big-files.test.ts",
   "tools/todos.test.ts",

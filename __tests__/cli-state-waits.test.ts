@@ -7,6 +7,7 @@ import { processesWith, stdioServer, writeUserConfig } from "./helpers/mcp-serve
 import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
 import { killPids } from "./helpers/pids.js";
 import { makeTempDir } from "./helpers/tmp.js";
+import { useWorkspaceAndHome } from "./helpers/server-home.js";
 
 /**
  * Issue 26 item 6 for what is not the provider: an MCP server slow to answer initialize and a
@@ -20,19 +21,10 @@ jest.setTimeout(180_000);
 /** Short, so the notice comes early; the waits below last several times longer. */
 const NOTICE_MS = "300";
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let provider: OpenAIServer | undefined;
-beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
-});
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await provider?.close();
   provider = undefined;
-  killPids(processesWith(home.dir));
-  ws.cleanup();
-  home.cleanup();
 });
 
 type Event = { type: string; message?: string; wait?: boolean; [k: string]: unknown };
@@ -45,15 +37,15 @@ const events = (stdout: string): Event[] =>
 
 test("an MCP server slow to answer initialize: a notice in --json names it while the run waits", async () => {
   provider = await startOpenAIServer([{ content: "done" }]);
-  const config = stdioServer(path.join(home.dir, "slow.pid"), "--slow-start", "3000");
-  writeUserConfig(path.join(home.dir, "config.json"), { mcpServers: { slow: config } });
-  const r = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "hi"], {
+  const config = stdioServer(path.join(dirs.home.dir, "slow.pid"), "--slow-start", "3000");
+  writeUserConfig(path.join(dirs.home.dir, "config.json"), { mcpServers: { slow: config } });
+  const r = await runCli(["--workspace", dirs.ws.dir, "--json", "--approval", "full-auto", "hi"], {
     env: baseEnv({
       OPENAI_BASE_URL: provider.url,
-      HOME: home.dir,
-      MINI_CURSOR_USER_CONFIG: path.join(home.dir, "config.json"),
-      MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+      HOME: dirs.home.dir,
+      MINI_CURSOR_USER_CONFIG: path.join(dirs.home.dir, "config.json"),
+      MINI_CURSOR_MCP_CACHE: path.join(dirs.home.dir, "cache.json"),
+      MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "t.json"),
       MINI_CURSOR_SANDBOX: "off",
       MINI_CURSOR_WAIT_NOTICE_MS: NOTICE_MS,
     }),
@@ -76,20 +68,20 @@ test("an MCP server started by the model's first call (its tools cached) says th
     { toolCalls: [{ name: "slow__echo", args: { text: "hi" } }] },
     { content: "done" },
   ]);
-  const config = stdioServer(path.join(home.dir, "slow.pid"), "--slow-start", "3000");
-  const userConfig = path.join(home.dir, "config.json");
-  const cacheFile = path.join(home.dir, "cache.json");
+  const config = stdioServer(path.join(dirs.home.dir, "slow.pid"), "--slow-start", "3000");
+  const userConfig = path.join(dirs.home.dir, "config.json");
+  const cacheFile = path.join(dirs.home.dir, "cache.json");
   writeUserConfig(userConfig, { mcpServers: { slow: config } });
-  storeTools(cacheFile, cacheKey(ws.dir, { name: "slow", config, file: userConfig }), [
+  storeTools(cacheFile, cacheKey(dirs.ws.dir, { name: "slow", config, file: userConfig }), [
     { name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: { text: { type: "string" } } } },
   ]);
-  const r = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "hi"], {
+  const r = await runCli(["--workspace", dirs.ws.dir, "--json", "--approval", "full-auto", "hi"], {
     env: baseEnv({
       OPENAI_BASE_URL: provider.url,
-      HOME: home.dir,
+      HOME: dirs.home.dir,
       MINI_CURSOR_USER_CONFIG: userConfig,
       MINI_CURSOR_MCP_CACHE: cacheFile,
-      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+      MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "t.json"),
       MINI_CURSOR_SANDBOX: "off",
       MINI_CURSOR_WAIT_NOTICE_MS: NOTICE_MS,
     }),
@@ -116,7 +108,7 @@ test("a PostgreSQL port that accepts connections and never answers: a notice, th
   const port = (silent.address() as net.AddressInfo).port;
   try {
     const url = `postgres://me:secret@127.0.0.1:${port}/mc`;
-    const r = await runCli(["--workspace", ws.dir, "--json", "hi"], {
+    const r = await runCli(["--workspace", dirs.ws.dir, "--json", "hi"], {
       env: baseEnv({ MINI_CURSOR_CHECKPOINTER: url, MINI_CURSOR_WAIT_NOTICE_MS: NOTICE_MS }),
     });
     expect(r.code).toBe(1);

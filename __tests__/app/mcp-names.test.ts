@@ -5,6 +5,7 @@ import { baseEnv, runCli } from "../helpers/cli.js";
 import { mcpTestSettings, processesWith, stdioServer, writeUserConfig } from "../helpers/mcp-servers.js";
 import { killPids } from "../helpers/pids.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 /**
  * Issue 25, items 7 and 8 with real MCP servers: tool names that meet after prefixing are
@@ -12,29 +13,20 @@ import { makeTempDir } from "../helpers/tmp.js";
  * the terminal (and --json) only through the output gate.
  */
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 const hubs: McpHub[] = [];
 
-beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
-});
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await Promise.all(hubs.splice(0).map((h) => h.close()));
-  killPids(processesWith(home.dir));
-  ws.cleanup();
-  home.cleanup();
 });
 
-const userConfig = () => path.join(home.dir, "config.json");
-const pid = (name: string) => path.join(home.dir, `${name}.pid`);
+const userConfig = () => path.join(dirs.home.dir, "config.json");
+const pid = (name: string) => path.join(dirs.home.dir, `${name}.pid`);
 const cliEnv = () =>
   baseEnv({
-    HOME: home.dir,
+    HOME: dirs.home.dir,
     MINI_CURSOR_USER_CONFIG: userConfig(),
-    MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-    MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+    MINI_CURSOR_MCP_CACHE: path.join(dirs.home.dir, "cache.json"),
+    MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "t.json"),
   });
 
 test("a_ + echo and a + _echo collide as a___echo: neither is offered, the note names both, the rest are", async () => {
@@ -42,7 +34,7 @@ test("a_ + echo and a + _echo collide as a___echo: neither is offered, the note 
     mcpServers: { a_: stdioServer(pid("one")), a: stdioServer(pid("two"), "--extra-tool", "_echo") },
   });
   const notes: string[] = [];
-  const hub = await prepareMcp(mcpTestSettings(ws.dir, home.dir), (t) => notes.push(t), true);
+  const hub = await prepareMcp(mcpTestSettings(dirs.ws.dir, dirs.home.dir), (t) => notes.push(t), true);
   hubs.push(hub!);
   const names = hub!.tools.map((t) => t.name);
   expect(names).not.toContain("a___echo");
@@ -71,7 +63,7 @@ test("--mcp-list: command lines, stderr, env secrets and tool names pass the gat
       },
     },
   });
-  const text = await runCli(["--mcp-list", "--workspace", ws.dir], { env: cliEnv() });
+  const text = await runCli(["--mcp-list", "--workspace", dirs.ws.dir], { env: cliEnv() });
   const all = text.stdout + text.stderr;
   for (const leaked of [KEY, TOKEN, "p@ss@word", "other1234", "\x1b", "\x07"]) expect(all).not.toContain(leaked);
   expect(text.stdout).toContain("'--api-key' '[redacted]'");
@@ -81,7 +73,7 @@ test("--mcp-list: command lines, stderr, env secrets and tool names pass the gat
   expect(text.stdout).not.toContain("leaky__evil");
   expect(text.stderr).toContain('The tool "evil^[]0;pwned^G" of MCP server "leaky" is not offered');
 
-  const json = await runCli(["--mcp-list", "--json", "--workspace", ws.dir], { env: cliEnv() });
+  const json = await runCli(["--mcp-list", "--json", "--workspace", dirs.ws.dir], { env: cliEnv() });
   for (const leaked of [KEY, TOKEN, "p@ss@word", "other1234", "\x1b"])
     expect(json.stdout + json.stderr).not.toContain(leaked);
   const rows = json.stdout
@@ -90,5 +82,5 @@ test("--mcp-list: command lines, stderr, env secrets and tool names pass the gat
     .map((l) => JSON.parse(l) as { name: string; target?: string; error?: string });
   expect(rows.find((r) => r.name === "leaky")!.target).toContain("'--api-key' '[redacted]'");
   expect(rows.find((r) => r.name === "broken")!.error).toContain("token [redacted] rejected");
-  expect(processesWith(home.dir)).toEqual([]);
+  expect(processesWith(dirs.home.dir)).toEqual([]);
 }, 90_000);

@@ -28,9 +28,8 @@ import type { Renderer } from "../../src/ui/render.js";
 import { formatMcpStatus } from "../../src/mcp/status.js";
 import { confirmConfigTrust } from "../../src/app/config-trust.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let http: Awaited<ReturnType<typeof startHttpServer>>;
 let notes: string[];
 const hubs: McpHub[] = [];
@@ -41,33 +40,27 @@ beforeAll(async () => {
 afterAll(() => http.stop());
 
 beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
   notes = [];
 });
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await Promise.all(hubs.splice(0).map((h) => h.close()));
-  // A failed test must not leave its servers behind (their command lines name files in home).
-  killPids(processesWith(home.dir));
-  ws.cleanup();
-  home.cleanup();
 });
 
-const userConfig = () => path.join(home.dir, "config.json");
-const pidFile = (name = "local") => path.join(home.dir, `${name}.pid`);
+const userConfig = () => path.join(dirs.home.dir, "config.json");
+const pidFile = (name = "local") => path.join(dirs.home.dir, `${name}.pid`);
 /** The CLI's environment here: the test's home, user config, tool-list cache and trust store. */
 const cliEnv = (extra: Record<string, string> = {}) =>
   baseEnv({
-    HOME: home.dir,
+    HOME: dirs.home.dir,
     MINI_CURSOR_USER_CONFIG: userConfig(),
-    MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-    MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+    MINI_CURSOR_MCP_CACHE: path.join(dirs.home.dir, "cache.json"),
+    MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "t.json"),
     ...extra,
   });
 
 async function hubFor(servers: Record<string, unknown>, env: NodeJS.ProcessEnv = {}): Promise<McpHub> {
   writeUserConfig(userConfig(), { mcpServers: servers });
-  const hub = await prepareMcp(mcpTestSettings(ws.dir, home.dir, env), (t) => notes.push(t));
+  const hub = await prepareMcp(mcpTestSettings(dirs.ws.dir, dirs.home.dir, env), (t) => notes.push(t));
   if (!hub) throw new Error("no hub");
   hubs.push(hub);
   return hub;
@@ -87,11 +80,11 @@ const toolResults = (messages: BaseMessage[]) =>
 describe.each<EngineKind>(["graph", "loop"])("MCP tools in the %s engine", (kind) => {
   test("a scripted model calls a stdio tool and an HTTP tool, a crash leaves the run going, and no server process remains", async () => {
     const hub = await hubFor({ local: stdioServer(pidFile()), remote: { url: http.url } });
-    const { tools } = createAgentTools(mcpTestSettings(ws.dir, home.dir), undefined, hub);
+    const { tools } = createAgentTools(mcpTestSettings(dirs.ws.dir, dirs.home.dir), undefined, hub);
     const pids: number[] = [readPid(pidFile())];
     const h = engineHarness(
       kind,
-      ws.dir,
+      dirs.ws.dir,
       [
         {
           toolCalls: [
@@ -199,9 +192,9 @@ describe("MCP server failures", () => {
   });
 
   test("a cached server that no longer starts gives the model a tool error, not a crash", async () => {
-    const settings = mcpTestSettings(ws.dir, home.dir);
+    const settings = mcpTestSettings(dirs.ws.dir, dirs.home.dir);
     const spec = { name: "broken", config: stdioServer(pidFile("broken"), "--crash-at-start"), file: userConfig() };
-    storeTools(settings.mcp.cacheFile, cacheKey(ws.dir, spec), [
+    storeTools(settings.mcp.cacheFile, cacheKey(dirs.ws.dir, spec), [
       {
         name: "echo",
         description: "Echoes.",
@@ -286,19 +279,21 @@ describe("MCP lifecycle", () => {
   });
 
   test("no servers configured: no hub, and the MCP libraries are not needed", async () => {
-    expect(await prepareMcp(mcpTestSettings(ws.dir, home.dir), (t) => notes.push(t))).toBeUndefined();
+    expect(await prepareMcp(mcpTestSettings(dirs.ws.dir, dirs.home.dir), (t) => notes.push(t))).toBeUndefined();
   });
 });
 
 describe("MCP configuration and trust", () => {
-  const projectFile = () => path.join(ws.dir, "mini-cursor.config.json");
+  const projectFile = () => path.join(dirs.ws.dir, "mini-cursor.config.json");
 
   test("a repository's servers start only once the user trusts that file's content", async () => {
     writeFileSync(projectFile(), JSON.stringify({ mcpServers: { repo: { url: http.url } } }));
-    const settings = mcpTestSettings(ws.dir, home.dir);
+    const settings = mcpTestSettings(dirs.ws.dir, dirs.home.dir);
     expect(configuredMcpServers(settings)).toEqual([]);
     expect(untrustedMcpServers(settings)).toEqual([{ name: "repo", file: "mini-cursor.config.json" }]);
-    expect(loadProjectRules(ws.dir, { trustStore: settings.trustStore }).untrusted?.[0]?.mcpServers).toEqual(["repo"]);
+    expect(loadProjectRules(dirs.ws.dir, { trustStore: settings.trustStore }).untrusted?.[0]?.mcpServers).toEqual([
+      "repo",
+    ]);
     trustFile(settings.trustStore, projectFile(), contentHash(readFileSync(projectFile(), "utf8")));
     expect(configuredMcpServers(settings)).toEqual([
       { name: "repo", config: { url: http.url }, file: "mini-cursor.config.json" },
@@ -307,7 +302,7 @@ describe("MCP configuration and trust", () => {
 
   test("the trust question names the servers; answered no, they stay off; yes, they start", async () => {
     writeFileSync(projectFile(), JSON.stringify({ mcpServers: { repo: { url: http.url } }, mcp: { allow: ["repo"] } }));
-    const settings = mcpTestSettings(ws.dir, home.dir);
+    const settings = mcpTestSettings(dirs.ws.dir, dirs.home.dir);
     const questions: string[] = [];
     const said: string[] = [];
     const renderer = {
@@ -338,9 +333,9 @@ describe("MCP configuration and trust", () => {
     writeUserConfig(userConfig(), {
       mcpServers: { shared: { url: "http://127.0.0.1:1/mcp" }, mine: { command: "x" } },
     });
-    writeFileSync(path.join(ws.dir, ".mini-cursor-placeholder"), "");
+    writeFileSync(path.join(dirs.ws.dir, ".mini-cursor-placeholder"), "");
     writeFileSync(projectFile(), JSON.stringify({ mcpServers: { shared: { url: http.url } } }));
-    const settings = mcpTestSettings(ws.dir, home.dir);
+    const settings = mcpTestSettings(dirs.ws.dir, dirs.home.dir);
     trustFile(settings.trustStore, projectFile(), contentHash(readFileSync(projectFile(), "utf8")));
     expect(configuredMcpServers(settings).map((s) => [s.name, s.file])).toEqual([
       ["shared", "mini-cursor.config.json"],
@@ -350,22 +345,22 @@ describe("MCP configuration and trust", () => {
 
   test("invalid server entries are rules errors that say where", () => {
     writeFileSync(projectFile(), JSON.stringify({ mcpServers: { a__b: { url: http.url } } }));
-    expect(() => loadProjectRules(ws.dir)).toThrow(
+    expect(() => loadProjectRules(dirs.ws.dir)).toThrow(
       /mini-cursor.config.json: mcpServers: server names are letters, digits/,
     );
     writeFileSync(projectFile(), JSON.stringify({ mcpServers: { a: { command: "x", url: http.url } } }));
-    expect(() => loadProjectRules(ws.dir)).toThrow(/mini-cursor.config.json: mcpServers.a/);
+    expect(() => loadProjectRules(dirs.ws.dir)).toThrow(/mini-cursor.config.json: mcpServers.a/);
   });
 });
 
 describe("the published filesystem server", () => {
   test("its tools read a file in the workspace", async () => {
-    writeFileSync(path.join(ws.dir, "notes.txt"), "hello from the filesystem server\n");
-    const hub = await hubFor({ fs: { command: process.execPath, args: [FILESYSTEM_SERVER, ws.dir] } });
+    writeFileSync(path.join(dirs.ws.dir, "notes.txt"), "hello from the filesystem server\n");
+    const hub = await hubFor({ fs: { command: process.execPath, args: [FILESYSTEM_SERVER, dirs.ws.dir] } });
     expect(hub.tools.map((t) => t.name)).toEqual(
       expect.arrayContaining(["fs__read_text_file", "fs__list_directory", "fs__write_file"]),
     );
-    expect((await call(hub, "fs__read_text_file", { path: path.join(ws.dir, "notes.txt") })).content).toBe(
+    expect((await call(hub, "fs__read_text_file", { path: path.join(dirs.ws.dir, "notes.txt") })).content).toBe(
       "hello from the filesystem server\n",
     );
     const outside = await call(hub, "fs__read_text_file", { path: "/etc/hostname" });
@@ -376,7 +371,7 @@ describe("the published filesystem server", () => {
 describe("--mcp-list", () => {
   test("starts each server, shows state and tools, and stops them", async () => {
     writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()), remote: { url: http.url } } });
-    const report = await mcpListReport(mcpTestSettings(ws.dir, home.dir), false, (t) => notes.push(t));
+    const report = await mcpListReport(mcpTestSettings(dirs.ws.dir, dirs.home.dir), false, (t) => notes.push(t));
     const lines = report.split("\n");
     expect(lines[0]).toMatch(/^local {2}stdio {2}running {2}sh -c .* {2}\(.*config\.json\)$/);
     expect(lines[1]).toBe(
@@ -385,7 +380,7 @@ describe("--mcp-list", () => {
     expect(lines[2]).toBe(`remote  http  running  ${http.url}  (${userConfig()})`);
     expect(isAlive(readPid(pidFile()))).toBe(false);
     expect(processesWith(pidFile())).toEqual([]);
-    const json = await mcpListReport(mcpTestSettings(ws.dir, home.dir), true, (t) => notes.push(t));
+    const json = await mcpListReport(mcpTestSettings(dirs.ws.dir, dirs.home.dir), true, (t) => notes.push(t));
     expect(
       json
         .trim()
@@ -403,7 +398,7 @@ describe("the CLI", () => {
   test("--mcp-list prints each server's state and tools and leaves nothing running", async () => {
     writeUserConfig(userConfig(), { mcpServers: { remote: { url: http.url }, local: stdioServer(pidFile()) } });
     const env = cliEnv();
-    const result = await runCli(["--mcp-list", "--workspace", ws.dir], { env });
+    const result = await runCli(["--mcp-list", "--workspace", dirs.ws.dir], { env });
     expect([result.code, result.stderr]).toEqual([0, ""]);
     expect(result.stdout.split("\n").slice(0, 2)).toEqual([
       `remote  http  running  ${http.url}  (${userConfig()})`,
@@ -425,9 +420,12 @@ describe("the CLI", () => {
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()), remote: { url: http.url } } });
       const env = cliEnv({ OPENAI_BASE_URL: provider.url });
-      const result = await runCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "use the MCP tools"], {
-        env,
-      });
+      const result = await runCli(
+        ["--workspace", dirs.ws.dir, "--json", "--approval", "full-auto", "use the MCP tools"],
+        {
+          env,
+        },
+      );
       expect(result.code).toBe(0);
       const events = result.stdout
         .trim()
@@ -457,7 +455,7 @@ describe("the CLI", () => {
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
       const env = cliEnv({ OPENAI_BASE_URL: provider.url });
-      const child = startCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
+      const child = startCli(["--workspace", dirs.ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
       const done = collect(child);
       await waitFor(() => existsSync(`${pidFile()}.sleeping`), 30_000);
       const server = readPid(pidFile());
@@ -479,16 +477,16 @@ describe("the CLI", () => {
     try {
       writeUserConfig(userConfig(), { mcpServers: { local: stdioServer(pidFile()) } });
       const env = cliEnv({ OPENAI_BASE_URL: provider.url });
-      const child = startCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
+      const child = startCli(["--workspace", dirs.ws.dir, "--json", "--approval", "full-auto", "sleep"], { env });
       const done = collect(child);
       await waitFor(() => existsSync(`${pidFile()}.sleeping`), 30_000);
       const orphan = readPid(pidFile());
       process.kill(child.pid!, "SIGKILL"); // nothing of mini-cursor runs: its server is left behind
       await done;
       expect(isAlive(orphan)).toBe(true);
-      const second = path.join(home.dir, "second.pid");
+      const second = path.join(dirs.home.dir, "second.pid");
       writeUserConfig(userConfig(), { mcpServers: { other: stdioServer(second) } });
-      expect((await runCli(["--workspace", ws.dir, "--mcp-list"], { env })).code).toBe(0);
+      expect((await runCli(["--workspace", dirs.ws.dir, "--mcp-list"], { env })).code).toBe(0);
       await waitFor(() => !isAlive(orphan), 10_000);
       expect(processesWith(pidFile())).toEqual([]);
     } finally {
@@ -504,9 +502,9 @@ describe("the CLI", () => {
 
 describe("/mcp", () => {
   test("shows each server's state and tools without starting anything", async () => {
-    const settings = mcpTestSettings(ws.dir, home.dir);
+    const settings = mcpTestSettings(dirs.ws.dir, dirs.home.dir);
     const spec = { name: "local", config: stdioServer(pidFile()), file: userConfig() };
-    storeTools(settings.mcp.cacheFile, cacheKey(ws.dir, spec), [
+    storeTools(settings.mcp.cacheFile, cacheKey(dirs.ws.dir, spec), [
       { name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: {} } },
     ]);
     const hub = await hubFor({ local: spec.config, remote: { url: http.url } });

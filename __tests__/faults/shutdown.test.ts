@@ -7,6 +7,7 @@ import { processesWith, readPid, stdioServer, writeUserConfig } from "../helpers
 import { startOpenAIServer, type OpenAIServer } from "../helpers/openai-server.js";
 import { isAlive, killPids } from "../helpers/pids.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 /**
  * SIGTERM and SIGHUP end the run within FORCED_EXIT_GRACE_MS even when the orderly shutdown
@@ -20,20 +21,11 @@ jest.setTimeout(120_000);
 /** Far more than the 1 s grace, far less than the ten minutes the orderly shutdown would wait. */
 const EXIT_DEADLINE_MS = 15_000;
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let provider: OpenAIServer | undefined;
 
-beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
-});
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await provider?.close();
   provider = undefined;
-  killPids(processesWith(home.dir));
-  ws.cleanup();
-  home.cleanup();
 });
 
 test.each(["SIGTERM", "SIGHUP"] as const)(
@@ -43,13 +35,13 @@ test.each(["SIGTERM", "SIGHUP"] as const)(
       { toolCalls: [{ name: "local__echo", args: { text: "hi" } }] },
       { content: "never reached" },
     ]);
-    const pidFile = path.join(home.dir, "local.pid");
+    const pidFile = path.join(dirs.home.dir, "local.pid");
     const config = stdioServer(pidFile, "--hang-at-start", "--ignore-sigterm");
-    const userConfig = path.join(home.dir, "config.json");
-    const cacheFile = path.join(home.dir, "cache.json");
+    const userConfig = path.join(dirs.home.dir, "config.json");
+    const cacheFile = path.join(dirs.home.dir, "cache.json");
     writeUserConfig(userConfig, { mcpServers: { local: config } });
     // Its tools are known from an earlier run, so the server starts only when the model calls one.
-    storeTools(cacheFile, cacheKey(ws.dir, { name: "local", config, file: userConfig }), [
+    storeTools(cacheFile, cacheKey(dirs.ws.dir, { name: "local", config, file: userConfig }), [
       {
         name: "echo",
         description: "Echoes.",
@@ -60,13 +52,13 @@ test.each(["SIGTERM", "SIGHUP"] as const)(
       OPENAI_BASE_URL: provider.url,
       OPENAI_API_KEY: "test",
       MINI_CURSOR_SANDBOX: "off",
-      HOME: home.dir,
+      HOME: dirs.home.dir,
       MINI_CURSOR_USER_CONFIG: userConfig,
       MINI_CURSOR_MCP_CACHE: cacheFile,
-      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+      MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "t.json"),
       MINI_CURSOR_MCP_START_TIMEOUT_MS: "600000",
     });
-    const child = startCli(["--workspace", ws.dir, "--json", "--approval", "full-auto", "call it"], { env });
+    const child = startCli(["--workspace", dirs.ws.dir, "--json", "--approval", "full-auto", "call it"], { env });
     const done = collect(child, 90_000);
     await waitFor(() => existsSync(pidFile), 60_000);
     const server = readPid(pidFile);
@@ -76,6 +68,6 @@ test.each(["SIGTERM", "SIGHUP"] as const)(
     expect(Date.now() - sent).toBeLessThan(EXIT_DEADLINE_MS);
     expect(result.code).toBe(130);
     expect(isAlive(server)).toBe(false);
-    expect(processesWith(home.dir)).toEqual([]);
+    expect(processesWith(dirs.home.dir)).toEqual([]);
   },
 );

@@ -49,12 +49,20 @@ export function writeUserConfig(file: string, content: unknown): void {
   writeFileSync(file, JSON.stringify(content));
 }
 
+/**
+ * A wait notice ("Waiting for MCP server … to start") comes only after this long here: the
+ * tests assert the notes a start gives exactly, and a loaded machine can take the default 2 s to
+ * start a server. The notice itself is tested through the CLI (cli-state-waits.test.ts).
+ */
+const NO_WAIT_NOTICE_MS = "600000";
+
 /** Settings for a workspace, with the user config, cache and trust store in `home`. */
 export function mcpTestSettings(workspace: string, home: string, env: NodeJS.ProcessEnv = {}): Settings {
   return loadSettings(
     { workspace },
     {
       MINI_CURSOR_DOTENV: "off",
+      MINI_CURSOR_WAIT_NOTICE_MS: NO_WAIT_NOTICE_MS,
       HOME: home,
       MINI_CURSOR_USER_CONFIG: path.join(home, "config.json"),
       MINI_CURSOR_MCP_CACHE: path.join(home, "mcp-tools.json"),

@@ -5,6 +5,7 @@ import type { McpHub } from "../../src/mcp/hub.js";
 import { mcpTestSettings, processesWith, stdioServer, writeUserConfig } from "../helpers/mcp-servers.js";
 import { killPids } from "../helpers/pids.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 /**
  * MCP results arrive as the server meant them: a real stdio server of our own
@@ -13,29 +14,22 @@ import { makeTempDir } from "../helpers/tmp.js";
  * behaviour of the reference server @modelcontextprotocol/server-everything, as our own cases.
  */
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let notes: string[];
 let hub: McpHub | undefined;
 
 beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
   notes = [];
 });
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await hub?.close();
   hub = undefined;
-  killPids(processesWith(home.dir));
-  ws.cleanup();
-  home.cleanup();
 });
 
 async function startHub(env: NodeJS.ProcessEnv = {}): Promise<McpHub> {
-  writeUserConfig(path.join(home.dir, "config.json"), {
-    mcpServers: { local: stdioServer(path.join(home.dir, "local.pid"), "--content-tools") },
+  writeUserConfig(path.join(dirs.home.dir, "config.json"), {
+    mcpServers: { local: stdioServer(path.join(dirs.home.dir, "local.pid"), "--content-tools") },
   });
-  const made = await prepareMcp(mcpTestSettings(ws.dir, home.dir, env), (t) => notes.push(t));
+  const made = await prepareMcp(mcpTestSettings(dirs.ws.dir, dirs.home.dir, env), (t) => notes.push(t));
   if (!made) throw new Error("no hub");
   hub = made;
   return made;

@@ -6,6 +6,7 @@ import type { McpHub } from "../../src/mcp/hub.js";
 import { mcpTestSettings, processesWith, stdioServer, writeUserConfig } from "../helpers/mcp-servers.js";
 import { killPids } from "../helpers/pids.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 /**
  * Stopping our own MCP servers races the crash detector (the transport's close, the process's
@@ -18,29 +19,20 @@ jest.setTimeout(300_000);
 /** Rounds of start, call and stop. */
 const STOP_ROUNDS = 12;
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let hub: McpHub | undefined;
 
-beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
-});
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await hub?.close();
   hub = undefined;
-  killPids(processesWith(home.dir));
-  ws.cleanup();
-  home.cleanup();
 });
 
 test("stopping our own servers, again and again, never reports one as killed or exited", async () => {
-  writeUserConfig(path.join(home.dir, "config.json"), {
-    mcpServers: { local: stdioServer(path.join(home.dir, "local.pid")) },
+  writeUserConfig(path.join(dirs.home.dir, "config.json"), {
+    mcpServers: { local: stdioServer(path.join(dirs.home.dir, "local.pid")) },
   });
   const said: string[] = [];
   for (let round = 0; round < STOP_ROUNDS; round++) {
-    hub = await prepareMcp(mcpTestSettings(ws.dir, home.dir), (t) => said.push(t));
+    hub = await prepareMcp(mcpTestSettings(dirs.ws.dir, dirs.home.dir), (t) => said.push(t));
     const echo = hub!.tools.find((t) => t.name === "local__echo")!;
     // A call first, so the server is running when it is stopped.
     const result = (await echo.invoke({
@@ -54,5 +46,5 @@ test("stopping our own servers, again and again, never reports one as killed or 
     hub = undefined;
   }
   expect(said.filter((n) => /killed|exited|closed the connection/.test(n))).toEqual([]);
-  expect(processesWith(home.dir)).toEqual([]);
+  expect(processesWith(dirs.home.dir)).toEqual([]);
 });

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { POSTGRES_URL, startOwnCluster, type OwnCluster } from "../helpers/postgres.js";
+import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
+import { STUDIO_STARTUP_DEADLINE_MS, startStudioServer, type StudioServer } from "../helpers/studio-server.js";
+import { makeTempDir, waitFor } from "../helpers/tmp.js";
+
+/**
+ * A Studio run holds its thread's PostgreSQL advisory lock (studio/thread-runs.ts), which dies
+ * with its connection. When the database restarts while the run's command is running, the run
+ * must fail naming the lost lock and write nothing more of the thread; the next run of that
+ * thread takes the lock again and tells the model the truth about the cut-off call. A cluster of
+ * the test's own, since it restarts.
+ */
+
+jest.setTimeout(STUDIO_STARTUP_DEADLINE_MS + 240_000);
+
+const RUN_DEADLINE_MS = 90_000;
+const HOLD = "Hold the thread while the database restarts.";
+const AFTER = "What happened to the command?";
+/** A command that says it started and runs until the test lets it end. */
+const HOLD_COMMAND = "touch hold.started && while [ ! -f hold.release ]; do sleep 0.1; done; echo after > after.txt";
+
+const withPostgres = POSTGRES_URL ? describe : describe.skip;
+
+withPostgres("Studio: the thread's lock is lost (PostgreSQL restarts mid-run)", () => {
+  let cluster: OwnCluster;
+  let model: OpenAIServer;
+  let workspace: ReturnType<typeof makeTempDir>;
+  let studio: StudioServer | undefined;
+
+  beforeAll(async () => {
+    cluster = startOwnCluster();
+    workspace = makeTempDir("mini-cursor-studio-ws-");
+    model = await startOpenAIServer((request): ScriptStep => {
+      const last = request.messages.at(-1);
+      if (last?.role === "user" && last.content === HOLD)
+        return { toolCalls: [{ name: "execute_command", args: { command: HOLD_COMMAND } }] };
+      return { content: "The command was cut off." };
+    });
+    studio = await startStudioServer(
+      {
+        OPENAI_BASE_URL: model.url,
+        OPENAI_API_KEY: "test",
+        MINI_CURSOR_WORKSPACE: workspace.dir,
+        MINI_CURSOR_CHECKPOINTER: cluster.url,
+        MINI_CURSOR_SANDBOX: "off",
+      },
+      [workspace.dir],
+    );
+  }, STUDIO_STARTUP_DEADLINE_MS + 60_000);
+
+  afterAll(async () => {
+    studio?.stop();
+    await model?.close();
+    workspace?.cleanup();
+    cluster?.stop();
+  });
+
+  test("the run fails naming the lost lock and saves nothing more; the next run retakes the thread and is told the call was interrupted", async () => {
+    const { client, assistantId } = studio!;
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: HOLD }] },
+      config: { configurable: { approval: "full-auto" } },
+    });
+    await waitFor(() => existsSync(path.join(workspace.dir, "hold.started")), RUN_DEADLINE_MS, 50);
+    // Every connection ends, the lock's with them; the command is still running.
+    cluster.restart();
+    writeFileSync(path.join(workspace.dir, "hold.release"), "");
+    await client.runs.join(thread.thread_id, run.run_id).catch(() => undefined);
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("error");
+    await waitFor(
+      () =>
+        studio!
+          .output()
+          .includes(`Lost the lock on thread ${thread.thread_id}: its connection to the PostgreSQL database at `),
+      10_000,
+      50,
+    );
+    // The command itself finished (it was running), but no step after it: one model request.
+    expect(readFileSync(path.join(workspace.dir, "after.txt"), "utf8")).toBe("after\n");
+    expect(model.requests).toHaveLength(1);
+
+    const next = await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: AFTER }] },
+      config: { configurable: { approval: "full-auto" } },
+    });
+    expect(model.requests).toHaveLength(2);
+    const sent = model.requests[1]!.messages;
+    // The instructions go first (as "developer" for the server's default model), then the thread.
+    expect(sent.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"]);
+    const result = String(sent[3]!.content);
+    expect(result).toMatch(/^This execute_command call was interrupted: it started, but mini-cursor stopped/);
+    expect(sent[4]!.content).toBe(AFTER);
+    const messages = (next as { messages?: Array<{ content: unknown }> }).messages ?? [];
+    expect(messages.at(-1)?.content).toBe("The command was cut off.");
+  });
+});
