@@ -12,6 +12,8 @@ import path from "node:path";
 export const BINARY_SNIFF_BYTES = 8 * 1024;
 /** Chunk size for streaming reads: large enough for fast scans, small enough to stay flat. */
 const CHUNK_BYTES = 1024 * 1024;
+/** The first read of a window of lines (collectLines). */
+const FIRST_WINDOW_READ_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 /** A UTF-8 code point takes at most this many bytes; bounds what we keep of a long line. */
@@ -356,8 +358,12 @@ async function collectLines(
   let position = offset;
   // The byte after the last whole line collected.
   let consumed = offset;
+  // A page is usually far smaller than a chunk: the first read is small and later ones double,
+  // so a short page of a huge file costs what the same page of a small file does.
+  let want = FIRST_WINDOW_READ_BYTES;
   while (!done()) {
-    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - position), position);
+    const { bytesRead } = await fh.read(buf, 0, Math.min(want, buf.length, end - position), position);
+    want *= 2;
     if (bytesRead === 0) {
       if (!current.empty) finishLine(); // last line without a final newline
       consumed = position;
