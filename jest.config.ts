@@ -34,6 +34,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "faults/state-errors.test.ts",
   "faults/writers.test.ts",
   "interrupt.test.ts",
+  "lock-lost-pty.test.ts",
   "mcp-list-pty.test.ts",
   "mcp/mcp-offline.test.ts",
   "mcp/mcp-paths.test.ts",
