@@ -184,14 +184,14 @@ describe("an interactive session on a terminal", () => {
     expect(readFileSync(path.join(tmp.dir, "y.txt"), "utf8")).toBe("hi\n");
 
     await enter("run `echo no > n.txt`");
-    await term.waitForScreen((s) => count(s, "[y]es / [n]o / [a]lways") === 2, "the second question");
+    await term.waitForScreen((s) => count(s, "[y]es / [n]o / [e]dit / [a]lways") === 2, "the second question");
     await enter("n");
     const declined = await waitForPrompt("the declined turn's end", (s) => count(s, "■ Not done:") === 1);
     expect(declined).toContain("execute_command: declined, not run");
     expect(existsSync(path.join(tmp.dir, "n.txt"))).toBe(false);
 
     await enter("run `echo c > c.txt`");
-    await term.waitForScreen((s) => count(s, "[y]es / [n]o / [a]lways") === 3, "the third question");
+    await term.waitForScreen((s) => count(s, "[y]es / [n]o / [e]dit / [a]lways") === 3, "the third question");
     await term.press("C-c");
     const afterQuestion = await waitForPrompt("the prompt after Ctrl-C at the question", (s) =>
       s.includes("Turn cancelled; the conversation so far is kept."),

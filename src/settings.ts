@@ -582,6 +582,8 @@ const settingsSchema = z.object({
   tracing: z.custom<TracingSettings>().optional(),
   /** Where threads live: "sqlite" (default, in the workspace) or a PostgreSQL URL. */
   checkpointer: z.string().min(1),
+  /** The person's editor for [e]dit at an approval question (VISUAL, else EDITOR, as git reads them); unset: edited on the prompt line. */
+  editor: z.string().min(1).optional(),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -678,6 +680,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     additionalProperties: toBool(env.MINI_CURSOR_ADDITIONAL_PROPERTIES, "MINI_CURSOR_ADDITIONAL_PROPERTIES"),
     tracing: tracingSettings(env),
     checkpointer: checkpointerSetting(flags.checkpointer, env),
+    editor: nonEmpty(env.VISUAL) ?? nonEmpty(env.EDITOR),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) throw new SettingsError(invalidSetting(parsed.error.issues[0]!, raw, flags));

@@ -100,7 +100,7 @@ test("the question shows the whole command, wrapped, with the exact rules 'alway
   expect(q.text.split("\n").every((l) => l.length <= 100 + 4)).toBe(true);
   expect(q.text).toContain("? Allow execute_command:\n  │ npm test && echo padding;");
   expect(q.prompt).toBe(
-    "  [y]es / [n]o / [a]lways this session (`npm test`, `echo`, `rm -rf`) / [p]roject: save the same allow rules in this workspace's saved answers / or type feedback: ",
+    "  [y]es / [n]o / [e]dit / [a]lways this session (`npm test`, `echo`, `rm -rf`) / [p]roject: save the same allow rules in this workspace's saved answers / or type feedback: ",
   );
   expect(wrapText("abcdef", 4)).toEqual(["abcd", "ef"]);
 });
@@ -111,7 +111,7 @@ test("a dangerous command's question offers no always, and 'a' or 'p' is not tak
     asksEveryTime: true,
   });
   const q = formatQuestion(danger);
-  expect(q.prompt).toBe("  [y]es / [n]o / or type feedback: ");
+  expect(q.prompt).toBe("  [y]es / [n]o / [e]dit / or type feedback: ");
   expect(q.text).toContain("This call asks every time; it cannot be allowed for later.");
   expect(parseApprovalAnswer("a", danger)).toBeUndefined();
   expect(parseApprovalAnswer("p", danger)).toBeUndefined();

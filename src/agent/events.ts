@@ -16,8 +16,10 @@ export interface TokenUsage {
  * approve: this call only. always: this call, and later calls with the same command prefix for
  * the rest of this session (kept in the thread's state). always-project: as always, and the
  * allow rules shown in the request are saved for the project (the terminal front end saves them).
+ * edit: this call with the person's arguments (`args`) instead of the model's; the edited call
+ * is checked again like any other (policy/review.ts) and may be asked about again.
  */
-export type ApprovalDecision = "approve" | "deny" | "always" | "always-project";
+export type ApprovalDecision = "approve" | "deny" | "always" | "always-project" | "edit";
 
 /** What an approval question carries: the tool, its arguments and why it asks. */
 export interface ApprovalRequest {
@@ -33,6 +35,12 @@ export interface ApprovalRequest {
   asksEveryTime?: boolean;
   /** For commands: the exact allow rules an "always" answer covers (and "always-project" saves). */
   alwaysRules?: string[];
+  /** The call shown is the person's edit of the model's call, asked about again (it asks in every mode). */
+  edited?: true;
+  /** Why the person's last edit was not used (not JSON, does not fit the tool): asked again. */
+  editError?: string;
+  /** That edit's arguments, so an editor can start from them rather than from the call. */
+  editDraft?: Record<string, unknown>;
 }
 
 export interface ApprovalResponse {
@@ -40,6 +48,8 @@ export interface ApprovalResponse {
   feedback?: string;
   /** Nobody could be asked (no terminal): the call is not run, and the model is told what would allow it. */
   unattended?: boolean;
+  /** With decision "edit": the call's arguments as the person wrote them (all of them, not a patch). */
+  args?: Record<string, unknown>;
 }
 
 import type { Todo } from "../tools/todos.js";
@@ -75,6 +85,8 @@ export type AgentEvent =
       notRun?: boolean;
       /** A command's exit code when it failed (null: it could not start). */
       exitCode?: number | null;
+      /** The person edited the call before it ran: the arguments that ran (the tool_call event has the model's). */
+      editedArgs?: Record<string, unknown>;
     }
   | { type: "approval"; request: ApprovalRequest; response: ApprovalResponse }
   /** The model's todo list changed (write_todos): the whole list as it now stands. */

@@ -64,7 +64,8 @@ export class ToolTimer extends BaseCallbackHandler {
 /** The tool_result event for a result message, the same in both engines. */
 export function toolResultEvent(result: ToolMessage, step: number, timer: ToolTimer): AgentEvent {
   const diff = resultDiff(result);
-  const artifact = (result.artifact ?? {}) as { notRun?: unknown; exitCode?: unknown };
+  const artifact = (result.artifact ?? {}) as { notRun?: unknown; exitCode?: unknown; editedArgs?: unknown };
+  const edited = artifact.editedArgs;
   const exitCode = typeof artifact.exitCode === "number" || artifact.exitCode === null ? artifact.exitCode : undefined;
   return {
     type: "tool_result",
@@ -77,5 +78,6 @@ export function toolResultEvent(result: ToolMessage, step: number, timer: ToolTi
     ...(diff ? { diff } : {}),
     ...(artifact.notRun === true ? { notRun: true } : {}),
     ...(exitCode !== undefined && result.status === "error" ? { exitCode } : {}),
+    ...(edited && typeof edited === "object" ? { editedArgs: edited as Record<string, unknown> } : {}),
   };
 }

@@ -17,6 +17,8 @@ export interface JournalStepInput {
   calls: ReadonlyArray<{ id?: string; name: string }>;
   /** The snapshot taken before the step's tools (snapshot-step.ts), when there is one. */
   before?: string;
+  /** Calls the person edited at the approval question: the arguments they run with, by call id. */
+  edits?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 export async function journalStarted(input: JournalStepInput): Promise<void> {
@@ -25,7 +27,17 @@ export async function journalStarted(input: JournalStepInput): Promise<void> {
   const request = currentRequest(input.messages);
   await input.journal.start(
     input.threadId,
-    input.calls.map((c) => ({ callId: c.id ?? "", name: c.name, request, before: input.before, startedAt })),
+    input.calls.map((c) => {
+      const editedArgs = input.edits?.[c.id ?? ""];
+      return {
+        callId: c.id ?? "",
+        name: c.name,
+        request,
+        before: input.before,
+        startedAt,
+        ...(editedArgs ? { editedArgs } : {}),
+      };
+    }),
   );
   faultPoint("tool-start");
 }

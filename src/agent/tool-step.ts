@@ -5,6 +5,7 @@ import type { ApprovalMode } from "../settings.js";
 import { normalizeResponse } from "../policy/approval-answer.js";
 import { checkRepeats, loopGuardReport, withLoopNote } from "../policy/loop-guard.js";
 import { reviewToolCalls, type ReviewOutcome } from "../policy/review.js";
+import { withEditNote } from "../policy/edit-call.js";
 import { todosFromResults, type Todo } from "../tools/todos.js";
 import type { ApprovalRequest } from "./events.js";
 import type { AgentRuntime } from "./runtime.js";
@@ -109,6 +110,8 @@ export interface ToolStepInput {
   /** The config each call runs with (cancellation, callbacks, thread id). */
   configFor: (call: ToolCall) => RunnableConfig;
   notice: (text: string) => void;
+  /** The review's edits (ReviewOutcome.edits): these calls run with the person's arguments, and their results say so. */
+  edits?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 export interface ToolStep {
@@ -131,7 +134,11 @@ export async function runToolStep(input: ToolStepInput): Promise<ToolStep> {
     ...unrunnable.map((m) => m.tool_call_id),
     ...input.messages.filter(ToolMessage.isInstance).map((m) => m.tool_call_id),
   ]);
-  const pending = calls.filter((c) => !answered.has(c.id!));
+  const edits = input.edits ?? {};
+  // An edited call runs, is snapshotted, scheduled and journalled with the person's arguments.
+  const pending = calls
+    .filter((c) => !answered.has(c.id!))
+    .map((c) => (edits[c.id!] ? { ...c, args: edits[c.id!]! } : c));
   // The workspace is snapshotted around the tools, for /undo (and, in the graph, time travel).
   const snapshot = await snapshotBeforeTools({
     workspace: runtime.workspace,
@@ -144,13 +151,14 @@ export async function runToolStep(input: ToolStepInput): Promise<ToolStep> {
   });
   // The write-ahead journal: the calls are on disk as started before they run, each result as it ends.
   const journal = runtime.journal;
-  await journalStarted({ journal, threadId, messages: input.messages, calls: pending, before: snapshot.before });
+  await journalStarted({ journal, threadId, messages: input.messages, calls: pending, before: snapshot.before, edits });
   const toolsByName = new Map(runtime.tools.map((t) => [t.name, t]));
   const outputs = await runScheduled(
     pending,
     (call) => accessOf(call, runtime.tools, runtime.workspace),
     async (call) => {
-      const result = await runToolCall(toolsByName.get(call.name)!, call, input.configFor(call));
+      const ran = await runToolCall(toolsByName.get(call.name)!, call, input.configFor(call));
+      const result = edits[call.id!] ? withEditNote(ran, call.args) : ran;
       await journalEnded(journal, threadId, [result]);
       return result;
     },

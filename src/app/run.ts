@@ -154,6 +154,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
             createTerminalApprover(
               () => renderer.pause(),
               () => abort.abort(),
+              { editor: settings.editor },
             ),
             settings.workspace,
             (t) => renderer.note(t),
@@ -217,7 +218,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
       approver: (cancel) =>
         interactive
           ? withSavedAlwaysRules(
-              createTerminalApprover(() => renderer.pause(), cancel),
+              createTerminalApprover(() => renderer.pause(), cancel, { editor: settings.editor }),
               settings.workspace,
               (t) => renderer.note(t),
             )

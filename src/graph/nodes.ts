@@ -20,7 +20,8 @@ import type { AgentStateType, AgentStateUpdate } from "./state.js";
  *   summarise     summarises older turns near the context budget
  *   agent      one model turn
  *   guard      the loop guard's stop: the repeated calls get "not run" results, the run ends
- *   approve    asks (interrupt) about the calls that need a person; declined calls get results
+ *   approve    asks (interrupt) about the calls that need a person; declined calls get results,
+ *              edited calls their arguments (state.edits)
  *   tools      snapshots the workspace around file-changing calls, runs the calls that have no
  *              result yet, adds the loop guard's note, keeps the write_todos list
  * The approve and tools halves are agent/tool-step.ts, the turn's inputs agent/turn-inputs.ts:
@@ -53,7 +54,7 @@ export function createNodes(source: RuntimeSource) {
     /** Starts a step: the `step` event, and no stop reason yet (a resumed thread may carry the last run's). */
     start_step(state: AgentStateType, config: LangGraphRunnableConfig): AgentStateUpdate {
       signalOf(config)({ kind: "step", step: stepsSinceLastRequest(state.messages) + 1 });
-      return { stopReason: null };
+      return { stopReason: null, edits: {} };
     },
 
     /** Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back. */
@@ -113,7 +114,7 @@ export function createNodes(source: RuntimeSource) {
       if (!last) return {};
       // Under Studio an approval needs this interrupt's one-time code (studio-secret.ts).
       const codes = runtime.studioApprovals?.session(threadOf(config) ?? "");
-      const { declined, alwaysAdded } = await reviewTurn({
+      const { declined, alwaysAdded, edits } = await reviewTurn({
         runtime,
         message: last,
         mode: runOption(run, "approval", runtime.approval),
@@ -123,7 +124,7 @@ export function createNodes(source: RuntimeSource) {
         ask: (request) => (codes ? codes.ask(request) : interrupt(request)),
       });
       codes?.settle();
-      return { messages: declined, alwaysAllow: alwaysAdded };
+      return { messages: declined, alwaysAllow: alwaysAdded, edits };
     },
 
     async tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
@@ -143,6 +144,7 @@ export function createNodes(source: RuntimeSource) {
         // Each call runs in this node's config: its cancellation, callbacks (the trace, the timer) and thread.
         configFor: () => config,
         notice: noticeOf(config, step),
+        edits: state.edits,
       });
       if (loopNote) signalOf(config)({ kind: "loop_guard", ...loopNote });
       // The one place the graph's todo list changes: a successful write_todos result carries it.

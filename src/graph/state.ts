@@ -23,6 +23,9 @@ export type GraphStopReason = (typeof GRAPH_STOP_REASONS)[number];
  * schema at run time, where for an Annotation it type-checks the graph's sources first (13 to
  * 60 s before Studio can open the graph; BENCHMARKS.md).
  */
+/** Arguments the person gave calls at the approval question, by tool call id. */
+type CallEdits = Record<string, Record<string, unknown>>;
+
 export const AgentState = z.object({
   /**
    * The conversation without the system prompt (it is rebuilt each call from the workspace and
@@ -112,6 +115,23 @@ export const AgentState = z.object({
       ),
     { reducer: { fn: (_current: string[], update: string[]) => update }, default: () => [] },
   ),
+  /**
+   * The calls of the latest model turn the person edited at the approval question: the
+   * arguments each runs with instead of the model's, by tool call id (the model turn itself
+   * keeps the model's arguments; the result says what ran, policy/edit-call.ts). Written by
+   * approve, read by tools, emptied by start_step, so an edit never reaches another turn's call.
+   */
+  edits: withLangGraph(
+    z
+      .record(z.record(z.unknown()))
+      .describe(
+        "Calls of the latest model turn the person edited before approving: the arguments each runs with instead of the model's, by tool call id.",
+      ),
+    {
+      reducer: { fn: (_current: CallEdits, update: CallEdits) => update },
+      default: () => ({}),
+    },
+  ),
   /** Why the latest run ended (null while it runs). Written by start_step (reset), agent, guard and step_limit. */
   stopReason: withLangGraph(
     z
@@ -133,5 +153,6 @@ export type AgentStateUpdate = Partial<{
   todos: Todo[];
   restoredFiles: string[];
   keptFiles: string[];
+  edits: Record<string, Record<string, unknown>>;
   stopReason: GraphStopReason | null;
 }>;

@@ -9,7 +9,8 @@ import { addGatedSecrets, gateText } from "../workspace/output-gate.js";
  * machine (a "dev server" the agent itself started) can find an interrupted thread and resume it.
  * And the dev server keeps every resume: `GET /threads/<id>/runs` returns it and its ops file
  * under `.langgraph_api/` holds it. So an approval counts only with a code that is
- *   - made per interrupt (thread + tool call), in this process's memory, and printed only to the
+ *   - made per interrupt (thread + tool call + which question about it: an edit asked about again
+ *     gets a new code), in this process's memory, and printed only to the
  *     dev server's terminal (never put in an environment, a file, an interrupt value or a trace);
  *   - good for that one interrupt: using it (right or wrong) settles it when the approve node
  *     finishes, so the copy the dev server keeps, replayed later (a fork of the thread from the
@@ -42,7 +43,7 @@ export function sameCode(given: unknown, code: string): boolean {
 }
 
 export const STUDIO_APPROVE_WITH =
-  'Resume with {"decision": "approve", "code": "<the one-time code printed for this call in the terminal running npm run studio>"} (or "always"); {"decision": "deny"} needs no code.';
+  'Resume with {"decision": "approve", "code": "<the one-time code printed for this call in the terminal running npm run studio>"} (or "always"), or {"decision": "edit", "args": {<all of the call\'s arguments, as you want them>}, "code": "<the same code>"} to run it changed; {"decision": "deny"} needs no code.';
 
 export const STUDIO_CODE_MISSING =
   "the approval did not carry this call's one-time Studio approval code (printed in the terminal running npm run studio), so it was treated as a refusal";
@@ -54,7 +55,8 @@ export function approvalCodeNotice(request: ApprovalRequest, threadId: string, c
   return (
     gateText(`mini-cursor: ${request.tool} in thread ${threadId} waits for approval (${request.reason}).\n`) +
     `  One-time approval code: ${code}\n` +
-    `  To approve it in Studio, resume with {"decision": "approve", "code": "${code}"}.\n`
+    `  To approve it in Studio, resume with {"decision": "approve", "code": "${code}"}` +
+    ` (or {"decision": "edit", "args": {…}, "code": "${code}"} to run it with your arguments).\n`
   );
 }
 
@@ -82,9 +84,13 @@ export function createStudioApprovalCodes(print: (text: string) => void): Studio
   return {
     session(threadId) {
       const asked: string[] = [];
+      /** Questions this node run asked per call: an edit asked about again is a new interrupt with a code of its own. */
+      const rounds = new Map<string, number>();
       return {
         ask(request) {
-          const key = `${threadId}\0${request.toolCallId}`;
+          const round = rounds.get(request.toolCallId) ?? 0;
+          rounds.set(request.toolCallId, round + 1);
+          const key = `${threadId}\0${request.toolCallId}\0${round}`;
           let entry = pending.get(key);
           if (!entry || entry.settled) {
             entry = { code: createApprovalCode(), printed: false, settled: false };
@@ -117,7 +123,7 @@ export function createStudioApprovalCodes(print: (text: string) => void): Studio
   };
 }
 
-/** A resume as an answer: approvals (and "always") need the code; a denial never does. */
+/** A resume as an answer: approvals ("always" and edits too) need the code; a denial never does. */
 export function studioResponse(value: unknown, code: string): ApprovalResponse {
   const response = normalizeResponse(value);
   const given = (value ?? {}) as { code?: unknown };

@@ -161,6 +161,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
               configurable: { thread_id: request.threadId },
             }),
             notice: (text) => emit({ type: "notice", step, message: text }),
+            edits: review.edits,
           });
           thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, tools.snapshots);
           if (signal?.aborted) throw new Error("aborted");

@@ -25,6 +25,8 @@ export interface JournalEntry {
   before?: string;
   /** ISO time the call was recorded as started. */
   startedAt: string;
+  /** The person edited the call at the approval question: the arguments it ran with (the thread keeps the model's). */
+  editedArgs?: Record<string, unknown>;
   /** The call's result, once it ended (before the step's checkpoint was written). */
   result?: JournalResult;
 }

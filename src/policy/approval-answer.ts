@@ -1,15 +1,24 @@
 import type { ApprovalResponse } from "../agent/events.js";
 
+const KNOWN = new Set(["approve", "always", "always-project", "edit"]);
+
+/** A JSON object (not an array, not null): what a call's arguments are. */
+export function isArgumentsObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /**
  * An answer to an approval question as both engines take it, whoever gave it (the terminal
  * prompt, a test's approver, a Studio resume): only the decisions the engines know count, and
- * anything else is a denial. Studio's one-time code is checked on top of this, in
- * graph/studio-secret.ts (`studioResponse`).
+ * anything else is a denial. An edit keeps its `args` only when they are a JSON object; one
+ * without is still an edit, which the review answers by asking again (policy/review.ts), never
+ * by running anything. Studio's one-time code is checked on top of this, in
+ * graph/studio-secret.ts (`studioResponse`), for an edit as for an approval.
  */
 export function normalizeResponse(value: unknown): ApprovalResponse {
   const v = (value ?? {}) as Partial<ApprovalResponse>;
-  const decision =
-    v.decision === "approve" || v.decision === "always" || v.decision === "always-project" ? v.decision : "deny";
+  const decision = typeof v.decision === "string" && KNOWN.has(v.decision) ? v.decision : "deny";
+  if (decision === "edit") return isArgumentsObject(v.args) ? { decision, args: v.args } : { decision };
   const feedback = typeof v.feedback === "string" && v.feedback ? v.feedback : undefined;
   return { decision, feedback, ...(decision === "deny" && v.unattended === true ? { unattended: true } : {}) };
 }

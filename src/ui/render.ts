@@ -87,6 +87,16 @@ export function formatArgs(args: Record<string, unknown>): string {
     .join(" ");
 }
 
+/** An edit as the trace shows it: a command as typed, other calls' arguments on one line. */
+export function editedSummary(tool: string, args: Record<string, unknown> | undefined): string {
+  if (!args) return "no arguments given (asked again)";
+  if (tool === "execute_command" && typeof args.command === "string")
+    return sanitizeForTerminal(
+      args.command.length > MAX_ARG_CHARS ? `${args.command.slice(0, MAX_ARG_CHARS)}…` : args.command,
+    );
+  return formatArgs(args);
+}
+
 /**
  * A unified diff cut to `maxLines` (the ---/+++ header left out), with a note of what was cut.
  * A diff of several files (apply_patch) keeps one "path:" line before each file's hunks.
@@ -206,13 +216,15 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           // The status is the tool's own (tools/errors.ts), never guessed from the text.
           const ok = event.status === "success";
           const mark = ok ? c.green("✓") : c.red("✗");
-          const how = event.notRun
-            ? "not run, "
-            : event.exitCode !== undefined
-              ? event.exitCode === null
-                ? "did not start, "
-                : `exit ${event.exitCode}, `
-              : "";
+          const how = `${event.editedArgs ? "edited by you, " : ""}${
+            event.notRun
+              ? "not run, "
+              : event.exitCode !== undefined
+                ? event.exitCode === null
+                  ? "did not start, "
+                  : `exit ${event.exitCode}, `
+                : ""
+          }`;
           const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
           line(`  ${mark} ${event.name} ${c.dim(`${how}${size}, ${formatDuration(event.durationMs)}`)}`);
           if (event.diff && ok) {
@@ -254,13 +266,15 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
             ? c.red("not run, because nobody could be asked (not a terminal)")
             : event.response.decision === "deny"
               ? c.red("declined, not run")
-              : c.green(
-                  event.response.decision === "always"
-                    ? "approved (always, this session)"
-                    : event.response.decision === "always-project"
-                      ? "approved (always, saved for this project)"
-                      : "approved",
-                );
+              : event.response.decision === "edit"
+                ? c.green(`edited: ${editedSummary(event.request.tool, event.response.args)}`)
+                : c.green(
+                    event.response.decision === "always"
+                      ? "approved (always, this session)"
+                      : event.response.decision === "always-project"
+                        ? "approved (always, saved for this project)"
+                        : "approved",
+                  );
           line(
             `  ${c.magenta("?")} ${sanitizeForTerminal(event.request.tool)}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`,
           );

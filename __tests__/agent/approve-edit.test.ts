@@ -1,0 +1,122 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import type { ApprovalResponse } from "../../src/agent/events.js";
+import { editNote } from "../../src/policy/edit-call.js";
+import { engineHarness, eventsOf, type EngineKind } from "../helpers/engine-harness.js";
+import type { ScriptedTurn } from "../helpers/scripted-model.js";
+import { makeTempDir } from "../helpers/tmp.js";
+
+/**
+ * Approve with an edit (issue 32, item 4), in both engines: the person's arguments run instead
+ * of the model's, the edited call is judged again (schema, classifier, protected paths), the
+ * model is told, and the saved model turn keeps the model's own call.
+ */
+
+let tmp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  tmp = makeTempDir();
+});
+afterEach(() => tmp.cleanup());
+
+describe.each(["graph", "loop"] as const)("%s engine", (kind: EngineKind) => {
+  const harness = (script: ScriptedTurn[], answers: ApprovalResponse[] = []) => {
+    const h = engineHarness(kind, tmp.dir, script, { approval: "suggest" });
+    return { h, run: () => h.run("go", { answers }) };
+  };
+
+  test("an edited command runs as edited; the model reads the note and the saved turn keeps its call", async () => {
+    const { h, run } = harness(
+      [{ toolCalls: [{ name: "execute_command", args: { command: "echo model > out.txt" } }] }, "done"],
+      [{ decision: "edit", args: { command: "echo person > out.txt" } }],
+    );
+    expect((await run()).reason).toBe("done");
+    expect(readFileSync(path.join(tmp.dir, "out.txt"), "utf8")).toBe("person\n");
+    expect(h.approvals.map((a) => a.args)).toEqual([{ command: "echo model > out.txt" }]);
+    const [approval] = eventsOf(h.events, "approval");
+    expect(approval!.response).toEqual({ decision: "edit", args: { command: "echo person > out.txt" } });
+    const [result] = eventsOf(h.events, "tool_result");
+    expect(result!.editedArgs).toEqual({ command: "echo person > out.txt" });
+    const note = editNote("execute_command", { command: "echo person > out.txt" });
+    expect(note).toBe(
+      '[The user edited this execute_command call before approving it. It ran with these arguments instead of yours: {"command":"echo person > out.txt"}]',
+    );
+    expect(result!.content.startsWith(`${note}\n`)).toBe(true);
+    // The next request: the model's own call, then the result that says what ran.
+    const sent = h.model.calls[1]!;
+    const ai = sent.find((m) => AIMessage.isInstance(m)) as AIMessage;
+    expect(ai.tool_calls!.map((c) => c.args)).toEqual([{ command: "echo model > out.txt" }]);
+    const tool = sent.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    expect(tool.content).toBe(result!.content);
+    const saved = await h.history();
+    expect((saved.find((m) => AIMessage.isInstance(m)) as AIMessage).tool_calls!.map((c) => c.args)).toEqual([
+      { command: "echo model > out.txt" },
+    ]);
+  });
+
+  test("an edit that makes the command dangerous is asked about again, showing the edited call", async () => {
+    const { h, run } = harness(
+      [{ toolCalls: [{ name: "execute_command", args: { command: "echo keep > keep.txt" } }] }, "done"],
+      [{ decision: "edit", args: { command: "rm -rf ~/x-edit-test" } }, { decision: "deny" }],
+    );
+    await run();
+    expect(h.approvals.map((a) => [a.args, a.edited, a.asksEveryTime])).toEqual([
+      [{ command: "echo keep > keep.txt" }, undefined, undefined],
+      [{ command: "rm -rf ~/x-edit-test" }, true, true],
+    ]);
+    expect(h.approvals[1]!.reason).toMatch(/dangerous|outside|home/);
+    expect(existsSync(path.join(tmp.dir, "keep.txt"))).toBe(false);
+    const [result] = eventsOf(h.events, "tool_result");
+    expect(result).toMatchObject({ notRun: true, status: "error" });
+  });
+
+  test("an edit that does not fit the tool is asked about again with what is wrong; approving then runs the model's call", async () => {
+    const { h, run } = harness(
+      [{ toolCalls: [{ name: "write_file", args: { filePath: "w.txt", content: "model\n" } }] }, "done"],
+      [{ decision: "edit", args: { filePath: "w.txt", body: "person\n" } }, { decision: "approve" }],
+    );
+    await run();
+    expect(h.approvals).toHaveLength(2);
+    expect(h.approvals[1]!.editError).toBe(
+      'the edited arguments do not fit write_file: write_file does not take "body".\nIts arguments are: filePath, content.\nwrite_file got invalid arguments:\n- content: required, and missing.',
+    );
+    expect(h.approvals[1]!.editDraft).toEqual({ filePath: "w.txt", body: "person\n" });
+    expect(readFileSync(path.join(tmp.dir, "w.txt"), "utf8")).toBe("model\n");
+    expect(eventsOf(h.events, "tool_result")[0]!.editedArgs).toBeUndefined();
+  });
+
+  test("an edit of a file change to a protected path is asked about again; an edit without args asks again", async () => {
+    const { h, run } = harness(
+      [{ toolCalls: [{ name: "write_file", args: { filePath: "ok.txt", content: "x\n" } }] }, "done"],
+      [
+        { decision: "edit" },
+        { decision: "edit", args: { filePath: ".git/hooks/pre-commit", content: "x\n" } },
+        { decision: "approve" },
+      ],
+    );
+    await run();
+    expect(h.approvals.map((a) => [a.args.filePath, a.edited, a.editError])).toEqual([
+      ["ok.txt", undefined, undefined],
+      ["ok.txt", undefined, "the edit must be a JSON object of write_file's arguments"],
+      [".git/hooks/pre-commit", true, undefined],
+    ]);
+    expect(h.approvals[2]!.asksEveryTime).toBe(true);
+    expect(readFileSync(path.join(tmp.dir, ".git/hooks/pre-commit"), "utf8")).toBe("x\n");
+    expect(existsSync(path.join(tmp.dir, "ok.txt"))).toBe(false);
+    expect(eventsOf(h.events, "tool_result")[0]!.editedArgs).toEqual({
+      filePath: ".git/hooks/pre-commit",
+      content: "x\n",
+    });
+  });
+
+  test("an edit equal to the call is an approval, with no note", async () => {
+    const { h, run } = harness(
+      [{ toolCalls: [{ name: "execute_command", args: { command: "echo same > same.txt" } }] }, "done"],
+      [{ decision: "edit", args: { command: "echo same > same.txt" } }],
+    );
+    await run();
+    expect(readFileSync(path.join(tmp.dir, "same.txt"), "utf8")).toBe("same\n");
+    expect(eventsOf(h.events, "tool_result")[0]!.editedArgs).toBeUndefined();
+    expect(eventsOf(h.events, "tool_result")[0]!.content.startsWith("[The user edited")).toBe(false);
+  });
+});
