@@ -412,6 +412,18 @@ export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 
+// --- Hooks and custom commands ---------------------------------------------------------------------
+
+/** How long a hook that sets no `timeout` of its own may run before it is stopped (MINI_CURSOR_HOOK_TIMEOUT_MS). */
+export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
+/** The longest a hook may run, whatever it or the setting asks (as for a command). */
+export const MAX_HOOK_TIMEOUT_MS = 600_000;
+
+/** Where the person's own slash commands are: `commands/` in the user config folder (userConfigDir). */
+export function userCommandsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(userConfigDir(env), "commands");
+}
+
 // --- Studio: its settings and who may call the dev server -----------------------------------------
 
 /** The environment and .env files as Studio's first run read them (see settingsFromEnvironment). */
@@ -567,6 +579,10 @@ const settingsSchema = z.object({
     startTimeoutMs: z.number().int().positive(),
     callTimeoutMs: z.number().int().positive(),
   }),
+  /** MINI_CURSOR_HOOK_TIMEOUT_MS: how long a hook without its own timeout may run. */
+  hookTimeoutMs: z.number().int().positive().max(MAX_HOOK_TIMEOUT_MS),
+  /** The person's own slash commands folder (`<user config>/commands`). */
+  userCommands: z.string().min(1),
   // Provider wire (src/provider/): how requests are shaped for providers that differ from OpenAI.
   /** MINI_CURSOR_TEMPERATURE: a number, or "default" to send none (unset: 0, none for reasoning models). */
   temperature: z.union([z.number().min(0).max(2), z.literal("default")]).optional(),
@@ -672,6 +688,8 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
       defaultEditTool(nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL),
     trustStore: trustStorePath(env),
     mcp: mcpSettings(env),
+    hookTimeoutMs: toInt(env.MINI_CURSOR_HOOK_TIMEOUT_MS, "MINI_CURSOR_HOOK_TIMEOUT_MS") ?? DEFAULT_HOOK_TIMEOUT_MS,
+    userCommands: userCommandsDir(env),
     // Provider wire (src/provider/).
     temperature: toTemperature(env.MINI_CURSOR_TEMPERATURE),
     extraBody: toJsonObject(env.MINI_CURSOR_EXTRA_BODY, "MINI_CURSOR_EXTRA_BODY"),
@@ -702,6 +720,7 @@ const FIELD_VARIABLES: Record<string, string> = {
   editTool: "MINI_CURSOR_EDIT_TOOL",
   "mcp.startTimeoutMs": "MINI_CURSOR_MCP_START_TIMEOUT_MS",
   "mcp.callTimeoutMs": "MINI_CURSOR_MCP_TIMEOUT_MS",
+  hookTimeoutMs: "MINI_CURSOR_HOOK_TIMEOUT_MS",
 };
 /** The flag that sets a field, where there is one. */
 const FIELD_FLAGS: Record<string, keyof SettingsFlags> = {

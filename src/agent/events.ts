@@ -89,6 +89,21 @@ export type AgentEvent =
       editedArgs?: Record<string, unknown>;
     }
   | { type: "approval"; request: ApprovalRequest; response: ApprovalResponse }
+  /** A hook the person configured ran before (`before`) or after (`after`) a call: what it came to (agent/tool-hooks.ts). */
+  | {
+      type: "hook";
+      /** The call's id. */
+      id: string;
+      tool: string;
+      event: "before" | "after";
+      /** The hook's name, else its command. */
+      hook: string;
+      outcome: "passed" | "blocked" | "failed" | "timed_out" | "did_not_start" | "cancelled";
+      exitCode?: number | null;
+      durationMs: number;
+      /** Its stderr (or why it did not start), cut. */
+      message?: string;
+    }
   /** The model's todo list changed (write_todos): the whole list as it now stands. */
   | { type: "todos"; step: number; todos: Todo[] }
   | { type: "usage"; step: number; usage: TokenUsage }

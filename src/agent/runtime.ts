@@ -10,6 +10,7 @@ import type { PriceTable } from "../models/cost.js";
 import { createChatModel } from "../models/model.js";
 import { buildSystemPrompt } from "../context/prompt.js";
 import type { ToolJournal } from "../memory/tool-journal.js";
+import type { ToolHooks } from "./tool-hooks.js";
 
 /**
  * The seam between the engines: everything an engine needs besides its own orchestration. The
@@ -46,6 +47,10 @@ export interface AgentRuntime {
    * so that judging a call reads no environment mid-run; unset, the defaults of settings.ts apply.
    */
   configFiles?: ConfigFiles;
+  /** The person's hooks around tool calls (agent/tool-hooks.ts); none when none are configured. */
+  hooks?: ToolHooks;
+  /** How long a hook that sets no timeout of its own may run (Settings.hookTimeoutMs). */
+  hookTimeoutMs?: number;
 }
 
 /** The files outside the workspace that approvals read: the trust store and the user's MCP config. */

@@ -12,6 +12,7 @@ import type { AgentRuntime } from "./runtime.js";
 import { snapshotBeforeTools, type WorkspaceSnapshots } from "./snapshot-step.js";
 import { journalEnded, journalStarted } from "./tool-journal-step.js";
 import { accessOf, runScheduled } from "./tool-schedule.js";
+import { withToolHooks } from "./tool-hooks.js";
 import { unrunnableCallResults } from "./turn.js";
 
 /**
@@ -157,7 +158,14 @@ export async function runToolStep(input: ToolStepInput): Promise<ToolStep> {
     pending,
     (call) => accessOf(call, runtime.tools, runtime.workspace),
     async (call) => {
-      const ran = await runToolCall(toolsByName.get(call.name)!, call, input.configFor(call));
+      const config = input.configFor(call);
+      // The person's hooks before and after the call (agent/tool-hooks.ts); one that blocks it answers instead.
+      const ran = await withToolHooks(
+        runtime.hooks,
+        call,
+        { threadId, workspace: runtime.workspace, signal: config.signal, timeoutMs: runtime.hookTimeoutMs },
+        () => runToolCall(toolsByName.get(call.name)!, call, config),
+      );
       const result = edits[call.id!] ? withEditNote(ran, call.args) : ran;
       await journalEnded(journal, threadId, [result]);
       return result;

@@ -18,6 +18,7 @@ import type { Toolset } from "../tools/index.js";
 import { createAgentTools, redactedValues } from "./tools.js";
 import type { McpHub } from "../mcp/hub.js";
 import { traceEngine } from "./tracing.js";
+import { createSessionHooks } from "./hooks.js";
 import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
 
 export interface AgentParts {
@@ -60,11 +61,15 @@ function traced(engine: Engine, settings: Settings, emit: EventSink): Engine & {
 
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
-  const { tools, sandbox } = createAgentTools(
+  const { tools, sandbox, launch } = createAgentTools(
     settings,
     (chunk) =>
       options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
     options.mcp,
+  );
+  // Read before anything is opened: hooks it cannot read stop the session (app/hooks.ts).
+  const hooks = createSessionHooks(settings, launch, options.emit, (message) =>
+    options.emit({ type: "notice", step: 0, message }),
   );
   const memory = options.memory ?? openSqliteMemory(settings.workspace);
   const meta = {
@@ -77,6 +82,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
   const runtime = {
     ...createRuntime(settings, { model: options.model, tools, sandboxed: sandbox.sandbox !== undefined }),
     journal: memory.journal,
+    ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),
   };
   let engine: Engine & { flush?(): Promise<void> };
   let history: ThreadHistory;

@@ -37,6 +37,7 @@ export async function confirmConfigTrust(
       file.mcpServers?.length
         ? `MCP servers (${file.mcpServers.join(", ")}) that start programs or reach URLs it names`
         : "",
+      file.hooks?.length ? `hooks (${file.hooks.join(", ")}) that run commands before or after tool calls` : "",
     ].filter(Boolean);
     if (parts.length === 0) parts.push("MCP approval rules (an `mcp` block) that let MCP tools run without asking");
     const what = sanitizeForTerminal(`${file.file} in this repository has ${parts.join(", and ")}.`);
@@ -60,7 +61,7 @@ export async function confirmConfigTrust(
       trustedNow = true;
     } else {
       renderer.note(
-        `Not trusted: its allow rules${file.mcpServers?.length ? ", passEnv and MCP servers" : " and passEnv"} are ignored; its deny and ask rules apply.`,
+        `Not trusted: its allow rules${file.mcpServers?.length ? ", passEnv and MCP servers" : " and passEnv"}${file.hooks?.length ? " and hooks" : ""} are ignored; its deny and ask rules apply.`,
       );
     }
   }

@@ -1,7 +1,7 @@
 import type { StopReason } from "../agent/events.js";
 import { describeModel } from "../models/model.js";
 import { isInteractiveTerminal, LAUNCH_COMMAND, type ApprovalMode, type Settings } from "../settings.js";
-import { askPlanOnTerminal, terminalStreams, watchTerminalKeys } from "../ui/terminal.js";
+import { askOnTerminal, askPlanOnTerminal, terminalStreams, watchTerminalKeys } from "../ui/terminal.js";
 import { carryOutCommand, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../policy/always.js";
@@ -14,7 +14,8 @@ import { McpConfigError, prepareMcp } from "./mcp.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
 import { onStopSignals, sessionSignals } from "./process-signals.js";
-import { runSlashCommand } from "./slash-commands.js";
+import { BUILT_IN_NAMES, runSlashCommand, sessionSlashCommands } from "./slash-commands.js";
+import { expandCustomCommand, findCustomCommand, loadCustomCommands } from "./custom-commands.js";
 
 /**
  * Running the agent from the CLI: a one-shot task or an interactive session, with the trace,
@@ -125,10 +126,40 @@ export async function mcpList(settings: Settings, note: (text: string) => void):
   return mcpListReport(settings, settings.json, note);
 }
 
+/**
+ * A task that names a custom command (`mini-cursor "/review src/a.ts"`) runs its template, as at
+ * the prompt; any other task is sent as typed. Undefined: the command was refused (said why).
+ */
+async function oneShotRequest(
+  settings: Settings,
+  task: string,
+  interactive: boolean,
+  renderer: Renderer,
+): Promise<string | undefined> {
+  if (!task.trimStart().startsWith("/")) return task;
+  const found = findCustomCommand(task, loadCustomCommands(settings, BUILT_IN_NAMES).commands);
+  if (!found) return task;
+  const confirm = interactive
+    ? async (question: string) => {
+        renderer.pause();
+        return /^y(es)?$/i.test((await askOnTerminal(question)).trim());
+      }
+    : undefined;
+  const expanded = await expandCustomCommand(found.command, found.args, {
+    trustStore: settings.trustStore,
+    renderer,
+    confirm,
+  });
+  return expanded === "refused" ? undefined : expanded.request;
+}
+
 export async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
   await confirmConfigTrust(settings, interactive, renderer);
+  const request = await oneShotRequest(settings, task, interactive, renderer);
+  if (request === undefined) return EXIT.usage;
+  task = request;
   const session = await createSession(settings, {
     renderer,
     mcp: await sessionMcp(settings, renderer),
@@ -223,7 +254,11 @@ export async function runInteractive(settings: Settings, version: string): Promi
               (t) => renderer.note(t),
             )
           : nonInteractiveApprover,
-      runCommand: (line, confirm) => runSlashCommand(line, { session, renderer, confirm }),
+      runCommand: (line, confirm) => {
+        // Custom command files are read for each line, so a file added during the session works at once.
+        const { commands, customNotes } = sessionSlashCommands(settings);
+        return runSlashCommand(line, { session, renderer, confirm, customNotes }, commands);
+      },
       // A plan made on a terminal: accept it (the same thread carries it out), refine it, or not now.
       afterTurn: async (summary, runTurn) => {
         if (!interactive || !hasPlanToReview(session, summary)) return;

@@ -3,11 +3,12 @@ import { acceptMode } from "./plan.js";
 import type { Session } from "./session.js";
 import { formatTurns, listTurns, rewindTo, sessionUndoContext, undoLastTurn } from "./undo.js";
 import { findThreadIn } from "../memory/thread-store.js";
-import { APPROVAL_MODES, type ApprovalMode } from "../settings.js";
+import { APPROVAL_MODES, type ApprovalMode, type Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import { formatProcesses } from "../ui/repl.js";
 import { formatThreads } from "../ui/threads-table.js";
 import { formatMcpStatus } from "../mcp/status.js";
+import { expandCustomCommand, loadCustomCommands } from "./custom-commands.js";
 
 /**
  * What the prompt does after a command: read the next line, leave the session, or run
@@ -21,6 +22,10 @@ export interface SlashContext {
   renderer: Renderer;
   /** A yes/no question on the terminal; absent off a terminal (then /undo refuses to overwrite hand-edited files). */
   confirm?: (question: string) => Promise<boolean>;
+  /** The commands of this line, custom ones included (runSlashCommand sets it; /help lists it). */
+  commands?: readonly SlashCommand[];
+  /** Custom command files not used, and why (for /help). */
+  customNotes?: readonly string[];
 }
 
 /** /undo and /rewind: `--force` overwrites files changed by hand; otherwise ask (on a terminal) or refuse. */
@@ -84,20 +89,33 @@ export interface SlashCommand {
   summary: string;
   /** Further /help rows for forms of the command with their own meaning (e.g. "/plan accept [mode]"). */
   more?: readonly { usage: string; summary: string }[];
-  /** `arg` is the rest of the line, trimmed (may be empty). */
+  /** `arg` is the rest of the line as typed, trimmed (may be empty). */
   run(arg: string, ctx: SlashContext): SlashResult | Promise<SlashResult>;
+  /** For a custom command (app/custom-commands.ts): whose folder it comes from. */
+  source?: "user" | "project";
 }
 
 const HELP_FOOTER =
   "Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.";
 
-/** The /help text, from the table. */
-export function helpText(commands: readonly SlashCommand[]): string {
+const CUSTOM_HEADING =
+  "Custom commands (your folder, then the project's .mini-cursor/commands/ once trusted; $ARGUMENTS and $1…$9 are filled in):";
+
+/** The /help text, from the table: built-in commands, then custom ones, then custom files not used. */
+export function helpText(commands: readonly SlashCommand[], customNotes: readonly string[] = []): string {
   const entries = commands.flatMap((c) => [c, ...(c.more ?? [])]);
   // The usage column is as wide as its longest entry, so every summary starts in one column.
   const width = Math.max(...entries.map((c) => c.usage.length));
-  const rows = entries.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
-  return ["Commands:", ...rows, HELP_FOOTER].join("\n");
+  const row = (c: { usage: string; summary: string }) => `  ${c.usage.padEnd(width)}  ${c.summary}`;
+  const builtIn = entries.filter((c) => !("source" in c && c.source));
+  const custom = commands.filter((c) => c.source);
+  return [
+    "Commands:",
+    ...builtIn.map(row),
+    ...(custom.length > 0 ? [CUSTOM_HEADING, ...custom.map(row)] : []),
+    ...(customNotes.length > 0 ? ["Custom command files not used:", ...customNotes.map((n) => `  ${n}`)] : []),
+    HELP_FOOTER,
+  ].join("\n");
 }
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
@@ -105,8 +123,8 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     name: "/help",
     usage: "/help",
     summary: "this list",
-    run: (_arg, { renderer }) => {
-      renderer.note(helpText(SLASH_COMMANDS));
+    run: (_arg, { renderer, commands, customNotes }) => {
+      renderer.note(helpText(commands ?? SLASH_COMMANDS, customNotes));
       return "continue";
     },
   },
@@ -260,11 +278,38 @@ export async function runSlashCommand(
   ctx: SlashContext,
   commands: readonly SlashCommand[] = SLASH_COMMANDS,
 ): Promise<SlashResult> {
-  const [name, ...rest] = line.trim().split(/\s+/);
-  const command = commands.find((c) => c.name === name || c.aliases?.includes(name!));
+  const text = line.trim();
+  const name = text.split(/\s/, 1)[0]!;
+  const command = commands.find((c) => c.name === name || c.aliases?.includes(name));
   if (!command) {
     ctx.renderer.note(`Unknown command ${name}. /help lists the commands.`);
     return "continue";
   }
-  return command.run(rest.join(" "), ctx);
+  // The rest of the line as typed: a custom command's $ARGUMENTS keeps its spacing and lines.
+  return command.run(text.slice(name.length).trim(), { ...ctx, commands });
+}
+
+/** Every name a built-in command answers to: a custom command file cannot take one. */
+export const BUILT_IN_NAMES: readonly string[] = SLASH_COMMANDS.flatMap((c) => [c.name, ...(c.aliases ?? [])]);
+
+/**
+ * The session's commands for one line: the built-in table, then the custom commands read now
+ * (app/custom-commands.ts), each sending its template as the request.
+ */
+export function sessionSlashCommands(settings: Pick<Settings, "workspace" | "userCommands" | "trustStore">): {
+  commands: SlashCommand[];
+  customNotes: string[];
+} {
+  const custom = loadCustomCommands(settings, BUILT_IN_NAMES);
+  const entries: SlashCommand[] = custom.commands.map((c) => ({
+    name: c.name,
+    usage: c.template.argumentHint ? `${c.name} ${c.template.argumentHint}` : c.name,
+    summary: `${c.template.description ?? "(no description)"}${c.source === "project" ? " [project]" : ""}`,
+    source: c.source,
+    run: async (arg, { renderer, confirm }): Promise<SlashResult> => {
+      const expanded = await expandCustomCommand(c, arg, { trustStore: settings.trustStore, renderer, confirm });
+      return expanded === "refused" ? "continue" : expanded;
+    },
+  }));
+  return { commands: [...SLASH_COMMANDS, ...entries], customNotes: custom.problems };
 }

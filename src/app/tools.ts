@@ -5,6 +5,7 @@ import { childEnvironment, hostEnvironment, secretValues, type Settings } from "
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
 import type { McpHub } from "../mcp/hub.js";
 import { addGatedSecrets } from "../workspace/output-gate.js";
+import type { CommandLaunch } from "./hooks.js";
 
 /** How long after the tools are made the shell parser starts loading (see createAgentTools). */
 const PARSER_PRELOAD_DELAY_MS = 100;
@@ -33,7 +34,7 @@ export function createAgentTools(
   settings: Settings,
   onOutput?: (chunk: OutputChunk) => void,
   mcp?: McpHub,
-): { tools: Toolset; sandbox: SandboxPlan } {
+): { tools: Toolset; sandbox: SandboxPlan; launch: CommandLaunch } {
   // The command classifier's parser (WASM) loads while the model thinks about the first step:
   // a little later, so that its ~10 ms of loading do not hold up sending the first request (a
   // command the model asks for before then loads it on demand).
@@ -48,9 +49,10 @@ export function createAgentTools(
   const redact = redactedValues(settings);
   // Whatever is printed or traced is cleaned of the same values (workspace/output-gate.ts).
   addGatedSecrets(redact);
+  const env = childEnvironment(passEnv);
   const tools = createTools({
     workspace: settings.workspace,
-    env: childEnvironment(passEnv),
+    env,
     spawnSpec: sandbox.sandbox?.spawnSpec,
     redact,
     onOutput,
@@ -58,5 +60,6 @@ export function createAgentTools(
   });
   // MCP tools come guarded (errors, secrets, size) by mcp/hub.ts with the same values.
   tools.push(...(mcp?.tools ?? []));
-  return { tools, sandbox };
+  // Hooks (app/hooks.ts) start as commands do: the same environment, sandbox and redaction.
+  return { tools, sandbox, launch: { env, spawnSpec: sandbox.sandbox?.spawnSpec, redact } };
 }

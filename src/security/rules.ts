@@ -65,6 +65,8 @@ export interface ProjectRules {
   mcp?: McpApprovalRules;
   /** Loosening rules left out because the user has not trusted that file's content. */
   untrusted?: UntrustedRules[];
+  /** The `hooks` blocks of trusted files (security/hooks-config.ts parses them), with their file. */
+  hooks?: { block: unknown; file: string }[];
 }
 
 export interface UntrustedRules {
@@ -77,6 +79,8 @@ export interface UntrustedRules {
   passEnv: string[];
   /** MCP servers it would start (only when it names some). */
   mcpServers?: string[];
+  /** Events it would run hooks on (only when it has a `hooks` block). */
+  hooks?: string[];
 }
 
 /** The rules file is not valid JSON or not in the expected shape. */
@@ -102,6 +106,8 @@ const fileSchema = z
     passEnv: z.array(z.string().min(1)).optional(),
     mcpServers: mcpServersSchema.optional(),
     mcp: mcpRulesSchema.optional(),
+    /** Hooks run programs on every matching call, so like MCP servers they wait for trust. */
+    hooks: z.record(z.string(), z.unknown()).optional(),
   })
   .passthrough();
 
@@ -170,6 +176,7 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
       (parsed.commands?.allow ?? []).length > 0 ||
       (parsed.passEnv ?? []).length > 0 ||
       servers.length > 0 ||
+      Object.keys(parsed.hooks ?? {}).length > 0 ||
       loosensMcp(parsed);
     const trusted = !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
     if (!trusted) {
@@ -180,6 +187,7 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
         allow: (parsed.commands?.allow ?? []).map(text),
         passEnv: parsed.passEnv ?? [],
         ...(servers.length > 0 ? { mcpServers: servers } : {}),
+        ...(Object.keys(parsed.hooks ?? {}).length > 0 ? { hooks: Object.keys(parsed.hooks ?? {}) } : {}),
       });
     }
     for (const kind of ["allow", "ask", "deny"] as const) {
@@ -193,6 +201,8 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     if (trusted) {
       rules.passEnv.push(...(parsed.passEnv ?? []));
       addMcp(rules, parsed, relative);
+      if (parsed.hooks && Object.keys(parsed.hooks).length > 0)
+        (rules.hooks ??= []).push({ block: parsed.hooks, file: relative });
     }
   }
   return rules;

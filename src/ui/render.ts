@@ -282,6 +282,27 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
           break;
         }
+        case "hook": {
+          const verdict =
+            event.outcome === "passed"
+              ? c.green("passed")
+              : event.outcome === "blocked"
+                ? c.red(`blocked the call (exit ${event.exitCode})`)
+                : event.outcome === "timed_out"
+                  ? c.red(event.event === "before" ? "timed out: the call is blocked" : "timed out")
+                  : event.outcome === "did_not_start"
+                    ? c.red(event.event === "before" ? "could not start: the call is blocked" : "could not start")
+                    : event.outcome === "failed"
+                      ? c.yellow(`failed (exit ${event.exitCode})`)
+                      : c.dim("cancelled");
+          line(
+            `  ${c.magenta("⚑")} ${event.event === "before" ? "before" : "after"} ${sanitizeForTerminal(event.tool)}: hook ${c.dim(sanitizeForTerminal(event.hook.slice(0, 80)))} ${verdict} ${c.dim(formatDuration(event.durationMs))}`,
+          );
+          if (event.message && event.outcome !== "passed")
+            for (const l of event.message.split("\n").slice(0, RESULT_PREVIEW_LINES))
+              line(c.dim(`    ${sanitizeForTerminal(l.slice(0, 160))}`));
+          break;
+        }
         case "todos": {
           const [head, ...items] = formatTodos(event.todos);
           line(`  ${c.blue("☰")} ${c.bold(head!)}`);
