@@ -120,6 +120,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     MINI_CURSOR_MCP_CACHE: (s) => tilde(s.mcp.cacheFile),
     MINI_CURSOR_MCP_START_TIMEOUT_MS: (s) => String(s.mcp.startTimeoutMs),
     MINI_CURSOR_MCP_TIMEOUT_MS: (s) => String(s.mcp.callTimeoutMs),
+    MINI_CURSOR_HOOK_TIMEOUT_MS: (s) => String(s.hookTimeoutMs),
     NO_COLOR: (s) => (s.color ? undefined : "set"),
     DEBUG: (s) => (s.verbose ? "set" : undefined),
     MINI_CURSOR_SNAPSHOTS: () => onOff(snapshotsEnabled({})),

@@ -3,6 +3,7 @@ import path from "node:path";
 import os from "node:os";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createAgentTools } from "../app/tools.js";
+import { createSessionHooks } from "../app/hooks.js";
 import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
 import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
 import type { McpHub } from "../mcp/hub.js";
@@ -80,12 +81,24 @@ function studioMemory(settings: Settings): Promise<MemoryBackend> {
 
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
 function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
-  const { tools, sandbox } = createAgentTools(settings, undefined, mcp);
+  const { tools, sandbox, launch } = createAgentTools(settings, undefined, mcp);
   registries.add(tools.processes);
+  // The person's hooks run as in the CLI; what each did is a line on the server's terminal (the tool result shows a block in Studio).
+  const say = (text: string) => noticeOnTerminal(gateText(`mini-cursor: ${text}\n`));
+  const hooks = createSessionHooks(
+    settings,
+    launch,
+    (e) => {
+      if (e.type === "hook")
+        say(`hook ${e.hook} ${e.event} ${e.tool}: ${e.outcome}${e.message ? `: ${e.message}` : ""}`);
+    },
+    say,
+  );
   return {
     ...createRuntime(settings, { tools, sandboxed: sandbox.sandbox !== undefined }),
     studioApprovals: approvalCodes,
     journal: deferredJournal(() => studioMemory(settings)),
+    ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),
   };
 }
 

@@ -1,0 +1,41 @@
+import { expandTemplate, parseCommandTemplate } from "../../src/context/command-template.js";
+import { shellSplit } from "../../src/shell-quote.js";
+
+describe("custom command templates", () => {
+  test("front matter gives the description and argument hint; the body is the rest", () => {
+    expect(
+      parseCommandTemplate('---\ndescription: "Review a file"\nargument-hint: <file>\nmodel: x\n---\nReview $1.\n'),
+    ).toEqual({ description: "Review a file", argumentHint: "<file>", body: "Review $1." });
+    expect(parseCommandTemplate("\uFEFFJust a prompt.\r\n")).toEqual({ body: "Just a prompt." });
+    // A `---` further down is Markdown, not front matter.
+    expect(parseCommandTemplate("Intro\n---\ndescription: no\n---\n").description).toBeUndefined();
+  });
+
+  test("$ARGUMENTS is everything typed, $1…$9 its words split as a shell splits them", () => {
+    expect(expandTemplate("Fix $1 in $2 ($ARGUMENTS)", `"a b" 'c d' e`)).toBe(`Fix a b in c d ("a b" 'c d' e)`);
+    expect(expandTemplate("{{args}}!", "hi there")).toBe("hi there!");
+    // Missing words are empty; $10 is $1 followed by 0.
+    expect(expandTemplate("[$3] $10", "x")).toBe("[] x0");
+    // Arguments are put in once: a $1 typed as an argument stays as typed.
+    expect(expandTemplate("Say $1", "'$2 and $ARGUMENTS'")).toBe("Say $2 and $ARGUMENTS");
+  });
+
+  test("a template without placeholders gets the arguments after a blank line", () => {
+    expect(expandTemplate("Write the release notes.", "for 1.2")).toBe("Write the release notes.\n\nfor 1.2");
+    expect(expandTemplate("Write the release notes.", "  ")).toBe("Write the release notes.");
+  });
+
+  test("shellSplit: quotes group, backslashes escape, nothing is expanded", () => {
+    expect(shellSplit(`a "b c" 'd e' f\\ g "h\\"i" $HOME \`x\``)).toEqual([
+      "a",
+      "b c",
+      "d e",
+      "f g",
+      'h"i',
+      "$HOME",
+      "`x`",
+    ]);
+    expect(shellSplit(`'' "" x`)).toEqual(["", "", "x"]);
+    expect(shellSplit(`"unclosed rest`)).toEqual(["unclosed rest"]);
+  });
+});
