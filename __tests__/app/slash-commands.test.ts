@@ -34,7 +34,7 @@ test("/help lists the table, in its order, with the usage column aligned", () =>
 Anything else is a request for the agent. Ctrl-C during a turn cancels that turn; at the prompt it clears the line.`);
 });
 
-test("a command added to a table runs with the rest of the line, and /help shows it", async () => {
+test("a command added to a table runs with the rest of the line as typed, and /help shows it", async () => {
   const seen: string[] = [];
   const echo: SlashCommand = {
     name: "/echo",
@@ -45,7 +45,8 @@ test("a command added to a table runs with the rest of the line, and /help shows
   const table = [...SLASH_COMMANDS, echo];
   const { ctx, notes } = context();
   expect(await runSlashCommand("  /echo  a  b ", ctx, table)).toBe("continue");
-  expect(seen).toEqual(["a b"]);
+  // Trimmed, inner spacing kept: a custom command's $ARGUMENTS is what was typed.
+  expect(seen).toEqual(["a  b"]);
   expect(helpText(table)).toContain("\n  /echo <text>         say it back\n");
   expect(notes).toEqual([]);
 });
