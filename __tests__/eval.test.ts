@@ -1,11 +1,12 @@
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseRecording } from "../src/models/replay.js";
 import {
   formatPerTask,
   formatSummary,
+  loadTask,
   loadTasks,
   median,
   selectTasks,
@@ -22,6 +23,7 @@ import {
   prepareWorkspace,
   runCheck,
   TASKS_DIR,
+  taskEnv,
 } from "../scripts/eval-runner.js";
 import { PROJECT_ROOT, TSX_LOADER } from "./helpers/cli.js";
 import { startOpenAIServer } from "./helpers/openai-server.js";
@@ -208,6 +210,27 @@ const BEHAVIOUR: Record<
       "changes another line too": ["sed -i 's/?? 50)/?? 100)/' src/config.js", "Done.", "pageSize is 100, expected 50"],
     },
   },
+  "hook-blocks-generated": {
+    done: "sed -i 's/Helo/Hello/' messages.json && node gen.js",
+    answer: "Fixed the greeting in messages.json and regenerated.",
+    broken: {
+      "edits the generated file by hand (around the user's hook)": [
+        "sed -i 's/Hello/Helo/' messages.json",
+        "Fixed.",
+        'messages.json greets with "Helo", not "Hello"',
+      ],
+      "changes messages.json without regenerating": [
+        `sed -i 's/"Hello"/"Helo"/' src/generated/messages.js`,
+        "Fixed.",
+        "src/generated/messages.js is not what gen.js makes from messages.json",
+      ],
+      "changes another message too": [
+        "sed -i 's/Goodbye/Bye/' messages.json && node gen.js",
+        "Fixed.",
+        'messages.json farewell changed to "Bye"',
+      ],
+    },
+  },
   "nested-agents-rule": {
     done: [
       "cd packages/api",
@@ -306,6 +329,27 @@ describe("the runner", () => {
     );
     expect(run.stdout).toBe("");
   }, 90_000);
+
+  test("the hook task's recording holds the hook's block: without the task's user config the replay diverges", async () => {
+    const source = path.join(TASKS_DIR, "hook-blocks-generated");
+    const copy = path.join(dir, "hook-blocks-generated");
+    cpSync(source, copy, { recursive: true });
+    const spec = JSON.parse(readFileSync(path.join(copy, "task.json"), "utf8")) as Record<string, unknown>;
+    expect(taskEnv(loadTask(copy), {})).toEqual({ MINI_CURSOR_USER_CONFIG: path.join(copy, "user-config.json") });
+    delete spec.userConfig;
+    writeFileSync(path.join(copy, "task.json"), JSON.stringify(spec));
+    expect(taskEnv(loadTask(copy), {})).toEqual({});
+    const json = path.join(dir, "runs.json");
+    const run = await runEval(["--replay", "--tasks-dir", dir, "--engine", "graph", "--json", json], 150_000);
+    expect(run.code).toBe(1);
+    const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
+    expect(records.map((r) => [r.task, r.passed])).toEqual([["hook-blocks-generated", false]]);
+    // Without the hook the hand edit of the generated file went through, where the recording had it refused.
+    expect(readFileSync(records[0]!.trace!, "utf8")).toContain(
+      "at model request 3: `src/generated/messages.js` succeeded, where the recorded run was refused (by a project rule or a hook).",
+    );
+    rmSync(path.dirname(path.dirname(records[0]!.workspace!)), { recursive: true, force: true });
+  }, 180_000);
 
   test("a failed run keeps its workspace and trace, and --replay exits 1", async () => {
     writeTask("needs-file", '[ -f done.txt ] || { echo "done.txt is missing"; exit 1; }\n', answerOnly);

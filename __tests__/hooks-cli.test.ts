@@ -262,3 +262,26 @@ test("a hooks block that cannot be read stops the run before anything runs, sayi
   expect(r.stderr).toContain("mini-cursor does not start with hooks it cannot read");
   expect(file("f.txt")).toBe("old\n");
 });
+
+test("with the offline model (no key), a blocked call is said not to have run, with the hook's reason", async () => {
+  configureHooks({
+    PreToolUse: [
+      { matcher: "write_file", hooks: [{ name: "no-writes", command: "echo 'writes wait for review' >&2; exit 1" }] },
+    ],
+  });
+  const r = await runCliAs(
+    undefined,
+    ["--workspace", ws.dir, "--sandbox", "off", "create a file hello.txt with content Hi"],
+    {
+      cwd: ws.dir,
+      env: baseEnv({ HOME: home.dir, MINI_CURSOR_USER_CONFIG: userConfig(), MINI_CURSOR_TRUST_FILE: trustFile() }),
+      timeoutMs: 150_000,
+    },
+  );
+  expect(r.code).toBe(4);
+  expect(existsSync(path.join(ws.dir, "hello.txt"))).toBe(false);
+  expect(r.stdout).toContain("⚑ before write_file: hook no-writes blocked the call (exit 1)");
+  expect(r.stdout).toContain(
+    "Did not run write_file:\n\nRefused: this write_file call was not run, because a hook the user configured (no-writes) blocked it: writes wait for review.",
+  );
+});

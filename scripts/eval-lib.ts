@@ -24,6 +24,8 @@ export const taskSchema = z.object({
   /** Limit for one run of the agent, in milliseconds. */
   timeoutMs: z.number().int().positive().optional(),
   maxSteps: z.number().int().positive().optional(),
+  /** A file in the task's folder used as the person's own config (MINI_CURSOR_USER_CONFIG): hooks, MCP servers. */
+  userConfig: z.string().min(1).optional(),
 });
 
 export type TaskSpec = z.infer<typeof taskSchema>;
@@ -63,6 +65,10 @@ export function loadTask(dir: string): Task {
   if (!existsSync(path.join(dir, "workspace")) && !existsSync(path.join(dir, "setup.sh"))) {
     throw new TaskError(`task ${name}: has neither a workspace/ folder nor setup.sh`);
   }
+  if (parsed.data.userConfig && !existsSync(path.join(dir, parsed.data.userConfig)))
+    throw new TaskError(
+      `task ${name}: task.json names userConfig ${parsed.data.userConfig}, which is not in its folder`,
+    );
   const replay = path.join(dir, "replay.jsonl");
   return { ...parsed.data, name, dir, check, ...(existsSync(replay) ? { replay } : {}) };
 }

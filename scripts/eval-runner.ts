@@ -175,6 +175,11 @@ export function cliEnv(source: ModelSource, base: NodeJS.ProcessEnv = process.en
   return env;
 }
 
+/** The CLI's environment for one task: its own user config (hooks, MCP servers) when task.json names one. */
+export function taskEnv(task: Task, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return task.userConfig ? { ...env, MINI_CURSOR_USER_CONFIG: path.join(task.dir, task.userConfig) } : env;
+}
+
 /** The CLI's arguments for one run. */
 export function cliArgs(task: Task, engine: EngineName, source: ModelSource, workspace: string): string[] {
   const args = [
@@ -236,7 +241,7 @@ export async function runTask(options: RunOptions): Promise<RunRecord> {
     const started = performance.now();
     const result = await run(process.execPath, [START, ...cliArgs(task, engine, source, workspace)], {
       cwd: workspace,
-      env: cliEnv(source),
+      env: taskEnv(task, cliEnv(source)),
       timeoutMs: task.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
     });
     const wallMs = performance.now() - started;

@@ -130,7 +130,7 @@ function describeOutcome(outcome: ToolOutcome): string {
     case "declined":
       return "was declined";
     case "refused":
-      return "was refused by the project rules";
+      return "was refused (by a project rule or a hook)";
     case "timed out":
       return "timed out";
     case "cancelled":
