@@ -21,6 +21,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "cli-edits.test.ts",
   "cli-hints.test.ts",
   "cli-provider.test.ts",
+  "cli-subagents.test.ts",
   "cli-state-waits.test.ts",
   "cli-waits.test.ts",
   "cli.test.ts",

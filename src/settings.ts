@@ -572,6 +572,8 @@ const settingsSchema = z.object({
   editTool: z.enum(EDIT_TOOL_SETTINGS),
   /** Repo-config trust: where trusted `mini-cursor.config.json` contents are remembered. */
   trustStore: z.string().min(1),
+  /** The person's sub-agent types for the `task` tool: Markdown files in `<user config folder>/agents/`. */
+  agentsDir: z.string().min(1),
   /** MCP servers: the user's config file, the tool-list cache, and timeouts. */
   mcp: z.object({
     userConfig: z.string().min(1),
@@ -687,6 +689,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
       nonEmpty(env.MINI_CURSOR_EDIT_TOOL)?.toLowerCase() ??
       defaultEditTool(nonEmpty(flags.model) ?? nonEmpty(env.MINI_CURSOR_MODEL) ?? DEFAULT_MODEL),
     trustStore: trustStorePath(env),
+    agentsDir: path.join(userConfigDir(env), "agents"),
     mcp: mcpSettings(env),
     hookTimeoutMs: toInt(env.MINI_CURSOR_HOOK_TIMEOUT_MS, "MINI_CURSOR_HOOK_TIMEOUT_MS") ?? DEFAULT_HOOK_TIMEOUT_MS,
     userCommands: userCommandsDir(env),

@@ -55,6 +55,8 @@ test("the compiled graph names each behaviour as a node, and its edges say where
     "guard",
     "approve",
     "tools",
+    "subagent",
+    "subagents_done",
     "step_limit",
     "__end__",
   ]);
@@ -73,6 +75,10 @@ test("the compiled graph names each behaviour as a node, and its edges say where
       "approve --> tools",
       "tools -.-> start_step",
       "tools -.-> step_limit",
+      "tools -.-> subagent",
+      "subagent --> subagents_done",
+      "subagents_done -.-> start_step",
+      "subagents_done -.-> step_limit",
       "step_limit --> __end__",
     ].sort(),
   );

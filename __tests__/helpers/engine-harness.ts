@@ -12,6 +12,8 @@ import type { MemoryBackend } from "../../src/memory/backend.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
 import type { Todo } from "../../src/tools/todos.js";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { SubagentType } from "../../src/tools/task.js";
 
 /** The loop engine's thread store kept in memory (saved threads are copies, as on disk). */
 export function inMemoryLoopThreads() {
@@ -54,6 +56,10 @@ export interface HarnessExtras {
   defaultAnswer?: ApprovalResponse;
   /** Keep threads here (a PostgreSQL backend) instead of in memory. */
   memory?: MemoryBackend;
+  /** A model instead of the scripted one (a routed model for parallel sub-agents); `script` is then unused. */
+  model?: BaseChatModel;
+  /** Agent types for the `task` tool (none: no `task` tool). */
+  subagents?: readonly SubagentType[];
 }
 
 export function engineSettings(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
@@ -77,7 +83,8 @@ export function engineHarness(
   overrides: Partial<GraphSettings> = {},
   extras: HarnessExtras = {},
 ): EngineHarness {
-  const model = new ScriptedChatModel(script);
+  const model = (extras.model ?? new ScriptedChatModel(script)) as ScriptedChatModel;
+  const subagents = extras.subagents;
   const settings = engineSettings(workspace, overrides);
   const tools = extras.tools ?? createTools({ workspace });
   const meta = { engine: kind, model: "scripted", provider: settings.provider, workspace };
@@ -92,6 +99,7 @@ export function engineHarness(
       checkpointer: extras.memory?.checkpointer() ?? new MemorySaver(),
       model,
       tools,
+      subagents,
     });
     engine = createGraphEngine({
       graph,
@@ -108,14 +116,14 @@ export function engineHarness(
     };
   } else if (extras.memory?.loopMemory) {
     const memory = extras.memory.loopMemory;
-    const runtime = createRuntime(settings, { model, tools });
+    const runtime = createRuntime(settings, { model, tools, subagents });
     engine = createLoopEngine({ runtime: { ...runtime, workspace }, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => (await memory.load(threadId)).messages;
     todos = async (threadId = "t1") => (await memory.load(threadId)).todos ?? [];
     seed = async (threadId, messages) => memory.save(threadId, { messages, alwaysAllow: [] });
   } else {
     const { threads, memory } = inMemoryLoopThreads();
-    const runtime = createRuntime(settings, { model, tools });
+    const runtime = createRuntime(settings, { model, tools, subagents });
     engine = createLoopEngine({ runtime: { ...runtime, workspace }, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
     todos = async (threadId = "t1") => threads.get(threadId)?.todos ?? [];

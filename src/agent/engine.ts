@@ -52,16 +52,24 @@ export function createRunTally(meta: RunMeta, request: RunRequest) {
   };
   const ran = new Set<string>();
   const notRun = new Set<string>();
+  const addTokens = (usage: TokenUsage) => {
+    summary.usage.input += usage.input;
+    summary.usage.output += usage.output;
+    summary.usage.estimated ||= usage.estimated;
+    if (usage.cost !== undefined) summary.usage.cost = (summary.usage.cost ?? 0) + usage.cost;
+  };
   const emit = (event: AgentEvent) => {
+    // A sub-agent's events count only for their tokens: its steps, calls and answer are its own,
+    // and its task call is the parent's call (ran or not).
+    if (event.subagent) {
+      if (event.type === "usage") addTokens(event.usage);
+      request.emit(event);
+      return;
+    }
     if (event.type === "step") summary.steps = Math.max(summary.steps, event.step);
     if (event.type === "tool_call") summary.toolCalls++;
     if (event.type === "tool_result") (event.notRun ? notRun : ran).add(event.id);
-    if (event.type === "usage") {
-      summary.usage.input += event.usage.input;
-      summary.usage.output += event.usage.output;
-      summary.usage.estimated ||= event.usage.estimated;
-      if (event.usage.cost !== undefined) summary.usage.cost = (summary.usage.cost ?? 0) + event.usage.cost;
-    }
+    if (event.type === "usage") addTokens(event.usage);
     if (event.type === "final") summary.finalText = event.text;
     if (event.type === "error") summary.error = event.message;
     request.emit(event);

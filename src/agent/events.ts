@@ -57,7 +57,13 @@ import type { Todo } from "../tools/todos.js";
 /** not_run: the run ended without running anything it asked for (every call declined or refused). */
 export type StopReason = "done" | "max_steps" | "interrupted" | "error" | "loop_guard" | "not_run";
 
-export type AgentEvent =
+/**
+ * Every event, with `subagent` set on those a sub-agent emitted (the `task` tool): the id of the
+ * task call that started it, so the trace and `--json` readers can tell parallel sub-agents apart.
+ */
+export type AgentEvent = AgentEventBody & { subagent?: string };
+
+export type AgentEventBody =
   | {
       type: "run_start";
       engine: string;

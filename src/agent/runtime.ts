@@ -11,6 +11,7 @@ import { createChatModel } from "../models/model.js";
 import { buildSystemPrompt } from "../context/prompt.js";
 import type { ToolJournal } from "../memory/tool-journal.js";
 import type { ToolHooks } from "./tool-hooks.js";
+import { taskTool, type SubagentType } from "../tools/task.js";
 
 /**
  * The seam between the engines: everything an engine needs besides its own orchestration. The
@@ -51,6 +52,12 @@ export interface AgentRuntime {
   hooks?: ToolHooks;
   /** How long a hook that sets no timeout of its own may run (Settings.hookTimeoutMs). */
   hookTimeoutMs?: number;
+  /** The agent types the `task` tool can start (tools/task.ts); none: no `task` tool. */
+  subagents?: readonly SubagentType[];
+  /** Set on a sub-agent's runtime (agent/subagents.ts): its type. Such a runtime starts no sub-agents and never time-travels. */
+  subagent?: SubagentType;
+  /** Makes the chat model an agent type names (its `model`); absent when the model was injected (tests, replay). */
+  modelFor?: (name: string) => BaseChatModel;
 }
 
 /** The files outside the workspace that approvals read: the trust store and the user's MCP config. */
@@ -87,12 +94,15 @@ export interface RuntimeOptions {
   sandboxed?: boolean;
   /** Passed to `createTools` when it is called here. */
   toolOptions?: Omit<ToolOptions, "workspace">;
+  /** Agent types for the `task` tool (context/agent-files.ts); given, the toolset gains `task`. */
+  subagents?: readonly SubagentType[];
 }
 
 export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions = {}): AgentRuntime {
-  const tools =
+  const base =
     options.tools ??
     createTools({ workspace: settings.workspace, editTool: settings.editTool, ...options.toolOptions });
+  const tools = options.subagents?.length ? [...base, taskTool(options.subagents)] : base;
   return {
     model: options.model ?? createChatModel(settings),
     tools,
@@ -110,6 +120,8 @@ export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions
     // The offline model is free; a real one is priced by its name (models/cost.ts).
     modelName: settings.provider === "offline" ? undefined : settings.model,
     prices: settings.prices,
+    ...(options.subagents?.length ? { subagents: options.subagents } : {}),
+    ...(options.model ? {} : { modelFor: (name: string) => createChatModel({ ...settings, model: name }) }),
     ...(settings.trustStore && settings.mcp
       ? { configFiles: { trustStore: settings.trustStore, mcpUserConfig: settings.mcp.userConfig } }
       : {}),

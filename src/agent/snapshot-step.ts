@@ -258,3 +258,14 @@ export async function syncWorkspaceToCheckpoint(
     return undefined;
   }
 }
+
+/** The thread's latest snapshot (what time travel compares against); undefined without one or when snapshots fail. */
+export async function snapshotStoreRef(workspace: string, threadId: string): Promise<string | undefined> {
+  const store = storeFor(workspace);
+  if (!store) return undefined;
+  try {
+    return (await store.threadSnapshot(threadId)) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -14,6 +14,7 @@ import { journalEnded, journalStarted } from "./tool-journal-step.js";
 import { accessOf, runScheduled } from "./tool-schedule.js";
 import { withToolHooks } from "./tool-hooks.js";
 import { unrunnableCallResults } from "./turn.js";
+import { isTaskCall } from "./subagents.js";
 
 /**
  * The approval and tool half of a step, written once for both engines (the graph's approve and
@@ -137,8 +138,9 @@ export async function runToolStep(input: ToolStepInput): Promise<ToolStep> {
   ]);
   const edits = input.edits ?? {};
   // An edited call runs, is snapshotted, scheduled and journalled with the person's arguments.
+  // A `task` call's result comes from its sub-agent (graph/subagent.ts, loop/subagents.ts), not from a tool run.
   const pending = calls
-    .filter((c) => !answered.has(c.id!))
+    .filter((c) => !answered.has(c.id!) && !isTaskCall(c))
     .map((c) => (edits[c.id!] ? { ...c, args: edits[c.id!]! } : c));
   // The workspace is snapshotted around the tools, for /undo (and, in the graph, time travel).
   const snapshot = await snapshotBeforeTools({

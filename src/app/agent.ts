@@ -20,6 +20,7 @@ import type { McpHub } from "../mcp/hub.js";
 import { traceEngine } from "./tracing.js";
 import { createSessionHooks } from "./hooks.js";
 import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
+import { loadAgentCatalog } from "../context/agent-files.js";
 
 export interface AgentParts {
   engine: Engine;
@@ -80,7 +81,17 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
   };
   // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
   const runtime = {
-    ...createRuntime(settings, { model: options.model, tools, sandboxed: sandbox.sandbox !== undefined }),
+    ...createRuntime(settings, {
+      model: options.model,
+      tools,
+      sandboxed: sandbox.sandbox !== undefined,
+      // The `task` tool's agent types: built in, the person's, and the repository's trusted ones.
+      subagents: loadAgentCatalog({
+        workspace: settings.workspace,
+        userDir: settings.agentsDir,
+        trustStore: settings.trustStore,
+      }).types,
+    }),
     journal: memory.journal,
     ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),
   };

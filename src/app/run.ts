@@ -10,6 +10,7 @@ import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/r
 import { pausingKeys, runRepl } from "../ui/repl.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { confirmConfigTrust } from "./config-trust.js";
+import { confirmAgentTrust } from "./agent-trust.js";
 import { McpConfigError, prepareMcp } from "./mcp.js";
 import { EXIT } from "./exit-codes.js";
 import { createSession, type Session } from "./session.js";
@@ -157,6 +158,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
   await confirmConfigTrust(settings, interactive, renderer);
+  await confirmAgentTrust(settings, interactive, renderer);
   const request = await oneShotRequest(settings, task, interactive, renderer);
   if (request === undefined) return EXIT.usage;
   task = request;
@@ -240,6 +242,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
   const renderer = createRenderer(settings, interactive, !interactive);
   await confirmConfigTrust(settings, interactive, renderer);
+  await confirmAgentTrust(settings, interactive, renderer);
   const session = await createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
   showBanner(session, renderer, version);
   try {

@@ -1,7 +1,7 @@
 import { AIMessage, AIMessageChunk, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
-import type { AgentEvent, ApprovalRequest, EventSink, StopReason } from "../agent/events.js";
+import type { AgentEvent, ApprovalRequest, ApprovalResponse, EventSink, StopReason } from "../agent/events.js";
 import type { Todo } from "../tools/todos.js";
 import { requestMessage } from "../agent/turn-inputs.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
@@ -98,11 +98,82 @@ function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): voi
   }
 }
 
-function pendingApproval(state: Awaited<ReturnType<AgentGraph["getState"]>>): ApprovalRequest | undefined {
-  for (const task of state.tasks) {
-    for (const pending of task.interrupts ?? []) return pending.value as ApprovalRequest;
-  }
-  return undefined;
+/** One namespace's stream: the parent's (the root) or one sub-agent's, whose events carry its task call's id. */
+interface Scope {
+  st: StreamState;
+  emit: EventSink;
+}
+
+/** An interrupt as the stream reports it. */
+interface PendingInterrupt {
+  id: string;
+  value: unknown;
+}
+
+/**
+ * Reads the streamed chunks of one graph run (with `subgraphs: true`): the parent's updates and
+ * signals drive its stream state; each sub-agent's (namespace `subagent:<task>`) drive their own,
+ * labelled with the task call the `subagent` signal named; interrupts are collected from the
+ * root, where every one surfaces, each with the sub-agent it came from.
+ */
+function createStreamReader(root: Scope, emit: EventSink, timer: ToolTimer) {
+  const callOfNamespace = new Map<string, string>();
+  const scopes = new Map<string, Scope>();
+  const interruptAgent = new Map<string, string>();
+  let interrupts: PendingInterrupt[] = [];
+  const scopeFor = (ns: readonly string[]): Scope => {
+    if (ns.length === 0) return root;
+    const key = ns.join("|");
+    let scope = scopes.get(key);
+    if (!scope) {
+      const callId = callOfNamespace.get(ns[0]!) ?? ns[0]!;
+      scope = { st: { step: 0, pendingCalls: [] }, emit: (event) => emit({ ...event, subagent: callId }) };
+      scopes.set(key, scope);
+    }
+    return scope;
+  };
+  return {
+    read(ns: readonly string[], mode: string, chunk: unknown): void {
+      const scope = scopeFor(ns);
+      if (mode === "custom") {
+        const signal = chunk as NodeSignal;
+        if (signal.kind === "subagent") callOfNamespace.set(signal.ns, signal.callId);
+        else handleSignal(signal, scope.st, scope.emit);
+      } else if (mode === "updates") {
+        const updates = chunk as Record<string, unknown> & { __metadata__?: { cached?: boolean } };
+        // A task that finished before the interrupt is replayed from its saved writes: reported already.
+        if (updates.__metadata__?.cached) return;
+        for (const [node, update] of Object.entries(updates)) {
+          if (node === "__interrupt__") {
+            const list = (update ?? []) as PendingInterrupt[];
+            if (ns.length === 0) interrupts.push(...list);
+            else for (const i of list) interruptAgent.set(i.id, callOfNamespace.get(ns[0]!) ?? ns[0]!);
+          }
+          if (node === "__metadata__") continue;
+          handleUpdate(node, update, scope.st, scope.emit, timer);
+        }
+      } else if (mode === "messages") {
+        const [message, meta] = chunk as [BaseMessage, { langgraph_node?: string }];
+        if (meta?.langgraph_node === "agent" && AIMessageChunk.isInstance(message)) {
+          const text = contentText(message);
+          if (text) scope.emit({ type: "token", step: scope.st.step, text });
+        }
+      }
+    },
+    /** The interrupts of the run that just ended, each with the sub-agent (task call id) that asked, if one did. */
+    takeInterrupts(): Array<PendingInterrupt & { subagent?: string }> {
+      const out = interrupts.map((i) => ({
+        ...i,
+        ...(interruptAgent.has(i.id) ? { subagent: interruptAgent.get(i.id) } : {}),
+      }));
+      interrupts = [];
+      return out;
+    },
+    flush(): void {
+      flushCalls(root.st, root.emit);
+      for (const scope of scopes.values()) flushCalls(scope.st, scope.emit);
+    },
+  };
 }
 
 /** Keeps the conversation up to the cancel, closed so the provider accepts it next time. */
@@ -157,32 +228,35 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         if (recovered.note) emit({ type: "notice", step: 0, message: recovered.note });
         const human = requestMessage(request.task, request.note);
         input = { messages: [...recovered.results, human], snapshots: recovered.snapshots };
+        const reader = createStreamReader({ st, emit }, emit, timer);
         for (;;) {
           const stream = await options.graph.stream(input as never, {
             ...config,
             streamMode: ["messages", "updates", "custom"] as const,
+            // A sub-agent (graph/subagent.ts) streams from its own namespace.
+            subgraphs: true,
           });
-          for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-            if (mode === "custom") handleSignal(chunk as NodeSignal, st, emit);
-            else if (mode === "updates") {
-              for (const [node, update] of Object.entries(chunk as Record<string, unknown>))
-                handleUpdate(node, update, st, emit, timer);
-            } else if (mode === "messages") {
-              const [message, meta] = chunk as [BaseMessage, { langgraph_node?: string }];
-              if (meta?.langgraph_node === "agent" && AIMessageChunk.isInstance(message)) {
-                const text = contentText(message);
-                if (text) emit({ type: "token", step: st.step, text });
-              }
-            }
-          }
-          flushCalls(st, emit);
+          for await (const [ns, mode, chunk] of stream as AsyncIterable<[string[], string, unknown]>)
+            reader.read(ns, mode, chunk);
+          reader.flush();
           // Without a checkpointer there is no saved state, and no interrupt can be pending.
           if (!options.graph.checkpointer) break;
-          const pending = pendingApproval(await options.graph.getState(config));
-          if (!pending) break;
-          const response = await request.approver(pending);
-          emit({ type: "approval", request: pending, response });
-          input = new Command({ resume: response });
+          const pending = reader.takeInterrupts();
+          if (pending.length === 0) break;
+          // Each question in turn (parallel sub-agents may ask at once); the run resumes with every answer.
+          const answers: Record<string, ApprovalResponse> = {};
+          for (const question of pending) {
+            const asked = question.value as ApprovalRequest;
+            const response = await request.approver(asked);
+            answers[question.id] = response;
+            emit({
+              type: "approval",
+              request: asked,
+              response,
+              ...(question.subagent ? { subagent: question.subagent } : {}),
+            });
+          }
+          input = new Command({ resume: answers });
         }
         // The graph says why it ended: the model answered, the loop guard or the step limit.
         reason = st.stopReason ?? "done";

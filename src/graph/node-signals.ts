@@ -16,5 +16,7 @@ export type NodeSignal =
       usage: TurnUsage;
     }
   | { kind: "loop_guard"; step: number; action: "note" | "stop"; tool: string; repeats: number; message: string }
+  /** The subagent node starts a task call's sub-agent in namespace `ns` (its events come from there). */
+  | { kind: "subagent"; callId: string; type: string; ns: string }
   /** Thinking and notices from the provider layer, passed on as they are. */
   | { kind: "provider"; event: ProviderEvent };

@@ -60,6 +60,8 @@ export function createNodes(source: RuntimeSource) {
     /** Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back. */
     async restore_files(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
       const { runtime } = source(config);
+      // A sub-agent never travels: its parent's checkpoints hold the thread's files (graph/subagent.ts).
+      if (runtime.subagent) return { restoredFiles: [], keptFiles: [] };
       const step = stepsSinceLastRequest(state.messages) + 1;
       const travel = await syncWorkspaceToCheckpoint({
         ...snapshotContext(runtime, state, config, step),
@@ -139,7 +141,8 @@ export function createNodes(source: RuntimeSource) {
         messages: state.messages,
         threadId,
         timeTravelThread: threadId,
-        snapshots: state.snapshots,
+        // A sub-agent's steps record the thread's files but never travel (its parent's restore_files does).
+        snapshots: runtime.subagent ? undefined : state.snapshots,
         step,
         // Each call runs in this node's config: its cancellation, callbacks (the trace, the timer) and thread.
         configFor: () => config,

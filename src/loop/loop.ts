@@ -6,7 +6,9 @@ import { stateAbort } from "../memory/state-errors.js";
 import { checkRepeats, loopGuardReport, loopStopResults } from "../policy/loop-guard.js";
 import { addUsage, compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
-import { mergeSnapshots } from "../agent/snapshot-step.js";
+import { currentRequest, mergeSnapshots } from "../agent/snapshot-step.js";
+import { taskCalls } from "../agent/subagents.js";
+import { runLoopTaskCalls } from "./subagents.js";
 import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
 import { modelTurnInput, requestMessage, summaryInput } from "../agent/turn-inputs.js";
 import { reviewTurn, runToolStep } from "../agent/tool-step.js";
@@ -169,6 +171,26 @@ export function createLoopEngine(options: LoopOptions): Engine {
           emitResults(tools.results, step, emit, timer);
           // OBSERVE.
           messages.push(...tools.results);
+          // The turn's task calls, after its other calls as in the graph: each a sub-agent, all at once.
+          if (taskCalls(message).length > 0) {
+            await save();
+            const tasks = await runLoopTaskCalls({
+              runtime,
+              message,
+              createEngine: (sub, memory) => createLoopEngine({ ...options, runtime: sub, memory }),
+              threadId: request.threadId,
+              request: currentRequest(messages),
+              mode,
+              maxSteps,
+              approver: request.approver,
+              emit,
+              signal,
+              callbacks: request.callbacks,
+            });
+            thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, tasks.snapshots);
+            emitResults(tasks.results, step, emit, timer);
+            messages.push(...tasks.results);
+          }
           // The one place the loop's todo list changes, as the graph's tools node does it.
           if (tools.todos) {
             thread.todos = tools.todos;

@@ -151,6 +151,44 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
   let midLine = false;
   let streamedThisStep = false;
   let outputMidLine = false;
+  /** Each task call's label (type: description), for its sub-agent's lines. */
+  const subagentLabels = new Map<string, string>();
+
+  /** A sub-agent's event as one line under its task call, or nothing (its tokens, steps and usage). */
+  const subagentEvent = (event: AgentEvent, id: string) => {
+    const tag = c.dim(`  ⎿ [${sanitizeForTerminal(subagentLabels.get(id) ?? id)}] `);
+    switch (event.type) {
+      case "tool_call":
+        line(`${tag}${c.yellow("→")} ${c.bold(sanitizeForTerminal(event.name))} ${c.dim(formatArgs(event.args))}`);
+        busy(`running ${event.name}`);
+        break;
+      case "tool_result": {
+        const ok = event.status === "success";
+        const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
+        line(
+          `${tag}${ok ? c.green("✓") : c.red("✗")} ${event.name} ${c.dim(`${event.notRun ? "not run, " : ""}${size}`)}`,
+        );
+        break;
+      }
+      case "approval":
+        line(
+          `${tag}${c.magenta("?")} ${sanitizeForTerminal(event.request.tool)}: ${event.response.decision === "deny" || event.response.unattended ? c.red("declined, not run") : c.green("approved")}`,
+        );
+        break;
+      case "final":
+        line(`${tag}${c.dim("report:")} ${sanitizeForTerminal((event.text.split("\n")[0] ?? "").slice(0, 160))}`);
+        break;
+      case "notice":
+      case "loop_guard":
+        if (!("wait" in event && event.wait)) line(`${tag}${c.yellow(`⚠ ${sanitizeForTerminal(event.message)}`)}`);
+        break;
+      case "error":
+        line(`${tag}${c.red(`✗ ${sanitizeForTerminal(event.message)}`)}`);
+        break;
+      default:
+        break;
+    }
+  };
 
   // Everything but our own colours goes through sanitizeForTerminal before it gets here.
   const write = (text: string) => {
@@ -186,6 +224,9 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
       spinner.stop();
     },
     event(event) {
+      if (event.subagent) return subagentEvent(event, event.subagent);
+      if (event.type === "tool_call" && event.name === "task")
+        subagentLabels.set(event.id, `${String(event.args.subagent_type)}: ${String(event.args.description)}`);
       switch (event.type) {
         case "run_start":
           if (options.echoRequest !== false) line(`${c.cyan("❯")} ${sanitizeForTerminal(shortenRequest(event.task))}`);

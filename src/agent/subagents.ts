@@ -1,0 +1,161 @@
+import { HumanMessage, ToolMessage, type AIMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { effectsOf } from "../tools/define.js";
+import { findSubagentType, TASK_TOOL, taskSchema, type SubagentType, type TaskInput } from "../tools/task.js";
+import type { AgentRuntime } from "./runtime.js";
+import { snapshotStoreRef, type WorkspaceSnapshots, mergeSnapshots } from "./snapshot-step.js";
+import type { StopReason } from "./events.js";
+
+/**
+ * What both engines share about sub-agents (the `task` tool): the runtime a sub-agent runs with,
+ * derived from its parent's and never looser; the request it starts from; the report its parent
+ * gets; and how its file changes join the parent's request for /undo. The graph runs a sub-agent
+ * as the same graph compiled as a subgraph (graph/subagent.ts), the loop as a nested loop
+ * (loop/subagents.ts).
+ */
+
+type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
+
+/** Tools of kind read that a read-only sub-agent is not given. */
+const NOT_EXPLORING = new Set(["write_todos", "process_output"]);
+
+/** The calls of a turn that start sub-agents. */
+export function taskCalls(message: AIMessage): ToolCall[] {
+  return (message.tool_calls ?? []).filter((c) => c.name === TASK_TOOL);
+}
+
+/** Whether a call starts a sub-agent (its result comes from the sub-agent, not from a tool run). */
+export function isTaskCall(call: { name: string }): boolean {
+  return call.name === TASK_TOOL;
+}
+
+/**
+ * The tools a sub-agent of this type gets: the parent's, without `task` (a sub-agent starts no
+ * sub-agents), narrowed to the type's list; "read-only" keeps the tools of kind read that look at
+ * the workspace (not the todo list, nor the output of processes, which a read-only agent starts none of). A name the parent lacks is not added: a type can only narrow.
+ */
+export function subagentTools(
+  parent: readonly StructuredToolInterface[],
+  type: Pick<SubagentType, "tools" | "disallowedTools">,
+): StructuredToolInterface[] {
+  const denied = new Set(type.disallowedTools ?? []);
+  const own = parent.filter((t) => t.name !== TASK_TOOL && !denied.has(t.name));
+  if (type.tools === undefined) return own;
+  if (type.tools === "read-only")
+    return own.filter((t) => !NOT_EXPLORING.has(t.name) && effectsOf(t, {}).kind === "read");
+  const allowed = new Set(type.tools);
+  return own.filter((t) => allowed.has(t.name));
+}
+
+/** What a sub-agent is told beside the parent's system prompt: its role and its tools. */
+function subagentNote(type: SubagentType, tools: readonly StructuredToolInterface[]): string {
+  return [
+    `# Sub-agent: ${type.name}`,
+    type.instructions,
+    `Your tools: ${tools.map((t) => t.name).join(", ") || "none"}. Other tools named above are not yours. Nobody answers questions during your task: decide, and say in your report what you assumed.`,
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+/** Per parent runtime, one runtime per type: what is built from a runtime (the bound model) is kept. */
+const derived = new WeakMap<AgentRuntime, Map<string, AgentRuntime>>();
+
+/**
+ * The runtime of a sub-agent of `type` under `parent`: the parent's model (or the type's, when
+ * the parent can make one), the narrowed tools, the parent's system prompt with the type's
+ * note, and the parent's approvals and limits. Approval mode is not part of a runtime's choice
+ * here: the engines run a sub-agent in its parent run's mode.
+ */
+export function subagentRuntime(parent: AgentRuntime, type: SubagentType): AgentRuntime {
+  let perType = derived.get(parent);
+  if (!perType) derived.set(parent, (perType = new Map()));
+  const known = perType.get(type.name);
+  if (known) return known;
+  const tools = subagentTools(parent.tools, type);
+  const runtime: AgentRuntime = {
+    ...parent,
+    model: type.model && parent.modelFor ? parent.modelFor(type.model) : parent.model,
+    tools,
+    systemPrompt: (approval) => `${parent.systemPrompt(approval)}\n\n${subagentNote(type, tools)}`,
+    subagents: undefined,
+    subagent: type,
+    // The parent's journal closes the parent's calls; a sub-agent's live only inside its task call.
+    journal: undefined,
+  };
+  perType.set(type.name, runtime);
+  return runtime;
+}
+
+/** The arguments of a task call, or the text its result carries when they cannot start one. */
+export function resolveTaskCall(
+  parent: AgentRuntime,
+  call: ToolCall,
+): { type: SubagentType; input: TaskInput } | { error: string } {
+  const parsed = taskSchema.safeParse(call.args);
+  if (!parsed.success)
+    return { error: `Error: task arguments do not fit: ${parsed.error.issues[0]?.message ?? "invalid"}.` };
+  const found = findSubagentType(parent.subagents ?? [], parsed.data.subagent_type);
+  if ("error" in found) return found;
+  return { type: found.type, input: parsed.data };
+}
+
+/** The sub-agent's request: its brief, with an id both engines derive from the call (a resumed run finds the same one). */
+export function subagentRequest(call: ToolCall, input: TaskInput): HumanMessage {
+  return new HumanMessage({ id: `${call.id}:request`, content: input.prompt });
+}
+
+/** Why a sub-agent ended, as its parent reads it. */
+const ENDINGS: Partial<Record<StopReason, string>> = {
+  max_steps: "it reached its step limit before finishing",
+  loop_guard: "it was stopped for repeating the same call",
+};
+
+/** The task call's result: the sub-agent's last answer, with a line when it ended otherwise than done. */
+export function subagentResult(
+  call: ToolCall,
+  type: SubagentType,
+  report: string | undefined,
+  reason: StopReason,
+  steps: number,
+): ToolMessage {
+  const ending = ENDINGS[reason];
+  const text = report?.trim() || "(The sub-agent gave no report.)";
+  const content = ending
+    ? `[${type.name} sub-agent: ${ending}, after ${steps} step(s). Its last words:]\n${text}`
+    : text;
+  return new ToolMessage({ tool_call_id: call.id!, name: TASK_TOOL, status: ending ? "error" : "success", content });
+}
+
+/** A task call that could not start or failed: its result says why. */
+export function taskErrorResult(call: ToolCall, text: string): ToolMessage {
+  return new ToolMessage({ tool_call_id: call.id!, name: TASK_TOOL, status: "error", content: text });
+}
+
+/**
+ * A sub-agent's file changes as one entry of its parent's request: the earliest `before`, the
+ * latest `after`, every path; so /undo of the parent's request puts back what its sub-agents
+ * changed too.
+ */
+export function snapshotsForParent(sub: WorkspaceSnapshots, parentRequest: string | undefined): WorkspaceSnapshots {
+  if (!parentRequest) return {};
+  let merged: WorkspaceSnapshots = {};
+  for (const entry of Object.values(sub)) merged = mergeSnapshots(merged, { [parentRequest]: entry });
+  return merged;
+}
+
+/**
+ * After a turn's sub-agents: the parent's request records the thread's latest files, so the next
+ * step's time-travel check finds nothing to restore (parallel sub-agents finish in any order).
+ */
+export async function latestThreadSnapshot(
+  workspace: string,
+  threadId: string,
+  request: string | undefined,
+  current: WorkspaceSnapshots,
+): Promise<WorkspaceSnapshots> {
+  if (!request || !threadId || !current[request]) return {};
+  const ref = await snapshotStoreRef(workspace, threadId);
+  if (!ref || ref === current[request]!.after) return {};
+  return { [request]: { ...current[request]!, after: ref } };
+}
