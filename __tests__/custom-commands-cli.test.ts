@@ -146,3 +146,42 @@ describe("attacks on the commands folder", () => {
     expect(r.sent).toEqual(["/../mini-cursor/commands/review x y"]);
   });
 });
+
+test("a recorded run replays a custom command: --replay serves the responses to the expanded request", async () => {
+  writeCommand(userCommands(), "peek", "---\ndescription: Show a file\n---\nread $1\n");
+  writeFileSync(path.join(ws.dir, "notes.txt"), "first note\n");
+  const recording = path.join(home.dir, "peek.jsonl");
+  const response = (request: number, outcomes: object[], content: string, calls: object[]) =>
+    JSON.stringify({
+      type: "response",
+      request,
+      sent: { outcomes },
+      message: { type: "ai", data: { content, tool_calls: calls, invalid_tool_calls: [], additional_kwargs: {} } },
+    });
+  writeFileSync(
+    recording,
+    [
+      JSON.stringify({ type: "header", format: "mini-cursor-recording", version: 1, model: "hand-written" }),
+      response(1, [], "Reading it.", [
+        { id: "c1", name: "read_file", args: { filePath: "notes.txt" }, type: "tool_call" },
+      ]),
+      response(2, [{ tool: "read_file", what: "notes.txt", outcome: "ok" }], "It says: first note.", []),
+      "",
+    ].join("\n"),
+  );
+  const r = await runCli(
+    ["--workspace", ws.dir, "--sandbox", "off", "--json", "--replay", recording, "/peek notes.txt"],
+    {
+      cwd: ws.dir,
+      env: baseEnv({ HOME: home.dir, XDG_CONFIG_HOME: home.dir, MINI_CURSOR_TRUST_FILE: trustFile() }),
+      timeoutMs: 150_000,
+    },
+  );
+  expect(r.code).toBe(0);
+  const events = r.stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { type: string } & Record<string, unknown>);
+  expect(events.find((e) => e.type === "run_start")).toMatchObject({ task: "read notes.txt" });
+  expect(events.find((e) => e.type === "final")).toEqual({ type: "final", text: "It says: first note." });
+});
