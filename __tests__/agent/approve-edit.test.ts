@@ -1,6 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { Writable } from "node:stream";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { journalStarted } from "../../src/agent/tool-journal-step.js";
+import { fileToolJournal } from "../../src/memory/tool-journal.js";
+import { createJsonRenderer } from "../../src/ui/render.js";
 import type { ApprovalResponse } from "../../src/agent/events.js";
 import { editNote } from "../../src/policy/edit-call.js";
 import { engineHarness, eventsOf, type EngineKind } from "../helpers/engine-harness.js";
@@ -119,4 +123,43 @@ describe.each(["graph", "loop"] as const)("%s engine", (kind: EngineKind) => {
     expect(eventsOf(h.events, "tool_result")[0]!.editedArgs).toBeUndefined();
     expect(eventsOf(h.events, "tool_result")[0]!.content.startsWith("[The user edited")).toBe(false);
   });
+});
+
+test("the journal records the arguments an edited call runs with, and --json prints the edit's events", async () => {
+  const journal = fileToolJournal(tmp.dir);
+  const messages = [new HumanMessage({ id: "req-1", content: "go" })];
+  const calls = [
+    { id: "c1", name: "execute_command" },
+    { id: "c2", name: "read_file" },
+  ];
+  await journalStarted({ journal, threadId: "t", messages, calls, edits: { c1: { command: "echo person" } } });
+  const entries = await journal.read("t");
+  expect(entries.map((e) => [e.callId, e.editedArgs])).toEqual([
+    ["c1", { command: "echo person" }],
+    ["c2", undefined],
+  ]);
+
+  const h = engineHarness(
+    "graph",
+    tmp.dir,
+    [{ toolCalls: [{ name: "execute_command", args: { command: "echo model > j.txt" } }] }, "done"],
+    { approval: "suggest" },
+  );
+  await h.run("go", { answers: [{ decision: "edit", args: { command: "echo person > j.txt" } }] });
+  let printed = "";
+  const out = new Writable({
+    write(chunk, _enc, done) {
+      printed += String(chunk);
+      done();
+    },
+  });
+  const json = createJsonRenderer({ verbose: false, out });
+  for (const event of h.events) if (event.type === "approval" || event.type === "tool_result") json.event(event);
+  const lines = printed
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(lines.map((l) => l.type)).toEqual(["approval", "tool_result"]);
+  expect(lines[0]!.response).toEqual({ decision: "edit", args: { command: "echo person > j.txt" } });
+  expect(lines[1]!.editedArgs).toEqual({ command: "echo person > j.txt" });
 });

@@ -1,0 +1,149 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
+import { baseEnv } from "./helpers/cli.js";
+import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
+import { makeTempDir } from "./helpers/tmp.js";
+import { count, createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
+import { editNote } from "../src/policy/edit-call.js";
+
+/**
+ * Issue 32 item 4 on a real terminal (tmux) against the scripted provider: [e]dit at the
+ * approval question, on the prompt line and in $EDITOR; the edited call is judged again; the
+ * model's next request says what ran.
+ */
+
+jest.setTimeout(180_000);
+
+let tmp: ReturnType<typeof makeTempDir>;
+let term: TmuxTerminal | undefined;
+let server: OpenAIServer | undefined;
+
+beforeAll(() => requireTmux());
+beforeEach(() => {
+  tmp = makeTempDir();
+  mkdirSync(path.join(tmp.dir, "ws"));
+});
+afterEach(async () => {
+  await term?.kill();
+  term = undefined;
+  await server?.close();
+  server = undefined;
+  tmp.cleanup();
+});
+
+const ws = () => path.join(tmp.dir, "ws");
+const QUESTION = "[y]es / [n]o / [e]dit";
+
+/** A one-shot run in suggest mode on a terminal; `editor` is $EDITOR (none: edited on the prompt line). */
+async function start(script: ScriptStep[], editor = "", extra: string[] = []): Promise<void> {
+  server = await startOpenAIServer(script);
+  term = createTmux(
+    baseEnv({
+      OPENAI_BASE_URL: server.url,
+      OPENAI_API_KEY: "test",
+      MINI_CURSOR_MAX_RETRIES: "0",
+      EDITOR: editor,
+      VISUAL: "",
+    }),
+  );
+  await startCliInPane(term, ws(), ["--approval", "suggest", ...extra, "do it"], { oneProcess: true });
+  await term.waitForScreen((s) => count(s, QUESTION) === 1, "the approval question");
+}
+
+async function answer(text: string): Promise<void> {
+  await term!.type(text);
+  await term!.press("Enter");
+}
+
+/** The tool message the model got in its second request. */
+function secondToolMessage(): string {
+  const tool = server!.requests[1]!.messages.find((m) => m.role === "tool");
+  return String(tool?.content);
+}
+
+const commandCall = (command: string): ScriptStep => ({ toolCalls: [{ name: "execute_command", args: { command } }] });
+
+test("a command edited on the prompt line runs as edited, and the model is told what ran", async () => {
+  await start([commandCall("echo model > out.txt && cat out.txt"), { content: "Done." }]);
+  await answer("e");
+  await term!.waitForScreen(/edit command› echo model > out\.txt && cat out\.txt$/m, "the command, prefilled");
+  await term!.press("C-u");
+  await answer("echo person > out.txt && cat out.txt");
+  expect(await paneExitCode(ws())).toBe("EXITED:0");
+  expect(readFileSync(path.join(ws(), "out.txt"), "utf8")).toBe("person\n");
+  expect(secondToolMessage()).toBe(
+    `${editNote("execute_command", { command: "echo person > out.txt && cat out.txt" })}\nExit code: 0\nperson`,
+  );
+  // The model's own call is what the conversation keeps.
+  const ai = server!.requests[1]!.messages.find((m) => m.role === "assistant") as {
+    tool_calls?: Array<{ function: { arguments: string } }>;
+  };
+  expect(JSON.parse(ai.tool_calls![0]!.function.arguments)).toEqual({ command: "echo model > out.txt && cat out.txt" });
+  const screen = await term!.screen();
+  expect(screen).toContain("? execute_command: edited: echo person > out.txt && cat out.txt");
+  expect(screen).toContain("✓ execute_command edited by you,");
+});
+
+test("$EDITOR: a script that rewrites the file edits the command (loop engine)", async () => {
+  const editor = path.join(tmp.dir, "fake-editor.sh");
+  writeFileSync(editor, `#!/bin/sh\nsed -i 's/model/from-editor/' "$1"\n`);
+  chmodSync(editor, 0o755);
+  await start([commandCall("echo model > out.txt && cat out.txt"), { content: "Done." }], editor, ["--engine", "loop"]);
+  await answer("e");
+  expect(await paneExitCode(ws())).toBe("EXITED:0");
+  expect(readFileSync(path.join(ws(), "out.txt"), "utf8")).toBe("from-editor\n");
+  expect(secondToolMessage()).toBe(
+    `${editNote("execute_command", { command: "echo from-editor > out.txt && cat out.txt" })}\nExit code: 0\nfrom-editor`,
+  );
+});
+
+test("an edit that makes the command dangerous asks again, showing the edited command", async () => {
+  const victim = path.join(tmp.dir, "victim");
+  mkdirSync(victim);
+  writeFileSync(path.join(victim, "keep.txt"), "keep\n");
+  await start([commandCall("echo safe > safe.txt"), { content: "Done." }]);
+  await answer("e");
+  await term!.waitForScreen(/edit command› echo safe > safe\.txt$/m, "the command, prefilled");
+  await term!.press("C-u");
+  await answer(`rm -rf ${victim}`);
+  const screen = await term!.waitForScreen((s) => count(s, QUESTION) === 2, "the question about the edited call");
+  expect(screen).toContain(`? Allow execute_command, as you edited it:\n  │ rm -rf ${victim}`);
+  expect(screen).toContain("This call asks every time; it cannot be allowed for later.");
+  await answer("n");
+  // Nothing the run asked for ran: "not done" (exit code 4).
+  expect(await paneExitCode(ws())).toBe("EXITED:4");
+  expect(readFileSync(path.join(victim, "keep.txt"), "utf8")).toBe("keep\n");
+  expect(existsSync(path.join(ws(), "safe.txt"))).toBe(false);
+  expect(secondToolMessage()).toBe(
+    "This execute_command call was not run, because the user declined it. " +
+      `It needed approval because: dangerous command: rm deletes ${victim} (outside the workspace). ` +
+      "Do something else or ask the user.",
+  );
+});
+
+test("write_file: an edit that is not JSON is reported and the question asked again; yes then runs the model's call", async () => {
+  await start([
+    { toolCalls: [{ name: "write_file", args: { filePath: "w.txt", content: "model\n" } }] },
+    { content: "Done." },
+  ]);
+  await answer("e");
+  await term!.waitForScreen(
+    /edit arguments \(JSON\)› \{"filePath":"w\.txt","content":"model\\n"\}$/m,
+    "the JSON, prefilled",
+  );
+  await term!.press("C-u");
+  await answer('{"filePath": "w.txt",');
+  const screen = await term!.waitForScreen((s) => count(s, QUESTION) === 2, "the question again");
+  let parseError = "";
+  try {
+    JSON.parse('{"filePath": "w.txt",');
+  } catch (err) {
+    parseError = (err as Error).message;
+  }
+  expect(screen).toContain(`  The edit is not valid JSON (${parseError}); nothing ran.`);
+  expect(existsSync(path.join(ws(), "w.txt"))).toBe(false);
+  await answer("y");
+  expect(await paneExitCode(ws())).toBe("EXITED:0");
+  expect(readFileSync(path.join(ws(), "w.txt"), "utf8")).toBe("model\n");
+});
