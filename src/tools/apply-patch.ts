@@ -1,16 +1,26 @@
 import { z } from "zod";
-import { countTextLines } from "../workspace/files.js";
+import { countTextLines, formatSize } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { applyHunks, HUNK_MATCH_TEXT } from "../workspace/patch-apply.js";
 import { parsePatch, PatchParseError, patchPaths, type PatchOp } from "../workspace/patch-parse.js";
 import { unlinkInWorkspace, writeInWorkspace } from "../workspace/verified-open.js";
 import { findPlaceholder } from "../workspace/text-edit.js";
 import { APPLY_PATCH_PEERS, withPeerArguments } from "./aliases.js";
+import {
+  type BigTarget,
+  type BigUpdate,
+  bigPatchTarget,
+  bigUpdateChanges,
+  bigUpdateDiff,
+  commitBigUpdate,
+  planBigUpdate,
+} from "./apply-patch-big.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { withPathLocks } from "./path-lock.js";
 import { unifiedDiff, type EditArtifact } from "./edit-file.js";
 import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
+import { MAX_STREAM_EDIT_BYTES } from "./edit-big.js";
 import { toolErrorMessage, ToolFailure } from "./errors.js";
 
 /** Longest patch accepted in one call. */
@@ -37,7 +47,7 @@ Format (no line numbers; each change is found by its context):
 - Update and Delete need the file read with read_file in this conversation and unchanged since. Add creates a file (and its folders) that does not exist yet.
 - If any hunk does not apply, nothing is written. Context that differs only in indentation, trailing or inner spacing, or Unicode punctuation still matches; the result says so.
 - Files keep their line endings line by line (a replaced \\r\\n line stays \\r\\n), BOM and final newline (or its absence). Context that differs only in Unicode normal form (NFC/NFD) matches. Never use placeholders such as "... existing code ..." in added lines.
-- A patch is at most ${MAX_PATCH_CHARS / 1024} KB; text files up to ${MAX_EDIT_BYTES / 1024 / 1024} MB can be updated.`;
+- A patch is at most ${MAX_PATCH_CHARS / 1024} KB. Text files up to ${MAX_EDIT_BYTES / 1024 / 1024} MB are patched in memory; bigger ones, up to ${MAX_STREAM_EDIT_BYTES / 1024 / 1024 / 1024} GB, are updated streaming by the same rules (memory bounded), in place only (no add, delete or move) and one per patch; there a hunk that does not apply is not quoted back with the closest lines.`;
 
 const schemaObject = z.strictObject({
   input: z
@@ -56,6 +66,8 @@ interface FileState {
   original: string | undefined;
   /** The text after the ops so far; undefined when it does not exist (deleted or never there). */
   current: string | undefined;
+  /** A file over MAX_EDIT_BYTES, updated streaming (apply-patch-big.ts); `original`/`current` are then unused. */
+  big?: { target: BigTarget; update?: BigUpdate };
 }
 
 interface PatchPlan {
@@ -79,15 +91,28 @@ class PatchFiles {
   private readonly byPath = new Map<string, FileState>();
   constructor(
     private readonly ctx: ToolContext,
-    private readonly ws: Workspace,
+    private readonly wsOf: Workspace,
     private readonly threadId: string | undefined,
   ) {}
 
   async get(userPath: string): Promise<FileState | string> {
-    const resolved = await resolvePath(this.ws, userPath, { refuseHardLinks: true });
+    const resolved = await resolvePath(this.wsOf, userPath, { refuseHardLinks: true });
     const known = this.byPath.get(resolved.absolute);
     if (known) return known;
-    const loaded = await loadEditTarget(this.ctx, this.ws, userPath, this.threadId, "apply_patch");
+    const big = await bigPatchTarget(this.ctx, this.wsOf, userPath, this.threadId);
+    if (typeof big === "string") return big;
+    if (big) {
+      const state: FileState = {
+        absolute: big.absolute,
+        display: big.display,
+        original: "",
+        current: "",
+        big: { target: big },
+      };
+      this.byPath.set(big.absolute, state);
+      return state;
+    }
+    const loaded = await loadEditTarget(this.ctx, this.wsOf, userPath, this.threadId, "apply_patch");
     if (!loaded.ok) return loaded.message;
     const t = loaded.target;
     const state: FileState = {
@@ -100,6 +125,10 @@ class PatchFiles {
     return state;
   }
 
+  get ws(): Workspace {
+    return this.wsOf;
+  }
+
   all(): FileState[] {
     return [...this.byPath.values()];
   }
@@ -107,6 +136,36 @@ class PatchFiles {
 
 function placeholderIn(lines: readonly string[]): string | undefined {
   return findPlaceholder(lines.join("\n"), "");
+}
+
+/** An operation on a file over MAX_EDIT_BYTES: only an update in place, streamed. */
+async function planBigOp(
+  ws: Workspace,
+  state: FileState,
+  op: PatchOp,
+  summary: string[],
+  where: string,
+): Promise<string | undefined> {
+  const big = state.big!;
+  const size = formatSize(big.target.stat.size);
+  if (op.kind === "add")
+    return `${state.display} already exists ${where}. Use "*** Update File: ${op.path}" to change it.`;
+  if (op.kind === "delete" || op.moveTo !== undefined)
+    return `${state.display} is ${size}: apply_patch only updates a file over ${formatSize(MAX_EDIT_BYTES)} in place ${where}. Delete or move it with a command (rm, mv).`;
+  if (big.update) return `${state.display} is ${size}: update it in one "*** Update File" section per patch ${where}.`;
+  const placeholder = findPlaceholder(
+    op.hunks.flatMap((h) => h.lines.filter((l) => l.kind === "+").map((l) => l.text)).join("\n"),
+    op.hunks.flatMap((h) => h.lines.filter((l) => l.kind !== "+").map((l) => l.text)).join("\n"),
+  );
+  if (placeholder)
+    return `a "+" line for ${state.display} is placeholder text ("${placeholder}"); it would replace the code it stands for. Write the real lines.`;
+  const planned = await planBigUpdate(ws, big.target, op.hunks);
+  if (typeof planned === "string") return planned;
+  if (!bigUpdateChanges(planned)) return `the hunks for ${state.display} change nothing ${where}.`;
+  big.update = planned;
+  const hunks = `${op.hunks.length} ${op.hunks.length === 1 ? "hunk" : "hunks"}`;
+  summary.push(`M ${state.display} (${hunks}; ${size}, streamed)`);
+  return undefined;
 }
 
 async function planOp(
@@ -119,6 +178,7 @@ async function planOp(
   if (typeof state === "string") return state;
   named.add(state.absolute);
   const where = `(patch line ${op.patchLine})`;
+  if (state.big) return planBigOp(files.ws, state, op, summary, where);
   switch (op.kind) {
     case "add": {
       if (state.current !== undefined && state.current.replace(/^\uFEFF/, "") !== "") {
@@ -150,7 +210,7 @@ async function planOp(
       if (placeholder) {
         return `a "+" line for ${state.display} is placeholder text ("${placeholder}"); it would replace the code it stands for. Write the real lines.`;
       }
-      const result = applyHunks(state.current, op.hunks, state.display);
+      const result = await applyHunks(state.current, op.hunks, state.display);
       if (!result.ok) return result.message;
       const fuzzy = result.matches
         .map((m, i) => (m === "exact" ? undefined : `hunk ${i + 1} matched ${HUNK_MATCH_TEXT[m]}`))
@@ -203,25 +263,36 @@ async function planPatch(ctx: ToolContext, input: ApplyPatchInput, threadId: str
         `${problem.replace(/^Error: /, "")}${/Nothing was (changed|written)/.test(problem) ? "" : " Nothing was written."}`,
       );
   }
-  return { ok: true, files: files.all().filter((f) => f.current !== f.original), summary, fileCount: named.size };
+  const bigs = files.all().filter((f) => f.big?.update);
+  if (bigs.length > 1)
+    return refuse(
+      `the patch changes ${bigs.length} files over ${formatSize(MAX_EDIT_BYTES)} (${bigs.map((f) => f.display).join(", ")}); one such file per patch keeps it all or nothing. Split it into one patch per big file. Nothing was written.`,
+    );
+  const changed = files.all().filter((f) => (f.big ? f.big.update !== undefined : f.current !== f.original));
+  return { ok: true, files: changed, summary, fileCount: named.size };
 }
 
-/** Writes every change; on a failure, puts back what was already written (best effort) and rethrows. */
+/**
+ * Writes every change; on a failure, puts back what was already written (best effort) and
+ * rethrows. A file over MAX_EDIT_BYTES (at most one) is written last: it cannot be put back.
+ */
 async function commit(ctx: ToolContext, threadId: string | undefined, files: readonly FileState[]): Promise<void> {
   const done: FileState[] = [];
   const ws = await ctx.workspace();
   try {
     // Writes first, deletions last: a failed write leaves every file that was to be deleted in place.
-    for (const f of files.filter((x) => x.current !== undefined)) {
+    for (const f of files.filter((x) => !x.big && x.current !== undefined)) {
       await commitText(ctx, threadId, f.absolute, f.current!);
       done.push(f);
     }
     // Deletions go through the verified folder's descriptor, like writes: a folder swapped for a
     // symlink after the file was read cannot turn the delete into one outside the workspace.
-    for (const f of files.filter((x) => x.current === undefined)) {
+    for (const f of files.filter((x) => !x.big && x.current === undefined)) {
       await unlinkInWorkspace(ws, f.absolute, f.display);
       done.push(f);
     }
+    for (const f of files.filter((x) => x.big?.update))
+      await commitBigUpdate(ctx, threadId, ws, f.big!.target, f.big!.update!);
   } catch (err) {
     for (const f of done.reverse()) {
       if (f.original === undefined) await unlinkInWorkspace(ws, f.absolute, f.display).catch(() => undefined);
@@ -232,7 +303,13 @@ async function commit(ctx: ToolContext, threadId: string | undefined, files: rea
 }
 
 function patchDiff(files: readonly FileState[]): string {
-  return files.map((f) => unifiedDiff(f.display, f.original ?? "", f.current ?? "")).join("\n");
+  return files
+    .map((f) =>
+      f.big?.update
+        ? bigUpdateDiff(f.display, f.big.update)
+        : unifiedDiff(f.display, f.original ?? "", f.current ?? ""),
+    )
+    .join("\n");
 }
 
 async function applyPatch(

@@ -11,6 +11,7 @@ import {
   openVerified,
   verifyDescriptor,
 } from "../workspace/verified-open.js";
+import type { ByteSplice } from "../workspace/patch-stream.js";
 import type { ToolContext } from "./context.js";
 import { MAX_EDIT_BYTES } from "./edit-target.js";
 import { ToolFailure } from "./errors.js";
@@ -100,16 +101,18 @@ function unchangedSince(a: { size: number; mtimeMs: number }, b: { size: number;
   return a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
-/** The copy with every offset's oldString replaced, written beside the file and renamed over it. */
-async function writeReplaced(
+/**
+ * The copy with each splice's bytes in place of the range it names (in order), written beside the
+ * file and renamed over it; a file changed since `stat` is not replaced. apply_patch's streamed
+ * updates write through it too.
+ */
+export async function writeSpliced(
   ws: Workspace,
   absolute: string,
   userPath: string,
   src: FileHandle,
   stat: { size: number; mode: number; uid: number; gid: number; mtimeMs: number },
-  offsets: number[],
-  oldLength: number,
-  replacement: Buffer,
+  splices: readonly ByteSplice[],
 ): Promise<void> {
   const dir = await openDirectoryVerified(ws, path.dirname(absolute), userPath);
   const inDir = (name: string) =>
@@ -120,10 +123,10 @@ async function writeReplaced(
     try {
       const buf = Buffer.allocUnsafe(CHUNK_BYTES);
       let from = 0;
-      for (const offset of offsets) {
-        await copyRange(src, out, from, offset, buf);
-        await out.write(replacement);
-        from = offset + oldLength;
+      for (const splice of splices) {
+        await copyRange(src, out, from, splice.offset, buf);
+        if (splice.bytes.length > 0) await out.write(splice.bytes);
+        from = splice.offset + splice.length;
       }
       await copyRange(src, out, from, stat.size, buf);
       if (typeof process.getuid === "function" && process.getuid() === 0 && process.getuid() !== stat.uid)
@@ -214,7 +217,8 @@ export async function streamEditIfBig(
     if (needle.equals(newBytes))
       throw new ToolFailure("Error: oldString and newString are the same; nothing would change.");
     const [firstLine] = await linesOf(opened.handle, [offsets[0]!]);
-    await writeReplaced(ws, target.absolute, input.filePath, opened.handle, stat, offsets, needle.length, newBytes);
+    const splices = offsets.map((offset) => ({ offset, length: needle.length, bytes: newBytes }));
+    await writeSpliced(ws, target.absolute, input.filePath, opened.handle, stat, splices);
     ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
     const what = offsets.length === 1 ? "1 occurrence" : `${offsets.length} occurrences`;
     return `Edited ${display} (${size}, streamed): replaced ${what} (exact match)${offsets.length > 1 ? "; the first" : ""} at line ${firstLine}:\n${numbered(input.newString, firstLine!)}`;

@@ -10,6 +10,10 @@
  * The file keeps its BOM and its final newline (or lack of one), and its line endings line by
  * line: an added line takes the ending of the line it replaces, else of the line before it, so a
  * mixed file stays mixed; "\r\n", "\n" and a lone "\r" all end a line.
+ *
+ * The matching and the building of each hunk's lines run over PatchLines: the lines of a text in
+ * memory here, or of a file too big for memory streamed from disk (patch-stream.ts), so both
+ * follow one set of rules.
  */
 import { closestRegion } from "./closest-region.js";
 import type { Hunk } from "./patch-parse.js";
@@ -33,24 +37,56 @@ export const HUNK_MATCH_TEXT: Record<HunkMatch, string> = {
   appended: "nothing (no context or @@ line): its lines were added at the end of the file",
 };
 
-const nfc = (s: string) => s.normalize("NFC");
+/** ASCII text is its own NFC and has no Unicode punctuation: the per-line checks skip the work. */
+const ASCII = /^[\x00-\x7f]*$/;
+const nfc = (s: string) => (ASCII.test(s) ? s : s.normalize("NFC"));
+const asciiPunctuation = (s: string) => (ASCII.test(s) ? s : normalisePunctuation(s).text);
 
-const LEVELS: ReadonlyArray<[HunkMatch, (s: string) => string]> = [
+export type Norm = (s: string) => string;
+
+const LEVELS: ReadonlyArray<[HunkMatch, Norm]> = [
   ["exact", (s) => s],
   ["unicode-normalisation", nfc],
   ["trailing-whitespace", (s) => nfc(s).trimEnd()],
   ["indentation", (s) => nfc(s).trim()],
-  ["punctuation-and-spacing", (s) => normalisePunctuation(nfc(s)).text.trim().replace(/\s+/g, " ")],
+  ["punctuation-and-spacing", (s) => asciiPunctuation(nfc(s)).trim().replace(/\s+/g, " ")],
 ];
 
 export type HunksResult = { ok: true; text: string; matches: HunkMatch[] } | { ok: false; message: string };
 
-interface FileLine {
+export interface FileLine {
   text: string;
   eol: string;
 }
 
-function splitWithEols(body: string): FileLine[] {
+/** Where a hunk's lines occur: the first few starts (at most MAX_LISTED_STARTS) and how many in all. */
+export interface Occurrences {
+  starts: number[];
+  count: number;
+}
+
+/** Starts listed when a hunk's lines occur more than once. */
+export const MAX_LISTED_STARTS = 10;
+
+/**
+ * A file's lines as the hunks are applied one after another: indices are of the lines as they
+ * are now, with the earlier hunks' replacements in place. Every search starts at or after the
+ * end of the last replacement.
+ */
+export interface PatchLines {
+  readonly length: number;
+  line(i: number): Promise<FileLine | undefined>;
+  slice(start: number, count: number): Promise<FileLine[]>;
+  /** Where `wanted` (already normalised) occurs at or after `from` under `norm`; only at the very end when `atEnd`. */
+  occurrences(wanted: readonly string[], from: number, norm: Norm, atEnd: boolean): Promise<Occurrences>;
+  /** The first line at or after `from` whose normalised text is `want`, or -1. */
+  findLine(want: string, from: number, norm: Norm): Promise<number>;
+  splice(start: number, deleteCount: number, out: FileLine[]): void;
+  /** The lines most like `old` at or after `from` (for the refusal), when it can tell. */
+  closest(from: number, old: readonly string[]): Promise<{ first: number; last: number } | undefined>;
+}
+
+export function splitWithEols(body: string): FileLine[] {
   const out: FileLine[] = [];
   const re = /\r\n|\r|\n/g;
   let from = 0;
@@ -63,35 +99,62 @@ function splitWithEols(body: string): FileLine[] {
 }
 
 /** The line ending most lines use; "\n" for a file without any. */
-function dominantEol(lines: readonly FileLine[]): string {
-  const counts = new Map<string, number>();
-  for (const l of lines) if (l.eol !== "") counts.set(l.eol, (counts.get(l.eol) ?? 0) + 1);
+export function dominantEol(counts: ReadonlyMap<string, number>): string {
   let best = "\n";
   for (const [e, n] of counts) if (n > (counts.get(best) ?? 0)) best = e;
   return best;
 }
 
-/** Where `wanted` occurs in `lines` at or after `from`, under one normalisation. */
-function occurrences(
-  lines: readonly FileLine[],
-  wanted: readonly string[],
-  from: number,
-  norm: (s: string) => string,
-): number[] {
-  const target = wanted.map(norm);
-  const found: number[] = [];
-  for (let i = from; i + target.length <= lines.length; i++) {
-    let same = true;
-    for (let j = 0; j < target.length && same; j++) same = norm(lines[i + j]!.text) === target[j];
-    if (same) found.push(i);
-  }
-  return found;
+function eolCounts(lines: readonly FileLine[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const l of lines) if (l.eol !== "") counts.set(l.eol, (counts.get(l.eol) ?? 0) + 1);
+  return counts;
 }
 
-function findAnchor(lines: readonly FileLine[], anchor: string, from: number): number {
+/** PatchLines over an array in memory. */
+function linesInMemory(lines: FileLine[]): PatchLines {
+  return {
+    get length() {
+      return lines.length;
+    },
+    line: async (i) => lines[i],
+    slice: async (start, count) => lines.slice(start, start + count),
+    async occurrences(target, from, norm, atEnd) {
+      const found: number[] = [];
+      for (
+        let i = atEnd ? Math.max(from, lines.length - target.length) : from;
+        i + target.length <= lines.length;
+        i++
+      ) {
+        let same = true;
+        for (let j = 0; j < target.length && same; j++) same = norm(lines[i + j]!.text) === target[j];
+        if (same) found.push(i);
+      }
+      return { starts: found.slice(0, MAX_LISTED_STARTS), count: found.length };
+    },
+    async findLine(want, from, norm) {
+      for (let i = from; i < lines.length; i++) if (norm(lines[i]!.text) === want) return i;
+      return -1;
+    },
+    splice(start, deleteCount, out) {
+      lines.splice(start, deleteCount, ...out);
+    },
+    async closest(from, old) {
+      return closestRegion(
+        lines
+          .slice(from)
+          .map((l) => l.text)
+          .join("\n"),
+        old.join("\n"),
+      );
+    },
+  };
+}
+
+async function findAnchor(lines: PatchLines, anchor: string, from: number): Promise<number> {
   for (const [, norm] of LEVELS) {
-    const want = norm(anchor);
-    for (let i = from; i < lines.length; i++) if (norm(lines[i]!.text) === want) return i;
+    const at = await lines.findLine(norm(anchor), from, norm);
+    if (at >= 0) return at;
   }
   return -1;
 }
@@ -99,18 +162,40 @@ function findAnchor(lines: readonly FileLine[], anchor: string, from: number): n
 const quote = (s: string) => (s.length > 80 ? `"${s.slice(0, 80)}…"` : `"${s}"`);
 
 /** Applies `hunks` in order to `content`; `display` names the file in messages. */
-export function applyHunks(content: string, hunks: readonly Hunk[], display: string): HunksResult {
+export async function applyHunks(content: string, hunks: readonly Hunk[], display: string): Promise<HunksResult> {
   const bom = content.startsWith("\uFEFF") ? "\uFEFF" : "";
   const body = bom ? content.slice(1) : content;
   const lines = splitWithEols(body);
-  const eol = dominantEol(lines);
+  const eol = dominantEol(eolCounts(lines));
   const endedWithNewline = body === "" || /[\r\n]$/.test(body);
+  const result = await applyHunksTo(linesInMemory(lines), hunks, display, eol);
+  if (!result.ok) return result;
+  // Every line but the last ends with a line end; the last keeps the file's choice.
+  for (let i = 0; i < lines.length - 1; i++) if (lines[i]!.eol === "") lines[i] = { ...lines[i]!, eol };
+  if (lines.length > 0) {
+    const lastLine = lines[lines.length - 1]!;
+    lines[lines.length - 1] = { ...lastLine, eol: endedWithNewline ? lastLine.eol || eol : "" };
+  }
+  return { ok: true, text: bom + lines.map((l) => l.text + l.eol).join(""), matches: result.matches };
+}
+
+/**
+ * Applies `hunks` in order to `lines` (splicing each replacement in); `eol` is the file's most
+ * common line ending. The final line endings (every line but the last has one, the last keeps
+ * the file's choice) are the caller's.
+ */
+export async function applyHunksTo(
+  lines: PatchLines,
+  hunks: readonly Hunk[],
+  display: string,
+  eol: string,
+): Promise<{ ok: true; matches: HunkMatch[] } | { ok: false; message: string }> {
   const matches: HunkMatch[] = [];
   let cursor = 0;
   for (const [h, hunk] of hunks.entries()) {
     const label = `hunk ${h + 1} of ${display} (patch line ${hunk.patchLine})`;
     for (const anchor of hunk.anchors) {
-      const at = findAnchor(lines, anchor, cursor);
+      const at = await findAnchor(lines, anchor, cursor);
       if (at < 0) {
         return {
           ok: false,
@@ -139,20 +224,16 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
         const wanted = attempt.filter((l) => l.kind !== "+").map((l) => l.text);
         if (wanted.length === 0) continue;
         for (const [name, norm] of LEVELS) {
-          let found = occurrences(lines, wanted, cursor, norm);
-          if (hunk.endOfFile) found = found.filter((i) => i + wanted.length === lines.length);
-          if (found.length === 0) continue;
-          if (found.length > 1 && hunk.anchors.length === 0) {
-            const where = found
-              .slice(0, 10)
-              .map((i) => i + 1)
-              .join(", ");
+          const found = await lines.occurrences(wanted.map(norm), cursor, norm, hunk.endOfFile);
+          if (found.count === 0) continue;
+          if (found.count > 1 && hunk.anchors.length === 0) {
+            const where = found.starts.map((i) => i + 1).join(", ");
             return {
               ok: false,
-              message: `${label}: its context and removed lines occur ${found.length} times (at lines ${where}). Add an "@@" line naming the enclosing function or class, or more context lines, so it matches one place.`,
+              message: `${label}: its context and removed lines occur ${found.count} times (at lines ${where}). Add an "@@" line naming the enclosing function or class, or more context lines, so it matches one place.`,
             };
           }
-          start = found[0]!;
+          start = found.starts[0]!;
           level = name;
           body = attempt;
           old = wanted;
@@ -161,13 +242,7 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
         if (start >= 0) break;
       }
       if (start < 0) {
-        const close = closestRegion(
-          lines
-            .slice(cursor)
-            .map((l) => l.text)
-            .join("\n"),
-          old.join("\n"),
-        );
+        const close = await lines.closest(cursor, old);
         const hint = close
           ? ` The closest text is at lines ${close.first + cursor}-${close.last + cursor}; read the file again and copy the context exactly.`
           : " Read the file again and copy the context lines exactly.";
@@ -178,7 +253,7 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
       }
     }
     // Build the replacement: context keeps the file's lines, "+" lines are new.
-    const matched = lines.slice(start, start + old.length);
+    const matched = await lines.slice(start, old.length);
     let added = body.filter((l) => l.kind === "+").map((l) => l.text);
     if (level !== "exact" && level !== "trailing-whitespace" && added.length > 0) {
       const rebased = reindent(
@@ -195,6 +270,8 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
       }
       added = rebased.split("\n");
     }
+    const lineBefore = start > 0 ? await lines.line(start - 1) : undefined;
+    const lineAfter = await lines.line(start + old.length);
     const out: FileLine[] = [];
     let k = 0;
     let a = 0;
@@ -202,9 +279,9 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
     let replaced: string[] = [];
     let lastReplaced: string | undefined;
     const neighbourEol = () => {
-      const before = out.length > 0 ? out[out.length - 1] : lines[start - 1];
+      const before = out.length > 0 ? out[out.length - 1] : lineBefore;
       if (before && before.eol !== "") return before.eol;
-      const after = matched[k] ?? lines[start + old.length];
+      const after = matched[k] ?? lineAfter;
       return after && after.eol !== "" ? after.eol : eol;
     };
     for (const l of body) {
@@ -222,17 +299,11 @@ export function applyHunks(content: string, hunks: readonly Hunk[], display: str
       }
     }
     // An insertion after an unterminated last line needs a line end before it.
-    if (start > 0 && start === lines.length && lines[start - 1]!.eol === "" && out.length > 0)
-      lines[start - 1] = { ...lines[start - 1]!, eol };
-    lines.splice(start, old.length, ...out);
+    if (lineBefore && start === lines.length && lineBefore.eol === "" && out.length > 0)
+      lines.splice(start - 1, 1, [{ ...lineBefore, eol }]);
+    lines.splice(start, old.length, out);
     cursor = start + out.length;
     matches.push(level);
   }
-  // Every line but the last ends with a line end; the last keeps the file's choice.
-  for (let i = 0; i < lines.length - 1; i++) if (lines[i]!.eol === "") lines[i] = { ...lines[i]!, eol };
-  if (lines.length > 0) {
-    const lastLine = lines[lines.length - 1]!;
-    lines[lines.length - 1] = { ...lastLine, eol: endedWithNewline ? lastLine.eol || eol : "" };
-  }
-  return { ok: true, text: bom + lines.map((l) => l.text + l.eol).join(""), matches };
+  return { ok: true, matches };
 }
