@@ -1,10 +1,12 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { journalStarted } from "../../src/agent/tool-journal-step.js";
 import { fileToolJournal } from "../../src/memory/tool-journal.js";
 import { createJsonRenderer } from "../../src/ui/render.js";
+import { BUILT_IN_SUBAGENTS } from "../../src/tools/task.js";
+import { RoutedChatModel } from "../helpers/routed-model.js";
 import type { ApprovalResponse } from "../../src/agent/events.js";
 import { editNote } from "../../src/policy/edit-call.js";
 import { engineHarness, eventsOf, type EngineKind } from "../helpers/engine-harness.js";
@@ -162,4 +164,53 @@ test("the journal records the arguments an edited call runs with, and --json pri
   expect(lines.map((l) => l.type)).toEqual(["approval", "tool_result"]);
   expect(lines[0]!.response).toEqual({ decision: "edit", args: { command: "echo person > j.txt" } });
   expect(lines[1]!.editedArgs).toEqual({ command: "echo person > j.txt" });
+});
+
+describe.each(["graph", "loop"] as const)("inside a sub-agent (%s engine)", (kind: EngineKind) => {
+  const task = (prompt: string) => ({
+    name: "task",
+    args: { description: "Do it", prompt, subagent_type: "general" },
+  });
+
+  test("an edit through the parent's question runs in the sub-agent as edited, and the sub-agent is told", async () => {
+    const model = new RoutedChatModel({
+      "add a file": [{ toolCalls: [task("Create hello.txt with hi.")] }, "Created."],
+      "Create hello.txt with hi.": [
+        { toolCalls: [{ name: "write_file", args: { filePath: "hello.txt", content: "hi\n" } }] },
+        "Wrote hello.txt.",
+      ],
+    });
+    const h = engineHarness(kind, tmp.dir, [], { approval: "suggest" }, { model, subagents: BUILT_IN_SUBAGENTS });
+    const edited = { filePath: "hello.txt", content: "edited\n" };
+    await h.run("add a file", { answers: [{ decision: "edit", args: edited }] });
+    expect(readFileSync(path.join(tmp.dir, "hello.txt"), "utf8")).toBe("edited\n");
+    const [, second] = model.callsOf("Create hello.txt with hi.");
+    const result = second!.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    expect(String(result.content).startsWith(`${editNote("write_file", edited)}\n`)).toBe(true);
+  });
+
+  test("a dangerous edit inside the sub-agent is asked about again; declined, nothing runs", async () => {
+    const victim = makeTempDir();
+    try {
+      writeFileSync(path.join(victim.dir, "keep.txt"), "keep\n");
+      const model = new RoutedChatModel({
+        "run it": [{ toolCalls: [task("Run the command.")] }, "Done."],
+        "Run the command.": [
+          { toolCalls: [{ name: "execute_command", args: { command: "echo hi > a.txt" } }] },
+          "It was declined.",
+        ],
+      });
+      const h = engineHarness(kind, tmp.dir, [], { approval: "suggest" }, { model, subagents: BUILT_IN_SUBAGENTS });
+      const dangerous = { command: `rm -rf ${victim.dir}` };
+      await h.run("run it", { answers: [{ decision: "edit", args: dangerous }, { decision: "deny" }] });
+      expect(h.approvals.map((a) => [a.args, a.edited])).toEqual([
+        [{ command: "echo hi > a.txt" }, undefined],
+        [dangerous, true],
+      ]);
+      expect(readFileSync(path.join(victim.dir, "keep.txt"), "utf8")).toBe("keep\n");
+      expect(existsSync(path.join(tmp.dir, "a.txt"))).toBe(false);
+    } finally {
+      victim.cleanup();
+    }
+  });
 });
