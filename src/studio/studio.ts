@@ -5,6 +5,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createAgentTools } from "../app/tools.js";
 import { createSessionHooks } from "../app/hooks.js";
 import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
+import { loadAgentCatalog } from "../context/agent-files.js";
 import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
 import type { McpHub } from "../mcp/hub.js";
 import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
@@ -95,7 +96,16 @@ function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
     say,
   );
   return {
-    ...createRuntime(settings, { tools, sandboxed: sandbox.sandbox !== undefined }),
+    ...createRuntime(settings, {
+      tools,
+      sandboxed: sandbox.sandbox !== undefined,
+      // The `task` tool's agent types, as in the CLI: the repository's only once trusted on a terminal.
+      subagents: loadAgentCatalog({
+        workspace: settings.workspace,
+        userDir: settings.agentsDir,
+        trustStore: settings.trustStore,
+      }).types,
+    }),
     studioApprovals: approvalCodes,
     journal: deferredJournal(() => studioMemory(settings)),
     ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),

@@ -1,0 +1,159 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, expect, jest, test } from "@jest/globals";
+import type { Interrupt, ThreadState } from "@langchain/langgraph-sdk";
+import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
+import { STUDIO_STARTUP_DEADLINE_MS, startStudioServer, type StudioServer } from "../helpers/studio-server.js";
+import { makeTempDir, waitFor } from "../helpers/tmp.js";
+
+/**
+ * The `task` tool under the real Studio dev server (issue 32): the sub-agent's steps stream from
+ * their own namespace nested under the call, its approval question is the parent's interrupt,
+ * resuming the parent (with the one-time code) resumes the sub-agent at its question, and forking
+ * the thread from before the sub-agent's edit takes that edit back.
+ */
+
+jest.setTimeout(600_000);
+const RUN_DEADLINE_MS = 120_000;
+
+const V0 = "Write notes v0.";
+const DELEGATE = "Delegate the file.";
+const SUB_BRIEF = "Create sub.txt with v1.";
+const SAY_HI = "Say hi.";
+const PLANS: Record<string, ScriptStep[]> = {
+  [V0]: [
+    { toolCalls: [{ name: "write_file", args: { filePath: "notes.txt", content: "v0\n" } }] },
+    { content: "Wrote v0." },
+  ],
+  [DELEGATE]: [
+    {
+      toolCalls: [
+        { name: "task", args: { description: "Create sub.txt", prompt: SUB_BRIEF, subagent_type: "general" } },
+      ],
+    },
+    { content: "Delegated." },
+  ],
+  [SUB_BRIEF]: [
+    { toolCalls: [{ name: "write_file", args: { filePath: "sub.txt", content: "v1\n" } }] },
+    { content: "Created sub.txt." },
+  ],
+  [SAY_HI]: [{ content: "Hi." }],
+};
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p) => String((p as { text?: string }).text ?? p)).join("");
+  return "";
+}
+
+/** The plan of the latest request (a sub-agent's only request is its brief), stepped by the turns since it. */
+function scriptStep(request: ChatRequest): ScriptStep {
+  const lastUser = request.messages.map((m) => m.role).lastIndexOf("user");
+  const key = textOf(request.messages[lastUser]?.content);
+  const step = PLANS[key]?.[request.messages.slice(lastUser).filter((m) => m.role === "assistant").length];
+  return step ?? { status: 500, error: { message: `no scripted step for ${key}` } };
+}
+
+interface ApiMessage {
+  type: string;
+  content: unknown;
+  name?: string;
+  tool_calls?: Array<{ name: string; id?: string }>;
+}
+type AgentValues = { messages: ApiMessage[] };
+
+let model: OpenAIServer;
+let workspace: ReturnType<typeof makeTempDir>;
+let studio: StudioServer;
+
+beforeAll(async () => {
+  model = await startOpenAIServer(scriptStep);
+  workspace = makeTempDir("mini-cursor-studio-sub-ws-");
+  studio = await startStudioServer(
+    {
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: "test",
+      MINI_CURSOR_WORKSPACE: workspace.dir,
+      MINI_CURSOR_SANDBOX: "off",
+    },
+    [workspace.dir],
+  );
+}, STUDIO_STARTUP_DEADLINE_MS + 60_000);
+
+afterAll(async () => {
+  studio?.stop();
+  await model?.close();
+  workspace?.cleanup();
+});
+
+async function approvalCode(threadId: string): Promise<string> {
+  const pattern = new RegExp(`in thread ${threadId} waits for approval[^\\n]*\\n  One-time approval code: (\\S+)`, "g");
+  return (await waitFor(() => [...studio.output().matchAll(pattern)].at(-1)?.[1], 20_000)) as string;
+}
+
+test(
+  "a sub-agent streams nested under its call, asks through the parent's interrupt, resumes with it, and time travel takes its edit back",
+  async () => {
+    const { client, assistantId } = studio;
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: V0 }] },
+      config: { configurable: { approval: "full-auto" } },
+    });
+    expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v0\n");
+
+    // Streamed as Studio streams it (subgraphs on): the sub-agent's nodes come from its own namespace.
+    const namespaces = new Set<string>();
+    const interrupts: Interrupt[] = [];
+    for await (const chunk of client.runs.stream(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: DELEGATE }] },
+      config: { configurable: { approval: "suggest" } },
+      streamMode: "updates",
+      streamSubgraphs: true,
+    })) {
+      const [, ns] = chunk.event.split("|");
+      const data = chunk.data as Record<string, unknown> | undefined;
+      if (ns && data) for (const node of Object.keys(data)) namespaces.add(`${ns.split(":")[0]}/${node}`);
+      if (!ns && data?.__interrupt__) interrupts.push(...(data.__interrupt__ as Interrupt[]));
+    }
+    expect([...namespaces].filter((n) => !n.endsWith("__interrupt__")).sort()).toEqual([
+      "subagent/agent",
+      "subagent/restore_files",
+      "subagent/start_step",
+      "subagent/summarise",
+    ]);
+    // The sub-agent's question is the parent's one interrupt; nothing is written yet.
+    expect(interrupts.map((i) => (i.value as { tool: string; args: unknown }).tool)).toEqual(["write_file"]);
+    expect(existsSync(path.join(workspace.dir, "sub.txt"))).toBe(false);
+    const paused = (await client.threads.getState(thread.thread_id)) as ThreadState<AgentValues>;
+    expect(paused.next).toEqual(["subagent"]);
+
+    // Resuming the parent with the code resumes the sub-agent at its question.
+    const done = (await client.runs.wait(thread.thread_id, assistantId, {
+      command: { resume: { decision: "approve", code: await approvalCode(thread.thread_id) } },
+      config: { configurable: { approval: "suggest" } },
+    })) as AgentValues;
+    expect(readFileSync(path.join(workspace.dir, "sub.txt"), "utf8")).toBe("v1\n");
+    expect(done.messages.slice(4).map((m) => [m.type, m.name ?? "", textOf(m.content)])).toEqual([
+      ["human", "", DELEGATE],
+      ["ai", "", ""],
+      ["tool", "task", "Created sub.txt."],
+      ["ai", "", "Delegated."],
+    ]);
+    // The sub-agent's brief went to the model once before the question and once after it.
+    expect(model.requests.filter((r) => r.messages.some((m) => textOf(m.content) === SUB_BRIEF))).toHaveLength(2);
+
+    // Time travel: a run forked from the end of the first request puts back its files: sub.txt goes.
+    const history = (await client.threads.getHistory(thread.thread_id, { limit: 50 })) as ThreadState<AgentValues>[];
+    const endOfFirst = history.find((s) => s.next.length === 0 && s.values.messages?.length === 4);
+    expect(textOf(endOfFirst?.values.messages.at(-1)?.content)).toBe("Wrote v0.");
+    await client.runs.wait(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: SAY_HI }] },
+      config: { configurable: { approval: "full-auto" } },
+      checkpoint: endOfFirst!.checkpoint,
+    });
+    expect(existsSync(path.join(workspace.dir, "sub.txt"))).toBe(false);
+    expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v0\n");
+  },
+  RUN_DEADLINE_MS * 4,
+);
