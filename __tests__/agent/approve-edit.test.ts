@@ -3,6 +3,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { journalStarted } from "../../src/agent/tool-journal-step.js";
+import { interruptedResultText, recoverInterruptedCalls } from "../../src/agent/crash-recovery.js";
 import { fileToolJournal } from "../../src/memory/tool-journal.js";
 import { createJsonRenderer } from "../../src/ui/render.js";
 import { BUILT_IN_SUBAGENTS } from "../../src/tools/task.js";
@@ -213,4 +214,25 @@ describe.each(["graph", "loop"] as const)("inside a sub-agent (%s engine)", (kin
       victim.cleanup();
     }
   });
+});
+
+test("a killed run's edited call is closed with the edit note: the model learns what ran", async () => {
+  const journal = fileToolJournal(tmp.dir);
+  const edited = { command: "echo person > k.txt" };
+  const ai = new AIMessage({
+    content: "",
+    tool_calls: [{ id: "k1", name: "execute_command", args: { command: "echo model > k.txt" }, type: "tool_call" }],
+  });
+  const messages = [new HumanMessage({ id: "req-k", content: "go" }), ai];
+  await journalStarted({ journal, threadId: "tk", messages, calls: ai.tool_calls!, edits: { k1: edited } });
+  const recovered = await recoverInterruptedCalls({
+    journal,
+    threadId: "tk",
+    workspace: tmp.dir,
+    messages,
+    timeTravelThread: "",
+  });
+  expect(recovered.results.map((r) => r.content)).toEqual([
+    `${editNote("execute_command", edited)}\n${interruptedResultText("execute_command", undefined)}`,
+  ]);
 });
