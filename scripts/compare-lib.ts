@@ -47,6 +47,9 @@ export interface EngineResult {
   steps: number;
   modelCalls: number;
   toolCalls: number;
+  /** `task` calls (sub-agents started) and the tool calls their sub-agents made (not in toolCalls). */
+  subagents: number;
+  subagentToolCalls: number;
   tokensIn: number;
   tokensOut: number;
   tokensEstimated: boolean;
@@ -70,6 +73,7 @@ export function formatComparison(results: EngineResult[]): string {
     ["steps", (r) => String(r.steps)],
     ["model calls", (r) => String(r.modelCalls)],
     ["tool calls", (r) => String(r.toolCalls)],
+    ["sub-agents (their tool calls)", (r) => `${r.subagents} (${r.subagentToolCalls})`],
     ["tokens in / out", (r) => `${r.tokensIn} / ${r.tokensOut}${r.tokensEstimated ? " (est.)" : ""}`],
     ["wall time", (r) => ms(r.wallMs)],
     ["  model", (r) => ms(r.modelMs)],

@@ -76,6 +76,9 @@ async function main(): Promise<void> {
     steps: summary.steps,
     modelCalls: clock.modelCalls,
     toolCalls: summary.toolCalls,
+    // Sub-agents' calls carry the id of their task call (`subagent`); the task calls are the parent's.
+    subagents: events.filter((e) => e.type === "tool_call" && e.name === "task" && !e.subagent).length,
+    subagentToolCalls: events.filter((e) => e.type === "tool_call" && e.subagent).length,
     tokensIn: summary.usage.input,
     tokensOut: summary.usage.output,
     tokensEstimated: summary.usage.estimated,

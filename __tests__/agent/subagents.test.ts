@@ -205,3 +205,58 @@ describe.each(["graph", "loop"] as const)("the task tool (%s engine)", (kind) =>
     );
   });
 });
+
+test("parity: both engines save the same conversation and emit the same events for a turn with a sub-agent", async () => {
+  const runOn = async (kind: EngineKind) => {
+    writeFileSync(path.join(tmp.dir, "notes.txt"), "alpha\n");
+    const model = new RoutedChatModel({
+      "edit notes": [{ toolCalls: [task("Change alpha to beta in notes.txt.", "general", "Edit")] }, "Changed."],
+      "Change alpha to beta in notes.txt.": [
+        { toolCalls: [{ name: "read_file", args: { filePath: "notes.txt" } }] },
+        { toolCalls: [{ name: "edit_file", args: { filePath: "notes.txt", oldString: "alpha", newString: "beta" } }] },
+        "Changed alpha to beta in notes.txt.",
+      ],
+    });
+    const h = harness(kind, model, "suggest");
+    const summary = await h.run("edit notes", { answers: [{ decision: "approve" }] });
+    const content = readFileSync(path.join(tmp.dir, "notes.txt"), "utf8");
+    // Ids differ between runs; what happened, in which order and from whom does not.
+    const events = h.events
+      .filter((e) => e.type !== "token" && e.type !== "run_start")
+      .map((e) => {
+        const who = e.subagent ? "sub" : "parent";
+        if (e.type === "tool_call" || e.type === "tool_result") return `${who} ${e.type} ${e.name}`;
+        if (e.type === "approval") return `${who} approval ${e.request.tool} ${e.response.decision}`;
+        if (e.type === "step" || e.type === "usage") return `${who} ${e.type} ${e.step}`;
+        if (e.type === "run_end") return `${who} run_end ${e.reason} ${e.steps} ${e.toolCalls}`;
+        return `${who} ${e.type}`;
+      });
+    return { reason: summary.reason, content, history: shape(await h.history()), events };
+  };
+  const graph = await runOn("graph");
+  const loop = await runOn("loop");
+  expect(graph.content).toBe("beta\n");
+  expect(loop).toEqual(graph);
+  expect(graph.events).toEqual([
+    "parent step 1",
+    "parent usage 1",
+    "parent tool_call task",
+    "sub step 1",
+    "sub usage 1",
+    "sub tool_call read_file",
+    "sub tool_result read_file",
+    "sub step 2",
+    "sub usage 2",
+    "sub tool_call edit_file",
+    "sub approval edit_file approve",
+    "sub tool_result edit_file",
+    "sub step 3",
+    "sub usage 3",
+    "sub final",
+    "parent tool_result task",
+    "parent step 2",
+    "parent usage 2",
+    "parent final",
+    "parent run_end done 2 1",
+  ]);
+});
