@@ -225,8 +225,9 @@ const longSessions: ScaleMeasurement = {
 const parallelSleeps: ScaleMeasurement = {
   name: `${PARALLEL_SLEEPS} × sleep 1 in one turn`,
   async run(fx) {
-    await measureParallelCommands(1); // the first command pays for loading the parser
-    const ours = await measureParallelCommands(PARALLEL_SLEEPS);
+    await measureParallelCommands(1); // the first command of the process pays for loading the parser
+    // Timed as a session's second step: the first command and the first snapshot have rows of their own.
+    const ours = await measureParallelCommands(PARALLEL_SLEEPS, true);
     const raw = await timeCommand(
       "sh",
       ["-c", `for i in $(seq ${PARALLEL_SLEEPS}); do sleep 1 & done; wait`],
@@ -236,7 +237,7 @@ const parallelSleeps: ScaleMeasurement = {
     );
     return [
       within(
-        `${PARALLEL_SLEEPS} × sleep 1 in one turn takes ≤ ${GOAL_PARALLEL_MS} ms of step (graph, in process)`,
+        `${PARALLEL_SLEEPS} × sleep 1 in one turn takes ≤ ${GOAL_PARALLEL_MS} ms of step (graph, in process, a session's second step)`,
         ours,
         GOAL_PARALLEL_MS,
         `${PARALLEL_SLEEPS} background sleeps in sh: ${raw.toFixed(0)} ms`,

@@ -94,8 +94,13 @@ export async function measureColdStart(runs = 5): Promise<ColdStart> {
   };
 }
 
-/** Wall time of one model turn asking for `count` independent `sleep 1` commands. */
-export async function measureParallelCommands(count: number): Promise<number> {
+/**
+ * Wall time of one model turn asking for `count` independent `sleep 1` commands. With
+ * `afterFirstStep`, the session first runs a step of one command (`true`) and only the second
+ * step is timed: what a busy turn costs in a session, without the first command's and the first
+ * snapshot's one-time costs, which have goals of their own.
+ */
+export async function measureParallelCommands(count: number, afterFirstStep = false): Promise<number> {
   const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-par-"));
   try {
     const settings: GraphSettings = {
@@ -108,8 +113,14 @@ export async function measureParallelCommands(count: number): Promise<number> {
       maxSteps: 5,
       contextTokens: 1_000_000,
     };
-    const model = new BenchModel(2, () =>
-      Array.from({ length: count }, (_, i) => ({ name: "execute_command", args: { command: `sleep 1; echo ${i}` } })),
+    const timed = afterFirstStep ? 2 : 1;
+    const model = new BenchModel(timed + 1, (step) =>
+      step < timed
+        ? [{ name: "execute_command", args: { command: "true" } }]
+        : Array.from({ length: count }, (_, i) => ({
+            name: "execute_command",
+            args: { command: `sleep 1; echo ${i}` },
+          })),
     );
     const graph = createGraph(settings, { model, tools: createTools({ workspace }), checkpointer: new MemorySaver() });
     const engine = createGraphEngine({
@@ -126,6 +137,7 @@ export async function measureParallelCommands(count: number): Promise<number> {
       approver: async () => ({ decision: "approve" }),
       emit: (e) => {
         const now = performance.now();
+        if ("step" in e && e.step !== timed) return;
         if (e.type === "tool_call") toolWindow = [Math.min(toolWindow[0], now), toolWindow[1]];
         if (e.type === "tool_result") toolWindow = [toolWindow[0], Math.max(toolWindow[1], now)];
       },

@@ -1,5 +1,5 @@
 import { BaseCallbackHandler, type CallbackHandlerMethods } from "@langchain/core/callbacks/base";
-import type { CallbackManager } from "@langchain/core/callbacks/manager";
+import type { CallbackManager, Callbacks } from "@langchain/core/callbacks/manager";
 
 /**
  * Callbacks for a model or tool call inside a turn. An explicit `callbacks` list replaces the
@@ -13,4 +13,14 @@ export function withParentCallbacks(
 ): CallbackManager | Array<BaseCallbackHandler | CallbackHandlerMethods> {
   if (!parent) return handlers;
   return parent.copy(handlers.map((h) => (h instanceof BaseCallbackHandler ? h : BaseCallbackHandler.fromMethods(h))));
+}
+
+/** The config with `handlers` added to the callbacks it has (a manager, as a graph node gets, a list, or none). */
+export function withCallbacks<C extends { callbacks?: Callbacks }>(
+  config: C,
+  handlers: Array<BaseCallbackHandler | CallbackHandlerMethods>,
+): C {
+  const { callbacks } = config;
+  if (callbacks && !Array.isArray(callbacks)) return { ...config, callbacks: withParentCallbacks(callbacks, handlers) };
+  return { ...config, callbacks: [...(callbacks ?? []), ...handlers] };
 }

@@ -1,4 +1,4 @@
-import { AIMessage, AIMessageChunk, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse, EventSink, StopReason } from "../agent/events.js";
@@ -15,6 +15,7 @@ import { recursionLimitFor } from "./run-config.js";
 import type { NodeSignal } from "./node-signals.js";
 import type { GraphStopReason } from "./state.js";
 import type { Recovery } from "../agent/crash-recovery.js";
+import { streamChunks } from "./stream-chunks.js";
 
 export interface GraphEngineOptions {
   graph: AgentGraph;
@@ -77,7 +78,9 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
 function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): void {
   const guardStop = signal.kind === "loop_guard" && signal.action === "stop";
   if (!guardStop) flushCalls(st, emit);
-  if (signal.kind === "step") {
+  if (signal.kind === "token") {
+    emit({ type: "token", step: signal.step, text: signal.text });
+  } else if (signal.kind === "step") {
     st.step = signal.step;
     emit({ type: "step", step: signal.step });
   } else if (signal.kind === "usage") {
@@ -152,12 +155,6 @@ function createStreamReader(root: Scope, emit: EventSink, timer: ToolTimer) {
           if (node === "__metadata__") continue;
           handleUpdate(node, update, scope.st, scope.emit, timer);
         }
-      } else if (mode === "messages") {
-        const [message, meta] = chunk as [BaseMessage, { langgraph_node?: string }];
-        if (meta?.langgraph_node === "agent" && AIMessageChunk.isInstance(message)) {
-          const text = contentText(message);
-          if (text) scope.emit({ type: "token", step: scope.st.step, text });
-        }
       }
     },
     /** The interrupts of the run that just ended, each with the sub-agent (task call id) that asked, if one did. */
@@ -212,7 +209,13 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
       // A tool starting is the tools node starting: its calls are reported before its output.
       const timer = new ToolTimer(() => flushCalls(st, emit));
       const config = {
-        configurable: { thread_id: request.threadId, approval: request.approval ?? options.approval, maxSteps },
+        // tokens: the agent node writes the model's tokens as signals (nodes.ts), in stream order.
+        configurable: {
+          thread_id: request.threadId,
+          approval: request.approval ?? options.approval,
+          maxSteps,
+          tokens: true,
+        },
         recursionLimit: recursionLimitFor(maxSteps),
         signal: request.signal,
         // Each step's checkpoint is stored before the next step starts. With a database that
@@ -230,9 +233,11 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         input = { messages: [...recovered.results, human], snapshots: recovered.snapshots };
         const reader = createStreamReader({ st, emit }, emit, timer);
         for (;;) {
-          const stream = await options.graph.stream(input as never, {
+          // Not "messages" mode: its handler keeps every message of the run until the run ends
+          // (issue 30); the tokens come as the agent node's signals instead.
+          const stream = await streamChunks(options.graph, input, {
             ...config,
-            streamMode: ["messages", "updates", "custom"] as const,
+            streamMode: ["updates", "custom"],
             // A sub-agent (graph/subagent.ts) streams from its own namespace.
             subgraphs: true,
           });

@@ -5,6 +5,8 @@ import type { ProviderEvent } from "../provider/events.js";
 export type NodeSignal =
   /** The compact node starts every step. */
   | { kind: "step"; step: number }
+  /** The model's text as it streams, when the run asks for it (`configurable.tokens`: the CLI's engine). */
+  | { kind: "token"; step: number; text: string }
   | { kind: "usage"; step: number; input: number; output: number; estimated: boolean; cost?: number }
   /** The compact node summarised older turns; `usage` is the summary request's, reported with the step's. */
   | {

@@ -8,6 +8,7 @@ import { syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
 import { modelTurnInput, summaryInput } from "../agent/turn-inputs.js";
 import { reviewTurn, runToolStep } from "../agent/tool-step.js";
 import { providerNoteEvent } from "../provider/events.js";
+import { withCallbacks } from "../agent/trace-parent.js";
 import { threadOf } from "../tools/read-tracker.js";
 import { runOption, type RuntimeSource } from "./run-config.js";
 import type { NodeSignal } from "./node-signals.js";
@@ -90,12 +91,14 @@ export function createNodes(source: RuntimeSource) {
       const signal = signalOf(config);
       const step = stepsSinceLastRequest(state.messages) + 1;
       const mode = runOption(source(config).config, "approval", runtime.approval);
+      const tokens = runOption(source(config).config, "tokens", false);
+      const onToken = { handleLLMNewToken: (text: string) => text && signal({ kind: "token", step, text }) };
       const { message, usage } = await takeModelTurn(
         boundModel(runtime),
         modelTurnInput(runtime, mode, state.messages, (note) =>
           signal({ kind: "provider", event: providerNoteEvent(note, step) }),
         ),
-        config,
+        tokens ? withCallbacks(config, [onToken]) : config,
       );
       signal({ kind: "usage", step, ...usage });
       // An answer without tool calls ends the run (routeAfterAgent).

@@ -24,6 +24,8 @@ export function fixedRuntime(runtime: AgentRuntime): RuntimeSource {
 export interface RunConfigurable {
   approval?: ApprovalMode;
   maxSteps?: number;
+  /** The agent node writes the model's tokens as `token` signals (the CLI's engine; Studio reads them in messages mode). */
+  tokens?: boolean;
 }
 
 export function runOption<K extends keyof RunConfigurable>(

@@ -6,6 +6,7 @@ import { estimateTokens, estimateTotalTokens } from "./tokens.js";
 import { newProviderCall, runInProviderCall, type OfferedTool, type ProviderCall } from "../provider/call-context.js";
 import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "../provider/message.js";
 import { findProviderError } from "../provider/errors.js";
+import { linkedAbort } from "../provider/linked-abort.js";
 
 /**
  * LangChain's caller retries failed requests (429/5xx, honouring retry-after), but not a
@@ -159,9 +160,17 @@ async function streamOnce(
   idleMs: number | undefined,
   call: ProviderCall,
 ): Promise<AIMessage> {
-  const idle = new AbortController();
-  const signal = config?.signal ? AbortSignal.any([config.signal, idle.signal]) : idle.signal;
-  const arm = () => (idleMs === undefined ? undefined : setTimeout(() => idle.abort(), idleMs));
+  // The run's signal, or the stream falling idle, ends the call (linked-abort.ts: not AbortSignal.any, which leaked).
+  const link = linkedAbort([config?.signal]);
+  let idled = false;
+  const signal = link.signal;
+  const arm = () =>
+    idleMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          idled = true;
+          link.abort();
+        }, idleMs);
   let timer = arm();
   let merged: BaseMessage | undefined;
   try {
@@ -177,14 +186,15 @@ async function streamOnce(
             : chunk;
     }
   } catch (err) {
-    if (idle.signal.aborted && !config?.signal?.aborted) {
+    if (idled && !config?.signal?.aborted) {
       throw stalled(idleMs!);
     }
     throw err;
   } finally {
     clearTimeout(timer);
+    link.dispose();
   }
-  if (idle.signal.aborted && !config?.signal?.aborted) {
+  if (idled && !config?.signal?.aborted) {
     throw stalled(idleMs!);
   }
   if (merged === undefined) throw new Error("The model's response stream ended without a message.");

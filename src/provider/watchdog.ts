@@ -1,4 +1,5 @@
 import { ProviderError } from "./errors.js";
+import { linkedAbort } from "./linked-abort.js";
 
 /**
  * Silence limits on the wire (issue 26): a provider that accepts the connection and sends
@@ -47,14 +48,19 @@ export async function fetchWithinLimit(
   limits: SilenceLimits,
   onWait?: { afterMs: number; notify: () => void },
 ): Promise<Response> {
-  const silence = new AbortController();
-  const signal = init?.signal ? AbortSignal.any([init.signal, silence.signal]) : silence.signal;
-  const timer = setTimeout(() => silence.abort(), limits.timeoutMs);
+  // Not disposed: the body is read after this returns and must still end with the caller's abort.
+  const silence = linkedAbort([init?.signal ?? undefined]);
+  const signal = silence.signal;
+  let silent = false;
+  const timer = setTimeout(() => {
+    silent = true;
+    silence.abort();
+  }, limits.timeoutMs);
   const notice = onWait ? setTimeout(onWait.notify, onWait.afterMs) : undefined;
   try {
     return await send({ ...init, signal });
   } catch (err) {
-    if (silence.signal.aborted && !init?.signal?.aborted) throw silenceError(limits, "before");
+    if (silent && !init?.signal?.aborted) throw silenceError(limits, "before");
     throw err;
   } finally {
     clearTimeout(timer);
