@@ -79,7 +79,7 @@ export interface Matcher {
  * byte, so offsets are byte offsets) with a case-insensitive regex of the ASCII literal. A
  * non-unicode regex never matches a non-ASCII character to an ASCII letter, so no match is lost.
  */
-export type Literal = { bytes: Buffer } | { folded: RegExp };
+export type Literal = { bytes: Buffer } | { folded: RegExp; length: number };
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 
@@ -90,7 +90,7 @@ export function literalOf(re: RegExp): Literal | undefined {
   if (!re.flags.includes("i")) return { bytes: Buffer.from(text, "utf8") };
   // Case folding beyond ASCII is the regex engine's business: no prefilter then.
   if (/[^\x20-\x7e]/.test(text)) return undefined;
-  return { folded: new RegExp(escapeRegex(text), "gi") };
+  return { folded: new RegExp(escapeRegex(text), "gi"), length: text.length };
 }
 
 /** Shorter literals find too many places to be worth it. */
@@ -242,6 +242,8 @@ interface StreamState {
   afterPending: number;
   matches: number;
   budget: number;
+  /** Bytes read as Latin-1 at a time (FoldedWindow). */
+  foldedWindow: number;
 }
 
 const lineText = (region: Buffer, start: number, end: number) => stripCr(region.toString("utf8", start, end));
@@ -267,6 +269,7 @@ export async function searchStream(
     afterPending: 0,
     matches: 0,
     budget,
+    foldedWindow: Math.min(FOLDED_WINDOW_BYTES, Math.max(16, chunkBytes >> 2)),
   };
   let carried = 0;
   let position = 0;
@@ -346,17 +349,43 @@ const previousLine = (region: Buffer, start: number, earlier: readonly string[])
   return lines.length === back ? lines[0] : undefined;
 };
 
+/** Bytes read as Latin-1 at a time when ignoring case: small strings are cheap to collect, one of 16 MB is not. */
+const FOLDED_WINDOW_BYTES = 1024 * 1024;
+
+/** The current window of a region read as Latin-1, kept between the searches of one region. */
+interface FoldedWindow {
+  /** Bytes per window: FOLDED_WINDOW_BYTES, or less for a small chunk (tests). */
+  size: number;
+  start: number;
+  text?: string;
+}
+
 /** The next offset ≥ `from` in the region where the literal starts, or -1. */
-function nextLiteral(region: Buffer, literal: Literal, from: number, latin1: { text?: string }): number {
+function nextLiteral(region: Buffer, literal: Literal, from: number, window: FoldedWindow): number {
   if ("bytes" in literal) return region.indexOf(literal.bytes, from);
-  latin1.text ??= region.toString("latin1");
-  literal.folded.lastIndex = from;
-  return literal.folded.exec(latin1.text)?.index ?? -1;
+  const overlap = literal.length - 1;
+  let start = from;
+  for (;;) {
+    if (window.text === undefined || start < window.start || start >= window.start + window.text.length) {
+      window.start = start;
+      // Longer than the literal, so each window ends further on than the one before.
+      const size = Math.max(window.size, 2 * literal.length);
+      window.text = region.toString("latin1", start, Math.min(region.length, start + size));
+    }
+    literal.folded.lastIndex = start - window.start;
+    const found = literal.folded.exec(window.text);
+    if (found) return window.start + found.index;
+    const end = window.start + window.text.length;
+    if (end >= region.length) return -1;
+    // A match may straddle two windows: the next one starts just before this one's end.
+    start = Math.max(start, end - overlap);
+    window.text = undefined;
+  }
 }
 
 /** One region, decoding only the lines that hold the literal (and the context owed around them). */
 function searchRegionByLiteral(region: Buffer, literal: Literal, state: StreamState): boolean {
-  const latin1: { text?: string } = {};
+  const latin1: FoldedWindow = { size: state.foldedWindow, start: 0 };
   // `line` is the number of the line starting at `pos`.
   let pos = 0;
   let line = state.firstLine;
