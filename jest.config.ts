@@ -74,6 +74,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "settings-sources.test.ts",
   "studio.test.ts",
   "studio/approve-edit.test.ts",
+  "studio/killed-server.test.ts",
   "studio/subagents.test.ts",
   "studio/lock-lost.test.ts",
   "tool-arguments-cli.test.ts",

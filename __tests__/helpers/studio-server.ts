@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
 import net, { type AddressInfo } from "node:net";
 import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -25,6 +25,8 @@ export interface StudioServer {
   output(): string;
   /** SIGKILLs the server's process group and every process working in or naming the project or `alsoKillIn`, then removes the copy. */
   stop(): void;
+  /** SIGKILLs the server's process group only, as a crash would: the copy and its `.langgraph_api` state stay. */
+  kill(): void;
 }
 
 export function freePort(): Promise<number> {
@@ -56,6 +58,11 @@ export function processesIn(dir: string): number[] {
   return found;
 }
 
+/** SIGKILLs every process processesIn(dir) finds (those gone meanwhile are skipped). */
+export function killAllIn(dir: string): void {
+  for (const pid of processesIn(dir)) kill(pid, "SIGKILL");
+}
+
 async function accepts(url: string): Promise<boolean> {
   try {
     return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).ok;
@@ -72,14 +79,25 @@ function kill(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Starts the dev server with `env` over baseEnv() (no key of the developer's, analytics off) and waits until it is ready. */
-export async function startStudioServer(env: NodeJS.ProcessEnv, alsoKillIn: string[] = []): Promise<StudioServer> {
-  const project = makeTempDir("mini-cursor-studio-project-");
-  for (const entry of PROJECT_ENTRIES) {
-    const from = path.join(PROJECT_ROOT, entry);
-    if (existsSync(from)) cpSync(from, path.join(project.dir, entry), { recursive: true });
+/**
+ * Starts the dev server with `env` over baseEnv() (no key of the developer's, analytics off) and
+ * waits until it is ready; in `inProject`, a copy a killed server left, it starts on that state.
+ */
+export async function startStudioServer(
+  env: NodeJS.ProcessEnv,
+  alsoKillIn: string[] = [],
+  inProject?: string,
+): Promise<StudioServer> {
+  const project = inProject
+    ? { dir: inProject, cleanup: () => rmSync(inProject, { recursive: true, force: true }) }
+    : makeTempDir("mini-cursor-studio-project-");
+  if (!inProject) {
+    for (const entry of PROJECT_ENTRIES) {
+      const from = path.join(PROJECT_ROOT, entry);
+      if (existsSync(from)) cpSync(from, path.join(project.dir, entry), { recursive: true });
+    }
+    symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(project.dir, "node_modules"), "dir");
   }
-  symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(project.dir, "node_modules"), "dir");
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   let output = "";
@@ -91,9 +109,12 @@ export async function startStudioServer(env: NodeJS.ProcessEnv, alsoKillIn: stri
   });
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
-  const stop = () => {
+  const killServer = () => {
     if (child.pid) kill(-child.pid, "SIGKILL");
-    for (const dir of [project.dir, ...alsoKillIn]) for (const pid of processesIn(dir)) kill(pid, "SIGKILL");
+  };
+  const stop = () => {
+    killServer();
+    for (const dir of [project.dir, ...alsoKillIn]) killAllIn(dir);
     project.cleanup();
   };
   try {
@@ -117,6 +138,7 @@ export async function startStudioServer(env: NodeJS.ProcessEnv, alsoKillIn: stri
     assistantId: assistant?.assistant_id ?? "",
     project: project.dir,
     output: () => output,
+    kill: killServer,
     stop,
   };
 }
