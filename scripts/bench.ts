@@ -21,6 +21,7 @@ import {
 import { BENCH_USAGE, BenchUsageError, parseBenchArgs, type BenchArgs } from "./bench-args.js";
 import { atMost, formatGoals, interleave, median as mid, type Goal } from "./bench-goals.js";
 import { measureOverhead, VARIANTS, type OverheadResult, type Variant } from "./bench-overhead.js";
+import { measureTaskCall, TASK_VARIANTS, type TaskVariant } from "./bench-subagent.js";
 import { measureSnapshotCost, type SnapshotCost } from "./bench-snapshot.js";
 import { renderScale, runScale, scaleSize, SCALE_BEGIN, SCALE_END, writeScaleSection } from "./bench-scale.js";
 import {
@@ -99,6 +100,8 @@ interface Report {
   scale?: string;
   readTail?: ProbeResult & { baseline: ProbeResult };
   flood?: ProbeResult & { baseline: ProbeResult };
+  /** Issue 32: a task call, from the parent's turn to the sub-agent's first model request (bench-subagent.ts), median ms. */
+  taskCall?: Record<TaskVariant, number>;
 }
 
 const byMedian = (runs: StepsResult[]) => {
@@ -319,6 +322,16 @@ function render(r: Report): { table: string; markdown: string } {
     `| bare node (launch to exit) | ${r.cold.bareNodeMs.toFixed(0)} |`,
     `| node importing @langchain/langgraph + @langchain/openai (launch to exit) | ${r.cold.importLangChainMs.toFixed(0)} |`,
     "",
+    ...(r.taskCall
+      ? [
+          `## A task call: the parent's turn to the sub-agent's first model request (ms, median of ${r.repeats}; a new session each, so the graph's first call compiles the subgraph)`,
+          "",
+          "| engine | ms |",
+          "|---|---:|",
+          ...TASK_VARIANTS.map((v) => `| ${v} | ${r.taskCall![v].toFixed(1)} |`),
+          "",
+        ]
+      : []),
     "## Four independent 1-second commands in one model turn",
     "",
     "| commands | wall ms | × one |",
@@ -474,7 +487,15 @@ async function main(args: BenchArgs): Promise<void> {
   const parallel = { one: await measureParallelCommands(1), four: await measureParallelCommands(4) };
   log("workspace snapshots of a generated 10,000-file project…");
   const snapshot = await measureSnapshotCost();
-  const report: Report = { e2e, repeats: quick ? 1 : REPEATS, coldRuns, overhead, cold, parallel, snapshot };
+  log("a task call (sub-agent start to its first model request)…");
+  const taskCall = {} as Record<TaskVariant, number>;
+  for (const variant of TASK_VARIANTS) {
+    await measureTaskCall(variant); // warm up
+    const runs: number[] = [];
+    for (let i = 0; i < (quick ? 1 : REPEATS); i++) runs.push(await measureTaskCall(variant));
+    taskCall[variant] = mid(runs);
+  }
+  const report: Report = { e2e, repeats: quick ? 1 : REPEATS, coldRuns, overhead, cold, parallel, snapshot, taskCall };
   if (!quick) {
     const dir = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-big-"));
     try {
