@@ -1,4 +1,11 @@
-import { accessOf, conflicts, runScheduled } from "../../src/agent/tool-schedule.js";
+import { getMaxListeners } from "node:events";
+import {
+  accessOf,
+  allowConcurrentListeners,
+  conflicts,
+  MAX_CONCURRENT_CALLS,
+  runScheduled,
+} from "../../src/agent/tool-schedule.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -51,4 +58,16 @@ test("which calls of a turn wait for which", async () => {
   releaseA();
   expect(await all).toEqual(["a", "b", "c"]);
   expect(log).toEqual(["start a", "start c", "end c", "end a", "start b", "end b"]);
+});
+
+test("a turn's calls may all listen to the run's signal at once without Node reporting a leak", () => {
+  const run = new AbortController();
+  expect(getMaxListeners(run.signal)).toBe(10);
+  allowConcurrentListeners(run.signal, 20);
+  // Four listeners a call (its tool's race, a command's process group, a hook), Node's ten on top.
+  expect(getMaxListeners(run.signal)).toBe(20 * 4 + 10);
+  allowConcurrentListeners(run.signal, 2);
+  expect(getMaxListeners(run.signal)).toBe(20 * 4 + 10);
+  allowConcurrentListeners(run.signal, 1000);
+  expect(getMaxListeners(run.signal)).toBe(MAX_CONCURRENT_CALLS * 4 + 10);
 });

@@ -1,3 +1,4 @@
+import { getMaxListeners, setMaxListeners } from "node:events";
 import path from "node:path";
 import { callEffects, type ToolLike } from "../policy/effects.js";
 import { MAX_CONCURRENT_CALLS } from "../tools/concurrency.js";
@@ -15,6 +16,22 @@ import { mcpCallPaths } from "../mcp/paths.js";
  */
 
 export { MAX_CONCURRENT_CALLS };
+
+/** Abort listeners one running call may add to the run's signal: its tool's race, a command's process group, a hook. */
+const ABORT_LISTENERS_PER_CALL = 4;
+/** Node's own limit, kept for whatever else listens to the signal. */
+const DEFAULT_MAX_LISTENERS = 10;
+
+/**
+ * Raises the listener limit of the signal a turn's calls share, so up to MAX_CONCURRENT_CALLS of
+ * them listening at once are not reported as a leak (Node prints a MaxListenersExceededWarning
+ * past 10, which 20 commands of one turn reached).
+ */
+export function allowConcurrentListeners(signal: AbortSignal | undefined, calls: number): void {
+  if (!signal) return;
+  const needed = Math.min(calls, MAX_CONCURRENT_CALLS) * ABORT_LISTENERS_PER_CALL + DEFAULT_MAX_LISTENERS;
+  if (getMaxListeners(signal) < needed) setMaxListeners(needed, signal);
+}
 
 /** What one call touches: the absolute paths (undefined: anything), and whether it may write. */
 export interface CallAccess {

@@ -11,7 +11,7 @@ import type { ApprovalRequest } from "./events.js";
 import type { AgentRuntime } from "./runtime.js";
 import { snapshotBeforeTools, type WorkspaceSnapshots } from "./snapshot-step.js";
 import { journalEnded, journalStarted } from "./tool-journal-step.js";
-import { accessOf, runScheduled } from "./tool-schedule.js";
+import { accessOf, allowConcurrentListeners, runScheduled } from "./tool-schedule.js";
 import { withToolHooks } from "./tool-hooks.js";
 import { unrunnableCallResults } from "./turn.js";
 import { isTaskCall } from "./subagents.js";
@@ -156,6 +156,7 @@ export async function runToolStep(input: ToolStepInput): Promise<ToolStep> {
   const journal = runtime.journal;
   await journalStarted({ journal, threadId, messages: input.messages, calls: pending, before: snapshot.before, edits });
   const toolsByName = new Map(runtime.tools.map((t) => [t.name, t]));
+  if (pending.length > 0) allowConcurrentListeners(input.configFor(pending[0]!).signal ?? undefined, pending.length);
   const outputs = await runScheduled(
     pending,
     (call) => accessOf(call, runtime.tools, runtime.workspace),
