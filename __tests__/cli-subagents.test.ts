@@ -205,3 +205,30 @@ describe("a repository's agent file is untrusted content", () => {
     expect(existsSync(path.join(tmp.dir, "pwned"))).toBe(false);
   });
 });
+
+test("the offline model explores through task: 'explore <request>' runs an explore sub-agent and answers with its report", async () => {
+  writeFileSync(path.join(tmp.dir, "README.md"), "# Demo\n");
+  const r = await runCli(["--workspace", tmp.dir, "--sandbox", "off", "--json", "explore read README.md"], {
+    env: baseEnv(),
+    timeoutMs: CLI_DEADLINE_MS,
+  });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  const events = r.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Json);
+  const call = events.find((e) => e.type === "tool_call" && e.name === "task") as Json & { id: string; args: unknown };
+  expect(call.args).toEqual({
+    description: "Explore: read README.md",
+    prompt: "read README.md",
+    subagent_type: "explore",
+  });
+  expect(events.filter((e) => e.type === "tool_call").map((e) => [e.name, e.subagent])).toEqual([
+    ["task", undefined],
+    ["read_file", call.id],
+  ]);
+  const final = events.filter((e) => e.type === "final" && !e.subagent) as Array<Json & { text: string }>;
+  expect(final).toHaveLength(1);
+  expect(final[0]!.text.startsWith("The explore sub-agent reported:\n")).toBe(true);
+  expect(final[0]!.text).toContain("README.md");
+});

@@ -8,6 +8,7 @@ import type { BindToolsInput } from "@langchain/core/language_models/chat_models
 import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
 import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../policy/approval.js";
 import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planModeTools, requestTask } from "../policy/plan-mode.js";
+import { offlineTaskTurn } from "./offline-task.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -348,6 +349,9 @@ export class OfflineChatModel extends BaseChatModel {
     const planning = sent.includes(PLAN_MODE_NOTE);
     const zh = CJK.test(request);
     const after = messages.slice(lastHuman + 1);
+    // "explore …": handed to an explore sub-agent through the task tool (offline-task.ts).
+    const delegated = offlineTaskTurn(request, after, (name) => this.hasTool(name));
+    if (delegated) return delegated;
     if (isTodoAppRequest(request) && this.hasTool("execute_command") && this.hasTool("write_file"))
       return playTodoDemo(after, zh);
     if (request === PLAN_ACCEPTED_TASK) {
