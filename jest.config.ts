@@ -35,6 +35,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "faults/lock-lost.test.ts",
   "faults/provider-silence.test.ts",
   "faults/shutdown.test.ts",
+  "faults/snapshot-kill.test.ts",
   "faults/state-errors.test.ts",
   "faults/writers.test.ts",
   "hooks-cli.test.ts",
@@ -72,6 +73,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "security/secrets.test.ts",
   "security/state-outside.test.ts",
   "settings-sources.test.ts",
+  "snapshot-wait-cli.test.ts",
   "studio.test.ts",
   "studio/approve-edit.test.ts",
   "studio/killed-server.test.ts",
@@ -84,6 +86,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "waits-pty.test.ts",
   "workspace/processes.test.ts",
   "workspace/snapshot-faults.test.ts",
+  "workspace/snapshot-incremental.test.ts",
 ];
 
 const missing = SLOW_TEST_FILES.filter((f) => !existsSync(path.join(__dirname, "__tests__", f)));

@@ -12,6 +12,7 @@ import {
   loadSettings,
   type Settings,
   snapshotsEnabled,
+  snapshotWaitMs,
   stateHomePath,
 } from "../src/settings.js";
 import { PROJECT_ROOT } from "./helpers/cli.js";
@@ -124,6 +125,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     NO_COLOR: (s) => (s.color ? undefined : "set"),
     DEBUG: (s) => (s.verbose ? "set" : undefined),
     MINI_CURSOR_SNAPSHOTS: () => onOff(snapshotsEnabled({})),
+    MINI_CURSOR_SNAPSHOT_WAIT_MS: () => String(snapshotWaitMs({})),
     MINI_CURSOR_STATE_HOME: () => tilde(stateHomePath({ HOME: home })),
     // readEnvironment reads .env unless MINI_CURSOR_DOTENV=off.
     MINI_CURSOR_DOTENV: () => "on",

@@ -17,10 +17,15 @@ import {
   type ScaleSize,
 } from "./bench-scale-lib.js";
 import { FILE_MEASUREMENTS } from "./bench-scale-files.js";
+import { SNAPSHOT_MEASUREMENTS } from "./bench-scale-snapshots.js";
 import { STEP_MEASUREMENTS } from "./bench-scale-steps.js";
 
 /** The registry: one line per file of measurements. */
-export const SCALE_MEASUREMENTS: readonly ScaleMeasurement[] = [...FILE_MEASUREMENTS, ...STEP_MEASUREMENTS];
+export const SCALE_MEASUREMENTS: readonly ScaleMeasurement[] = [
+  ...FILE_MEASUREMENTS,
+  ...SNAPSHOT_MEASUREMENTS,
+  ...STEP_MEASUREMENTS,
+];
 
 /** BENCHMARKS.md keeps the scale section between these, so `--only scale --write` replaces just it. */
 export const SCALE_BEGIN = "<!-- scale section: npm run bench -- --only scale --write -->";

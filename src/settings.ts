@@ -370,6 +370,24 @@ export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean 
 export const SNAPSHOTS_ENABLED = snapshotsEnabled();
 
 /**
+ * How long a command step waits for the workspace's first snapshot, which runs in the background
+ * (a big repository's takes tens of seconds): past it the command runs without a snapshot, and
+ * the trace and /undo say so. Steps of file tools never wait (they record their own paths).
+ */
+export const DEFAULT_SNAPSHOT_WAIT_MS = 10_000;
+
+/** MINI_CURSOR_SNAPSHOT_WAIT_MS (milliseconds, 0 or more); the default when unset or not a number. */
+export function snapshotWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.MINI_CURSOR_SNAPSHOT_WAIT_MS);
+  return env.MINI_CURSOR_SNAPSHOT_WAIT_MS !== undefined && env.MINI_CURSOR_SNAPSHOT_WAIT_MS !== "" && n >= 0
+    ? n
+    : DEFAULT_SNAPSHOT_WAIT_MS;
+}
+
+/** snapshotWaitMs() as the process started. */
+export const SNAPSHOT_WAIT_MS = snapshotWaitMs();
+
+/**
  * The environment the snapshot repository's git runs in: only what finds the program and its
  * locale. None of the user's GIT_* variables (GIT_DIR, GIT_INDEX_FILE…) may leak in and point
  * it at their own repository; workspace/snapshots.ts adds its own.

@@ -40,15 +40,3 @@ test("a snapshot of declared paths records them (written, new, deleted) and noth
   const again = await store.take();
   expect((await store.changes(partial, again)).map((c) => [c.status, c.path])).toEqual([["M", "src/b.ts"]]);
 });
-
-test("without a whole snapshot first in this process, a snapshot of paths takes the whole workspace", async () => {
-  const ws = path.join(tmp.dir, "ws2");
-  mkdirSync(ws);
-  writeFileSync(path.join(ws, "a.txt"), "a\n");
-  writeFileSync(path.join(ws, "b.txt"), "b\n");
-  const store = snapshotStore(ws);
-  const first = await store.take(["a.txt"]);
-  writeFileSync(path.join(ws, "b.txt"), "b2\n");
-  const second = await store.take();
-  expect((await store.changes(first, second)).map((c) => c.path)).toEqual(["b.txt"]);
-});

@@ -104,7 +104,10 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
   }
   const byId = new Map(entries.map((e) => [e.callId, e]));
   const started = dangling.map((c) => byId.get(c.id!)).filter((e): e is JournalEntry => Boolean(e) && !e!.result);
-  const { changes, snapshots } = started.length > 0 ? await changesSince(input, started) : { snapshots: {} };
+  // The step's snapshot is kept whenever the journal has its `before`: calls that ended changed files too.
+  const recorded = started.length > 0 ? started : dangling.map((c) => byId.get(c.id!)).filter((e) => e?.before);
+  const { changes, snapshots } =
+    recorded.length > 0 ? await changesSince(input, recorded as JournalEntry[]) : { snapshots: {} };
   const results = dangling.map((call) => {
     const entry = byId.get(call.id!);
     if (entry?.result)

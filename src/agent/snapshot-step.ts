@@ -1,7 +1,14 @@
 import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
-import { SNAPSHOTS_ENABLED } from "../settings.js";
-import { MAX_THREAD_LOG, snapshotStore, type SnapshotStore } from "../workspace/snapshots.js";
+import { SNAPSHOT_WAIT_MS, SNAPSHOTS_ENABLED } from "../settings.js";
+import {
+  FIRST_SNAPSHOT_TIMEOUT_MS,
+  isPendingSnapshot,
+  MAX_SNAPSHOT_FILE_BYTES,
+  MAX_THREAD_LOG,
+  snapshotStore,
+  type SnapshotStore,
+} from "../workspace/snapshots.js";
 import { planTurnBack } from "./turn-back.js";
 import { callEffects, ruleFor, type ToolLike } from "../policy/effects.js";
 
@@ -127,6 +134,38 @@ function storeFor(workspace: string): SnapshotStore | undefined {
   return snapshotStore(workspace);
 }
 
+/**
+ * Starts the workspace's first snapshot of this process in the background. Any tool step calls
+ * it, so a big repository's is under way, or done, when a step first changes files.
+ */
+export function warmSnapshots(workspace: string): void {
+  storeFor(workspace)?.startFirst();
+}
+
+/**
+ * Before the process ends: when steps were recorded while the workspace's first snapshot was
+ * still running, waits for it (their snapshots are whole, and undoable, only once it is done),
+ * saying so. Never throws.
+ */
+export async function finishSnapshots(workspace: string, note: (text: string) => void): Promise<void> {
+  const store = storeFor(workspace);
+  if (!store?.hasPending()) return;
+  note("Finishing the workspace's first snapshot, so /undo can bring back the files this run changed…");
+  await store.firstReady(FIRST_SNAPSHOT_TIMEOUT_MS).catch(() => undefined);
+}
+
+/**
+ * Why a turn's files cannot be brought back when its snapshot ids are not in the store: taken
+ * here while the first snapshot ran, by a process that stopped before it ended; undefined otherwise.
+ */
+export async function missingSnapshotReason(entry: TurnSnapshot, store: SnapshotStore): Promise<string | undefined> {
+  const pending = [entry.before, entry.after].filter(isPendingSnapshot);
+  if (pending.length === 0 || !(await store.pendingHere(pending[0]!))) return undefined;
+  return "were recorded while the workspace's first snapshot was still being taken, and mini-cursor stopped before that snapshot was done";
+}
+
+const mb = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
+
 function warn(workspace: string, err: unknown, notice: (text: string) => void): void {
   const key = `${workspace}\0${(err as Error).message}`;
   if (warned.has(key)) return;
@@ -173,6 +212,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   // A run resumed at a paused approval of an earlier checkpoint reaches the tools without the agent node.
   if (input.snapshots) await syncWorkspaceToCheckpoint({ ...input, snapshots: input.snapshots });
   const request = currentRequest(input.messages);
+  if (request) warmSnapshots(input.workspace);
   if (!request || !canChangeFiles(input.calls, input.tools)) return NOTHING;
   const store = storeFor(input.workspace);
   if (!store) return NOTHING;
@@ -182,21 +222,40 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
     warn(input.workspace, err, input.notice);
     return { [request]: { before: "", after: "", startedAt, error: (err as Error).message } };
   };
-  // An edit step looks at the paths it declares only; a command step at the whole workspace.
+  // An edit step looks at the paths it declares only; a command step at what changed in the whole workspace.
   const declared = declaredPaths(store.workspace, input.calls, input.tools);
   let before: string;
   try {
+    // A command may change any file, so it runs once the whole workspace is recorded, waiting a bounded time.
+    if (!declared && !(await store.firstReady(SNAPSHOT_WAIT_MS))) {
+      const error = `it was not taken in time: the workspace's first snapshot was still being taken after ${SNAPSHOT_WAIT_MS / 1000} s (MINI_CURSOR_SNAPSHOT_WAIT_MS)`;
+      input.notice(
+        `Workspace snapshot not taken in time: the workspace's first snapshot is still being taken after ${SNAPSHOT_WAIT_MS / 1000} s, so this step runs without one and /undo cannot bring back the files it changes. Steps after it are recorded once that snapshot is done (MINI_CURSOR_SNAPSHOT_WAIT_MS sets the wait).`,
+      );
+      return { finish: async () => ({ [request]: { before: "", after: "", startedAt, error } }) };
+    }
     before = await store.take(declared);
   } catch (err) {
     return { finish: async () => failed(err) };
   }
+  const bigBefore = new Set(store.oversized());
   return {
     before,
     async finish() {
       try {
         const after = await store.take(declared);
-        const changed = (await store.changes(before, after)).map((c) => c.path);
-        const paths = declared ? changed.filter((p) => declared.includes(p)) : changed;
+        const changed = (await store.changes(before, after, undefined, false)).map((c) => c.path);
+        // Files over the size limit are not in snapshots: undo leaves them as they are, and says so here.
+        const big = [
+          ...new Set([...store.oversized(declared ?? []), ...store.oversized().filter((p) => !bigBefore.has(p))]),
+        ];
+        if (big.length > 0)
+          input.notice(
+            `Not recorded for /undo (over ${mb(MAX_SNAPSHOT_FILE_BYTES)}, the snapshot limit): ${big.join(", ")}. Undoing this step leaves ${big.length === 1 ? "it" : "them"} as ${big.length === 1 ? "it is" : "they are"}.`,
+          );
+        const paths = (declared ? changed.filter((p) => declared.includes(p)) : changed).filter(
+          (p) => !big.includes(p),
+        );
         if (input.threadId) await store.setThreadSnapshot(input.threadId, after, changed);
         return { [request]: { before, after, startedAt, paths } };
       } catch (err) {

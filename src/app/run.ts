@@ -8,6 +8,7 @@ import { withSavedAlwaysRules } from "../policy/always.js";
 import { createTerminalApprover, nonInteractiveApprover } from "../ui/approval-prompt.js";
 import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/render.js";
 import { pausingKeys, runRepl } from "../ui/repl.js";
+import { finishSnapshots } from "../agent/snapshot-step.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { confirmConfigTrust } from "./config-trust.js";
 import { confirmAgentTrust } from "./agent-trust.js";
@@ -90,7 +91,10 @@ async function closeSession(session: Session, renderer: Renderer): Promise<Backg
     session.settings.waitNoticeMs,
   );
   try {
-    return await session.close();
+    const stopped = await session.close();
+    // Snapshots steps took while the first one ran become whole only when it ends: undo needs them.
+    await finishSnapshots(session.settings.workspace, (text) => renderer.note(text));
+    return stopped;
   } finally {
     clearTimeout(timer);
   }

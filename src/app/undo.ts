@@ -2,7 +2,12 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { messageText } from "../agent/turn.js";
 import { SUMMARY_KEY } from "../context/compaction.js";
 import { SnapshotError } from "../workspace/snapshots.js";
-import { workspaceAt, type TurnSnapshot, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import {
+  missingSnapshotReason,
+  workspaceAt,
+  type TurnSnapshot,
+  type WorkspaceSnapshots,
+} from "../agent/snapshot-step.js";
 import type { ThreadHistory } from "../agent/thread-history.js";
 import { SNAPSHOTS_ENABLED } from "../settings.js";
 import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
@@ -129,6 +134,12 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
     const store = snapshotStore(ctx.workspace);
     const missing = [entry.before, entry.after].find((id) => !id);
     if (missing !== undefined || !(await store.has(entry.before)) || !(await store.has(entry.after))) {
+      const pending = await missingSnapshotReason(entry, store);
+      if (pending)
+        return {
+          ok: false,
+          text: `The files of turn ${turn.number} ${pending}, so they cannot be brought back; nothing was changed.`,
+        };
       return {
         ok: false,
         text: `The files of turn ${turn.number} were recorded in another state folder (another machine, or one since removed), not in ${store.gitDir}, so they cannot be brought back here; nothing was changed.`,

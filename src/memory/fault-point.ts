@@ -10,8 +10,9 @@ import { faultPointSetting } from "../settings.js";
  *   tool-end     the step's calls ended and their results are in the journal, not yet in the thread
  *   checkpoint   in the middle of writing a checkpoint (its messages stored, the checkpoint not)
  *   thread-save  the loop's thread file written to its temporary name, not yet renamed
+ *   snapshot     a whole workspace snapshot has staged what changed in its index, not yet committed
  */
-export type FaultPoint = "tool-start" | "tool-end" | "checkpoint" | "thread-save";
+export type FaultPoint = "tool-start" | "tool-end" | "checkpoint" | "thread-save" | "snapshot";
 
 let armed: { name: string; at: number } | undefined | null = null;
 const reached = new Map<string, number>();

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   copyFileSync,
@@ -15,8 +15,20 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import { faultPoint } from "../memory/fault-point.js";
 import { ensureStateSubdir, stateDirPath } from "../memory/state-dir.js";
 import { snapshotGitEnvironment, stateHomePath } from "../settings.js";
+import {
+  capturePaths,
+  PENDING_PREFIX,
+  pendingChanges,
+  settlePending,
+  type PendingSnapshot,
+} from "./snapshot-pending.js";
+import { refreshAll, refreshPaths, type Git, type GitCallOptions } from "./snapshot-scan.js";
+
+export { isPendingSnapshot } from "./snapshot-pending.js";
+export { MAX_SNAPSHOT_FILE_BYTES } from "./snapshot-scan.js";
 
 /**
  * Workspace snapshots in a shadow git repository in the workspace's private state folder
@@ -49,6 +61,12 @@ const THREAD_LOG_PREFIX = "refs/thread-logs/";
 export const MAX_THREAD_LOG = 500;
 /** A git call that takes longer than this is given up (the run goes on without a snapshot). */
 export const GIT_TIMEOUT_MS = 60_000;
+/**
+ * A git call of the first whole snapshot of a process, which runs in the background: hashing
+ * every file of a big repository the first time takes minutes on a slow disk, and no step waits
+ * for it except a command step, for at most MINI_CURSOR_SNAPSHOT_WAIT_MS.
+ */
+export const FIRST_SNAPSHOT_TIMEOUT_MS = 30 * 60_000;
 /** Output of one git call we are prepared to read (paths of a large project's diff). */
 const GIT_MAX_BUFFER = 256 * 1024 * 1024;
 /** How long a lock held by a live process is waited for before the snapshot gives up. */
@@ -68,7 +86,11 @@ const GIT_CONFIG = [
   "core.attributesFile=/dev/null",
   "core.excludesFile=/dev/null",
   "core.fsmonitor=false",
-  "core.untrackedCache=false",
+  // The untracked cache (kept in our own index) reads again only folders whose mtime changed;
+  // it serves `status -uall` only when the configuration asks for all untracked files too.
+  "core.untrackedCache=true",
+  "status.showUntrackedFiles=all",
+  "core.preloadIndex=true",
   "core.splitIndex=false",
   "core.sparseCheckout=false",
   "commit.gpgSign=false",
@@ -116,14 +138,34 @@ export interface SnapshotChange {
 export interface SnapshotStore {
   readonly workspace: string;
   /**
-   * Records the workspace now; returns the snapshot's id (a commit hash). With `paths`
-   * (workspace-relative, `/`-separated), after a first whole snapshot in this process, only those
-   * paths are looked at again: the rest stays as the previous snapshot had it (issue 30: an edit
-   * step costs what it changes, not what the repository holds).
+   * Records the workspace now; returns the snapshot's id (a commit hash, or a pending ref, see
+   * below). Without `paths` the whole workspace is looked at, through git's change detection
+   * (snapshot-scan.ts): a stat per file, a hash per changed file. With `paths`
+   * (workspace-relative, `/`-separated) only those are looked at again and the rest stays as
+   * the previous snapshot had it (issue 30: an edit step costs what it changes). While the
+   * first whole snapshot of this process is still running, a take with `paths` does not wait
+   * for it: it hashes them at once and returns a `refs/pending/…` id that names a whole
+   * snapshot once the first one is done (snapshot-pending.ts); a take without waits for it.
    */
   take(paths?: readonly string[]): Promise<string>;
-  /** What differs going from snapshot `from` to snapshot `to` (only under `paths`, when given). */
-  changes(from: string, to: string, paths?: readonly string[]): Promise<SnapshotChange[]>;
+  /** Starts this process's first whole snapshot in the background, once; later calls do nothing. */
+  startFirst(): void;
+  /**
+   * Waits at most `ms` for the first whole snapshot: true once it is done, false when it is
+   * still running; rejects with its error when it failed (the next take tries again).
+   */
+  firstReady(ms: number): Promise<boolean>;
+  /** Whether snapshots taken while the first one runs wait for it to become whole. */
+  hasPending(): boolean;
+  /** Whether a pending snapshot id was made by this store (not another state folder's). */
+  pendingHere(id: string): Promise<boolean>;
+  /** Of `paths` (all when not given), those left out of snapshots in this process for being over MAX_SNAPSHOT_FILE_BYTES. */
+  oversized(paths?: readonly string[]): string[];
+  /**
+   * What differs going from snapshot `from` to snapshot `to` (only under `paths`, when given);
+   * `lines: false` leaves out the lines added and removed (one git call fewer).
+   */
+  changes(from: string, to: string, paths?: readonly string[], lines?: boolean): Promise<SnapshotChange[]>;
   /** Puts `paths` back as they are in snapshot `source` (written, or deleted when absent there). */
   restore(source: string, paths: readonly string[]): Promise<void>;
   /** Whether this store holds snapshot `id` (a thread shared through PostgreSQL may come from another machine). */
@@ -156,7 +198,7 @@ interface GitContext {
   index: string;
 }
 
-function gitEnvironment(ctx: GitContext): NodeJS.ProcessEnv {
+function gitEnvironment(ctx: GitContext, writeIndex = false): NodeJS.ProcessEnv {
   // A folder that does not exist: no ~/.gitconfig, no $XDG_CONFIG_HOME/git/{config,attributes,ignore}.
   const nowhere = path.join(ctx.dir, "no-home");
   return {
@@ -169,7 +211,8 @@ function gitEnvironment(ctx: GitContext): NodeJS.ProcessEnv {
     GIT_CONFIG_SYSTEM: "/dev/null",
     GIT_ATTR_NOSYSTEM: "1",
     GIT_NO_REPLACE_OBJECTS: "1",
-    GIT_OPTIONAL_LOCKS: "0",
+    // Only `git status` on our own index may write back what it refreshed (stat data, untracked cache).
+    GIT_OPTIONAL_LOCKS: writeIndex ? "1" : "0",
     HOME: nowhere,
     XDG_CONFIG_HOME: nowhere,
     GIT_TERMINAL_PROMPT: "0",
@@ -185,25 +228,46 @@ interface GitFailure {
   missing?: boolean;
 }
 
-function runOnce(ctx: GitContext, args: string[], input?: string): Promise<string | GitFailure> {
+/** git processes running now: a process that exits while the first snapshot runs ends them with it. */
+const running = new Set<ChildProcess>();
+let killOnExit = false;
+
+function runOnce(
+  ctx: GitContext,
+  args: string[],
+  input?: string,
+  options: GitCallOptions = {},
+): Promise<string | GitFailure> {
   const argv = [...GIT_CONFIG.flatMap((c) => ["-c", c]), ...args];
+  if (!killOnExit) {
+    killOnExit = true;
+    process.once("exit", () => {
+      for (const child of running) child.kill("SIGKILL");
+    });
+  }
   return new Promise((resolve) => {
+    const timeout = options.timeoutMs ?? GIT_TIMEOUT_MS;
     const child = execFile(
       "git",
       argv,
       {
         cwd: ctx.workspace,
-        env: gitEnvironment(ctx),
-        timeout: GIT_TIMEOUT_MS,
+        env: gitEnvironment(ctx, options.writeIndex),
+        timeout,
         maxBuffer: GIT_MAX_BUFFER,
         encoding: "utf8",
       },
       (err, stdout, stderr) => {
+        running.delete(child);
         if (!err) return resolve(stdout);
         const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
-        resolve({ message: err.message, stderr: stderr ?? "", missing });
+        const message = (err as { killed?: boolean }).killed
+          ? `git ${args[0]} took longer than ${Math.round(timeout / 1000)} s and was stopped`
+          : err.message;
+        resolve({ message, stderr: (err as { killed?: boolean }).killed ? "" : (stderr ?? ""), missing });
       },
     );
+    running.add(child);
     if (input !== undefined) child.stdin?.end(input);
   });
 }
@@ -255,10 +319,10 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * without /proc, older than any git call may run) is removed and the call tried again; a lock
  * a live process holds is waited for up to LOCK_WAIT_MS.
  */
-async function run(ctx: GitContext, args: string[], input?: string): Promise<string> {
+async function run(ctx: GitContext, args: string[], input?: string, options?: GitCallOptions): Promise<string> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
-    const out = await runOnce(ctx, args, input);
+    const out = await runOnce(ctx, args, input, options);
     if (typeof out === "string") return out;
     if (out.missing)
       throw new SnapshotError("git is not installed (or not on PATH), so the workspace cannot be snapshotted");
@@ -361,7 +425,8 @@ async function ensureRepository(ctx: GitContext): Promise<void> {
   mkdirSync(path.join(ctx.dir, "info"), { recursive: true });
   writeFileSync(path.join(ctx.dir, "info", "attributes"), NEUTRAL_ATTRIBUTES);
   const inside = stateHomeInside(ctx.workspace);
-  writeFileSync(path.join(ctx.dir, "info", "exclude"), `/.mini-cursor/\n${inside ? `/${inside}/\n` : ""}`);
+  // Rewritten only when it differs: the untracked cache starts over when this file changes.
+  writeIfDifferent(path.join(ctx.dir, "info", "exclude"), `/.mini-cursor/\n${inside ? `/${inside}/\n` : ""}`);
   removeDeadIndexes(ctx.dir);
   try {
     copyFileSync(path.join(ctx.dir, SHARED_INDEX), ctx.index);
@@ -376,6 +441,48 @@ async function ensureRepository(ctx: GitContext): Promise<void> {
       // never made, or the store is gone
     }
   });
+}
+
+function writeIfDifferent(file: string, text: string): void {
+  try {
+    if (readFileSync(file, "utf8") === text) return;
+  } catch {
+    // not there yet
+  }
+  writeFileSync(file, text);
+}
+
+/** This store's own name, made with it: pending ids carry it, so undo tells them from another state folder's. */
+function storeId(ctx: GitContext): string {
+  const file = path.join(ctx.dir, "mini-cursor-store-id");
+  try {
+    const id = readFileSync(file, "utf8").trim();
+    if (/^[0-9a-f]{16}$/.test(id)) return id;
+  } catch {
+    // made below
+  }
+  try {
+    writeFileSync(file, `${randomBytes(8).toString("hex")}\n`, { flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  return readFileSync(file, "utf8").trim();
+}
+
+/** Our index becomes the shared one now (a copy renamed into place), so a later process starts from it. */
+function publishIndex(ctx: GitContext): void {
+  // Named like an own index, so a copy a killed process left is removed as one (removeDeadIndexes).
+  const temp = path.join(ctx.dir, `index-${process.pid}-00`);
+  try {
+    copyFileSync(ctx.index, temp);
+    renameSync(temp, path.join(ctx.dir, SHARED_INDEX));
+  } catch {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never made
+    }
+  }
 }
 
 function parseRaw(output: string): SnapshotChange[] {
@@ -469,19 +576,74 @@ export function snapshotStore(workspace: string): SnapshotStore {
       prepared = undefined;
       throw err instanceof SnapshotError ? err : new SnapshotError((err as Error).message);
     }));
+  const git: Git = (args, input, options) => run(ctx, args, input, options);
   let last: { tree: string; commit: string } | undefined;
   // Threads' snapshots as this process last read or set them: an agent step then checks its thread without running git.
   const threadRefs = new Map<string, string>();
+  const oversized = new Set<string>();
+  /** The first whole snapshot of this process, once started; `last` is set when it is done. */
+  let first: Promise<void> | undefined;
+  /** Snapshots of declared paths taken while the first one runs, in order (snapshot-pending.ts). */
+  let pending: PendingSnapshot[] = [];
+  const pendingById = new Map<string, PendingSnapshot>();
+  /** Thread moves to pending snapshots, recorded once their refs are made. */
+  let afterPending: (() => Promise<void>)[] = [];
+  /** A restore checked files out into the index: the next whole snapshot writes a tree even if status sees nothing. */
+  let indexMoved = false;
 
+  /** The whole workspace into the index and a commit; nothing written when nothing changed. */
+  async function takeWhole(timeoutMs?: number): Promise<string> {
+    const changed = await refreshAll(git, root, oversized, timeoutMs);
+    faultPoint("snapshot");
+    if (!changed && last && !indexMoved) return last.commit;
+    const tree = (await run(ctx, ["write-tree"])).trim();
+    indexMoved = false;
+    if (last?.tree === tree) return last.commit;
+    const id = await commit(tree);
+    last = { tree, commit: id };
+    return id;
+  }
+
+  const startFirst = (): Promise<void> =>
+    (first ??= serial(async () => {
+      await prepare();
+      await takeWhole(FIRST_SNAPSHOT_TIMEOUT_MS);
+      publishIndex(ctx);
+      // Steps that ran meanwhile: their refs are made now, in order; any taken while this runs are included.
+      while (pending.length > 0) {
+        const batch = pending;
+        pending = [];
+        last = await settlePending(git, batch, commit, last);
+        for (const snap of batch) pendingById.delete(snap.id);
+      }
+    })
+      .then(async () => {
+        // Outside the serial job: each move queues its own git calls.
+        const moves = afterPending;
+        afterPending = [];
+        for (const move of moves) await move();
+      })
+      .catch((err: unknown) => {
+        first = undefined;
+        throw err instanceof SnapshotError ? err : new SnapshotError((err as Error).message);
+      }));
+
+  /** The snapshot branch as this process last set it. */
+  let tip: string | undefined;
   /** Chains `tree` on the snapshot branch; another process moving it meanwhile is retried on its new tip. */
   async function commit(tree: string): Promise<string> {
     for (let attempt = 1; ; attempt++) {
-      const parent = (await run(ctx, ["rev-parse", "--verify", "--quiet", SNAPSHOT_REF]).catch(() => "")).trim();
+      // The tip this process last set is tried first; when another process moved it, the swap fails and it is read.
+      const parent =
+        attempt === 1 && tip !== undefined
+          ? tip
+          : (await run(ctx, ["rev-parse", "--verify", "--quiet", SNAPSHOT_REF]).catch(() => "")).trim();
       const id = (
         await run(ctx, ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "mini-cursor snapshot"])
       ).trim();
       try {
         await run(ctx, ["update-ref", SNAPSHOT_REF, id, parent || "0".repeat(40)]);
+        tip = id;
         return id;
       } catch (err) {
         if (attempt >= REF_ATTEMPTS) throw err;
@@ -492,40 +654,81 @@ export function snapshotStore(workspace: string): SnapshotStore {
   const store: SnapshotStore = {
     workspace: root,
     gitDir: dir,
-    take: (paths) =>
-      serial(async () => {
+    take: async (paths) => {
+      if (paths !== undefined && !last) {
+        void startFirst().catch(() => undefined);
+        if (!last) {
+          await prepare();
+          // Registered before hashing, so the first snapshot, when it ends, waits for these blobs.
+          const snap: PendingSnapshot = {
+            id: `${PENDING_PREFIX}${storeId(ctx)}/${process.pid}-${randomBytes(6).toString("hex")}`,
+            entries: capturePaths(git, root, paths, oversized),
+          };
+          pending.push(snap);
+          pendingById.set(snap.id, snap);
+          await snap.entries.catch((err: unknown) => {
+            pending = pending.filter((p) => p !== snap);
+            pendingById.delete(snap.id);
+            throw err;
+          });
+          return snap.id;
+        }
+      }
+      if (!last) await startFirst();
+      return serial(async () => {
         await prepare();
-        // Only the named paths once this process's index holds a whole snapshot; anything odd there takes the whole workspace.
-        const partial =
-          paths !== undefined &&
-          last !== undefined &&
-          (await stagePaths(ctx, paths).then(
-            () => true,
-            () => false,
-          ));
-        // --ignore-errors: a file we may not read is left out rather than losing the whole snapshot.
-        if (!partial) await run(ctx, ["add", "--all", "--ignore-errors", "--", "."]).catch(tolerateUnreadable);
+        if (paths === undefined) return takeWhole();
+        // What git sees changed among the declared paths (ignored ones it never names); nothing: the last snapshot stands.
+        const changed = await refreshPaths(git, root, paths, oversized);
+        if (!changed && last && !indexMoved) return last.commit;
         const tree = (await run(ctx, ["write-tree"])).trim();
+        indexMoved = false;
         if (last?.tree === tree) return last.commit;
         const id = await commit(tree);
         last = { tree, commit: id };
         return id;
-      }),
-    changes: (from, to, paths) =>
-      serial(async () => {
+      });
+    },
+    startFirst: () => void startFirst().catch(() => undefined),
+    firstReady: async (ms) => {
+      if (last) return true;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+      try {
+        return await Promise.race([startFirst().then(() => true), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    hasPending: () => pendingById.size > 0,
+    pendingHere: async (id) => {
+      await prepare();
+      return id.startsWith(`${PENDING_PREFIX}${storeId(ctx)}/`);
+    },
+    oversized: (paths) => (paths ? paths.filter((p) => oversized.has(p)) : [...oversized]),
+    changes: async (from, to, paths, lines = true) => {
+      // A step's own before and after while the first snapshot runs: what its paths' blobs say.
+      const a = pendingById.get(from);
+      const b = pendingById.get(to);
+      if (a && b) {
+        const limit = paths && new Set(paths);
+        return pendingChanges(await a.entries, await b.entries).filter((c) => !limit || limit.has(c.path));
+      }
+      return serial(async () => {
         if (from === to || paths?.length === 0) return [];
         await prepare();
         const limit = paths ? ["--", ...paths] : [];
         const changes = parseRaw(
           await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to, ...limit]),
         );
-        if (changes.length > 0)
+        if (changes.length > 0 && lines)
           applyNumstat(
             changes,
             await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to, ...limit]),
           );
         return changes;
-      }),
+      });
+    },
     restore: (source, paths) =>
       serial(async () => {
         if (paths.length === 0) return;
@@ -542,27 +745,37 @@ export function snapshotStore(workspace: string): SnapshotStore {
             write.join("\0"),
           );
         }
-        last = undefined;
+        indexMoved = true;
       }),
-    has: (id) =>
-      serial(async () => {
+    has: async (id) => {
+      // A snapshot taken during this process's first one: its ref is made when that ends.
+      if (pendingById.has(id)) await startFirst().catch(() => undefined);
+      return serial(async () => {
         await prepare();
         return run(ctx, ["cat-file", "-e", `${id}^{commit}`]).then(
           () => true,
           () => false,
         );
-      }),
-    threadSnapshot: (threadId) =>
-      serial(async () => {
-        const known = threadRefs.get(threadId);
-        if (known) return known;
-        await prepare();
-        const out = (await run(ctx, ["rev-parse", "--verify", "--quiet", threadRef(threadId)]).catch(() => "")).trim();
-        if (out) threadRefs.set(threadId, out);
-        return out || undefined;
-      }),
-    setThreadSnapshot: (threadId, id, paths) =>
-      serial(async () => {
+      });
+    },
+    threadSnapshot: async (threadId) => {
+      // Known here without git: a step never queues behind the first snapshot for it.
+      const known = threadRefs.get(threadId);
+      if (known) return known;
+      // A ref read needs no index: it does not queue behind a snapshot (the first one takes minutes in a big repository).
+      await prepare();
+      const out = (await run(ctx, ["rev-parse", "--verify", "--quiet", threadRef(threadId)]).catch(() => "")).trim();
+      if (out) threadRefs.set(threadId, out);
+      return out || undefined;
+    },
+    setThreadSnapshot: async (threadId, id, paths) => {
+      if (pendingById.has(id)) {
+        // Its ref is made when the first snapshot ends; the move is recorded then.
+        threadRefs.set(threadId, id);
+        afterPending.push(() => store.setThreadSnapshot(threadId, id, paths).catch(() => undefined));
+        return;
+      }
+      return serial(async () => {
         await prepare();
         await run(ctx, ["update-ref", threadRef(threadId), id]);
         threadRefs.set(threadId, id);
@@ -570,7 +783,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
         const log = [...(await readThreadLog(ctx, threadId)), entry].slice(-MAX_THREAD_LOG);
         const blob = (await run(ctx, ["hash-object", "-w", "--stdin"], JSON.stringify(log))).trim();
         await run(ctx, ["update-ref", threadLogRef(threadId), blob]);
-      }),
+      });
+    },
     threadChangesSince: (threadId, id) =>
       serial(async () => {
         await prepare();
@@ -587,47 +801,6 @@ export function snapshotStore(workspace: string): SnapshotStore {
   };
   stores.set(key, store);
   return store;
-}
-
-/** A file we may not read is left out of a snapshot rather than losing the whole of it. */
-function tolerateUnreadable(err: SnapshotError): void {
-  if (!/unable to (index|stat)|Permission denied|open\(/i.test(err.message)) throw err;
-}
-
-/**
- * Brings the index up to date for `paths` alone: those on disk are added (ignored ones are not:
- * git refuses them, which is what a whole snapshot does too), those gone are dropped.
- */
-async function stagePaths(ctx: GitContext, paths: readonly string[]): Promise<void> {
-  const present: string[] = [];
-  const gone: string[] = [];
-  for (const rel of new Set(paths)) {
-    let exists = true;
-    try {
-      lstatSync(path.join(ctx.workspace, rel));
-    } catch {
-      exists = false;
-    }
-    // GIT_LITERAL_PATHSPECS is set (gitEnvironment): each path is taken as it is spelt.
-    (exists ? present : gone).push(rel);
-  }
-  if (present.length > 0) {
-    await run(
-      ctx,
-      ["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
-      present.join("\0"),
-    ).catch((err: SnapshotError) => {
-      // git names ignored paths and then gives hints, which are what the message keeps.
-      if (!/ignored by one of your|addIgnoredFile/.test(err.message)) tolerateUnreadable(err);
-    });
-  }
-  if (gone.length > 0) {
-    await run(
-      ctx,
-      ["rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
-      gone.join("\0"),
-    );
-  }
 }
 
 /** One move of a thread's files: where they went, and which paths the thread changed to get there. */

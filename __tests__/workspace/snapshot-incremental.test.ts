@@ -1,0 +1,179 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, expect, test } from "@jest/globals";
+import { MAX_SNAPSHOT_FILE_BYTES, snapshotGitDir, snapshotStore } from "../../src/workspace/snapshots.js";
+import { holdSnapshotBranch } from "../helpers/snapshot-lock.js";
+import { makeTempDir } from "../helpers/tmp.js";
+
+/**
+ * Issue 30, goal 3: snapshots cost what the step changed. A whole snapshot finds what changed
+ * through git's stat cache and untracked cache and hashes only that; files over the size limit
+ * and ignored files are never hashed; the first snapshot runs in the background, and a step of
+ * file tools taken meanwhile is recorded exactly all the same.
+ */
+
+let tmp: ReturnType<typeof makeTempDir>;
+let ws: string;
+beforeEach(() => {
+  tmp = makeTempDir();
+  ws = path.join(tmp.dir, "ws");
+  mkdirSync(ws);
+});
+afterEach(() => tmp.cleanup());
+
+const put = (rel: string, text: string | Buffer) => {
+  mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
+  writeFileSync(path.join(ws, rel), text);
+};
+const read = (rel: string) => readFileSync(path.join(ws, rel), "utf8");
+const statusOf = (changes: { status: string; path: string }[]) => changes.map((c) => [c.status, c.path]);
+
+/** Whether the snapshot store holds the blob of these bytes (hashed without writing it). */
+function storeHolds(bytes: Buffer | string): boolean {
+  const oid = spawnSync("git", ["hash-object", "--stdin"], { input: bytes }).stdout.toString().trim();
+  const dir = snapshotGitDir(ws);
+  return (
+    spawnSync("git", ["cat-file", "-e", oid], { env: { PATH: process.env.PATH, GIT_DIR: dir, HOME: tmp.dir } })
+      .status === 0
+  );
+}
+
+test("whole snapshots over several steps record edits, creations, deletions and renames, and each restores exactly", async () => {
+  put("a.txt", "a1\n");
+  put("src/b.ts", "b1\n");
+  put("src/c.ts", "c1\n");
+  put("old/name.txt", "moved\n");
+  const store = snapshotStore(ws);
+  const s0 = await store.take();
+  expect(await store.take()).toBe(s0); // nothing changed: the same snapshot, no new commit
+
+  put("a.txt", "a2\n");
+  put("src/new.ts", "new\n");
+  rmSync(path.join(ws, "src/c.ts"));
+  mkdirSync(path.join(ws, "renamed"));
+  renameSync(path.join(ws, "old/name.txt"), path.join(ws, "renamed/name.txt"));
+  const s1 = await store.take();
+  expect(statusOf(await store.changes(s0, s1))).toEqual([
+    ["M", "a.txt"],
+    ["D", "old/name.txt"],
+    ["A", "renamed/name.txt"],
+    ["D", "src/c.ts"],
+    ["A", "src/new.ts"],
+  ]);
+
+  put("src/b.ts", "b2\n");
+  rmSync(path.join(ws, "src/new.ts"));
+  put("src/deep/er/file.ts", "deep\n");
+  const s2 = await store.take();
+  expect(statusOf(await store.changes(s1, s2))).toEqual([
+    ["M", "src/b.ts"],
+    ["A", "src/deep/er/file.ts"],
+    ["D", "src/new.ts"],
+  ]);
+
+  // Back to s0, path by path, as undo does: everything as it was, and nothing else touched.
+  const back = (await store.changes(s2, s0)).map((c) => c.path);
+  await store.restore(s0, back);
+  expect(read("a.txt")).toBe("a1\n");
+  expect(read("src/b.ts")).toBe("b1\n");
+  expect(read("src/c.ts")).toBe("c1\n");
+  expect(read("old/name.txt")).toBe("moved\n");
+  expect(existsSync(path.join(ws, "renamed"))).toBe(false);
+  expect(existsSync(path.join(ws, "src/new.ts"))).toBe(false);
+  expect(existsSync(path.join(ws, "src/deep"))).toBe(false);
+  // The next whole snapshot after a restore is the restored tree (the index moved with the files).
+  const s3 = await store.take();
+  expect(await store.changes(s0, s3)).toEqual([]);
+});
+
+test("files over the size limit and ignored files are never hashed into the store", async () => {
+  const big = Buffer.alloc(MAX_SNAPSHOT_FILE_BYTES + 1, "b");
+  const ignored = "module.exports = 'ignored-unique-7f3a';\n";
+  put(".gitignore", "node_modules/\n*.log\n");
+  put("node_modules/dep/index.js", ignored);
+  put("big.bin", big);
+  put("small.txt", "small\n");
+  put("grows.txt", "small for now\n");
+  const store = snapshotStore(ws);
+  const s0 = await store.take();
+  expect(storeHolds("small\n")).toBe(true);
+  expect(storeHolds(ignored)).toBe(false);
+  expect(storeHolds(big)).toBe(false);
+  expect(store.oversized()).toEqual(["big.bin"]);
+
+  // A file that grows past the limit leaves the snapshot; its new bytes are not hashed.
+  const grown = Buffer.alloc(MAX_SNAPSHOT_FILE_BYTES + 2, "g");
+  put("grows.txt", grown);
+  const s1 = await store.take();
+  expect(statusOf(await store.changes(s0, s1))).toEqual([["D", "grows.txt"]]);
+  expect(storeHolds(grown)).toBe(false);
+  expect(store.oversized(["grows.txt", "small.txt"])).toEqual(["grows.txt"]);
+
+  // Named by a file tool, neither is hashed either.
+  const edited = Buffer.alloc(MAX_SNAPSHOT_FILE_BYTES + 3, "e");
+  put("big.bin", edited);
+  put("node_modules/dep/index.js", `${ignored}// edited\n`);
+  await store.take(["big.bin", "node_modules/dep/index.js"]);
+  expect(storeHolds(edited)).toBe(false);
+  expect(storeHolds(`${ignored}// edited\n`)).toBe(false);
+
+  // A tracked file a new .gitignore rule covers is dropped, and its later bytes are not hashed.
+  put("app.log", "log 1\n");
+  const s2 = await store.take();
+  expect(storeHolds("log 1\n")).toBe(false);
+  put("notes.tmp", "tmp 1\n");
+  const s3 = await store.take();
+  expect(statusOf(await store.changes(s2, s3))).toEqual([["A", "notes.tmp"]]);
+  put(".gitignore", "node_modules/\n*.log\n*.tmp\n");
+  put("notes.tmp", "tmp 2\n");
+  const s4 = await store.take();
+  expect(statusOf(await store.changes(s3, s4))).toEqual([
+    ["M", ".gitignore"],
+    ["D", "notes.tmp"],
+  ]);
+  expect(storeHolds("tmp 2\n")).toBe(false);
+}, 60_000);
+
+test("while the first snapshot runs, a take of declared paths does not wait for it, and names a whole snapshot once it ends", async () => {
+  put("a.txt", "a before\n");
+  put("b.txt", "b before\n");
+  const holder = await holdSnapshotBranch(snapshotGitDir(ws), tmp.dir);
+  const store = snapshotStore(ws);
+  let before = "";
+  let after = "";
+  try {
+    store.startFirst();
+    before = await store.take(["a.txt", "created.txt"]);
+    expect(before).toMatch(/^refs\/pending\//);
+    put("a.txt", "a after\n");
+    put("created.txt", "created\n");
+    put("b.txt", "b changed by someone else\n");
+    after = await store.take(["a.txt", "created.txt"]);
+    // The step's own changes are known at once, from its blobs; the first snapshot is still held.
+    expect(statusOf(await store.changes(before, after))).toEqual([
+      ["M", "a.txt"],
+      ["A", "created.txt"],
+    ]);
+    expect(await store.firstReady(0)).toBe(false);
+  } finally {
+    holder.kill("SIGKILL");
+  }
+  expect(await store.firstReady(60_000)).toBe(true);
+  // Both ids now name whole snapshots: the step's paths as it found them, the rest as the first snapshot did.
+  expect(await store.has(before)).toBe(true);
+  expect(statusOf(await store.changes(before, after))).toEqual([
+    ["M", "a.txt"],
+    ["A", "created.txt"],
+  ]);
+  await store.restore(before, ["a.txt", "created.txt"]);
+  expect(read("a.txt")).toBe("a before\n");
+  expect(existsSync(path.join(ws, "created.txt"))).toBe(false);
+  expect(read("b.txt")).toBe("b changed by someone else\n");
+  const now = await store.take();
+  // (b.txt may be in either, as the first snapshot found it when it read it.)
+  expect(statusOf(await store.changes(after, now, ["a.txt", "created.txt"]))).toEqual([
+    ["M", "a.txt"],
+    ["D", "created.txt"],
+  ]);
+}, 90_000);

@@ -1,0 +1,123 @@
+import { lstatSync, readlinkSync } from "node:fs";
+import path from "node:path";
+import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
+
+/**
+ * Snapshots of file-tool steps taken while the first whole snapshot of a process is still
+ * running in the background (issue 30: a big repository's first snapshot must not block the
+ * first step). Such a step's declared paths are hashed at once (their blobs are in the store
+ * before the tools run), and its snapshot gets an id that is a ref, `refs/pending/…`, made to
+ * point at a whole commit once the first snapshot is done: that commit is the first snapshot
+ * with these paths as the steps found them, in order. So every id a thread keeps names a whole
+ * tree in the end, and undo restores the step's files exactly. A process that stops before
+ * the first snapshot ends leaves the ref unmade: undo then says why it cannot bring them back.
+ */
+
+/** Where snapshots taken during the first snapshot point once it is done. */
+export const PENDING_PREFIX = "refs/pending/";
+
+/** A path's entry in a tree: its mode and blob, or null when the path is absent. */
+export type Entry = { mode: string; oid: string } | null;
+
+export interface PendingSnapshot {
+  id: string;
+  /** The declared paths as this snapshot found them (filled in when hashed). */
+  entries: Promise<Map<string, Entry>>;
+}
+
+export function isPendingSnapshot(id: string): boolean {
+  return id.startsWith(PENDING_PREFIX);
+}
+
+/**
+ * Hashes `paths` as they are now into the store (blobs only, no index: the first snapshot is
+ * using it). Files over the limit are left out and remembered in `oversized`; folders and
+ * other kinds are not what a file tool changes and are left out too.
+ */
+export async function capturePaths(
+  git: Git,
+  workspace: string,
+  paths: readonly string[],
+  oversized: Set<string>,
+): Promise<Map<string, Entry>> {
+  const out = new Map<string, Entry>();
+  const files: { rel: string; mode: string }[] = [];
+  for (const rel of new Set(paths)) {
+    const abs = path.join(workspace, rel);
+    let st;
+    try {
+      st = lstatSync(abs);
+    } catch {
+      out.set(rel, null);
+      continue;
+    }
+    if (st.isSymbolicLink()) {
+      const oid = (await git(["hash-object", "-w", "--stdin"], readlinkSync(abs))).trim();
+      out.set(rel, { mode: "120000", oid });
+    } else if (st.isFile()) {
+      if (st.size > MAX_SNAPSHOT_FILE_BYTES) oversized.add(rel);
+      else files.push({ rel, mode: st.mode & 0o111 ? "100755" : "100644" });
+    }
+  }
+  if (files.length > 0) {
+    // --no-filters: the bytes as they are, as info/attributes makes every other snapshot take them.
+    const oids = (
+      await git(["hash-object", "-w", "--no-filters", "--stdin-paths"], `${files.map((f) => f.rel).join("\n")}\n`)
+    )
+      .trim()
+      .split("\n");
+    files.forEach((f, i) => out.set(f.rel, { mode: f.mode, oid: oids[i]! }));
+  }
+  return out;
+}
+
+/** Puts `entries` into the index (git update-index --index-info; an absent path is removed). */
+export async function applyEntries(git: Git, entries: ReadonlyMap<string, Entry>): Promise<void> {
+  if (entries.size === 0) return;
+  const zero = "0".repeat(40);
+  const lines = [...entries].map(([rel, e]) => (e ? `${e.mode} ${e.oid}\t${rel}` : `0 ${zero}\t${rel}`));
+  await git(["update-index", "-z", "--index-info"], `${lines.join("\0")}\0`);
+}
+
+/**
+ * Once the first snapshot is in the index: first every pending path as its earliest snapshot
+ * found it (the workspace before any of these steps changed it), then each pending snapshot's
+ * paths in turn, each written as a tree and committed (`commit`), and its ref made. Returns
+ * the last tree and commit, which the index now holds.
+ */
+export async function settlePending(
+  git: Git,
+  pending: readonly PendingSnapshot[],
+  commit: (tree: string) => Promise<string>,
+  last: { tree: string; commit: string } | undefined,
+): Promise<{ tree: string; commit: string } | undefined> {
+  const earliest = new Map<string, Entry>();
+  for (const p of pending) for (const [rel, e] of await p.entries) if (!earliest.has(rel)) earliest.set(rel, e);
+  await applyEntries(git, earliest);
+  let at = last;
+  for (const p of pending) {
+    await applyEntries(git, await p.entries);
+    const tree = (await git(["write-tree"])).trim();
+    const id = at?.tree === tree ? at.commit : await commit(tree);
+    at = { tree, commit: id };
+    await git(["update-ref", p.id, id]);
+  }
+  return at;
+}
+
+/** What differs between two pending snapshots of this process (a step's before and after), path by path. */
+export function pendingChanges(
+  from: ReadonlyMap<string, Entry>,
+  to: ReadonlyMap<string, Entry>,
+): { path: string; status: "A" | "D" | "M" | "T"; fromMode: string; toMode: string }[] {
+  const out: { path: string; status: "A" | "D" | "M" | "T"; fromMode: string; toMode: string }[] = [];
+  for (const rel of [...new Set([...from.keys(), ...to.keys()])].sort()) {
+    if (!from.has(rel) || !to.has(rel)) continue; // not recorded on one side (over the limit)
+    const a = from.get(rel)!;
+    const b = to.get(rel)!;
+    if (a?.oid === b?.oid && a?.mode === b?.mode) continue;
+    const status = !a ? "A" : !b ? "D" : a.mode !== b.mode ? "T" : "M";
+    out.push({ path: rel, status, fromMode: a?.mode ?? "000000", toMode: b?.mode ?? "000000" });
+  }
+  return out;
+}
