@@ -15,6 +15,47 @@ import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
 /** Where snapshots taken during the first snapshot point once it is done. */
 export const PENDING_PREFIX = "refs/pending/";
+/**
+ * Per pending snapshot, a blob of its entries (JSON), written as soon as they are hashed: a
+ * process killed before its first snapshot ended leaves them, and the next process's first
+ * snapshot makes those refs instead (the declared paths exactly, the rest as it finds them).
+ */
+export const PENDING_ENTRIES_PREFIX = "refs/pending-entries/";
+
+/** Keeps a pending snapshot's entries in the store, so another process can make its ref. */
+export async function savePendingEntries(git: Git, id: string, entries: ReadonlyMap<string, Entry>): Promise<void> {
+  const blob = (await git(["hash-object", "-w", "--stdin"], JSON.stringify([...entries]))).trim();
+  await git(["update-ref", PENDING_ENTRIES_PREFIX + id.slice(PENDING_PREFIX.length), blob]);
+}
+
+/**
+ * Pending snapshots of this store whose ref was never made (their process stopped first), in the
+ * order they were taken (`<pid>-<sequence>-…`), with their entries.
+ */
+export async function orphanedPending(git: Git, storeId: string): Promise<PendingSnapshot[]> {
+  const listed = (await git(["for-each-ref", "--format=%(refname) %(objectname)", PENDING_ENTRIES_PREFIX + storeId]))
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [ref, blob] = line.split(" ");
+      return { id: PENDING_PREFIX + ref!.slice(PENDING_ENTRIES_PREFIX.length), blob: blob! };
+    });
+  const made = new Set(
+    (await git(["for-each-ref", "--format=%(refname)", PENDING_PREFIX + storeId])).split("\n").filter(Boolean),
+  );
+  const order = (id: string) => (/\/(\d+)-(\d+)-[0-9a-f]+$/.exec(id) ?? []).slice(1).map(Number);
+  return listed
+    .filter((o) => !made.has(o.id))
+    .sort((a, b) => {
+      const [pa = 0, sa = 0] = order(a.id);
+      const [pb = 0, sb = 0] = order(b.id);
+      return pa - pb || sa - sb;
+    })
+    .map((o) => ({
+      id: o.id,
+      entries: git(["cat-file", "blob", o.blob]).then((text) => new Map(JSON.parse(text) as [string, Entry][])),
+    }));
+}
 
 /** A path's entry in a tree: its mode and blob, or null when the path is absent. */
 export type Entry = { mode: string; oid: string } | null;
@@ -101,6 +142,7 @@ export async function settlePending(
     const id = at?.tree === tree ? at.commit : await commit(tree);
     at = { tree, commit: id };
     await git(["update-ref", p.id, id]);
+    await git(["update-ref", "-d", PENDING_ENTRIES_PREFIX + p.id.slice(PENDING_PREFIX.length)]).catch(() => "");
   }
   return at;
 }

@@ -20,11 +20,14 @@ import { ensureStateSubdir, stateDirPath } from "../memory/state-dir.js";
 import { snapshotGitEnvironment, stateHomePath } from "../settings.js";
 import {
   capturePaths,
+  orphanedPending,
   PENDING_PREFIX,
+  savePendingEntries,
   pendingChanges,
   settlePending,
   type PendingSnapshot,
 } from "./snapshot-pending.js";
+import { isPendingSnapshot } from "./snapshot-pending.js";
 import { refreshAll, refreshPaths, type Git, type GitCallOptions } from "./snapshot-scan.js";
 
 export { isPendingSnapshot } from "./snapshot-pending.js";
@@ -585,6 +588,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
   let first: Promise<void> | undefined;
   /** Snapshots of declared paths taken while the first one runs, in order (snapshot-pending.ts). */
   let pending: PendingSnapshot[] = [];
+  let pendingSeq = 0;
   const pendingById = new Map<string, PendingSnapshot>();
   /** Thread moves to pending snapshots, recorded once their refs are made. */
   let afterPending: (() => Promise<void>)[] = [];
@@ -609,7 +613,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
       await prepare();
       await takeWhole(FIRST_SNAPSHOT_TIMEOUT_MS);
       publishIndex(ctx);
-      // Steps that ran meanwhile: their refs are made now, in order; any taken while this runs are included.
+      // Those a killed process left unmade first, then this process's: their refs are made now, in order.
+      pending = [...(await orphanedPending(git, storeId(ctx))), ...pending];
       while (pending.length > 0) {
         const batch = pending;
         pending = [];
@@ -660,9 +665,13 @@ export function snapshotStore(workspace: string): SnapshotStore {
         if (!last) {
           await prepare();
           // Registered before hashing, so the first snapshot, when it ends, waits for these blobs.
+          const id = `${PENDING_PREFIX}${storeId(ctx)}/${process.pid}-${++pendingSeq}-${randomBytes(4).toString("hex")}`;
           const snap: PendingSnapshot = {
-            id: `${PENDING_PREFIX}${storeId(ctx)}/${process.pid}-${randomBytes(6).toString("hex")}`,
-            entries: capturePaths(git, root, paths, oversized),
+            id,
+            entries: capturePaths(git, root, paths, oversized).then(async (entries) => {
+              await savePendingEntries(git, id, entries);
+              return entries;
+            }),
           };
           pending.push(snap);
           pendingById.set(snap.id, snap);
@@ -749,7 +758,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
       }),
     has: async (id) => {
       // A snapshot taken during this process's first one: its ref is made when that ends.
-      if (pendingById.has(id)) await startFirst().catch(() => undefined);
+      if (isPendingSnapshot(id)) await startFirst().catch(() => undefined);
       return serial(async () => {
         await prepare();
         return run(ctx, ["cat-file", "-e", `${id}^{commit}`]).then(
