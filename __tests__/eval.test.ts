@@ -198,6 +198,22 @@ const BEHAVIOUR: Record<
       ],
     },
   },
+  "explore-port": {
+    done: "true",
+    answer: "The server listens on port 8080 (src/config.js:1).",
+    broken: {
+      "names the wrong port": [
+        "true",
+        "It listens on port 3000.",
+        "the answer does not name port 8080: It listens on port 3000.",
+      ],
+      "changes a file while exploring": [
+        "sed -i 's/8080/9090/' src/config.js",
+        "It listens on port 8080.",
+        "src/config.js was changed",
+      ],
+    },
+  },
   "two-edits-one-file": {
     done: "sed -i 's/?? 3000/?? 8080/; s/?? 5000/?? 30000/' src/config.js",
     answer: "Done.",

@@ -1,0 +1,2 @@
+import { PORT, HOST } from "./config.js";
+console.log(`listening on ${HOST}:${PORT}`);
