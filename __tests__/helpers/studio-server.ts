@@ -2,8 +2,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
 import net, { type AddressInfo } from "node:net";
 import path from "node:path";
+import { afterAll, beforeAll } from "@jest/globals";
 import { Client } from "@langchain/langgraph-sdk";
 import { baseEnv, PROJECT_ROOT } from "./cli.js";
+import { startOpenAIServer, type OpenAIServer, type Script } from "./openai-server.js";
 import { makeTempDir, waitFor } from "./tmp.js";
 
 /**
@@ -141,4 +143,56 @@ export async function startStudioServer(
     kill: killServer,
     stop,
   };
+}
+
+export interface StudioFixture {
+  readonly studio: StudioServer;
+  /** The scripted provider the server's runs talk to. */
+  readonly model: OpenAIServer;
+  readonly workspace: ReturnType<typeof makeTempDir>;
+}
+
+/**
+ * One dev server for the test file: started before its tests on a fresh workspace against a
+ * scripted provider (sandbox off, so stopping it is the server's own doing on every machine),
+ * with `env()` added (read when it starts), and stopped with all it left after them.
+ */
+export function useStudioServer(script: Script, env: () => NodeJS.ProcessEnv = () => ({})): StudioFixture {
+  const fx = {} as { studio: StudioServer; model: OpenAIServer; workspace: ReturnType<typeof makeTempDir> };
+  beforeAll(async () => {
+    fx.workspace = makeTempDir("mini-cursor-studio-ws-");
+    fx.model = await startOpenAIServer(script);
+    fx.studio = await startStudioServer(
+      {
+        OPENAI_BASE_URL: fx.model.url,
+        OPENAI_API_KEY: "test",
+        MINI_CURSOR_WORKSPACE: fx.workspace.dir,
+        MINI_CURSOR_SANDBOX: "off",
+        ...env(),
+      },
+      [fx.workspace.dir],
+    );
+  }, STUDIO_STARTUP_DEADLINE_MS + 60_000);
+  afterAll(async () => {
+    fx.studio?.stop();
+    await fx.model?.close();
+    fx.workspace?.cleanup();
+  });
+  return fx;
+}
+
+/** The one-time approval codes (studio-secret.ts) the server printed for the thread's waiting calls, in order, once there are `atLeast`. */
+export function printedApprovalCodes(
+  output: () => string,
+  threadId: string,
+  atLeast = 1,
+  timeoutMs = 20_000,
+): Promise<string[]> {
+  const pattern = new RegExp(`in thread ${threadId} waits for approval[^\\n]*\\n  One-time approval code: (\\S+)`, "g");
+  return waitFor((): string[] | undefined => {
+    const found = [...output().matchAll(pattern)].map((m) => m[1]!);
+    return found.length >= atLeast ? found : undefined;
+  }, timeoutMs).catch(() => {
+    throw new Error(`the server printed no approval code for thread ${threadId}:\n${output()}`);
+  }) as Promise<string[]>;
 }

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, expect, jest, test } from "@jest/globals";
+import { expect, jest, test } from "@jest/globals";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Interrupt, ThreadState } from "@langchain/langgraph-sdk";
 import { STUDIO_CODE_MISSING } from "../../src/graph/studio-secret.js";
 import { editNote } from "../../src/policy/edit-call.js";
-import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
-import { STUDIO_STARTUP_DEADLINE_MS, startStudioServer, type StudioServer } from "../helpers/studio-server.js";
-import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { type ScriptStep } from "../helpers/openai-server.js";
+import { printedApprovalCodes, STUDIO_STARTUP_DEADLINE_MS, useStudioServer } from "../helpers/studio-server.js";
+import { makeTempDir } from "../helpers/tmp.js";
 
 /**
  * Issue 32 item 4 through the real Studio dev server: a resume with {decision: "edit", args}
@@ -42,49 +42,21 @@ const textOf = (content: unknown): string =>
       ? content.map((p) => String((p as { text?: string }).text ?? p)).join("")
       : "";
 
-let model: OpenAIServer;
-let workspace: ReturnType<typeof makeTempDir>;
-let studio: StudioServer | undefined;
-
 /** Each task names the file its command writes: `write <name>`. */
-beforeAll(async () => {
-  workspace = makeTempDir("mini-cursor-studio-edit-ws-");
-  model = await startOpenAIServer((request): ScriptStep => {
-    const last = request.messages.at(-1);
-    const task = textOf(last?.content);
-    if (last?.role === "user" && task.startsWith("write "))
-      return { toolCalls: [{ name: "execute_command", args: { command: `echo model > ${task.slice(6)}` } }] };
-    return { content: "ok" };
-  });
-  studio = await startStudioServer(
-    {
-      OPENAI_BASE_URL: model.url,
-      OPENAI_API_KEY: "test",
-      MINI_CURSOR_WORKSPACE: workspace.dir,
-      MINI_CURSOR_SANDBOX: "off",
-    },
-    [workspace.dir],
-  );
-}, STUDIO_STARTUP_DEADLINE_MS + 60_000);
-
-afterAll(async () => {
-  studio?.stop();
-  await model?.close();
-  workspace?.cleanup();
+const fx = useStudioServer((request): ScriptStep => {
+  const last = request.messages.at(-1);
+  const task = textOf(last?.content);
+  if (last?.role === "user" && task.startsWith("write "))
+    return { toolCalls: [{ name: "execute_command", args: { command: `echo model > ${task.slice(6)}` } }] };
+  return { content: "ok" };
 });
 
 /** The codes the server printed for the thread's waiting calls, in order. */
-async function codes(threadId: string, atLeast: number): Promise<string[]> {
-  const pattern = new RegExp(`in thread ${threadId} waits for approval[^\\n]*\\n  One-time approval code: (\\S+)`, "g");
-  return waitFor((): string[] | undefined => {
-    const found = [...studio!.output().matchAll(pattern)].map((m) => m[1]!);
-    return found.length >= atLeast ? found : undefined;
-  }, 10_000) as Promise<string[]>;
-}
+const codes = (threadId: string, atLeast: number) => printedApprovalCodes(() => fx.studio.output(), threadId, atLeast);
 
 /** Starts `write <file>` on a new thread; it pauses at the command's approval. */
 async function paused(file: string) {
-  const { client, assistantId } = studio!;
+  const { client, assistantId } = fx.studio;
   const thread = await client.threads.create();
   const first = (await client.runs.wait(thread.thread_id, assistantId, {
     input: { messages: [{ type: "human", content: `write ${file}` }] },
@@ -106,13 +78,13 @@ test(
     const args = { command: "echo person > one.txt" };
     const done = await run.resume({ decision: "edit", args, code });
     expect(done.__interrupt__).toBeUndefined();
-    expect(readFileSync(path.join(workspace.dir, "one.txt"), "utf8")).toBe("person\n");
+    expect(readFileSync(path.join(fx.workspace.dir, "one.txt"), "utf8")).toBe("person\n");
     const messages = (await run.state()).values.messages;
     expect(messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
     expect(messages[1]!.tool_calls!.map((c) => c.args)).toEqual([{ command: "echo model > one.txt" }]);
     const result = textOf(messages[2]!.content);
     expect(result.startsWith(`${editNote("execute_command", args)}\n`)).toBe(true);
-    const request = model.requests.find((r) =>
+    const request = fx.model.requests.find((r) =>
       r.messages.some((m) => m.role === "tool" && textOf(m.content) === result),
     );
     expect(request).toBeDefined();
@@ -136,7 +108,7 @@ test(
       expect(textOf(messages[2]!.content)).toBe(
         `This execute_command call was not run, because the user declined it. Their feedback: ${STUDIO_CODE_MISSING}`,
       );
-      expect(existsSync(path.join(workspace.dir, file))).toBe(false);
+      expect(existsSync(path.join(fx.workspace.dir, file))).toBe(false);
     }
   },
   RUN_DEADLINE_MS * 3,
@@ -168,7 +140,7 @@ test(
           `Their feedback: ${STUDIO_CODE_MISSING}`,
       );
       expect(readFileSync(path.join(victim.dir, "data", "keep.txt"), "utf8")).toBe("keep\n");
-      expect(existsSync(path.join(workspace.dir, "four.txt"))).toBe(false);
+      expect(existsSync(path.join(fx.workspace.dir, "four.txt"))).toBe(false);
     } finally {
       victim.cleanup();
     }
@@ -181,7 +153,7 @@ test(
   async () => {
     const run = await paused("five.txt");
     const [first] = await codes(run.threadId, 1);
-    const outside = path.join(workspace.dir, "..", `${path.basename(workspace.dir)}-outside.txt`);
+    const outside = path.join(fx.workspace.dir, "..", `${path.basename(fx.workspace.dir)}-outside.txt`);
     const edit = { command: `echo person > ${outside}` };
     const again = await run.resume({ decision: "edit", args: edit, code: first });
     expect(again.__interrupt__!.map((i) => [i.value!.args, i.value!.edited])).toEqual([[edit, true]]);

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, jest, test } from "@jest/globals
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { POSTGRES_URL, startOwnCluster, type OwnCluster } from "../helpers/postgres.js";
-import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
-import { STUDIO_STARTUP_DEADLINE_MS, startStudioServer, type StudioServer } from "../helpers/studio-server.js";
-import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import type { ScriptStep } from "../helpers/openai-server.js";
+import { STUDIO_STARTUP_DEADLINE_MS, useStudioServer } from "../helpers/studio-server.js";
+import { waitFor } from "../helpers/tmp.js";
 
 /**
  * A Studio run holds its thread's PostgreSQL advisory lock (studio/thread-runs.ts), which dies
@@ -25,70 +25,52 @@ const HOLD_COMMAND = "touch hold.started && while [ ! -f hold.release ]; do slee
 const withPostgres = POSTGRES_URL ? describe : describe.skip;
 
 withPostgres("Studio: the thread's lock is lost (PostgreSQL restarts mid-run)", () => {
-  let cluster: OwnCluster;
-  let model: OpenAIServer;
-  let workspace: ReturnType<typeof makeTempDir>;
-  let studio: StudioServer | undefined;
-
-  beforeAll(async () => {
-    cluster = startOwnCluster();
-    workspace = makeTempDir("mini-cursor-studio-ws-");
-    model = await startOpenAIServer((request): ScriptStep => {
+  const cluster = {} as { own: OwnCluster };
+  beforeAll(() => {
+    cluster.own = startOwnCluster();
+  });
+  afterAll(() => cluster.own?.stop());
+  const fx = useStudioServer(
+    (request): ScriptStep => {
       const last = request.messages.at(-1);
       if (last?.role === "user" && last.content === HOLD)
         return { toolCalls: [{ name: "execute_command", args: { command: HOLD_COMMAND } }] };
       return { content: "The command was cut off." };
-    });
-    studio = await startStudioServer(
-      {
-        OPENAI_BASE_URL: model.url,
-        OPENAI_API_KEY: "test",
-        MINI_CURSOR_WORKSPACE: workspace.dir,
-        MINI_CURSOR_CHECKPOINTER: cluster.url,
-        MINI_CURSOR_SANDBOX: "off",
-      },
-      [workspace.dir],
-    );
-  }, STUDIO_STARTUP_DEADLINE_MS + 60_000);
-
-  afterAll(async () => {
-    studio?.stop();
-    await model?.close();
-    workspace?.cleanup();
-    cluster?.stop();
-  });
+    },
+    () => ({ MINI_CURSOR_CHECKPOINTER: cluster.own.url }),
+  );
 
   test("the run fails naming the lost lock and saves nothing more; the next run retakes the thread and is told the call was interrupted", async () => {
-    const { client, assistantId } = studio!;
+    const { client, assistantId } = fx.studio;
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: HOLD }] },
       config: { configurable: { approval: "full-auto" } },
     });
-    await waitFor(() => existsSync(path.join(workspace.dir, "hold.started")), RUN_DEADLINE_MS, 50);
+    await waitFor(() => existsSync(path.join(fx.workspace.dir, "hold.started")), RUN_DEADLINE_MS, 50);
     // Every connection ends, the lock's with them; the command is still running.
-    cluster.restart();
-    writeFileSync(path.join(workspace.dir, "hold.release"), "");
+    cluster.own.restart();
+    writeFileSync(path.join(fx.workspace.dir, "hold.release"), "");
     await client.runs.join(thread.thread_id, run.run_id).catch(() => undefined);
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("error");
     await waitFor(
       () =>
-        studio!
+        fx.studio
           .output()
           .includes(`Lost the lock on thread ${thread.thread_id}: its connection to the PostgreSQL database at `),
       10_000,
       50,
     );
     // The command itself finished (it was running), but no step after it: one model request.
-    expect(readFileSync(path.join(workspace.dir, "after.txt"), "utf8")).toBe("after\n");
-    expect(model.requests).toHaveLength(1);
+    expect(readFileSync(path.join(fx.workspace.dir, "after.txt"), "utf8")).toBe("after\n");
+    expect(fx.model.requests).toHaveLength(1);
 
     const next = await client.runs.wait(thread.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: AFTER }] },
       config: { configurable: { approval: "full-auto" } },
     });
-    expect(model.requests).toHaveLength(2);
-    const sent = model.requests[1]!.messages;
+    expect(fx.model.requests).toHaveLength(2);
+    const sent = fx.model.requests[1]!.messages;
     // The instructions go first (as "developer" for the server's default model), then the thread.
     expect(sent.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"]);
     const result = String(sent[3]!.content);

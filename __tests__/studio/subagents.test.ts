@@ -1,10 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, expect, jest, test } from "@jest/globals";
+import { expect, jest, test } from "@jest/globals";
 import type { Interrupt, ThreadState } from "@langchain/langgraph-sdk";
-import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
-import { STUDIO_STARTUP_DEADLINE_MS, startStudioServer, type StudioServer } from "../helpers/studio-server.js";
-import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { type ChatRequest, type ScriptStep } from "../helpers/openai-server.js";
+import { printedApprovalCodes, useStudioServer } from "../helpers/studio-server.js";
 
 /**
  * The `task` tool under the real Studio dev server (issue 32): the sub-agent's steps stream from
@@ -62,45 +61,21 @@ interface ApiMessage {
 }
 type AgentValues = { messages: ApiMessage[] };
 
-let model: OpenAIServer;
-let workspace: ReturnType<typeof makeTempDir>;
-let studio: StudioServer;
+const fx = useStudioServer(scriptStep);
 
-beforeAll(async () => {
-  model = await startOpenAIServer(scriptStep);
-  workspace = makeTempDir("mini-cursor-studio-sub-ws-");
-  studio = await startStudioServer(
-    {
-      OPENAI_BASE_URL: model.url,
-      OPENAI_API_KEY: "test",
-      MINI_CURSOR_WORKSPACE: workspace.dir,
-      MINI_CURSOR_SANDBOX: "off",
-    },
-    [workspace.dir],
-  );
-}, STUDIO_STARTUP_DEADLINE_MS + 60_000);
-
-afterAll(async () => {
-  studio?.stop();
-  await model?.close();
-  workspace?.cleanup();
-});
-
-async function approvalCode(threadId: string): Promise<string> {
-  const pattern = new RegExp(`in thread ${threadId} waits for approval[^\\n]*\\n  One-time approval code: (\\S+)`, "g");
-  return (await waitFor(() => [...studio.output().matchAll(pattern)].at(-1)?.[1], 20_000)) as string;
-}
+const approvalCode = async (threadId: string) =>
+  (await printedApprovalCodes(() => fx.studio.output(), threadId)).at(-1)!;
 
 test(
   "a sub-agent streams nested under its call, asks through the parent's interrupt, resumes with it, and time travel takes its edit back",
   async () => {
-    const { client, assistantId } = studio;
+    const { client, assistantId } = fx.studio;
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: V0 }] },
       config: { configurable: { approval: "full-auto" } },
     });
-    expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v0\n");
+    expect(readFileSync(path.join(fx.workspace.dir, "notes.txt"), "utf8")).toBe("v0\n");
 
     // Streamed as Studio streams it (subgraphs on): the sub-agent's nodes come from its own namespace.
     const namespaces = new Set<string>();
@@ -124,7 +99,7 @@ test(
     ]);
     // The sub-agent's question is the parent's one interrupt; nothing is written yet.
     expect(interrupts.map((i) => (i.value as { tool: string; args: unknown }).tool)).toEqual(["write_file"]);
-    expect(existsSync(path.join(workspace.dir, "sub.txt"))).toBe(false);
+    expect(existsSync(path.join(fx.workspace.dir, "sub.txt"))).toBe(false);
     const paused = (await client.threads.getState(thread.thread_id)) as ThreadState<AgentValues>;
     expect(paused.next).toEqual(["subagent"]);
 
@@ -133,7 +108,7 @@ test(
       command: { resume: { decision: "approve", code: await approvalCode(thread.thread_id) } },
       config: { configurable: { approval: "suggest" } },
     })) as AgentValues;
-    expect(readFileSync(path.join(workspace.dir, "sub.txt"), "utf8")).toBe("v1\n");
+    expect(readFileSync(path.join(fx.workspace.dir, "sub.txt"), "utf8")).toBe("v1\n");
     expect(done.messages.slice(4).map((m) => [m.type, m.name ?? "", textOf(m.content)])).toEqual([
       ["human", "", DELEGATE],
       ["ai", "", ""],
@@ -141,7 +116,7 @@ test(
       ["ai", "", "Delegated."],
     ]);
     // The sub-agent's brief went to the model once before the question and once after it.
-    expect(model.requests.filter((r) => r.messages.some((m) => textOf(m.content) === SUB_BRIEF))).toHaveLength(2);
+    expect(fx.model.requests.filter((r) => r.messages.some((m) => textOf(m.content) === SUB_BRIEF))).toHaveLength(2);
 
     // Time travel: a run forked from the end of the first request puts back its files: sub.txt goes.
     const history = (await client.threads.getHistory(thread.thread_id, { limit: 50 })) as ThreadState<AgentValues>[];
@@ -152,8 +127,8 @@ test(
       config: { configurable: { approval: "full-auto" } },
       checkpoint: endOfFirst!.checkpoint,
     });
-    expect(existsSync(path.join(workspace.dir, "sub.txt"))).toBe(false);
-    expect(readFileSync(path.join(workspace.dir, "notes.txt"), "utf8")).toBe("v0\n");
+    expect(existsSync(path.join(fx.workspace.dir, "sub.txt"))).toBe(false);
+    expect(readFileSync(path.join(fx.workspace.dir, "notes.txt"), "utf8")).toBe("v0\n");
   },
   RUN_DEADLINE_MS * 4,
 );
