@@ -80,6 +80,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "studio/subagents.test.ts",
   "studio/lock-lost.test.ts",
   "tool-arguments-cli.test.ts",
+  "tools/apply-patch-big.test.ts",
   "tools/big-files.test.ts",
   "tools/todos.test.ts",
   "undo-cli.test.ts",
