@@ -47,7 +47,7 @@ test("the person's agents load; the repository's only once trusted, and never un
   writeFileSync(shadow, "---\nname: general\ndescription: Replaced\n---\n");
   symlinkSync("/etc/passwd", path.join(ws, ".mini-cursor", "agents", "link.md"));
 
-  const before = loadAgentCatalog({ workspace: ws, userDir: user, trustStore: store });
+  const before = loadAgentCatalog({ workspace: ws, agentsDir: user, trustStore: store });
   expect(before.types.map((t) => `${t.name}:${t.source}`)).toEqual([
     "explore:built-in",
     "general:built-in",
@@ -60,7 +60,7 @@ test("the person's agents load; the repository's only once trusted, and never un
 
   trustFile(store, repo, contentHash(repoText));
   trustFile(store, shadow, contentHash("---\nname: general\ndescription: Replaced\n---\n"));
-  const after = loadAgentCatalog({ workspace: ws, userDir: user, trustStore: store });
+  const after = loadAgentCatalog({ workspace: ws, agentsDir: user, trustStore: store });
   expect(after.types.map((t) => `${t.name}:${t.source}`)).toEqual([
     "explore:built-in",
     "general:built-in",
@@ -70,7 +70,7 @@ test("the person's agents load; the repository's only once trusted, and never un
   expect(after.problems.map((p) => p.problem)).toContain("an agent named general already exists");
   // An edit after trust makes it untrusted again.
   writeFileSync(repo, `${repoText}more\n`);
-  expect(loadAgentCatalog({ workspace: ws, userDir: user, trustStore: store }).untrusted.map((u) => u.name)).toEqual([
+  expect(loadAgentCatalog({ workspace: ws, agentsDir: user, trustStore: store }).untrusted.map((u) => u.name)).toEqual([
     "theirs",
   ]);
 });

@@ -19,11 +19,7 @@ export async function confirmAgentTrust(
   renderer: Renderer,
   ask: AskLine = askOnTerminal,
 ): Promise<void> {
-  const catalog = loadAgentCatalog({
-    workspace: settings.workspace,
-    userDir: settings.agentsDir,
-    trustStore: settings.trustStore,
-  });
+  const catalog = loadAgentCatalog(settings);
   for (const { file, problem } of catalog.problems)
     renderer.note(sanitizeForTerminal(`Agent file ${file} is not used: ${problem}.`));
   for (const file of catalog.untrusted) {

@@ -86,11 +86,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
       tools,
       sandboxed: sandbox.sandbox !== undefined,
       // The `task` tool's agent types: built in, the person's, and the repository's trusted ones.
-      subagents: loadAgentCatalog({
-        workspace: settings.workspace,
-        userDir: settings.agentsDir,
-        trustStore: settings.trustStore,
-      }).types,
+      subagents: loadAgentCatalog(settings).types,
     }),
     journal: memory.journal,
     ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),

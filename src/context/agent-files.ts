@@ -158,8 +158,8 @@ function readAgentFile(file: string, problems: AgentFileProblem[]): string | und
 
 export interface AgentCatalogOptions {
   workspace: string;
-  /** The person's agent folder (`<user config folder>/agents`). */
-  userDir: string;
+  /** The person's agent folder (`<user config folder>/agents`; settings' agentsDir). */
+  agentsDir: string;
   trustStore: string;
 }
 
@@ -177,7 +177,7 @@ export function loadAgentCatalog(options: AgentCatalogOptions): AgentCatalog {
       problems.push({ file, problem: `an agent named ${type.name} already exists` });
     else types.push(type);
   };
-  for (const file of agentFiles(options.userDir)) {
+  for (const file of agentFiles(options.agentsDir)) {
     const text = readAgentFile(file, problems);
     if (text === undefined) continue;
     const read = agentTypeFromFile(text, file, "user");

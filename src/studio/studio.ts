@@ -100,11 +100,7 @@ function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
       tools,
       sandboxed: sandbox.sandbox !== undefined,
       // The `task` tool's agent types, as in the CLI: the repository's only once trusted on a terminal.
-      subagents: loadAgentCatalog({
-        workspace: settings.workspace,
-        userDir: settings.agentsDir,
-        trustStore: settings.trustStore,
-      }).types,
+      subagents: loadAgentCatalog(settings).types,
     }),
     studioApprovals: approvalCodes,
     journal: deferredJournal(() => studioMemory(settings)),
