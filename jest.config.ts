@@ -37,6 +37,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "faults/shutdown.test.ts",
   "faults/snapshot-kill.test.ts",
   "faults/state-errors.test.ts",
+  "faults/subagent-kill.test.ts",
   "faults/writers.test.ts",
   "hooks-cli.test.ts",
   "interrupt.test.ts",

@@ -1,5 +1,5 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { UNANSWERED_TOOL_RESULT } from "../context/budget.js";
+import { unansweredResult } from "../context/budget.js";
 import type { JournalEntry, ToolJournal } from "../memory/tool-journal.js";
 import { editNote } from "../policy/edit-call.js";
 import { snapshotsEnabled } from "../settings.js";
@@ -117,7 +117,7 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
         content: entry.result.content,
         status: entry.result.status,
       });
-    const interrupted = entry ? interruptedResultText(call.name, changes) : UNANSWERED_TOOL_RESULT;
+    const interrupted = entry ? interruptedResultText(call.name, changes) : unansweredResult(call.name);
     // The model's call is what the thread holds; an edited one ran with the person's arguments.
     const content = entry?.editedArgs ? `${editNote(call.name, entry.editedArgs)}\n${interrupted}` : interrupted;
     return new ToolMessage({ tool_call_id: call.id!, name: call.name, content, status: "error" });

@@ -6,6 +6,7 @@ import {
   estimateTotalTokens,
   MESSAGE_OVERHEAD_TOKENS,
 } from "../models/tokens.js";
+import { TASK_TOOL } from "../tools/task.js";
 
 // The estimates live with the model code (the call counts usage with them when the provider
 // does not); the budget here is built on them.
@@ -14,6 +15,19 @@ export { estimateTextTokens, estimateTokens, estimateTotalTokens };
 /** Result text for a call that never got one (the run was interrupted or hit its step limit). */
 export const UNANSWERED_TOOL_RESULT =
   "This tool call was not run: the run stopped (interrupted or step limit) before it.";
+
+/**
+ * The same for a `task` call: its sub-agent's own steps are not in the parent's journal, so a
+ * stop (Ctrl-C, or a killed process) while it ran leaves no trace of what it did, and "not run"
+ * could be false.
+ */
+export const UNANSWERED_TASK_RESULT =
+  "This task call has no report: the run stopped (interrupted, at its step limit, or mini-cursor was killed) before the sub-agent's report was saved. " +
+  "The sub-agent may have run in part, and files it changed stay as it left them: check them before relying on them, or run the task again.";
+
+/** What a call that never got a result is answered with. */
+export const unansweredResult = (name: string): string =>
+  name === TASK_TOOL ? UNANSWERED_TASK_RESULT : UNANSWERED_TOOL_RESULT;
 
 /**
  * Providers reject a conversation where a tool call has no result. After Ctrl-C or a step
@@ -37,7 +51,12 @@ export function answerDanglingToolCalls(messages: readonly BaseMessage[]): BaseM
     for (const call of message.tool_calls) {
       if (call.id && !answered.has(call.id)) {
         out.push(
-          new ToolMessage({ tool_call_id: call.id, name: call.name, content: UNANSWERED_TOOL_RESULT, status: "error" }),
+          new ToolMessage({
+            tool_call_id: call.id,
+            name: call.name,
+            content: unansweredResult(call.name),
+            status: "error",
+          }),
         );
       }
     }
