@@ -65,7 +65,8 @@ export function killAllIn(dir: string): void {
   for (const pid of processesIn(dir)) kill(pid, "SIGKILL");
 }
 
-async function accepts(url: string): Promise<boolean> {
+/** Whether a GET of `url` answers 2xx within 2 s. */
+export async function accepts(url: string): Promise<boolean> {
   try {
     return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).ok;
   } catch {

@@ -599,6 +599,11 @@ export function snapshotStore(workspace: string): SnapshotStore {
   async function takeWhole(timeoutMs?: number): Promise<string> {
     const changed = await refreshAll(git, root, oversized, timeoutMs);
     faultPoint("snapshot");
+    return indexSnapshot(changed);
+  }
+
+  /** The index as a snapshot: the last one when nothing changed, a commit only for a new tree. */
+  async function indexSnapshot(changed: boolean): Promise<string> {
     if (!changed && last && !indexMoved) return last.commit;
     const tree = (await run(ctx, ["write-tree"])).trim();
     indexMoved = false;
@@ -688,14 +693,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
         await prepare();
         if (paths === undefined) return takeWhole();
         // What git sees changed among the declared paths (ignored ones it never names); nothing: the last snapshot stands.
-        const changed = await refreshPaths(git, root, paths, oversized);
-        if (!changed && last && !indexMoved) return last.commit;
-        const tree = (await run(ctx, ["write-tree"])).trim();
-        indexMoved = false;
-        if (last?.tree === tree) return last.commit;
-        const id = await commit(tree);
-        last = { tree, commit: id };
-        return id;
+        return indexSnapshot(await refreshPaths(git, root, paths, oversized));
       });
     },
     startFirst: () => void startFirst().catch(() => undefined),
