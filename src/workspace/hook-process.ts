@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import os from "node:os";
 import { StringDecoder } from "node:string_decoder";
-import { processEnvironment } from "../settings.js";
 import { bashSpawnSpec, buildEnv, type SpawnSpecBuilder } from "./processes.js";
 import { rememberGroup, stopGroup } from "./process-group.js";
 import { redactorFor } from "./redact.js";
@@ -26,8 +25,8 @@ export interface HookRunOptions {
   /** Written to the hook's stdin, then closed. */
   input: string;
   timeoutMs: number;
-  /** The scrubbed environment commands get (the non-interactive hints are added to it). */
-  env?: NodeJS.ProcessEnv;
+  /** The scrubbed environment commands get (the non-interactive hints are added to it); required, so no hook gets the secrets by default. */
+  env: NodeJS.ProcessEnv;
   spawnSpec?: SpawnSpecBuilder;
   /** Secret values replaced in what the hook printed. */
   redact?: readonly string[];
@@ -81,7 +80,7 @@ export async function runHookProcess(options: HookRunOptions): Promise<HookRunRe
   try {
     child = spawn(spec.file, spec.args, {
       cwd: options.cwd,
-      env: buildEnv(options.env ?? processEnvironment()),
+      env: buildEnv(options.env),
       detached: true, // its own process group: a timeout stops everything it started
       stdio: ["pipe", "pipe", "pipe"],
     });
