@@ -159,7 +159,7 @@ describe("an interactive session on a terminal", () => {
     await startCli();
     await waitForPrompt("the first prompt");
     await enter(`run \`${longCommand(marker)}\``);
-    await term.waitForScreen(/\[y\]es \/ \[n\]o \/ \[a\]lways/, "the approval question");
+    await term.waitForScreen(/\[y\]es \/ \[n\]o \/ \[e\]dit \/ \[a\]lways/, "the approval question");
     await enter("y");
     await waitForSleep(marker);
     await term.waitForScreen(/running execute_command \d+\.\ds/, "the spinner after the answer");
@@ -177,7 +177,7 @@ describe("an interactive session on a terminal", () => {
     await waitForPrompt("the first prompt");
 
     await enter("run `echo hi > y.txt`");
-    await term.waitForScreen(/\[y\]es \/ \[n\]o \/ \[a\]lways/, "the approval question");
+    await term.waitForScreen(/\[y\]es \/ \[n\]o \/ \[e\]dit \/ \[a\]lways/, "the approval question");
     expect(await term.screen()).toMatch(/\? Allow execute_command:\s*\n  │ echo hi > y\.txt/);
     await enter("y");
     await waitForPrompt("the approved turn's end", (s) => count(s, "✔ Done:") === 1);
