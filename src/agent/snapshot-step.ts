@@ -145,13 +145,25 @@ export function warmSnapshots(workspace: string): void {
 /**
  * Before the process ends: when steps were recorded while the workspace's first snapshot was
  * still running, waits for it (their snapshots are whole, and undoable, only once it is done),
- * saying so. Never throws.
+ * saying so once the wait has lasted `noticeMs` (as every wait: a short one goes unsaid, so a
+ * small workspace's output does not depend on how fast its snapshot was). Never throws.
  */
-export async function finishSnapshots(workspace: string, note: (text: string) => void): Promise<void> {
+export async function finishSnapshots(
+  workspace: string,
+  note: (text: string) => void,
+  noticeMs: number,
+): Promise<void> {
   const store = storeFor(workspace);
   if (!store?.hasPending()) return;
-  note("Finishing the workspace's first snapshot, so /undo can bring back the files this run changed…");
-  await store.firstReady(FIRST_SNAPSHOT_TIMEOUT_MS).catch(() => undefined);
+  const timer = setTimeout(
+    () => note("Finishing the workspace's first snapshot, so /undo can bring back the files this run changed…"),
+    noticeMs,
+  );
+  try {
+    await store.firstReady(FIRST_SNAPSHOT_TIMEOUT_MS).catch(() => undefined);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

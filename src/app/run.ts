@@ -93,7 +93,7 @@ async function closeSession(session: Session, renderer: Renderer): Promise<Backg
   try {
     const stopped = await session.close();
     // Snapshots steps took while the first one ran become whole only when it ends: undo needs them.
-    await finishSnapshots(session.settings.workspace, (text) => renderer.note(text));
+    await finishSnapshots(session.settings.workspace, (text) => renderer.note(text), session.settings.waitNoticeMs);
     return stopped;
   } finally {
     clearTimeout(timer);
