@@ -129,7 +129,7 @@ describe.each(["graph", "loop"])("--engine %s, --approval suggest", (engine) => 
         ],
         [
           "nosuch",
-          'Error: there is no tool named "delete_file". Available tools: read_file, write_file, apply_patch, edit_file, list_directory, find_files, search_files, execute_command, process_output, stop_process, write_todos.',
+          'Error: there is no tool named "delete_file". Available tools: read_file, write_file, apply_patch, edit_file, list_directory, find_files, search_files, execute_command, process_output, stop_process, write_todos, task.',
         ],
       ]),
     );
