@@ -5,8 +5,9 @@ import { DO_NOT_GET_AROUND } from "../src/policy/approval.js";
 import { contentHash } from "../src/security/trust.js";
 import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "./helpers/cli.js";
 import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
-import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { waitFor } from "./helpers/tmp.js";
 import { pidAlive } from "./helpers/tmux.js";
+import { useWorkspaceAndHome } from "./helpers/server-home.js";
 
 /**
  * Hooks (issue 32, item 3) through the real CLI and the scripted OpenAI-compatible server: a hook
@@ -17,24 +18,18 @@ import { pidAlive } from "./helpers/tmux.js";
 
 jest.setTimeout(180_000);
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let server: OpenAIServer | undefined;
-beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
-  writeFileSync(path.join(ws.dir, "f.txt"), "old\n");
-});
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await server?.close();
   server = undefined;
-  ws.cleanup();
-  home.cleanup();
+});
+beforeEach(() => {
+  writeFileSync(path.join(dirs.ws.dir, "f.txt"), "old\n");
 });
 
-const userConfig = () => path.join(home.dir, "config.json");
-const trustFile = () => path.join(home.dir, "trust.json");
-const file = (name: string) => readFileSync(path.join(ws.dir, name), "utf8");
+const userConfig = () => path.join(dirs.home.dir, "config.json");
+const trustFile = () => path.join(dirs.home.dir, "trust.json");
+const file = (name: string) => readFileSync(path.join(dirs.ws.dir, name), "utf8");
 
 function configureHooks(hooks: object): void {
   writeFileSync(userConfig(), JSON.stringify({ hooks }));
@@ -54,11 +49,11 @@ async function run(
   server = await startOpenAIServer([...script, { content: "Done." }]);
   const r = await runCliAs(
     uid,
-    ["--workspace", ws.dir, "--engine", engine, "--approval", "full-auto", "--sandbox", sandbox, "--json", "go"],
+    ["--workspace", dirs.ws.dir, "--engine", engine, "--approval", "full-auto", "--sandbox", sandbox, "--json", "go"],
     {
-      cwd: ws.dir,
+      cwd: dirs.ws.dir,
       env: baseEnv({
-        HOME: home.dir,
+        HOME: dirs.home.dir,
         OPENAI_BASE_URL: server.url,
         OPENAI_API_KEY: "sk-test",
         MINI_CURSOR_USER_CONFIG: userConfig(),
@@ -102,7 +97,7 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     // Every call the model asked for was blocked: nothing was done (exit 4).
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 4, stderr: "" });
     expect(file("f.txt")).toBe("old\n");
-    expect(existsSync(path.join(ws.dir, "other-hook-ran"))).toBe(false);
+    expect(existsSync(path.join(dirs.ws.dir, "other-hook-ran"))).toBe(false);
     expect(r.results).toEqual([
       [
         `Refused: this write_file call was not run, because a hook the user configured (freeze) blocked it: f.txt is frozen: edit g.txt instead. ${DO_NOT_GET_AROUND}`,
@@ -115,7 +110,7 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
       tool_input: { filePath: "f.txt", content: "new\n" },
       tool_use_id: "call_w",
       session_id: threadId,
-      cwd: ws.dir,
+      cwd: dirs.ws.dir,
     });
     expect(r.hooks).toEqual([
       {
@@ -188,7 +183,7 @@ test("a hook gets the environment commands get (secrets scrubbed), runs in the s
         hooks: [
           {
             name: "env",
-            command: `env > hook-env.txt; echo escaped 2>/dev/null > "${home.dir}/escaped.txt"; echo "saw ${secret}" >&2; exit 1`,
+            command: `env > hook-env.txt; echo escaped 2>/dev/null > "${dirs.home.dir}/escaped.txt"; echo "saw ${secret}" >&2; exit 1`,
           },
         ],
       },
@@ -202,7 +197,7 @@ test("a hook gets the environment commands get (secrets scrubbed), runs in the s
   expect(env).not.toContain("MY_API_TOKEN");
   expect(env).not.toContain("OPENAI_API_KEY");
   // The sandbox keeps the hook to the workspace: nothing was written in the home folder.
-  expect(existsSync(path.join(home.dir, "escaped.txt"))).toBe(false);
+  expect(existsSync(path.join(dirs.home.dir, "escaped.txt"))).toBe(false);
   expect(r.results[0]![0]).toContain("blocked it: saw [redacted]");
   expect(r.stdout).not.toContain(secret);
 });
@@ -227,30 +222,30 @@ describe.each([
 ])("a repository's hooks %s", (_who, uid) => {
   const maybe = uid === undefined || RUNNING_AS_ROOT ? test : test.skip;
   maybe("are ignored until the person trusts the file, then run", async () => {
-    const config = path.join(ws.dir, "mini-cursor.config.json");
+    const config = path.join(dirs.ws.dir, "mini-cursor.config.json");
     writeFileSync(config, JSON.stringify(REPO_HOOKS));
     if (uid !== undefined) {
-      chownTree(ws.dir, uid);
-      chmodSync(home.dir, 0o755);
+      chownTree(dirs.ws.dir, uid);
+      chmodSync(dirs.home.dir, 0o755);
     }
     const before = await run([{ toolCalls: [newFileCall] }], { uid });
     expect(before.code).toBe(0);
     expect(before.stderr).toContain(
       "mini-cursor.config.json in this repository has hooks (PreToolUse) that run commands before or after tool calls. They are ignored until you trust this file",
     );
-    expect(existsSync(path.join(ws.dir, "repo-hook-ran"))).toBe(false);
+    expect(existsSync(path.join(dirs.ws.dir, "repo-hook-ran"))).toBe(false);
     expect(before.hooks).toEqual([]);
     expect(file("g.txt")).toBe("new\n");
 
     // The person trusted this content (as the trust question saves it): now the hook runs and blocks.
     writeFileSync(trustFile(), JSON.stringify({ trusted: { [config]: contentHash(readFileSync(config, "utf8")) } }));
-    rmSync(path.join(ws.dir, "g.txt"));
-    if (uid !== undefined) chownTree(ws.dir, uid);
+    rmSync(path.join(dirs.ws.dir, "g.txt"));
+    if (uid !== undefined) chownTree(dirs.ws.dir, uid);
     const after = await run([{ toolCalls: [newFileCall] }], { uid });
     expect(after.code).toBe(4);
-    expect(existsSync(path.join(ws.dir, "repo-hook-ran"))).toBe(true);
+    expect(existsSync(path.join(dirs.ws.dir, "repo-hook-ran"))).toBe(true);
     expect(after.hooks).toMatchObject([{ outcome: "blocked", hook: "touch repo-hook-ran; exit 1" }]);
-    expect(existsSync(path.join(ws.dir, "g.txt"))).toBe(false);
+    expect(existsSync(path.join(dirs.ws.dir, "g.txt"))).toBe(false);
   });
 });
 
@@ -271,15 +266,15 @@ test("with the offline model (no key), a blocked call is said not to have run, w
   });
   const r = await runCliAs(
     undefined,
-    ["--workspace", ws.dir, "--sandbox", "off", "create a file hello.txt with content Hi"],
+    ["--workspace", dirs.ws.dir, "--sandbox", "off", "create a file hello.txt with content Hi"],
     {
-      cwd: ws.dir,
-      env: baseEnv({ HOME: home.dir, MINI_CURSOR_USER_CONFIG: userConfig(), MINI_CURSOR_TRUST_FILE: trustFile() }),
+      cwd: dirs.ws.dir,
+      env: baseEnv({ HOME: dirs.home.dir, MINI_CURSOR_USER_CONFIG: userConfig(), MINI_CURSOR_TRUST_FILE: trustFile() }),
       timeoutMs: 150_000,
     },
   );
   expect(r.code).toBe(4);
-  expect(existsSync(path.join(ws.dir, "hello.txt"))).toBe(false);
+  expect(existsSync(path.join(dirs.ws.dir, "hello.txt"))).toBe(false);
   expect(r.stdout).toContain("⚑ before write_file: hook no-writes blocked the call (exit 1)");
   expect(r.stdout).toContain(
     "Did not run write_file:\n\nRefused: this write_file call was not run, because a hook the user configured (no-writes) blocked it: writes wait for review.",

@@ -4,7 +4,7 @@ import { jest } from "@jest/globals";
 import { baseEnv, runCli } from "../helpers/cli.js";
 import { MCP_TEST_SERVER } from "../helpers/mcp-servers.js";
 import { startOpenAIServer, type OpenAIServer, type ScriptToolCall } from "../helpers/openai-server.js";
-import { makeTempDir } from "../helpers/tmp.js";
+import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 /**
  * MCP tools and the rules of built-in ones (issue 28 items 1 and 2), through the real CLI, the
@@ -16,33 +16,27 @@ import { makeTempDir } from "../helpers/tmp.js";
 
 jest.setTimeout(180_000);
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let server: OpenAIServer | undefined;
-beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
-  const files = { command: process.execPath, args: [MCP_TEST_SERVER, "stdio", "--name", "files", "--file-tools"] };
-  writeFileSync(path.join(home.dir, "config.json"), JSON.stringify({ mcpServers: { files } }));
-});
-afterEach(async () => {
+const dirs = useWorkspaceAndHome(async () => {
   await server?.close();
   server = undefined;
-  ws.cleanup();
-  home.cleanup();
+});
+beforeEach(() => {
+  const files = { command: process.execPath, args: [MCP_TEST_SERVER, "stdio", "--name", "files", "--file-tools"] };
+  writeFileSync(path.join(dirs.home.dir, "config.json"), JSON.stringify({ mcpServers: { files } }));
 });
 
 /** One turn of `calls`, then an answer; returns the events and each call's result as the model read it. */
 async function turn(engine: string, approval: string, calls: ScriptToolCall[]) {
   server = await startOpenAIServer([{ toolCalls: calls }, { content: "Done." }]);
   const r = await runCli(
-    ["--workspace", ws.dir, "--engine", engine, "--approval", approval, "--sandbox", "off", "--json", "go"],
+    ["--workspace", dirs.ws.dir, "--engine", engine, "--approval", approval, "--sandbox", "off", "--json", "go"],
     {
       env: baseEnv({
-        HOME: home.dir,
-        MINI_CURSOR_USER_CONFIG: path.join(home.dir, "config.json"),
-        MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-        MINI_CURSOR_TRUST_FILE: path.join(home.dir, "t.json"),
+        HOME: dirs.home.dir,
+        MINI_CURSOR_USER_CONFIG: path.join(dirs.home.dir, "config.json"),
+        MINI_CURSOR_MCP_CACHE: path.join(dirs.home.dir, "cache.json"),
+        MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "t.json"),
         OPENAI_BASE_URL: server.url,
         OPENAI_API_KEY: "sk-test",
       }),
@@ -76,8 +70,8 @@ describe.each(["graph", "loop"])("--engine %s", (engine) => {
         ["beside", "appended to other.txt"],
       ]),
     );
-    expect(readFileSync(path.join(ws.dir, "log.txt"), "utf8")).toBe("first\nsecond\n");
-    expect(readFileSync(path.join(ws.dir, "other.txt"), "utf8")).toBe("beside\n");
+    expect(readFileSync(path.join(dirs.ws.dir, "log.txt"), "utf8")).toBe("first\nsecond\n");
+    expect(readFileSync(path.join(dirs.ws.dir, "other.txt"), "utf8")).toBe("beside\n");
   });
 
   test("in suggest mode an MCP call whose arguments do not fit is refused before any question", async () => {
@@ -100,6 +94,6 @@ describe.each(["graph", "loop"])("--engine %s", (engine) => {
         ],
       ]),
     );
-    expect(() => readFileSync(path.join(ws.dir, "x.txt"))).toThrow(/ENOENT/);
+    expect(() => readFileSync(path.join(dirs.ws.dir, "x.txt"))).toThrow(/ENOENT/);
   });
 });
