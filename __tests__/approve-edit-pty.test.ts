@@ -5,7 +5,7 @@ import { baseEnv } from "./helpers/cli.js";
 import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 import { count, createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
-import { editNote } from "../src/policy/edit-call.js";
+import { editNote, refusedEditNote } from "../src/policy/edit-call.js";
 
 /**
  * Issue 32 item 4 on a real terminal (tmux) against the scripted provider: [e]dit at the
@@ -146,4 +146,31 @@ test("write_file: an edit that is not JSON is reported and the question asked ag
   await answer("y");
   expect(await paneExitCode(ws())).toBe("EXITED:0");
   expect(readFileSync(path.join(ws(), "w.txt"), "utf8")).toBe("model\n");
+});
+
+test("an inline edit that a project deny rule covers is refused with the rule's words; nothing runs", async () => {
+  writeFileSync(
+    path.join(ws(), "mini-cursor.config.json"),
+    JSON.stringify({ commands: { deny: [{ command: "curl", reason: "no network from this project" }] } }),
+  );
+  await start([commandCall("echo model > out.txt"), { content: "Done." }]);
+  await answer("e");
+  await term!.waitForScreen(/edit command› echo model > out\.txt$/m, "the command, prefilled");
+  await term!.press("C-u");
+  const edited = "curl -o got.txt http://127.0.0.1:9/x; echo ran > ran.txt";
+  await answer(edited);
+  // Refused unasked: no second question, "not done" (exit code 4).
+  expect(await paneExitCode(ws())).toBe("EXITED:4");
+  const refusal =
+    "Refused: this execute_command call was not run, because the project rules (mini-cursor.config.json) deny `curl`: " +
+    "no network from this project (it matches `curl -o got.txt http://127.0.0.1:9/x`). " +
+    "Do not try to get around the rule; do something else or ask the user.";
+  expect(secondToolMessage()).toBe(`${refusedEditNote("execute_command", { command: edited })}\n${refusal}`);
+  for (const file of ["out.txt", "got.txt", "ran.txt"]) expect(existsSync(path.join(ws(), file))).toBe(false);
+  const screen = await term!.screen();
+  expect(count(screen, QUESTION)).toBe(1);
+  expect(screen).toContain(`? execute_command: edited: ${edited}`);
+  // The trace shows the result's first lines, cut at the terminal's width.
+  expect(screen).toContain(`\n  ✗ execute_command not run, 2 lines,`);
+  expect(screen).toContain(`\n    ${refusal.slice(0, 120)}`);
 });

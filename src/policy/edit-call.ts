@@ -50,14 +50,25 @@ export function checkEdit(
   return { ok: true, args, unchanged: sameArguments(args, call.args) };
 }
 
+/** The edited arguments as the notes show them, cut at MAX_EDIT_NOTE_CHARS. */
+function shownArguments(args: Record<string, unknown>): string {
+  const json = JSON.stringify(args);
+  return json.length <= MAX_EDIT_NOTE_CHARS
+    ? json
+    : `${json.slice(0, MAX_EDIT_NOTE_CHARS)}… (cut: ${json.length - MAX_EDIT_NOTE_CHARS} more characters)`;
+}
+
 /** What the model reads before the result of a call the person edited: that they did, and what ran. */
 export function editNote(name: string, args: Record<string, unknown>): string {
-  const json = JSON.stringify(args);
-  const shown =
-    json.length <= MAX_EDIT_NOTE_CHARS
-      ? json
-      : `${json.slice(0, MAX_EDIT_NOTE_CHARS)}… (cut: ${json.length - MAX_EDIT_NOTE_CHARS} more characters)`;
-  return `[The user edited this ${name} call before approving it. It ran with these arguments instead of yours: ${shown}]`;
+  return `[The user edited this ${name} call before approving it. It ran with these arguments instead of yours: ${shownArguments(args)}]`;
+}
+
+/**
+ * What the model reads before the refusal of an edit a rule refused (a deny rule, plan mode):
+ * what the person wrote, and that neither their call nor the model's ran.
+ */
+export function refusedEditNote(name: string, args: Record<string, unknown>): string {
+  return `[The user edited this ${name} call before approving it, to these arguments: ${shownArguments(args)}. Neither the edited call nor yours ran:]`;
 }
 
 /** The result of an edited call: the note first, then the tool's own result; the artifact carries the arguments for the trace. */

@@ -11,7 +11,7 @@ import {
   type CallDecision,
 } from "./approval.js";
 import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
-import { checkEdit, editNote } from "./edit-call.js";
+import { checkEdit, refusedEditNote } from "./edit-call.js";
 
 /**
  * The decision about one model turn's tool calls, the same in both engines: the approval mode,
@@ -121,7 +121,7 @@ async function settleCall(
       return {
         declined: notRunResult(
           call,
-          `${editNote(call.name, check.args)}\n${refusedMessage(call.name, verdict.reason!)}`,
+          `${refusedEditNote(call.name, check.args)}\n${refusedMessage(call.name, verdict.reason!)}`,
         ),
       };
     if (verdict.action === "ask" && verdict.alwaysAsks) {
