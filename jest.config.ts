@@ -77,6 +77,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "snapshot-wait-cli.test.ts",
   "studio.test.ts",
   "studio/approve-edit.test.ts",
+  "studio/hooks.test.ts",
   "studio/killed-server.test.ts",
   "studio/subagents.test.ts",
   "studio/lock-lost.test.ts",

@@ -4,6 +4,7 @@ import os from "node:os";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createAgentTools } from "../app/tools.js";
 import { createSessionHooks } from "../app/hooks.js";
+import { confirmConfigTrust } from "../app/config-trust.js";
 import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
 import { loadAgentCatalog } from "../context/agent-files.js";
 import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
@@ -95,6 +96,8 @@ function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
     },
     say,
   );
+  // As the CLI off a terminal: a rules file's allow rules, MCP servers and hooks wait for the person's trust, and the server's terminal says so.
+  void confirmConfigTrust(settings, false, { banner() {}, event() {}, pause() {}, note: say });
   return {
     ...createRuntime(settings, {
       tools,
