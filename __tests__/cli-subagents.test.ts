@@ -4,13 +4,14 @@ import { jest } from "@jest/globals";
 import { contentHash } from "../src/security/trust.js";
 import { baseEnv, runCli } from "./helpers/cli.js";
 import {
+  conversationOf,
+  routedScript,
   startOpenAIServer,
   type ChatRequest,
   type OpenAIServer,
-  type Script,
   type ScriptStep,
 } from "./helpers/openai-server.js";
-import { makeTempDir } from "./helpers/tmp.js";
+import { makeTempDir, waitFor } from "./helpers/tmp.js";
 
 /**
  * The `task` tool (issue 32 item 1) through the real CLI and the scripted OpenAI-compatible
@@ -32,22 +33,7 @@ afterEach(async () => {
 
 type Json = { type: string; subagent?: string } & Record<string, unknown>;
 
-/** The first user message of a request: which conversation (the parent's, a sub-agent's) it belongs to. */
-function conversationOf(request: ChatRequest): string {
-  const first = request.messages.find((m) => m.role === "user");
-  return typeof first?.content === "string" ? first.content : JSON.stringify(first?.content);
-}
-
-/** A script per conversation, played in order whatever order the parallel requests arrive in. */
-function routed(scripts: Record<string, ScriptStep[]>): Script {
-  const played = new Map<string, number>();
-  return (request) => {
-    const key = conversationOf(request);
-    const index = played.get(key) ?? 0;
-    played.set(key, index + 1);
-    return scripts[key]?.[index] ?? { content: `no script for ${key} turn ${index + 1}` };
-  };
-}
+const routed = routedScript;
 
 const task = (prompt: string, subagent_type: string, description = "Side task") => ({
   name: "task",
@@ -231,4 +217,208 @@ test("the offline model explores through task: 'explore <request>' runs an explo
   expect(final).toHaveLength(1);
   expect(final[0]!.text.startsWith("The explore sub-agent reported:\n")).toBe(true);
   expect(final[0]!.text).toContain("README.md");
+});
+
+/** Resolves once `check` holds, or fails after a deadline that a busy machine does not reach. */
+function until(check: () => boolean, what: string, timeoutMs = 90_000): Promise<void> {
+  return waitFor(check, timeoutMs, 20).then(
+    () => undefined,
+    () => {
+      throw new Error(`the scripted server waited ${timeoutMs} ms for ${what}`);
+    },
+  );
+}
+
+describe.each(["graph", "loop"])("%s engine: a sub-agent's command output", (engine) => {
+  test("tool_output of a sub-agent's command carries its call id, and the trace shows it under the sub-agent", async () => {
+    const script = () =>
+      routed({
+        "run it": [{ toolCalls: [task("Print two lines.", "general", "Print")] }, { content: "It printed." }],
+        "Print two lines.": [
+          { toolCalls: [{ name: "execute_command", args: { command: "echo one && echo two" } }] },
+          { content: "Printed one and two." },
+        ],
+      });
+    server = await startOpenAIServer(script());
+    const json = await cli(["--engine", engine, "--approval", "full-auto", "--json", "run it"]);
+    expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: "" });
+    const id = (json.events.find((e) => e.type === "tool_call" && e.name === "task") as Json & { id: string }).id;
+    const command = json.events.find((e) => e.type === "tool_call" && e.name === "execute_command") as Json & {
+      id: string;
+    };
+    expect(command.subagent).toBe(id);
+    const output = json.events.filter((e) => e.type === "tool_output") as Array<Json & { id: string; text: string }>;
+    expect(output.map((e) => e.text).join("")).toBe("one\ntwo\n");
+    expect(output.map((e) => [e.id, e.subagent])).toEqual(output.map(() => [command.id, id]));
+
+    await server.close();
+    server = await startOpenAIServer(script());
+    const human = await cli(["--engine", engine, "--approval", "full-auto", "run it"]);
+    expect({ code: human.code, stderr: human.stderr }).toEqual({ code: 0, stderr: "" });
+    const under = human.stdout.split("\n").filter((l) => l.startsWith("  ⎿ [general: Print] "));
+    expect(under.map((l) => l.replace(/ \d+ B$/, " N B"))).toEqual([
+      '  ⎿ [general: Print] → execute_command command="echo one && echo two"',
+      "  ⎿ [general: Print] │ one",
+      "  ⎿ [general: Print] │ two",
+      "  ⎿ [general: Print] ✓ execute_command 3 lines, N B",
+      "  ⎿ [general: Print] report: Printed one and two.",
+    ]);
+    // Not shown a second time as the parent's own output.
+    expect(human.stdout).not.toMatch(/^ {2}│ (one|two)$/m);
+  });
+});
+
+describe.each(["graph", "loop"])("%s engine: two task calls in one turn", (engine) => {
+  const A = "Count the alpha files.";
+  const B = "Count the beta files.";
+  /**
+   * The parent asks for two sub-agents at once. Each sub-agent's first answer is held until both
+   * first requests have arrived (so they ran in parallel, or the run waits out the deadline and
+   * the test fails); alpha's report is held until beta's is served, so the results arrive out of
+   * the model's order.
+   */
+  function parallelScript() {
+    const arrived = new Set<string>();
+    const inFlightAtAnswer: number[] = [];
+    let betaReported = false;
+    const held = (key: string, step: ScriptStep) => async () => {
+      arrived.add(key);
+      await until(() => arrived.size === 2, "both sub-agents' first requests").catch(() => undefined);
+      inFlightAtAnswer.push(arrived.size);
+      return step;
+    };
+    const script = routed({
+      "count both": [
+        {
+          toolCalls: [task(A, "general", "Alpha"), task(B, "general", "Beta")],
+          usage: { prompt_tokens: 100, completion_tokens: 10 },
+        },
+        { content: "Alpha 1, beta 2.", usage: { prompt_tokens: 200, completion_tokens: 20 } },
+      ],
+      [A]: [
+        held("alpha", {
+          toolCalls: [{ name: "execute_command", args: { command: "echo alpha" } }],
+          usage: { prompt_tokens: 11, completion_tokens: 1 },
+        }),
+        async () => {
+          await until(() => betaReported, "beta's report");
+          return { content: "One alpha file.", usage: { prompt_tokens: 12, completion_tokens: 2 } };
+        },
+      ],
+      [B]: [
+        held("beta", {
+          toolCalls: [{ name: "execute_command", args: { command: "echo beta" } }],
+          usage: { prompt_tokens: 13, completion_tokens: 3 },
+        }),
+        () => {
+          betaReported = true;
+          return { content: "Two beta files.", usage: { prompt_tokens: 14, completion_tokens: 4 } };
+        },
+      ],
+    });
+    return { script, inFlightAtAnswer };
+  }
+
+  test("--json: both run at once, each one's events carry its own call id, results in call order, tokens add up", async () => {
+    const { script, inFlightAtAnswer } = parallelScript();
+    server = await startOpenAIServer(script);
+    const r = await cli(["--engine", engine, "--approval", "full-auto", "--json", "count both"]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    // Both first requests were in flight before either got its answer.
+    expect(inFlightAtAnswer).toEqual([2, 2]);
+
+    const tasks = r.events.filter((e) => e.type === "tool_call" && e.name === "task") as Array<Json & { id: string }>;
+    const [alpha, beta] = tasks.map((t) => t.id);
+    expect(tasks.map((t) => t.subagent)).toEqual([undefined, undefined]);
+    const of = (id: string) =>
+      r.events
+        .filter((e) => e.subagent === id)
+        .map((e) =>
+          e.type === "tool_call"
+            ? `call ${String((e.args as { command: string }).command)}`
+            : e.type === "tool_output"
+              ? `output ${String(e.text)}`
+              : e.type === "tool_result"
+                ? `result ${String(e.content)}`
+                : e.type === "final"
+                  ? `final ${String(e.text)}`
+                  : e.type === "usage"
+                    ? `usage ${(e.usage as { input: number }).input}`
+                    : e.type,
+        )
+        .filter((text) => text !== "token");
+    expect(of(alpha!)).toEqual([
+      "step",
+      "usage 11",
+      "call echo alpha",
+      "output alpha\n",
+      "result Exit code: 0\nalpha",
+      "step",
+      "usage 12",
+      "final One alpha file.",
+    ]);
+    expect(of(beta!)).toEqual([
+      "step",
+      "usage 13",
+      "call echo beta",
+      "output beta\n",
+      "result Exit code: 0\nbeta",
+      "step",
+      "usage 14",
+      "final Two beta files.",
+    ]);
+    // Every event with a label is one of these two sub-agents'.
+    expect(new Set(r.events.filter((e) => e.subagent).map((e) => e.subagent))).toEqual(new Set([alpha, beta]));
+
+    // The parent's results are in the model's call order, though beta finished first.
+    const parent = server.requests.filter((q) => conversationOf(q) === "count both");
+    expect(parent).toHaveLength(2);
+    expect(parent[1]!.messages.slice(-3).map((m) => [m.role, m.tool_call_id ?? null, m.content ?? null])).toEqual([
+      ["assistant", null, null],
+      ["tool", alpha, "One alpha file."],
+      ["tool", beta, "Two beta files."],
+    ]);
+    const sub = (prompt: string) => server!.requests.filter((q) => conversationOf(q) === prompt);
+    for (const [prompt, echo] of [
+      [A, "alpha"],
+      [B, "beta"],
+    ] as const) {
+      const requests = sub(prompt);
+      expect(requests.map((q) => q.messages.map((m) => m.role))).toEqual([
+        [expect.stringMatching(/^(system|developer)$/), "user"],
+        [expect.stringMatching(/^(system|developer)$/), "user", "assistant", "tool"],
+      ]);
+      expect(requests[1]!.messages.at(-1)).toMatchObject({ role: "tool", content: `Exit code: 0\n${echo}` });
+    }
+
+    const end = r.events.at(-1) as Json & {
+      steps: number;
+      toolCalls: number;
+      usage: { input: number; output: number };
+    };
+    expect([end.type, end.reason, end.steps, end.toolCalls]).toEqual(["run_end", "done", 2, 2]);
+    expect([end.usage.input, end.usage.output]).toEqual([100 + 200 + 11 + 12 + 13 + 14, 10 + 20 + 1 + 2 + 3 + 4]);
+  });
+
+  test("the trace shows each sub-agent's lines under its own label, and the run's tokens add up", async () => {
+    server = await startOpenAIServer(parallelScript().script);
+    const r = await cli(["--engine", engine, "--approval", "full-auto", "count both"]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = r.stdout.split("\n");
+    const under = (label: string) =>
+      lines.filter((l) => l.startsWith(`  ⎿ [general: ${label}] `)).map((l) => l.replace(/ \d+ B$/, " N B"));
+    expect(under("Alpha")).toEqual([
+      '  ⎿ [general: Alpha] → execute_command command="echo alpha"',
+      "  ⎿ [general: Alpha] │ alpha",
+      "  ⎿ [general: Alpha] ✓ execute_command 2 lines, N B",
+      "  ⎿ [general: Alpha] report: One alpha file.",
+    ]);
+    expect(under("Beta")).toEqual([
+      '  ⎿ [general: Beta] → execute_command command="echo beta"',
+      "  ⎿ [general: Beta] │ beta",
+      "  ⎿ [general: Beta] ✓ execute_command 2 lines, N B",
+      "  ⎿ [general: Beta] report: Two beta files.",
+    ]);
+    expect(r.stdout).toMatch(/^✔ Done: 2 steps, 2 tool calls, 350 tokens in \/ 40 out, /m);
+  });
 });

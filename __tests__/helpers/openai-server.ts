@@ -80,7 +80,12 @@ export interface ChatRequest {
   [key: string]: unknown;
 }
 
-export type Script = ScriptStep[] | ((request: ChatRequest, index: number) => ScriptStep);
+/**
+ * A fixed sequence, one step per request in arrival order; or a function of the request, which
+ * may answer later (a promise) to hold a reply until a condition holds, e.g. until a parallel
+ * request has arrived too.
+ */
+export type Script = ScriptStep[] | ((request: ChatRequest, index: number) => ScriptStep | Promise<ScriptStep>);
 
 export interface OpenAIServer {
   /** Base URL for the OpenAI SDK, e.g. `http://127.0.0.1:43210/v1`. */
@@ -99,6 +104,33 @@ export interface OpenAIServerOptions {
 }
 
 export const SCRIPT_EXHAUSTED = "script exhausted";
+
+/**
+ * The text of a request's first user message: which conversation it belongs to (the parent's
+ * request, or a sub-agent's prompt, which is a sub-agent's whole first message).
+ */
+export function conversationOf(request: ChatRequest): string {
+  const first = request.messages.find((m) => m.role === "user");
+  return typeof first?.content === "string" ? first.content : JSON.stringify(first?.content);
+}
+
+/**
+ * A script per conversation (keyed by conversationOf), each played in order whatever order the
+ * conversations' requests arrive in, as parallel sub-agents' do. A request of a conversation
+ * with no step left is answered with text saying so.
+ */
+export function routedScript(
+  scripts: Record<string, Array<ScriptStep | (() => ScriptStep | Promise<ScriptStep>)>>,
+): (request: ChatRequest) => ScriptStep | Promise<ScriptStep> {
+  const played = new Map<string, number>();
+  return (request) => {
+    const key = conversationOf(request);
+    const index = played.get(key) ?? 0;
+    played.set(key, index + 1);
+    const step = scripts[key]?.[index] ?? { content: `no script for ${key} turn ${index + 1}` };
+    return typeof step === "function" ? step() : step;
+  };
+}
 /** Largest argument fragment per SSE chunk, so any non-trivial arguments span several chunks. */
 const ARGS_FRAGMENT = 7;
 
@@ -304,7 +336,7 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
       timers.add(t);
     });
 
-  const nextStep = (request: ChatRequest, index: number): ScriptStep | undefined =>
+  const nextStep = async (request: ChatRequest, index: number): Promise<ScriptStep | undefined> =>
     typeof script === "function" ? script(request, index) : script[index];
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -342,7 +374,7 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
     options.onRequest?.(request, index);
     let step: ScriptStep | undefined;
     try {
-      step = nextStep(request, index);
+      step = await nextStep(request, index);
     } catch (err) {
       sendJson(res, 500, {
         error: { type: "server_error", code: null, param: null, message: `script function threw: ${String(err)}` },

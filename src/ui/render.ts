@@ -154,7 +154,18 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
   /** Each task call's label (type: description), for its sub-agent's lines. */
   const subagentLabels = new Map<string, string>();
 
-  /** A sub-agent's event as one line under its task call, or nothing (its tokens, steps and usage). */
+  /**
+   * A sub-agent's command output not yet ended by a line break, by call: parallel sub-agents'
+   * output interleaves, so each of its lines is shown whole, with its sub-agent's label.
+   */
+  const subagentOutput = new Map<string, string>();
+  const flushSubagentOutput = (tag: string, callId: string) => {
+    const rest = subagentOutput.get(callId);
+    subagentOutput.delete(callId);
+    if (rest) line(`${tag}${c.dim(`│ ${rest}`)}`);
+  };
+
+  /** A sub-agent's event as lines under its task call, or nothing (its tokens, steps and usage). */
   const subagentEvent = (event: AgentEvent, id: string) => {
     const tag = c.dim(`  ⎿ [${sanitizeForTerminal(subagentLabels.get(id) ?? id)}] `);
     switch (event.type) {
@@ -162,7 +173,20 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
         line(`${tag}${c.yellow("→")} ${c.bold(sanitizeForTerminal(event.name))} ${c.dim(formatArgs(event.args))}`);
         busy(`running ${event.name}`);
         break;
+      case "tool_output": {
+        const lines = ((subagentOutput.get(event.id) ?? "") + sanitizeForTerminal(event.text)).split("\n");
+        subagentOutput.set(event.id, lines.pop()!);
+        for (const l of lines) line(`${tag}${c.dim(`│ ${l}`)}`);
+        busy("running");
+        break;
+      }
+      case "hook":
+        line(
+          `${tag}${c.magenta("⚑")} ${event.event} ${sanitizeForTerminal(event.tool)}: hook ${c.dim(sanitizeForTerminal(event.hook.slice(0, 80)))} ${event.outcome === "passed" ? c.green("passed") : c.red(event.outcome.replaceAll("_", " "))}`,
+        );
+        break;
       case "tool_result": {
+        flushSubagentOutput(tag, event.id);
         const ok = event.status === "success";
         const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
         line(
