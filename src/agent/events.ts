@@ -41,6 +41,11 @@ export interface ApprovalRequest {
   editError?: string;
   /** That edit's arguments, so an editor can start from them rather than from the call. */
   editDraft?: Record<string, unknown>;
+  /**
+   * A sub-agent's call: which one asks, as the trace labels it (`type: description`, the
+   * description the model gave). Set by the terminal session (agent/call-labels.ts).
+   */
+  askedBy?: string;
 }
 
 export interface ApprovalResponse {

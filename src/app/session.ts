@@ -9,7 +9,7 @@ import { acquireThreadLock, type ThreadLock } from "../memory/thread-lock.js";
 import { ENGINES, type ApprovalMode, type EngineName, type Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
-import { labelCallEvents } from "../agent/call-labels.js";
+import { createCallLabels } from "../agent/call-labels.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
 import { planAcceptedNote, PLAN_MODE_NOTE } from "../policy/plan-mode.js";
 import type { McpHub } from "../mcp/hub.js";
@@ -89,8 +89,9 @@ export async function threadEngine(
 
 export async function createSession(given: Settings, options: SessionOptions): Promise<Session> {
   let settings = given;
-  // A sub-agent's command output and hook outcomes are labelled with it, as its other events are.
-  const emit = labelCallEvents((event: AgentEvent) => options.renderer.event(event));
+  // A sub-agent's command output, hook outcomes and questions are labelled with it, as its other events are.
+  const labels = createCallLabels((event: AgentEvent) => options.renderer.event(event));
+  const emit = labels.emit;
   const memory = await openMemory(settings, {
     noticeMs: settings.waitNoticeMs,
     onWait: (message) => emit({ type: "notice", step: 0, message, wait: true }),
@@ -171,7 +172,7 @@ export async function createSession(given: Settings, options: SessionOptions): P
         summary = await parts.engine.run({
           task,
           threadId: session.threadId,
-          approver,
+          approver: labels.ask(approver),
           emit,
           signal: AbortSignal.any([signal, lockLost.signal]),
           approval: session.approval,

@@ -45,6 +45,7 @@ export function wrapText(text: string, width = QUESTION_WIDTH): string[] {
 /** The question as printed: the whole command (wrapped, control characters made visible), why, and the choices. */
 export function formatQuestion(request: ApprovalRequest): { text: string; prompt: string } {
   const lines: string[] = [];
+  if (request.askedBy) lines.push(`  ⎿ [${sanitizeForTerminal(request.askedBy)}] asks:`);
   const command =
     request.tool === "execute_command" && typeof request.args.command === "string" ? request.args.command : undefined;
   if (command !== undefined) {

@@ -1,0 +1,145 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
+import { baseEnv } from "./helpers/cli.js";
+import {
+  conversationOf,
+  routedScript,
+  startOpenAIServer,
+  type ChatRequest,
+  type OpenAIServer,
+} from "./helpers/openai-server.js";
+import { makeTempDir } from "./helpers/tmp.js";
+import { count, createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
+
+/**
+ * Issue 32 item 1 on a real terminal (tmux) against the scripted provider: a general
+ * sub-agent's command asks through the parent's one approval question, which names the
+ * sub-agent; the person's answer (yes, then no) reaches the sub-agent, which goes on, and its
+ * report reaches the parent.
+ */
+
+jest.setTimeout(240_000);
+
+let tmp: ReturnType<typeof makeTempDir>;
+let term: TmuxTerminal | undefined;
+let server: OpenAIServer | undefined;
+
+beforeAll(() => requireTmux());
+beforeEach(() => {
+  tmp = makeTempDir();
+  mkdirSync(path.join(tmp.dir, "ws"));
+});
+afterEach(async () => {
+  await term?.kill();
+  term = undefined;
+  await server?.close();
+  server = undefined;
+  tmp.cleanup();
+});
+
+const ws = () => path.join(tmp.dir, "ws");
+const CHOICES = "[y]es / [n]o / [e]dit";
+const REQUEST = "write out.txt";
+const PROMPT = "Write sub into out.txt.";
+const COMMAND = "echo sub > out.txt";
+
+const roles = (request: ChatRequest) => request.messages.map((m) => (m.role === "developer" ? "system" : m.role));
+const last = (request: ChatRequest) => request.messages.at(-1);
+
+async function start(engine: string): Promise<void> {
+  server = await startOpenAIServer(
+    routedScript({
+      [REQUEST]: [
+        {
+          toolCalls: [{ name: "task", args: { description: "Write out", prompt: PROMPT, subagent_type: "general" } }],
+        },
+        { content: "The sub-agent reported." },
+      ],
+      [PROMPT]: [
+        { toolCalls: [{ name: "execute_command", args: { command: COMMAND } }] },
+        { content: "Sub-agent done." },
+      ],
+    }),
+  );
+  term = createTmux(baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "0" }));
+  await startCliInPane(term, ws(), ["--engine", engine, "--sandbox", "off", "--approval", "suggest", REQUEST], {
+    oneProcess: true,
+  });
+}
+
+/** The question block as the pane shows it: from the sub-agent's line to the choices. */
+async function question(): Promise<string[]> {
+  const screen = await term!.waitForScreen((s) => count(s, CHOICES) === 1, "the approval question");
+  const lines = screen.split("\n");
+  const first = lines.findIndex((l) => l.includes("asks:"));
+  const choices = lines.findIndex((l) => l.includes(CHOICES));
+  expect(first).toBeGreaterThan(-1);
+  return lines.slice(first, choices + 1);
+}
+
+async function answer(text: string): Promise<void> {
+  await term!.type(text);
+  await term!.press("Enter");
+}
+
+describe.each(["graph", "loop"])("%s engine", (engine) => {
+  test("yes: the sub-agent's command runs, and its report reaches the parent", async () => {
+    await start(engine);
+    expect(await question()).toEqual([
+      "  ⎿ [general: Write out] asks:",
+      "? Allow execute_command:",
+      `  │ ${COMMAND}`,
+      "  (runs a shell command (approval mode suggest))",
+      "  [y]es / [n]o / [e]dit / [a]lways this session (`echo`) / [p]roject: save the same allow rules in this workspace's saved answers / or type feedback:",
+    ]);
+    // Nothing ran before the answer.
+    expect(existsSync(path.join(ws(), "out.txt"))).toBe(false);
+    await answer("y");
+    expect(await paneExitCode(ws())).toBe("EXITED:0");
+    expect(readFileSync(path.join(ws(), "out.txt"), "utf8")).toBe("sub\n");
+
+    const sub = server!.requests.filter((q) => conversationOf(q) === PROMPT);
+    expect(sub.map(roles)).toEqual([
+      ["system", "user"],
+      ["system", "user", "assistant", "tool"],
+    ]);
+    expect(last(sub[1]!)).toMatchObject({ role: "tool", content: "Exit code: 0\n(no output)" });
+    const parent = server!.requests.filter((q) => conversationOf(q) === REQUEST);
+    expect(parent.map(roles)).toEqual([
+      ["system", "user"],
+      ["system", "user", "assistant", "tool"],
+    ]);
+    expect(last(parent[1]!)).toMatchObject({ role: "tool", content: "Sub-agent done." });
+    const screen = await term!.screen();
+    expect(screen).toContain("  ⎿ [general: Write out] ? execute_command: approved");
+    expect(screen).toContain("  ⎿ [general: Write out] report: Sub-agent done.");
+  });
+
+  test("no: the command does not run, the sub-agent is told and goes on, and the parent gets its report", async () => {
+    await start(engine);
+    expect((await question()).slice(0, 3)).toEqual([
+      "  ⎿ [general: Write out] asks:",
+      "? Allow execute_command:",
+      `  │ ${COMMAND}`,
+    ]);
+    await answer("n");
+    expect(await paneExitCode(ws())).toBe("EXITED:0");
+    expect(existsSync(path.join(ws(), "out.txt"))).toBe(false);
+
+    const sub = server!.requests.filter((q) => conversationOf(q) === PROMPT);
+    expect(sub.map(roles)).toEqual([
+      ["system", "user"],
+      ["system", "user", "assistant", "tool"],
+    ]);
+    expect(last(sub[1]!)).toMatchObject({
+      role: "tool",
+      content:
+        "This execute_command call was not run, because the user declined it. Do something else or ask the user.",
+    });
+    const parent = server!.requests.filter((q) => conversationOf(q) === REQUEST);
+    expect(parent).toHaveLength(2);
+    expect(last(parent[1]!)).toMatchObject({ role: "tool", content: "Sub-agent done." });
+    expect(await term!.screen()).toContain("  ⎿ [general: Write out] ? execute_command: declined, not run");
+  });
+});
