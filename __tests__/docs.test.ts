@@ -11,6 +11,7 @@ import {
   hostEnvironment,
   loadSettings,
   type Settings,
+  ripgrepAllowed,
   snapshotsEnabled,
   snapshotWaitMs,
   stateHomePath,
@@ -125,6 +126,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     NO_COLOR: (s) => (s.color ? undefined : "set"),
     DEBUG: (s) => (s.verbose ? "set" : undefined),
     MINI_CURSOR_SNAPSHOTS: () => onOff(snapshotsEnabled({})),
+    MINI_CURSOR_RIPGREP: () => onOff(ripgrepAllowed({})),
     MINI_CURSOR_SNAPSHOT_WAIT_MS: () => String(snapshotWaitMs({})),
     MINI_CURSOR_STATE_HOME: () => tilde(stateHomePath({ HOME: home })),
     // readEnvironment reads .env unless MINI_CURSOR_DOTENV=off.

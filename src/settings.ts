@@ -359,6 +359,17 @@ export function stateHomePath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(path.resolve(base), "mini-cursor");
 }
 
+// search_files' engine (tools/search-files.ts): ripgrep, else its built-in search.
+
+/**
+ * MINI_CURSOR_RIPGREP=off: search_files always uses its built-in search, never a ripgrep binary
+ * (a platform the bundled binary does not cover, tests of that path); anything else lets it run
+ * ripgrep. Read from the tools' environment (ToolOptions.env, by default the process's).
+ */
+export function ripgrepAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_RIPGREP ?? "");
+}
+
 // Workspace snapshots: the shadow git repository behind /undo and time travel.
 
 /** MINI_CURSOR_SNAPSHOTS=off turns snapshots (and with them /undo) off; anything else leaves them on. */

@@ -70,7 +70,7 @@ it("search_files does not follow a symlink named in its glob, nor show a hard-li
   linkSync(path.join(outside, "secret", "id_rsa"), hard);
   writeFileSync(path.join(workspace, "plain.txt"), "SECRET-free\n");
   symlinkSync(path.join(outside, "secret", "id_rsa"), path.join(workspace, "direct-link.txt"));
-  for (const env of [{ PATH: process.env.PATH }, { PATH: "" }]) {
+  for (const env of [{ PATH: process.env.PATH }, { PATH: "", MINI_CURSOR_RIPGREP: "off" }]) {
     const tools = createTools({ workspace, env });
     for (const args of [
       { pattern: "SECRET" },

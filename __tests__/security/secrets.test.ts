@@ -64,7 +64,7 @@ it("read_file and search_files never return the key", async () => {
   expect(read).toBe(
     `     1\t# local settings\n     2\tPORT=3000\n     3\tOPENAI_API_KEY=${REDACTED}\n\n[Lines 1-3 of 3, end of file.]`,
   );
-  for (const env of [{ PATH: process.env.PATH }, { PATH: "" }]) {
+  for (const env of [{ PATH: process.env.PATH }, { PATH: "", MINI_CURSOR_RIPGREP: "off" }]) {
     const t = createTools({ workspace: tmp.dir, env, redact: secretValues(tmp.dir, {}) });
     expect(String(await t.search_files.invoke({ pattern: "sk-proj" } as never))).toBe(
       `.env:3: OPENAI_API_KEY=${REDACTED}\n\n[1 matching line in 1 file under the workspace.]`,

@@ -21,7 +21,7 @@ const NEEDLE_LINE = BLOCKS * 16_384 + 2;
 let dir: string;
 let cleanup: () => void;
 const file = () => path.join(dir, "big.log");
-const noRg = { ...process.env, PATH: "/nonexistent" };
+const noRg = { ...process.env, PATH: "/nonexistent", MINI_CURSOR_RIPGREP: "off" };
 
 beforeAll(async () => {
   ({ dir, cleanup } = makeTempDir());

@@ -20,9 +20,9 @@ function put(rel: string, content: string | Buffer): void {
   writeFileSync(abs, content);
 }
 
-/** The toolset with PATH emptied, so the built-in search runs even where ripgrep is installed. */
+/** The toolset with ripgrep off (MINI_CURSOR_RIPGREP=off), so the built-in search runs. */
 function builtIn(): Toolset {
-  return createTools({ workspace: tmp.dir, env: { PATH: "" } });
+  return createTools({ workspace: tmp.dir, env: { PATH: "", MINI_CURSOR_RIPGREP: "off" } });
 }
 
 async function search(tools: Toolset, args: Record<string, unknown>): Promise<string> {

@@ -1,11 +1,26 @@
-import { accessSync, closeSync, constants as fsConstants, openSync, read as readCallback } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants as fsConstants,
+  lstatSync,
+  openSync,
+  read as readCallback,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { binaryKindFromExtension } from "../workspace/files.js";
-import { resolvePath, type Workspace } from "../workspace/paths.js";
+import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { programLines } from "../workspace/process-lines.js";
-import { processEnvironment } from "../settings.js";
-import { openVerified } from "../workspace/verified-open.js";
+import { INSTALL_ROOT } from "../project-root.js";
+import { processEnvironment, ripgrepAllowed } from "../settings.js";
+import {
+  canVerifyDescriptors,
+  descriptorPath,
+  openDirectoryVerified,
+  openVerified,
+} from "../workspace/verified-open.js";
 import { walkTree } from "../workspace/fast-walk.js";
 import { anyDepth, createIgnoreChecker } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
@@ -79,6 +94,8 @@ interface SearchOutcome {
   filesSearched: number;
   /** Files that were not searched, with why ("permission denied", "hard-linked"). */
   unsearched: Array<{ path: string; why: string }>;
+  /** Files not searched beyond those in `unsearched`, counted only. */
+  moreUnsearched: number;
   stoppedEarly: boolean;
   engine: "ripgrep" | "built-in";
 }
@@ -95,7 +112,7 @@ export function compilePattern(pattern: string, caseSensitive: boolean): RegExp 
 }
 
 function newOutcome(engine: SearchOutcome["engine"]): SearchOutcome {
-  return { hits: [], total: 0, filesSearched: 0, unsearched: [], stoppedEarly: false, engine };
+  return { hits: [], total: 0, filesSearched: 0, unsearched: [], moreUnsearched: 0, stoppedEarly: false, engine };
 }
 
 const readFd =
@@ -202,7 +219,8 @@ async function builtInSearch(
 /**
  * Searches files named by path (one file asked for, or ripgrep's picks), each opened and
  * verified first. A pick that fails verification is dropped without a word: ripgrep may have
- * named it through a swapped folder, so even its name may come from outside.
+ * named it through a swapped folder, so even its name may come from outside. A hard-linked pick
+ * is named (the refusal comes after the descriptor was verified inside the workspace).
  */
 async function searchNamed(
   ws: Workspace,
@@ -218,34 +236,139 @@ async function searchNamed(
     try {
       opened = await openVerified(ws, path.join(ws.root, rel), rel, { refuseHardLinks: true });
     } catch (err) {
-      if (picked) continue;
       const code = (err as { code?: string }).code;
-      outcome.unsearched.push({ path: rel, why: code === "hard_link" ? "hard links" : why(err) });
+      if (code === "hard_link") outcome.unsearched.push({ path: rel, why: hardLinks(err) });
+      else if (!picked) outcome.unsearched.push({ path: rel, why: why(err) });
       continue;
     }
     try {
-      const before = outcome.unsearched.length;
       await searchFd(opened.handle.fd, rel, m, outcome, buf, false);
-      if (picked) outcome.unsearched.length = before;
     } finally {
       await opened.handle.close();
     }
   }
 }
 
+/** "2 hard links", from openVerified's refusal. */
+function hardLinks(err: unknown): string {
+  return /has (\d+) hard links/.exec((err as Error).message)?.[1]?.concat(" hard links") ?? "hard links";
+}
+
+/** Most of ripgrep's "could not read" reports checked and named; the rest are only counted. */
+const MAX_CHECKED_REPORTS = 1_000;
+
+/**
+ * The files ripgrep reported it could not read, checked before they are named: each one's folder
+ * is opened one component at a time from the workspace root (no symlink on the way), and only a
+ * regular file there counts. The check also tries the file itself, so one that is readable now
+ * is searched after all. Folders ripgrep could not enter are left out, as the built-in walk does.
+ */
+async function searchReported(ws: Workspace, rels: string[], m: Matcher, outcome: SearchOutcome): Promise<void> {
+  const buf = smallFileBuffer();
+  const sorted = [...new Set(rels)].sort();
+  for (const rel of sorted.slice(0, MAX_CHECKED_REPORTS)) {
+    if (path.isAbsolute(rel) || rel.split(/[\\/]/).includes("..")) continue;
+    let dir: Awaited<ReturnType<typeof openDirectoryVerified>>;
+    try {
+      dir = await openDirectoryVerified(ws, path.dirname(path.join(ws.root, rel)), rel);
+    } catch {
+      continue;
+    }
+    try {
+      const base = path.basename(rel);
+      const io = canVerifyDescriptors() ? descriptorPath(dir.fd, base) : path.join(ws.root, rel);
+      if (!lstatSync(io, { throwIfNoEntry: false })?.isFile()) continue;
+      await searchOne(io, rel, m, outcome, buf);
+    } finally {
+      await dir.close();
+    }
+  }
+  outcome.moreUnsearched += Math.max(0, sorted.length - MAX_CHECKED_REPORTS);
+}
+
 // --- ripgrep -----------------------------------------------------------------------------------
 
-/** The ripgrep binary on PATH, if there is one. */
-export function findRipgrep(env: NodeJS.ProcessEnv = processEnvironment()): string | undefined {
-  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, "rg");
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // not here
+/**
+ * Which ripgrep search_files runs, first found wins:
+ * 1. the one bundled with mini-cursor: `@vscode/ripgrep`'s platform package (a static binary from
+ *    the npm registry, no download at install), looked up only in mini-cursor's own install,
+ *    never from the workspace or the current folder, so every machine runs the same version;
+ * 2. `rg` on PATH (a platform the package does not cover), skipping PATH folders that are not
+ *    absolute or lie inside the workspace: a repository could plant its own `rg` there;
+ * 3. none: the built-in search. MINI_CURSOR_RIPGREP=off (settings.ts) goes straight here.
+ */
+export function findRipgrep(
+  env: NodeJS.ProcessEnv = processEnvironment(),
+  options: { bundled?: string | undefined; workspace?: string } = {},
+): string | undefined {
+  if (!ripgrepAllowed(env)) return undefined;
+  const bundled = "bundled" in options ? options.bundled : bundledRipgrep();
+  return bundled ?? ripgrepOnPath(env, options.workspace);
+}
+
+const RG_NAME = process.platform === "win32" ? "rg.exe" : "rg";
+const PLATFORM_PACKAGE = `ripgrep-${process.platform}-${process.arch}`;
+
+let bundledCache: { path: string | undefined } | undefined;
+/** bundledRipgrepIn(INSTALL_ROOT), looked up once per process. */
+export function bundledRipgrep(): string | undefined {
+  bundledCache ??= { path: bundledRipgrepIn(INSTALL_ROOT) };
+  return bundledCache.path;
+}
+
+/**
+ * The platform package's binary as npm or pnpm lays it out for the install at `installRoot`: in
+ * its own node_modules, or (installed as a dependency) beside it in the enclosing node_modules,
+ * hoisted or next to `@vscode/ripgrep`'s real folder. Looked up by these names only, not by
+ * Node's resolution, which would go on up through parent folders (a workspace's node_modules).
+ * Works the same from src/, dist/ and the one-file bundle.
+ */
+export function bundledRipgrepIn(installRoot: string | undefined): string | undefined {
+  if (!installRoot) return undefined;
+  const real = realOrSelf(installRoot);
+  const modules = [path.join(installRoot, "node_modules"), path.join(real, "node_modules")];
+  let up = path.dirname(real);
+  if (path.basename(up).startsWith("@")) up = path.dirname(up);
+  if (path.basename(up) === "node_modules") modules.push(up);
+  for (const dir of modules) {
+    const wrapper = realOrSelf(path.join(dir, "@vscode", "ripgrep"));
+    for (const pkg of [
+      path.join(dir, "@vscode", PLATFORM_PACKAGE),
+      path.join(wrapper, "node_modules", "@vscode", PLATFORM_PACKAGE),
+      path.join(path.dirname(wrapper), PLATFORM_PACKAGE),
+    ]) {
+      const candidate = path.join(pkg, "bin", RG_NAME);
+      if (isExecutableFile(candidate)) return candidate;
     }
+  }
+  return undefined;
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function isExecutableFile(p: string): boolean {
+  try {
+    if (!statSync(p).isFile()) return false;
+    accessSync(p, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `rg` in an absolute PATH folder outside `workspace`, if there is one. */
+function ripgrepOnPath(env: NodeJS.ProcessEnv, workspace: string | undefined): string | undefined {
+  for (const dir of (env.PATH ?? "").split(path.delimiter)) {
+    if (!path.isAbsolute(dir)) continue;
+    if (workspace && (isInside(workspace, path.resolve(dir)) || isInside(workspace, realOrSelf(dir)))) continue;
+    const candidate = path.join(dir, RG_NAME);
+    if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
 }
@@ -255,7 +378,21 @@ interface RgLine {
   data?: { path?: { text?: string }; line_number?: number; lines?: { text?: string } };
 }
 
-/** Runs ripgrep with the same rules as the built-in search; undefined when it cannot (bad regex for it, too old). */
+/** The environment ripgrep runs in: none, so no RIPGREP_CONFIG_PATH (or anything else) steers it. */
+const RG_ENV: NodeJS.ProcessEnv = {};
+
+/** "rg: ./a.txt: Permission denied (os error 13)" (ripgrep 15) or without "rg: " (older): the path. */
+function reportedPath(line: string): string | undefined {
+  const m = /^(?:rg: )?(.+): [^:]+ \(os error \d+\)$/.exec(line);
+  return m ? m[1]!.replace(/^\.\//, "") : undefined;
+}
+
+/**
+ * Runs ripgrep with the same rules as the built-in search; undefined when it cannot (bad regex for
+ * it, too old for a flag). Only .gitignore files decide what is skipped, as in the built-in walk:
+ * no config file, no .ignore/.rgignore, no .git/info/exclude, no global excludes. No size limit:
+ * a file of any size is searched. `unreadable` gets what it reported it could not read.
+ */
 export async function ripgrepSearch(
   rg: string,
   root: string,
@@ -265,14 +402,26 @@ export async function ripgrepSearch(
   context: number,
   respectGitignore: boolean,
   signal?: AbortSignal,
+  unreadable: string[] = [],
+  sorted = false,
 ): Promise<SearchOutcome | undefined> {
-  const args = ["--json", "--hidden", "--no-require-git", "--sort", "path", "--glob", "!.git"];
+  const args = ["--no-config", "--json", "--hidden", "--no-require-git", "--glob", "!.git"];
+  if (sorted) args.push("--sort", "path");
+  args.push("--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global");
   args.push(re.flags.includes("i") ? "--ignore-case" : "--case-sensitive");
   if (!respectGitignore) args.push("--no-ignore");
   if (context > 0) args.push("--context", String(context));
   if (input.glob) args.push("--glob", input.glob);
   args.push("--regexp", re.source, "--", target);
-  const rgRun = programLines(rg, args, { cwd: root, signal });
+  const rgRun = programLines(rg, args, {
+    cwd: root,
+    signal,
+    env: RG_ENV,
+    onStderrLine: (line) => {
+      const rel = reportedPath(line);
+      if (rel) unreadable.push(rel);
+    },
+  });
   const outcome = newOutcome("ripgrep");
   const byPath = new Map<string, FileHits>();
   for await (const raw of rgRun.lines) {
@@ -303,7 +452,10 @@ export async function ripgrepSearch(
   }
   const code = await rgRun.exited;
   // 0: matches, 1: none; 2 with nothing found: an error such as a regex ripgrep does not support.
-  if (!outcome.stoppedEarly && code !== 0 && code !== 1 && outcome.hits.length === 0) return undefined;
+  // 2 is also "some files could not be read": that search still counts when any file was searched.
+  if (!outcome.stoppedEarly && code !== 0 && code !== 1 && outcome.hits.length === 0 && unreadable.length === 0)
+    return undefined;
+  outcome.hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return outcome;
 }
 
@@ -333,7 +485,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** " 2 files could not be searched: a.txt (permission denied), b.txt (3 hard links)." */
 function unsearchedNote(outcome: SearchOutcome): string {
-  const n = outcome.unsearched.length;
+  const n = outcome.unsearched.length + outcome.moreUnsearched;
   if (n === 0) return "";
   const named = outcome.unsearched
     .slice(0, MAX_NAMED_UNSEARCHED)
@@ -374,11 +526,19 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   const literal = literalOf(re);
   const m: Matcher = { re, whole: wholeTextPattern(re), context, ...(literal ? { literal } : {}) };
   let outcome: SearchOutcome | undefined;
-  const rg = findRipgrep(ctx.options.env);
-  if (rg)
-    outcome = await ripgrepSearch(rg, ws.root, relTarget, input, re, context, respectGitignore, signal).catch(
+  const rg = findRipgrep(ctx.options.env ?? processEnvironment(), { workspace: ws.root });
+  let unreadable: string[] = [];
+  const runRg = (sorted: boolean) =>
+    ripgrepSearch(rg!, ws.root, relTarget, input, re, context, respectGitignore, signal, unreadable, sorted).catch(
       () => undefined,
     );
+  // In parallel (as rg runs at a shell) and sorted here; only when the count stops early does it
+  // run again in path order (one thread), so the matches counted and shown are the same each time.
+  if (rg) outcome = await runRg(false);
+  if (outcome?.stoppedEarly) {
+    unreadable = [];
+    outcome = await runRg(true);
+  }
   if (outcome) {
     // ripgrep opens files by name, so a swapped folder could feed it a file from outside: it
     // only picks the files, and what is shown is read again through a verified descriptor.
@@ -391,6 +551,8 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
       outcome,
       true,
     );
+    if (!outcome.stoppedEarly) await searchReported(ws, unreadable, m, outcome);
+    outcome.hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     outcome.filesSearched = picked.filesSearched;
     outcome.stoppedEarly ||= picked.stoppedEarly;
   }

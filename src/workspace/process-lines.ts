@@ -12,18 +12,30 @@ export interface ProgramLines {
 
 /**
  * Runs one of mini-cursor's own helper programs (ripgrep for search_files; never a command of the
- * model's, which goes through runCommand in processes.ts) with stdin closed, stderr ignored and
- * stdout read line by line. `signal` stops it.
+ * model's, which goes through runCommand in processes.ts) with stdin closed and stdout read line
+ * by line. stderr is ignored unless `onStderrLine` takes its lines; `env` replaces the
+ * environment when given. `signal` stops it.
  */
 export function programLines(
   file: string,
   args: readonly string[],
-  options: { cwd: string; signal?: AbortSignal },
+  options: {
+    cwd: string;
+    signal?: AbortSignal;
+    env?: NodeJS.ProcessEnv;
+    onStderrLine?: (line: string) => void;
+  },
 ): ProgramLines {
-  const child = spawn(file, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "ignore"], signal: options.signal });
+  const child = spawn(file, args, {
+    cwd: options.cwd,
+    stdio: ["ignore", "pipe", options.onStderrLine ? "pipe" : "ignore"],
+    signal: options.signal,
+    ...(options.env ? { env: options.env } : {}),
+  });
+  if (options.onStderrLine && child.stderr) createInterface({ input: child.stderr }).on("line", options.onStderrLine);
   const exited = new Promise<number | null>((resolve) => {
     child.on("close", (code) => resolve(code));
     child.on("error", () => resolve(null));
   });
-  return { lines: createInterface({ input: child.stdout }), stop: () => child.kill(), exited };
+  return { lines: createInterface({ input: child.stdout! }), stop: () => child.kill(), exited };
 }
