@@ -119,6 +119,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     MINI_CURSOR_WRITABLE: () => (hostEnvironment({}).caches.extraWritable ?? []).join(":") || undefined,
     MINI_CURSOR_TRUST_FILE: (s) => tilde(s.trustStore),
     MINI_CURSOR_USER_CONFIG: (s) => tilde(s.mcp.userConfig),
+    MINI_CURSOR_COMMANDS_DIR: (s) => tilde(s.userCommands),
     MINI_CURSOR_MCP_CACHE: (s) => tilde(s.mcp.cacheFile),
     MINI_CURSOR_MCP_START_TIMEOUT_MS: (s) => String(s.mcp.startTimeoutMs),
     MINI_CURSOR_MCP_TIMEOUT_MS: (s) => String(s.mcp.callTimeoutMs),

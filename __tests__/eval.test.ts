@@ -308,6 +308,65 @@ describe("the behaviour tasks", () => {
   );
 });
 
+describe("the custom command task", () => {
+  const task = tasks.find((t) => t.name === "custom-command-release")!;
+  const EXPANDED =
+    'Release version 2.1.0 with the note given after it: run `node scripts/release.mjs 2.1.0 "Greets in French"`. ' +
+    "It sets the version in package.json, regenerates src/version.js and adds the note to CHANGELOG.md; do not edit those files by hand.";
+  let root: string | undefined;
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+  test("its request expands the task's /release command: $1 and $ARGUMENTS put in", async () => {
+    const { expandTemplate, parseCommandTemplate } = await import("../src/context/command-template.js");
+    const template = parseCommandTemplate(readFileSync(path.join(task.dir, "commands", "release.md"), "utf8"));
+    expect(template.description).toBe("Release a version with a changelog note");
+    expect(task.request).toBe('/release 2.1.0 "Greets in French"');
+    expect(expandTemplate(template.body, task.request.slice("/release ".length))).toBe(EXPANDED);
+  });
+  test.concurrent.each([
+    ["the release made from the expanded command", EXPANDED, 'node scripts/release.mjs 2.1.0 "Greets in French"', "ok"],
+    [
+      "the request sent as typed",
+      '/release 2.1.0 "Greets in French"',
+      'node scripts/release.mjs 2.1.0 "Greets in French"',
+      "the request was not the /release command's expansion",
+    ],
+    ["no trace", undefined, 'node scripts/release.mjs 2.1.0 "Greets in French"', "there is no trace of the run"],
+    [
+      "the note left out (only $1 used)",
+      EXPANDED,
+      "node scripts/release.mjs 2.1.0 Release",
+      "CHANGELOG.md is not the 2.1.0 entry over the old ones",
+    ],
+    [
+      "the version edited by hand, not released",
+      EXPANDED,
+      "sed -i 's/2.0.0/2.1.0/' package.json src/version.js",
+      "CHANGELOG.md is not the 2.1.0 entry over the old ones",
+    ],
+  ] as const)(
+    "the check on %s",
+    async (_what, request, script, why) => {
+      root ??= makeRoot();
+      const runDir = mkdtempSync(path.join(root, "custom-command-"));
+      const workspace = await prepareWorkspace(task, runDir);
+      execFileSync("bash", ["-ec", script], { cwd: workspace, stdio: "pipe" });
+      if (request !== undefined)
+        writeFileSync(
+          path.join(runDir, "trace.jsonl"),
+          `${JSON.stringify({ type: "run_start", engine: "graph", threadId: "t", model: "m", provider: "p", workspace, task: request })}\n`,
+        );
+      const result = await runCheck(task, workspace, "Released.");
+      expect({ passed: result.passed, output: result.output }).toEqual({
+        passed: why === "ok",
+        output: why === "ok" ? "ok" : expect.stringContaining(why),
+      });
+    },
+    60_000,
+  );
+});
+
 describe("the runner", () => {
   let dir: string;
   beforeEach(() => {
@@ -364,6 +423,34 @@ describe("the runner", () => {
     expect(readFileSync(records[0]!.trace!, "utf8")).toContain(
       "at model request 3: `src/generated/messages.js` succeeded, where the recorded run was refused (by a project rule or a hook).",
     );
+    rmSync(path.dirname(path.dirname(records[0]!.workspace!)), { recursive: true, force: true });
+  }, 180_000);
+
+  test("the custom command task's request is the /release command of its commands folder: without the folder the run fails its check", async () => {
+    const source = path.join(TASKS_DIR, "custom-command-release");
+    const copy = path.join(dir, "custom-command-release");
+    cpSync(source, copy, { recursive: true });
+    expect(taskEnv(loadTask(copy), {})).toEqual({ MINI_CURSOR_COMMANDS_DIR: path.join(copy, "commands") });
+    const spec = JSON.parse(readFileSync(path.join(copy, "task.json"), "utf8")) as Record<string, unknown>;
+    writeFileSync(path.join(copy, "task.json"), JSON.stringify({ ...spec, commands: "missing" }));
+    expect(() => loadTask(copy)).toThrow(
+      "task custom-command-release: task.json names commands missing, which is not in its folder",
+    );
+    delete spec.commands;
+    writeFileSync(path.join(copy, "task.json"), JSON.stringify(spec));
+    expect(taskEnv(loadTask(copy), {})).toEqual({});
+    const json = path.join(dir, "runs.json");
+    const run = await runEval(["--replay", "--tasks-dir", dir, "--engine", "loop", "--json", json], 150_000);
+    expect(run.code).toBe(1);
+    const { records } = JSON.parse(readFileSync(json, "utf8")) as { records: RunRecord[] };
+    // The task went to the model as typed; the recording played on, and the check saw the request.
+    expect(records.map((r) => [r.task, r.passed, r.checkOutput])).toEqual([
+      [
+        "custom-command-release",
+        false,
+        `the request was not the /release command's expansion: ${JSON.stringify('/release 2.1.0 "Greets in French"')}`,
+      ],
+    ]);
     rmSync(path.dirname(path.dirname(records[0]!.workspace!)), { recursive: true, force: true });
   }, 180_000);
 

@@ -26,6 +26,8 @@ export const taskSchema = z.object({
   maxSteps: z.number().int().positive().optional(),
   /** A file in the task's folder used as the person's own config (MINI_CURSOR_USER_CONFIG): hooks, MCP servers. */
   userConfig: z.string().min(1).optional(),
+  /** A folder in the task's folder used as the person's own slash commands (MINI_CURSOR_COMMANDS_DIR): its `*.md` files. */
+  commands: z.string().min(1).optional(),
 });
 
 export type TaskSpec = z.infer<typeof taskSchema>;
@@ -69,6 +71,8 @@ export function loadTask(dir: string): Task {
     throw new TaskError(
       `task ${name}: task.json names userConfig ${parsed.data.userConfig}, which is not in its folder`,
     );
+  if (parsed.data.commands && !existsSync(path.join(dir, parsed.data.commands)))
+    throw new TaskError(`task ${name}: task.json names commands ${parsed.data.commands}, which is not in its folder`);
   const replay = path.join(dir, "replay.jsonl");
   return { ...parsed.data, name, dir, check, ...(existsSync(replay) ? { replay } : {}) };
 }

@@ -86,6 +86,11 @@ function run(
 
 const tail = (text: string) => (text.length > OUTPUT_TAIL_CHARS ? `…${text.slice(-OUTPUT_TAIL_CHARS)}` : text).trim();
 
+/** The run's JSON Lines trace, beside its workspace (absent until the run has ended, and for a starting workspace). */
+export function traceFileOf(workspace: string): string {
+  return path.join(path.dirname(workspace), "trace.jsonl");
+}
+
 /** The environment of checks and setup scripts: this one, plus where things are. */
 function scriptEnv(task: Task, workspace: string, finalFile: string): NodeJS.ProcessEnv {
   return {
@@ -93,6 +98,7 @@ function scriptEnv(task: Task, workspace: string, finalFile: string): NodeJS.Pro
     EVAL_TASK_DIR: task.dir,
     EVAL_WORKSPACE: workspace,
     EVAL_FINAL_FILE: finalFile,
+    EVAL_TRACE_FILE: traceFileOf(workspace),
     NO_COLOR: "1",
   };
 }
@@ -175,9 +181,13 @@ export function cliEnv(source: ModelSource, base: NodeJS.ProcessEnv = process.en
   return env;
 }
 
-/** The CLI's environment for one task: its own user config (hooks, MCP servers) when task.json names one. */
+/** The CLI's environment for one task: its own user config (hooks, MCP servers) and slash commands folder when task.json names them. */
 export function taskEnv(task: Task, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return task.userConfig ? { ...env, MINI_CURSOR_USER_CONFIG: path.join(task.dir, task.userConfig) } : env;
+  return {
+    ...env,
+    ...(task.userConfig ? { MINI_CURSOR_USER_CONFIG: path.join(task.dir, task.userConfig) } : {}),
+    ...(task.commands ? { MINI_CURSOR_COMMANDS_DIR: path.join(task.dir, task.commands) } : {}),
+  };
 }
 
 /** The CLI's arguments for one run. */
@@ -215,7 +225,7 @@ export async function runTask(options: RunOptions): Promise<RunRecord> {
   const { task, engine, source, repeat, root } = options;
   const runDir = path.join(root, `${task.name}-${engine}-${sourceLabel(source).replace(/[^\w.-]+/g, "_")}-${repeat}`);
   mkdirSync(runDir, { recursive: true });
-  const trace = path.join(runDir, "trace.jsonl");
+  const trace = traceFileOf(path.join(runDir, "workspace"));
   const base: RunRecord = {
     task: task.name,
     engine,

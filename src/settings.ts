@@ -448,9 +448,9 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
 /** The longest a hook may run, whatever it or the setting asks (as for a command). */
 export const MAX_HOOK_TIMEOUT_MS = 600_000;
 
-/** Where the person's own slash commands are: `commands/` in the user config folder (userConfigDir). */
+/** Where the person's own slash commands are: MINI_CURSOR_COMMANDS_DIR, else `commands/` in the user config folder (userConfigDir). */
 export function userCommandsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(userConfigDir(env), "commands");
+  return path.resolve(nonEmpty(env.MINI_CURSOR_COMMANDS_DIR) ?? path.join(userConfigDir(env), "commands"));
 }
 
 // --- Studio: its settings and who may call the dev server -----------------------------------------

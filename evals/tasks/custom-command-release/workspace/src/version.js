@@ -1,0 +1,1 @@
+export const VERSION = "2.0.0";
