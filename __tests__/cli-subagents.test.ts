@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { contentHash } from "../src/security/trust.js";
@@ -421,4 +421,74 @@ describe.each(["graph", "loop"])("%s engine: two task calls in one turn", (engin
     ]);
     expect(r.stdout).toMatch(/^✔ Done: 2 steps, 2 tool calls, 350 tokens in \/ 40 out, /m);
   });
+});
+
+test("--record a turn with two parallel task calls; --replay plays it with either engine, each sub-agent its own responses", async () => {
+  const A = "Report alpha.";
+  const B = "Report beta.";
+  const arrived = new Set<string>();
+  const held = (key: string, step: ScriptStep) => async () => {
+    arrived.add(key);
+    await until(() => arrived.size === 2, "both sub-agents' first requests").catch(() => undefined);
+    return step;
+  };
+  server = await startOpenAIServer(
+    routed({
+      "report both": [
+        { toolCalls: [task(A, "general", "Alpha"), task(B, "general", "Beta")] },
+        { content: "Both reported." },
+      ],
+      [A]: [
+        held(A, { toolCalls: [{ name: "execute_command", args: { command: "echo alpha" } }] }),
+        { content: "alpha ok" },
+      ],
+      [B]: [
+        held(B, { toolCalls: [{ name: "execute_command", args: { command: "echo beta" } }] }),
+        { content: "beta ok" },
+      ],
+    }),
+  );
+  const file = path.join(tmp.dir, "..", `${path.basename(tmp.dir)}-parallel.jsonl`);
+  try {
+    const recorded = await cli(["--approval", "full-auto", "--json", "--record", file, "report both"]);
+    expect({ code: recorded.code, stderr: recorded.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l) as { sent: { conversation?: string } });
+    expect(lines.map((l) => l.sent.conversation).sort()).toEqual(["report both", "report both", A, A, B, B].sort());
+    expect(server.requests).toHaveLength(6);
+
+    const finals = (events: Json[]) =>
+      events
+        .filter((e) => e.type === "final")
+        .map((e) => [e.subagent === undefined ? "parent" : "sub", e.text])
+        .sort();
+    for (const engine of ["graph", "loop"]) {
+      const r = await cli(["--engine", engine, "--approval", "full-auto", "--json", "--replay", file, "report both"]);
+      expect({ engine, code: r.code, stderr: r.stderr }).toEqual({ engine, code: 0, stderr: "" });
+      expect(finals(r.events)).toEqual([
+        ["parent", "Both reported."],
+        ["sub", "alpha ok"],
+        ["sub", "beta ok"],
+      ]);
+      // Each sub-agent's command is its own: alpha's output under alpha's call, beta's under beta's.
+      const ids = (
+        r.events.filter((e) => e.type === "tool_call" && e.name === "task") as Array<Json & { id: string }>
+      ).map((e) => e.id);
+      const outputs = r.events
+        .filter((e) => e.type === "tool_output")
+        .map((e) => [ids.indexOf(e.subagent!), e.text])
+        .sort();
+      expect(outputs).toEqual([
+        [0, "alpha\n"],
+        [1, "beta\n"],
+      ]);
+    }
+    // The replays asked the server nothing.
+    expect(server.requests).toHaveLength(6);
+  } finally {
+    rmSync(file, { force: true });
+  }
 });

@@ -173,6 +173,8 @@ describe.each(ENGINES)("in process, %s engine", (kind) => {
     ]);
     expect(new Set(sent.map((s) => s.sha256)).size).toBe(3);
     expect(sent[0]!.last).toBe(`human: ${NOTES_TASK}`);
+    // One conversation: every request's first user message is the task.
+    expect(sent.map((s) => s.conversation)).toEqual([NOTES_TASK, NOTES_TASK, NOTES_TASK]);
     expect(sent[2]!.last).toBe("tool execute_command: Exit code: 0 alpha done");
     expect(sent.map((s) => s.outcomes)).toEqual([
       [],

@@ -32,6 +32,8 @@ export const RECORDING_FORMAT = "mini-cursor-recording";
 export const RECORDING_VERSION = 1;
 /** Characters of the last message kept in a digest. */
 const LAST_MESSAGE_CHARS = 80;
+/** Characters of a conversation's first user message kept in a digest, to tell conversations apart. */
+export const CONVERSATION_CHARS = 120;
 
 export interface RecordingHeader {
   type: "header";
@@ -66,6 +68,13 @@ export interface RequestDigest {
   /** The last message, in short ("human: …", "tool execute_command: …"). */
   last: string;
   outcomes: ToolOutcome[];
+  /**
+   * The conversation's first user message, in short (conversationKey): the request's for the
+   * parent, the prompt for a sub-agent. Parallel sub-agents ask in varying order, so a replay
+   * answers a request with the next response of its own conversation. Absent (older and
+   * hand-written recordings): the response answers whichever request comes next.
+   */
+  conversation?: string;
 }
 
 export interface RecordedResponse {
@@ -137,6 +146,12 @@ export function toolOutcomes(messages: readonly BaseMessage[]): ToolOutcome[] {
   return outcomes;
 }
 
+/** Which conversation a request belongs to: its first user message, whitespace collapsed, cut at CONVERSATION_CHARS. */
+export function conversationKey(messages: readonly BaseMessage[]): string {
+  const first = messages.find((m) => m.getType() === "human");
+  return first ? short(textOf(first), CONVERSATION_CHARS) : "";
+}
+
 /** The digest of one model request. */
 export function digestRequest(messages: readonly BaseMessage[]): RequestDigest {
   const stored = mapChatMessagesToStoredMessages([...messages]);
@@ -145,7 +160,13 @@ export function digestRequest(messages: readonly BaseMessage[]): RequestDigest {
   const lastText = last
     ? `${last.getType()}${ToolMessage.isInstance(last) && last.name ? ` ${last.name}` : ""}: ${short(textOf(last))}`
     : "";
-  return { messages: messages.length, sha256, last: lastText, outcomes: toolOutcomes(messages) };
+  return {
+    messages: messages.length,
+    sha256,
+    last: lastText,
+    outcomes: toolOutcomes(messages),
+    conversation: conversationKey(messages),
+  };
 }
 
 /** The response as a plain AIMessage with only what a replay needs. */

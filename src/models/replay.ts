@@ -16,6 +16,7 @@ import {
 } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import {
+  conversationKey,
   RECORDING_FORMAT,
   toolOutcomes,
   type RecordedResponse,
@@ -25,7 +26,10 @@ import {
 
 /**
  * Replays a recording (models/recorder.ts): a chat model that serves the recorded responses in
- * order, with no network, while the tools run for real. Before serving a response it checks
+ * order, with no network, while the tools run for real. A response that names its conversation
+ * (`sent.conversation`) answers only a request of that conversation, the next in order among
+ * that conversation's: parallel sub-agents' requests arrive in any order and each still gets
+ * its own. Before serving a response it checks
  * that the tool calls of the previous one turned out as they did when it was recorded (a
  * command that failed now but succeeded then, a declined call), and stops the run with one
  * clear sentence when they did not, or when the run asks for more responses than there are.
@@ -85,6 +89,10 @@ export function parseRecording(text: string, label: string): Recording {
       );
     }
     const sent = isObject(value.sent) ? value.sent : {};
+    if (sent.conversation !== undefined && typeof sent.conversation !== "string")
+      throw new RecordingError(
+        `${label} is not a recording: line ${i + 1} names its conversation with something not text.`,
+      );
     recording.responses.push({
       type: "response",
       request: typeof value.request === "number" ? value.request : recording.responses.length + 1,
@@ -246,9 +254,28 @@ function textOf(message: AIMessage): string {
   return typeof message.content === "string" ? message.content : "";
 }
 
-/** Shared by a model and its tool-bound copies: the next request to answer. */
+/** Shared by a model and its tool-bound copies (and the sub-agents'): which responses were served. */
 interface ReplayCursor {
-  next: number;
+  used: Set<number>;
+}
+
+/**
+ * The recording's index of the response for a request: the first not yet served whose
+ * conversation is the request's, or that names none. Undefined when none is left.
+ */
+export function pickResponse(recording: Recording, used: ReadonlySet<number>, messages: readonly BaseMessage[]) {
+  const key = conversationKey(messages);
+  const index = recording.responses.findIndex(
+    (r, i) => !used.has(i) && (r.sent.conversation === undefined || r.sent.conversation === key),
+  );
+  return index < 0 ? undefined : index;
+}
+
+/** Why no response is left for a request of conversation `key`, the run's request number `request`. */
+function nothingLeft(recording: Recording, request: number, key: string, used: ReadonlySet<number>): string {
+  if (used.size >= recording.responses.length)
+    return `The recording ${recording.label} has no response for model request ${request} (it holds ${recording.responses.length}); the run diverged from the recording.`;
+  return `The recording ${recording.label} has no response left for model request ${request}, of the conversation that starts "${key}"; the run diverged from the recording.`;
 }
 
 export interface ReplayChatModelFields extends BaseChatModelParams {
@@ -264,7 +291,7 @@ export class ReplayChatModel extends BaseChatModel {
     const { cursor, ...rest } = fields;
     super(rest);
     this.recording = recording;
-    this.cursor = cursor ?? { next: 0 };
+    this.cursor = cursor ?? { used: new Set() };
   }
 
   _llmType(): string {
@@ -278,12 +305,17 @@ export class ReplayChatModel extends BaseChatModel {
 
   /** Responses served so far. */
   get served(): number {
-    return this.cursor.next;
+    return this.cursor.used.size;
   }
 
+  /** Chosen and marked served at once, so two parallel requests never take the same response. */
   private next(messages: readonly BaseMessage[]): AIMessage {
-    const message = replayResponse(this.recording, this.cursor.next, messages);
-    this.cursor.next++;
+    const { used } = this.cursor;
+    const index = pickResponse(this.recording, used, messages);
+    if (index === undefined)
+      throw new ReplayDivergenceError(nothingLeft(this.recording, used.size + 1, conversationKey(messages), used));
+    const message = replayResponse(this.recording, index, messages);
+    used.add(index);
     return message;
   }
 
