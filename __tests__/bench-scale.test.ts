@@ -1,5 +1,5 @@
 import { parseBenchArgs } from "../scripts/bench-args.js";
-import { SCALE_BEGIN, SCALE_END, scaleSize, withScaleSection } from "../scripts/bench-scale.js";
+import { renderScale, SCALE_BEGIN, SCALE_END, scaleSize, withScaleSection } from "../scripts/bench-scale.js";
 import { SCALE_QUICK, vsRaw, within } from "../scripts/bench-scale-lib.js";
 
 /** The scale section's plumbing (issue 30): its flags, its rows and where --write puts it. */
@@ -45,4 +45,10 @@ test("--write replaces only the scale section of BENCHMARKS.md, or appends it wh
     `# Benchmarks\n\nintro\n\n${SCALE_BEGIN}\nnew\n${SCALE_END}\n\n## after\n`,
   );
   expect(withScaleSection("# Benchmarks\n", "new")).toBe(`# Benchmarks\n\n${SCALE_BEGIN}\nnew\n${SCALE_END}\n`);
+});
+
+test("an informational row (the built-in search beside the bundled ripgrep) has no verdict", () => {
+  const row = { ...vsRaw("built-in fallback", 900, "rg", 300, 1), informational: true };
+  const text = renderScale({ size: SCALE_QUICK, rows: [row], failures: [], generateMs: 1000, load: "1.0" });
+  expect(text.split("\n").at(-1)).toBe("| built-in fallback | 900 ms | rg: 300 ms | 3.00 | – |");
 });

@@ -154,6 +154,8 @@ export interface ScaleRow {
   /** What the verdict compares: ours over the raw tool, or over the absolute limit. */
   ratio: number;
   met: boolean;
+  /** Shown for comparison, with no goal of its own ("–" in the met column). */
+  informational?: boolean;
 }
 
 export interface ScaleContext {

@@ -88,7 +88,7 @@ export function renderScale(r: ScaleReport): string {
     "|---|---:|---:|---:|:---:|",
     ...r.rows.map(
       (row) =>
-        `| ${row.goal} | ${row.measured} | ${row.raw || "–"} | ${row.ratio.toFixed(2)} | ${row.met ? "yes" : "no"} |`,
+        `| ${row.goal} | ${row.measured} | ${row.raw || "–"} | ${row.ratio.toFixed(2)} | ${row.informational ? "–" : row.met ? "yes" : "no"} |`,
     ),
   ];
   if (r.failures.length > 0) lines.push("", "Not measured:", ...r.failures.map((f) => `- ${f}`));
