@@ -63,7 +63,9 @@ const informational = (row: ScaleRow): ScaleRow => ({ ...row, informational: tru
 const search: ScaleMeasurement = {
   name: "search_files vs rg",
   async run(fx, ctx) {
-    // The raw tool is the same ripgrep a fresh machine gets, run as at a shell (`rg -n`).
+    // The raw tool is the same ripgrep a fresh machine gets, run as at a shell in a git
+    // repository (`rg -n`): the fixture is no repository, so --no-require-git gives it the same
+    // files (.gitignore honoured), and --hidden the same dot files search_files reads.
     const rg = bundledRipgrep();
     if (!rg || findRipgrep({ PATH: pathWithoutRg() }) !== rg)
       throw new Error("no bundled ripgrep (node_modules/@vscode/ripgrep-<platform>): run npm ci");
@@ -75,7 +77,7 @@ const search: ScaleMeasurement = {
       const found = await call(t, "search_files", { pattern: NEEDLE });
       if (!found.includes(`in ${fx.needleFiles} files`)) throw new Error(`search_files found: ${found.slice(-300)}`);
     }
-    const rawMs = await timeCommand(rg, ["-n", NEEDLE], fx.repo, runs, [0, 1]);
+    const rawMs = await timeCommand(rg, ["-n", "--hidden", "--no-require-git", NEEDLE], fx.repo, runs, [0, 1]);
     const freshMs = await timeMs(() => call(fresh, "search_files", { pattern: NEEDLE }), runs);
     const builtInMs = await timeMs(() => call(builtIn, "search_files", { pattern: NEEDLE }), runs);
     rows.push(

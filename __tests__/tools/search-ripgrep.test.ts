@@ -1,10 +1,12 @@
 import { spawnSync } from "node:child_process";
 import {
   chmodSync,
+  closeSync,
   existsSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   rmSync,
   symlinkSync,
   truncateSync,
@@ -12,7 +14,13 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { createTools } from "../../src/tools/index.js";
-import { bundledRipgrep, bundledRipgrepIn, findRipgrep } from "../../src/tools/search-files.js";
+import {
+  bundledRipgrep,
+  bundledRipgrepIn,
+  findRipgrep,
+  newOutcome,
+  ripgrepDescriptor,
+} from "../../src/tools/search-files.js";
 import { PROJECT_ROOT } from "../helpers/cli.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
@@ -191,6 +199,25 @@ describe("search_files with the bundled ripgrep", () => {
       "in.txt:1: needle in\n\n[1 matching line in 1 file under the workspace. 1 file could not be searched: hard.txt (2 hard links).]";
     expect(await search({}, { pattern: "needle" })).toBe(expected);
     expect(await search(BUILT_IN, { pattern: "needle" })).toBe(expected);
+  });
+
+  test("a big file is searched again by ripgrep through its opened descriptor: a name swapped for a symlink to outside afterwards changes nothing", async () => {
+    const big = put(tmp.dir, "big.log", `${"y".repeat(99)}\n`.repeat(20_000) + "needle inside\n"); // 2 MB
+    put(outside.dir, "secret.log", "needle outside\n");
+    const fd = openSync(big, "r");
+    try {
+      rmSync(big);
+      symlinkSync(path.join(outside.dir, "secret.log"), big);
+      const outcome = newOutcome("ripgrep");
+      const search = ripgrepDescriptor(bundledRipgrep()!, tmp.dir, /needle/i, 0);
+      expect(await search(fd, "big.log", outcome)).toBe(true);
+      expect(outcome.hits).toEqual([
+        { path: "big.log", lines: new Map([[20_001, { text: "needle inside", match: true }]]) },
+      ]);
+      expect(outcome.total).toBe(1);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   test("past 10,000 matching lines the same ones are counted and shown each time, as by the built-in search", async () => {

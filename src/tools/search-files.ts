@@ -87,7 +87,7 @@ export const searchFilesSchema = withPeerArguments(searchFilesObject, SEARCH_FIL
 
 export type SearchFilesInput = z.infer<typeof searchFilesObject>;
 
-interface SearchOutcome {
+export interface SearchOutcome {
   hits: FileHits[];
   /** Matching lines counted (stops at MAX_COUNTED_MATCHES). */
   total: number;
@@ -111,7 +111,7 @@ export function compilePattern(pattern: string, caseSensitive: boolean): RegExp 
   return new RegExp(source, insensitive ? "i" : "");
 }
 
-function newOutcome(engine: SearchOutcome["engine"]): SearchOutcome {
+export function newOutcome(engine: SearchOutcome["engine"]): SearchOutcome {
   return { hits: [], total: 0, filesSearched: 0, unsearched: [], moreUnsearched: 0, stoppedEarly: false, engine };
 }
 
@@ -228,6 +228,7 @@ async function searchNamed(
   m: Matcher,
   outcome: SearchOutcome,
   picked: boolean,
+  bigFile?: BigFileSearch,
 ): Promise<void> {
   const buf = smallFileBuffer();
   for (const rel of rels) {
@@ -242,12 +243,17 @@ async function searchNamed(
       continue;
     }
     try {
-      await searchFd(opened.handle.fd, rel, m, outcome, buf, false);
+      const big = bigFile && opened.stat.isFile() && opened.stat.size > SMALL_FILE_BYTES && opened.stat.nlink === 1;
+      if (!(big && (await bigFile(opened.handle.fd, rel, outcome))))
+        await searchFd(opened.handle.fd, rel, m, outcome, buf, false);
     } finally {
       await opened.handle.close();
     }
   }
 }
+
+/** Searches an open, verified big file into `outcome`; false when it could not (then the built-in search does). */
+export type BigFileSearch = (fd: number, rel: string, outcome: SearchOutcome) => Promise<boolean>;
 
 /** "2 hard links", from openVerified's refusal. */
 function hardLinks(err: unknown): string {
@@ -378,6 +384,88 @@ interface RgLine {
   data?: { path?: { text?: string }; line_number?: number; lines?: { text?: string } };
 }
 
+/**
+ * Reads ripgrep's --json stream into `outcome` (files by `name` of ripgrep's path), counting
+ * matches and stopping ripgrep at MAX_COUNTED_MATCHES.
+ */
+async function readRgJson(
+  rgRun: ReturnType<typeof programLines>,
+  outcome: SearchOutcome,
+  re: RegExp,
+  name: (rgPath: string) => string,
+): Promise<void> {
+  const byPath = new Map<string, FileHits>();
+  for await (const raw of rgRun.lines) {
+    let line: RgLine;
+    try {
+      line = JSON.parse(raw) as RgLine;
+    } catch {
+      continue;
+    }
+    if (line.type === "end") outcome.filesSearched++;
+    if (line.type !== "match" && line.type !== "context") continue;
+    const file = name(line.data?.path?.text ?? "");
+    const number = line.data?.line_number;
+    if (!file || number === undefined) continue;
+    let hits = byPath.get(file);
+    if (!hits) {
+      hits = { path: file, lines: new Map() };
+      byPath.set(file, hits);
+      outcome.hits.push(hits);
+    }
+    const text = shorten((line.data?.lines?.text ?? "").replace(/\r?\n$/, ""), re);
+    hits.lines.set(number, { text, match: line.type === "match" });
+    if (line.type === "match" && ++outcome.total >= MAX_COUNTED_MATCHES) {
+      outcome.stoppedEarly = true;
+      rgRun.stop();
+      break;
+    }
+  }
+}
+
+/** ripgrep's arguments for the pattern, case and context, shared by both ways it runs. */
+function rgPatternArgs(re: RegExp, context: number): string[] {
+  const args = ["--no-config", "--json", re.flags.includes("i") ? "--ignore-case" : "--case-sensitive"];
+  if (context > 0) args.push("--context", String(context));
+  return args;
+}
+
+/** How ripgrep names the file it gets as its fd 3. */
+const RG_FD3 = "/proc/self/fd/3";
+
+/**
+ * A big file ripgrep picked, searched by ripgrep again, fast, but through the descriptor that was
+ * opened and verified inside the workspace (handed to it as fd 3, the same file whatever its
+ * name leads to now), so what is shown comes from the workspace. Needs /proc.
+ */
+export function ripgrepDescriptor(
+  rg: string,
+  root: string,
+  re: RegExp,
+  context: number,
+  signal?: AbortSignal,
+): BigFileSearch {
+  return async (fd, rel, outcome) => {
+    if (!canVerifyDescriptors()) return false;
+    const mine = newOutcome("ripgrep");
+    mine.total = outcome.total;
+    const rgRun = programLines(rg, [...rgPatternArgs(re, context), "--regexp", re.source, "--", RG_FD3], {
+      cwd: root,
+      signal,
+      env: RG_ENV,
+      extraFds: [fd],
+    });
+    await readRgJson(rgRun, mine, re, () => rel);
+    const code = await rgRun.exited;
+    if (!mine.stoppedEarly && code !== 0 && code !== 1) return false;
+    for (const hits of mine.hits) outcome.hits.push(hits);
+    outcome.total = mine.total;
+    outcome.filesSearched++;
+    if (mine.stoppedEarly) outcome.stoppedEarly = true;
+    return true;
+  };
+}
+
 /** The environment ripgrep runs in: none, so no RIPGREP_CONFIG_PATH (or anything else) steers it. */
 const RG_ENV: NodeJS.ProcessEnv = {};
 
@@ -405,12 +493,10 @@ export async function ripgrepSearch(
   unreadable: string[] = [],
   sorted = false,
 ): Promise<SearchOutcome | undefined> {
-  const args = ["--no-config", "--json", "--hidden", "--no-require-git", "--glob", "!.git"];
+  const args = [...rgPatternArgs(re, context), "--hidden", "--no-require-git", "--glob", "!.git"];
   if (sorted) args.push("--sort", "path");
   args.push("--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global");
-  args.push(re.flags.includes("i") ? "--ignore-case" : "--case-sensitive");
   if (!respectGitignore) args.push("--no-ignore");
-  if (context > 0) args.push("--context", String(context));
   if (input.glob) args.push("--glob", input.glob);
   args.push("--regexp", re.source, "--", target);
   const rgRun = programLines(rg, args, {
@@ -423,33 +509,7 @@ export async function ripgrepSearch(
     },
   });
   const outcome = newOutcome("ripgrep");
-  const byPath = new Map<string, FileHits>();
-  for await (const raw of rgRun.lines) {
-    let line: RgLine;
-    try {
-      line = JSON.parse(raw) as RgLine;
-    } catch {
-      continue;
-    }
-    if (line.type === "end") outcome.filesSearched++;
-    if (line.type !== "match" && line.type !== "context") continue;
-    const file = (line.data?.path?.text ?? "").replace(/^\.\//, "");
-    const number = line.data?.line_number;
-    if (!file || number === undefined) continue;
-    let hits = byPath.get(file);
-    if (!hits) {
-      hits = { path: file, lines: new Map() };
-      byPath.set(file, hits);
-      outcome.hits.push(hits);
-    }
-    const text = shorten((line.data?.lines?.text ?? "").replace(/\r?\n$/, ""), re);
-    hits.lines.set(number, { text, match: line.type === "match" });
-    if (line.type === "match" && ++outcome.total >= MAX_COUNTED_MATCHES) {
-      outcome.stoppedEarly = true;
-      rgRun.stop();
-      break;
-    }
-  }
+  await readRgJson(rgRun, outcome, re, (text) => text.replace(/^\.\//, ""));
   const code = await rgRun.exited;
   // 0: matches, 1: none; 2 with nothing found: an error such as a regex ripgrep does not support.
   // 2 is also "some files could not be read": that search still counts when any file was searched.
@@ -550,6 +610,7 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
       m,
       outcome,
       true,
+      ripgrepDescriptor(rg!, ws.root, re, context, signal),
     );
     if (!outcome.stoppedEarly) await searchReported(ws, unreadable, m, outcome);
     outcome.hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

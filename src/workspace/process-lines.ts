@@ -14,7 +14,7 @@ export interface ProgramLines {
  * Runs one of mini-cursor's own helper programs (ripgrep for search_files; never a command of the
  * model's, which goes through runCommand in processes.ts) with stdin closed and stdout read line
  * by line. stderr is ignored unless `onStderrLine` takes its lines; `env` replaces the
- * environment when given. `signal` stops it.
+ * environment when given; `extraFds` hands it open files. `signal` stops it.
  */
 export function programLines(
   file: string,
@@ -24,11 +24,13 @@ export function programLines(
     signal?: AbortSignal;
     env?: NodeJS.ProcessEnv;
     onStderrLine?: (line: string) => void;
+    /** Open descriptors the program gets as its fd 3, 4, …  */
+    extraFds?: readonly number[];
   },
 ): ProgramLines {
   const child = spawn(file, args, {
     cwd: options.cwd,
-    stdio: ["ignore", "pipe", options.onStderrLine ? "pipe" : "ignore"],
+    stdio: ["ignore", "pipe", options.onStderrLine ? "pipe" : "ignore", ...(options.extraFds ?? [])],
     signal: options.signal,
     ...(options.env ? { env: options.env } : {}),
   });
