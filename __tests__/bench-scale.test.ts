@@ -17,6 +17,10 @@ test("--only scale and --scale-files are parsed, and anything else is refused in
   expect(() => parseBenchArgs(["--scale-files", "many"])).toThrow(
     "--scale-files takes a whole number of files, 1 or more",
   );
+  expect(parseBenchArgs(["--scale-only", "snapshots"])).toMatchObject({ only: "scale", scaleOnly: "snapshots" });
+  expect(() => parseBenchArgs(["--scale-only", "snapshots", "--write"])).toThrow(
+    "--write records the whole scale section: leave out --scale-only",
+  );
   expect(scaleSize(true)).toEqual(SCALE_QUICK);
   expect(scaleSize(false, 1000)).toMatchObject({ files: 1000, ignoredFiles: 500 });
 });

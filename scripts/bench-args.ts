@@ -11,6 +11,8 @@ export interface BenchArgs {
   only?: "scale";
   /** Files in the scale section's generated monorepo (default 100,000; --quick: 5,000). */
   scaleFiles?: number;
+  /** Of the scale section, only the measurements whose name holds this word (implies --only scale). */
+  scaleOnly?: string;
 }
 
 export const BENCH_USAGE = `Usage: npm run bench -- [options]
@@ -26,6 +28,8 @@ Options:
   --only scale    run only the scale section (generated monorepo, big file); with --write it
                   replaces only that section of BENCHMARKS.md
   --scale-files <n>  files in the scale section's monorepo (default 100000; --quick: 5000)
+  --scale-only <word>  of the scale section, only the measurements whose name holds <word>
+                  (e.g. snapshots); implies --only scale, and cannot --write
   --no-build      use dist/ as it is
   -h, --help      print this and exit
 `;
@@ -47,6 +51,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         codex: { type: "string" },
         only: { type: "string" },
         "scale-files": { type: "string" },
+        "scale-only": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -69,6 +74,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     if (!Number.isInteger(n) || n < 1)
       throw new BenchUsageError("--scale-files takes a whole number of files, 1 or more");
     args.scaleFiles = n;
+  }
+  if (typeof values["scale-only"] === "string") {
+    if (args.write) throw new BenchUsageError("--write records the whole scale section: leave out --scale-only");
+    args.only = "scale";
+    args.scaleOnly = values["scale-only"];
   }
   if (args.write && args.quick)
     throw new BenchUsageError("--write records a full run: leave out --quick, or --write to only print the figures");

@@ -51,7 +51,7 @@ export function scaleSize(quick: boolean, files?: number): ScaleSize {
   return files === undefined ? base : { ...base, files, ignoredFiles: Math.round(files / 2) };
 }
 
-export async function runScale(size: ScaleSize, ctx: ScaleContext): Promise<ScaleReport> {
+export async function runScale(size: ScaleSize, ctx: ScaleContext, only?: string): Promise<ScaleReport> {
   ctx.log(
     `scale: generating ${size.files.toLocaleString("en-US")} files, ${size.ignoredFiles.toLocaleString("en-US")} ignored, a ${size.bigFileBytes / 1024 / 1024} MB file…`,
   );
@@ -62,7 +62,7 @@ export async function runScale(size: ScaleSize, ctx: ScaleContext): Promise<Scal
   const rows: ScaleRow[] = [];
   const failures: string[] = [];
   try {
-    for (const m of SCALE_MEASUREMENTS) {
+    for (const m of SCALE_MEASUREMENTS.filter((x) => only === undefined || x.name.includes(only))) {
       ctx.log(`scale: ${m.name}…`);
       try {
         rows.push(...(await m.run(fixture, ctx)));

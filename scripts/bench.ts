@@ -472,7 +472,7 @@ async function main(args: BenchArgs): Promise<void> {
     execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
   }
   if (args.only === "scale") {
-    const section = renderScale(await runScale(scaleSize(quick, args.scaleFiles), { quick, log }));
+    const section = renderScale(await runScale(scaleSize(quick, args.scaleFiles), { quick, log }, args.scaleOnly));
     process.stdout.write(`${section}\n`);
     if (args.write) writeScaleSection(path.join(ROOT, "BENCHMARKS.md"), section);
     return;

@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import path from "node:path";
+import { ignoredOf } from "./snapshot-direct.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
 /**
@@ -72,8 +73,9 @@ export function isPendingSnapshot(id: string): boolean {
 
 /**
  * Hashes `paths` as they are now into the store (blobs only, no index: the first snapshot is
- * using it). Files over the limit are left out and remembered in `oversized`; folders and
- * other kinds are not what a file tool changes and are left out too.
+ * using it). Files over the limit are left out and remembered in `oversized`; files git ignores
+ * are never hashed (the first snapshot decides them, as git would); folders and other kinds are
+ * not what a file tool changes and are left out too.
  */
 export async function capturePaths(
   git: Git,
@@ -83,7 +85,17 @@ export async function capturePaths(
 ): Promise<Map<string, Entry>> {
   const out = new Map<string, Entry>();
   const files: { rel: string; mode: string }[] = [];
+  const present = [...new Set(paths)].filter((rel) => {
+    try {
+      lstatSync(path.join(workspace, rel));
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  const ignored = await ignoredOf(git, present);
   for (const rel of new Set(paths)) {
+    if (ignored.has(rel)) continue;
     const abs = path.join(workspace, rel);
     let st;
     try {
@@ -97,7 +109,7 @@ export async function capturePaths(
       out.set(rel, { mode: "120000", oid });
     } else if (st.isFile()) {
       if (st.size > MAX_SNAPSHOT_FILE_BYTES) oversized.add(rel);
-      else files.push({ rel, mode: st.mode & 0o111 ? "100755" : "100644" });
+      else files.push({ rel, mode: st.mode & 0o100 ? "100755" : "100644" }); // git reads the owner's bit
     }
   }
   if (files.length > 0) {

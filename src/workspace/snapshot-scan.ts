@@ -12,13 +12,17 @@ import path from "node:path";
  */
 
 /** One git call on the shadow repository (workspace/snapshots.ts runs it hermetically). */
-export type Git = (args: string[], input?: string, options?: GitCallOptions) => Promise<string>;
+export type Git = (args: string[], input?: string | Buffer, options?: GitCallOptions) => Promise<string>;
 
 export interface GitCallOptions {
   /** Longer than the default for the first snapshot of a big workspace, which runs in the background. */
   timeoutMs?: number;
   /** Lets `git status` write what it refreshed (stat data, untracked cache) back to our own index. */
   writeIndex?: boolean;
+  /** Exit codes other than 0 that are an answer, not a failure (check-ignore's 1: nothing ignored). */
+  okExit?: readonly number[];
+  /** "plain": without GIT_LITERAL_PATHSPECS, for a command that refuses it (check-ignore). */
+  pathspecs?: "plain";
 }
 
 /**
@@ -71,8 +75,35 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
+/**
+ * Whether a path lies beyond a symlink (or a file) in the workspace, which git sees as deleted
+ * and refuses to add. Folders are looked at once per call (`seen`), so a scan of many files
+ * costs an lstat per folder.
+ */
+async function beyondLink(workspace: string, rel: string, seen: Map<string, Promise<boolean>>): Promise<boolean> {
+  const parts = rel.split("/");
+  for (let i = 1; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join("/");
+    let plain = seen.get(dir);
+    if (!plain) {
+      plain = lstat(path.join(workspace, dir)).then(
+        (st) => st.isDirectory(),
+        () => false,
+      );
+      seen.set(dir, plain);
+    }
+    if (!(await plain)) return true;
+  }
+  return false;
+}
+
 /** What a path is now: a regular file over the limit, gone, or anything else git records. */
-async function kindOf(workspace: string, rel: string): Promise<"big" | "gone" | "ok"> {
+async function kindOf(
+  workspace: string,
+  rel: string,
+  seen: Map<string, Promise<boolean>>,
+): Promise<"big" | "gone" | "ok"> {
+  if (await beyondLink(workspace, rel, seen)) return "gone";
   try {
     const st = await lstat(path.join(workspace, rel));
     return st.isFile() && st.size > MAX_SNAPSHOT_FILE_BYTES ? "big" : "ok";
@@ -104,7 +135,8 @@ export async function stagePaths(
 ): Promise<boolean> {
   const unique = [...new Set(paths)];
   if (unique.length === 0) return false;
-  const kinds = await mapLimit(unique, STAT_CONCURRENCY, (rel) => kindOf(workspace, rel));
+  const seen = new Map<string, Promise<boolean>>();
+  const kinds = await mapLimit(unique, STAT_CONCURRENCY, (rel) => kindOf(workspace, rel, seen));
   const drop: string[] = [];
   const gone: string[] = [];
   const add: string[] = [];

@@ -28,6 +28,7 @@ import {
   type PendingSnapshot,
 } from "./snapshot-pending.js";
 import { isPendingSnapshot } from "./snapshot-pending.js";
+import { RefMovedError, takeDirect, type Entry } from "./snapshot-direct.js";
 import { refreshAll, refreshPaths, type Git, type GitCallOptions } from "./snapshot-scan.js";
 
 export { isPendingSnapshot } from "./snapshot-pending.js";
@@ -201,7 +202,7 @@ interface GitContext {
   index: string;
 }
 
-function gitEnvironment(ctx: GitContext, writeIndex = false): NodeJS.ProcessEnv {
+function gitEnvironment(ctx: GitContext, options: GitCallOptions): NodeJS.ProcessEnv {
   // A folder that does not exist: no ~/.gitconfig, no $XDG_CONFIG_HOME/git/{config,attributes,ignore}.
   const nowhere = path.join(ctx.dir, "no-home");
   return {
@@ -215,11 +216,12 @@ function gitEnvironment(ctx: GitContext, writeIndex = false): NodeJS.ProcessEnv 
     GIT_ATTR_NOSYSTEM: "1",
     GIT_NO_REPLACE_OBJECTS: "1",
     // Only `git status` on our own index may write back what it refreshed (stat data, untracked cache).
-    GIT_OPTIONAL_LOCKS: writeIndex ? "1" : "0",
+    GIT_OPTIONAL_LOCKS: options.writeIndex ? "1" : "0",
     HOME: nowhere,
     XDG_CONFIG_HOME: nowhere,
     GIT_TERMINAL_PROMPT: "0",
-    GIT_LITERAL_PATHSPECS: "1",
+    // check-ignore takes no pathspec magic, not even this; its paths are not globbed either.
+    ...(options.pathspecs === "plain" ? {} : { GIT_LITERAL_PATHSPECS: "1" }),
     LC_ALL: "C",
   };
 }
@@ -238,7 +240,7 @@ let killOnExit = false;
 function runOnce(
   ctx: GitContext,
   args: string[],
-  input?: string,
+  input?: string | Buffer,
   options: GitCallOptions = {},
 ): Promise<string | GitFailure> {
   const argv = [...GIT_CONFIG.flatMap((c) => ["-c", c]), ...args];
@@ -255,14 +257,14 @@ function runOnce(
       argv,
       {
         cwd: ctx.workspace,
-        env: gitEnvironment(ctx, options.writeIndex),
+        env: gitEnvironment(ctx, options),
         timeout,
         maxBuffer: GIT_MAX_BUFFER,
         encoding: "utf8",
       },
       (err, stdout, stderr) => {
         running.delete(child);
-        if (!err) return resolve(stdout);
+        if (!err || options.okExit?.includes((err as { code?: unknown }).code as number)) return resolve(stdout);
         const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
         const message = (err as { killed?: boolean }).killed
           ? `git ${args[0]} took longer than ${Math.round(timeout / 1000)} s and was stopped`
@@ -322,7 +324,12 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * without /proc, older than any git call may run) is removed and the call tried again; a lock
  * a live process holds is waited for up to LOCK_WAIT_MS.
  */
-async function run(ctx: GitContext, args: string[], input?: string, options?: GitCallOptions): Promise<string> {
+async function run(
+  ctx: GitContext,
+  args: string[],
+  input?: string | Buffer,
+  options?: GitCallOptions,
+): Promise<string> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     const out = await runOnce(ctx, args, input, options);
@@ -592,14 +599,54 @@ export function snapshotStore(workspace: string): SnapshotStore {
   const pendingById = new Map<string, PendingSnapshot>();
   /** Thread moves to pending snapshots, recorded once their refs are made. */
   let afterPending: (() => Promise<void>)[] = [];
-  /** A restore checked files out into the index: the next whole snapshot writes a tree even if status sees nothing. */
+  /**
+   * The index no longer holds `last`'s tree (a restore checked files out into it, or a direct
+   * take recorded paths without it): the next whole snapshot writes a tree even if status sees nothing.
+   */
   let indexMoved = false;
+  /** Paths direct takes recorded that the index has not seen since: a take through the index restages them too. */
+  const notInIndex = new Set<string>();
+  /** Entries of `last`'s tree this process knows (a direct take asks git only for the others). */
+  let known: { tree: string; entries: Map<string, Entry> } | undefined;
 
   /** The whole workspace into the index and a commit; nothing written when nothing changed. */
   async function takeWhole(timeoutMs?: number): Promise<string> {
     const changed = await refreshAll(git, root, oversized, timeoutMs);
     faultPoint("snapshot");
+    notInIndex.clear();
     return indexSnapshot(changed);
+  }
+
+  /**
+   * Declared paths on top of the last snapshot, without the index (snapshot-direct.ts); through
+   * the index when a path needs it, or when the direct way fails (its rules are the same).
+   */
+  async function takePaths(paths: readonly string[]): Promise<string> {
+    for (let attempt = 1; last && attempt <= REF_ATTEMPTS; attempt++) {
+      if (known?.tree !== last.tree) known = { tree: last.tree, entries: new Map() };
+      const base = { tree: last.tree, commit: last.commit, known: known.entries };
+      let made;
+      try {
+        made = await takeDirect(git, root, paths, base, oversized, SNAPSHOT_REF);
+      } catch (err) {
+        if (err instanceof RefMovedError) continue;
+        known = undefined;
+        break;
+      }
+      if (!made) break;
+      if (made.commit !== last.commit) {
+        last = { tree: made.tree, commit: made.commit };
+        known = { tree: made.tree, entries: base.known };
+        tip = made.commit;
+        indexMoved = true;
+        for (const rel of made.written) notInIndex.add(rel);
+      }
+      return last.commit;
+    }
+    // The index's way also looks again at what direct takes recorded, so its tree holds them as they are.
+    const staged = await refreshPaths(git, root, [...paths, ...notInIndex], oversized);
+    notInIndex.clear();
+    return indexSnapshot(staged);
   }
 
   /** The index as a snapshot: the last one when nothing changed, a commit only for a new tree. */
@@ -692,8 +739,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
       return serial(async () => {
         await prepare();
         if (paths === undefined) return takeWhole();
-        // What git sees changed among the declared paths (ignored ones it never names); nothing: the last snapshot stands.
-        return indexSnapshot(await refreshPaths(git, root, paths, oversized));
+        return takePaths(paths);
       });
     },
     startFirst: () => void startFirst().catch(() => undefined),

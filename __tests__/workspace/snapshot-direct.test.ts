@@ -1,0 +1,259 @@
+import { spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, expect, test } from "@jest/globals";
+import { MAX_SNAPSHOT_FILE_BYTES, snapshotGitDir, snapshotStore } from "../../src/workspace/snapshots.js";
+import { PROJECT_ROOT, TSX_LOADER } from "../helpers/cli.js";
+import { makeTempDir } from "../helpers/tmp.js";
+
+/**
+ * Issue 30, goal 3: a file-tool step's snapshots record its declared paths without the store's
+ * private index (one git fast-import on top of the last snapshot), keeping every rule of the
+ * index's way: files over the limit and ignored files never hashed, links as links, the
+ * executable bit, deleted files, and two processes snapshotting at once.
+ */
+
+let tmp: ReturnType<typeof makeTempDir>;
+let ws: string;
+beforeEach(() => {
+  tmp = makeTempDir();
+  ws = path.join(tmp.dir, "ws");
+  mkdirSync(ws);
+});
+afterEach(() => tmp.cleanup());
+
+const put = (rel: string, text: string | Buffer) => {
+  mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
+  writeFileSync(path.join(ws, rel), text);
+};
+const statusOf = (changes: { status: string; path: string }[]) => changes.map((c) => [c.status, c.path]);
+
+function storeGit(args: string[], input?: string | Buffer): string {
+  const env = { PATH: process.env.PATH, GIT_DIR: snapshotGitDir(ws), HOME: tmp.dir, GIT_CONFIG_NOSYSTEM: "1" };
+  const r = spawnSync("git", args, { env, input });
+  if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
+  return r.stdout.toString();
+}
+
+/** Whether the store holds the blob of these bytes. */
+function storeHolds(bytes: Buffer | string): boolean {
+  const oid = spawnSync("git", ["hash-object", "--stdin"], { input: bytes }).stdout.toString().trim();
+  return (
+    spawnSync("git", ["cat-file", "-e", oid], { env: { PATH: process.env.PATH, GIT_DIR: snapshotGitDir(ws) } })
+      .status === 0
+  );
+}
+
+/** `<mode> <path>` of each entry of a snapshot under `paths`. */
+const entries = (id: string, ...paths: string[]) =>
+  storeGit(["ls-tree", "-r", "-z", id, "--", ...paths])
+    .split("\0")
+    .filter(Boolean)
+    .map((line) => `${line.split(" ")[0]} ${line.split("\t")[1]}`);
+
+/** This process's own index of the store (`index-<pid>-<random>`). */
+function ownIndex(): string {
+  const name = readdirSync(snapshotGitDir(ws)).find((n) => new RegExp(`^index-${process.pid}-[0-9a-f]{8}$`).test(n));
+  if (!name) throw new Error("no index of this process in the store");
+  return path.join(snapshotGitDir(ws), name);
+}
+
+test("declared paths are snapshotted without reading or writing the private index", async () => {
+  put("src/a.ts", "a1\n");
+  put("src/b.ts", "b1\n");
+  const store = snapshotStore(ws);
+  const s0 = await store.take();
+  // Garbage in place of the index: any git call that read it would fail.
+  const index = ownIndex();
+  const saved = readFileSync(index);
+  writeFileSync(index, "not an index");
+  let s1 = "";
+  try {
+    put("src/a.ts", "a2\n");
+    put("src/new/c.ts", "c\n");
+    s1 = await store.take(["src/a.ts", "src/new/c.ts"]);
+    // Nothing changed since: the same snapshot, no commit.
+    expect(await store.take(["src/a.ts"])).toBe(s1);
+    expect(readFileSync(index, "utf8")).toBe("not an index");
+    // The snapshot is on the branch, so it is never unreachable.
+    expect(storeGit(["rev-parse", "refs/heads/snapshots"]).trim()).toBe(s1);
+  } finally {
+    writeFileSync(index, saved);
+  }
+  expect(statusOf(await store.changes(s0, s1))).toEqual([
+    ["M", "src/a.ts"],
+    ["A", "src/new/c.ts"],
+  ]);
+  // A whole snapshot after it sees the rest, and a file put back as the index had it.
+  put("src/a.ts", "a1\n");
+  put("src/b.ts", "b2\n");
+  const s2 = await store.take();
+  expect(statusOf(await store.changes(s1, s2))).toEqual([
+    ["M", "src/a.ts"],
+    ["M", "src/b.ts"],
+  ]);
+  expect(statusOf(await store.changes(s0, s2))).toEqual([
+    ["M", "src/b.ts"],
+    ["A", "src/new/c.ts"],
+  ]);
+}, 60_000);
+
+test("the rules of a declared path: ignored, too big, link, executable, deleted, beyond a link", async () => {
+  const ignored = "ignored-unique-4d1c\n";
+  const big = Buffer.alloc(MAX_SNAPSHOT_FILE_BYTES + 1, "b");
+  put(".gitignore", "*.log\nnode_modules/\n");
+  put("tracked.txt", "t1\n");
+  put("grows.bin", "small\n");
+  put("gone.txt", "bye\n");
+  put("real/x.txt", "x\n");
+  const store = snapshotStore(ws);
+  const s0 = await store.take();
+  put("app.log", ignored);
+  put("node_modules/dep/i.js", `${ignored}dep\n`);
+  put("grows.bin", big);
+  put("big-new.bin", big);
+  symlinkSync("tracked.txt", path.join(ws, "link"));
+  put("run.sh", "#!/bin/sh\n");
+  chmodSync(path.join(ws, "run.sh"), 0o755);
+  rmSync(path.join(ws, "gone.txt"));
+  // real/ becomes a link to a folder: real/x.txt is now beyond a link, which git sees as deleted.
+  renameSync(path.join(ws, "real"), path.join(ws, "elsewhere"));
+  symlinkSync("elsewhere", path.join(ws, "real"));
+  const declared = [
+    "app.log",
+    "node_modules/dep/i.js",
+    "grows.bin",
+    "big-new.bin",
+    "link",
+    "run.sh",
+    "gone.txt",
+    "real/x.txt",
+    "no/such.txt",
+  ];
+  const s1 = await store.take(declared);
+  expect(statusOf(await store.changes(s0, s1))).toEqual([
+    ["D", "gone.txt"],
+    ["D", "grows.bin"],
+    ["A", "link"],
+    ["D", "real/x.txt"],
+    ["A", "run.sh"],
+  ]);
+  expect(entries(s1, "link", "run.sh")).toEqual(["120000 link", "100755 run.sh"]);
+  expect(storeGit(["cat-file", "blob", `${s1}:link`])).toBe("tracked.txt");
+  expect(storeHolds(ignored)).toBe(false);
+  expect(storeHolds(`${ignored}dep\n`)).toBe(false);
+  expect(storeHolds(big)).toBe(false);
+  expect(store.oversized(declared)).toEqual(["grows.bin", "big-new.bin"]);
+  // Back under the limit, it is recorded again and no longer reported.
+  put("grows.bin", "small again\n");
+  const s2 = await store.take(["grows.bin"]);
+  expect(statusOf(await store.changes(s1, s2))).toEqual([["A", "grows.bin"]]);
+  expect(store.oversized(["grows.bin"])).toEqual([]);
+  // Undo of the step puts each back as it was.
+  await store.restore(s0, ["gone.txt", "run.sh", "link"]);
+  expect(readFileSync(path.join(ws, "gone.txt"), "utf8")).toBe("bye\n");
+  expect(() => statSync(path.join(ws, "run.sh"))).toThrow();
+  // A whole snapshot now agrees with what the direct ones recorded, but for what was restored
+  // and what no step declared (the folder moved away, and the link in its place).
+  const s3 = await store.take();
+  expect(statusOf(await store.changes(s2, s3))).toEqual([
+    ["A", "elsewhere/x.txt"],
+    ["A", "gone.txt"],
+    ["D", "link"],
+    ["A", "real"],
+    ["D", "run.sh"],
+  ]);
+}, 60_000);
+
+test("a folder, a nested repository or a .gitignore goes through the index, which still holds what direct takes recorded", async () => {
+  put("a.txt", "a1\n");
+  put("sub/keep.txt", "k\n");
+  const store = snapshotStore(ws);
+  const s0 = await store.take();
+  put("a.txt", "a2\n");
+  const s1 = await store.take(["a.txt"]);
+  put("dir/inner.txt", "inner\n");
+  put(".gitignore", "*.tmp\n");
+  // A declared folder: its files are recorded, and a.txt stays as the direct take found it.
+  const s2 = await store.take(["dir", ".gitignore"]);
+  expect(statusOf(await store.changes(s0, s2))).toEqual([
+    ["A", ".gitignore"],
+    ["M", "a.txt"],
+    ["A", "dir/inner.txt"],
+  ]);
+  expect(statusOf(await store.changes(s1, s2))).toEqual([
+    ["A", ".gitignore"],
+    ["A", "dir/inner.txt"],
+  ]);
+  // A path in a nested repository: git records the repository as a link to its commit.
+  mkdirSync(path.join(ws, "nested"));
+  spawnSync("git", ["init", "--quiet"], { cwd: path.join(ws, "nested") });
+  put("nested/n.txt", "n\n");
+  spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "add", "n.txt"], { cwd: path.join(ws, "nested") });
+  spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "n"], {
+    cwd: path.join(ws, "nested"),
+  });
+  // As through the index before: a path inside it changes nothing; a whole snapshot records the repository as a link to its commit.
+  expect(await store.take(["nested/n.txt"])).toBe(s2);
+  expect(entries(await store.take(), "nested")).toEqual(["160000 nested"]);
+}, 60_000);
+
+test("two processes snapshotting declared paths at once each keep their own line, all on the branch", async () => {
+  put("one.txt", "0\n");
+  put("two.txt", "0\n");
+  await snapshotStore(ws).take();
+  const ROUNDS = 12;
+  const script = `
+    import { writeFileSync } from "node:fs";
+    import { snapshotStore } from ${JSON.stringify(path.join(PROJECT_ROOT, "src/workspace/snapshots.ts"))};
+    const [ws, file] = process.argv.slice(1);
+    const store = snapshotStore(ws);
+    const ids = [await store.take()];
+    for (let i = 1; i <= ${ROUNDS}; i++) {
+      writeFileSync(ws + "/" + file, i + "\\n");
+      ids.push(await store.take([file]));
+    }
+    process.stdout.write(JSON.stringify(ids));
+  `;
+  const run = (file: string) =>
+    new Promise<string[]>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", TSX_LOADER, "--input-type=module", "-e", script, ws, file], {
+        stdio: ["ignore", "pipe", "pipe"],
+        // The test's own environment (its state home), which jest keeps apart from the process's.
+        env: { ...process.env },
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(err))));
+    });
+  const [one, two] = await Promise.all([run("one.txt"), run("two.txt")]);
+  const tip = storeGit(["rev-parse", "refs/heads/snapshots"]).trim();
+  const store = snapshotStore(ws);
+  for (const [ids, file] of [
+    [one, "one.txt"],
+    [two, "two.txt"],
+  ] as const) {
+    for (let i = 1; i < ids.length; i++) {
+      // Each step of a process changed its own file and nothing else, whatever the other did meanwhile.
+      expect(statusOf(await store.changes(ids[i - 1]!, ids[i]!))).toEqual([["M", file]]);
+      expect(storeGit(["cat-file", "blob", `${ids[i]}:${file}`])).toBe(`${i}\n`);
+      expect(
+        spawnSync("git", ["merge-base", "--is-ancestor", ids[i]!, tip], {
+          env: { PATH: process.env.PATH, GIT_DIR: snapshotGitDir(ws) },
+        }).status,
+      ).toBe(0);
+    }
+  }
+}, 120_000);

@@ -1,0 +1,239 @@
+import { createHash } from "node:crypto";
+import { lstat, readFile, readlink } from "node:fs/promises";
+import path from "node:path";
+import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
+
+/**
+ * Snapshots of the paths a file-tool step declares, without the private index (issue 30: an
+ * edit step costs what it changes). In a big repository the index is megabytes that every git
+ * call on it reads, checks and often writes again; here the snapshot is "the last snapshot's
+ * tree with these paths as they are now", built by one `git fast-import` (blobs, the trees on
+ * the paths' way up, the commit and the compare-and-swap of the snapshot branch) after the
+ * paths were read and hashed here. The rules are those of the index's way (snapshot-scan.ts):
+ * - a file over MAX_SNAPSHOT_FILE_BYTES is never read into the store: it leaves the snapshot;
+ * - a path the last snapshot does not hold (untracked) is recorded only when git does not ignore
+ *   it (`git check-ignore --no-index`), as `git status` would; a tracked one is recorded, as git
+ *   records tracked files whatever the ignore rules say;
+ * - a symlink is recorded as a link (its target), a file with its executable bit as git reads it
+ *   (the owner's), a path that is gone or lies beyond a symlink or a file leaves the snapshot;
+ * - a file that cannot be read, or is neither a file nor a link (a FIFO), keeps its entry.
+ * What this way cannot do the same as git, it hands back to the index's way: a path that is a
+ * folder now, one inside a nested repository (git records that as a gitlink), and a `.gitignore`
+ * (the next whole snapshot must see it change, to drop what it starts ignoring).
+ */
+
+/** A path's entry in a tree: its mode and object, or null when the path is absent. */
+export type Entry = { mode: string; oid: string } | null;
+
+/** The snapshot a direct take starts from, and the entries of its tree this process already knows. */
+export interface DirectBase {
+  tree: string;
+  commit: string;
+  /** Paths of `tree` read before (ls-tree) or written by us: not asked of git again. */
+  known: Map<string, Entry>;
+}
+
+/** What a direct take made: the new snapshot, or `undefined` when the index's way must take it. */
+export interface DirectResult {
+  tree: string;
+  commit: string;
+  /** Paths whose entries now differ from the private index (a later whole snapshot restages them). */
+  written: string[];
+}
+
+/** What a declared path is now. */
+type Found =
+  | { kind: "record"; mode: string; data: Buffer; oid: string }
+  | { kind: "gone" }
+  | { kind: "big" }
+  | { kind: "keep" }
+  | { kind: "index" };
+
+/** git never records a path with a `.git` component (any case, as core.protectNTFS has it). */
+const DOT_GIT = /(^|\/)\.git(\/|$)/i;
+const IGNORE_FILE = /(^|\/)\.gitignore$/;
+
+export function blobOid(data: Buffer): string {
+  return createHash("sha1").update(`blob ${data.length}\0`).update(data).digest("hex");
+}
+
+const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/** How the folders on a path's way down are: plain, not there (or not a folder), or one holds a nested repository. */
+async function parentsOf(workspace: string, rel: string): Promise<"plain" | "gone" | "nested"> {
+  let dir = workspace;
+  for (const part of rel.split("/").slice(0, -1)) {
+    dir = path.join(dir, part);
+    try {
+      if (!(await lstat(dir)).isDirectory()) return "gone"; // beyond a symlink or a file: git sees it deleted
+    } catch {
+      return "gone";
+    }
+    try {
+      await lstat(path.join(dir, ".git"));
+      return "nested";
+    } catch {
+      // a plain folder
+    }
+  }
+  return "plain";
+}
+
+async function find(workspace: string, rel: string): Promise<Found> {
+  if (DOT_GIT.test(rel)) return { kind: "keep" };
+  if (IGNORE_FILE.test(rel)) return { kind: "index" };
+  const parents = await parentsOf(workspace, rel);
+  if (parents === "nested") return { kind: "index" };
+  if (parents === "gone") return { kind: "gone" };
+  const abs = path.join(workspace, rel);
+  try {
+    const st = await lstat(abs);
+    if (st.isSymbolicLink()) {
+      const data = await readlink(abs, { encoding: "buffer" });
+      return { kind: "record", mode: "120000", data, oid: blobOid(data) };
+    }
+    if (st.isDirectory()) return { kind: "index" };
+    if (!st.isFile()) return { kind: "keep" };
+    if (st.size > MAX_SNAPSHOT_FILE_BYTES) return { kind: "big" };
+    const data = await readFile(abs);
+    // Grown past the limit since the lstat: never into the store.
+    if (data.length > MAX_SNAPSHOT_FILE_BYTES) return { kind: "big" };
+    return { kind: "record", mode: st.mode & 0o100 ? "100755" : "100644", data, oid: blobOid(data) };
+  } catch (err) {
+    if (code(err) === "ENOENT" || code(err) === "ENOTDIR") return { kind: "gone" };
+    if (code(err) === "EISDIR") return { kind: "index" };
+    return { kind: "keep" }; // unreadable: left as the last snapshot had it, as `git add --ignore-errors` does
+  }
+}
+
+/** Entries of `tree` for `paths` (one ls-tree; an absent path is null). */
+async function readEntries(git: Git, tree: string, paths: readonly string[]): Promise<Map<string, Entry>> {
+  const out = new Map<string, Entry>(paths.map((p) => [p, null]));
+  if (paths.length === 0) return out;
+  // GIT_LITERAL_PATHSPECS is set (snapshots.ts): each path is taken as it is spelt.
+  const listed = await git(["ls-tree", "-z", "--full-tree", tree, "--", ...paths]);
+  for (const line of listed.split("\0")) {
+    const tab = line.indexOf("\t");
+    if (tab < 0) continue;
+    const [mode, , oid] = line.slice(0, tab).split(" ");
+    const rel = line.slice(tab + 1);
+    if (out.has(rel)) out.set(rel, { mode: mode!, oid: oid! });
+  }
+  return out;
+}
+
+/** Of `paths`, those git ignores (the index is not read: --no-index). */
+export async function ignoredOf(git: Git, paths: readonly string[]): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  // "./" first: a name starting with ":" is then no pathspec magic. With -v -n every path gets a
+  // record, in order, "<source>\0<line>\0<pattern>\0<path>\0"; an empty source: no rule matched,
+  // a "!" pattern: re-included. Exit 1: none matched.
+  const out = await git(
+    ["check-ignore", "--no-index", "-v", "-n", "-z", "--stdin"],
+    `${paths.map((p) => `./${p}`).join("\0")}\0`,
+    { okExit: [1], pathspecs: "plain" },
+  );
+  const fields = out.split("\0");
+  const ignored = new Set<string>();
+  paths.forEach((rel, i) => {
+    const source = fields[i * 4];
+    const pattern = fields[i * 4 + 2];
+    if (source && pattern !== undefined && !pattern.startsWith("!")) ignored.add(rel);
+  });
+  return ignored;
+}
+
+/** A path as fast-import reads it: C-style quoted, so any byte but NUL may be in it. */
+export function quotePath(rel: string): string {
+  let out = '"';
+  for (const byte of Buffer.from(rel, "utf8")) {
+    if (byte === 0x22) out += '\\"';
+    else if (byte === 0x5c) out += "\\\\";
+    else if (byte < 0x20 || byte === 0x7f) out += `\\${byte.toString(8).padStart(3, "0")}`;
+    else out += String.fromCharCode(byte);
+  }
+  // Bytes of UTF-8 above 0x7f were made chars one by one: written back as those bytes (latin1).
+  return `${out}"`;
+}
+
+/**
+ * The snapshot `base` with `paths` as they are now, made without the index; `base.commit` itself
+ * when none of them changed; undefined when a path needs the index's way. Files over the limit
+ * go into `oversized` (and out of it once they are not). `ref` is the snapshot branch: the new
+ * commit's parent is its tip when fast-import reads it, and fast-import moves it only when that is
+ * still the tip (a process that moved it meanwhile makes this throw RefMovedError, to try again).
+ */
+export async function takeDirect(
+  git: Git,
+  workspace: string,
+  paths: readonly string[],
+  base: DirectBase,
+  oversized: Set<string>,
+  ref: string,
+): Promise<DirectResult | undefined> {
+  const unique = [...new Set(paths)];
+  const found = await Promise.all(unique.map((rel) => find(workspace, rel)));
+  if (found.some((f) => f.kind === "index")) return undefined;
+  const unknown = unique.filter((rel, i) => found[i]!.kind !== "keep" && !base.known.has(rel));
+  const read = await readEntries(git, base.tree, unknown);
+  const entryOf = (rel: string): Entry => (base.known.has(rel) ? base.known.get(rel)! : (read.get(rel) ?? null));
+  // Untracked files to record: only those git does not ignore.
+  const untracked = unique.filter((rel, i) => found[i]!.kind === "record" && !isFile(entryOf(rel)));
+  const ignored = await ignoredOf(git, untracked);
+  for (const [rel, e] of read) base.known.set(rel, e);
+  const lines: Buffer[] = [];
+  const next = new Map<string, Entry>();
+  unique.forEach((rel, i) => {
+    const f = found[i]!;
+    if (f.kind === "big") oversized.add(rel);
+    else if (f.kind !== "keep") oversized.delete(rel);
+    const now = entryOf(rel);
+    if (f.kind === "record") {
+      if (ignored.has(rel) || (now?.oid === f.oid && now.mode === f.mode)) return;
+      next.set(rel, { mode: f.mode, oid: f.oid });
+      lines.push(
+        Buffer.from(`M ${f.mode} inline ${quotePath(rel)}\ndata ${f.data.length}\n`, "latin1"),
+        f.data,
+        Buffer.from("\n"),
+      );
+    } else if ((f.kind === "gone" || f.kind === "big") && now) {
+      next.set(rel, null);
+      lines.push(Buffer.from(`D ${quotePath(rel)}\n`, "latin1"));
+    }
+  });
+  if (lines.length === 0) return { tree: base.tree, commit: base.commit, written: [] };
+  const message = "mini-cursor snapshot";
+  const head = [
+    "feature done",
+    `commit ${ref}`,
+    "mark :1",
+    `committer mini-cursor <snapshots@mini-cursor.invalid> ${Math.floor(Date.now() / 1000)} +0000`,
+    `data ${message.length}`,
+    message,
+    `from ${ref}^0`,
+    // This process's last tree, whatever another process's snapshot on the branch holds.
+    `M 040000 ${base.tree} ""`,
+    "",
+  ].join("\n");
+  const tail = 'ls ""\n\nget-mark :1\ndone\n';
+  const input = Buffer.concat([Buffer.from(head, "latin1"), ...lines, Buffer.from(tail)]);
+  let out: string;
+  try {
+    out = await git(["fast-import", "--quiet"], input);
+  } catch (err) {
+    if (/Not updating/.test((err as Error).message)) throw new RefMovedError();
+    throw err;
+  }
+  const tree = /^040000 tree ([0-9a-f]{40})\t/m.exec(out)?.[1];
+  const commit = /^([0-9a-f]{40})$/m.exec(out)?.[1];
+  if (!tree || !commit) throw new Error(`git fast-import answered unexpectedly: ${out.slice(0, 200)}`);
+  for (const [rel, e] of next) base.known.set(rel, e);
+  return { tree, commit, written: [...next.keys()] };
+}
+
+const isFile = (e: Entry) => e !== null && e.mode !== "040000";
+
+/** Another process moved the snapshot branch between fast-import reading and moving it. */
+export class RefMovedError extends Error {
+  override name = "RefMovedError";
+}
