@@ -72,6 +72,22 @@ describe.each(SAVERS)("killed runs resume truthfully (%s)", (saver) => {
     },
   );
 
+  test("calls that end together share a journal write: killed after the last one's end, both results come back", async () => {
+    const pair: ScriptStep = {
+      toolCalls: [
+        { name: "write_file", args: { filePath: "a.txt", content: "one\n" } },
+        { name: "write_file", args: { filePath: "b.txt", content: "two\n" } },
+      ],
+    };
+    const { next, r2 } = await killThenResume(pair, { point: "tool-end@2" });
+    expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "tool", "user"]);
+    const results = toolResults(next);
+    expect(results[0]).toContain("a.txt");
+    expect(results[1]).toContain("b.txt");
+    for (const r of results) expect(r).not.toMatch(/not run|interrupted/);
+    expect(r2.stdout).toContain("2 finished (result recovered)");
+  });
+
   test('after the journal said started, before the tool ran: interrupted, nothing changed, never "not run"', async () => {
     const { next } = await killThenResume(WRITE, { point: "tool-start" });
     expect(existsSync(path.join(fx!.workspace, "a.txt"))).toBe(false);

@@ -42,7 +42,16 @@ export async function journalStarted(input: JournalStepInput): Promise<void> {
   faultPoint("tool-start");
 }
 
+/** The end records waiting for the write in flight: the next write takes them all, with one fsync. */
+interface EndBatch {
+  journal: ToolJournal;
+  threadId: string;
+  results: Map<string, JournalResult>;
+  written: Promise<void>;
+}
+
 let ending: Promise<unknown> = Promise.resolve();
+let gathering: EndBatch | undefined;
 
 export async function journalEnded(
   journal: ToolJournal | undefined,
@@ -55,9 +64,21 @@ export async function journalEnded(
     if (!ToolMessage.isInstance(m)) continue;
     byId.set(m.tool_call_id, { content: messageText(m), status: m.status === "error" ? "error" : "success" });
   }
-  // Calls end concurrently: their records are written one after another, none lost.
-  const write = ending.then(() => (byId.size > 0 ? journal.end(threadId, byId) : undefined));
-  ending = write.catch(() => undefined);
-  await write;
+  if (byId.size > 0) {
+    // Calls end concurrently: their records are written one after another, none lost, and those
+    // that end while a write is in flight share the next one (20 commands of a turn: a few fsyncs, not 20).
+    let batch = gathering?.journal === journal && gathering.threadId === threadId ? gathering : undefined;
+    if (!batch) {
+      const next: EndBatch = { journal, threadId, results: new Map(), written: Promise.resolve() };
+      next.written = ending.then(() => {
+        if (gathering === next) gathering = undefined;
+        return journal.end(threadId, next.results);
+      });
+      ending = next.written.catch(() => undefined);
+      gathering = batch = next;
+    }
+    for (const [id, result] of byId) batch.results.set(id, result);
+    await batch.written;
+  }
   faultPoint("tool-end");
 }

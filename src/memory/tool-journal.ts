@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
+import { open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ensureStateSubdir } from "./state-dir.js";
 
@@ -34,7 +35,7 @@ export interface JournalEntry {
 export interface ToolJournal {
   /** The step's calls are about to run: replaces the thread's journal, on disk before it returns. */
   start(threadId: string, entries: JournalEntry[]): Promise<void>;
-  /** The calls ended with these results (by call id). */
+  /** The calls ended with these results (by call id), on disk when it resolves; one write for them all. */
   end(threadId: string, results: ReadonlyMap<string, JournalResult>): Promise<void>;
   read(threadId: string): Promise<JournalEntry[]>;
   /** The step is in the thread (or was closed on resume): nothing left to recover. */
@@ -51,31 +52,31 @@ export function withResults(entries: JournalEntry[], results: ReadonlyMap<string
   });
 }
 
-/** Written to a temporary file, flushed, renamed and the folder flushed: there after a power cut too. */
-function writeDurably(file: string, text: string): void {
+/**
+ * Written to a temporary file, flushed, renamed and the folder flushed: there after a power cut too.
+ * Asynchronous, so the fsyncs do not hold up the event loop: the other calls of a step go on
+ * (a command's output is read, the next one starts) and their ends gather for the next write.
+ */
+async function writeDurably(file: string, text: string): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    const fd = openSync(tmp, "w", 0o600);
+    const handle = await open(tmp, "w", 0o600);
     try {
-      writeSync(fd, text);
-      fsyncSync(fd);
+      await handle.writeFile(text);
+      await handle.sync();
     } finally {
-      closeSync(fd);
+      await handle.close();
     }
-    renameSync(tmp, file);
+    await rename(tmp, file);
   } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // never made, or already renamed
-    }
+    await unlink(tmp).catch(() => undefined); // never made, or already renamed
     throw err;
   }
-  const dir = openSync(path.dirname(file), "r");
+  const dir = await open(path.dirname(file), "r");
   try {
-    fsyncSync(dir);
+    await dir.sync();
   } finally {
-    closeSync(dir);
+    await dir.close();
   }
 }
 
@@ -90,20 +91,26 @@ export function fileToolJournal(workspace: string): ToolJournal {
       return [];
     }
   };
+  // One change at a time, in the order asked: a write still in flight (a straggler of a cancelled
+  // step) never meets the next one's temporary file or outlives a clear.
+  let last: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(change: () => T | Promise<T>): Promise<T> => {
+    const done = last.then(change);
+    last = done.catch(() => undefined);
+    return done;
+  };
   return {
-    async start(threadId, entries) {
-      writeDurably(fileOf(threadId), JSON.stringify(entries));
-    },
-    async end(threadId, results) {
-      writeDurably(fileOf(threadId), JSON.stringify(withResults(read(threadId), results)));
-    },
+    start: (threadId, entries) => inTurn(() => writeDurably(fileOf(threadId), JSON.stringify(entries))),
+    end: (threadId, results) =>
+      inTurn(() => writeDurably(fileOf(threadId), JSON.stringify(withResults(read(threadId), results)))),
     read: async (threadId) => read(threadId),
-    async clear(threadId) {
-      try {
-        unlinkSync(fileOf(threadId));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-    },
+    clear: (threadId) =>
+      inTurn(() => {
+        try {
+          unlinkSync(fileOf(threadId));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        }
+      }),
   };
 }
