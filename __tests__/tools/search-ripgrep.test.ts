@@ -236,6 +236,18 @@ describe("search_files with the bundled ripgrep", () => {
     const expected = "big.log:110002: the needle line\n\n[1 matching line in 1 file under the workspace.]";
     expect(await search({}, { pattern: "needle" })).toBe(expected);
     expect(await search(BUILT_IN, { pattern: "needle" })).toBe(expected);
+    // Big files that .gitignore ignores or a glob leaves out stay out (ripgrep leaves big files to
+    // a verified descriptor, after its ignore rules).
+    put(tmp.dir, ".gitignore", "skipped/\n*.old\n");
+    put(tmp.dir, "skipped/big.txt", `${line.repeat(20_000)}needle skipped\n`);
+    put(tmp.dir, "big.old", `${line.repeat(20_000)}needle old\n`);
+    for (const env of [{}, BUILT_IN]) {
+      expect(await search(env, { pattern: "needle" })).toBe(expected);
+      expect(await search(env, { pattern: "needle", glob: "*.txt" })).toMatch(
+        /^No matches for \/needle\/i in the workspace matching "\*\.txt"/,
+      );
+      expect(await search(env, { pattern: "needle", glob: "*.log" })).toBe(expected);
+    }
     // A sparse 64 MB file of zeros is binary: skipped by both without a word.
     truncateSync(put(tmp.dir, "sparse.bin.txt"), 64 * 1024 * 1024);
     expect(await search({}, { pattern: "needle" })).toBe(expected);

@@ -466,6 +466,10 @@ export function ripgrepDescriptor(
   };
 }
 
+const RG_DEBUG = "rg: DEBUG|";
+/** ripgrep 15's debug line for a file over --max-filesize: "rg: DEBUG|ignore::walk|…: ignoring ./big.log: 209715200 bytes". */
+const BIG_FILE_SKIPPED = /^rg: DEBUG\|ignore::walk\|[^ ]*: ignoring (.+): \d+ bytes$/;
+
 /** The environment ripgrep runs in: none, so no RIPGREP_CONFIG_PATH (or anything else) steers it. */
 const RG_ENV: NodeJS.ProcessEnv = {};
 
@@ -492,9 +496,13 @@ export async function ripgrepSearch(
   signal?: AbortSignal,
   unreadable: string[] = [],
   sorted = false,
+  bigFiles?: string[],
 ): Promise<SearchOutcome | undefined> {
   const args = [...rgPatternArgs(re, context), "--hidden", "--no-require-git", "--glob", "!.git"];
   if (sorted) args.push("--sort", "path");
+  // Big files are left to ripgrepDescriptor (read once, through a verified descriptor); ripgrep's
+  // debug log names each one it skipped for its size, after its ignore rules and globs.
+  if (bigFiles) args.push("--max-filesize", String(SMALL_FILE_BYTES), "--debug");
   args.push("--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global");
   if (!respectGitignore) args.push("--no-ignore");
   if (input.glob) args.push("--glob", input.glob);
@@ -504,6 +512,11 @@ export async function ripgrepSearch(
     signal,
     env: RG_ENV,
     onStderrLine: (line) => {
+      if (line.startsWith(RG_DEBUG)) {
+        const big = BIG_FILE_SKIPPED.exec(line)?.[1];
+        if (big && bigFiles) bigFiles.push(big.replace(/^\.\//, ""));
+        return;
+      }
       const rel = reportedPath(line);
       if (rel) unreadable.push(rel);
     },
@@ -588,15 +601,30 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   let outcome: SearchOutcome | undefined;
   const rg = findRipgrep(ctx.options.env ?? processEnvironment(), { workspace: ws.root });
   let unreadable: string[] = [];
+  // Only the bundled ripgrep (pinned, so its debug lines are known) leaves big files to one read
+  // through a verified descriptor; another reads them twice (when picking, and again there).
+  const skipsBig = target.isDirectory && rg !== undefined && rg === bundledRipgrep();
+  let bigFiles: string[] = [];
   const runRg = (sorted: boolean) =>
-    ripgrepSearch(rg!, ws.root, relTarget, input, re, context, respectGitignore, signal, unreadable, sorted).catch(
-      () => undefined,
-    );
+    ripgrepSearch(
+      rg!,
+      ws.root,
+      relTarget,
+      input,
+      re,
+      context,
+      respectGitignore,
+      signal,
+      unreadable,
+      sorted,
+      skipsBig ? bigFiles : undefined,
+    ).catch(() => undefined);
   // In parallel (as rg runs at a shell) and sorted here; only when the count stops early does it
   // run again in path order (one thread), so the matches counted and shown are the same each time.
   if (rg) outcome = await runRg(false);
   if (outcome?.stoppedEarly) {
     unreadable = [];
+    bigFiles = [];
     outcome = await runRg(true);
   }
   if (outcome) {
@@ -606,7 +634,7 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
     outcome = newOutcome("ripgrep");
     await searchNamed(
       ws,
-      picked.hits.map((h) => h.path),
+      [...new Set([...picked.hits.map((h) => h.path), ...bigFiles])].sort(),
       m,
       outcome,
       true,
