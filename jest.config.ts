@@ -81,6 +81,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "studio/killed-server.test.ts",
   "studio/subagents.test.ts",
   "studio/lock-lost.test.ts",
+  "subagent-interrupt-pty.test.ts",
   "subagent-pty.test.ts",
   "tool-arguments-cli.test.ts",
   "tools/apply-patch-big.test.ts",

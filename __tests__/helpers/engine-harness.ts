@@ -4,7 +4,9 @@ import { MemorySaver } from "@langchain/langgraph";
 import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
 import { createRuntime } from "../../src/agent/runtime.js";
-import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
+import { createAgentGraphBuilder, type GraphSettings } from "../../src/graph/graph.js";
+import { recoverInterruptedCalls, type StopCause } from "../../src/agent/crash-recovery.js";
+import type { ToolJournal } from "../../src/memory/tool-journal.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
 import { createLoopEngine } from "../../src/loop/loop.js";
 import type { LoopThread } from "../../src/memory/loop-threads.js";
@@ -12,6 +14,7 @@ import type { MemoryBackend } from "../../src/memory/backend.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
 import type { Todo } from "../../src/tools/todos.js";
+import type { WorkspaceSnapshots } from "../../src/agent/snapshot-step.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { SubagentType } from "../../src/tools/task.js";
 
@@ -45,6 +48,8 @@ export interface EngineHarness {
   history(threadId?: string): Promise<BaseMessage[]>;
   /** The thread's todo list as saved: the graph's `todos` state field, the loop's thread store. */
   todos(threadId?: string): Promise<Todo[]>;
+  /** The thread's snapshots per request as saved: the graph's `snapshots` state field, the loop's thread store. */
+  snapshots(threadId?: string): Promise<WorkspaceSnapshots>;
   /** Replaces a thread's saved conversation (to set up odd states). */
   seed(threadId: string, messages: BaseMessage[]): Promise<void>;
 }
@@ -60,6 +65,8 @@ export interface HarnessExtras {
   model?: BaseChatModel;
   /** Agent types for the `task` tool (none: no `task` tool). */
   subagents?: readonly SubagentType[];
+  /** The write-ahead tool journal (none: nothing journalled), with the graph's recovery wired as the CLI's. */
+  journal?: ToolJournal;
 }
 
 export function engineSettings(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
@@ -93,40 +100,50 @@ export function engineHarness(
   let engine: Engine;
   let history: EngineHarness["history"];
   let todos: EngineHarness["todos"];
+  let snapshots: EngineHarness["snapshots"];
   let seed: EngineHarness["seed"];
+  const journal = extras.journal;
   if (kind === "graph") {
-    const graph = createGraph(settings, {
-      checkpointer: extras.memory?.checkpointer() ?? new MemorySaver(),
-      model,
-      tools,
-      subagents,
-    });
+    const graph = createAgentGraphBuilder({
+      ...createRuntime(settings, { model, tools, subagents }),
+      ...(journal ? { journal } : {}),
+    }).compile({ checkpointer: extras.memory?.checkpointer() ?? new MemorySaver() });
     engine = createGraphEngine({
       graph,
       meta,
       modelSettings: settings,
       approval: settings.approval,
       maxSteps: settings.maxSteps,
+      ...(journal
+        ? {
+            recover: (threadId: string, messages: readonly BaseMessage[], cause?: StopCause) =>
+              recoverInterruptedCalls({ journal, threadId, workspace, messages, timeTravelThread: threadId, cause }),
+          }
+        : {}),
     });
     history = async (threadId = "t1") =>
       (await graph.getState({ configurable: { thread_id: threadId } })).values.messages;
     todos = async (threadId = "t1") => (await graph.getState({ configurable: { thread_id: threadId } })).values.todos;
+    snapshots = async (threadId = "t1") =>
+      (await graph.getState({ configurable: { thread_id: threadId } })).values.snapshots ?? {};
     seed = async (threadId, messages) => {
       await graph.updateState({ configurable: { thread_id: threadId } }, { messages }, "agent");
     };
   } else if (extras.memory?.loopMemory) {
     const memory = extras.memory.loopMemory;
     const runtime = createRuntime(settings, { model, tools, subagents });
-    engine = createLoopEngine({ runtime: { ...runtime, workspace }, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({ runtime: { ...runtime, workspace, journal }, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => (await memory.load(threadId)).messages;
     todos = async (threadId = "t1") => (await memory.load(threadId)).todos ?? [];
+    snapshots = async (threadId = "t1") => (await memory.load(threadId)).snapshots ?? {};
     seed = async (threadId, messages) => memory.save(threadId, { messages, alwaysAllow: [] });
   } else {
     const { threads, memory } = inMemoryLoopThreads();
     const runtime = createRuntime(settings, { model, tools, subagents });
-    engine = createLoopEngine({ runtime: { ...runtime, workspace }, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({ runtime: { ...runtime, workspace, journal }, meta, modelSettings: settings, memory });
     history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
     todos = async (threadId = "t1") => threads.get(threadId)?.todos ?? [];
+    snapshots = async (threadId = "t1") => threads.get(threadId)?.snapshots ?? {};
     seed = async (threadId, messages) => void threads.set(threadId, { messages, alwaysAllow: [] });
   }
   return {
@@ -135,6 +152,7 @@ export function engineHarness(
     approvals,
     history,
     todos,
+    snapshots,
     seed,
     run(task, opts = {}) {
       const answers = [...(opts.answers ?? [])];

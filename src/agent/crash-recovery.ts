@@ -3,8 +3,10 @@ import { unansweredResult } from "../context/budget.js";
 import type { JournalEntry, ToolJournal } from "../memory/tool-journal.js";
 import { editNote } from "../policy/edit-call.js";
 import { snapshotsEnabled } from "../settings.js";
+import { TASK_TOOL } from "../tools/task.js";
 import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
 import type { WorkspaceSnapshots } from "./snapshot-step.js";
+import { INTERRUPTED_CALL_RESULT, interruptionMessages } from "./turn.js";
 
 /**
  * A run that was killed mid-step leaves its last tool calls without results in the thread. The
@@ -25,8 +27,35 @@ const STATUS_WORD: Record<SnapshotChange["status"], string> = {
   T: "type changed",
 };
 
-export function interruptedResultText(name: string, changes: readonly SnapshotChange[] | undefined): string {
-  const head = `This ${name} call was interrupted: it started, but mini-cursor stopped (the process was killed or crashed) before its result was saved, so its effects may be partly on disk.`;
+/** Why a step's calls were left without results: the process was killed, or the person pressed Ctrl-C. */
+export type StopCause = "killed" | "cancelled";
+
+/**
+ * How an interrupted call's result begins. A task call's is about its sub-agent, which ran on its
+ * own, and it is told after Ctrl-C too (another call cut off by Ctrl-C gets INTERRUPTED_CALL_RESULT).
+ */
+function interruptedHead(name: string, cause: StopCause): string {
+  if (name === TASK_TOOL)
+    return cause === "cancelled"
+      ? "This task call's sub-agent was interrupted by the user (Ctrl-C) before it gave its report, so it may have done part of its task."
+      : "This task call's sub-agent was interrupted: mini-cursor stopped (the process was killed or crashed) before its report was saved, so it may have done part of its task.";
+  return `This ${name} call was interrupted: it started, but mini-cursor stopped (the process was killed or crashed) before its result was saved, so its effects may be partly on disk.`;
+}
+
+export interface InterruptedOptions {
+  /** Killed (the default) or cancelled. */
+  cause?: StopCause;
+  /** A task call whose sub-agent had no tool that changes files. */
+  readOnly?: boolean;
+}
+
+export function interruptedResultText(
+  name: string,
+  changes: readonly SnapshotChange[] | undefined,
+  options: InterruptedOptions = {},
+): string {
+  const head = interruptedHead(name, options.cause ?? "killed");
+  if (options.readOnly) return `${head} Its tools could not change files, so it changed none.`;
   if (!changes)
     return `${head} What changed on disk is not known (workspace snapshots were off). Check the files before running it again.`;
   if (changes.length === 0)
@@ -46,6 +75,11 @@ export interface RecoveryInput {
    * taken here); empty for the loop.
    */
   timeTravelThread: string;
+  /**
+   * Killed (the default: the next run closes the step) or cancelled (the run closes its own turn
+   * after Ctrl-C, interruptionMessages with what the journal knows: cancelledTurn).
+   */
+  cause?: StopCause;
 }
 
 export interface Recovery {
@@ -86,7 +120,8 @@ async function changesSince(
         changes.map((c) => c.path),
       );
     const startedAt = Date.parse(first.startedAt) || Date.now();
-    const snapshots = first.request ? { [first.request]: { before: first.before, after, startedAt } } : {};
+    const paths = changes.map((c) => c.path);
+    const snapshots = first.request ? { [first.request]: { before: first.before, after, startedAt, paths } } : {};
     return { changes, snapshots };
   } catch {
     return { snapshots: {} };
@@ -108,6 +143,7 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
   const recorded = started.length > 0 ? started : dangling.map((c) => byId.get(c.id!)).filter((e) => e?.before);
   const { changes, snapshots } =
     recorded.length > 0 ? await changesSince(input, recorded as JournalEntry[]) : { snapshots: {} };
+  const cause = input.cause ?? "killed";
   const results = dangling.map((call) => {
     const entry = byId.get(call.id!);
     if (entry?.result)
@@ -117,12 +153,17 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
         content: entry.result.content,
         status: entry.result.status,
       });
-    const interrupted = entry ? interruptedResultText(call.name, changes) : unansweredResult(call.name);
-    // The model's call is what the thread holds; an edited one ran with the person's arguments.
-    const content = entry?.editedArgs ? `${editNote(call.name, entry.editedArgs)}\n${interrupted}` : interrupted;
-    return new ToolMessage({ tool_call_id: call.id!, name: call.name, content, status: "error" });
+    const text = (): string => {
+      if (cause === "cancelled" && !(entry && call.name === TASK_TOOL)) return INTERRUPTED_CALL_RESULT;
+      if (!entry) return unansweredResult(call.name);
+      const interrupted = interruptedResultText(call.name, changes, { cause, readOnly: entry.readOnly });
+      // The model's call is what the thread holds; an edited one ran with the person's arguments.
+      return entry.editedArgs ? `${editNote(call.name, entry.editedArgs)}\n${interrupted}` : interrupted;
+    };
+    return new ToolMessage({ tool_call_id: call.id!, name: call.name, content: text(), status: "error" });
   });
   await input.journal.clear(input.threadId);
+  if (cause === "cancelled") return { results, snapshots };
   const ended = dangling.filter((c) => byId.get(c.id!)?.result).length;
   const parts = [
     ended ? `${ended} finished (result recovered)` : "",
@@ -136,4 +177,15 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
     snapshots,
     note: `The previous run on this thread stopped in the middle of a step (killed or crashed). Its tool calls: ${parts.join(", ")}; the model is told so.`,
   };
+}
+
+/**
+ * The messages that close a turn the person cancelled (Ctrl-C): interruptionMessages (a result
+ * for each call without one, then the note), where the journal knows better (closed with cause
+ * "cancelled"): a call that ended keeps its result, and a task call whose sub-agent was cut off
+ * says so with the files changed since its step began.
+ */
+export function cancelledTurn(messages: readonly BaseMessage[], recovered: Recovery): BaseMessage[] {
+  const known = new Map(recovered.results.map((r) => [r.tool_call_id, r]));
+  return interruptionMessages(messages).map((m) => (ToolMessage.isInstance(m) ? (known.get(m.tool_call_id) ?? m) : m));
 }

@@ -199,6 +199,11 @@ export interface SnapshotStepInput {
   messages: readonly BaseMessage[];
   /** The calls this step is about to run (what their tools declare names the files they change). */
   calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>;
+  /**
+   * Something after these calls may change any file (a sub-agent of the step's `task` calls that
+   * has a tool that changes files): the step is recorded as a command step is, whole.
+   */
+  wholeWorkspace?: boolean;
   /** The toolset, for what each called tool declares (without it, the built-in tool of that name). */
   tools?: readonly ToolLike[];
   /** Said once when git is missing or fails. */
@@ -225,7 +230,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   if (input.snapshots) await syncWorkspaceToCheckpoint({ ...input, snapshots: input.snapshots });
   const request = currentRequest(input.messages);
   if (request) warmSnapshots(input.workspace);
-  if (!request || !canChangeFiles(input.calls, input.tools)) return NOTHING;
+  if (!request || !(input.wholeWorkspace || canChangeFiles(input.calls, input.tools))) return NOTHING;
   const store = storeFor(input.workspace);
   if (!store) return NOTHING;
   const startedAt = Date.now();
@@ -235,7 +240,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
     return { [request]: { before: "", after: "", startedAt, error: (err as Error).message } };
   };
   // An edit step looks at the paths it declares only; a command step at what changed in the whole workspace.
-  const declared = declaredPaths(store.workspace, input.calls, input.tools);
+  const declared = input.wholeWorkspace ? undefined : declaredPaths(store.workspace, input.calls, input.tools);
   let before: string;
   try {
     // A command may change any file, so it runs once the whole workspace is recorded, waiting a bounded time.

@@ -3,7 +3,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { effectsOf } from "../tools/define.js";
 import { findSubagentType, TASK_TOOL, taskSchema, type SubagentType, type TaskInput } from "../tools/task.js";
 import type { AgentRuntime } from "./runtime.js";
-import { snapshotStoreRef, type WorkspaceSnapshots, mergeSnapshots } from "./snapshot-step.js";
+import { canChangeFiles, snapshotStoreRef, type WorkspaceSnapshots, mergeSnapshots } from "./snapshot-step.js";
 import type { StopReason } from "./events.js";
 
 /**
@@ -85,6 +85,21 @@ export function subagentRuntime(parent: AgentRuntime, type: SubagentType): Agent
   };
   perType.set(type.name, runtime);
   return runtime;
+}
+
+/**
+ * Whether the sub-agent a task call starts has a tool that changes files (by the tools' declared
+ * kinds, as a step's snapshot is decided): an `explore` has none, a `general` has the parent's.
+ * A call that cannot start a sub-agent changes nothing.
+ */
+export function subagentMayChangeFiles(parent: AgentRuntime, call: ToolCall): boolean {
+  const resolved = resolveTaskCall(parent, call);
+  if ("error" in resolved) return false;
+  const tools = subagentRuntime(parent, resolved.type).tools;
+  return canChangeFiles(
+    tools.map((t) => ({ name: t.name })),
+    tools,
+  );
 }
 
 /** The arguments of a task call, or the text its result carries when they cannot start one. */

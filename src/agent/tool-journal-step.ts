@@ -7,14 +7,16 @@ import { messageText } from "./turn.js";
 /**
  * Both engines record a step's tool calls in the write-ahead journal (memory/tool-journal.ts)
  * as they happen: started, before any of them runs; ended, with their results, before the step
- * is saved in the thread. Without a journal (tests) nothing is recorded.
+ * is saved in the thread. A step's `task` calls are recorded with its other calls, and each ends
+ * when its sub-agent does. Without a journal (tests) nothing is recorded.
  */
 
 export interface JournalStepInput {
   journal?: ToolJournal;
   threadId: string;
   messages: readonly BaseMessage[];
-  calls: ReadonlyArray<{ id?: string; name: string }>;
+  /** `readOnly`: a task call whose sub-agent has no tool that changes files (no snapshot is taken for it). */
+  calls: ReadonlyArray<{ id?: string; name: string; readOnly?: boolean }>;
   /** The snapshot taken before the step's tools (snapshot-step.ts), when there is one. */
   before?: string;
   /** Calls the person edited at the approval question: the arguments they run with, by call id. */
@@ -36,6 +38,7 @@ export async function journalStarted(input: JournalStepInput): Promise<void> {
         before: input.before,
         startedAt,
         ...(editedArgs ? { editedArgs } : {}),
+        ...(c.readOnly ? { readOnly: true } : {}),
       };
     }),
   );

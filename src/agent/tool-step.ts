@@ -14,7 +14,7 @@ import { journalEnded, journalStarted } from "./tool-journal-step.js";
 import { accessOf, allowConcurrentListeners, runScheduled } from "./tool-schedule.js";
 import { withToolHooks } from "./tool-hooks.js";
 import { unrunnableCallResults } from "./turn.js";
-import { isTaskCall } from "./subagents.js";
+import { isTaskCall, subagentMayChangeFiles } from "./subagents.js";
 
 /**
  * The approval and tool half of a step, written once for both engines (the graph's approve and
@@ -142,19 +142,34 @@ export async function runToolStep(input: ToolStepInput): Promise<ToolStep> {
   const pending = calls
     .filter((c) => !answered.has(c.id!) && !isTaskCall(c))
     .map((c) => (edits[c.id!] ? { ...c, args: edits[c.id!]! } : c));
-  // The workspace is snapshotted around the tools, for /undo (and, in the graph, time travel).
+  const tasks = calls
+    .filter((c) => !answered.has(c.id!) && isTaskCall(c))
+    .map((c) => ({ ...c, readOnly: !subagentMayChangeFiles(runtime, c) }));
+  // The workspace is snapshotted around the tools, for /undo (and, in the graph, time travel):
+  // whole when a sub-agent that may change files runs after them, as its task call's `before`.
   const snapshot = await snapshotBeforeTools({
     workspace: runtime.workspace,
     threadId: input.timeTravelThread,
     messages: input.messages,
     calls: pending,
+    wholeWorkspace: tasks.some((t) => !t.readOnly),
     tools: runtime.tools,
     notice: input.notice,
     snapshots: input.snapshots,
   });
-  // The write-ahead journal: the calls are on disk as started before they run, each result as it ends.
+  // The write-ahead journal: the calls are on disk as started before they run, each result as it
+  // ends. The task calls too, though their sub-agents run after this step and each writes its
+  // call's result as it ends (graph/subagent.ts, loop/subagents.ts): a stop inside a sub-agent
+  // then knows the call started, and the snapshot its changes are measured from.
   const journal = runtime.journal;
-  await journalStarted({ journal, threadId, messages: input.messages, calls: pending, before: snapshot.before, edits });
+  await journalStarted({
+    journal,
+    threadId,
+    messages: input.messages,
+    calls: [...pending, ...tasks],
+    before: snapshot.before,
+    edits,
+  });
   const toolsByName = new Map(runtime.tools.map((t) => [t.name, t]));
   if (pending.length > 0) allowConcurrentListeners(input.configFor(pending[0]!).signal ?? undefined, pending.length);
   const outputs = await runScheduled(

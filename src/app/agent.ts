@@ -114,13 +114,14 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
         modelSettings: settings,
         approval: settings.approval,
         maxSteps: settings.maxSteps,
-        recover: (threadId, messages) =>
+        recover: (threadId, messages, cause) =>
           recoverInterruptedCalls({
             journal: memory.journal,
             threadId,
             workspace: settings.workspace,
             messages,
             timeTravelThread: threadId,
+            cause,
           }),
       }),
       settings,

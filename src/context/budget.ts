@@ -17,9 +17,8 @@ export const UNANSWERED_TOOL_RESULT =
   "This tool call was not run: the run stopped (interrupted or step limit) before it.";
 
 /**
- * The same for a `task` call: its sub-agent's own steps are not in the parent's journal, so a
- * stop (Ctrl-C, or a killed process) while it ran leaves no trace of what it did, and "not run"
- * could be false.
+ * The same for a `task` call the journal has nothing on (agent/crash-recovery.ts closes one it
+ * has, naming the files changed): its sub-agent may have run in part, so "not run" could be false.
  */
 export const UNANSWERED_TASK_RESULT =
   "This task call has no report: the run stopped (interrupted, at its step limit, or mini-cursor was killed) before the sub-agent's report was saved. " +

@@ -9,12 +9,12 @@ import { stateAbort } from "../memory/state-errors.js";
 import { addUsage, type TurnUsage } from "../agent/model-turn.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { withParentCallbacks } from "../agent/trace-parent.js";
-import { interruptionMessages, messageText } from "../agent/turn.js";
+import { messageText } from "../agent/turn.js";
 import type { AgentGraph } from "./graph.js";
 import { recursionLimitFor } from "./run-config.js";
 import type { NodeSignal } from "./node-signals.js";
 import type { GraphStopReason } from "./state.js";
-import type { Recovery } from "../agent/crash-recovery.js";
+import { cancelledTurn, type Recovery, type StopCause } from "../agent/crash-recovery.js";
 import { streamChunks } from "./stream-chunks.js";
 
 export interface GraphEngineOptions {
@@ -24,8 +24,11 @@ export interface GraphEngineOptions {
   /** Defaults for runs that do not say otherwise. */
   approval: RunRequest["approval"];
   maxSteps: number;
-  /** Closes a step a killed run left open (agent/crash-recovery.ts), before the new request. */
-  recover?: (threadId: string, messages: readonly BaseMessage[]) => Promise<Recovery>;
+  /**
+   * Closes a step a killed run left open (agent/crash-recovery.ts), before the new request; with
+   * cause "cancelled", what the journal knows of a turn the run's Ctrl-C cut off.
+   */
+  recover?: (threadId: string, messages: readonly BaseMessage[], cause?: StopCause) => Promise<Recovery>;
 }
 
 interface StreamState {
@@ -173,25 +176,42 @@ function createStreamReader(root: Scope, emit: EventSink, timer: ToolTimer) {
   };
 }
 
-/** Keeps the conversation up to the cancel, closed so the provider accepts it next time. */
+/**
+ * Keeps the conversation up to the cancel, closed so the provider accepts it next time: from the
+ * journal where it knows more (a finished call's result, what a cut-off sub-agent changed, kept
+ * with the request for /undo).
+ */
 async function closeInterruptedTurn(
-  graph: AgentGraph,
-  config: { configurable: Record<string, unknown> },
+  options: GraphEngineOptions,
+  config: { configurable: Record<string, unknown> & { thread_id: string } },
 ): Promise<void> {
+  const { graph } = options;
   try {
     const state = await graph.getState(config);
     const messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
     if (messages.length === 0) return;
-    await graph.updateState(config, { messages: interruptionMessages(messages) }, "agent");
+    const known: Recovery = options.recover
+      ? await options.recover(config.configurable.thread_id, messages, "cancelled").catch(() => NO_RECOVERY)
+      : NO_RECOVERY;
+    await graph.updateState(config, { messages: cancelledTurn(messages, known), snapshots: known.snapshots }, "agent");
   } catch {
     // Without a checkpointer there is no conversation to keep.
   }
 }
 
+const NO_RECOVERY: Recovery = { results: [], snapshots: {} };
+
 /** Results for the calls a killed run left without one (none without a checkpointer). */
 async function recoverStep(options: GraphEngineOptions, configurable: { thread_id: string }): Promise<Recovery> {
   if (!options.recover || !options.graph.checkpointer) return { results: [], snapshots: {} };
-  const state = await options.graph.getState({ configurable: { thread_id: configurable.thread_id } });
+  const latest = await options.graph.getState({ configurable: { thread_id: configurable.thread_id } });
+  // The checkpoint as the new run starts from it: a new input drops the saved writes of an
+  // unfinished step's tasks (a sub-agent that ended while its sibling ran), which getState shows
+  // applied. Their results come from the journal.
+  const checkpointId = (latest.config?.configurable as { checkpoint_id?: string } | undefined)?.checkpoint_id;
+  const state = checkpointId
+    ? await options.graph.getState({ configurable: { thread_id: configurable.thread_id, checkpoint_id: checkpointId } })
+    : latest;
   const messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
   return options.recover(configurable.thread_id, messages);
 }
@@ -271,7 +291,7 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         if (request.signal?.aborted && !failed) {
           reason = "interrupted";
           // Only the thread id: the run's aborted signal would cancel these calls too.
-          await closeInterruptedTurn(options.graph, { configurable: config.configurable });
+          await closeInterruptedTurn(options, { configurable: config.configurable });
         } else {
           reason = "error";
           emit({

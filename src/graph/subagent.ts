@@ -11,6 +11,7 @@ import {
   taskErrorResult,
 } from "../agent/subagents.js";
 import { currentRequest, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import { journalEnded } from "../agent/tool-journal-step.js";
 import { lastAIMessage, messageText, stepsSinceLastRequest } from "../agent/turn.js";
 import { threadOf } from "../tools/read-tracker.js";
 import { recursionLimitFor, runOption, type RuntimeSource } from "./run-config.js";
@@ -75,13 +76,21 @@ export function createSubagentNodes(source: RuntimeSource, subgraph: () => Subag
     async subagent(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
       const { runtime, config: run } = source(config);
       const { call } = input;
+      // The call's result is in the parent's journal before this task's writes are saved: a run
+      // stopped after it (a sibling still running) gives it back, not "interrupted".
+      const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}): Promise<AgentStateUpdate> => {
+        await journalEnded(runtime.journal, threadOf(config) ?? "", [result]);
+        return { messages: [result], snapshots };
+      };
       const resolved = resolveTaskCall(runtime, call);
-      if ("error" in resolved) return { messages: [taskErrorResult(call, resolved.error)] };
+      if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
       const { type, input: task } = resolved;
       const maxSteps = runOption(run, "maxSteps", runtime.maxSteps);
       // The engine maps this task's namespace to the call, to label the sub-agent's events.
       const ns = (config.configurable as { checkpoint_ns?: string } | undefined)?.checkpoint_ns ?? "";
       config.writer?.({ kind: "subagent", callId: call.id!, type: type.name, ns } satisfies NodeSignal);
+      let result: ToolMessage;
+      let snapshots: WorkspaceSnapshots = {};
       try {
         const out = (await subgraph().invoke(
           { messages: [subagentRequest(call, task)] },
@@ -100,17 +109,14 @@ export function createSubagentNodes(source: RuntimeSource, subgraph: () => Subag
         const messages = out.messages ?? [];
         const last = messages[messages.length - 1];
         const report = last && AIMessage.isInstance(last) ? messageText(last) : undefined;
-        return {
-          messages: [subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages))],
-          snapshots: snapshotsForParent(out.snapshots ?? {}, input.request),
-        };
+        result = subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages));
+        snapshots = snapshotsForParent(out.snapshots ?? {}, input.request);
       } catch (err) {
         // An interrupt (an approval question inside) and a cancellation belong to the parent's run.
         if (isGraphBubbleUp(err) || config.signal?.aborted) throw err;
-        return {
-          messages: [taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`)],
-        };
+        result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
       }
+      return ended(result, snapshots);
     },
 
     /** After a turn's sub-agents: the request's snapshot entry ends at the thread's latest files. */

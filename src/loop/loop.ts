@@ -9,12 +9,12 @@ import { boundModel, type AgentRuntime } from "../agent/runtime.js";
 import { currentRequest, mergeSnapshots } from "../agent/snapshot-step.js";
 import { taskCalls } from "../agent/subagents.js";
 import { runLoopTaskCalls } from "./subagents.js";
-import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
+import { cancelledTurn, recoverInterruptedCalls } from "../agent/crash-recovery.js";
 import { modelTurnInput, requestMessage, summaryInput } from "../agent/turn-inputs.js";
 import { reviewTurn, runToolStep } from "../agent/tool-step.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
-import { interruptionMessages, messageText } from "../agent/turn.js";
+import { messageText } from "../agent/turn.js";
 import { withParentCallbacks } from "../agent/trace-parent.js";
 import { loadLoopThread, saveLoopThread, type LoopMemory } from "../memory/loop-threads.js";
 
@@ -202,7 +202,17 @@ export function createLoopEngine(options: LoopOptions): Engine {
       } catch (err) {
         const failed = stateAbort(signal);
         if (signal?.aborted && !failed) {
-          messages.push(...interruptionMessages(messages));
+          // Closed from the journal where it knows more: a finished call's result, what a cut-off sub-agent changed.
+          const known = await recoverInterruptedCalls({
+            journal: runtime.journal,
+            threadId: request.threadId,
+            workspace: runtime.workspace,
+            messages,
+            timeTravelThread: "",
+            cause: "cancelled",
+          }).catch(() => ({ results: [], snapshots: {} }));
+          messages.push(...cancelledTurn(messages, known));
+          thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, known.snapshots);
           await save();
           return tally.finish("interrupted");
         }

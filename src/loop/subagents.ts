@@ -12,6 +12,7 @@ import {
   taskCalls,
   taskErrorResult,
 } from "../agent/subagents.js";
+import { journalEnded } from "../agent/tool-journal-step.js";
 import { messageText } from "../agent/turn.js";
 import type { LoopMemory, LoopThread } from "../memory/loop-threads.js";
 import type { ApprovalMode } from "../settings.js";
@@ -54,8 +55,14 @@ async function runOne(
   input: LoopTaskInput,
   call: ToolCall,
 ): Promise<{ result: ToolMessage; snapshots: WorkspaceSnapshots }> {
+  // The call's result is in the parent's journal as soon as its sub-agent ends: a run stopped
+  // while a sibling still runs gives it back, not "interrupted".
+  const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}) => {
+    await journalEnded(input.runtime.journal, input.threadId, [result]);
+    return { result, snapshots };
+  };
   const resolved = resolveTaskCall(input.runtime, call);
-  if ("error" in resolved) return { result: taskErrorResult(call, resolved.error), snapshots: {} };
+  if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
   const { type, input: task } = resolved;
   const { memory, saved } = memoryThread();
   const engine = input.createEngine(subagentRuntime(input.runtime, type), memory);
@@ -83,14 +90,19 @@ async function runOne(
     summary.reason === "error"
       ? taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${summary.error ?? "unknown error"}`)
       : subagentResult(call, type, report, summary.reason, summary.steps);
-  return { result, snapshots: snapshotsForParent(thread?.snapshots ?? {}, input.request) };
+  return ended(result, snapshotsForParent(thread?.snapshots ?? {}, input.request));
 }
 
 /** Runs a turn's `task` calls in parallel; their results in the model's order and their file changes. */
 export async function runLoopTaskCalls(
   input: LoopTaskInput,
 ): Promise<{ results: ToolMessage[]; snapshots: WorkspaceSnapshots }> {
-  const outcomes = await Promise.all(taskCalls(input.message).map((call) => runOne(input, call)));
+  // Every sub-agent has stopped before a stop is reported: the parent then closes the turn from
+  // the journal (crash-recovery.ts), with the files as they left them.
+  const settled = await Promise.allSettled(taskCalls(input.message).map((call) => runOne(input, call)));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
+  const outcomes = settled.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof runOne>>>).value);
   let snapshots: WorkspaceSnapshots = {};
   for (const o of outcomes) snapshots = mergeSnapshots(snapshots, o.snapshots);
   return { results: outcomes.map((o) => o.result), snapshots };

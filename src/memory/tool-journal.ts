@@ -28,6 +28,8 @@ export interface JournalEntry {
   startedAt: string;
   /** The person edited the call at the approval question: the arguments it ran with (the thread keeps the model's). */
   editedArgs?: Record<string, unknown>;
+  /** A `task` call whose sub-agent's tools change no file: nothing on disk to look for. */
+  readOnly?: boolean;
   /** The call's result, once it ended (before the step's checkpoint was written). */
   result?: JournalResult;
 }
