@@ -139,11 +139,18 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
   }
   const byId = new Map(entries.map((e) => [e.callId, e]));
   const started = dangling.map((c) => byId.get(c.id!)).filter((e): e is JournalEntry => Boolean(e) && !e!.result);
+  const cause = input.cause ?? "killed";
   // The step's snapshot is kept whenever the journal has its `before`: calls that ended changed files too.
-  const recorded = started.length > 0 ? started : dangling.map((c) => byId.get(c.id!)).filter((e) => e?.before);
+  // After Ctrl-C only for a cut-off sub-agent: the parent's own calls are closed as they always were,
+  // without the wait for a snapshot (a SIGTERM leaves a second before the process exits).
+  const recorded =
+    cause === "cancelled"
+      ? started.filter((e) => e.name === TASK_TOOL)
+      : started.length > 0
+        ? started
+        : dangling.map((c) => byId.get(c.id!)).filter((e) => e?.before);
   const { changes, snapshots } =
     recorded.length > 0 ? await changesSince(input, recorded as JournalEntry[]) : { snapshots: {} };
-  const cause = input.cause ?? "killed";
   const results = dangling.map((call) => {
     const entry = byId.get(call.id!);
     if (entry?.result)
