@@ -8,6 +8,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -76,6 +77,7 @@ test("declared paths are snapshotted without reading or writing the private inde
   // Garbage in place of the index: any git call that read it would fail.
   const index = ownIndex();
   const saved = readFileSync(index);
+  const { atime, mtime } = statSync(index);
   writeFileSync(index, "not an index");
   let s1 = "";
   try {
@@ -87,13 +89,16 @@ test("declared paths are snapshotted without reading or writing the private inde
     expect(readFileSync(index, "utf8")).toBe("not an index");
     // The snapshot is on the branch, so it is never unreachable.
     expect(storeGit(["rev-parse", "refs/heads/snapshots"]).trim()).toBe(s1);
+    // What the step changed is read without the index too.
+    expect(await store.changes(s0, s1)).toEqual([
+      { path: "src/a.ts", status: "M", fromMode: "100644", toMode: "100644", added: 1, removed: 1 },
+      { path: "src/new/c.ts", status: "A", fromMode: "000000", toMode: "100644", added: 1, removed: 0 },
+    ]);
   } finally {
+    // With its own mtime, so git's check of files changed in the second it was written still holds.
     writeFileSync(index, saved);
+    utimesSync(index, atime, mtime);
   }
-  expect(statusOf(await store.changes(s0, s1))).toEqual([
-    ["M", "src/a.ts"],
-    ["A", "src/new/c.ts"],
-  ]);
   // A whole snapshot after it sees the rest, and a file put back as the index had it.
   put("src/a.ts", "a1\n");
   put("src/b.ts", "b2\n");

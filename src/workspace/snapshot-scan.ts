@@ -23,6 +23,8 @@ export interface GitCallOptions {
   okExit?: readonly number[];
   /** "plain": without GIT_LITERAL_PATHSPECS, for a command that refuses it (check-ignore). */
   pathspecs?: "plain";
+  /** The call needs no index (diff-tree of two snapshots): it is given none to read. */
+  noIndex?: boolean;
 }
 
 /**

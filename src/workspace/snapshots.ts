@@ -81,6 +81,8 @@ const LOCK_POLL_MS = 100;
 const REF_ATTEMPTS = 8;
 /** The shared index each process's own index starts from. */
 const SHARED_INDEX = "index";
+/** Never made: what a git call that needs no index is pointed at, so it reads none. */
+const NO_INDEX = "no-index";
 /** Our own index files: `index-<pid>-<random>`. */
 const OWN_INDEX = /^index-(\d+)-[0-9a-f]+(?:\.lock)?$/;
 
@@ -209,7 +211,8 @@ function gitEnvironment(ctx: GitContext, options: GitCallOptions): NodeJS.Proces
     ...snapshotGitEnvironment(),
     GIT_DIR: ctx.dir,
     GIT_WORK_TREE: ctx.workspace,
-    GIT_INDEX_FILE: ctx.index,
+    // diff-tree reads the index it never uses (megabytes in a big repository): it gets none.
+    GIT_INDEX_FILE: options.noIndex ? path.join(ctx.dir, NO_INDEX) : ctx.index,
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
     GIT_CONFIG_SYSTEM: "/dev/null",
@@ -772,12 +775,16 @@ export function snapshotStore(workspace: string): SnapshotStore {
         await prepare();
         const limit = paths ? ["--", ...paths] : [];
         const changes = parseRaw(
-          await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to, ...limit]),
+          await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to, ...limit], undefined, {
+            noIndex: true,
+          }),
         );
         if (changes.length > 0 && lines)
           applyNumstat(
             changes,
-            await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to, ...limit]),
+            await run(ctx, ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to, ...limit], undefined, {
+              noIndex: true,
+            }),
           );
         return changes;
       });
