@@ -299,7 +299,7 @@ function probeJson(args: string[]): Promise<ProbeOutput> {
 }
 
 /**
- * Through the CLI against the scripted server, sandbox and snapshots off: read, read, command,
+ * Through the CLI as installed (scripts/start.mjs) against the scripted server, sandbox and snapshots off: read, read, command,
  * command. What the first read and the first command cost over the second of each is what a
  * session pays once for them (the client time between two requests, the server's excluded).
  */
@@ -319,7 +319,8 @@ const firstCalls: ScaleMeasurement = {
       await runCommand(
         process.execPath,
         [
-          path.join(ROOT, "dist", "cli.bundle.cjs"),
+          // What the installed command runs: start.mjs, the bundle from its V8 code cache.
+          path.join(ROOT, "scripts", "start.mjs"),
           "--workspace",
           fx.repo,
           "--json",

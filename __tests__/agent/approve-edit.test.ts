@@ -3,7 +3,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { journalStarted } from "../../src/agent/tool-journal-step.js";
-import { interruptedResultText, recoverInterruptedCalls } from "../../src/agent/crash-recovery.js";
+import { interruptedResultText, recoverInterruptedCalls, UNKNOWN_CHANGES } from "../../src/agent/crash-recovery.js";
 import { fileToolJournal } from "../../src/memory/tool-journal.js";
 import { createJsonRenderer } from "../../src/ui/render.js";
 import { BUILT_IN_SUBAGENTS } from "../../src/tools/task.js";
@@ -233,6 +233,10 @@ test("a killed run's edited call is closed with the edit note: the model learns 
     timeTravelThread: "",
   });
   expect(recovered.results.map((r) => r.content)).toEqual([
-    `${editNote("execute_command", edited)}\n${interruptedResultText("execute_command", undefined)}`,
+    `${editNote("execute_command", edited)}\n${interruptedResultText("execute_command", undefined, { unknown: UNKNOWN_CHANGES.none })}`,
   ]);
+  // No snapshot before the step (none was taken here): the text says so, not that snapshots were off.
+  expect(String(recovered.results[0]!.content)).toContain(
+    "What changed on disk is not known (no workspace snapshot was taken before this step: its tools are not ones that change files, or the snapshot could not be taken in time).",
+  );
 });

@@ -47,7 +47,16 @@ export interface InterruptedOptions {
   cause?: StopCause;
   /** A task call whose sub-agent had no tool that changes files. */
   readOnly?: boolean;
+  /** Why what changed is not known, when `changes` is undefined (UNKNOWN_CHANGES names the cases). */
+  unknown?: string;
 }
+
+/** Why an interrupted call's effects on disk are not known (no `before` snapshot to compare with). */
+export const UNKNOWN_CHANGES = {
+  off: "workspace snapshots were off",
+  none: "no workspace snapshot was taken before this step: its tools are not ones that change files, or the snapshot could not be taken in time",
+  failed: "the workspace snapshot failed",
+} as const;
 
 export function interruptedResultText(
   name: string,
@@ -57,7 +66,7 @@ export function interruptedResultText(
   const head = interruptedHead(name, options.cause ?? "killed");
   if (options.readOnly) return `${head} Its tools could not change files, so it changed none.`;
   if (!changes)
-    return `${head} What changed on disk is not known (workspace snapshots were off). Check the files before running it again.`;
+    return `${head} What changed on disk is not known (${options.unknown ?? UNKNOWN_CHANGES.off}). Check the files before running it again.`;
   if (changes.length === 0)
     return `${head} No file in the workspace changed since this step started. Check before running it again if it has effects outside the workspace.`;
   const named = changes.slice(0, MAX_NAMED_CHANGES).map((c) => `${c.path} (${STATUS_WORD[c.status]})`);
@@ -106,9 +115,10 @@ function danglingCalls(messages: readonly BaseMessage[]) {
 async function changesSince(
   input: RecoveryInput,
   started: JournalEntry[],
-): Promise<{ changes?: SnapshotChange[]; snapshots: WorkspaceSnapshots }> {
+): Promise<{ changes?: SnapshotChange[]; snapshots: WorkspaceSnapshots; unknown?: string }> {
   const first = started.find((e) => e.before);
-  if (!first?.before || !snapshotsEnabled()) return { snapshots: {} };
+  if (!snapshotsEnabled()) return { snapshots: {}, unknown: UNKNOWN_CHANGES.off };
+  if (!first?.before) return { snapshots: {}, unknown: UNKNOWN_CHANGES.none };
   try {
     const store = snapshotStore(input.workspace);
     const after = await store.take();
@@ -124,7 +134,7 @@ async function changesSince(
     const snapshots = first.request ? { [first.request]: { before: first.before, after, startedAt, paths } } : {};
     return { changes, snapshots };
   } catch {
-    return { snapshots: {} };
+    return { snapshots: {}, unknown: UNKNOWN_CHANGES.failed };
   }
 }
 
@@ -149,8 +159,10 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
       : started.length > 0
         ? started
         : dangling.map((c) => byId.get(c.id!)).filter((e) => e?.before);
-  const { changes, snapshots } =
-    recorded.length > 0 ? await changesSince(input, recorded as JournalEntry[]) : { snapshots: {} };
+  const { changes, snapshots, unknown } =
+    recorded.length > 0
+      ? await changesSince(input, recorded as JournalEntry[])
+      : { snapshots: {}, unknown: snapshotsEnabled() ? UNKNOWN_CHANGES.none : UNKNOWN_CHANGES.off };
   const results = dangling.map((call) => {
     const entry = byId.get(call.id!);
     if (entry?.result)
@@ -163,7 +175,7 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
     const text = (): string => {
       if (cause === "cancelled" && !(entry && call.name === TASK_TOOL)) return INTERRUPTED_CALL_RESULT;
       if (!entry) return unansweredResult(call.name);
-      const interrupted = interruptedResultText(call.name, changes, { cause, readOnly: entry.readOnly });
+      const interrupted = interruptedResultText(call.name, changes, { cause, readOnly: entry.readOnly, unknown });
       // The model's call is what the thread holds; an edited one ran with the person's arguments.
       return entry.editedArgs ? `${editNote(call.name, entry.editedArgs)}\n${interrupted}` : interrupted;
     };
