@@ -103,9 +103,9 @@ async function beyondLink(workspace: string, rel: string, seen: Map<string, Prom
 async function kindOf(
   workspace: string,
   rel: string,
-  seen: Map<string, Promise<boolean>>,
+  seen: Map<string, Promise<boolean>> | undefined,
 ): Promise<"big" | "gone" | "ok"> {
-  if (await beyondLink(workspace, rel, seen)) return "gone";
+  if (seen && (await beyondLink(workspace, rel, seen))) return "gone";
   try {
     const st = await lstat(path.join(workspace, rel));
     return st.isFile() && st.size > MAX_SNAPSHOT_FILE_BYTES ? "big" : "ok";
@@ -138,7 +138,11 @@ export async function stagePaths(
   const unique = [...new Set(paths)];
   if (unique.length === 0) return false;
   const seen = new Map<string, Promise<boolean>>();
-  const kinds = await mapLimit(unique, STAT_CONCURRENCY, (rel) => kindOf(workspace, rel, seen));
+  // An untracked path status named is never beyond a link (status does not follow one): the first
+  // snapshot's every file skips the look.
+  const kinds = await mapLimit(unique, STAT_CONCURRENCY, (rel) =>
+    kindOf(workspace, rel, options.untracked?.has(rel) ? undefined : seen),
+  );
   const drop: string[] = [];
   const gone: string[] = [];
   const add: string[] = [];
