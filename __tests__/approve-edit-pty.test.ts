@@ -1,10 +1,10 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
+import { expect, jest, test } from "@jest/globals";
 import { baseEnv } from "./helpers/cli.js";
-import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
-import { makeTempDir } from "./helpers/tmp.js";
-import { count, createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
+import { startOpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
+import { count, createTmux, paneExitCode, startCliInPane } from "./helpers/tmux.js";
+import { usePaneFixture } from "./helpers/pane-fixture.js";
 import { editNote, refusedEditNote } from "../src/policy/edit-call.js";
 
 /**
@@ -15,50 +15,35 @@ import { editNote, refusedEditNote } from "../src/policy/edit-call.js";
 
 jest.setTimeout(180_000);
 
-let tmp: ReturnType<typeof makeTempDir>;
-let term: TmuxTerminal | undefined;
-let server: OpenAIServer | undefined;
+const fx = usePaneFixture((dir) => mkdirSync(path.join(dir, "ws")));
 
-beforeAll(() => requireTmux());
-beforeEach(() => {
-  tmp = makeTempDir();
-  mkdirSync(path.join(tmp.dir, "ws"));
-});
-afterEach(async () => {
-  await term?.kill();
-  term = undefined;
-  await server?.close();
-  server = undefined;
-  tmp.cleanup();
-});
-
-const ws = () => path.join(tmp.dir, "ws");
+const ws = () => path.join(fx.tmp.dir, "ws");
 const QUESTION = "[y]es / [n]o / [e]dit";
 
 /** A one-shot run in suggest mode on a terminal; `editor` is $EDITOR (none: edited on the prompt line). */
 async function start(script: ScriptStep[], editor = "", extra: string[] = []): Promise<void> {
-  server = await startOpenAIServer(script);
-  term = createTmux(
+  fx.server = await startOpenAIServer(script);
+  fx.term = createTmux(
     baseEnv({
-      OPENAI_BASE_URL: server.url,
+      OPENAI_BASE_URL: fx.server.url,
       OPENAI_API_KEY: "test",
       MINI_CURSOR_MAX_RETRIES: "0",
       EDITOR: editor,
       VISUAL: "",
     }),
   );
-  await startCliInPane(term, ws(), ["--approval", "suggest", ...extra, "do it"], { oneProcess: true });
-  await term.waitForScreen((s) => count(s, QUESTION) === 1, "the approval question");
+  await startCliInPane(fx.term, ws(), ["--approval", "suggest", ...extra, "do it"], { oneProcess: true });
+  await fx.term.waitForScreen((s) => count(s, QUESTION) === 1, "the approval question");
 }
 
 async function answer(text: string): Promise<void> {
-  await term!.type(text);
-  await term!.press("Enter");
+  await fx.term!.type(text);
+  await fx.term!.press("Enter");
 }
 
 /** The tool message the model got in its second request. */
 function secondToolMessage(): string {
-  const tool = server!.requests[1]!.messages.find((m) => m.role === "tool");
+  const tool = fx.server!.requests[1]!.messages.find((m) => m.role === "tool");
   return String(tool?.content);
 }
 
@@ -67,8 +52,8 @@ const commandCall = (command: string): ScriptStep => ({ toolCalls: [{ name: "exe
 test("a command edited on the prompt line runs as edited, and the model is told what ran", async () => {
   await start([commandCall("echo model > out.txt && cat out.txt"), { content: "Done." }]);
   await answer("e");
-  await term!.waitForScreen(/edit command› echo model > out\.txt && cat out\.txt$/m, "the command, prefilled");
-  await term!.press("C-u");
+  await fx.term!.waitForScreen(/edit command› echo model > out\.txt && cat out\.txt$/m, "the command, prefilled");
+  await fx.term!.press("C-u");
   await answer("echo person > out.txt && cat out.txt");
   expect(await paneExitCode(ws())).toBe("EXITED:0");
   expect(readFileSync(path.join(ws(), "out.txt"), "utf8")).toBe("person\n");
@@ -76,17 +61,17 @@ test("a command edited on the prompt line runs as edited, and the model is told 
     `${editNote("execute_command", { command: "echo person > out.txt && cat out.txt" })}\nExit code: 0\nperson`,
   );
   // The model's own call is what the conversation keeps.
-  const ai = server!.requests[1]!.messages.find((m) => m.role === "assistant") as {
+  const ai = fx.server!.requests[1]!.messages.find((m) => m.role === "assistant") as {
     tool_calls?: Array<{ function: { arguments: string } }>;
   };
   expect(JSON.parse(ai.tool_calls![0]!.function.arguments)).toEqual({ command: "echo model > out.txt && cat out.txt" });
-  const screen = await term!.screen();
+  const screen = await fx.term!.screen();
   expect(screen).toContain("? execute_command: edited: echo person > out.txt && cat out.txt");
   expect(screen).toContain("✓ execute_command edited by you,");
 });
 
 test("$EDITOR: a script that rewrites the file edits the command (loop engine)", async () => {
-  const editor = path.join(tmp.dir, "fake-editor.sh");
+  const editor = path.join(fx.tmp.dir, "fake-editor.sh");
   writeFileSync(editor, `#!/bin/sh\nsed -i 's/model/from-editor/' "$1"\n`);
   chmodSync(editor, 0o755);
   await start([commandCall("echo model > out.txt && cat out.txt"), { content: "Done." }], editor, ["--engine", "loop"]);
@@ -99,15 +84,15 @@ test("$EDITOR: a script that rewrites the file edits the command (loop engine)",
 });
 
 test("an edit that makes the command dangerous asks again, showing the edited command", async () => {
-  const victim = path.join(tmp.dir, "victim");
+  const victim = path.join(fx.tmp.dir, "victim");
   mkdirSync(victim);
   writeFileSync(path.join(victim, "keep.txt"), "keep\n");
   await start([commandCall("echo safe > safe.txt"), { content: "Done." }]);
   await answer("e");
-  await term!.waitForScreen(/edit command› echo safe > safe\.txt$/m, "the command, prefilled");
-  await term!.press("C-u");
+  await fx.term!.waitForScreen(/edit command› echo safe > safe\.txt$/m, "the command, prefilled");
+  await fx.term!.press("C-u");
   await answer(`rm -rf ${victim}`);
-  const screen = await term!.waitForScreen((s) => count(s, QUESTION) === 2, "the question about the edited call");
+  const screen = await fx.term!.waitForScreen((s) => count(s, QUESTION) === 2, "the question about the edited call");
   expect(screen).toContain(`? Allow execute_command, as you edited it:\n  │ rm -rf ${victim}`);
   expect(screen).toContain("This call asks every time; it cannot be allowed for later.");
   await answer("n");
@@ -128,13 +113,13 @@ test("write_file: an edit that is not JSON is reported and the question asked ag
     { content: "Done." },
   ]);
   await answer("e");
-  await term!.waitForScreen(
+  await fx.term!.waitForScreen(
     /edit arguments \(JSON\)› \{"filePath":"w\.txt","content":"model\\n"\}$/m,
     "the JSON, prefilled",
   );
-  await term!.press("C-u");
+  await fx.term!.press("C-u");
   await answer('{"filePath": "w.txt",');
-  const screen = await term!.waitForScreen((s) => count(s, QUESTION) === 2, "the question again");
+  const screen = await fx.term!.waitForScreen((s) => count(s, QUESTION) === 2, "the question again");
   let parseError = "";
   try {
     JSON.parse('{"filePath": "w.txt",');
@@ -155,8 +140,8 @@ test("an inline edit that a project deny rule covers is refused with the rule's 
   );
   await start([commandCall("echo model > out.txt"), { content: "Done." }]);
   await answer("e");
-  await term!.waitForScreen(/edit command› echo model > out\.txt$/m, "the command, prefilled");
-  await term!.press("C-u");
+  await fx.term!.waitForScreen(/edit command› echo model > out\.txt$/m, "the command, prefilled");
+  await fx.term!.press("C-u");
   const edited = "curl -o got.txt http://127.0.0.1:9/x; echo ran > ran.txt";
   await answer(edited);
   // Refused unasked: no second question, "not done" (exit code 4).
@@ -167,7 +152,7 @@ test("an inline edit that a project deny rule covers is refused with the rule's 
     "Do not try to get around the rule; do something else or ask the user.";
   expect(secondToolMessage()).toBe(`${refusedEditNote("execute_command", { command: edited })}\n${refusal}`);
   for (const file of ["out.txt", "got.txt", "ran.txt"]) expect(existsSync(path.join(ws(), file))).toBe(false);
-  const screen = await term!.screen();
+  const screen = await fx.term!.screen();
   expect(count(screen, QUESTION)).toBe(1);
   expect(screen).toContain(`? execute_command: edited: ${edited}`);
   // The trace shows the result's first lines, cut at the terminal's width.

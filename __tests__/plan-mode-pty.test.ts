@@ -1,19 +1,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
+import { expect, jest, test } from "@jest/globals";
 import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planAcceptedNote } from "../src/policy/plan-mode.js";
 import { baseEnv } from "./helpers/cli.js";
-import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
-import { makeTempDir } from "./helpers/tmp.js";
-import {
-  atPrompt,
-  count,
-  createTmux,
-  paneExitCode,
-  requireTmux,
-  startCliInPane,
-  type TmuxTerminal,
-} from "./helpers/tmux.js";
+import { startOpenAIServer, type ChatRequest } from "./helpers/openai-server.js";
+import { atPrompt, count, createTmux, paneExitCode, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
+import { usePaneFixture } from "./helpers/pane-fixture.js";
 
 /**
  * Plan mode on a real terminal (tmux), against the scripted OpenAI-compatible server: after a
@@ -23,28 +15,15 @@ import {
 
 jest.setTimeout(120_000);
 
-let tmp: ReturnType<typeof makeTempDir>;
-let term: TmuxTerminal | undefined;
-let server: OpenAIServer | undefined;
-
-beforeAll(() => requireTmux());
-beforeEach(() => {
-  tmp = makeTempDir();
-  writeFileSync(path.join(tmp.dir, "a.txt"), "original\n");
-});
-afterEach(async () => {
-  await term?.kill();
-  term = undefined;
-  await server?.close();
-  server = undefined;
-  tmp.cleanup();
-});
+const fx = usePaneFixture((dir) => writeFileSync(path.join(dir, "a.txt"), "original\n"));
 
 const QUESTION = "/ or type what to change / Enter: not now:";
 async function startCli(args: string[]): Promise<TmuxTerminal> {
-  term = createTmux(baseEnv({ OPENAI_BASE_URL: server!.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "1" }));
-  await startCliInPane(term, tmp.dir, args);
-  return term;
+  fx.term = createTmux(
+    baseEnv({ OPENAI_BASE_URL: fx.server!.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "1" }),
+  );
+  await startCliInPane(fx.term, fx.tmp.dir, args);
+  return fx.term;
 }
 
 async function enter(t: TmuxTerminal, line: string): Promise<void> {
@@ -52,7 +31,7 @@ async function enter(t: TmuxTerminal, line: string): Promise<void> {
   await t.press("Enter");
 }
 
-const exitCode = () => paneExitCode(tmp.dir);
+const exitCode = () => paneExitCode(fx.tmp.dir);
 
 /** The user messages of a request: what the model was asked, in order. */
 function userTurns(request: ChatRequest): string[] {
@@ -62,7 +41,7 @@ function userTurns(request: ChatRequest): string[] {
 const todos = (n: number) => Array.from({ length: n }, (_, i) => ({ content: `Step ${i + 1}`, status: "pending" }));
 
 test("one-shot --approval plan: feedback revises the plan, f accepts it in full-auto, and the same thread carries it out", async () => {
-  server = await startOpenAIServer([
+  fx.server = await startOpenAIServer([
     { toolCalls: [{ name: "execute_command", args: { command: "printf 'hello\\n' > a.txt" } }] },
     { toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] },
     { content: "Plan one." },
@@ -76,28 +55,30 @@ test("one-shot --approval plan: feedback revises the plan, f accepts it in full-
   const first = await t.screen();
   expect(first).toContain("[a]ccept and carry it out (auto-edit) / accept in [s]uggest, auto-[e]dit or [f]ull-auto");
   expect(first).toContain("    [ ] Step 1");
-  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
+  expect(readFileSync(path.join(fx.tmp.dir, "a.txt"), "utf8")).toBe("original\n");
 
   await enter(t, "split it in two steps");
   await t.waitForScreen((s) => count(s, QUESTION) === 2 && s.includes("Plan two."), "the revised plan's question");
   await enter(t, "f");
   expect(await exitCode()).toBe("EXITED:0");
   expect(await t.screen()).toContain("Plan accepted: approval mode full-auto.");
-  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
-  expect(server.requests).toHaveLength(7);
+  expect(readFileSync(path.join(fx.tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
+  expect(fx.server.requests).toHaveLength(7);
   // One thread: the carrying-out request holds both plans, the feedback and the acceptance.
-  expect(userTurns(server.requests[5]!)).toEqual([
+  expect(userTurns(fx.server.requests[5]!)).toEqual([
     `make a.txt say hello\n\n${PLAN_MODE_NOTE}`,
     `split it in two steps\n\n${PLAN_MODE_NOTE}`,
     `${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("full-auto")}`,
   ]);
   expect(
-    server.requests[5]!.messages.filter((m) => m.role === "assistant" && !m.tool_calls?.length).map((m) => m.content),
+    fx.server.requests[5]!.messages.filter((m) => m.role === "assistant" && !m.tool_calls?.length).map(
+      (m) => m.content,
+    ),
   ).toEqual(["Plan one.", "Plan two."]);
 });
 
 test("a session: /plan from suggest, then a (accept) goes back to suggest, whose question then guards the write", async () => {
-  server = await startOpenAIServer([
+  fx.server = await startOpenAIServer([
     { toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] },
     { content: "Plan: write a.txt." },
     // Read before replacing: write_file replaces only what its thread has seen.
@@ -114,8 +95,8 @@ test("a session: /plan from suggest, then a (accept) goes back to suggest, whose
   await t.waitForScreen(/\[y\]es \/ \[n\]o/, "the write's approval question (suggest)");
   await enter(t, "y");
   await t.waitForScreen((s) => atPrompt(s) && count(s, "✔ Done:") === 2, "the carried-out turn's end");
-  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
-  expect(userTurns(server.requests[2]!)).toEqual([
+  expect(readFileSync(path.join(fx.tmp.dir, "a.txt"), "utf8")).toBe("hello\n");
+  expect(userTurns(fx.server.requests[2]!)).toEqual([
     `make a.txt say hello\n\n${PLAN_MODE_NOTE}`,
     `${PLAN_ACCEPTED_TASK}\n\n${planAcceptedNote("suggest")}`,
   ]);
@@ -124,7 +105,7 @@ test("a session: /plan from suggest, then a (accept) goes back to suggest, whose
 });
 
 test("one-shot: Enter at the question carries nothing out, says how to later, and exits 0", async () => {
-  server = await startOpenAIServer([
+  fx.server = await startOpenAIServer([
     { toolCalls: [{ name: "write_todos", args: { todos: todos(1) } }] },
     { content: "Plan: write a.txt." },
   ]);
@@ -135,6 +116,6 @@ test("one-shot: Enter at the question carries nothing out, says how to later, an
   expect(await t.screen()).toMatch(
     /Not carried out\. To carry out this plan later: mini-cursor --approval auto-edit --workspace \S+ --thread later-1 'Carry out the plan\.'/,
   );
-  expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("original\n");
-  expect(server.requests).toHaveLength(2);
+  expect(readFileSync(path.join(fx.tmp.dir, "a.txt"), "utf8")).toBe("original\n");
+  expect(fx.server.requests).toHaveLength(2);
 });

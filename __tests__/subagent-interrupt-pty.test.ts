@@ -1,25 +1,12 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
+import { describe, expect, jest, test } from "@jest/globals";
 import { INTERRUPTED_NOTE } from "../src/agent/turn.js";
 import { baseEnv } from "./helpers/cli.js";
-import {
-  startOpenAIServer,
-  type ChatRequest,
-  type OpenAIServer,
-  type Script,
-  type ScriptStep,
-} from "./helpers/openai-server.js";
-import { makeTempDir, waitFor } from "./helpers/tmp.js";
-import {
-  atPrompt,
-  count,
-  createTmux,
-  paneExitCode,
-  requireTmux,
-  startCliInPane,
-  type TmuxTerminal,
-} from "./helpers/tmux.js";
+import { routedScript, startOpenAIServer, type ChatRequest } from "./helpers/openai-server.js";
+import { waitFor } from "./helpers/tmp.js";
+import { atPrompt, count, createTmux, paneExitCode, startCliInPane } from "./helpers/tmux.js";
+import { usePaneFixture } from "./helpers/pane-fixture.js";
 
 /**
  * Ctrl-C on a real terminal (tmux) while a `task` call's sub-agent waits for the model, after it
@@ -30,37 +17,12 @@ import {
 
 jest.setTimeout(240_000);
 
-let tmp: ReturnType<typeof makeTempDir>;
-let term: TmuxTerminal | undefined;
-let server: OpenAIServer | undefined;
-
-beforeAll(() => requireTmux());
-beforeEach(() => {
-  tmp = makeTempDir();
-});
-afterEach(async () => {
-  await term?.kill();
-  term = undefined;
-  await server?.close();
-  server = undefined;
-  tmp.cleanup();
-});
+const fx = usePaneFixture();
 
 /** The latest user message of a request: which turn (the parent's, or a sub-agent's, which has one) it belongs to. */
-function conversationOf(request: ChatRequest): string {
+function latestRequest(request: ChatRequest): string {
   const latest = request.messages.filter((m) => m.role === "user").at(-1);
   return typeof latest?.content === "string" ? latest.content : JSON.stringify(latest?.content);
-}
-
-/** A script per conversation, played in order whatever order the requests arrive in. */
-function routed(scripts: Record<string, ScriptStep[]>): Script {
-  const played = new Map<string, number>();
-  return (request) => {
-    const key = conversationOf(request);
-    const index = played.get(key) ?? 0;
-    played.set(key, index + 1);
-    return scripts[key]?.[index] ?? { content: `no script for ${key} turn ${index + 1}` };
-  };
 }
 
 const BRIEF = "Write a.txt with one line.";
@@ -69,51 +31,54 @@ const CANCELLED =
 
 describe.each(["graph", "loop"])("Ctrl-C inside a sub-agent (%s)", (engine) => {
   test("the next request says what the sub-agent changed, and /undo of the turn removes its file", async () => {
-    const ws = path.join(tmp.dir, "ws");
-    server = await startOpenAIServer(
-      routed({
-        FIRST: [
-          {
-            toolCalls: [
-              { name: "task", args: { description: "Write the file", prompt: BRIEF, subagent_type: "general" } },
-            ],
-          },
-        ],
-        [BRIEF]: [
-          { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "one\n" } }] },
-          { content: "The sub-agent's report streams and then stalls here", stallAfterChunks: 2 },
-        ],
-        SECOND: [{ content: "Second answer." }],
-      }),
+    const ws = path.join(fx.tmp.dir, "ws");
+    fx.server = await startOpenAIServer(
+      routedScript(
+        {
+          FIRST: [
+            {
+              toolCalls: [
+                { name: "task", args: { description: "Write the file", prompt: BRIEF, subagent_type: "general" } },
+              ],
+            },
+          ],
+          [BRIEF]: [
+            { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "one\n" } }] },
+            { content: "The sub-agent's report streams and then stalls here", stallAfterChunks: 2 },
+          ],
+          SECOND: [{ content: "Second answer." }],
+        },
+        latestRequest,
+      ),
     );
-    term = createTmux(
+    fx.term = createTmux(
       baseEnv({
-        OPENAI_BASE_URL: server.url,
+        OPENAI_BASE_URL: fx.server.url,
         OPENAI_API_KEY: "test",
         MINI_CURSOR_MAX_RETRIES: "0",
         MINI_CURSOR_SANDBOX: "off",
       }),
     );
     mkdirSync(ws);
-    await startCliInPane(term, ws, ["--engine", engine, "--approval", "full-auto"], { oneProcess: true });
-    await term.waitForScreen(atPrompt, "the first prompt", 60_000);
+    await startCliInPane(fx.term, ws, ["--engine", engine, "--approval", "full-auto"], { oneProcess: true });
+    await fx.term.waitForScreen(atPrompt, "the first prompt", 60_000);
 
-    await term.type("FIRST");
-    await term.press("Enter");
+    await fx.term.type("FIRST");
+    await fx.term.press("Enter");
     // The sub-agent wrote a.txt and its next answer stalls.
-    await waitFor(() => server!.requests.filter((r) => conversationOf(r) === BRIEF).length === 2, 90_000, 50);
+    await waitFor(() => fx.server!.requests.filter((r) => latestRequest(r) === BRIEF).length === 2, 90_000, 50);
     expect(readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("one\n");
-    await term.press("C-c");
-    await term.waitForScreen(
+    await fx.term.press("C-c");
+    await fx.term.waitForScreen(
       (s) => atPrompt(s) && s.includes("Turn cancelled; the conversation so far is kept."),
       "the prompt after Ctrl-C",
       60_000,
     );
 
-    await term.type("SECOND");
-    await term.press("Enter");
-    await term.waitForScreen((s) => atPrompt(s) && s.includes("Second answer."), "the second turn's answer", 60_000);
-    const sent = server.requests.at(-1)!.messages.filter((m) => m.role !== "system" && m.role !== "developer");
+    await fx.term.type("SECOND");
+    await fx.term.press("Enter");
+    await fx.term.waitForScreen((s) => atPrompt(s) && s.includes("Second answer."), "the second turn's answer", 60_000);
+    const sent = fx.server.requests.at(-1)!.messages.filter((m) => m.role !== "system" && m.role !== "developer");
     const call = sent[1]!.tool_calls![0]!;
     expect(sent.map((m) => [m.role, m.role === "assistant" && m.tool_calls ? "" : m.content])).toEqual([
       ["user", "FIRST"],
@@ -125,12 +90,12 @@ describe.each(["graph", "loop"])("Ctrl-C inside a sub-agent (%s)", (engine) => {
     expect([call.function.name, sent[2]!.tool_call_id]).toEqual(["task", call.id]);
 
     // The second turn changed nothing; undoing it, then the cancelled turn, takes a.txt away.
-    await term.type("/undo");
-    await term.press("Enter");
-    await term.waitForScreen((s) => atPrompt(s) && s.includes("Undid turn 2: SECOND"), "the first undo", 60_000);
-    await term.type("/undo");
-    await term.press("Enter");
-    const screen = await term.waitForScreen(
+    await fx.term.type("/undo");
+    await fx.term.press("Enter");
+    await fx.term.waitForScreen((s) => atPrompt(s) && s.includes("Undid turn 2: SECOND"), "the first undo", 60_000);
+    await fx.term.type("/undo");
+    await fx.term.press("Enter");
+    const screen = await fx.term.waitForScreen(
       (s) => atPrompt(s) && s.includes("Undid turn 1: FIRST"),
       "the second undo",
       60_000,
@@ -139,7 +104,7 @@ describe.each(["graph", "loop"])("Ctrl-C inside a sub-agent (%s)", (engine) => {
     expect(existsSync(path.join(ws, "a.txt"))).toBe(false);
     expect(count(screen, "Undid turn")).toBe(2);
 
-    await term.press("C-d");
+    await fx.term.press("C-d");
     expect(await paneExitCode(ws)).toBe("EXITED:0");
   });
 });

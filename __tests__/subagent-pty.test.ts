@@ -1,16 +1,10 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
+import { describe, expect, jest, test } from "@jest/globals";
 import { baseEnv } from "./helpers/cli.js";
-import {
-  conversationOf,
-  routedScript,
-  startOpenAIServer,
-  type ChatRequest,
-  type OpenAIServer,
-} from "./helpers/openai-server.js";
-import { makeTempDir } from "./helpers/tmp.js";
-import { count, createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
+import { conversationOf, routedScript, startOpenAIServer, type ChatRequest } from "./helpers/openai-server.js";
+import { count, createTmux, paneExitCode, startCliInPane } from "./helpers/tmux.js";
+import { usePaneFixture } from "./helpers/pane-fixture.js";
 
 /**
  * Issue 32 item 1 on a real terminal (tmux) against the scripted provider: a general
@@ -21,24 +15,9 @@ import { count, createTmux, paneExitCode, requireTmux, startCliInPane, type Tmux
 
 jest.setTimeout(240_000);
 
-let tmp: ReturnType<typeof makeTempDir>;
-let term: TmuxTerminal | undefined;
-let server: OpenAIServer | undefined;
+const fx = usePaneFixture((dir) => mkdirSync(path.join(dir, "ws")));
 
-beforeAll(() => requireTmux());
-beforeEach(() => {
-  tmp = makeTempDir();
-  mkdirSync(path.join(tmp.dir, "ws"));
-});
-afterEach(async () => {
-  await term?.kill();
-  term = undefined;
-  await server?.close();
-  server = undefined;
-  tmp.cleanup();
-});
-
-const ws = () => path.join(tmp.dir, "ws");
+const ws = () => path.join(fx.tmp.dir, "ws");
 const CHOICES = "[y]es / [n]o / [e]dit";
 const REQUEST = "write out.txt";
 const PROMPT = "Write sub into out.txt.";
@@ -48,7 +27,7 @@ const roles = (request: ChatRequest) => request.messages.map((m) => (m.role === 
 const last = (request: ChatRequest) => request.messages.at(-1);
 
 async function start(engine: string): Promise<void> {
-  server = await startOpenAIServer(
+  fx.server = await startOpenAIServer(
     routedScript({
       [REQUEST]: [
         {
@@ -62,15 +41,17 @@ async function start(engine: string): Promise<void> {
       ],
     }),
   );
-  term = createTmux(baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "0" }));
-  await startCliInPane(term, ws(), ["--engine", engine, "--sandbox", "off", "--approval", "suggest", REQUEST], {
+  fx.term = createTmux(
+    baseEnv({ OPENAI_BASE_URL: fx.server.url, OPENAI_API_KEY: "test", MINI_CURSOR_MAX_RETRIES: "0" }),
+  );
+  await startCliInPane(fx.term, ws(), ["--engine", engine, "--sandbox", "off", "--approval", "suggest", REQUEST], {
     oneProcess: true,
   });
 }
 
 /** The question block as the pane shows it: from the sub-agent's line to the choices. */
 async function question(): Promise<string[]> {
-  const screen = await term!.waitForScreen((s) => count(s, CHOICES) === 1, "the approval question");
+  const screen = await fx.term!.waitForScreen((s) => count(s, CHOICES) === 1, "the approval question");
   const lines = screen.split("\n");
   const first = lines.findIndex((l) => l.includes("asks:"));
   const choices = lines.findIndex((l) => l.includes(CHOICES));
@@ -79,8 +60,8 @@ async function question(): Promise<string[]> {
 }
 
 async function answer(text: string): Promise<void> {
-  await term!.type(text);
-  await term!.press("Enter");
+  await fx.term!.type(text);
+  await fx.term!.press("Enter");
 }
 
 describe.each(["graph", "loop"])("%s engine", (engine) => {
@@ -99,19 +80,19 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     expect(await paneExitCode(ws())).toBe("EXITED:0");
     expect(readFileSync(path.join(ws(), "out.txt"), "utf8")).toBe("sub\n");
 
-    const sub = server!.requests.filter((q) => conversationOf(q) === PROMPT);
+    const sub = fx.server!.requests.filter((q) => conversationOf(q) === PROMPT);
     expect(sub.map(roles)).toEqual([
       ["system", "user"],
       ["system", "user", "assistant", "tool"],
     ]);
     expect(last(sub[1]!)).toMatchObject({ role: "tool", content: "Exit code: 0\n(no output)" });
-    const parent = server!.requests.filter((q) => conversationOf(q) === REQUEST);
+    const parent = fx.server!.requests.filter((q) => conversationOf(q) === REQUEST);
     expect(parent.map(roles)).toEqual([
       ["system", "user"],
       ["system", "user", "assistant", "tool"],
     ]);
     expect(last(parent[1]!)).toMatchObject({ role: "tool", content: "Sub-agent done." });
-    const screen = await term!.screen();
+    const screen = await fx.term!.screen();
     expect(screen).toContain("  ⎿ [general: Write out] ? execute_command: approved");
     expect(screen).toContain("  ⎿ [general: Write out] report: Sub-agent done.");
   });
@@ -127,7 +108,7 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     expect(await paneExitCode(ws())).toBe("EXITED:0");
     expect(existsSync(path.join(ws(), "out.txt"))).toBe(false);
 
-    const sub = server!.requests.filter((q) => conversationOf(q) === PROMPT);
+    const sub = fx.server!.requests.filter((q) => conversationOf(q) === PROMPT);
     expect(sub.map(roles)).toEqual([
       ["system", "user"],
       ["system", "user", "assistant", "tool"],
@@ -137,9 +118,9 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
       content:
         "This execute_command call was not run, because the user declined it. Do something else or ask the user.",
     });
-    const parent = server!.requests.filter((q) => conversationOf(q) === REQUEST);
+    const parent = fx.server!.requests.filter((q) => conversationOf(q) === REQUEST);
     expect(parent).toHaveLength(2);
     expect(last(parent[1]!)).toMatchObject({ role: "tool", content: "Sub-agent done." });
-    expect(await term!.screen()).toContain("  ⎿ [general: Write out] ? execute_command: declined, not run");
+    expect(await fx.term!.screen()).toContain("  ⎿ [general: Write out] ? execute_command: declined, not run");
   });
 });

@@ -115,16 +115,17 @@ export function conversationOf(request: ChatRequest): string {
 }
 
 /**
- * A script per conversation (keyed by conversationOf), each played in order whatever order the
- * conversations' requests arrive in, as parallel sub-agents' do. A request of a conversation
- * with no step left is answered with text saying so.
+ * A script per conversation (keyed by conversationOf, or `keyOf`), each played in order whatever
+ * order the conversations' requests arrive in, as parallel sub-agents' do. A request of a
+ * conversation with no step left is answered with text saying so.
  */
 export function routedScript(
   scripts: Record<string, Array<ScriptStep | (() => ScriptStep | Promise<ScriptStep>)>>,
+  keyOf: (request: ChatRequest) => string = conversationOf,
 ): (request: ChatRequest) => ScriptStep | Promise<ScriptStep> {
   const played = new Map<string, number>();
   return (request) => {
-    const key = conversationOf(request);
+    const key = keyOf(request);
     const index = played.get(key) ?? 0;
     played.set(key, index + 1);
     const step = scripts[key]?.[index] ?? { content: `no script for ${key} turn ${index + 1}` };
