@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync } from "node:fs";
+import { lstatSync, readlinkSync, type Stats } from "node:fs";
 import path from "node:path";
 import { ignoredOf } from "./snapshot-direct.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
@@ -85,22 +85,23 @@ export async function capturePaths(
 ): Promise<Map<string, Entry>> {
   const out = new Map<string, Entry>();
   const files: { rel: string; mode: string }[] = [];
-  const present = [...new Set(paths)].filter((rel) => {
-    try {
-      lstatSync(path.join(workspace, rel));
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  const ignored = await ignoredOf(git, present);
+  // One lstat per path: the paths present are asked about ignores, and the same stats say what each is.
+  const stats = new Map<string, Stats | undefined>();
   for (const rel of new Set(paths)) {
+    try {
+      stats.set(rel, lstatSync(path.join(workspace, rel)));
+    } catch {
+      stats.set(rel, undefined);
+    }
+  }
+  const ignored = await ignoredOf(
+    git,
+    [...stats].filter(([, st]) => st).map(([rel]) => rel),
+  );
+  for (const [rel, st] of stats) {
     if (ignored.has(rel)) continue;
     const abs = path.join(workspace, rel);
-    let st;
-    try {
-      st = lstatSync(abs);
-    } catch {
+    if (!st) {
       out.set(rel, null);
       continue;
     }
