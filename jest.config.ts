@@ -89,6 +89,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "tools/todos.test.ts",
   "undo-cli.test.ts",
   "waits-pty.test.ts",
+  "workspace/process-spawner.test.ts",
   "workspace/processes.test.ts",
   "workspace/snapshot-faults.test.ts",
   "workspace/snapshot-incremental.test.ts",

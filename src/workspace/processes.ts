@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import { StringDecoder } from "node:string_decoder";
 import type { Readable } from "node:stream";
@@ -15,6 +14,7 @@ import { redactorFor } from "./redact.js";
 import { SESSION_ID, SESSION_VARIABLE } from "./session-processes.js";
 import { KILL_CONFIRM_MS, type StopOutcome, rememberGroup, stopGroup, waitUntil } from "./process-group.js";
 import type { BackgroundProcess, ProcessRegistry } from "./process-registry.js";
+import { startProcess, type ProcessExit, type StartedProcess } from "./process-spawner.js";
 
 // The registry and the process groups have their own files; importers keep this one path.
 export {
@@ -236,8 +236,8 @@ function textReader(
  * Routes the child's output: into the capture (pausing the pipes while the file catches up)
  * and to the live listener while in the foreground; into a ring once in the background.
  */
-function createOutputRouter(child: ChildProcess, capture: OutputCapture, options: RunCommandOptions) {
-  const pipes = [child.stdout, child.stderr].filter((p): p is Readable => p !== null);
+function createOutputRouter(child: StartedProcess, capture: OutputCapture, options: RunCommandOptions) {
+  const pipes: Readable[] = [child.stdout, child.stderr];
   const watcher = createAnnouncementWatcher();
   let ring: TailRing | undefined;
   let lastData = Date.now();
@@ -342,7 +342,8 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   if ("error" in started) {
     return result({ status: "failed_to_start", exitCode: null, output: emptyOutput(), error: started.error });
   }
-  const { child, pid, exited } = started;
+  const child = started;
+  const { pid, exited } = started;
   const capture = createOutputCapture(options.workspaceRoot);
   const router = createOutputRouter(child, capture, options);
 
@@ -381,35 +382,20 @@ type ResultMaker = (
   },
 ) => CommandResult;
 
-/** Spawns the shell in a new process group; resolves once it has a pid or has failed. */
-async function startShell(
-  options: RunCommandOptions,
-): Promise<{ child: ChildProcess; pid: number; exited: Promise<Exit> } | { error: Error }> {
+/** Starts the shell in a new process group (process-spawner.ts); resolves once it has a pid or has failed. */
+async function startShell(options: RunCommandOptions): Promise<StartedProcess | { error: Error }> {
   const spec = (options.spawnSpec ?? bashSpawnSpec)(buildShellScript(options.command), options.cwd);
-  let child: ChildProcess;
-  try {
-    child = spawn(spec.file, spec.args, {
-      cwd: options.cwd,
-      env: buildEnv(options.env ?? processEnvironment()),
-      detached: true, // its own process group, so one kill(-pid) reaches every descendant
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-  } catch (error) {
-    return { error: error as Error };
-  }
-  const exited = new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  const pid = child.pid;
-  if (pid === undefined) {
-    const error = await new Promise<Error>((resolve) => child.once("error", resolve));
-    child.stdout?.destroy();
-    child.stderr?.destroy();
-    return { error };
-  }
-  rememberGroup(pid);
-  return { child, pid, exited };
+  const started = await startProcess({
+    file: spec.file,
+    args: spec.args,
+    cwd: options.cwd,
+    env: buildEnv(options.env ?? processEnvironment()),
+  });
+  if (!("error" in started)) rememberGroup(started.pid);
+  return started;
 }
 
-type Exit = { code: number | null; signal: NodeJS.Signals | null };
+type Exit = ProcessExit;
 
 /** The exit, or an unknown one if the process is stuck past `ms` (e.g. in uninterruptible IO). */
 function exitedWithin(exited: Promise<Exit>, ms: number): Promise<Exit> {
@@ -422,7 +408,7 @@ function exitedWithin(exited: Promise<Exit>, ms: number): Promise<Exit> {
 
 /** Whichever comes first decides how the command ends: exit, timeout, abort or announcement. */
 function waitForEnding(
-  child: ChildProcess,
+  child: StartedProcess,
   exited: Promise<Exit>,
   timeoutMs: number,
   options: RunCommandOptions,
@@ -431,7 +417,7 @@ function waitForEnding(
   let settle!: (ending: Ending) => void;
   const promise = new Promise<Ending>((resolve) => (settle = resolve));
   void exited.then(({ code, signal }) => settle({ kind: "exit", code, signal }));
-  child.once("error", (error) => settle({ kind: "error", error }));
+  void child.failed.then((error) => settle({ kind: "error", error }));
   const timer = setTimeout(() => settle({ kind: "timeout" }), timeoutMs);
   let settleTimer: NodeJS.Timeout | undefined;
   if ((options.allowBackground ?? true) && options.registry) {
@@ -452,7 +438,7 @@ function waitForEnding(
 /** Hands a running server to the registry and returns what it printed so far. */
 async function leaveInBackground(
   options: RunCommandOptions,
-  child: ChildProcess,
+  child: StartedProcess,
   pid: number,
   exited: Promise<Exit>,
   router: OutputRouter,
@@ -476,7 +462,7 @@ async function leaveInBackground(
     output: ring,
     exited: ended,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) await stopGroup(pid);
+      if (!child.hasExited()) await stopGroup(pid);
       await ended;
     },
   });

@@ -1,0 +1,315 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Readable } from "node:stream";
+
+/**
+ * Starting a command's process. Node's spawn forks the whole calling process and blocks until
+ * the child has exec'd: in a session's process (hundreds of MB of heap) that held the event loop
+ * 10–50 ms per command, so the 20 commands of one turn started over 0.4 s (issue 30). A small
+ * helper process (a bare Node running the few lines below) forks instead: it is sent each spawn
+ * request and hands back the child's stdout and stderr pipes themselves (handles passed over
+ * its IPC channel), so output, backpressure and group kills work exactly as with a direct child;
+ * only the exit status comes as a message. The helper starts with the first command, which
+ * starts directly meanwhile; if the helper fails or stops, the process's later commands start
+ * directly again.
+ */
+
+/** How a started process ended: Node's exit code and signal. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** What to start: detached (its own process group), stdin closed, stdout and stderr piped. */
+export interface ProcessRequest {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A started process: what the command runner needs of a ChildProcess. */
+export interface StartedProcess {
+  pid: number;
+  stdout: Readable;
+  stderr: Readable;
+  /** Resolves when the process exits. */
+  exited: Promise<ProcessExit>;
+  /** Whether its exit has been seen. */
+  hasExited(): boolean;
+  /** Resolves if the process reports an error after it started (a direct child only). */
+  failed: Promise<Error>;
+}
+
+export type ProcessStart = StartedProcess | { error: Error };
+
+/** How long the helper may take to say it is ready before commands stop waiting for it and start directly. */
+export const HELPER_READY_MS = 10_000;
+
+/**
+ * The helper's program (CommonJS, run with `node -e`, so it needs no file of its own in any
+ * build). It stops reading each pipe before handing it over: what it had read would be lost.
+ * It exits when the session's end of the channel closes (the session exited or was killed).
+ */
+const HELPER_SOURCE = `
+const { spawn } = require("node:child_process");
+const reply = (m, handle) => { try { process.send(m, handle); } catch {} };
+const errorOf = (e) => ({ message: String(e && e.message), code: e && e.code });
+process.on("disconnect", () => process.exit(0));
+process.on("message", (m) => {
+  let c;
+  try {
+    c = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    return reply({ id: m.id, error: errorOf(e) });
+  }
+  if (c.pid === undefined) return c.once("error", (e) => reply({ id: m.id, error: errorOf(e) }));
+  c.on("error", () => {});
+  c.stdout._handle.readStop();
+  c.stderr._handle.readStop();
+  reply({ id: m.id, pid: c.pid, pipe: "stdout" }, c.stdout);
+  reply({ id: m.id, pipe: "stderr" }, c.stderr);
+  c.once("exit", (code, signal) => reply({ id: m.id, exit: [code, signal] }));
+});
+reply({ ready: true });
+`;
+
+/** Starts `request` as a direct child of this process. */
+export function spawnDirect(request: ProcessRequest): Promise<ProcessStart> {
+  let child: ChildProcess;
+  try {
+    child = spawn(request.file, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      detached: true, // its own process group, so one kill(-pid) reaches every descendant
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    return Promise.resolve({ error: error as Error });
+  }
+  const exited = new Promise<ProcessExit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const failed = new Promise<Error>((resolve) => child.once("error", resolve));
+  const pid = child.pid;
+  if (pid === undefined) {
+    return failed.then((error) => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      return { error };
+    });
+  }
+  return Promise.resolve({
+    pid,
+    stdout: child.stdout!,
+    stderr: child.stderr!,
+    exited,
+    hasExited: () => child.exitCode !== null || child.signalCode !== null,
+    failed,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The helper
+
+interface Waiting {
+  start: (result: ProcessStart) => void;
+  exit: (exit: ProcessExit) => void;
+  pid?: number;
+  stdout?: Readable;
+  started: boolean;
+  ended: boolean;
+}
+
+interface HelperMessage {
+  ready?: boolean;
+  id?: number;
+  error?: { message: string; code?: string };
+  pid?: number;
+  pipe?: "stdout" | "stderr";
+  exit?: [number | null, NodeJS.Signals | null];
+}
+
+interface Helper {
+  child: ChildProcess;
+  ready: Promise<boolean>;
+  isReady: boolean;
+  waiting: Map<number, Waiting>;
+}
+
+let helper: Helper | undefined;
+/** Set once a helper failed: this process's commands start directly from then on. */
+let helperBroken = false;
+/** Set between the first command and the helper's start. */
+let helperStarting = false;
+let nextId = 0;
+
+function errorFrom(reported: { message: string; code?: string }): Error {
+  return Object.assign(new Error(reported.message), reported.code ? { code: reported.code } : {});
+}
+
+/** The channel keeps this process alive only while a command started through it has not exited. */
+function holdWhileWaiting(h: Helper): void {
+  const channel = h.child.channel as { ref(): void; unref(): void } | null | undefined;
+  if (h.waiting.size > 0) channel?.ref();
+  else channel?.unref();
+}
+
+function onHelperMessage(h: Helper, m: HelperMessage, handle: unknown, markReady: () => void): void {
+  if (m.ready) return markReady();
+  const w = m.id === undefined ? undefined : h.waiting.get(m.id);
+  if (!w) {
+    (handle as Readable | undefined)?.destroy?.();
+    return;
+  }
+  if (m.error) {
+    h.waiting.delete(m.id!);
+    holdWhileWaiting(h);
+    w.start({ error: errorFrom(m.error) });
+  } else if (m.pipe === "stdout") {
+    w.pid = m.pid;
+    w.stdout = handle as Readable;
+  } else if (m.pipe === "stderr") {
+    w.started = true;
+    const exited = new Promise<ProcessExit>((resolve) => {
+      w.exit = (exit) => {
+        w.ended = true;
+        resolve(exit);
+      };
+    });
+    w.start({
+      pid: w.pid!,
+      stdout: w.stdout!,
+      stderr: handle as Readable,
+      exited,
+      hasExited: () => w.ended,
+      failed: new Promise<Error>(() => {}),
+    });
+  } else if (m.exit) {
+    h.waiting.delete(m.id!);
+    holdWhileWaiting(h);
+    w.exit({ code: m.exit[0], signal: m.exit[1] });
+  }
+}
+
+/**
+ * The helper stopped: commands it had not yet reported started fail to start (whether they ran
+ * is unknown), and those running get an unknown exit once their output has ended (their
+ * processes are not its to wait for any more).
+ */
+function onHelperLost(h: Helper): void {
+  if (helper === h) helper = undefined;
+  helperBroken = true;
+  for (const w of h.waiting.values()) {
+    if (!w.started) {
+      w.start({
+        error: new Error(
+          "the helper process that starts commands stopped before it said whether this command started; run it again",
+        ),
+      });
+    } else if (w.stdout && !w.stdout.readableEnded && !w.stdout.destroyed) {
+      w.stdout.once("close", () => w.exit({ code: null, signal: null }));
+    } else w.exit({ code: null, signal: null });
+  }
+  h.waiting.clear();
+}
+
+function startHelper(): Helper | undefined {
+  let child: ChildProcess;
+  try {
+    // Its own process group, so a Ctrl-C at the terminal (which the session handles) does not
+    // stop it; an environment of its own, as its children get theirs with each request.
+    child = spawn(process.execPath, ["-e", HELPER_SOURCE], {
+      detached: true,
+      env: {},
+      stdio: ["ignore", "ignore", "ignore", "ipc"],
+    });
+  } catch {
+    helperBroken = true;
+    return undefined;
+  }
+  let markReady!: () => void;
+  let timer: NodeJS.Timeout | undefined;
+  const h: Helper = {
+    child,
+    isReady: false,
+    waiting: new Map(),
+    ready: new Promise<boolean>((resolve) => {
+      markReady = () => {
+        clearTimeout(timer);
+        h.isReady = true;
+        resolve(true);
+      };
+      const lost = () => {
+        clearTimeout(timer);
+        onHelperLost(h);
+        resolve(false);
+      };
+      child.on("error", lost);
+      child.once("exit", lost);
+      child.once("disconnect", lost);
+      timer = setTimeout(() => {
+        // Too slow to be of use: commands keep starting directly, and it is stopped.
+        child.kill("SIGKILL");
+        lost();
+      }, HELPER_READY_MS);
+      timer.unref();
+    }),
+  };
+  child.on("message", (m: HelperMessage, handle: unknown) => onHelperMessage(h, m, handle, markReady));
+  child.unref();
+  holdWhileWaiting(h);
+  return h;
+}
+
+/**
+ * The helper when it is ready; undefined while it is not, or after it failed. The first call
+ * starts it once the current work is done: its own start forks this process too, which should
+ * not delay the command that asked first.
+ */
+function readyHelper(): Helper | undefined {
+  if (helperBroken) return undefined;
+  if (!helper && !helperStarting) {
+    helperStarting = true;
+    setImmediate(() => {
+      helperStarting = false;
+      if (!helperBroken) helper ??= startHelper();
+    });
+  }
+  return helper?.isReady ? helper : undefined;
+}
+
+function spawnThroughHelper(h: Helper, request: ProcessRequest): Promise<ProcessStart> {
+  const id = ++nextId;
+  return new Promise<ProcessStart>((start) => {
+    h.waiting.set(id, { start, exit: () => {}, started: false, ended: false });
+    holdWhileWaiting(h);
+    try {
+      h.child.send({ id, ...request });
+    } catch {
+      // The channel closed under us: onHelperLost settles this request.
+    }
+  });
+}
+
+/**
+ * Starts `request` detached with stdin closed and stdout and stderr piped: through the helper
+ * once it is ready, directly until then (and for good once it has failed).
+ */
+export function startProcess(request: ProcessRequest): Promise<ProcessStart> {
+  const h = readyHelper();
+  return h ? spawnThroughHelper(h, request) : spawnDirect(request);
+}
+
+/** Starts the helper if it is not running and says whether it is ready (tests; a session may warm it up). */
+export function spawnHelperReady(): Promise<boolean> {
+  if (helperBroken) return Promise.resolve(false);
+  helper ??= startHelper();
+  if (!helper) return Promise.resolve(false);
+  const h = helper;
+  // The caller waits on it: the channel keeps this process alive until the helper answers.
+  (h.child.channel as { ref(): void } | null | undefined)?.ref();
+  return h.ready.finally(() => holdWhileWaiting(h));
+}
+
+/** The helper's pid while it runs (tests). */
+export function spawnHelperPid(): number | undefined {
+  return helper?.child.pid;
+}
