@@ -101,6 +101,16 @@ describe("commands started through the helper", () => {
     }
   });
 
+  it("stops a command whose run is cancelled while the helper is starting it", async () => {
+    const controller = new AbortController();
+    const pending = run("echo pid=$$; exec sleep 60", { signal: controller.signal });
+    controller.abort();
+    const result = await pending;
+    expect(result.status).toBe("cancelled");
+    for (const pid of [...result.output.text.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])))
+      expect(isAlive(pid)).toBe(false);
+  });
+
   it("stops the group of a command on timeout, as with a direct child", async () => {
     const result = await run("trap '' TERM; sleep 30 & echo pid=$!; wait", { timeoutMs: 300 });
     expect(result.status).toBe("timed_out");

@@ -427,6 +427,8 @@ function waitForEnding(
   }
   const cancel = () => settle({ kind: "cancel" });
   options.signal?.addEventListener("abort", cancel, { once: true });
+  // Aborted while the process was being started (through the helper, that takes a while).
+  if (options.signal?.aborted) cancel();
   void promise.then(() => {
     clearTimeout(timer);
     clearTimeout(settleTimer);
