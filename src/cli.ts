@@ -7,6 +7,7 @@ import { PROJECT_ROOT } from "./project-root.js";
 import { CommanderError } from "commander";
 import { buildProgram } from "./cli-program.js";
 import { EXIT } from "./app/exit-codes.js";
+import { limitHeapGrowth } from "./app/heap-growth.js";
 import { installSignalBackstop } from "./app/process-signals.js";
 import type { ThreadInfo } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
@@ -192,6 +193,7 @@ async function offerToMoveAside(err: StateFileError, settings: Settings): Promis
 }
 
 export async function main(argv: string[]): Promise<number> {
+  limitHeapGrowth();
   endQuietlyOnClosedOutput();
   const version = packageVersion();
   const parsed = parseArgs(argv, version);
