@@ -93,6 +93,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "workspace/processes.test.ts",
   "workspace/snapshot-faults.test.ts",
   "workspace/snapshot-incremental.test.ts",
+  "workspace/snapshot-watch.test.ts",
 ];
 
 const missing = SLOW_TEST_FILES.filter((f) => !existsSync(path.join(__dirname, "__tests__", f)));

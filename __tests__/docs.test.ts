@@ -13,6 +13,7 @@ import {
   type Settings,
   ripgrepAllowed,
   snapshotsEnabled,
+  snapshotWatchEnabled,
   snapshotWaitMs,
   stateHomePath,
 } from "../src/settings.js";
@@ -127,6 +128,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     NO_COLOR: (s) => (s.color ? undefined : "set"),
     DEBUG: (s) => (s.verbose ? "set" : undefined),
     MINI_CURSOR_SNAPSHOTS: () => onOff(snapshotsEnabled({})),
+    MINI_CURSOR_SNAPSHOT_WATCH: () => onOff(snapshotWatchEnabled({})),
     MINI_CURSOR_RIPGREP: () => onOff(ripgrepAllowed({})),
     MINI_CURSOR_SNAPSHOT_WAIT_MS: () => String(snapshotWaitMs({})),
     MINI_CURSOR_STATE_HOME: () => tilde(stateHomePath({ HOME: home })),

@@ -399,6 +399,16 @@ export function snapshotWaitMs(env: NodeJS.ProcessEnv = process.env): number {
 export const SNAPSHOT_WAIT_MS = snapshotWaitMs();
 
 /**
+ * MINI_CURSOR_SNAPSHOT_WATCH=off: every whole snapshot scans the workspace (a `git status`)
+ * instead of asking the file watcher what changed (workspace/snapshot-watch.ts). For a workspace
+ * whose files change in ways inotify does not see: through a hard link from outside it, through
+ * mmap, or on a network file system. Read when a snapshot store is made.
+ */
+export function snapshotWatchEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_SNAPSHOT_WATCH ?? "");
+}
+
+/**
  * The environment the snapshot repository's git runs in: only what finds the program and its
  * locale. None of the user's GIT_* variables (GIT_DIR, GIT_INDEX_FILE…) may leak in and point
  * it at their own repository; workspace/snapshots.ts adds its own.

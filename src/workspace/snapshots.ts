@@ -17,7 +17,7 @@ import {
 import path from "node:path";
 import { faultPoint } from "../memory/fault-point.js";
 import { ensureStateSubdir, stateDirPath } from "../memory/state-dir.js";
-import { snapshotGitEnvironment, stateHomePath } from "../settings.js";
+import { snapshotGitEnvironment, snapshotWatchEnabled, stateHomePath } from "../settings.js";
 import {
   capturePaths,
   orphanedPending,
@@ -30,6 +30,7 @@ import {
 import { isPendingSnapshot } from "./snapshot-pending.js";
 import { RefMovedError, takeDirect, type Entry } from "./snapshot-direct.js";
 import { refreshAll, refreshPaths, type Git, type GitCallOptions } from "./snapshot-scan.js";
+import { WorkspaceWatcher } from "./snapshot-watch.js";
 
 export { isPendingSnapshot } from "./snapshot-pending.js";
 export { MAX_SNAPSHOT_FILE_BYTES } from "./snapshot-scan.js";
@@ -371,7 +372,14 @@ async function run(
 function refuseLinks(dir: string, depth: number): void {
   for (const name of readdirSync(dir)) {
     const entry = path.join(dir, name);
-    const st = lstatSync(entry);
+    let st;
+    try {
+      st = lstatSync(entry);
+    } catch (err) {
+      // Another process's git (a temporary object) or watcher (a beacon) removed it meanwhile.
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw err;
+    }
     if (st.isSymbolicLink())
       throw new SnapshotError(
         `the snapshot store ${dir} holds a symlink (${entry} -> ${readlinkSync(entry)}); it is not followed. Remove it to use snapshots again`,
@@ -563,6 +571,22 @@ function removeFile(workspace: string, rel: string): void {
   }
 }
 
+/** Folder of the snapshot store holding each process's watcher beacon (snapshot-watch.ts). */
+const WATCH_DIR = "watch";
+
+/** How this process's whole snapshots of a store were taken: from the watcher's answer, or by a scan (and why). */
+export interface WholeTakeCounts {
+  watched: number;
+  scanned: number;
+  /** Why the last scan was needed (the watcher's reason), for tests and traces. */
+  lastScanReason?: string;
+}
+const wholeTakeCounts = new WeakMap<SnapshotStore, WholeTakeCounts>();
+/** Test hook: how `store`'s whole snapshots were taken in this process. */
+export function wholeTakesOf(store: SnapshotStore): WholeTakeCounts | undefined {
+  return wholeTakeCounts.get(store);
+}
+
 /** Snapshot stores per workspace, so calls of one process on one workspace are never run at the same time. */
 const stores = new Map<string, SnapshotStore>();
 
@@ -612,19 +636,80 @@ export function snapshotStore(workspace: string): SnapshotStore {
   /** Entries of `last`'s tree this process knows (a direct take asks git only for the others). */
   let known: { tree: string; entries: Map<string, Entry> } | undefined;
 
-  /** The whole workspace into the index and a commit; nothing written when nothing changed. */
+  /** Started with the first whole snapshot; says which paths changed since the last one (snapshot-watch.ts). */
+  let watcher: WorkspaceWatcher | undefined;
+  const counts: WholeTakeCounts = { watched: 0, scanned: 0 };
+
+  /**
+   * The whole workspace as a snapshot: from the watcher's answer when it is certain (only the
+   * paths that changed are looked at, the way of declared paths), else through the index and a
+   * scan of every file; nothing written when nothing changed.
+   */
   async function takeWhole(timeoutMs?: number): Promise<string> {
+    const watched = await takeWatched().catch((err: unknown) => ({
+      reason: `the watcher's take failed: ${(err as Error).message}`,
+    }));
+    if ("id" in watched) return watched.id;
+    const token = await watcher?.markScan();
     const changed = await refreshAll(git, root, oversized, timeoutMs);
     faultPoint("snapshot");
     notInIndex.clear();
-    return indexSnapshot(changed);
+    const id = await indexSnapshot(changed);
+    watcher?.scanDone(token);
+    counts.scanned++;
+    counts.lastScanReason = watched.reason;
+    return id;
   }
 
   /**
-   * Declared paths on top of the last snapshot, without the index (snapshot-direct.ts); through
-   * the index when a path needs it, or when the direct way fails (its rules are the same).
+   * The watcher's way: the paths that changed since the last whole snapshot, on top of it, the
+   * way of declared paths. Returns the snapshot's id, or why the scan must take it.
    */
-  async function takePaths(paths: readonly string[]): Promise<string> {
+  async function takeWatched(): Promise<{ id: string } | { reason: string }> {
+    if (!watcher) return { reason: "the watcher is off" };
+    if (!last) return { reason: "no snapshot yet" };
+    const answer = await watcher.changes();
+    if (!answer.certain) return { reason: answer.reason };
+    const paths = new Set<string>();
+    const replaced: string[] = [];
+    for (const rel of [...answer.goneDirs, ...answer.paths]) {
+      let folder = false;
+      try {
+        folder = lstatSync(path.join(root, rel)).isDirectory();
+      } catch {
+        // gone: recorded as gone
+      }
+      // A folder now: what is in it was marked one by one; a folder there before left entries to look at.
+      if (!folder) paths.add(rel);
+      else if (answer.goneDirs.includes(rel)) replaced.push(rel);
+    }
+    if (replaced.length > 0) {
+      const listed = await run(ctx, [
+        "ls-tree",
+        "-r",
+        "-z",
+        "--name-only",
+        "--full-tree",
+        last.tree,
+        "--",
+        ...replaced,
+      ]);
+      for (const rel of listed.split("\0")) if (rel) paths.add(rel);
+    }
+    faultPoint("snapshot");
+    const id = paths.size === 0 ? last.commit : await direct([...paths]);
+    if (id === undefined)
+      return { reason: "a changed path needs the index (a folder, a .gitignore, a nested repository)" };
+    watcher.accept();
+    counts.watched++;
+    return { id };
+  }
+
+  /**
+   * Paths on top of the last snapshot, without the index (snapshot-direct.ts); undefined when a
+   * path needs the index's way, or the direct way failed (its rules are the same).
+   */
+  async function direct(paths: readonly string[]): Promise<string | undefined> {
     for (let attempt = 1; last && attempt <= REF_ATTEMPTS; attempt++) {
       if (known?.tree !== last.tree) known = { tree: last.tree, entries: new Map() };
       const base = { tree: last.tree, commit: last.commit, known: known.entries };
@@ -646,6 +731,13 @@ export function snapshotStore(workspace: string): SnapshotStore {
       }
       return last.commit;
     }
+    return undefined;
+  }
+
+  /** Declared paths: the direct way, else through the index (snapshot-scan.ts). */
+  async function takePaths(paths: readonly string[]): Promise<string> {
+    const id = await direct(paths);
+    if (id !== undefined) return id;
     // The index's way also looks again at what direct takes recorded, so its tree holds them as they are.
     const staged = await refreshPaths(git, root, [...paths, ...notInIndex], oversized);
     notInIndex.clear();
@@ -666,6 +758,10 @@ export function snapshotStore(workspace: string): SnapshotStore {
   const startFirst = (): Promise<void> =>
     (first ??= serial(async () => {
       await prepare();
+      if (!watcher && snapshotWatchEnabled()) {
+        watcher = new WorkspaceWatcher(root, path.join(dir, WATCH_DIR));
+        watcher.start();
+      }
       await takeWhole(FIRST_SNAPSHOT_TIMEOUT_MS);
       publishIndex(ctx);
       // Those a killed process left unmade first, then this process's: their refs are made now, in order.
@@ -859,6 +955,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
         return undefined;
       }),
   };
+  wholeTakeCounts.set(store, counts);
   stores.set(key, store);
   return store;
 }
