@@ -240,7 +240,11 @@ export class WorkspaceWatcher {
       if (!before.isDirectory()) return false;
       let watcher: FSWatcher;
       try {
-        watcher = watch(abs, { persistent: false, encoding: "buffer" }, (_type, name) => this.onEvent(rel, name));
+        // Watched as `<folder>/.`: libuv names the folder's own events (deleted, moved) by the
+        // watched path's last part, and no entry is called ".".
+        watcher = watch(`${abs}/.`, { persistent: false, encoding: "buffer" }, (_type, name) =>
+          this.onEvent(rel, watcher, name),
+        );
       } catch (err) {
         if (code(err) === "ENOENT" || code(err) === "ENOTDIR") return false;
         this.disable(`${rel || "the workspace"} could not be watched: ${code(err) ?? (err as Error).message}`);
@@ -273,8 +277,11 @@ export class WorkspaceWatcher {
     return false;
   }
 
-  private onEvent(rel: string, raw: Buffer | string | null): void {
+  private onEvent(rel: string, from: FSWatcher, raw: Buffer | string | null): void {
     this.now.events++;
+    const entry = this.dirs.get(rel);
+    // A watch already ended: the folder it watched went, and its place was looked at then.
+    if (entry?.watcher !== from) return;
     if (raw === null) {
       this.now.doubt ??= "an event came without a name";
       return;
@@ -284,14 +291,13 @@ export class WorkspaceWatcher {
       this.now.doubt ??= "a name that is not UTF-8 changed";
       return;
     }
-    const entry = this.dirs.get(rel);
-    // A folder's own deletion or move comes with its own name (libuv names the watched path).
-    if (entry && name === path.basename(this.abs(rel)) && !this.same(rel, entry)) {
+    if (name === ".") {
+      // The folder itself was deleted or moved (or its watch ended): a folder made in its place,
+      // even one given the same inode number, is watched and read anew.
       entry.gone = true;
-      if (rel === "") {
-        this.broken ??= "the workspace folder was moved or deleted";
-        return;
-      }
+      if (rel === "") this.broken ??= "the workspace folder was moved or deleted";
+      else this.touch(rel);
+      return;
     }
     if (DOT_GIT.test(name)) {
       if (rel !== "") this.now.doubt ??= `${rel}/${name} changed (a nested repository)`;
@@ -313,7 +319,7 @@ export class WorkspaceWatcher {
   private touch(rel: string): void {
     this.mark(rel);
     const old = this.dirs.get(rel);
-    if (old && !this.same(rel, old)) this.drop(rel);
+    if (old && (old.gone || !this.same(rel, old))) this.drop(rel);
     if (!this.dirs.has(rel)) this.addTree(rel);
   }
 

@@ -738,9 +738,18 @@ export function snapshotStore(workspace: string): SnapshotStore {
   async function takePaths(paths: readonly string[]): Promise<string> {
     const id = await direct(paths);
     if (id !== undefined) return id;
-    // The index's way also looks again at what direct takes recorded, so its tree holds them as they are.
-    const staged = await refreshPaths(git, root, [...paths, ...notInIndex], oversized);
+    // What direct takes recorded (a whole one's too: paths other steps changed) goes back into the
+    // index as the last snapshot has it, so this snapshot is that one with the declared paths.
+    if (last && notInIndex.size > 0) {
+      await run(
+        ctx,
+        ["reset", "-q", last.commit, "--pathspec-from-file=-", "--pathspec-file-nul"],
+        [...notInIndex].join("\0"),
+      );
+      indexMoved = true;
+    }
     notInIndex.clear();
+    const staged = await refreshPaths(git, root, paths, oversized);
     return indexSnapshot(staged);
   }
 
