@@ -51,7 +51,8 @@ test("the bundle runs as CommonJS with its arguments, and one code cache is kept
   }
   const [first, ...others] = caches();
   expect(others).toEqual([]);
-  expect(first).toMatch(new RegExp(`^cli-${process.version}-${process.arch}-\\d+-\\d+\\.v8cache$`));
+  // Named for the build, and for the code paths the run reached (none here).
+  expect(first).toMatch(new RegExp(`^cli-${process.version}-${process.arch}-\\d+-\\d+-0\\.v8cache$`));
   // The second run reads it (and leaves it as it is).
   expect(JSON.parse(start("--json", "hi"))).toEqual(expected);
   expect(caches()).toEqual([first]);
@@ -63,6 +64,24 @@ test("the bundle runs as CommonJS with its arguments, and one code cache is kept
   expect(start()).toBe("rebuilt");
   expect(caches()).toHaveLength(1);
   expect(caches()[0]).not.toBe(first);
+});
+
+test("a run that reaches more code paths than the one that wrote the code cache writes it again; one that reaches fewer leaves it", () => {
+  if (nodeCache) return; // Node's own compile cache keeps what it compiles
+  // src/code-paths.ts: the tools the run used, on globalThis for the launcher.
+  bundle(
+    `const tools = process.argv.slice(2);\nif (tools.length) globalThis[Symbol.for("mini-cursor.codePaths")] = new Set(tools);\nprocess.stdout.write("ran " + tools.length);`,
+  );
+  const reached = () => caches().map((name) => name.replace(/^.*-(\d+)\.v8cache$/, "$1"));
+  expect(start()).toBe("ran 0"); // launched only: --version, or a run stopped before any tool
+  expect(reached()).toEqual(["0"]);
+  expect(start("tool:read_file", "tool:execute_command")).toBe("ran 2");
+  expect(reached()).toEqual(["2"]);
+  expect(start("tool:read_file")).toBe("ran 1");
+  expect(start()).toBe("ran 0");
+  expect(reached()).toEqual(["2"]);
+  expect(start("tool:read_file", "tool:write_file", "tool:list_directory")).toBe("ran 3");
+  expect(reached()).toEqual(["3"]);
 });
 
 test("a module the bundle imports at run time loads on the run from the code cache too (Node 20 loses vm's import callback there)", () => {

@@ -29,17 +29,24 @@ function newestSource(dir) {
   return newest;
 }
 
+/** What the bundle's run reached (src/code-paths.ts): a cache from a run that reached more compiled more. */
+const CODE_PATHS = Symbol.for("mini-cursor.codePaths");
+
 /** Runs the CommonJS bundle as require() would, from V8 cached data when a valid one is there. */
 function runWithCachedData(file) {
   const stat = statSync(file);
-  // Cached data is checked against the source's length only: the key names the exact build.
-  const cacheFile = path.join(
-    cacheDir,
-    `cli-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.v8cache`,
-  );
+  // Cached data is checked against the source's length only: the key names the exact build. The
+  // name's last part counts the code paths the run that wrote it reached (tools it ran).
+  const key = `cli-${process.version}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}`;
+  let cacheFile;
+  let reached = -1;
   let cachedData;
   try {
-    cachedData = readFileSync(cacheFile);
+    cacheFile = readdirSync(cacheDir).find((name) => name.startsWith(`${key}-`) && name.endsWith(".v8cache"));
+    if (cacheFile) {
+      reached = Number(cacheFile.slice(key.length + 1, -".v8cache".length)) || 0;
+      cachedData = readFileSync(path.join(cacheDir, cacheFile));
+    }
   } catch {
     // First run of this build.
   }
@@ -52,20 +59,24 @@ function runWithCachedData(file) {
     cachedData,
     importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
-  if (!cachedData || script.cachedDataRejected) {
-    // At exit the cache holds every function the run compiled, not only the top level.
-    process.once("exit", () => {
-      try {
-        mkdirSync(cacheDir, { recursive: true });
-        for (const old of readdirSync(cacheDir)) rmSync(path.join(cacheDir, old), { force: true });
-        const partial = `${cacheFile}.${process.pid}`;
-        writeFileSync(partial, script.createCachedData());
-        renameSync(partial, cacheFile);
-      } catch {
-        // A read-only install: it compiles every time, as before.
-      }
-    });
-  }
+  // At exit the cache holds every function the run compiled, not only the top level. It is
+  // written again by a later run that reached more (a launch-only first run, --version, leaves out
+  // the tool steps, which every later session would then compile in its first step).
+  const rejected = !cachedData || script.cachedDataRejected;
+  process.once("exit", () => {
+    const now = globalThis[CODE_PATHS]?.size ?? 0;
+    if (!rejected && now <= reached) return;
+    try {
+      mkdirSync(cacheDir, { recursive: true });
+      for (const old of readdirSync(cacheDir)) rmSync(path.join(cacheDir, old), { force: true });
+      const target = path.join(cacheDir, `${key}-${now}.v8cache`);
+      const partial = `${target}.${process.pid}`;
+      writeFileSync(partial, script.createCachedData());
+      renameSync(partial, target);
+    } catch {
+      // A read-only install: it compiles every time, as before.
+    }
+  });
   const mod = new Module(file);
   mod.filename = file;
   mod.paths = Module._nodeModulePaths(path.dirname(file));

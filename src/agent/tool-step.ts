@@ -11,6 +11,7 @@ import type { ApprovalRequest } from "./events.js";
 import type { AgentRuntime } from "./runtime.js";
 import { snapshotBeforeTools, type WorkspaceSnapshots } from "./snapshot-step.js";
 import { journalEnded, journalStarted } from "./tool-journal-step.js";
+import { noteCodePath } from "../code-paths.js";
 import { accessOf, allowConcurrentListeners, runScheduled } from "./tool-schedule.js";
 import { withToolHooks } from "./tool-hooks.js";
 import { unrunnableCallResults } from "./turn.js";
@@ -82,6 +83,7 @@ export async function runToolCall(
   call: ToolCall,
   config: RunnableConfig,
 ): Promise<ToolMessage> {
+  noteCodePath(`tool:${tool.name}`);
   try {
     const output: unknown = await tool.invoke({ ...call, type: "tool_call" }, config);
     if (ToolMessage.isInstance(output)) return output;
