@@ -13,6 +13,7 @@ import { startBenchServer } from "./bench-server.js";
 import {
   NEEDLE,
   onPath,
+  medianOf,
   runCommand,
   timeCommand,
   timeMs,
@@ -299,66 +300,91 @@ function probeJson(args: string[]): Promise<ProbeOutput> {
 }
 
 /**
+ * How long the scripted model takes before each answer in the first-call sessions: a provider's
+ * time to its first token (hundreds of ms for a hosted model, more for a local one on a 20 KB
+ * prompt). The CLI is idle meanwhile, as with a real model, so the warm-up it starts once the
+ * first request is out (the shell parser, src/app/tools.ts) happens while the model
+ * thinks; at 0 ms it would land in the first step, a cost no user with a real model pays.
+ * Excluded from the measured gaps, which start when an answer has been sent in full.
+ */
+const MODEL_THINK_MS = 200;
+
+/** The client's milliseconds between the model's answers and the CLI's next requests, one session. */
+async function firstCallSession(repo: string): Promise<number[]> {
+  const steps = [
+    { name: "read_file", args: { filePath: "package.json" } },
+    { name: "read_file", args: { filePath: ".gitignore" } },
+    { name: "execute_command", args: { command: "true" } },
+    { name: "execute_command", args: { command: ":" } },
+  ];
+  const server = await startBenchServer((_req, index) =>
+    index < steps.length
+      ? { content: "Next.", toolCalls: [steps[index]!], delayMs: MODEL_THINK_MS }
+      : { content: "Done.", delayMs: MODEL_THINK_MS },
+  );
+  try {
+    await runCommand(
+      process.execPath,
+      [
+        // What the installed command runs: start.mjs, the bundle from its V8 code cache.
+        path.join(ROOT, "scripts", "start.mjs"),
+        "--workspace",
+        repo,
+        "--json",
+        "--approval",
+        "full-auto",
+        "--sandbox",
+        "off",
+        "--max-steps",
+        "10",
+        "go",
+      ],
+      repo,
+      [0],
+      cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench", MINI_CURSOR_SNAPSHOTS: "off" }),
+    );
+    const chats = server.requests
+      .filter((r) => r.path.endsWith("/chat/completions"))
+      .sort((a, b) => a.arrivedAt - b.arrivedAt);
+    if (chats.length !== steps.length + 1) throw new Error(`${chats.length} model requests, not ${steps.length + 1}`);
+    return steps.map((_, i) => chats[i + 1]!.arrivedAt - chats[i]!.finishedAt);
+  } finally {
+    await server.close();
+  }
+}
+
+const spread = (values: number[]) =>
+  `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)} ms over ${values.length} sessions`;
+
+/**
  * Through the CLI as installed (scripts/start.mjs) against the scripted server, sandbox and snapshots off: read, read, command,
- * command. What the first read and the first command cost over the second of each is what a
- * session pays once for them (the client time between two requests, the server's excluded).
+ * command, in several sessions (one session's difference swings by tens of ms on a busy machine).
+ * What the first read and the first command cost over the second of each is what a session pays
+ * once for them (the client time between two requests, the model's excluded): the median of the
+ * per-session differences.
  */
 const firstCalls: ScaleMeasurement = {
   name: "first tool call and first command step through the CLI",
-  async run(fx) {
-    const steps = [
-      { name: "read_file", args: { filePath: "package.json" } },
-      { name: "read_file", args: { filePath: ".gitignore" } },
-      { name: "execute_command", args: { command: "true" } },
-      { name: "execute_command", args: { command: ":" } },
+  async run(fx, ctx) {
+    const sessions: number[][] = [];
+    for (let i = 0; i < runsFor(ctx); i++) sessions.push(await firstCallSession(fx.repo));
+    const firstRead = sessions.map((g) => g[0]! - g[1]!);
+    const firstCommand = sessions.map((g) => g[2]! - g[3]!);
+    const rawTrue = await timeCommand("sh", ["-c", "true"], fx.repo, 5);
+    return [
+      within(
+        `first tool call of a process (read_file) adds ≤ ${GOAL_FIRST_CALL_MS} ms over the next one`,
+        medianOf(firstRead),
+        GOAL_FIRST_CALL_MS,
+        `next read step: ${medianOf(sessions.map((g) => g[1]!)).toFixed(0)} ms; ${spread(firstRead)}`,
+      ),
+      within(
+        `first execute_command step of a session adds ≤ ${GOAL_FIRST_COMMAND_MS} ms over the next one (sandbox, snapshots off)`,
+        medianOf(firstCommand),
+        GOAL_FIRST_COMMAND_MS,
+        `next command step: ${medianOf(sessions.map((g) => g[3]!)).toFixed(0)} ms; ${spread(firstCommand)}; sh -c true: ${rawTrue.toFixed(1)} ms`,
+      ),
     ];
-    const server = await startBenchServer((_req, index) =>
-      index < steps.length ? { content: "Next.", toolCalls: [steps[index]!] } : { content: "Done." },
-    );
-    try {
-      await runCommand(
-        process.execPath,
-        [
-          // What the installed command runs: start.mjs, the bundle from its V8 code cache.
-          path.join(ROOT, "scripts", "start.mjs"),
-          "--workspace",
-          fx.repo,
-          "--json",
-          "--approval",
-          "full-auto",
-          "--sandbox",
-          "off",
-          "--max-steps",
-          "10",
-          "go",
-        ],
-        fx.repo,
-        [0],
-        cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench", MINI_CURSOR_SNAPSHOTS: "off" }),
-      );
-      const chats = server.requests
-        .filter((r) => r.path.endsWith("/chat/completions"))
-        .sort((a, b) => a.arrivedAt - b.arrivedAt);
-      if (chats.length !== steps.length + 1) throw new Error(`${chats.length} model requests, not ${steps.length + 1}`);
-      const gap = (i: number) => chats[i + 1]!.arrivedAt - chats[i]!.finishedAt;
-      const rawTrue = await timeCommand("sh", ["-c", "true"], fx.repo, 5);
-      return [
-        within(
-          `first tool call of a process (read_file) adds ≤ ${GOAL_FIRST_CALL_MS} ms over the next one`,
-          gap(0) - gap(1),
-          GOAL_FIRST_CALL_MS,
-          `next read step: ${gap(1).toFixed(0)} ms`,
-        ),
-        within(
-          `first execute_command step of a session adds ≤ ${GOAL_FIRST_COMMAND_MS} ms over the next one (sandbox, snapshots off)`,
-          gap(2) - gap(3),
-          GOAL_FIRST_COMMAND_MS,
-          `next command step: ${gap(3).toFixed(0)} ms; sh -c true: ${rawTrue.toFixed(1)} ms`,
-        ),
-      ];
-    } finally {
-      await server.close();
-    }
   },
 };
 

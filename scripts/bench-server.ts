@@ -83,6 +83,8 @@ async function answer(
     Boolean(request.stream_options?.include_usage),
   );
   if (!request.stream) throw new Error("the bench server answers streamed requests only");
+  // A model's time to its first token, when the script gives one: the client waits, as it would on a real provider.
+  if (step.delayMs) await new Promise((resolve) => setTimeout(resolve, step.delayMs));
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   for (const event of events) await writeEvent(res, `data: ${event}\n\n`);
   res.end();
