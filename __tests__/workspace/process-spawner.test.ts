@@ -1,17 +1,17 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { spawnHelperPid, spawnHelperReady } from "../../src/workspace/process-spawner.js";
+import { SPAWN_HELPERS, spawnHelperPids, spawnHelperReady } from "../../src/workspace/process-spawner.js";
 import { runCommand, type RunCommandOptions } from "../../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { isAlive, killPids } from "../helpers/pids.js";
 
 /**
- * Issue 30, goal 6: commands start through a small helper process (workspace/process-spawner.ts),
+ * Issue 30, goal 6: commands start through small helper processes (workspace/process-spawner.ts),
  * so a session's large heap is not forked once per command. What a command sees and gives back
- * is the same as with a direct child; the helper never outlives the session and never keeps it
- * alive; when it stops, commands start directly again.
+ * is the same as with a direct child; a helper never outlives the session and never keeps it
+ * alive; when one stops, commands start directly again.
  */
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -47,15 +47,14 @@ function startScript(source: string) {
 }
 
 describe("commands started through the helper", () => {
-  it("the helper starts and a command's parent is the helper, in a process group of its own", async () => {
+  it("the helpers start and a command's parent is one of them, in a process group of its own", async () => {
     expect(await spawnHelperReady()).toBe(true);
-    const helper = spawnHelperPid()!;
-    expect(helper).toBeGreaterThan(0);
+    expect(spawnHelperPids()).toHaveLength(SPAWN_HELPERS);
     const result = await run(FAMILY);
     expect(result.status).toBe("exited");
     expect(result.exitCode).toBe(0);
     const f = family(result.output.text);
-    expect(f.ppid).toBe(helper);
+    expect(spawnHelperPids()).toContain(f.ppid);
     expect(f.pgrp).toBe(f.pid);
   });
 
@@ -82,7 +81,7 @@ describe("commands started through the helper", () => {
     expect((missing.error as NodeJS.ErrnoException).code).toBe("ENOENT");
   });
 
-  it("starts 20 commands at once: every one is running before any is let go", async () => {
+  it("starts 20 commands at once, spread over the helpers: every one is running before any is let go", async () => {
     const marks = path.join(tmp.dir, "marks");
     mkdirSync(marks);
     const runs = Array.from({ length: 20 }, (_, i) =>
@@ -94,11 +93,9 @@ describe("commands started through the helper", () => {
       writeFileSync(path.join(marks, "go"), "");
     }
     const results = await Promise.all(runs);
-    const helper = spawnHelperPid();
-    for (const r of results) {
-      expect(r.exitCode).toBe(0);
-      expect(family(r.output.text).ppid).toBe(helper);
-    }
+    const parents = results.map((r) => family(r.output.text).ppid);
+    expect(results.map((r) => r.exitCode)).toEqual(Array(20).fill(0));
+    expect([...new Set(parents)].sort()).toEqual([...spawnHelperPids()].sort());
   });
 
   it("stops a command whose run is cancelled while the helper is starting it", async () => {
@@ -123,46 +120,56 @@ describe("commands started through the helper", () => {
 describe("the helper and the session", () => {
   it("does not keep a session alive, and exits when the session is killed", async () => {
     const load = `
-      const { spawnHelperReady, spawnHelperPid } = await import("./src/workspace/process-spawner.ts");
+      const { spawnHelperReady, spawnHelperPids } = await import("./src/workspace/process-spawner.ts");
       const { runCommand } = await import("./src/workspace/processes.ts");
       await spawnHelperReady();
-      console.log("helper=" + spawnHelperPid());
+      console.log("helpers=" + spawnHelperPids().join(","));
       const r = await runCommand({ command: "echo ran", cwd: ${JSON.stringify(tmp.dir)}, workspaceRoot: ${JSON.stringify(tmp.dir)} });
       console.log(r.output.text.trim());`;
     // Done with its work, the session exits on its own; its helper goes with it.
     const finished = startScript(load);
-    expect(await finished.exited).toBe(0);
-    expect(finished.output()).toMatch(/helper=\d+\nran\n$/);
-    const first = Number(/helper=(\d+)/.exec(finished.output())![1]);
-    await waitFor(() => !isAlive(first), 30_000);
+    const code = await finished.exited;
+    expect({ code, output: finished.output() }).toEqual({
+      code: 0,
+      output: expect.stringMatching(/helpers=\d+,\d+\nran\n$/),
+    });
+    const first = /helpers=([\d,]+)/.exec(finished.output())![1]!.split(",").map(Number);
+    await waitFor(() => first.every((pid) => !isAlive(pid)), 30_000);
     // Killed while it waits, the session leaves no helper behind.
     const killed = startScript(`${load}\nsetInterval(() => {}, 1000);`);
-    const helperPid = Number((await waitFor(() => /helper=(\d+)/.exec(killed.output()), 60_000))![1]);
+    const line = await waitFor(() => /helpers=([\d,]+)/.exec(killed.output()), 60_000);
+    const helperPids = line![1]!.split(",").map(Number);
     await waitFor(() => killed.output().includes("ran"), 60_000);
     killed.child.kill("SIGKILL");
     await killed.exited;
     try {
-      await waitFor(() => !isAlive(helperPid), 30_000);
+      await waitFor(() => helperPids.every((pid) => !isAlive(pid)), 30_000);
     } finally {
-      killPids([helperPid]);
+      killPids(helperPids);
     }
   }, 120_000);
 
-  it("a command running when the helper dies still returns its output, and later commands start directly", async () => {
-    const helper = spawnHelperPid()!;
+  it("a command running when its helper dies still returns its output, and later commands start directly", async () => {
     const marks = path.join(tmp.dir, "late");
     mkdirSync(marks);
-    const running = run("touch late/started; until [ -e late/go ]; do sleep 0.02; done; echo finished");
-    await waitFor(() => readdirSync(marks).includes("started"), 30_000);
-    process.kill(helper, "SIGKILL");
-    await waitFor(() => !isAlive(helper), 30_000);
+    const running = run(`${FAMILY} > late/family; until [ -e late/go ]; do sleep 0.02; done; echo finished`);
+    const familyFile = path.join(marks, "family");
+    const match = await waitFor(
+      () =>
+        (existsSync(familyFile) ? /ppid=(\d+) pgrp=\d+\n/.exec(readFileSync(familyFile, "utf8")) : null) ?? undefined,
+      30_000,
+    );
+    const parent = Number(match![1]);
+    expect(spawnHelperPids()).toContain(parent);
+    process.kill(parent, "SIGKILL");
+    await waitFor(() => !isAlive(parent), 30_000);
     writeFileSync(path.join(marks, "go"), "");
     const result = await running;
     expect(result.output.text).toBe("finished\n");
     expect(result.status).toBe("exited");
     const later = await run(FAMILY);
     expect(family(later.output.text).ppid).toBe(process.pid);
-    expect(spawnHelperPid()).toBeUndefined();
+    expect(spawnHelperPids()).not.toContain(parent);
     expect(await spawnHelperReady()).toBe(false);
   });
 });
