@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from "node:os";
 import path from "node:path";
 import { SUMMARY_PROMPT } from "../src/context/compaction.js";
+import { spawnHelperReady } from "../src/workspace/process-spawner.js";
 import type { ChatRequest } from "../__tests__/helpers/openai-server.js";
 import { cleanEnv, measureParallelCommands, ROOT } from "./bench-system.js";
 import { startBenchServer } from "./bench-server.js";
@@ -230,6 +231,9 @@ const parallelSleeps: ScaleMeasurement = {
   name: `${PARALLEL_SLEEPS} × sleep 1 in one turn`,
   async run(fx) {
     await measureParallelCommands(1); // the first command of the process pays for loading the parser
+    // A session's second step comes after a model turn (hundreds of ms), by which time the spawn
+    // helpers its first command started are ready; the scripted model here answers at once.
+    await spawnHelperReady();
     // Timed as a session's second step: the first command and the first snapshot have rows of their own.
     const ours = await measureParallelCommands(PARALLEL_SLEEPS, true);
     const raw = await timeCommand(

@@ -49,6 +49,13 @@ export type ProcessStart = StartedProcess | { error: Error };
  */
 export const SPAWN_HELPERS = 2;
 
+/**
+ * How long after the first command the helpers start. Their starts fork this process too (tens
+ * of ms each for a session's heap): later than a quick first command's step, so they land in the
+ * model's next turn (or while a longer command runs), not in that step.
+ */
+export const HELPER_START_DELAY_MS = 100;
+
 /** How long the helper may take to say it is ready before commands stop waiting for it and start directly. */
 export const HELPER_READY_MS = 10_000;
 
@@ -281,17 +288,16 @@ function startHelpers(): void {
 
 /**
  * The ready helper with the fewest requests in flight; undefined while none is ready, or after
- * one failed. The first call starts them once the current work is done: their own starts fork
- * this process too, which should not delay the command that asked first.
+ * one failed. The first call starts them HELPER_START_DELAY_MS later.
  */
 function readyHelper(): Helper | undefined {
   if (helperBroken) return undefined;
   if (helpers.length === 0 && !helperStarting) {
     helperStarting = true;
-    setImmediate(() => {
+    setTimeout(() => {
       helperStarting = false;
       startHelpers();
-    });
+    }, HELPER_START_DELAY_MS).unref();
   }
   let best: Helper | undefined;
   for (const h of helpers) if (h.isReady && (!best || h.starting < best.starting)) best = h;
