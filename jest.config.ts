@@ -35,6 +35,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "faults/lock-lost.test.ts",
   "faults/provider-silence.test.ts",
   "faults/shutdown.test.ts",
+  "faults/snapshot-import-kill.test.ts",
   "faults/snapshot-kill.test.ts",
   "faults/state-errors.test.ts",
   "faults/subagent-kill.test.ts",

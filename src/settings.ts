@@ -566,8 +566,8 @@ function toMaxSteps(value: string | number | undefined, name: string): number | 
 
 /**
  * Test hook, not a setting for users: MINI_CURSOR_FAULT_POINT=<name> makes the process SIGKILL
- * itself when it reaches that named point (memory/fault-point.ts lists them), so the fault
- * tests can stop it exactly there. Unset (always, outside tests) it does nothing.
+ * (or, with `:stop`, SIGSTOP) itself when it reaches that named point (memory/fault-point.ts
+ * lists them), so the fault tests can stop it exactly there. Unset (always, outside tests) it does nothing.
  */
 export function faultPointSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
   return nonEmpty(env.MINI_CURSOR_FAULT_POINT);

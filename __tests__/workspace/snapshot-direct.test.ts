@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "@jest/globals";
+import { IMPORT_LEFTOVER_AGE_MS, removeImportLeftovers } from "../../src/workspace/snapshot-direct.js";
 import { MAX_SNAPSHOT_FILE_BYTES, snapshotGitDir, snapshotStore } from "../../src/workspace/snapshots.js";
 import { PROJECT_ROOT, TSX_LOADER } from "../helpers/cli.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -262,3 +263,51 @@ test("two processes snapshotting declared paths at once each keep their own line
     }
   }
 }, 120_000);
+
+test("what a fast-import that died left in the store goes once its process is gone (or it is old), and only then", async () => {
+  put("a.txt", "a\n");
+  await snapshotStore(ws).take();
+  const dir = snapshotGitDir(ws);
+  const env = { PATH: process.env.PATH, GIT_DIR: dir, HOME: tmp.dir, GIT_CONFIG_NOSYSTEM: "1" };
+  // A real crash report: a stream that ends before its "done", as when the process feeding it is killed.
+  const died = spawnSync("git", ["fast-import", "--quiet"], { env, input: "feature done\ncommit refs/heads/x\n" });
+  expect(died.status).toBe(128);
+  const dead = readdirSync(dir).filter((n) => n.startsWith("fast_import_crash_"));
+  expect(dead).toEqual([`fast_import_crash_${died.pid}`]);
+  // Reports of live processes (this one, and its parent's written long ago), and temporary packs, one of them old.
+  const live = `fast_import_crash_${process.pid}`;
+  const liveOld = `fast_import_crash_${process.ppid}`;
+  const pack = path.join("objects", "pack", "tmp_pack_AbC123");
+  const packOld = path.join("objects", "pack", "tmp_idx_XyZ789");
+  for (const name of [live, liveOld, pack, packOld]) writeFileSync(path.join(dir, name), "");
+  const long = new Date(Date.now() - IMPORT_LEFTOVER_AGE_MS - 60_000);
+  for (const name of [liveOld, packOld]) utimesSync(path.join(dir, name), long, long);
+  const left = () =>
+    [
+      ...readdirSync(dir).filter((n) => n.startsWith("fast_import_")),
+      ...readdirSync(path.join(dir, "objects", "pack"))
+        .filter((n) => n.startsWith("tmp_"))
+        .map((n) => path.join("objects", "pack", n)),
+    ].sort();
+  // A git works on the store: its temporary pack may be one being written.
+  removeImportLeftovers(dir, () => [4242]);
+  expect(left()).toEqual([live, pack].sort());
+  // /proc cannot tell: only age decides.
+  removeImportLeftovers(dir, () => undefined);
+  expect(left()).toEqual([live, pack].sort());
+  removeImportLeftovers(dir, () => []);
+  expect(left()).toEqual([live]);
+  // The store opened by a new process cleans up the same way.
+  rmSync(path.join(dir, live));
+  spawnSync("git", ["fast-import", "--quiet"], { env, input: "feature done\ncommit refs/heads/x\n" });
+  expect(readdirSync(dir).filter((n) => n.startsWith("fast_import_crash_"))).toHaveLength(1);
+  const script = `
+    import { snapshotStore } from ${JSON.stringify(path.join(PROJECT_ROOT, "src/workspace/snapshots.ts"))};
+    await snapshotStore(process.argv[1]).take(["a.txt"]);
+  `;
+  const opened = spawnSync(process.execPath, ["--import", TSX_LOADER, "--input-type=module", "-e", script, ws], {
+    env: { ...process.env },
+  });
+  expect(opened.stderr.toString()).toBe("");
+  expect(left()).toEqual([]);
+}, 60_000);

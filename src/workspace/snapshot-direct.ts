@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
+import { readdirSync, statSync, unlinkSync } from "node:fs";
 import { lstat, readFile, readlink } from "node:fs/promises";
 import path from "node:path";
+import { faultPoint } from "../memory/fault-point.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
 /**
@@ -52,6 +54,7 @@ type Found =
 /** git never records a path with a `.git` component (any case, as core.protectNTFS has it). */
 const DOT_GIT = /(^|\/)\.git(\/|$)/i;
 const IGNORE_FILE = /(^|\/)\.gitignore$/;
+const DONE = Buffer.from("done\n");
 
 export function blobOid(data: Buffer): string {
   return createHash("sha1").update(`blob ${data.length}\0`).update(data).digest("hex");
@@ -215,8 +218,17 @@ export async function takeDirect(
     `M 040000 ${base.tree} ""`,
     "",
   ].join("\n");
-  const tail = 'ls ""\n\nget-mark :1\ndone\n';
-  const input = Buffer.concat([Buffer.from(head, "latin1"), ...lines, Buffer.from(tail)]);
+  const tail = 'ls ""\n\nget-mark :1\n';
+  const body = Buffer.concat([Buffer.from(head, "latin1"), ...lines, Buffer.from(tail)]);
+  // "done" last, on its own: a stream that ends without it (this process killed) makes fast-import
+  // stop without moving the branch; the named point between is where the fault tests cut it.
+  const input: AsyncIterable<Buffer> = {
+    async *[Symbol.asyncIterator]() {
+      yield body;
+      faultPoint("snapshot-import");
+      yield DONE;
+    },
+  };
   let out: string;
   try {
     out = await git(["fast-import", "--quiet"], input);
@@ -224,6 +236,7 @@ export async function takeDirect(
     if (/Not updating/.test((err as Error).message)) throw new RefMovedError();
     throw err;
   }
+  faultPoint("snapshot-imported");
   const tree = /^040000 tree ([0-9a-f]{40})\t/m.exec(out)?.[1];
   const commit = /^([0-9a-f]{40})$/m.exec(out)?.[1];
   if (!tree || !commit) throw new Error(`git fast-import answered unexpectedly: ${out.slice(0, 200)}`);
@@ -236,4 +249,58 @@ const isFile = (e: Entry) => e !== null && e.mode !== "040000";
 /** Another process moved the snapshot branch between fast-import reading and moving it. */
 export class RefMovedError extends Error {
   override name = "RefMovedError";
+}
+
+/**
+ * A leftover of an import older than this is dead whatever /proc says (a pid used again): no git
+ * call on the store runs longer (snapshots.ts GIT_TIMEOUT_MS).
+ */
+export const IMPORT_LEFTOVER_AGE_MS = 10 * 60_000;
+const CRASH_REPORT = /^fast_import_crash_(\d+)$/;
+const TEMP_PACK = /^tmp_(?:pack|idx)_[A-Za-z0-9]+$/;
+
+/**
+ * Removes what a fast-import that died left in the store `dir`: its crash report
+ * (`fast_import_crash_<pid>`, written when its stream ended early because this process was
+ * killed mid-import) once that pid is gone, and its unfinished pack (`objects/pack/tmp_pack_*`,
+ * when it was killed itself) once no git works on the store (`liveGit`: their pids, undefined
+ * when that cannot be told); either when older than IMPORT_LEFTOVER_AGE_MS.
+ */
+export function removeImportLeftovers(dir: string, liveGit: () => number[] | undefined): void {
+  const packs = path.join(dir, "objects", "pack");
+  const reports = namesIn(dir).filter((n) => CRASH_REPORT.test(n));
+  const temps = namesIn(packs).filter((n) => TEMP_PACK.test(n));
+  for (const name of reports) {
+    const pid = Number(CRASH_REPORT.exec(name)![1]);
+    removeIf(path.join(dir, name), !alive(pid));
+  }
+  // Listed before the look at /proc: a git that starts after it makes its own, which is not in the list.
+  if (temps.length === 0) return;
+  const idle = liveGit()?.length === 0;
+  for (const name of temps) removeIf(path.join(packs, name), idle);
+}
+
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return code(err) === "EPERM";
+  }
+}
+
+function removeIf(file: string, dead: boolean): void {
+  try {
+    if (dead || Date.now() - statSync(file).mtimeMs > IMPORT_LEFTOVER_AGE_MS) unlinkSync(file);
+  } catch {
+    // removed meanwhile
+  }
 }

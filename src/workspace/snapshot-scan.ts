@@ -12,7 +12,10 @@ import path from "node:path";
  */
 
 /** One git call on the shadow repository (workspace/snapshots.ts runs it hermetically). */
-export type Git = (args: string[], input?: string | Buffer, options?: GitCallOptions) => Promise<string>;
+/** What a git call reads on stdin; parts are written one after another (fast-import's stream ends last). */
+export type GitInput = string | Buffer | AsyncIterable<Buffer>;
+
+export type Git = (args: string[], input?: GitInput, options?: GitCallOptions) => Promise<string>;
 
 export interface GitCallOptions {
   /** Longer than the default for the first snapshot of a big workspace, which runs in the background. */

@@ -15,6 +15,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import type { Writable } from "node:stream";
 import { faultPoint } from "../memory/fault-point.js";
 import { ensureStateSubdir, stateDirPath } from "../memory/state-dir.js";
 import { snapshotGitEnvironment, snapshotWatchEnabled, stateHomePath } from "../settings.js";
@@ -28,8 +29,8 @@ import {
   type PendingSnapshot,
 } from "./snapshot-pending.js";
 import { isPendingSnapshot } from "./snapshot-pending.js";
-import { RefMovedError, takeDirect, type Entry } from "./snapshot-direct.js";
-import { refreshAll, refreshPaths, type Git, type GitCallOptions } from "./snapshot-scan.js";
+import { RefMovedError, removeImportLeftovers, takeDirect, type Entry } from "./snapshot-direct.js";
+import { refreshAll, refreshPaths, type Git, type GitCallOptions, type GitInput } from "./snapshot-scan.js";
 import { WorkspaceWatcher } from "./snapshot-watch.js";
 
 export { isPendingSnapshot } from "./snapshot-pending.js";
@@ -244,7 +245,7 @@ let killOnExit = false;
 function runOnce(
   ctx: GitContext,
   args: string[],
-  input?: string | Buffer,
+  input?: GitInput,
   options: GitCallOptions = {},
 ): Promise<string | GitFailure> {
   const argv = [...GIT_CONFIG.flatMap((c) => ["-c", c]), ...args];
@@ -277,8 +278,24 @@ function runOnce(
       },
     );
     running.add(child);
-    if (input !== undefined) child.stdin?.end(input);
+    if (input !== undefined && child.stdin) {
+      // A git that ends before reading all it is given (killed, timed out) fails by its exit; the write's EPIPE is no crash.
+      child.stdin.on("error", () => undefined);
+      if (typeof input === "string" || Buffer.isBuffer(input)) child.stdin.end(input);
+      else void feed(child.stdin, input);
+    }
   });
+}
+
+/** Writes each part once the one before it reached the pipe, then ends the input. */
+async function feed(stdin: Writable, parts: AsyncIterable<Buffer>): Promise<void> {
+  try {
+    for await (const part of parts)
+      await new Promise<void>((resolve, reject) => stdin.write(part, (err) => (err ? reject(err) : resolve())));
+    stdin.end();
+  } catch {
+    stdin.destroy(); // git ended first: its exit says why
+  }
 }
 
 /** The lock file a failed git call names ("Unable to create '…/x.lock': File exists."). */
@@ -328,12 +345,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * without /proc, older than any git call may run) is removed and the call tried again; a lock
  * a live process holds is waited for up to LOCK_WAIT_MS.
  */
-async function run(
-  ctx: GitContext,
-  args: string[],
-  input?: string | Buffer,
-  options?: GitCallOptions,
-): Promise<string> {
+async function run(ctx: GitContext, args: string[], input?: GitInput, options?: GitCallOptions): Promise<string> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     const out = await runOnce(ctx, args, input, options);
@@ -449,6 +461,7 @@ async function ensureRepository(ctx: GitContext): Promise<void> {
   // Rewritten only when it differs: the untracked cache starts over when this file changes.
   writeIfDifferent(path.join(ctx.dir, "info", "exclude"), `/.mini-cursor/\n${inside ? `/${inside}/\n` : ""}`);
   removeDeadIndexes(ctx.dir);
+  removeImportLeftovers(ctx.dir, () => liveGitProcesses(ctx.dir));
   try {
     copyFileSync(path.join(ctx.dir, SHARED_INDEX), ctx.index);
   } catch {
