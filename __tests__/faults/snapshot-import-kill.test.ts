@@ -18,7 +18,7 @@ import { bannerThread, openFixture, toolResults, type Fixture, type Started } fr
 
 jest.setTimeout(240_000);
 
-/** A command step first: it waits for the first whole snapshot, so the write step after it takes the direct way. */
+/** A command step first: it waits for the first whole snapshot, so the write step after it takes the direct way (not the pending one). */
 const COMMAND: ScriptStep = { toolCalls: [{ name: "execute_command", args: { command: "echo made > b.txt" } }] };
 const READ: ScriptStep = { toolCalls: [{ name: "read_file", args: { filePath: "a.txt" } }] };
 const WRITE: ScriptStep = { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "two\n" } }] };
@@ -77,7 +77,8 @@ describe("SIGKILL inside a file step's fast-import snapshot: the next conversati
   async function startKilledRun(point: string): Promise<Started> {
     fx = await openFixture("sqlite", [COMMAND, READ, WRITE, { content: "ok" }, { content: "again" }]);
     writeFileSync(path.join(fx.workspace, "a.txt"), "zero\n");
-    run = fx.start(["FIRST"], { MINI_CURSOR_FAULT_POINT: point });
+    // The command step waits for the first snapshot as long as a busy machine needs, so the write takes the direct way.
+    run = fx.start(["FIRST"], { MINI_CURSOR_FAULT_POINT: point, MINI_CURSOR_SNAPSHOT_WAIT_MS: "120000" });
     return run;
   }
 

@@ -233,7 +233,9 @@ export async function takeDirect(
   try {
     out = await git(["fast-import", "--quiet"], input);
   } catch (err) {
-    if (/Not updating/.test((err as Error).message)) throw new RefMovedError();
+    // Moved before fast-import checked it ("Not updating"), or between that check and its lock.
+    if (/Not updating|cannot lock ref '[^']+': is at [0-9a-f]+ but expected/.test((err as Error).message))
+      throw new RefMovedError();
     throw err;
   }
   faultPoint("snapshot-imported");
