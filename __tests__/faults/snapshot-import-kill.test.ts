@@ -77,8 +77,13 @@ describe("SIGKILL inside a file step's fast-import snapshot: the next conversati
   async function startKilledRun(point: string): Promise<Started> {
     fx = await openFixture("sqlite", [COMMAND, READ, WRITE, { content: "ok" }, { content: "again" }]);
     writeFileSync(path.join(fx.workspace, "a.txt"), "zero\n");
-    // The command step waits for the first snapshot as long as a busy machine needs, so the write takes the direct way.
-    run = fx.start(["FIRST"], { MINI_CURSOR_FAULT_POINT: point, MINI_CURSOR_SNAPSHOT_WAIT_MS: "120000" });
+    // The command step waits for the first snapshot as long as a busy machine needs, so the write
+    // takes the direct way; it scans (no watcher), so the write's is the run's one import.
+    run = fx.start(["FIRST"], {
+      MINI_CURSOR_FAULT_POINT: point,
+      MINI_CURSOR_SNAPSHOT_WAIT_MS: "120000",
+      MINI_CURSOR_SNAPSHOT_WATCH: "off",
+    });
     return run;
   }
 
