@@ -169,15 +169,15 @@ describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine
     expect(journal.entries("t1")[0]!.result).toEqual({ content: "Nothing to see.", status: "success" });
   });
 
-  test("Ctrl-C while a sub-agent waits: its call says what changed, the file joins the turn for /undo", async () => {
-    const { model, stalled } = stallingModel(
-      {
-        go: [{ toolCalls: [task("Write a.txt.", "general")] }, "unused"],
-        "Write a.txt.": [{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "a\n" } }] }],
-      },
-      "Write a.txt.",
-      2,
-    );
+  /**
+   * Runs "go" on `scripts` (the sub-agent of "Write a.txt." waits at its second request) and
+   * presses Ctrl-C once `ready` holds: the run's end, its journal and its harness, to check.
+   */
+  async function cancelWhen(
+    scripts: Record<string, RoutedTurn[]>,
+    ready: (stalled: boolean, journal: ReturnType<typeof recordingJournal>) => boolean,
+  ) {
+    const { model, stalled } = stallingModel(scripts, "Write a.txt.", 2);
     const journal = recordingJournal();
     const h = engineHarness(
       kind,
@@ -188,9 +188,19 @@ describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine
     );
     const controller = new AbortController();
     const running = h.run("go", { signal: controller.signal });
-    await waitFor(stalled, 30_000);
+    await waitFor(() => ready(stalled(), journal), 30_000);
     controller.abort();
-    const summary = await running;
+    return { summary: await running, journal, h };
+  }
+
+  test("Ctrl-C while a sub-agent waits: its call says what changed, the file joins the turn for /undo", async () => {
+    const { summary, journal, h } = await cancelWhen(
+      {
+        go: [{ toolCalls: [task("Write a.txt.", "general")] }, "unused"],
+        "Write a.txt.": [{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "a\n" } }] }],
+      },
+      (stalled) => stalled,
+    );
     expect(summary.reason).toBe("interrupted");
     expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("a\n");
     const history = await h.history();
@@ -214,7 +224,7 @@ describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine
   });
 
   test("Ctrl-C with two sub-agents, one finished: its report is kept, the other is interrupted", async () => {
-    const { model, stalled } = stallingModel(
+    const { summary, h } = await cancelWhen(
       {
         go: [{ toolCalls: [task("Write a.txt.", "general", "A"), task("Write b.txt.", "general", "B")] }, "unused"],
         "Write a.txt.": [{ toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "a\n" } }] }],
@@ -223,23 +233,10 @@ describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine
           "Wrote b.txt.",
         ],
       },
-      "Write a.txt.",
-      2,
+      // B has reported (its result is in the journal) while A still waits.
+      (stalled, journal) => stalled && journal.log.some((o) => o.op === "end"),
     );
-    const journal = recordingJournal();
-    const h = engineHarness(
-      kind,
-      tmp.dir,
-      [],
-      { approval: "full-auto" },
-      { model, subagents: BUILT_IN_SUBAGENTS, journal },
-    );
-    const controller = new AbortController();
-    const running = h.run("go", { signal: controller.signal });
-    // B has reported (its result is in the journal) while A still waits.
-    await waitFor(() => stalled() && journal.log.some((o) => o.op === "end"), 30_000);
-    controller.abort();
-    expect((await running).reason).toBe("interrupted");
+    expect(summary.reason).toBe("interrupted");
     const history = await h.history();
     const interrupted: [string, string] = [
       "tool:task",
