@@ -386,7 +386,7 @@ export class WorkspaceWatcher {
       this.broken ??= `the watcher's beacon failed: ${err.message}`;
     });
     this.beacon = { dir, watcher, seq: 0 };
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    removeAtExit(dir);
   }
 
   /** Resolves with the interval cut when the beacon's event comes (every earlier event handled); undefined past the deadline. */
@@ -442,6 +442,7 @@ export class WorkspaceWatcher {
     if (this.disabled && this.beacon) {
       this.beacon.watcher.close();
       rmSync(this.beacon.dir, { recursive: true, force: true });
+      beaconDirs.delete(this.beacon.dir);
       this.beacon = undefined;
     }
   }
@@ -449,6 +450,19 @@ export class WorkspaceWatcher {
 
 function fresh(): Interval {
   return { dirty: new Set(), goneDirs: new Set(), events: 0, doubt: undefined };
+}
+
+/** Beacon folders of this process, removed when it exits (one listener, however many stores). */
+const beaconDirs = new Set<string>();
+let exitHook = false;
+function removeAtExit(dir: string): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.once("exit", () => {
+      for (const d of beaconDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  beaconDirs.add(dir);
 }
 
 /** Beacon folders (`<pid>-<random>`) of processes that are gone: a killed process leaves its own. */
