@@ -12,11 +12,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, expect, test } from "@jest/globals";
+import { expect, test } from "@jest/globals";
 import { IMPORT_LEFTOVER_AGE_MS, removeImportLeftovers } from "../../src/workspace/snapshot-direct.js";
 import { MAX_SNAPSHOT_FILE_BYTES, snapshotGitDir, snapshotStore } from "../../src/workspace/snapshots.js";
 import { PROJECT_ROOT, TSX_LOADER } from "../helpers/cli.js";
-import { makeTempDir } from "../helpers/tmp.js";
+import { putIn, statusOf, storeHolds, useSnapshotWorkspace } from "../helpers/snapshot-workspace.js";
 
 /**
  * Issue 30, goal 3: a file-tool step's snapshots record its declared paths without the store's
@@ -25,35 +25,17 @@ import { makeTempDir } from "../helpers/tmp.js";
  * executable bit, deleted files, and two processes snapshotting at once.
  */
 
-let tmp: ReturnType<typeof makeTempDir>;
+let dir: string;
 let ws: string;
-beforeEach(() => {
-  tmp = makeTempDir();
-  ws = path.join(tmp.dir, "ws");
-  mkdirSync(ws);
-});
-afterEach(() => tmp.cleanup());
+useSnapshotWorkspace((made) => ({ dir, ws } = made));
 
-const put = (rel: string, text: string | Buffer) => {
-  mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
-  writeFileSync(path.join(ws, rel), text);
-};
-const statusOf = (changes: { status: string; path: string }[]) => changes.map((c) => [c.status, c.path]);
+const put = (rel: string, text: string | Buffer) => putIn(ws, rel, text);
 
 function storeGit(args: string[], input?: string | Buffer): string {
-  const env = { PATH: process.env.PATH, GIT_DIR: snapshotGitDir(ws), HOME: tmp.dir, GIT_CONFIG_NOSYSTEM: "1" };
+  const env = { PATH: process.env.PATH, GIT_DIR: snapshotGitDir(ws), HOME: dir, GIT_CONFIG_NOSYSTEM: "1" };
   const r = spawnSync("git", args, { env, input });
   if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
   return r.stdout.toString();
-}
-
-/** Whether the store holds the blob of these bytes. */
-function storeHolds(bytes: Buffer | string): boolean {
-  const oid = spawnSync("git", ["hash-object", "--stdin"], { input: bytes }).stdout.toString().trim();
-  return (
-    spawnSync("git", ["cat-file", "-e", oid], { env: { PATH: process.env.PATH, GIT_DIR: snapshotGitDir(ws) } })
-      .status === 0
-  );
 }
 
 /** `<mode> <path>` of each entry of a snapshot under `paths`. */
@@ -156,9 +138,9 @@ test("the rules of a declared path: ignored, too big, link, executable, deleted,
   ]);
   expect(entries(s1, "link", "run.sh")).toEqual(["120000 link", "100755 run.sh"]);
   expect(storeGit(["cat-file", "blob", `${s1}:link`])).toBe("tracked.txt");
-  expect(storeHolds(ignored)).toBe(false);
-  expect(storeHolds(`${ignored}dep\n`)).toBe(false);
-  expect(storeHolds(big)).toBe(false);
+  expect(storeHolds(ws, ignored)).toBe(false);
+  expect(storeHolds(ws, `${ignored}dep\n`)).toBe(false);
+  expect(storeHolds(ws, big)).toBe(false);
   expect(store.oversized(declared)).toEqual(["grows.bin", "big-new.bin"]);
   // Back under the limit, it is recorded again and no longer reported.
   put("grows.bin", "small again\n");
@@ -267,40 +249,40 @@ test("two processes snapshotting declared paths at once each keep their own line
 test("what a fast-import that died left in the store goes once its process is gone (or it is old), and only then", async () => {
   put("a.txt", "a\n");
   await snapshotStore(ws).take();
-  const dir = snapshotGitDir(ws);
-  const env = { PATH: process.env.PATH, GIT_DIR: dir, HOME: tmp.dir, GIT_CONFIG_NOSYSTEM: "1" };
+  const gitDir = snapshotGitDir(ws);
+  const env = { PATH: process.env.PATH, GIT_DIR: gitDir, HOME: dir, GIT_CONFIG_NOSYSTEM: "1" };
   // A real crash report: a stream that ends before its "done", as when the process feeding it is killed.
   const died = spawnSync("git", ["fast-import", "--quiet"], { env, input: "feature done\ncommit refs/heads/x\n" });
   expect(died.status).toBe(128);
-  const dead = readdirSync(dir).filter((n) => n.startsWith("fast_import_crash_"));
+  const dead = readdirSync(gitDir).filter((n) => n.startsWith("fast_import_crash_"));
   expect(dead).toEqual([`fast_import_crash_${died.pid}`]);
   // Reports of live processes (this one, and its parent's written long ago), and temporary packs, one of them old.
   const live = `fast_import_crash_${process.pid}`;
   const liveOld = `fast_import_crash_${process.ppid}`;
   const pack = path.join("objects", "pack", "tmp_pack_AbC123");
   const packOld = path.join("objects", "pack", "tmp_idx_XyZ789");
-  for (const name of [live, liveOld, pack, packOld]) writeFileSync(path.join(dir, name), "");
+  for (const name of [live, liveOld, pack, packOld]) writeFileSync(path.join(gitDir, name), "");
   const long = new Date(Date.now() - IMPORT_LEFTOVER_AGE_MS - 60_000);
-  for (const name of [liveOld, packOld]) utimesSync(path.join(dir, name), long, long);
+  for (const name of [liveOld, packOld]) utimesSync(path.join(gitDir, name), long, long);
   const left = () =>
     [
-      ...readdirSync(dir).filter((n) => n.startsWith("fast_import_")),
-      ...readdirSync(path.join(dir, "objects", "pack"))
+      ...readdirSync(gitDir).filter((n) => n.startsWith("fast_import_")),
+      ...readdirSync(path.join(gitDir, "objects", "pack"))
         .filter((n) => n.startsWith("tmp_"))
         .map((n) => path.join("objects", "pack", n)),
     ].sort();
   // A git works on the store: its temporary pack may be one being written.
-  removeImportLeftovers(dir, () => [4242]);
+  removeImportLeftovers(gitDir, () => [4242]);
   expect(left()).toEqual([live, pack].sort());
   // /proc cannot tell: only age decides.
-  removeImportLeftovers(dir, () => undefined);
+  removeImportLeftovers(gitDir, () => undefined);
   expect(left()).toEqual([live, pack].sort());
-  removeImportLeftovers(dir, () => []);
+  removeImportLeftovers(gitDir, () => []);
   expect(left()).toEqual([live]);
   // The store opened by a new process cleans up the same way.
-  rmSync(path.join(dir, live));
+  rmSync(path.join(gitDir, live));
   spawnSync("git", ["fast-import", "--quiet"], { env, input: "feature done\ncommit refs/heads/x\n" });
-  expect(readdirSync(dir).filter((n) => n.startsWith("fast_import_crash_"))).toHaveLength(1);
+  expect(readdirSync(gitDir).filter((n) => n.startsWith("fast_import_crash_"))).toHaveLength(1);
   const script = `
     import { snapshotStore } from ${JSON.stringify(path.join(PROJECT_ROOT, "src/workspace/snapshots.ts"))};
     await snapshotStore(process.argv[1]).take(["a.txt"]);

@@ -1,10 +1,9 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, expect, test } from "@jest/globals";
+import { expect, test } from "@jest/globals";
 import { MAX_SNAPSHOT_FILE_BYTES, snapshotGitDir, snapshotStore } from "../../src/workspace/snapshots.js";
 import { holdSnapshotBranch } from "../helpers/snapshot-lock.js";
-import { makeTempDir } from "../helpers/tmp.js";
+import { putIn, statusOf, storeHolds, useSnapshotWorkspace } from "../helpers/snapshot-workspace.js";
 
 /**
  * Issue 30, goal 3: snapshots cost what the step changed. A whole snapshot finds what changed
@@ -13,31 +12,12 @@ import { makeTempDir } from "../helpers/tmp.js";
  * file tools taken meanwhile is recorded exactly all the same.
  */
 
-let tmp: ReturnType<typeof makeTempDir>;
+let dir: string;
 let ws: string;
-beforeEach(() => {
-  tmp = makeTempDir();
-  ws = path.join(tmp.dir, "ws");
-  mkdirSync(ws);
-});
-afterEach(() => tmp.cleanup());
+useSnapshotWorkspace((made) => ({ dir, ws } = made));
 
-const put = (rel: string, text: string | Buffer) => {
-  mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
-  writeFileSync(path.join(ws, rel), text);
-};
+const put = (rel: string, text: string | Buffer) => putIn(ws, rel, text);
 const read = (rel: string) => readFileSync(path.join(ws, rel), "utf8");
-const statusOf = (changes: { status: string; path: string }[]) => changes.map((c) => [c.status, c.path]);
-
-/** Whether the snapshot store holds the blob of these bytes (hashed without writing it). */
-function storeHolds(bytes: Buffer | string): boolean {
-  const oid = spawnSync("git", ["hash-object", "--stdin"], { input: bytes }).stdout.toString().trim();
-  const dir = snapshotGitDir(ws);
-  return (
-    spawnSync("git", ["cat-file", "-e", oid], { env: { PATH: process.env.PATH, GIT_DIR: dir, HOME: tmp.dir } })
-      .status === 0
-  );
-}
 
 test("whole snapshots over several steps record edits, creations, deletions and renames, and each restores exactly", async () => {
   put("a.txt", "a1\n");
@@ -97,9 +77,9 @@ test("files over the size limit and ignored files are never hashed into the stor
   put("grows.txt", "small for now\n");
   const store = snapshotStore(ws);
   const s0 = await store.take();
-  expect(storeHolds("small\n")).toBe(true);
-  expect(storeHolds(ignored)).toBe(false);
-  expect(storeHolds(big)).toBe(false);
+  expect(storeHolds(ws, "small\n")).toBe(true);
+  expect(storeHolds(ws, ignored)).toBe(false);
+  expect(storeHolds(ws, big)).toBe(false);
   expect(store.oversized()).toEqual(["big.bin"]);
 
   // A file that grows past the limit leaves the snapshot; its new bytes are not hashed.
@@ -107,7 +87,7 @@ test("files over the size limit and ignored files are never hashed into the stor
   put("grows.txt", grown);
   const s1 = await store.take();
   expect(statusOf(await store.changes(s0, s1))).toEqual([["D", "grows.txt"]]);
-  expect(storeHolds(grown)).toBe(false);
+  expect(storeHolds(ws, grown)).toBe(false);
   expect(store.oversized(["grows.txt", "small.txt"])).toEqual(["grows.txt"]);
 
   // Named by a file tool, neither is hashed either.
@@ -115,13 +95,13 @@ test("files over the size limit and ignored files are never hashed into the stor
   put("big.bin", edited);
   put("node_modules/dep/index.js", `${ignored}// edited\n`);
   await store.take(["big.bin", "node_modules/dep/index.js"]);
-  expect(storeHolds(edited)).toBe(false);
-  expect(storeHolds(`${ignored}// edited\n`)).toBe(false);
+  expect(storeHolds(ws, edited)).toBe(false);
+  expect(storeHolds(ws, `${ignored}// edited\n`)).toBe(false);
 
   // A tracked file a new .gitignore rule covers is dropped, and its later bytes are not hashed.
   put("app.log", "log 1\n");
   const s2 = await store.take();
-  expect(storeHolds("log 1\n")).toBe(false);
+  expect(storeHolds(ws, "log 1\n")).toBe(false);
   put("notes.tmp", "tmp 1\n");
   const s3 = await store.take();
   expect(statusOf(await store.changes(s2, s3))).toEqual([["A", "notes.tmp"]]);
@@ -132,13 +112,13 @@ test("files over the size limit and ignored files are never hashed into the stor
     ["M", ".gitignore"],
     ["D", "notes.tmp"],
   ]);
-  expect(storeHolds("tmp 2\n")).toBe(false);
+  expect(storeHolds(ws, "tmp 2\n")).toBe(false);
 }, 60_000);
 
 test("while the first snapshot runs, a take of declared paths does not wait for it, and names a whole snapshot once it ends", async () => {
   put("a.txt", "a before\n");
   put("b.txt", "b before\n");
-  const holder = await holdSnapshotBranch(snapshotGitDir(ws), tmp.dir);
+  const holder = await holdSnapshotBranch(snapshotGitDir(ws), dir);
   const store = snapshotStore(ws);
   let before = "";
   let after = "";
