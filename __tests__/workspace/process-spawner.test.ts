@@ -6,6 +6,7 @@ import { SPAWN_HELPERS, spawnHelperPids, spawnHelperReady } from "../../src/work
 import { runCommand, type RunCommandOptions } from "../../src/workspace/processes.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { isAlive, killPids } from "../helpers/pids.js";
+import { formatCommandResult } from "../../src/tools/execute-command.js";
 
 /**
  * Issue 30, goal 6: commands start through small helper processes (workspace/process-spawner.ts),
@@ -152,7 +153,15 @@ describe("the helper and the session", () => {
   it("a command running when its helper dies still returns its output, and later commands start directly", async () => {
     const marks = path.join(tmp.dir, "late");
     mkdirSync(marks);
-    const running = run(`${FAMILY} > late/family; until [ -e late/go ]; do sleep 0.02; done; echo finished`);
+    // Run on its own (-t), no earlier test has started the helpers.
+    expect(await spawnHelperReady()).toBe(true);
+    // The session has the command's pipes once its first line arrives: the helper is killed only then.
+    let seen = "";
+    const running = run(
+      `${FAMILY} > late/family; echo started; until [ -e late/go ]; do sleep 0.02; done; echo finished`,
+      { onOutput: (chunk) => (seen += chunk.text) },
+    );
+    await waitFor(() => seen.includes("started\n") || undefined, 30_000);
     const familyFile = path.join(marks, "family");
     const match = await waitFor(
       () =>
@@ -165,8 +174,13 @@ describe("the helper and the session", () => {
     await waitFor(() => !isAlive(parent), 30_000);
     writeFileSync(path.join(marks, "go"), "");
     const result = await running;
-    expect(result.output.text).toBe("finished\n");
+    expect(result.output.text).toBe("started\nfinished\n");
     expect(result.status).toBe("exited");
+    // Its status went with the helper: the model is told so, not a made-up exit code.
+    expect(result.exitUnknown).toBe(true);
+    expect(formatCommandResult(result)).toBe(
+      "Exit code: unknown (the helper process that started this command stopped before it reported how the command ended; run it again if the result matters)\nstarted\nfinished",
+    );
     const later = await run(FAMILY);
     expect(family(later.output.text).ppid).toBe(process.pid);
     expect(spawnHelperPids()).not.toContain(parent);

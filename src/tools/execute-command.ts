@@ -53,6 +53,8 @@ export type ExecuteCommandInput = z.infer<typeof executeCommandObject>;
 
 function exitLine(result: CommandResult): string {
   const code = result.exitCode;
+  if (result.exitUnknown)
+    return "Exit code: unknown (the helper process that started this command stopped before it reported how the command ended; run it again if the result matters)";
   if (result.signal) return `Exit code: ${code} (killed by ${result.signal})`;
   if (code === EXIT_COMMAND_NOT_FOUND) {
     return `Exit code: ${code} (command not found: check the program's name and that it is installed)`;

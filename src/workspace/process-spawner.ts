@@ -17,6 +17,8 @@ import type { Readable } from "node:stream";
 export interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The helper that started it stopped before it said how the process ended. */
+  unknown?: true;
 }
 
 /** What to start: detached (its own process group), stdin closed, stdout and stderr piped. */
@@ -213,6 +215,8 @@ function onHelperMessage(h: Helper, m: HelperMessage, handle: unknown, markReady
  * is unknown), and those running get an unknown exit once their output has ended (their
  * processes are not its to wait for any more).
  */
+const LOST_EXIT: ProcessExit = { code: null, signal: null, unknown: true };
+
 function onHelperLost(h: Helper): void {
   helpers = helpers.filter((other) => other !== h);
   helperBroken = true;
@@ -224,8 +228,8 @@ function onHelperLost(h: Helper): void {
         ),
       });
     } else if (w.stdout && !w.stdout.readableEnded && !w.stdout.destroyed) {
-      w.stdout.once("close", () => w.exit({ code: null, signal: null }));
-    } else w.exit({ code: null, signal: null });
+      w.stdout.once("close", () => w.exit(LOST_EXIT));
+    } else w.exit(LOST_EXIT);
   }
   h.waiting.clear();
 }

@@ -185,6 +185,8 @@ export interface CommandResult {
   background?: BackgroundProcess;
   /** For failed_to_start: why. */
   error?: Error;
+  /** Its exit status was lost (the helper that started it stopped): exitCode says nothing. */
+  exitUnknown?: true;
 }
 
 type Ending =
@@ -361,13 +363,20 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       return await leaveInBackground(options, child, pid, exited, router, capture, startedAt, result);
     }
     const stoppedWith = end.kind === "exit" ? undefined : await stopGroup(pid);
-    const { code, signal } = await exitedWithin(exited, KILL_CONFIRM_MS);
+    const { code, signal, unknown } = await exitedWithin(exited, KILL_CONFIRM_MS);
     await drainAndStopLeftovers(pid, router);
     const output = await capture.finish();
     if (end.kind === "error") {
       return result({ status: "failed_to_start", exitCode: null, signal, output, error: end.error });
     }
-    return result({ status: STATUS_OF[end.kind], exitCode: exitStatus(code, signal), signal, output, stoppedWith });
+    return result({
+      status: STATUS_OF[end.kind],
+      exitCode: exitStatus(code, signal),
+      signal,
+      output,
+      stoppedWith,
+      ...(unknown ? { exitUnknown: true as const } : {}),
+    });
   } finally {
     untrack?.();
     finished();
