@@ -22,8 +22,9 @@ import path from "node:path";
  * An answer is only ever "certain" when nothing can have been missed; otherwise the caller scans
  * (snapshot-scan.ts), and the watcher is trusted again from that scan's start. Not certain:
  * - before the first walk ended, or before a scan that started after it (the mark a scan makes);
- * - a folder could not be watched (ENOSPC: fs.inotify.max_user_watches, EMFILE, EACCES…): the
- *   watcher turns off for good in this process;
+ * - a folder could not be watched (ENOSPC: fs.inotify.max_user_watches, EMFILE, EACCES…), or
+ *   the workspace has more folders than half the user's watches (watchFolderLimit): the watcher
+ *   turns off for good in this process;
  * - WATCH_EVENT_LIMIT or more events came since the mark: inotify's queue may have overflowed,
  *   and libuv drops the overflow notice (wd -1) without telling anyone;
  * - a watched folder was moved while alive (its queued events are dropped when its watch closes),
@@ -57,6 +58,26 @@ export const WATCH_MAX_PATHS = 10_000;
 export const DEFAULT_MAX_QUEUED_EVENTS = 16_384;
 /** Events since a mark from which an overflow cannot be ruled out: a share of the kernel's queue. */
 export const WATCH_EVENT_SHARE = 0.5;
+
+/** The kernel's watch limit when /proc does not say (fs.inotify.max_user_watches; older kernels' default). */
+export const DEFAULT_MAX_USER_WATCHES = 8_192;
+/**
+ * The share of the user's inotify watches one workspace may take: editors and dev servers the
+ * person runs need theirs too, and a watch limit reached makes their watching fail, not ours.
+ */
+export const WATCH_SHARE_OF_USER_WATCHES = 0.5;
+
+/** The most folders one watcher watches; past it the watcher turns off and snapshots scan. */
+export function watchFolderLimit(): number {
+  let watches = DEFAULT_MAX_USER_WATCHES;
+  try {
+    const n = Number(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8").trim());
+    if (Number.isInteger(n) && n > 0) watches = n;
+  } catch {
+    // not Linux, or no /proc: an old kernel's default
+  }
+  return Math.max(1, Math.floor(watches * WATCH_SHARE_OF_USER_WATCHES));
+}
 
 /** The event count from which an answer is not certain: well below the kernel's queue length. */
 export function watchEventLimit(): number {
@@ -122,6 +143,7 @@ export class WorkspaceWatcher {
     /** A folder outside the workspace, private to the snapshot store, for the beacon. */
     private readonly privateDir: string,
     private readonly eventLimit = watchEventLimit(),
+    private readonly folderLimit = watchFolderLimit(),
   ) {
     const rel = path.relative(root, privateDir);
     if (!rel.startsWith("..") && !path.isAbsolute(rel))
@@ -168,9 +190,10 @@ export class WorkspaceWatcher {
     if (Date.now() - this.scannedAt >= WATCH_FULL_SCAN_MS)
       return { certain: false, reason: "a periodic scan (inotify misses writes through hard links and mmap)" };
     const cut = await this.barrier();
-    if (!cut) return { certain: false, reason: `the watcher's beacon took over ${WATCH_BARRIER_TIMEOUT_MS} ms` };
+    // Turned off while the beacon was on its way (its folder went with it): that is the reason.
     const off2 = this.disabled ?? this.broken;
     if (off2) return { certain: false, reason: off2 };
+    if (!cut) return { certain: false, reason: `the watcher's beacon took over ${WATCH_BARRIER_TIMEOUT_MS} ms` };
     if (cut.doubt) return { certain: false, reason: cut.doubt };
     if (cut.events >= this.eventLimit)
       return {
@@ -238,6 +261,12 @@ export class WorkspaceWatcher {
         return false;
       }
       if (!before.isDirectory()) return false;
+      if (this.dirs.size >= this.folderLimit) {
+        this.disable(
+          `the workspace has over ${this.folderLimit} folders, half of this user's inotify watches (fs.inotify.max_user_watches), which editors need too`,
+        );
+        return false;
+      }
       let watcher: FSWatcher;
       try {
         // Watched as `<folder>/.`: libuv names the folder's own events (deleted, moved) by the
