@@ -67,28 +67,26 @@ export const DEFAULT_MAX_USER_WATCHES = 8_192;
  */
 export const WATCH_SHARE_OF_USER_WATCHES = 0.5;
 
+/** A share of one of the kernel's inotify limits (/proc/sys/fs/inotify/<name>), at least 1; `fallback` when /proc does not say. */
+function shareOfInotifyLimit(name: string, fallback: number, share: number): number {
+  let limit = fallback;
+  try {
+    const n = Number(readFileSync(`/proc/sys/fs/inotify/${name}`, "utf8").trim());
+    if (Number.isInteger(n) && n > 0) limit = n;
+  } catch {
+    // not Linux, or no /proc: the kernel's default
+  }
+  return Math.max(1, Math.floor(limit * share));
+}
+
 /** The most folders one watcher watches; past it the watcher turns off and snapshots scan. */
 export function watchFolderLimit(): number {
-  let watches = DEFAULT_MAX_USER_WATCHES;
-  try {
-    const n = Number(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8").trim());
-    if (Number.isInteger(n) && n > 0) watches = n;
-  } catch {
-    // not Linux, or no /proc: an old kernel's default
-  }
-  return Math.max(1, Math.floor(watches * WATCH_SHARE_OF_USER_WATCHES));
+  return shareOfInotifyLimit("max_user_watches", DEFAULT_MAX_USER_WATCHES, WATCH_SHARE_OF_USER_WATCHES);
 }
 
 /** The event count from which an answer is not certain: well below the kernel's queue length. */
 export function watchEventLimit(): number {
-  let queued = DEFAULT_MAX_QUEUED_EVENTS;
-  try {
-    const n = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8").trim());
-    if (Number.isInteger(n) && n > 0) queued = n;
-  } catch {
-    // not Linux, or no /proc: the kernel's default
-  }
-  return Math.max(1, Math.floor(queued * WATCH_EVENT_SHARE));
+  return shareOfInotifyLimit("max_queued_events", DEFAULT_MAX_QUEUED_EVENTS, WATCH_EVENT_SHARE);
 }
 
 /** What changed since the last mark, or why that cannot be told. */
