@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { STATE_DIR_NAME } from "../memory/state-dir.js";
 import type { SpawnSpecBuilder } from "../workspace/processes.js";
+import { pidAlive } from "../workspace/session-processes.js";
 import { writableCaches, withoutCredentials, type CacheSettings } from "./caches.js";
 import { HOME_SECRETS } from "./locations.js";
 import { rulesFilePaths } from "./rules.js";
@@ -350,15 +351,6 @@ function credentialArgs(home: string, options: SandboxOptions & SandboxFiles): s
 /** Session folders are named `mini-cursor-sandbox-<pid>-XXXXXX` in the system's temp folder. */
 const SESSION_PREFIX = "mini-cursor-sandbox-";
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Removes the folders of sessions whose process is gone (killed without an exit event, e.g. SIGHUP). */
 function removeStaleSessions(dir: string): void {
   let names: string[];
@@ -369,7 +361,7 @@ function removeStaleSessions(dir: string): void {
   }
   for (const name of names) {
     const pid = Number(/^mini-cursor-sandbox-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || processAlive(pid)) continue;
+    if (!pid || pid === process.pid || pidAlive(pid)) continue;
     rmSync(path.join(dir, name), { recursive: true, force: true });
   }
 }

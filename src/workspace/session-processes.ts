@@ -117,7 +117,8 @@ export async function stopSessionProcesses(graceMs: number, pollMs = 25): Promis
   return first.length;
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (EPERM: it does, another user's). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -133,7 +134,7 @@ export function reapDeadSessions(): number[] {
   const dead = (session: string) => {
     if (!owners.has(session)) {
       const owner = Number(/^(\d+)-[0-9a-f]+$/.exec(session)?.[1]);
-      owners.set(session, Boolean(owner) && owner !== process.pid && !alive(owner));
+      owners.set(session, Boolean(owner) && owner !== process.pid && !pidAlive(owner));
     }
     return owners.get(session)!;
   };

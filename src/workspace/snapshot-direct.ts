@@ -3,6 +3,7 @@ import { readdirSync, statSync, unlinkSync } from "node:fs";
 import { lstat, readFile, readlink } from "node:fs/promises";
 import path from "node:path";
 import { faultPoint } from "../memory/fault-point.js";
+import { pidAlive } from "./session-processes.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
 /**
@@ -274,7 +275,7 @@ export function removeImportLeftovers(dir: string, liveGit: () => number[] | und
   const temps = namesIn(packs).filter((n) => TEMP_PACK.test(n));
   for (const name of reports) {
     const pid = Number(CRASH_REPORT.exec(name)![1]);
-    removeIf(path.join(dir, name), !alive(pid));
+    removeIf(path.join(dir, name), !pidAlive(pid));
   }
   // Listed before the look at /proc: a git that starts after it makes its own, which is not in the list.
   if (temps.length === 0) return;
@@ -287,15 +288,6 @@ function namesIn(dir: string): string[] {
     return readdirSync(dir);
   } catch {
     return [];
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return code(err) === "EPERM";
   }
 }
 

@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
+import { pidAlive } from "./session-processes.js";
 
 /**
  * Which workspace paths changed since a mark (issue 30: a command step's whole snapshot costs
@@ -496,11 +497,6 @@ function removeAtExit(dir: string): void {
 function removeDeadBeacons(dir: string): void {
   for (const name of readdirSync(dir)) {
     const pid = Number(/^(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (err) {
-      if (code(err) === "ESRCH") rmSync(path.join(dir, name), { recursive: true, force: true });
-    }
+    if (pid && pid !== process.pid && !pidAlive(pid)) rmSync(path.join(dir, name), { recursive: true, force: true });
   }
 }

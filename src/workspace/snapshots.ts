@@ -32,6 +32,7 @@ import { isPendingSnapshot } from "./snapshot-pending.js";
 import { RefMovedError, removeImportLeftovers, takeDirect, type Entry } from "./snapshot-direct.js";
 import { refreshAll, refreshPaths, type Git, type GitCallOptions, type GitInput } from "./snapshot-scan.js";
 import { WorkspaceWatcher } from "./snapshot-watch.js";
+import { pidAlive } from "./session-processes.js";
 
 export { isPendingSnapshot } from "./snapshot-pending.js";
 export { MAX_SNAPSHOT_FILE_BYTES } from "./snapshot-scan.js";
@@ -418,16 +419,7 @@ function removeDeadIndexes(dir: string): void {
     const match = OWN_INDEX.exec(name);
     if (!match) continue;
     const pid = Number(match[1]);
-    let alive = pid === process.pid;
-    if (!alive) {
-      try {
-        process.kill(pid, 0);
-        alive = true;
-      } catch (err) {
-        alive = (err as NodeJS.ErrnoException).code === "EPERM";
-      }
-    }
-    if (!alive) {
+    if (pid !== process.pid && !pidAlive(pid)) {
       try {
         unlinkSync(path.join(dir, name));
       } catch {
@@ -685,7 +677,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
     if (!answer.certain) return { reason: answer.reason };
     const paths = new Set<string>();
     const replaced: string[] = [];
-    for (const rel of [...answer.goneDirs, ...answer.paths]) {
+    const gone = new Set(answer.goneDirs);
+    for (const rel of [...gone, ...answer.paths]) {
       let folder = false;
       try {
         folder = lstatSync(path.join(root, rel)).isDirectory();
@@ -694,7 +687,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
       }
       // A folder now: what is in it was marked one by one; a folder there before left entries to look at.
       if (!folder) paths.add(rel);
-      else if (answer.goneDirs.includes(rel)) replaced.push(rel);
+      else if (gone.has(rel)) replaced.push(rel);
     }
     if (replaced.length > 0) {
       const listed = await run(ctx, [
