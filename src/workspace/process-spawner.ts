@@ -149,8 +149,13 @@ interface Helper {
   isReady: boolean;
   /** Requests it has not answered yet, and commands it started that have not exited. */
   waiting: Map<number, Waiting>;
-  /** Requests it has not answered yet: the next request goes to the helper with the fewest. */
-  starting: number;
+}
+
+/** Requests `h` has not answered yet: the next request goes to the helper with the fewest. */
+function starting(h: Helper): number {
+  let n = 0;
+  for (const w of h.waiting.values()) if (!w.started) n++;
+  return n;
 }
 
 let helpers: Helper[] = [];
@@ -179,7 +184,6 @@ function onHelperMessage(h: Helper, m: HelperMessage, handle: unknown, markReady
     return;
   }
   if (m.error) {
-    h.starting--;
     h.waiting.delete(m.id!);
     holdWhileWaiting(h);
     w.start({ error: errorFrom(m.error) });
@@ -187,7 +191,6 @@ function onHelperMessage(h: Helper, m: HelperMessage, handle: unknown, markReady
     w.pid = m.pid;
     w.stdout = handle as Readable;
   } else if (m.pipe === "stderr") {
-    h.starting--;
     w.started = true;
     const exited = new Promise<ProcessExit>((resolve) => {
       w.exit = (exit) => {
@@ -254,7 +257,6 @@ function startHelper(): Helper | undefined {
     child,
     isReady: false,
     waiting: new Map(),
-    starting: 0,
     ready: new Promise<boolean>((resolve) => {
       markReady = () => {
         clearTimeout(timer);
@@ -304,7 +306,7 @@ function readyHelper(): Helper | undefined {
     }, HELPER_START_DELAY_MS).unref();
   }
   let best: Helper | undefined;
-  for (const h of helpers) if (h.isReady && (!best || h.starting < best.starting)) best = h;
+  for (const h of helpers) if (h.isReady && (!best || starting(h) < starting(best))) best = h;
   return best;
 }
 
@@ -312,7 +314,6 @@ function spawnThroughHelper(h: Helper, request: ProcessRequest): Promise<Process
   const id = ++nextId;
   return new Promise<ProcessStart>((start) => {
     h.waiting.set(id, { start, exit: () => {}, started: false, ended: false });
-    h.starting++;
     holdWhileWaiting(h);
     try {
       h.child.send({ id, ...request });
