@@ -1,8 +1,12 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { WorkspaceWatcher } from "../../src/workspace/snapshot-watch.js";
-import { makeTempDir } from "../helpers/tmp.js";
+import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { isAlive } from "../helpers/pids.js";
+
+const WATCH_MODULE = path.resolve(import.meta.dirname, "../../src/workspace/snapshot-watch.ts");
 
 let tmp: { dir: string; cleanup: () => void };
 let watcher: WorkspaceWatcher | undefined;
@@ -49,4 +53,46 @@ describe("the snapshot watcher's share of the user's inotify watches", () => {
         "the workspace has over 5 folders, half of this user's inotify watches (fs.inotify.max_user_watches), which editors need too",
     });
   });
+
+  it("removes the beacon folder a SIGKILLed process left, and keeps a live one's", async () => {
+    const ws = path.join(tmp.dir, "ws");
+    const privateDir = path.join(tmp.dir, "private");
+    // Another process's watcher makes its beacon, says so, and is killed with nothing run at exit.
+    const source = `import { WorkspaceWatcher } from ${JSON.stringify(WATCH_MODULE)};
+const w = new WorkspaceWatcher(${JSON.stringify(ws)}, ${JSON.stringify(privateDir)});
+w.start();
+await w.markScan();
+process.stdout.write("ready\\n");
+setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", source], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    try {
+      await waitFor(() => out.includes("ready\n") || undefined, 60_000);
+      const theirs = readdirSync(privateDir);
+      expect(theirs).toEqual([expect.stringMatching(new RegExp(`^${child.pid}-[0-9a-f]{8}$`))]);
+      // While it lives, a new watcher leaves its beacon alone.
+      watcher = make(100);
+      watcher.start();
+      await watcher.markScan();
+      const both = readdirSync(privateDir);
+      expect(both).toHaveLength(2);
+      expect(both).toEqual(expect.arrayContaining([theirs[0], expect.stringMatching(new RegExp(`^${process.pid}-`))]));
+      watcher.close();
+      // Reaped, not only killed: a zombie still answers kill(pid, 0), as a live process does.
+      const reaped = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await reaped;
+      expect(isAlive(child.pid!)).toBe(false);
+      expect(readdirSync(privateDir)).toEqual(theirs);
+      watcher = make(100);
+      watcher.start();
+      await watcher.markScan();
+      expect(readdirSync(privateDir)).toEqual([expect.stringMatching(new RegExp(`^${process.pid}-`))]);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 90_000);
 });
