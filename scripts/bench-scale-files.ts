@@ -8,7 +8,8 @@ import { closeSync, copyFileSync, openSync, readSync, rmSync, writeFileSync } fr
 import path from "node:path";
 import { createTools, type Toolset } from "../src/tools/index.js";
 import { bundledRipgrep, findRipgrep } from "../src/tools/search-files.js";
-import { cleanEnv, ROOT } from "./bench-system.js";
+import { ROOT } from "./bench-system.js";
+import { benchCliArgs, benchCliEnv } from "./bench-scale-cli.js";
 import { startBenchServer } from "./bench-server.js";
 import {
   NEEDLE,
@@ -325,23 +326,11 @@ async function firstCallSession(repo: string): Promise<number[]> {
   try {
     await runCommand(
       process.execPath,
-      [
-        // What the installed command runs: start.mjs, the bundle from its V8 code cache.
-        path.join(ROOT, "scripts", "start.mjs"),
-        "--workspace",
-        repo,
-        "--json",
-        "--approval",
-        "full-auto",
-        "--sandbox",
-        "off",
-        "--max-steps",
-        "10",
-        "go",
-      ],
+      // What the installed command runs: start.mjs, the bundle from its V8 code cache.
+      benchCliArgs({ entry: path.join("scripts", "start.mjs"), workspace: repo, maxSteps: 10, task: "go" }),
       repo,
       [0],
-      cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench", MINI_CURSOR_SNAPSHOTS: "off" }),
+      benchCliEnv(server.url),
     );
     const chats = server.requests
       .filter((r) => r.path.endsWith("/chat/completions"))

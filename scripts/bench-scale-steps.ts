@@ -10,7 +10,8 @@ import path from "node:path";
 import { SUMMARY_PROMPT } from "../src/context/compaction.js";
 import { spawnHelperReady } from "../src/workspace/process-spawner.js";
 import type { ChatRequest } from "../__tests__/helpers/openai-server.js";
-import { cleanEnv, measureParallelCommands, ROOT } from "./bench-system.js";
+import { measureParallelCommands } from "./bench-system.js";
+import { benchCliArgs, benchCliEnv } from "./bench-scale-cli.js";
 import { startBenchServer } from "./bench-server.js";
 import { timeCommand, within, type ScaleContext, type ScaleMeasurement, type ScaleRow } from "./bench-scale-lib.js";
 
@@ -95,27 +96,16 @@ export async function runSession(steps: number, engine: string): Promise<Session
   try {
     const child = spawn(
       process.execPath,
-      [
-        path.join(ROOT, "dist", "cli.bundle.cjs"),
-        "--workspace",
+      benchCliArgs({
+        entry: path.join("dist", "cli.bundle.cjs"),
         workspace,
-        "--engine",
         engine,
-        "--json",
-        "--approval",
-        "full-auto",
-        "--sandbox",
-        "off",
-        "--max-steps",
-        String(steps + 5),
-        "read the files one by one",
-      ],
+        maxSteps: steps + 5,
+        task: "read the files one by one",
+      }),
       {
         cwd: workspace,
-        env: cleanEnv({
-          OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: "bench",
-          MINI_CURSOR_SNAPSHOTS: "off",
+        env: benchCliEnv(server.url, {
           MINI_CURSOR_CONTEXT_TOKENS: String(SMALL_WINDOW),
           MINI_CURSOR_STATE_HOME: stateHome,
         }),
