@@ -91,6 +91,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "undo-cli.test.ts",
   "waits-pty.test.ts",
   "workspace/process-spawner.test.ts",
+  "workspace/process-spawner-background.test.ts",
   "workspace/processes.test.ts",
   "workspace/snapshot-faults.test.ts",
   "workspace/snapshot-incremental.test.ts",

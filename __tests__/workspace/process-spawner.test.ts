@@ -177,9 +177,10 @@ describe("the helper and the session", () => {
     expect(result.output.text).toBe("started\nfinished\n");
     expect(result.status).toBe("exited");
     // Its status went with the helper: the model is told so, not a made-up exit code.
-    expect(result.exitUnknown).toBe(true);
+    expect(result.helperLost).toEqual({ helperPid: parent, how: "killed by SIGKILL" });
+    expect(result.exitCode).toBeNull();
     expect(formatCommandResult(result)).toBe(
-      "Exit code: unknown (the helper process that started this command stopped before it reported how the command ended; run it again if the result matters)\nstarted\nfinished",
+      `Exit status unknown (its spawn helper ${parent} died: killed by SIGKILL); run it again if the result matters\nstarted\nfinished`,
     );
     const later = await run(FAMILY);
     expect(family(later.output.text).ppid).toBe(process.pid);

@@ -7,6 +7,7 @@ import {
   MAX_TIMEOUT_MS,
   runCommand,
   type CommandResult,
+  unknownExitStatus,
 } from "../workspace/processes.js";
 import { redactSecrets } from "../security/env.js";
 import { snapshotRules } from "../security/rules-guard.js";
@@ -53,8 +54,10 @@ export type ExecuteCommandInput = z.infer<typeof executeCommandObject>;
 
 function exitLine(result: CommandResult): string {
   const code = result.exitCode;
-  if (result.exitUnknown)
-    return "Exit code: unknown (the helper process that started this command stopped before it reported how the command ended; run it again if the result matters)";
+  if (result.helperLost) {
+    const status = unknownExitStatus(result.helperLost);
+    return `${status[0]!.toUpperCase()}${status.slice(1)}; run it again if the result matters`;
+  }
   if (result.signal) return `Exit code: ${code} (killed by ${result.signal})`;
   if (code === EXIT_COMMAND_NOT_FOUND) {
     return `Exit code: ${code} (command not found: check the program's name and that it is installed)`;
@@ -127,6 +130,8 @@ export async function executeCommand(
  */
 function failureOf(result: CommandResult): FailureDetails | undefined {
   if (result.status === "failed_to_start") return { exitCode: null };
+  // Whether it failed is not known: no exit code is made up for the trace (the text says why).
+  if (result.helperLost) return {};
   if (result.status === "timed_out") return { exitCode: result.exitCode };
   if (result.status === "exited" && result.exitCode !== 0) return { exitCode: result.exitCode };
   return undefined;

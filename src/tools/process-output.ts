@@ -1,7 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { redactSecrets } from "../security/env.js";
-import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
+import { endedHow, type BackgroundProcess, type ProcessRegistry } from "../workspace/processes.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
 import { ToolFailure } from "./errors.js";
@@ -42,9 +42,7 @@ function ago(ms: number): string {
 /** "bg-1 (pid 4242) `npm run dev` in web: running at http://localhost:5173, started 2 min ago" */
 export function describeProcess(proc: BackgroundProcess, workspaceRoot: string, now = Date.now()): string {
   const where = path.relative(workspaceRoot, proc.cwd) || ".";
-  const state = proc.running
-    ? `running${proc.url ? ` at ${proc.url}` : ""}`
-    : `exited with code ${proc.exitCode ?? "unknown"}`;
+  const state = proc.running ? `running${proc.url ? ` at ${proc.url}` : ""}` : endedHow(proc);
   return `${proc.id} (pid ${proc.pid}) \`${proc.command}\` in ${where}: ${state}, started ${ago(now - proc.startedAt)}`;
 }
 
@@ -52,7 +50,7 @@ export function describeProcess(proc: BackgroundProcess, workspaceRoot: string, 
 export function unknownProcess(id: string, registry: ProcessRegistry): string {
   const all = registry.list();
   if (all.length === 0) return `Error: there is no background process "${id}"; none has been started in this session.`;
-  const known = all.map((p) => `${p.id} (${p.running ? "running" : "exited"}: ${p.command})`).join(", ");
+  const known = all.map((p) => `${p.id} (${p.running ? "running" : "ended"}: ${p.command})`).join(", ");
   return `Error: there is no background process "${id}". Known: ${known}.`;
 }
 

@@ -4,7 +4,7 @@ import type { RunSummary } from "../agent/engine.js";
 import type { Approver } from "../agent/events.js";
 import type { Session } from "../app/session.js";
 import type { SlashResult } from "../app/slash-commands.js";
-import type { BackgroundProcess } from "../workspace/processes.js";
+import { endedHow, type BackgroundProcess } from "../workspace/processes.js";
 import { BRACKETED_PASTE_OFF, BRACKETED_PASTE_ON, PasteFilter, PasteStore } from "./paste.js";
 import { trackQuestion } from "./questions.js";
 import type { Renderer } from "./render.js";
@@ -54,10 +54,7 @@ export type ReplEnd = "left" | "interrupted";
 export function formatProcesses(processes: BackgroundProcess[]): string {
   if (processes.length === 0) return "No background processes.";
   return processes
-    .map(
-      (p) =>
-        `${p.id}  pid ${p.pid}  ${p.running ? "running" : `exited (${p.exitCode})`}  ${p.url ?? "-"}  ${p.command}`,
-    )
+    .map((p) => `${p.id}  pid ${p.pid}  ${p.running ? "running" : endedHow(p)}  ${p.url ?? "-"}  ${p.command}`)
     .join("\n");
 }
 

@@ -1,4 +1,5 @@
 import type { TailRing } from "./output-store.js";
+import { unknownExitStatus, type HelperLoss } from "./process-spawner.js";
 import { stopSessionProcesses } from "./session-processes.js";
 import { KILL_GRACE_MS } from "./process-group.js";
 
@@ -17,8 +18,10 @@ export interface BackgroundProcess {
   url?: string;
   startedAt: number;
   running: boolean;
-  /** Exit status once it ended (128 + signal number when killed by a signal). */
+  /** Exit status once it ended (128 + signal number when killed by a signal); null while running or when `helperLost`. */
   exitCode: number | null;
+  /** Set when it ended with its exit status lost with the helper that started it (process-spawner.ts). */
+  helperLost?: HelperLoss;
   /** The last `tailChars` characters of its output (ANSI codes stripped). */
   output(tailChars?: number): string;
 }
@@ -32,7 +35,7 @@ export interface AdoptedProcess {
   startedAt: number;
   output: TailRing;
   /** Settles when the shell exits; the runner stops the rest of the group then. */
-  exited: Promise<{ exitCode: number }>;
+  exited: Promise<{ exitCode: number; helperLost?: undefined } | { exitCode: null; helperLost: HelperLoss }>;
   /** Stops the whole group (SIGTERM, then SIGKILL after the grace period). */
   stop(): Promise<void>;
 }
@@ -49,6 +52,12 @@ export interface ProcessRegistry {
   adopt(process: AdoptedProcess): BackgroundProcess;
   /** Registers a foreground command so stopAll can stop it too; call the result when it ends. */
   track(stop: () => Promise<void>): () => void;
+}
+
+/** How an ended background process ended: "exited with code 0", or its lost status (process-spawner.ts). */
+export function endedHow(proc: BackgroundProcess): string {
+  if (proc.helperLost) return `ended, ${unknownExitStatus(proc.helperLost)}`;
+  return `exited with code ${proc.exitCode ?? "unknown"}`;
 }
 
 export function createProcessRegistry(): ProcessRegistry {
@@ -80,7 +89,7 @@ export function createProcessRegistry(): ProcessRegistry {
     },
     adopt(adopted) {
       const id = `bg-${++counter}`;
-      const state = { running: true, exitCode: null as number | null };
+      const state = { running: true, exitCode: null as number | null, helperLost: undefined as HelperLoss | undefined };
       const proc: BackgroundProcess = {
         id,
         pid: adopted.pid,
@@ -94,11 +103,15 @@ export function createProcessRegistry(): ProcessRegistry {
         get exitCode() {
           return state.exitCode;
         },
+        get helperLost() {
+          return state.helperLost;
+        },
         output: (tailChars) => adopted.output.text(tailChars),
       };
-      void adopted.exited.then(({ exitCode }) => {
+      void adopted.exited.then(({ exitCode, helperLost }) => {
         state.running = false;
         state.exitCode = exitCode;
+        state.helperLost = helperLost;
       });
       background.set(id, { proc, stop: adopted.stop });
       return proc;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
+import { processIdentity } from "./process-group.js";
 
 /**
  * Starting a command's process. Node's spawn forks the whole calling process and blocks until
@@ -10,16 +11,35 @@ import type { Readable } from "node:stream";
  * its IPC channel), so output, backpressure and group kills work exactly as with a direct child;
  * only the exit status comes as a message. The helpers (SPAWN_HELPERS) start with the first
  * command, which starts directly meanwhile; if one fails or stops, the process's later commands
- * start directly again.
+ * start directly again. A process a lost helper started runs on (it has a session of its own, and
+ * its pipes are ours): it counts as ended once its pid is gone, with its exit status unknown.
  */
+
+/** A helper that stopped, and how: the exit statuses of the processes it started went with it. */
+export interface HelperLoss {
+  helperPid: number;
+  /** "killed by SIGKILL", "exited with code 1", ...; filled in when the helper's exit is seen. */
+  how: string;
+}
 
 /** How a started process ended: Node's exit code and signal. */
 export interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
-  /** The helper that started it stopped before it said how the process ended. */
-  unknown?: true;
+  /** The helper that started it stopped before it said how the process ended: code and signal say nothing. */
+  helperLost?: HelperLoss;
 }
+
+/**
+ * The one wording of a status lost with its helper, for every place that reports one (execute_command,
+ * process_output, stop_process, /ps): "exit status unknown (its spawn helper 4242 died: killed by SIGKILL)".
+ */
+export function unknownExitStatus(loss: HelperLoss): string {
+  return `exit status unknown (its spawn helper ${loss.helperPid} died: ${loss.how})`;
+}
+
+/** How often the pid of a process whose helper stopped is looked at, to tell when it has ended. */
+export const LOST_EXIT_POLL_MS = 100;
 
 /** What to start: detached (its own process group), stdin closed, stdout and stderr piped. */
 export interface ProcessRequest {
@@ -145,6 +165,8 @@ interface HelperMessage {
 
 interface Helper {
   child: ChildProcess;
+  /** Set once it stopped. */
+  loss?: HelperLoss;
   ready: Promise<boolean>;
   isReady: boolean;
   /** Requests it has not answered yet, and commands it started that have not exited. */
@@ -213,16 +235,47 @@ function onHelperMessage(h: Helper, m: HelperMessage, handle: unknown, markReady
   }
 }
 
+/** "killed by SIGKILL", "exited with code 3": what its exit event says, or what stopped it before that. */
+function howStopped(child: ChildProcess, before: string): string {
+  if (child.signalCode) return `killed by ${child.signalCode}`;
+  if (child.exitCode !== null) return `exited with code ${child.exitCode}`;
+  return before;
+}
+
+/**
+ * A process the lost helper started: it is no child of ours to wait for, so it has ended when
+ * its pid is gone (or is a zombie, or is another process's). Looked at every LOST_EXIT_POLL_MS,
+ * and at once when its output ends. Not its output's end alone: a process may close its stdout
+ * and run on, or leave a descendant outside its group holding the pipe after it exits.
+ */
+function watchLostProcess(w: Waiting, loss: HelperLoss): void {
+  const pid = w.pid!;
+  const identity = processIdentity(pid);
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    if (identity !== undefined && processIdentity(pid) === identity) return;
+    clearInterval(timer);
+    w.stdout?.off("close", check);
+    w.exit({ code: null, signal: null, helperLost: loss });
+  };
+  if (identity === undefined) return check();
+  timer = setInterval(check, LOST_EXIT_POLL_MS);
+  w.stdout?.once("close", check);
+}
+
 /**
  * The helper stopped: commands it had not yet reported started fail to start (whether they ran
- * is unknown), and those running get an unknown exit once their output has ended (their
- * processes are not its to wait for any more).
+ * is unknown), and those running end with an unknown exit status when their processes do.
  */
-const LOST_EXIT: ProcessExit = { code: null, signal: null, unknown: true };
-
-function onHelperLost(h: Helper): void {
+function onHelperLost(h: Helper, before: string): void {
   helpers = helpers.filter((other) => other !== h);
   helperBroken = true;
+  const loss: HelperLoss = { helperPid: h.child.pid ?? 0, how: howStopped(h.child, before) };
+  h.loss = loss;
+  // Its exit event may come after the channel's close: the loss then says how it ended.
+  if (h.child.exitCode === null && h.child.signalCode === null) {
+    h.child.once("exit", () => (loss.how = howStopped(h.child, before)));
+  }
   for (const w of h.waiting.values()) {
     if (!w.started) {
       w.start({
@@ -230,9 +283,7 @@ function onHelperLost(h: Helper): void {
           "the helper process that starts commands stopped before it said whether this command started; run it again",
         ),
       });
-    } else if (w.stdout && !w.stdout.readableEnded && !w.stdout.destroyed) {
-      w.stdout.once("close", () => w.exit(LOST_EXIT));
-    } else w.exit(LOST_EXIT);
+    } else watchLostProcess(w, loss);
   }
   h.waiting.clear();
 }
@@ -263,18 +314,19 @@ function startHelper(): Helper | undefined {
         h.isReady = true;
         resolve(true);
       };
-      const lost = () => {
+      const lost = (before: string) => {
         clearTimeout(timer);
-        onHelperLost(h);
+        if (h.loss) return;
+        onHelperLost(h, before);
         resolve(false);
       };
-      child.on("error", lost);
-      child.once("exit", lost);
-      child.once("disconnect", lost);
+      child.on("error", (error) => lost(`it failed: ${error.message}`));
+      child.once("exit", () => lost("it exited"));
+      child.once("disconnect", () => lost("its channel to the session closed"));
       timer = setTimeout(() => {
         // Too slow to be of use: commands keep starting directly, and it is stopped.
         child.kill("SIGKILL");
-        lost();
+        lost(`it was not ready within ${HELPER_READY_MS / 1000} s, so it was stopped`);
       }, HELPER_READY_MS);
       timer.unref();
     }),

@@ -14,16 +14,18 @@ import { redactorFor } from "./redact.js";
 import { SESSION_ID, SESSION_VARIABLE } from "./session-processes.js";
 import { KILL_CONFIRM_MS, type StopOutcome, rememberGroup, stopGroup, waitUntil } from "./process-group.js";
 import type { BackgroundProcess, ProcessRegistry } from "./process-registry.js";
-import { startProcess, type ProcessExit, type StartedProcess } from "./process-spawner.js";
+import { startProcess, type HelperLoss, type ProcessExit, type StartedProcess } from "./process-spawner.js";
 
 // The registry and the process groups have their own files; importers keep this one path.
 export {
   createProcessRegistry,
+  endedHow,
   type AdoptedProcess,
   type BackgroundProcess,
   type ProcessRegistry,
 } from "./process-registry.js";
 export { groupAlive, KILL_GRACE_MS, stopGroup, type StopOutcome } from "./process-group.js";
+export { unknownExitStatus, type HelperLoss } from "./process-spawner.js";
 
 /**
  * The process runner behind execute_command: `bash -c` in its own process group with stdin
@@ -169,7 +171,7 @@ export type CommandStatus = "exited" | "timed_out" | "cancelled" | "background" 
 
 export interface CommandResult {
   status: CommandStatus;
-  /** Exit status of the shell; 128 + signal when killed; null when it never started. */
+  /** Exit status of the shell; 128 + signal when killed; null when it never started or `helperLost`. */
   exitCode: number | null;
   /** The signal that ended the shell, if one did. */
   signal: NodeJS.Signals | null;
@@ -185,8 +187,8 @@ export interface CommandResult {
   background?: BackgroundProcess;
   /** For failed_to_start: why. */
   error?: Error;
-  /** Its exit status was lost (the helper that started it stopped): exitCode says nothing. */
-  exitUnknown?: true;
+  /** Its exit status was lost with the helper that started it (process-spawner.ts). */
+  helperLost?: HelperLoss;
 }
 
 type Ending =
@@ -363,7 +365,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       return await leaveInBackground(options, child, pid, exited, router, capture, startedAt, result);
     }
     const stoppedWith = end.kind === "exit" ? undefined : await stopGroup(pid);
-    const { code, signal, unknown } = await exitedWithin(exited, KILL_CONFIRM_MS);
+    const { code, signal, helperLost } = await exitedWithin(exited, KILL_CONFIRM_MS);
     await drainAndStopLeftovers(pid, router);
     const output = await capture.finish();
     if (end.kind === "error") {
@@ -371,11 +373,11 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     }
     return result({
       status: STATUS_OF[end.kind],
-      exitCode: exitStatus(code, signal),
+      exitCode: helperLost ? null : exitStatus(code, signal),
       signal,
       output,
       stoppedWith,
-      ...(unknown ? { exitUnknown: true as const } : {}),
+      ...(helperLost ? { helperLost } : {}),
     });
   } finally {
     untrack?.();
@@ -460,9 +462,9 @@ async function leaveInBackground(
   router.watcher.flush();
   const ring = router.toRing(capture.tail());
   const output = await capture.finish();
-  const ended = exited.then(async ({ code, signal }) => {
+  const ended = exited.then(async ({ code, signal, helperLost }) => {
     await drainAndStopLeftovers(pid, router);
-    return { exitCode: exitStatus(code, signal) };
+    return helperLost ? { exitCode: null, helperLost } : { exitCode: exitStatus(code, signal) };
   });
   const background = options.registry!.adopt({
     pid,
