@@ -1,4 +1,5 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { ToolMessage } from "@langchain/core/messages";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "@jest/globals";
 import { spawnHelperPids, spawnHelperReady } from "../../src/workspace/process-spawner.js";
@@ -12,7 +13,10 @@ import { isAlive, killPids, pidsFrom } from "../helpers/pids.js";
  * Background processes (dev servers) started through a spawn helper (workspace/process-spawner.ts)
  * that is then SIGKILLed: they run on in their own sessions, their output still arrives (the pipes
  * are the session's), every report of them says their exit status is unknown and why instead of a
- * made-up number, and stop_process and the session's end still stop their groups. One file of its
+ * made-up number, and stop_process and the session's end still stop their groups. A foreground
+ * command whose output a process outside its group holds open still returns when its shell is
+ * gone (before, its end was seen only as its output's, so it waited for the timeout, and the
+ * session's end waited for ever on such a background process). One file of its
  * own: a helper's death makes this process start commands directly from then on.
  */
 
@@ -40,6 +44,8 @@ const waitFile = (name: string) => `until [ -e ${name} ]; do sleep 0.02; done`;
 const ENDS = `${FAMILY}; echo "listening on http://localhost:4101"; ${waitFile("go-a")}; echo a-after; exit 3`;
 const STOPPED = `${FAMILY}; echo "listening on http://localhost:4102"; ${waitFile("go-b")}; echo b-after; exec sleep 600`;
 const LEFT = `${FAMILY}; setsid sleep 600 & echo "pid=$!"; echo "listening on http://localhost:4103"; exec sleep 600`;
+/** In the foreground, with a process outside its group holding its output open after it exits. */
+const FOREGROUND = `setsid sleep 600 & echo "pid=$!" > fg-outside; ${FAMILY} > fg-family; ${waitFile("go-f")}; echo f-after; exit 5`;
 
 /** The header line with the age made fixed. */
 const header = (text: string) => text.split("\n")[0]!.replace(/started \d+ s ago/, "started N s ago");
@@ -56,12 +62,39 @@ it("a background process whose helper was SIGKILLed keeps its output, says its e
   for (const h of helpers) expect(spawnHelperPids()).toContain(h);
   const outside = pidsFrom(left!.output())[1]!;
   expect(isAlive(outside)).toBe(true);
+  // A command in the foreground too, as a model's call (the trace reads its status and artifact).
+  const foreground = tools.execute_command.invoke({
+    id: "call-fg",
+    name: "execute_command",
+    args: { command: FOREGROUND, timeoutMs: 60_000 },
+    type: "tool_call",
+  }) as Promise<ToolMessage>;
+  const familyFile = path.join(tmp.dir, "fg-family");
+  const fgMatch = await waitFor(
+    () =>
+      (existsSync(familyFile) ? /pid=(\d+) ppid=(\d+)\n/.exec(readFileSync(familyFile, "utf8")) : null) ?? undefined,
+    30_000,
+  );
+  const [fgShell, fgHelper] = [Number(fgMatch![1]), Number(fgMatch![2])];
+  const fgOutside = pidsFrom(readFileSync(path.join(tmp.dir, "fg-outside"), "utf8"))[0]!;
+  seen.add(fgShell).add(fgOutside);
+  expect(spawnHelperPids()).toContain(fgHelper);
 
   for (const h of spawnHelperPids()) process.kill(h, "SIGKILL");
   await waitFor(() => helpers.every((h) => !isAlive(h)), 30_000);
   // Their own sessions: none of them went with the helper.
   for (const p of [ends!, stopped!, left!]) expect(isAlive(p.pid)).toBe(true);
   expect(await call("process_output", { id: "bg-1" })).toMatch(/: running at http:\/\/localhost:4101, started/);
+
+  // The foreground command returns when its shell is gone, though its output is held open.
+  writeFileSync(path.join(tmp.dir, "go-f"), "");
+  const message = await foreground;
+  expect({ status: message.status, artifact: message.artifact, content: message.content }).toEqual({
+    status: "error",
+    artifact: undefined,
+    content: `Exit status unknown (its spawn helper ${fgHelper} died: killed by SIGKILL); run it again if the result matters\nf-after`,
+  });
+  expect(isAlive(fgOutside)).toBe(true);
 
   // Output printed after the helper died still arrives.
   writeFileSync(path.join(tmp.dir, "go-b"), "");
