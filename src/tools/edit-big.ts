@@ -36,6 +36,7 @@ const MAX_STREAM_REPLACEMENTS = 100_000;
 const MAX_SHOWN_LINES = 30;
 const LINE_NUMBER_WIDTH = 6;
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 
 export interface BigEditInput {
   filePath: string;
@@ -67,6 +68,25 @@ async function findAll(fh: FileHandle, size: number, needle: Buffer, limit: numb
   }
   return found;
 }
+
+/**
+ * The line ending most lines of the file's first chunk use, as the in-memory edit decides it
+ * for the whole text (workspace/text-edit.ts detectEol); "\n" when the chunk has none.
+ */
+async function leadingEol(fh: FileHandle, size: number): Promise<"\n" | "\r\n"> {
+  const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size));
+  const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+  let crlf = 0;
+  let lf = 0;
+  for (let i = buf.indexOf(NEWLINE); i !== -1 && i < bytesRead; i = buf.indexOf(NEWLINE, i + 1)) {
+    if (i > 0 && buf[i - 1] === CARRIAGE_RETURN) crlf++;
+    else lf++;
+  }
+  return crlf > lf ? "\r\n" : "\n";
+}
+
+/** `text` with every line ending made `eol`. */
+const withEol = (text: string, eol: string) => text.replace(/\r?\n/g, eol);
 
 /** 1-based line numbers of the given offsets (sorted). */
 async function linesOf(fh: FileHandle, offsets: number[]): Promise<number[]> {
@@ -194,12 +214,20 @@ export async function streamEditIfBig(
       throw new ToolFailure(
         `Error: oldString is empty, but ${display} has content. Copy the text to replace into oldString.`,
       );
-    const needle = Buffer.from(input.oldString, "utf8");
+    // read_file shows lines without their "\r": in a "\r\n" file, a "\n" of oldString stands for
+    // the file's ending when the text as given is not there, and newString takes the file's ending.
+    const eol = await leadingEol(opened.handle, stat.size);
     const limit = input.replaceAll ? MAX_STREAM_REPLACEMENTS + 1 : 2;
-    const offsets = await findAll(opened.handle, stat.size, needle, limit);
+    let needle = Buffer.from(input.oldString, "utf8");
+    let offsets = await findAll(opened.handle, stat.size, needle, limit);
+    const inFileEol = Buffer.from(withEol(input.oldString, eol), "utf8");
+    if (offsets.length === 0 && !inFileEol.equals(needle)) {
+      needle = inFileEol;
+      offsets = await findAll(opened.handle, stat.size, needle, limit);
+    }
     if (offsets.length === 0)
       throw new ToolFailure(
-        `Error: oldString was not found in ${display}. In a file over ${formatSize(MAX_EDIT_BYTES)} (this one is ${size}) it must match exactly, byte for byte: line endings, spaces and indentation as the file has them. Copy it from read_file's output without the line numbers.`,
+        `Error: oldString was not found in ${display}. In a file over ${formatSize(MAX_EDIT_BYTES)} (this one is ${size}) it must match exactly, byte for byte (line endings aside): spaces and indentation as the file has them. Copy it from read_file's output without the line numbers.`,
       );
     if (offsets.length > MAX_STREAM_REPLACEMENTS)
       throw new ToolFailure(
@@ -213,7 +241,7 @@ export async function streamEditIfBig(
         `Error: oldString matches ${all.length > MAX_LISTED_MATCHES ? "more than " + MAX_LISTED_MATCHES : all.length} places in ${display} (lines ${lines.join(", ")}${more}). Include more surrounding lines to pick one, or pass replaceAll: true.`,
       );
     }
-    const newBytes = Buffer.from(input.newString, "utf8");
+    const newBytes = Buffer.from(withEol(input.newString, eol), "utf8");
     if (needle.equals(newBytes))
       throw new ToolFailure("Error: oldString and newString are the same; nothing would change.");
     const [firstLine] = await linesOf(opened.handle, [offsets[0]!]);

@@ -44,7 +44,7 @@ const DESCRIPTION = `Change part of a text file by replacing oldString with newS
 - An empty oldString creates a file that does not exist (or fills an empty one) with newString; on a file with content it is refused.
 - The file keeps its line endings (an edit written with \\n in a \\r\\n file gets \\r\\n), its BOM and its final newline. The write is atomic.
 - To rewrite most of a file, use write_file. To delete text, pass an empty newString.
-- Files over ${MAX_EDIT_BYTES / 1024 / 1024} MB, up to ${MAX_STREAM_EDIT_BYTES / 1024 / 1024 / 1024} GB, are edited streaming with memory bounded: there oldString must match exactly (byte for byte, no tolerance) and one oldString/newString per call (no edits list).
+- Files over ${MAX_EDIT_BYTES / 1024 / 1024} MB, up to ${MAX_STREAM_EDIT_BYTES / 1024 / 1024 / 1024} GB, are edited streaming with memory bounded: there oldString must match exactly (byte for byte, no tolerance but line endings: a \\n also matches the file's \\r\\n, and newString takes the file's line ending) and one oldString/newString per call (no edits list).
 Returns the changed lines with their numbers.`;
 
 const editSchema = z.strictObject({
