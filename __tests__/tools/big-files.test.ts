@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import { createTools, type Toolset } from "../../src/tools/index.js";
-import { findRipgrep } from "../../src/tools/search-files.js";
+import { openSync, closeSync } from "node:fs";
+import {
+  bundledRipgrep,
+  findRipgrep,
+  MAX_RG_JSON_LINE_BYTES,
+  newOutcome,
+  ripgrepDescriptor,
+} from "../../src/tools/search-files.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
 /**
@@ -92,3 +99,37 @@ test("edit_file changes a line near the end of a 300 MB file; every other byte s
   );
   expect((await fsp.stat(file())).size).toBe(before + 2);
 }, 240_000);
+
+(bundledRipgrep() ? test : test.skip)(
+  "a line whose ripgrep --json line is just over the limit: the real ripgrep gives up on it, and the match is shown as the built-in search shows it",
+  async () => {
+    const own = makeTempDir();
+    try {
+      // ripgrep's JSON line adds its path, numbers and submatches (over 16 bytes) to the line.
+      const over = `${"x".repeat(MAX_RG_JSON_LINE_BYTES - 16 - "needle".length)}needle`;
+      const under = `${"x".repeat(MAX_RG_JSON_LINE_BYTES - 1024 - "needle".length)}needle`;
+      await fsp.writeFile(path.join(own.dir, "over.txt"), `first\n${over}\nlast\n`);
+      await fsp.writeFile(path.join(own.dir, "under.txt"), `first\n${under}\nlast\n`);
+      const descriptor = ripgrepDescriptor(bundledRipgrep()!, own.dir, /needle/i, 0);
+      for (const [name, whole] of [
+        ["over.txt", false],
+        ["under.txt", true],
+      ] as const) {
+        const fd = openSync(path.join(own.dir, name), "r");
+        try {
+          expect(await descriptor(fd, name, newOutcome("ripgrep"))).toBe(whole);
+        } finally {
+          closeSync(fd);
+        }
+      }
+      const shown = (name: string, line: string) =>
+        `${name}:2: …${line.slice(-106)}… [line has ${line.length} characters]`;
+      const expected = `${shown("over.txt", over)}\n${shown("under.txt", under)}\n\n[2 matching lines in 2 files under the workspace.]`;
+      for (const tools of [createTools({ workspace: own.dir }), createTools({ workspace: own.dir, env: noRg })])
+        expect(await call(tools, "search_files", { pattern: "needle" })).toBe(expected);
+    } finally {
+      own.cleanup();
+    }
+  },
+  120_000,
+);

@@ -5,12 +5,13 @@ import {
   lstatSync,
   openSync,
   read as readCallback,
+  readSync,
   realpathSync,
   statSync,
 } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { binaryKindFromExtension } from "../workspace/files.js";
+import { BINARY_SNIFF_BYTES, binaryKindFromContent, binaryKindFromExtension } from "../workspace/files.js";
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { programLines } from "../workspace/process-lines.js";
 import { INSTALL_ROOT } from "../project-root.js";
@@ -60,7 +61,7 @@ const DESCRIPTION = `Search file contents in the workspace with a regular expres
 - Results: one line per match as "path:line: text"; with contextLines, context lines as "path-line- text" and "--" between separate places.
 - path: a directory or file to search (default: the whole workspace). glob: only files whose path matches, e.g. "*.ts" (any depth), "src/**/*.tsx", "*.{js,jsx}".
 - Case-insensitive unless caseSensitive is true.
-- Skips what .gitignore ignores (node_modules, build output, ...), .git and binary files; pass an ignored directory as path to search it anyway. Files of any size are searched (big ones streamed; a line over ${MAX_LINE_BYTES / 1024 / 1024} MB is searched in pieces). Files that cannot be read (permissions, hard links) are named in the result.
+- Skips what .gitignore ignores (node_modules, build output, ...), .git and binary files; pass an ignored directory as path to search it anyway. Files of any size are searched (big ones streamed; a line over ${MAX_LINE_BYTES / 1024 / 1024} MB is searched in pieces). Files that cannot be read (permissions, hard links, a name that is not UTF-8) are named in the result.
 - At most ${MAX_SEARCH_MATCHES} matches are shown; the result says how many there were in all and how to narrow the search.
 Use it to find where something is defined or used before reading files; use find_files to find files by name.`;
 
@@ -138,7 +139,9 @@ function searchOne(io: string, rel: string, m: Matcher, outcome: SearchOutcome, 
   try {
     fd = openSync(io, FILE_FLAGS);
   } catch (err) {
-    outcome.unsearched.push({ path: rel, why: why(err) });
+    // A name that is not UTF-8 came from the folder listing with U+FFFD in it: no such file.
+    const badName = (err as NodeJS.ErrnoException).code === "ENOENT" && rel.includes("\uFFFD");
+    outcome.unsearched.push({ path: rel, why: badName ? NOT_UTF8_NAME : why(err) });
     return;
   }
   return searchFd(fd, rel, m, outcome, buf, true);
@@ -379,23 +382,99 @@ function ripgrepOnPath(env: NodeJS.ProcessEnv, workspace: string | undefined): s
   return undefined;
 }
 
+/**
+ * Longest line of ripgrep's --json output read. ripgrep puts a whole matching line on one JSON
+ * line whatever --max-columns says, so a file with one huge line would otherwise be read into
+ * one string (a few hundred MB kill the process); past this, that file is searched by the
+ * built-in search, which reads a long line in MAX_LINE_BYTES pieces.
+ */
+export const MAX_RG_JSON_LINE_BYTES = MAX_LINE_BYTES;
+
+/** ripgrep's name for text that is not valid UTF-8: base64 `bytes` instead of `text`. */
+interface RgData {
+  text?: string;
+  bytes?: string;
+}
+
 interface RgLine {
   type: string;
-  data?: { path?: { text?: string }; line_number?: number; lines?: { text?: string } };
+  data?: { path?: RgData; line_number?: number; lines?: RgData };
 }
+
+/** The text ripgrep reported, decoded as UTF-8 with U+FFFD for bad bytes (as the built-in search reads files). */
+function rgText(data: RgData | undefined): string | undefined {
+  if (typeof data?.text === "string") return data.text;
+  return typeof data?.bytes === "string" ? Buffer.from(data.bytes, "base64").toString("utf8") : undefined;
+}
+
+/** Why a file whose name is not UTF-8 is not searched: every tool takes names as UTF-8 text. */
+export const NOT_UTF8_NAME = "name is not valid UTF-8";
+
+/** The start of a cut --json line: its type and the path object ripgrep writes first. */
+const CUT_RG_LINE = /^\{"type":"(match|context)","data":\{"path":(\{"(?:text|bytes)":"(?:[^"\\]|\\.)*"\})/;
 
 /**
  * Reads ripgrep's --json stream into `outcome` (files by `name` of ripgrep's path), counting
- * matches and stopping ripgrep at MAX_COUNTED_MATCHES.
+ * matches and stopping ripgrep at MAX_COUNTED_MATCHES. A line too long to read whole
+ * (MAX_RG_JSON_LINE_BYTES): with `cutFiles` its file is picked and named there (to be searched
+ * by the built-in search); without, ripgrep is stopped and the answer is false.
  */
 async function readRgJson(
   rgRun: ReturnType<typeof programLines>,
   outcome: SearchOutcome,
   re: RegExp,
   name: (rgPath: string) => string,
-): Promise<void> {
+  cutFiles?: Set<string>,
+): Promise<boolean> {
   const byPath = new Map<string, FileHits>();
+  const hitsOf = (file: string) => {
+    let hits = byPath.get(file);
+    if (!hits) {
+      hits = { path: file, lines: new Map() };
+      byPath.set(file, hits);
+      outcome.hits.push(hits);
+    }
+    return hits;
+  };
+  const badNames = new Set<string>();
+  /** The file's name, or undefined (a name that is not UTF-8 is named as not searched). */
+  const fileOf = (rgPath: RgData | undefined): string | undefined => {
+    const file = name(rgText(rgPath) ?? "");
+    if (!file || typeof rgPath?.text === "string") return file || undefined;
+    if (!badNames.has(file)) {
+      badNames.add(file);
+      outcome.unsearched.push({ path: file, why: NOT_UTF8_NAME });
+    }
+    return undefined;
+  };
+  const counted = (type: string) => {
+    if (type === "match" && ++outcome.total >= MAX_COUNTED_MATCHES) {
+      outcome.stoppedEarly = true;
+      rgRun.stop();
+      return true;
+    }
+    return false;
+  };
   for await (const raw of rgRun.lines) {
+    if (typeof raw !== "string") {
+      if (!cutFiles) {
+        rgRun.stop();
+        return false;
+      }
+      const cut = CUT_RG_LINE.exec(raw.head);
+      if (!cut) continue;
+      let file: string | undefined;
+      try {
+        file = fileOf(JSON.parse(cut[2]!) as RgData);
+      } catch {
+        continue;
+      }
+      if (!file) continue;
+      hitsOf(file);
+      cutFiles.add(file);
+      if (counted(cut[1]!)) break;
+      continue;
+    }
     let line: RgLine;
     try {
       line = JSON.parse(raw) as RgLine;
@@ -404,23 +483,14 @@ async function readRgJson(
     }
     if (line.type === "end") outcome.filesSearched++;
     if (line.type !== "match" && line.type !== "context") continue;
-    const file = name(line.data?.path?.text ?? "");
+    const file = fileOf(line.data?.path);
     const number = line.data?.line_number;
     if (!file || number === undefined) continue;
-    let hits = byPath.get(file);
-    if (!hits) {
-      hits = { path: file, lines: new Map() };
-      byPath.set(file, hits);
-      outcome.hits.push(hits);
-    }
-    const text = shorten((line.data?.lines?.text ?? "").replace(/\r?\n$/, ""), re);
-    hits.lines.set(number, { text, match: line.type === "match" });
-    if (line.type === "match" && ++outcome.total >= MAX_COUNTED_MATCHES) {
-      outcome.stoppedEarly = true;
-      rgRun.stop();
-      break;
-    }
+    const text = shorten((rgText(line.data?.lines) ?? "").replace(/\r?\n$/, ""), re);
+    hitsOf(file).lines.set(number, { text, match: line.type === "match" });
+    if (counted(line.type)) break;
   }
+  return true;
 }
 
 /** ripgrep's arguments for the pattern, case and context, shared by both ways it runs. */
@@ -444,9 +514,16 @@ export function ripgrepDescriptor(
   re: RegExp,
   context: number,
   signal?: AbortSignal,
+  maxLineBytes = MAX_RG_JSON_LINE_BYTES,
 ): BigFileSearch {
   return async (fd, rel, outcome) => {
     if (!canVerifyDescriptors()) return false;
+    // Binary by the built-in search's rule (its first bytes) is skipped as there: ripgrep,
+    // handed the file by name, would search it.
+    if (binaryHead(fd)) {
+      outcome.filesSearched++;
+      return true;
+    }
     const mine = newOutcome("ripgrep");
     mine.total = outcome.total;
     const rgRun = programLines(rg, [...rgPatternArgs(re, context), "--regexp", re.source, "--", RG_FD3], {
@@ -454,10 +531,14 @@ export function ripgrepDescriptor(
       signal,
       env: RG_ENV,
       extraFds: [fd],
+      maxLineBytes,
     });
-    await readRgJson(rgRun, mine, re, () => rel);
+    // A line too long to read whole, or output that could not be read: the built-in search reads
+    // the file instead (in bounded pieces).
+    const whole = await readRgJson(rgRun, mine, re, () => rel).catch(() => false);
+    if (!whole) rgRun.stop();
     const code = await rgRun.exited;
-    if (!mine.stoppedEarly && code !== 0 && code !== 1) return false;
+    if (!whole || (!mine.stoppedEarly && code !== 0 && code !== 1)) return false;
     for (const hits of mine.hits) outcome.hits.push(hits);
     outcome.total = mine.total;
     outcome.filesSearched++;
@@ -479,11 +560,32 @@ function reportedPath(line: string): string | undefined {
   return m ? m[1]!.replace(/^\.\//, "") : undefined;
 }
 
+/** The first BINARY_SNIFF_BYTES of an open file hold what makes the built-in search skip it. */
+function binaryHead(fd: number): boolean {
+  const head = Buffer.alloc(BINARY_SNIFF_BYTES);
+  return binaryKindFromContent(head.subarray(0, readSync(fd, head, 0, head.length, 0))) !== undefined;
+}
+
+export interface RipgrepSearchOptions {
+  signal?: AbortSignal | undefined;
+  /** Gets what ripgrep reported it could not read. */
+  unreadable?: string[];
+  /** One thread, files in path order (the same ones counted each time). */
+  sorted?: boolean;
+  /** When given, files over SMALL_FILE_BYTES are skipped and named here (for ripgrepDescriptor). */
+  bigFiles?: string[] | undefined;
+  /** Gets the files whose matching line was too long for ripgrep's output to be read (MAX_RG_JSON_LINE_BYTES). */
+  cutFiles?: Set<string>;
+  maxLineBytes?: number;
+}
+
 /**
  * Runs ripgrep with the same rules as the built-in search; undefined when it cannot (bad regex for
  * it, too old for a flag). Only .gitignore files decide what is skipped, as in the built-in walk:
  * no config file, no .ignore/.rgignore, no .git/info/exclude, no global excludes. No size limit:
- * a file of any size is searched. `unreadable` gets what it reported it could not read.
+ * a file of any size is searched. Binary files are searched too (--binary: past a NUL byte, which
+ * ripgrep's own rule stops at): the built-in rule (a NUL in the first BINARY_SNIFF_BYTES) decides
+ * when what it picks is read again, so both searches skip the same files.
  */
 export async function ripgrepSearch(
   rg: string,
@@ -493,12 +595,10 @@ export async function ripgrepSearch(
   re: RegExp,
   context: number,
   respectGitignore: boolean,
-  signal?: AbortSignal,
-  unreadable: string[] = [],
-  sorted = false,
-  bigFiles?: string[],
+  options: RipgrepSearchOptions = {},
 ): Promise<SearchOutcome | undefined> {
-  const args = [...rgPatternArgs(re, context), "--hidden", "--no-require-git", "--glob", "!.git"];
+  const { signal, unreadable = [], sorted = false, bigFiles, cutFiles = new Set<string>() } = options;
+  const args = [...rgPatternArgs(re, context), "--binary", "--hidden", "--no-require-git", "--glob", "!.git"];
   if (sorted) args.push("--sort", "path");
   // Big files are left to ripgrepDescriptor (read once, through a verified descriptor); ripgrep's
   // debug log names each one it skipped for its size, after its ignore rules and globs.
@@ -511,6 +611,7 @@ export async function ripgrepSearch(
     cwd: root,
     signal,
     env: RG_ENV,
+    maxLineBytes: options.maxLineBytes ?? MAX_RG_JSON_LINE_BYTES,
     onStderrLine: (line) => {
       if (line.startsWith(RG_DEBUG)) {
         const big = BIG_FILE_SKIPPED.exec(line)?.[1];
@@ -522,11 +623,18 @@ export async function ripgrepSearch(
     },
   });
   const outcome = newOutcome("ripgrep");
-  await readRgJson(rgRun, outcome, re, (text) => text.replace(/^\.\//, ""));
+  await readRgJson(rgRun, outcome, re, (text) => text.replace(/^\.\//, ""), cutFiles);
   const code = await rgRun.exited;
   // 0: matches, 1: none; 2 with nothing found: an error such as a regex ripgrep does not support.
   // 2 is also "some files could not be read": that search still counts when any file was searched.
-  if (!outcome.stoppedEarly && code !== 0 && code !== 1 && outcome.hits.length === 0 && unreadable.length === 0)
+  if (
+    !outcome.stoppedEarly &&
+    code !== 0 &&
+    code !== 1 &&
+    outcome.hits.length === 0 &&
+    outcome.unsearched.length === 0 &&
+    unreadable.length === 0
+  )
     return undefined;
   outcome.hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return outcome;
@@ -605,26 +713,23 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   // through a verified descriptor; another reads them twice (when picking, and again there).
   const skipsBig = target.isDirectory && rg !== undefined && rg === bundledRipgrep();
   let bigFiles: string[] = [];
+  let cutFiles = new Set<string>();
   const runRg = (sorted: boolean) =>
-    ripgrepSearch(
-      rg!,
-      ws.root,
-      relTarget,
-      input,
-      re,
-      context,
-      respectGitignore,
+    ripgrepSearch(rg!, ws.root, relTarget, input, re, context, respectGitignore, {
       signal,
       unreadable,
       sorted,
-      skipsBig ? bigFiles : undefined,
-    ).catch(() => undefined);
+      bigFiles: skipsBig ? bigFiles : undefined,
+      cutFiles,
+    }).catch(() => undefined);
   // In parallel (as rg runs at a shell) and sorted here; only when the count stops early does it
   // run again in path order (one thread), so the matches counted and shown are the same each time.
-  if (rg) outcome = await runRg(false);
+  // A file asked for by name needs no picking: it is searched once, below.
+  if (rg && target.isDirectory) outcome = await runRg(false);
   if (outcome?.stoppedEarly) {
     unreadable = [];
     bigFiles = [];
+    cutFiles = new Set();
     outcome = await runRg(true);
   }
   if (outcome) {
@@ -632,14 +737,11 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
     // only picks the files, and what is shown is read again through a verified descriptor.
     const picked = outcome;
     outcome = newOutcome("ripgrep");
-    await searchNamed(
-      ws,
-      [...new Set([...picked.hits.map((h) => h.path), ...bigFiles])].sort(),
-      m,
-      outcome,
-      true,
-      ripgrepDescriptor(rg!, ws.root, re, context, signal),
-    );
+    outcome.unsearched.push(...picked.unsearched);
+    const again = ripgrepDescriptor(rg!, ws.root, re, context, signal);
+    // A file whose matching line was too long for ripgrep's output goes to the built-in search.
+    const big: BigFileSearch = (fd, rel, into) => (cutFiles.has(rel) ? Promise.resolve(false) : again(fd, rel, into));
+    await searchNamed(ws, [...new Set([...picked.hits.map((h) => h.path), ...bigFiles])].sort(), m, outcome, true, big);
     if (!outcome.stoppedEarly) await searchReported(ws, unreadable, m, outcome);
     outcome.hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     outcome.filesSearched = picked.filesSearched;
@@ -648,8 +750,9 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   if (!outcome) {
     if (target.isDirectory) outcome = await builtInSearch(ws, target.absolute, m, input.glob, respectGitignore, signal);
     else {
-      outcome = newOutcome("built-in");
-      await searchNamed(ws, [relTarget], m, outcome, false);
+      outcome = newOutcome(rg ? "ripgrep" : "built-in");
+      const big = rg ? ripgrepDescriptor(rg, ws.root, re, context, signal) : undefined;
+      await searchNamed(ws, [relTarget], m, outcome, false, big);
     }
   }
   if (outcome.total === 0) {

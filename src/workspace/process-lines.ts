@@ -1,20 +1,96 @@
 import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+
+/**
+ * Longest stdout line read whole unless the caller says otherwise. A helper's line can be as
+ * long as what it prints (ripgrep's --json puts a whole matching line, escaped, on one line):
+ * read without a bound, one of a few hundred MB grows past what a string can hold and kills
+ * the process.
+ */
+export const MAX_PROGRAM_LINE_BYTES = 16 * 1024 * 1024;
+/** Bytes of a cut line kept for the caller (enough for ripgrep's path at the start of a line). */
+export const CUT_LINE_HEAD_BYTES = 64 * 1024;
+/** stderr lines are only looked at for short reports; longer ones are skipped. */
+const MAX_STDERR_LINE_BYTES = 64 * 1024;
+const NEWLINE = 0x0a;
+
+/** A line longer than the limit: its first CUT_LINE_HEAD_BYTES; the rest of it is skipped unread. */
+export interface CutLine {
+  head: string;
+}
 
 /** A helper program's stdout, line by line, and how it ended. */
 export interface ProgramLines {
-  lines: AsyncIterable<string>;
+  /**
+   * stdout, line by line; a line over the limit comes as a CutLine as soon as it passes the
+   * limit. A failure to read throws from the iteration (never out of an event handler).
+   */
+  lines: AsyncIterable<string | CutLine>;
   /** Stops the program early (the caller has read enough). */
   stop(): void;
-  /** Its exit code; null when it could not start or a signal ended it. */
+  /** Its exit code; null when it could not start or a signal ended it. Resolves after its stderr lines were handed over. */
   exited: Promise<number | null>;
+}
+
+/** The first CUT_LINE_HEAD_BYTES of a line's parts, decoded. */
+function headOf(parts: readonly Buffer[]): string {
+  const kept: Buffer[] = [];
+  let size = 0;
+  for (const part of parts) {
+    if (size >= CUT_LINE_HEAD_BYTES) break;
+    kept.push(part.subarray(0, CUT_LINE_HEAD_BYTES - size));
+    size += kept[kept.length - 1]!.length;
+  }
+  return Buffer.concat(kept, size).toString("utf8");
+}
+
+/**
+ * `input` split at newlines, each line at most `maxLineBytes` long: memory stays bounded by the
+ * limit whatever the program prints. A longer line is handed over cut (CutLine) and the rest of
+ * it skipped.
+ */
+export async function* boundedLines(input: Readable, maxLineBytes: number): AsyncGenerator<string | CutLine> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let skipping = false;
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    let from = 0;
+    while (from < chunk.length) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      const end = nl === -1 ? chunk.length : nl;
+      if (!skipping) {
+        const piece = chunk.subarray(from, end);
+        if (size + piece.length > maxLineBytes) {
+          parts.push(piece);
+          const head = headOf(parts);
+          parts = [];
+          size = 0;
+          skipping = nl === -1;
+          yield { head };
+        } else {
+          parts.push(piece);
+          size += piece.length;
+          if (nl !== -1) {
+            const line = Buffer.concat(parts, size).toString("utf8");
+            parts = [];
+            size = 0;
+            yield line;
+          }
+        }
+      } else if (nl !== -1) skipping = false;
+      if (nl === -1) break;
+      from = nl + 1;
+    }
+  }
+  if (!skipping && size > 0) yield Buffer.concat(parts, size).toString("utf8");
 }
 
 /**
  * Runs one of mini-cursor's own helper programs (ripgrep for search_files; never a command of the
  * model's, which goes through runCommand in processes.ts) with stdin closed and stdout read line
- * by line. stderr is ignored unless `onStderrLine` takes its lines; `env` replaces the
- * environment when given; `extraFds` hands it open files. `signal` stops it.
+ * by line, each line at most `maxLineBytes` (MAX_PROGRAM_LINE_BYTES). stderr is ignored unless
+ * `onStderrLine` takes its lines; `env` replaces the environment when given; `extraFds` hands it
+ * open files. `signal` stops it; so does leaving the iteration of `lines` early or its failing.
  */
 export function programLines(
   file: string,
@@ -26,6 +102,7 @@ export function programLines(
     onStderrLine?: (line: string) => void;
     /** Open descriptors the program gets as its fd 3, 4, …  */
     extraFds?: readonly number[];
+    maxLineBytes?: number;
   },
 ): ProgramLines {
   const child = spawn(file, args, {
@@ -34,10 +111,34 @@ export function programLines(
     signal: options.signal,
     ...(options.env ? { env: options.env } : {}),
   });
-  if (options.onStderrLine && child.stderr) createInterface({ input: child.stderr }).on("line", options.onStderrLine);
-  const exited = new Promise<number | null>((resolve) => {
+  const onStderrLine = options.onStderrLine;
+  const stderrRead =
+    onStderrLine && child.stderr
+      ? (async () => {
+          try {
+            for await (const line of boundedLines(child.stderr!, MAX_STDERR_LINE_BYTES))
+              if (typeof line === "string") onStderrLine(line);
+          } catch {
+            // A report that could not be read is one fewer report; stdout decides the outcome.
+          }
+        })()
+      : Promise.resolve();
+  const closed = new Promise<number | null>((resolve) => {
     child.on("close", (code) => resolve(code));
     child.on("error", () => resolve(null));
   });
-  return { lines: createInterface({ input: child.stdout! }), stop: () => child.kill(), exited };
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill();
+  };
+  const maxLineBytes = options.maxLineBytes ?? MAX_PROGRAM_LINE_BYTES;
+  async function* lines(): AsyncGenerator<string | CutLine> {
+    let finished = false;
+    try {
+      yield* boundedLines(child.stdout!, maxLineBytes);
+      finished = true;
+    } finally {
+      if (!finished) stop();
+    }
+  }
+  return { lines: lines(), stop, exited: closed.then(async (code) => (await stderrRead, code)) };
 }
