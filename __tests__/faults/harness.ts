@@ -1,11 +1,10 @@
 import { expect } from "@jest/globals";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { baseEnv, collect, startCli, type CliResult } from "../helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type Script } from "../helpers/openai-server.js";
 import { createTestDatabase, type SaverKind, type TestDatabase } from "../helpers/postgres.js";
-import { makeTempDir } from "../helpers/tmp.js";
+import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { stateFolderName, workspaceRealPath } from "../../src/memory/state-dir.js";
 
 /** As state-dir.ts names the folder of workspaces under the state home. */
@@ -39,6 +38,9 @@ export interface Started {
 }
 
 export const CLI_DEADLINE_MS = 90_000;
+
+/** How long a test waits for a running CLI to reach the state it kills it in (a busy machine is slow). */
+export const RUN_STATE_DEADLINE_MS = 120_000;
 
 export async function openFixture(saver: SaverKind, script: Script): Promise<Fixture> {
   const tmp = makeTempDir("mini-cursor-fault-");
@@ -116,17 +118,36 @@ export const userTexts = (messages: WireMessage[]) =>
     .filter((m) => m.role === "user")
     .map((m) => String(typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
 
-export const isPidAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-export function gitAvailable(): boolean {
-  return spawnSync("git", ["--version"]).status === 0;
+/** Waits until `ready` holds while `run` runs; a miss says what the run printed so far. */
+export async function waitOnRun(run: Started, ready: () => boolean): Promise<void> {
+  await waitFor(ready, RUN_STATE_DEADLINE_MS, 50).catch((err: Error) => {
+    throw new Error(`${err.message}; output:\n${run.output()}`);
+  });
 }
 
-export const exists = (p: string) => existsSync(p);
+/** The result of a run that must have ended by SIGKILL (a fault point's, or the test's). */
+export async function killedResult(run: Started): Promise<CliResult> {
+  const result = await run.done;
+  expect(result.signal).toBe("SIGKILL");
+  return result;
+}
+
+/** SIGKILLs `run` now and returns its result. */
+export function sigkill(run: Started): Promise<CliResult> {
+  process.kill(run.pid, "SIGKILL");
+  return killedResult(run);
+}
+
+/**
+ * Run 2 ("SECOND", after `args`) on the thread whose id the first run's banner printed: it must
+ * end cleanly, and the conversation it sends the model must be valid.
+ */
+export async function resumeSecond(fx: Fixture, first: CliResult, args: string[] = [], extra?: NodeJS.ProcessEnv) {
+  const thread = bannerThread(first.stdout);
+  const r2 = await fx.run([...args, "--thread", thread, "SECOND"], extra);
+  expect(r2.stderr).toBe("");
+  expect(r2.code).toBe(0);
+  const next = fx.server.requests.at(-1)!.messages;
+  expectValidConversation(next);
+  return { thread, r2, next };
+}

@@ -3,15 +3,16 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { ScriptStep } from "../helpers/openai-server.js";
 import { SAVERS } from "../helpers/postgres.js";
-import { waitFor } from "../helpers/tmp.js";
 import {
-  bannerThread,
-  expectValidConversation,
+  killedResult,
   openFixture,
+  resumeSecond,
   roles,
   toolResults,
   userTexts,
+  waitOnRun,
   type Fixture,
+  type Started,
 } from "./harness.js";
 
 /**
@@ -37,8 +38,8 @@ describe.each(SAVERS)("killed runs resume truthfully (%s)", (saver) => {
   interface Kill {
     point?: string;
     engine?: string;
-    /** Kills the run from outside (its pid) once the test's condition holds. */
-    from?: (f: Fixture, pid: number) => Promise<void>;
+    /** Kills the run from outside once the test's condition holds. */
+    from?: (f: Fixture, run: Started) => Promise<void>;
   }
 
   /** Run 1 ("FIRST") starts with `first` and is killed; run 2 ("SECOND") on the banner's thread is answered "ok". */
@@ -46,17 +47,10 @@ describe.each(SAVERS)("killed runs resume truthfully (%s)", (saver) => {
     fx = await openFixture(saver, [first, { content: "ok" }, { content: "again" }]);
     const engine = kill.engine ? ["--engine", kill.engine] : [];
     const run1 = fx.start([...engine, "FIRST"], kill.point ? { MINI_CURSOR_FAULT_POINT: kill.point } : {});
-    if (kill.from) await kill.from(fx, run1.pid);
-    const r1 = await run1.done;
-    expect(r1.signal).toBe("SIGKILL");
-    const thread = bannerThread(r1.stdout);
-    const r2 = await fx.run([...engine, "--thread", thread, "SECOND"]);
-    expect(r2.stderr).toBe("");
-    expect(r2.code).toBe(0);
-    const next = fx.server.requests.at(-1)!.messages;
-    expectValidConversation(next);
-    expect(userTexts(next)).toEqual(["FIRST", "SECOND"]);
-    return { next, r2, thread };
+    if (kill.from) await kill.from(fx, run1);
+    const resumed = await resumeSecond(fx, await killedResult(run1), engine);
+    expect(userTexts(resumed.next)).toEqual(["FIRST", "SECOND"]);
+    return resumed;
   }
 
   test.each(["graph", "loop"])(
@@ -100,10 +94,10 @@ describe.each(SAVERS)("killed runs resume truthfully (%s)", (saver) => {
 
   test("during a command: interrupted, naming the file it wrote; undoing that turn removes the file", async () => {
     const { next, thread } = await killThenResume(COMMAND, {
-      from: async (f, pid) => {
+      from: async (f, run) => {
         const marker = path.join(f.workspace, "b.txt");
-        await waitFor(() => existsSync(marker) && readFileSync(marker, "utf8") === "partial\n", 60_000, 50);
-        process.kill(pid, "SIGKILL");
+        await waitOnRun(run, () => existsSync(marker) && readFileSync(marker, "utf8") === "partial\n");
+        process.kill(run.pid, "SIGKILL");
         // The command outlives its parent: end it here (its pid is the one it wrote).
         const cmd = Number(readFileSync(path.join(f.workspace, "cmd.pid"), "utf8"));
         try {
@@ -130,9 +124,9 @@ describe.each(SAVERS)("killed runs resume truthfully (%s)", (saver) => {
       stallAfterChunks: 2,
     };
     const { next } = await killThenResume(stalled, {
-      from: async (f, pid) => {
-        await waitFor(() => f.server.requests.length === 1, 60_000, 50);
-        process.kill(pid, "SIGKILL");
+      from: async (f, run) => {
+        await waitOnRun(run, () => f.server.requests.length === 1);
+        process.kill(run.pid, "SIGKILL");
       },
     });
     expect(roles(next)).toEqual(["system", "user", "user"]);

@@ -2,14 +2,14 @@ import { afterEach, describe, expect, jest, test } from "@jest/globals";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { POSTGRES_URL, startOwnCluster, type OwnCluster } from "../helpers/postgres.js";
-import { waitFor } from "../helpers/tmp.js";
 import {
   bannerThread,
-  expectValidConversation,
   openFixture,
+  resumeSecond,
   roles,
   toolResults,
   userTexts,
+  waitOnRun,
   type Fixture,
 } from "./harness.js";
 
@@ -46,7 +46,7 @@ withPostgres("the thread's lock is lost (PostgreSQL restarts mid-run)", () => {
       const env = { MINI_CURSOR_CHECKPOINTER: cluster.url };
       const run1 = fx.start(["--engine", engine, "FIRST"], env);
       // The second model request is the one that stalls: the write is saved, the answer is not.
-      await waitFor(() => fx!.server.requests.length === 2, 120_000, 50);
+      await waitOnRun(run1, () => fx!.server.requests.length === 2);
       cluster.restart();
       const r1 = await run1.done;
       expect(r1.code).toBe(1);
@@ -58,11 +58,7 @@ withPostgres("the thread's lock is lost (PostgreSQL restarts mid-run)", () => {
       // Only the server's restart ended the run: the stalled answer never came.
       expect(fx.server.requests).toHaveLength(2);
 
-      const r2 = await fx.run(["--engine", engine, "--thread", thread, "SECOND"], env);
-      expect(r2.stderr).toBe("");
-      expect(r2.code).toBe(0);
-      const next = fx.server.requests.at(-1)!.messages;
-      expectValidConversation(next);
+      const { next } = await resumeSecond(fx, r1, ["--engine", engine], env);
       expect(userTexts(next)).toEqual(["FIRST", "SECOND"]);
       expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "user"]);
       expect(readFileSync(path.join(fx.workspace, "a.txt"), "utf8")).toBe("one\n");

@@ -2,15 +2,7 @@ import { afterEach, describe, expect, jest, test } from "@jest/globals";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { SAVERS } from "../helpers/postgres.js";
-import {
-  bannerThread,
-  expectValidConversation,
-  openFixture,
-  roles,
-  toolResults,
-  userTexts,
-  type Fixture,
-} from "./harness.js";
+import { openFixture, resumeSecond, roles, toolResults, userTexts, type Fixture } from "./harness.js";
 
 /**
  * A provider that accepts the connection and sends nothing, or stalls in the middle of its
@@ -42,12 +34,7 @@ describe.each(SAVERS)("a silent or stalled provider (%s)", (saver) => {
       );
       // Silence is not retried.
       expect(fx.server.requests).toHaveLength(1);
-      const thread = bannerThread(r1.stdout);
-      const r2 = await fx.run(["--engine", engine, "--thread", thread, "SECOND"]);
-      expect(r2.stderr).toBe("");
-      expect(r2.code).toBe(0);
-      const next = fx.server.requests.at(-1)!.messages;
-      expectValidConversation(next);
+      const { next } = await resumeSecond(fx, r1, ["--engine", engine]);
       expect(userTexts(next)).toEqual(["FIRST", "SECOND"]);
       expect(roles(next)).toEqual(["system", "user", "user"]);
     },
@@ -67,12 +54,7 @@ describe.each(SAVERS)("a silent or stalled provider (%s)", (saver) => {
         `The model provider at ${fx.server.url} stopped sending in the middle of the response for 3 s (the limit, MINI_CURSOR_TIMEOUT_MS=${LIMIT_MS})`,
       );
       expect(fx.server.requests).toHaveLength(2);
-      const thread = bannerThread(r1.stdout);
-      const r2 = await fx.run(["--engine", engine, "--thread", thread, "SECOND"]);
-      expect(r2.stderr).toBe("");
-      expect(r2.code).toBe(0);
-      const next = fx.server.requests.at(-1)!.messages;
-      expectValidConversation(next);
+      const { next } = await resumeSecond(fx, r1, ["--engine", engine]);
       expect(userTexts(next)).toEqual(["FIRST", "SECOND"]);
       // The half-streamed answer is not in the thread; the step before it is, as the disk has it.
       expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "user"]);

@@ -1,12 +1,12 @@
-import { afterEach, beforeEach, expect, jest, test } from "@jest/globals";
+import { expect, jest, test } from "@jest/globals";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { cacheKey, storeTools } from "../../src/mcp/cache.js";
 import { baseEnv, collect, startCli } from "../helpers/cli.js";
 import { processesWith, readPid, stdioServer, writeUserConfig } from "../helpers/mcp-servers.js";
 import { startOpenAIServer, type OpenAIServer } from "../helpers/openai-server.js";
-import { isAlive, killPids } from "../helpers/pids.js";
-import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { isAlive } from "../helpers/pids.js";
+import { waitFor } from "../helpers/tmp.js";
 import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 /**

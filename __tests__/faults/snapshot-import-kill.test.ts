@@ -5,7 +5,15 @@ import path from "node:path";
 import { liveGitProcesses } from "../../src/workspace/snapshots.js";
 import type { ScriptStep } from "../helpers/openai-server.js";
 import { waitFor } from "../helpers/tmp.js";
-import { bannerThread, openFixture, toolResults, type Fixture, type Started } from "./harness.js";
+import {
+  bannerThread,
+  killedResult,
+  openFixture,
+  toolResults,
+  waitOnRun,
+  type Fixture,
+  type Started,
+} from "./harness.js";
 
 /**
  * Issue 30, goal 3, as a state promise: a file step's snapshot is one `git fast-import` into the
@@ -118,8 +126,7 @@ describe("SIGKILL inside a file step's fast-import snapshot: the next conversati
   }
 
   test("killed while fast-import had its stream but not its end: the import moved nothing, and what it left goes", async () => {
-    const r1 = await (await startKilledRun("snapshot-import")).done;
-    expect(r1.signal).toBe("SIGKILL");
+    const r1 = await killedResult(await startKilledRun("snapshot-import"));
     expect(readFileSync(path.join(fx!.workspace, "a.txt"), "utf8")).toBe("two\n");
     // The orphaned fast-import moves no ref. It leaves a crash report when the stream's end is what
     // it meets first, or its unfinished pack when an answer it writes to its gone reader kills it (SIGPIPE).
@@ -131,18 +138,15 @@ describe("SIGKILL inside a file step's fast-import snapshot: the next conversati
   });
 
   test("killed after fast-import moved the branch, before the step recorded its snapshot", async () => {
-    const r1 = await (await startKilledRun("snapshot-imported")).done;
+    const r1 = await killedResult(await startKilledRun("snapshot-imported"));
     run = undefined;
-    expect(r1.signal).toBe("SIGKILL");
     expect(storeGit(["cat-file", "blob", "refs/heads/snapshots:a.txt"])).toBe("two\n");
     await expectNextConversation(bannerThread(r1.stdout));
   });
 
   test("the fast-import child killed mid-import: the step is snapshotted through the index, and its temporary pack goes", async () => {
     const started = await startKilledRun("snapshot-import:stop");
-    await waitFor(() => procState(started.pid) === "T", 120_000, 50).catch((err: Error) => {
-      throw new Error(`${err.message}; output:\n${started.output()}`);
-    });
+    await waitOnRun(started, () => procState(started.pid) === "T");
     const imports = (liveGitProcesses(store()) ?? []).filter((pid) => cmdline(pid).includes("fast-import"));
     expect(imports).toHaveLength(1);
     process.kill(imports[0]!, "SIGKILL");

@@ -4,8 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ScriptStep } from "../helpers/openai-server.js";
 import { holdSnapshotBranch } from "../helpers/snapshot-lock.js";
-import { waitFor } from "../helpers/tmp.js";
-import { bannerThread, openFixture, toolResults, type Fixture } from "./harness.js";
+import { bannerThread, openFixture, sigkill, toolResults, waitOnRun, type Fixture } from "./harness.js";
 
 /**
  * Issue 30, goal 3, as a state promise: a process SIGKILLed while its first snapshot runs in the
@@ -34,14 +33,10 @@ describe("SIGKILL during a snapshot: the next conversation's undo", () => {
     holder = await holdSnapshotBranch(path.join(fx.stateFolder, "snapshots"), fx.workspace);
     const run = fx.start(["FIRST"]);
     // The write step ended and its results were saved (the next model request is under way).
-    await waitFor(() => fx!.server.requests.length === 2, 120_000, 50).catch((err: Error) => {
-      throw new Error(`${err.message}; requests: ${fx!.server.requests.length}; output:\n${run.output()}`);
-    });
+    await waitOnRun(run, () => fx!.server.requests.length === 2);
     expect(readFileSync(path.join(fx.workspace, "a.txt"), "utf8")).toBe("one\n");
     expect(run.output()).not.toContain("Workspace snapshot");
-    process.kill(run.pid, "SIGKILL");
-    const r1 = await run.done;
-    expect(r1.signal).toBe("SIGKILL");
+    const r1 = await sigkill(run);
     holder.kill("SIGKILL");
 
     // The next process's first snapshot makes the killed run's snapshots whole from the blobs it had saved.

@@ -2,14 +2,14 @@ import { afterEach, describe, expect, jest, test } from "@jest/globals";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { ChatRequest, Script, ScriptStep } from "../helpers/openai-server.js";
-import { waitFor } from "../helpers/tmp.js";
 import {
-  bannerThread,
-  expectValidConversation,
   openFixture,
+  resumeSecond,
   roles,
+  sigkill,
   toolResults,
   userTexts,
+  waitOnRun,
   type Fixture,
 } from "./harness.js";
 
@@ -82,21 +82,14 @@ describe.each(["graph", "loop"])("a run killed inside a sub-agent (%s)", (engine
     ]);
     const run1 = fx.start(["--engine", engine, "FIRST"]);
     // The third request is the sub-agent's, after its write: it stalls until the kill.
-    await waitFor(() => fx!.server.requests.length === 3, 120_000, 50);
-    process.kill(run1.pid, "SIGKILL");
-    const r1 = await run1.done;
-    expect(r1.signal).toBe("SIGKILL");
+    await waitOnRun(run1, () => fx!.server.requests.length === 3);
+    const r1 = await sigkill(run1);
     expect(readFileSync(path.join(fx.workspace, "a.txt"), "utf8")).toBe("one\n");
 
-    const thread = bannerThread(r1.stdout);
-    const r2 = await fx.run(["--engine", engine, "--thread", thread, "SECOND"]);
-    expect(r2.stderr).toBe("");
-    expect(r2.code).toBe(0);
+    const { thread, r2, next } = await resumeSecond(fx, r1, ["--engine", engine]);
     expect(r2.stdout).toContain(
       "The previous run on this thread stopped in the middle of a step (killed or crashed). Its tool calls: 1 interrupted while running (1 file(s) changed since); the model is told so.",
     );
-    const next = fx.server.requests.at(-1)!.messages;
-    expectValidConversation(next);
     expect(userTexts(next)).toEqual(["FIRST", "SECOND"]);
     expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "user"]);
     expect(toolResults(next)).toEqual([interrupted("a.txt (added)")]);
@@ -125,23 +118,13 @@ describe.each(["graph", "loop"])("a run killed inside a sub-agent (%s)", (engine
     );
     const run1 = fx.start(["--engine", engine, "FIRST"]);
     // A stalls after its write; B has ended, its report in the journal.
-    await waitFor(
+    await waitOnRun(
+      run1,
       () =>
         fx!.server.requests.filter((r) => conversationOf(r) === "Write a.txt.").length === 2 &&
         journalHolds(fx!, "Wrote b.txt."),
-      120_000,
-      50,
     );
-    process.kill(run1.pid, "SIGKILL");
-    const r1 = await run1.done;
-    expect(r1.signal).toBe("SIGKILL");
-
-    const thread = bannerThread(r1.stdout);
-    const r2 = await fx.run(["--engine", engine, "--thread", thread, "SECOND"]);
-    expect(r2.stderr).toBe("");
-    expect(r2.code).toBe(0);
-    const next = fx.server.requests.at(-1)!.messages;
-    expectValidConversation(next);
+    const { thread, next } = await resumeSecond(fx, await sigkill(run1), ["--engine", engine]);
     expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "tool", "user"]);
     const [callA, callB] = next[2]!.tool_calls!.map((c) => c.id);
     const resultOf = (id: string | undefined) => next.find((m) => m.role === "tool" && m.tool_call_id === id)?.content;
