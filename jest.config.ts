@@ -17,6 +17,7 @@ export const SLOW_TEST_FILES: readonly string[] = [
   "app/mcp-names.test.ts",
   "app/mcp.test.ts",
   "app/tracing.test.ts",
+  "app/warm-up.test.ts",
   "app/undo.test.ts",
   "approve-edit-pty.test.ts",
   "cli-edits.test.ts",

@@ -303,9 +303,10 @@ function probeJson(args: string[]): Promise<ProbeOutput> {
 /**
  * How long the scripted model takes before each answer in the first-call sessions: a provider's
  * time to its first token (hundreds of ms for a hosted model, more for a local one on a 20 KB
- * prompt). The CLI is idle meanwhile, as with a real model, so the warm-up it starts once the
- * first request is out (the shell parser, src/app/tools.ts) happens while the model
- * thinks; at 0 ms it would land in the first step, a cost no user with a real model pays.
+ * prompt). The CLI is idle meanwhile, as with a real model, so the warm-ups it starts once the
+ * first request is out (the first step's rehearsal and the shell parser, src/app/warm-up.ts)
+ * happen while the model thinks; at 0 ms they would land in the first step, a cost no user with
+ * a real model pays.
  * Excluded from the measured gaps, which start when an answer has been sent in full.
  */
 const MODEL_THINK_MS = 200;

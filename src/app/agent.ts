@@ -21,6 +21,9 @@ import { traceEngine } from "./tracing.js";
 import { createSessionHooks } from "./hooks.js";
 import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
 import { loadAgentCatalog } from "../context/agent-files.js";
+import type { AgentRuntime } from "../agent/runtime.js";
+import { canRehearse, rehearseFirstStep } from "../agent/rehearsal.js";
+import { warmUpWhileModelThinks } from "./warm-up.js";
 
 export interface AgentParts {
   engine: Engine;
@@ -60,6 +63,30 @@ function traced(engine: Engine, settings: Settings, emit: EventSink): Engine & {
   });
 }
 
+/** Whether this process has queued the first step's rehearsal: once warm, the code stays warm. */
+let rehearsalQueued = false;
+
+/**
+ * The first step's rehearsal (agent/rehearsal.ts) while the first request waits for the model
+ * (app/warm-up.ts), once per process, for a model that answers over HTTP. It is given no
+ * workspace, thread or journal of the session: only what the model is offered and told.
+ */
+function rehearseOnce(settings: Settings, runtime: Pick<AgentRuntime, "tools" | "systemPrompt">): void {
+  if (rehearsalQueued || !canRehearse(settings)) return;
+  rehearsalQueued = true;
+  warmUpWhileModelThinks(
+    () =>
+      rehearseFirstStep({
+        modelSettings: settings,
+        tools: runtime.tools,
+        systemPrompt: runtime.systemPrompt(),
+        contextTokens: settings.contextTokens,
+      }),
+    // Every first step gains from it; the shell parser only a first command step.
+    true,
+  );
+}
+
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
   const { tools, sandbox, launch } = createAgentTools(
@@ -91,6 +118,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     journal: memory.journal,
     ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),
   };
+  if (!options.model) rehearseOnce(settings, runtime);
   let engine: Engine & { flush?(): Promise<void> };
   let history: ThreadHistory;
   if (settings.engine === "loop") {

@@ -6,9 +6,7 @@ import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
 import type { McpHub } from "../mcp/hub.js";
 import { addGatedSecrets } from "../workspace/output-gate.js";
 import type { CommandLaunch } from "./hooks.js";
-
-/** How long after the tools are made the shell parser starts loading (see createAgentTools). */
-const PARSER_PRELOAD_DELAY_MS = 100;
+import { warmUpWhileModelThinks } from "./warm-up.js";
 
 /** Variables the project's rules file passes through to commands (none when it cannot be read). */
 function rulesPassEnv(workspace: string, trustStore: string): string[] {
@@ -35,10 +33,10 @@ export function createAgentTools(
   onOutput?: (chunk: OutputChunk) => void,
   mcp?: McpHub,
 ): { tools: Toolset; sandbox: SandboxPlan; launch: CommandLaunch } {
-  // The command classifier's parser (WASM) loads while the model thinks about the first step:
-  // a little later, so that its ~10 ms of loading do not hold up sending the first request (a
-  // command the model asks for before then loads it on demand).
-  setTimeout(() => void loadShellParser().catch(() => undefined), PARSER_PRELOAD_DELAY_MS).unref();
+  // The command classifier's parser (WASM) loads while the model thinks about the first step,
+  // once the request is out, so that its ~10 ms of loading do not hold it up (a command the
+  // model asks for before then loads it on demand).
+  warmUpWhileModelThinks(loadShellParser);
   const passEnv = [...settings.passEnv, ...rulesPassEnv(settings.workspace, settings.trustStore)];
   const sandbox = planSandbox(settings.sandbox, {
     workspace: settings.workspace,

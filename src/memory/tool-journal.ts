@@ -83,8 +83,15 @@ async function writeDurably(file: string, text: string): Promise<void> {
 }
 
 export function fileToolJournal(workspace: string): ToolJournal {
-  const fileOf = (threadId: string) =>
-    path.join(ensureStateSubdir(workspace, JOURNAL_SUBDIR), `${threadId.replace(/[^A-Za-z0-9._-]/g, "_")}.json`);
+  return toolJournalIn(() => ensureStateSubdir(workspace, JOURNAL_SUBDIR));
+}
+
+/**
+ * The file journal in the folder `folder()` names (made ready by it on each use): the workspace's
+ * journal folder, or a throwaway one for the first step's rehearsal (agent/rehearsal.ts).
+ */
+export function toolJournalIn(folder: () => string): ToolJournal {
+  const fileOf = (threadId: string) => path.join(folder(), `${threadId.replace(/[^A-Za-z0-9._-]/g, "_")}.json`);
   const read = (threadId: string): JournalEntry[] => {
     try {
       const data = JSON.parse(readFileSync(fileOf(threadId), "utf8")) as unknown;

@@ -73,8 +73,10 @@ function retryReason(error: unknown): string {
 /**
  * The one factory for chat models. Retries (429/5xx with retry-after, via LangChain's caller),
  * the request timeout and streaming are set here, once, for both engines and Studio.
+ * `wire` replaces the HTTP fetch under the provider layer (the first step's rehearsal,
+ * agent/rehearsal.ts, answers from memory through the same code).
  */
-export function createChatModel(settings: ModelSettings): BaseChatModel {
+export function createChatModel(settings: ModelSettings, wire?: typeof globalThis.fetch): BaseChatModel {
   // --record: the recorder observes every request through the model's own callbacks, given
   // to the constructor because ChatOpenAI's bindTools builds a new model from those fields.
   const recorder = settings.record
@@ -85,15 +87,18 @@ export function createChatModel(settings: ModelSettings): BaseChatModel {
   if (settings.replay) return new ReplayChatModel(loadRecording(settings.replay), { callbacks });
   if (settings.provider === "offline") return new OfflineChatModel({ callbacks });
   // Everything between LangChain and the HTTP wire that providers need differently: src/provider/.
-  const fetch = createProviderFetch({
-    baseUrl: settings.baseUrl ?? OPENAI_BASE_URL,
-    extraBody: settings.extraBody,
-    streamOptions: settings.streamOptions ?? true,
-    stream: settings.stream ?? true,
-    stripAdditionalProperties: settings.additionalProperties === false,
-    timeoutMs: settings.requestTimeoutMs,
-    waitNoticeMs: settings.waitNoticeMs,
-  });
+  const fetch = createProviderFetch(
+    {
+      baseUrl: settings.baseUrl ?? OPENAI_BASE_URL,
+      extraBody: settings.extraBody,
+      streamOptions: settings.streamOptions ?? true,
+      stream: settings.stream ?? true,
+      stripAdditionalProperties: settings.additionalProperties === false,
+      timeoutMs: settings.requestTimeoutMs,
+      waitNoticeMs: settings.waitNoticeMs,
+    },
+    wire,
+  );
   return new ChatOpenAI({
     callbacks,
     model: settings.model,

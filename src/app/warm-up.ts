@@ -1,0 +1,67 @@
+import diagnostics from "node:diagnostics_channel";
+
+/**
+ * Warm-ups: work a session does ahead of need while the first model request waits for its answer
+ * (a hosted model takes hundreds of ms to its first token, and the process is idle meanwhile):
+ * the shell parser's loading (app/tools.ts) and the first step's rehearsal (agent/rehearsal.ts).
+ * They start once the first request's body has been handed to the socket (undici's
+ * `undici:request:bodySent`), so they never hold up sending it; a session whose model sends
+ * no HTTP request (offline, replay) starts them after FALLBACK_MS. One at a time, in the order
+ * given, each in its own macrotask; one that fails is skipped (the real step runs the same code
+ * and reports its own errors), and the next still runs.
+ */
+
+/** Undici's channel for a request whose body was written in full (Node's fetch). */
+const BODY_SENT_CHANNEL = "undici:request:bodySent";
+/** When no request was sent this long after the first warm-up was asked for, they start anyway. */
+export const FALLBACK_MS = 2_000;
+
+type WarmUp = () => Promise<unknown>;
+
+const queue: WarmUp[] = [];
+let armed = false;
+let started = false;
+let running = false;
+
+function start(): void {
+  if (started) return;
+  started = true;
+  diagnostics.unsubscribe(BODY_SENT_CHANNEL, onBodySent);
+  void drain();
+}
+
+function onBodySent(): void {
+  // The request's last bytes are in the socket: the rest of this tick is the request's own.
+  setImmediate(start);
+}
+
+async function drain(): Promise<void> {
+  if (running) return;
+  running = true;
+  try {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      await new Promise((resolve) => setImmediate(resolve));
+      await job().catch(() => undefined);
+    }
+  } finally {
+    running = false;
+  }
+}
+
+/**
+ * Runs `job` once the first model request is out (at once when that already happened), after the
+ * jobs given before it, or before them when `first`.
+ */
+export function warmUpWhileModelThinks(job: WarmUp, first = false): void {
+  const guarded = () => Promise.resolve().then(job);
+  if (first) queue.unshift(guarded);
+  else queue.push(guarded);
+  if (started) {
+    void drain();
+    return;
+  }
+  if (armed) return;
+  armed = true;
+  diagnostics.subscribe(BODY_SENT_CHANNEL, onBodySent);
+  setTimeout(start, FALLBACK_MS).unref();
+}
