@@ -116,6 +116,29 @@ describe("commands started through the helper", () => {
     const pid = Number(/pid=(\d+)/.exec(result.output.text)![1]);
     expect(isAlive(pid)).toBe(false);
   });
+
+  it("a stopped command whose end is never reported gets an unknown status, not a made-up exit code", async () => {
+    // The helper that forked it is frozen: the group is stopped, but nobody reports the shell's end.
+    const controller = new AbortController();
+    let seen = "";
+    const pending = run(`${FAMILY}; exec sleep 60`, { signal: controller.signal, onOutput: (c) => (seen += c.text) });
+    await waitFor(() => /ppid=\d+/.test(seen) || undefined, 30_000);
+    const { pid, ppid: helper } = family(seen);
+    expect(spawnHelperPids()).toContain(helper);
+    process.kill(helper, "SIGSTOP");
+    try {
+      controller.abort();
+      const result = await pending;
+      expect(isAlive(pid)).toBe(false);
+      expect(result).toMatchObject({ status: "cancelled", exitCode: null, exitUnseen: true, stoppedWith: "SIGTERM" });
+      expect(formatCommandResult(result).split("\n").slice(1)).toEqual([
+        "Exit status unknown: its end was not seen within 2 s of stopping its process group (a process stuck in the kernel, e.g. on a hung disk or network mount); run it again if the result matters",
+        `pid=${pid} ppid=${helper} pgrp=${pid}`,
+      ]);
+    } finally {
+      process.kill(helper, "SIGCONT");
+    }
+  });
 });
 
 describe("the helper and the session", () => {

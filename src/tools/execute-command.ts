@@ -3,6 +3,7 @@ import { resolvePath } from "../workspace/paths.js";
 import { MAX_OUTPUT_CHARS } from "../workspace/output-store.js";
 import {
   DEFAULT_TIMEOUT_MS,
+  KILL_CONFIRM_MS,
   KILL_GRACE_MS,
   MAX_TIMEOUT_MS,
   runCommand,
@@ -58,6 +59,9 @@ function exitLine(result: CommandResult): string {
     const status = unknownExitStatus(result.helperLost);
     return `${status[0]!.toUpperCase()}${status.slice(1)}; run it again if the result matters`;
   }
+  if (result.exitUnseen) {
+    return `Exit status unknown: its end was not seen within ${seconds(KILL_CONFIRM_MS)} of stopping its process group (a process stuck in the kernel, e.g. on a hung disk or network mount); run it again if the result matters`;
+  }
   if (result.signal) return `Exit code: ${code} (killed by ${result.signal})`;
   if (code === EXIT_COMMAND_NOT_FOUND) {
     return `Exit code: ${code} (command not found: check the program's name and that it is installed)`;
@@ -79,7 +83,8 @@ function statusLines(result: CommandResult): string[] {
     case "timed_out":
       return [`Timed out after ${seconds(result.timeoutMs)}; ${stoppedHow(result)}.`, exitLine(result)];
     case "cancelled":
-      return result.exitCode === null
+      // A null exit code means it never started unless its status was lost (helperLost, exitUnseen).
+      return result.exitCode === null && !result.helperLost && !result.exitUnseen
         ? ["Cancelled before it started."]
         : [`Cancelled after ${seconds(result.durationMs)}; ${stoppedHow(result)}.`, exitLine(result)];
     case "background": {

@@ -24,7 +24,7 @@ export {
   type BackgroundProcess,
   type ProcessRegistry,
 } from "./process-registry.js";
-export { groupAlive, KILL_GRACE_MS, stopGroup, type StopOutcome } from "./process-group.js";
+export { groupAlive, KILL_CONFIRM_MS, KILL_GRACE_MS, stopGroup, type StopOutcome } from "./process-group.js";
 export { unknownExitStatus, type HelperLoss } from "./process-spawner.js";
 
 /**
@@ -189,6 +189,8 @@ export interface CommandResult {
   error?: Error;
   /** Its exit status was lost with the helper that started it (process-spawner.ts). */
   helperLost?: HelperLoss;
+  /** Stopped, but its end was not seen within KILL_CONFIRM_MS (stuck in the kernel, or its end went unreported). */
+  exitUnseen?: true;
 }
 
 type Ending =
@@ -365,7 +367,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       return await leaveInBackground(options, child, pid, exited, router, capture, startedAt, result);
     }
     const stoppedWith = end.kind === "exit" ? undefined : await stopGroup(pid);
-    const { code, signal, helperLost } = await exitedWithin(exited, KILL_CONFIRM_MS);
+    const { code, signal, helperLost, unseen } = await exitedWithin(exited, KILL_CONFIRM_MS);
     await drainAndStopLeftovers(pid, router);
     const output = await capture.finish();
     if (end.kind === "error") {
@@ -373,11 +375,13 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     }
     return result({
       status: STATUS_OF[end.kind],
-      exitCode: helperLost ? null : exitStatus(code, signal),
+      // A number is made up for neither: the model is told the status is unknown (execute-command.ts).
+      exitCode: helperLost || unseen ? null : exitStatus(code, signal),
       signal,
       output,
       stoppedWith,
       ...(helperLost ? { helperLost } : {}),
+      ...(unseen ? { exitUnseen: true } : {}),
     });
   } finally {
     untrack?.();
@@ -408,11 +412,11 @@ async function startShell(options: RunCommandOptions): Promise<StartedProcess | 
 
 type Exit = ProcessExit;
 
-/** The exit, or an unknown one if the process is stuck past `ms` (e.g. in uninterruptible IO). */
-function exitedWithin(exited: Promise<Exit>, ms: number): Promise<Exit> {
+/** The exit, or `unseen` if the process is stuck past `ms` (e.g. in uninterruptible IO). */
+function exitedWithin(exited: Promise<Exit>, ms: number): Promise<Exit & { unseen?: true }> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Exit>((resolve) => {
-    timer = setTimeout(() => resolve({ code: null, signal: null }), ms);
+  const late = new Promise<Exit & { unseen: true }>((resolve) => {
+    timer = setTimeout(() => resolve({ code: null, signal: null, unseen: true }), ms);
   });
   return Promise.race([exited, late]).finally(() => clearTimeout(timer));
 }
