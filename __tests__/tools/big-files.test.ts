@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { createReadStream, promises as fsp } from "node:fs";
 import path from "node:path";
 import { createTools, type Toolset } from "../../src/tools/index.js";
-import { openSync, closeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
+import { MAX_LINE_BYTES } from "../../src/tools/search-files-scan.js";
 import {
   bundledRipgrep,
   findRipgrep,
@@ -110,6 +111,9 @@ test("edit_file changes a line near the end of a 300 MB file; every other byte s
       const under = `${"x".repeat(MAX_RG_JSON_LINE_BYTES - 1024 - "needle".length)}needle`;
       await fsp.writeFile(path.join(own.dir, "over.txt"), `first\n${over}\nlast\n`);
       await fsp.writeFile(path.join(own.dir, "under.txt"), `first\n${under}\nlast\n`);
+      // Longer than the built-in search's chunk: searched in pieces, shown with the whole line's length.
+      const pieces = `${"x".repeat(MAX_LINE_BYTES + 50)}needle`;
+      await fsp.writeFile(path.join(own.dir, "pieces.txt"), `first\n${pieces}\nlast\n`);
       const descriptor = ripgrepDescriptor(bundledRipgrep()!, own.dir, /needle/i, 0);
       for (const [name, whole] of [
         ["over.txt", false],
@@ -124,7 +128,13 @@ test("edit_file changes a line near the end of a 300 MB file; every other byte s
       }
       const shown = (name: string, line: string) =>
         `${name}:2: …${line.slice(-106)}… [line has ${line.length} characters]`;
-      const expected = `${shown("over.txt", over)}\n${shown("under.txt", under)}\n\n[2 matching lines in 2 files under the workspace.]`;
+      const expected = [
+        shown("over.txt", over),
+        `pieces.txt:2: …${"x".repeat(50)}needle [line has ${pieces.length} bytes]`,
+        shown("under.txt", under),
+        "",
+        "[3 matching lines in 3 files under the workspace.]",
+      ].join("\n");
       for (const tools of [createTools({ workspace: own.dir }), createTools({ workspace: own.dir, env: noRg })])
         expect(await call(tools, "search_files", { pattern: "needle" })).toBe(expected);
     } finally {

@@ -119,3 +119,40 @@ test("the streamed search stops at its budget and skips binary content", async (
     stoppedEarly: false,
   });
 });
+
+test("a line longer than a chunk is one matching line, shown with the whole line's length and its own context", async () => {
+  const x = (n: number) => "x".repeat(n);
+  // Chunks of 64 bytes: line 2 (306 bytes) is searched in five pieces, two of them matching.
+  const text = `short\n${x(150)}needle${"y".repeat(44)}needle${"z".repeat(100)}\nafter\nnext\n`;
+  const shownPiece = `…${x(22)}needle${"y".repeat(36)}`;
+  for (const withLiteral of [true, false]) {
+    const re = compilePattern("needle", false);
+    const literal = withLiteral ? literalOf(re) : undefined;
+    const m = (context: number): Matcher => ({
+      re,
+      whole: wholeTextPattern(re),
+      context,
+      ...(literal ? { literal } : {}),
+    });
+    expect(await searchStream(readerOf(Buffer.from(text)), m(1), 100, 64)).toEqual({
+      lines: new Map([
+        [1, { text: "short", match: false }],
+        [2, { text: `${shownPiece}… [line has 306 bytes]`, match: true }],
+        [3, { text: "after", match: false }],
+      ]),
+      matches: 1,
+      stoppedEarly: false,
+    });
+    // The line's last piece matching: nothing after it; the budget ending inside the line: "over".
+    const tail = `short\n${x(150)}needle${x(6)}\n`;
+    expect((await searchStream(readerOf(Buffer.from(tail)), m(0), 100, 64)).lines).toEqual(
+      new Map([[2, { text: `…${x(22)}needle${x(6)} [line has 162 bytes]`, match: true }]]),
+    );
+    const stopped = await searchStream(readerOf(Buffer.from(`needle ${x(400)}\n`)), m(0), 1, 64);
+    expect(stopped).toEqual({
+      lines: new Map([[1, { text: `needle ${x(57)}… [line has over 64 bytes]`, match: true }]]),
+      matches: 1,
+      stoppedEarly: true,
+    });
+  }
+});

@@ -244,6 +244,57 @@ interface StreamState {
   budget: number;
   /** Bytes read as Latin-1 at a time (FoldedWindow). */
   foldedWindow: number;
+  /** The line the last region ended inside (longer than a chunk), and its offset in the file. */
+  long?: { number: number; start: number };
+  /** The region being searched starts inside `long` (its first line is a later piece of it). */
+  continuing: boolean;
+  /** The region being searched ends inside a line (one longer than a chunk). */
+  endsInLine: boolean;
+  /** What `long`'s entry in `found` was before this region: another one now means its last piece matched. */
+  longEntry?: { text: string; match: boolean } | undefined;
+}
+
+/** Where the region's whole lines end: the lines before a long line it ends inside are the context before that line. */
+const wholeLinesEnd = (region: Buffer, state: StreamState) =>
+  state.endsInLine ? region.lastIndexOf(NEWLINE) + 1 : region.length;
+
+/** A line, or a piece of one (`state.continuing`), as shown: cut around the match, "…" before a later piece. */
+function shown(state: StreamState, number: number, text: string): string {
+  const cut = shorten(text, state.m.re);
+  return state.continuing && number === state.firstLine && !cut.startsWith("…") ? `…${cut}` : cut;
+}
+
+const SHORTENED = /… \[line has \d+ characters\]$/;
+
+/**
+ * The line `state.long` ended at file offset `end` (or the search stopped there: `over`): the
+ * piece shown of it says how long the whole line is, not the piece.
+ */
+function closeLong(state: StreamState, end: number, over: boolean): void {
+  const long = state.long;
+  state.long = undefined;
+  const entry = long && state.found.get(long.number);
+  if (!long || !entry) return;
+  const size = `[line has ${over ? "over " : ""}${end - long.start} bytes]`;
+  // A piece shown whole: "…" after it unless it is the line's last piece.
+  const last = !over && entry !== state.longEntry;
+  entry.text = SHORTENED.test(entry.text)
+    ? entry.text.replace(SHORTENED, `… ${size}`)
+    : `${entry.text}${last ? "" : "…"} ${size}`;
+}
+
+/**
+ * After a region at file offset `start`: notes the line it ends inside (number `lastLine`), and
+ * closes the one it ends.
+ */
+function trackLong(state: StreamState, region: Buffer, start: number, atEnd: boolean, lastLine: number): void {
+  if (state.long) {
+    const nl = region.indexOf(NEWLINE);
+    if (nl !== -1) closeLong(state, start + nl, false);
+    else if (atEnd) closeLong(state, start + region.length, false);
+  }
+  if (!atEnd && !state.long && region[region.length - 1] !== NEWLINE)
+    state.long = { number: lastLine, start: start + region.lastIndexOf(NEWLINE) + 1 };
 }
 
 const lineText = (region: Buffer, start: number, end: number) => stripCr(region.toString("utf8", start, end));
@@ -270,6 +321,8 @@ export async function searchStream(
     matches: 0,
     budget,
     foldedWindow: Math.min(FOLDED_WINDOW_BYTES, Math.max(16, chunkBytes >> 2)),
+    continuing: false,
+    endsInLine: false,
   };
   let carried = 0;
   let position = 0;
@@ -286,8 +339,18 @@ export async function searchStream(
     if (cut === 0) cut = end === buf.length ? end : 0;
     if (cut > 0) {
       const region = buf.subarray(0, cut);
+      const regionStart = position - end;
+      state.continuing = state.long !== undefined;
+      state.endsInLine = n !== 0 && region[cut - 1] !== NEWLINE;
+      state.longEntry = state.long && state.found.get(state.long.number);
       const stopped = m.literal ? searchRegionByLiteral(region, m.literal, state) : searchRegionWhole(region, state);
-      if (stopped) return { lines: state.found, matches: state.matches, stoppedEarly: true };
+      if (stopped) {
+        // The region's lines were not all counted: its last line's number from its newlines.
+        trackLong(state, region, regionStart, false, state.firstLine + countNewlines(region, 0, cut));
+        closeLong(state, regionStart + cut, true);
+        return { lines: state.found, matches: state.matches, stoppedEarly: true };
+      }
+      trackLong(state, region, regionStart, n === 0, state.firstLine);
     }
     carried = end - cut;
     if (carried > 0 && cut > 0) buf.copy(buf, 0, cut, end);
@@ -309,17 +372,20 @@ function testLine(
 ): boolean {
   const { m, found } = state;
   if (m.re.test(text)) {
+    // A line searched in pieces is one matching line, shown where it first matched.
+    if (found.get(number)?.match) return false;
     for (let back = m.context; back >= 1; back--) {
       const ctx = previous(back);
       if (ctx !== undefined && !found.has(number - back))
         found.set(number - back, { text: shorten(ctx, m.re), match: false });
     }
-    found.set(number, { text: shorten(text, m.re), match: true });
+    found.set(number, { text: shown(state, number, text), match: true });
     state.afterPending = m.context;
     return ++state.matches >= state.budget;
   }
-  if (state.afterPending > 0) {
-    if (!found.has(number)) found.set(number, { text: shorten(text, m.re), match: false });
+  // A later piece of a line already shown is not a line of context after it.
+  if (state.afterPending > 0 && !found.has(number)) {
+    found.set(number, { text: shown(state, number, text), match: false });
     state.afterPending--;
   }
   return false;
@@ -416,7 +482,7 @@ function searchRegionByLiteral(region: Buffer, literal: Literal, state: StreamSt
     line += countNewlines(region, pos, start);
     if (testAt(start)) return true;
   }
-  state.before = linesBefore(region, region.length, state.m.context, state.before);
+  state.before = linesBefore(region, wholeLinesEnd(region, state), state.m.context, state.before);
   state.firstLine = line;
   return false;
 }
@@ -427,7 +493,7 @@ function searchRegionWhole(region: Buffer, state: StreamState): boolean {
   const text = region.toString("utf8");
   const endsLine = region[region.length - 1] === NEWLINE;
   if (state.afterPending === 0 && !m.whole.test(text)) {
-    state.before = linesBefore(region, region.length, m.context, state.before);
+    state.before = linesBefore(region, wholeLinesEnd(region, state), m.context, state.before);
     state.firstLine += countNewlines(region, 0, region.length);
     return false;
   }
@@ -441,7 +507,7 @@ function searchRegionWhole(region: Buffer, state: StreamState): boolean {
     };
     if (testLine(state, state.firstLine + i, stripCr(lines[i]!), previous)) return true;
   }
-  state.before = linesBefore(region, region.length, m.context, state.before);
+  state.before = linesBefore(region, wholeLinesEnd(region, state), m.context, state.before);
   state.firstLine += endsLine ? lines.length : lines.length - 1;
   return false;
 }
