@@ -94,6 +94,13 @@ describe("read_file output", () => {
     );
   });
 
+  it("counts the characters of a long line mixing ASCII and multi-byte text", async () => {
+    write("mixed.js", `${"é".repeat(5000)}${"a".repeat(200_000)}${"€".repeat(3000)}\nnext\n`);
+    expect(await read({ filePath: "mixed.js" })).toBe(
+      `     1\t${"é".repeat(2000)}… [line truncated, 208000 characters]\n     2\tnext\n\n[Lines 1-2 of 2, end of file.]`,
+    );
+  });
+
   it("caps the output near 50 KB at the last whole line and says so", async () => {
     write(
       "wide.txt",
