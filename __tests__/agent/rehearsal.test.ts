@@ -86,3 +86,24 @@ test("only a model that answers over HTTP is rehearsed", () => {
   expect(canRehearse({ ...base, replay: "/tmp/r.jsonl" })).toBe(false);
   expect(canRehearse({ ...base, record: "/tmp/r.jsonl" })).toBe(false);
 });
+
+test("a rehearsal told the real answer came stops after its model turn, its folder removed", async () => {
+  let requests = 0;
+  const counted = input();
+  await rehearseFirstStep({
+    ...counted,
+    stop: () => requests > 0,
+    wire: async () => {
+      requests++;
+      const events = [
+        { choices: [{ index: 0, delta: { role: "assistant", content: "Done." }, finish_reason: "stop" }] },
+      ].map(
+        (e) =>
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: "m", ...e })}\n\n`,
+      );
+      return new Response(`${events.join("")}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  expect(requests).toBe(1);
+  expect(readdirSync(tempRoot)).toEqual([]);
+});

@@ -78,6 +78,11 @@ export interface RehearsalInput {
   contextTokens: number;
   /** Where the temporary folder is made (default: the system's). */
   tempRoot?: string;
+  /**
+   * Says when the real answer has come in: the rehearsal then stops before its next part (a
+   * slow machine's rehearsal must not take the real step's time).
+   */
+  stop?: () => boolean;
   /** Replaces the canned wire (tests: a rehearsal that fails). */
   wire?: typeof globalThis.fetch;
 }
@@ -88,7 +93,8 @@ export function canRehearse(settings: ModelSettings): boolean {
 }
 
 /**
- * Runs the first step's code paths once on throwaway inputs. Throws what failed (the caller
+ * Runs the first step's code paths once on throwaway inputs, stopping between parts once
+ * `stop()` says the real answer came. Throws what failed (the caller
  * ignores it: the real step runs the same code and reports its own errors); the temporary folder
  * is removed in every case, at exit at the latest.
  */
@@ -116,12 +122,15 @@ export async function rehearseFirstStep(input: RehearsalInput): Promise<void> {
       contextTokens: input.contextTokens,
       tools: input.tools as StructuredToolInterface[],
     });
+    const stopped = () => input.stop?.() === true;
+    if (stopped()) return;
     const journal = toolJournalIn(() => dir);
     const calls = message.tool_calls ?? [];
     await journal.start(
       REHEARSAL_THREAD,
       calls.map((c) => ({ callId: c.id ?? "", name: c.name, request: "", startedAt: new Date().toISOString() })),
     );
+    if (stopped()) return;
     const tools = createTools({ workspace: dir, env: {}, redact: [] });
     const results = await Promise.all(
       calls.map((c) => runToolCall(tools.read_file, { ...c, name: "read_file" }, { configurable: {} })),
@@ -131,6 +140,7 @@ export async function rehearseFirstStep(input: RehearsalInput): Promise<void> {
       new Map(results.map((r) => [r.tool_call_id, { content: String(r.content), status: "success" as const }])),
     );
     await journal.clear(REHEARSAL_THREAD);
+    if (stopped()) return;
     // What the checkpointer does with the step (memory/compact-messages.ts), without storing it.
     for (const m of [...history, message, ...results]) decodeMessage(encodeMessage(m));
     uuid5(uuid6(-1), uuid6(-1));

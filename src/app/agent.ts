@@ -75,12 +75,13 @@ function rehearseOnce(settings: Settings, runtime: Pick<AgentRuntime, "tools" | 
   if (rehearsalQueued || !canRehearse(settings)) return;
   rehearsalQueued = true;
   warmUpWhileModelThinks(
-    () =>
+    (answered) =>
       rehearseFirstStep({
         modelSettings: settings,
         tools: runtime.tools,
         systemPrompt: runtime.systemPrompt(),
         contextTokens: settings.contextTokens,
+        stop: answered,
       }),
     // Every first step gains from it; the shell parser only a first command step.
     true,

@@ -13,20 +13,34 @@ import diagnostics from "node:diagnostics_channel";
 
 /** Undici's channel for a request whose body was written in full (Node's fetch). */
 const BODY_SENT_CHANNEL = "undici:request:bodySent";
+/** Undici's channel for a response whose headers arrived: the model answers, the real step is near. */
+const HEADERS_CHANNEL = "undici:request:headers";
 /** When no request was sent this long after the first warm-up was asked for, they start anyway. */
 export const FALLBACK_MS = 2_000;
 
-type WarmUp = () => Promise<unknown>;
+/**
+ * A warm-up job. `answered()` says whether a response has come in since the warm-ups started:
+ * a job of several parts stops at the next one then, so it does not take the real step's time.
+ */
+export type WarmUp = (answered: () => boolean) => Promise<unknown>;
 
-const queue: WarmUp[] = [];
+const queue: Array<() => Promise<unknown>> = [];
 let armed = false;
 let started = false;
 let running = false;
+let responded = false;
+const answered = () => responded;
+
+function onHeaders(): void {
+  responded = true;
+  diagnostics.unsubscribe(HEADERS_CHANNEL, onHeaders);
+}
 
 function start(): void {
   if (started) return;
   started = true;
   diagnostics.unsubscribe(BODY_SENT_CHANNEL, onBodySent);
+  diagnostics.subscribe(HEADERS_CHANNEL, onHeaders);
   void drain();
 }
 
@@ -53,7 +67,7 @@ async function drain(): Promise<void> {
  * jobs given before it, or before them when `first`.
  */
 export function warmUpWhileModelThinks(job: WarmUp, first = false): void {
-  const guarded = () => Promise.resolve().then(job);
+  const guarded = () => Promise.resolve().then(() => job(answered));
   if (first) queue.unshift(guarded);
   else queue.push(guarded);
   if (started) {
