@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
+import { beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
 import { baseEnv } from "./helpers/cli.js";
-import { makeTempDir } from "./helpers/tmp.js";
+import { useWorkspaceAndHome } from "./helpers/server-home.js";
 import { atPrompt, createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
 
 /**
@@ -13,38 +13,30 @@ import { atPrompt, createTmux, paneExitCode, requireTmux, startCliInPane, type T
 
 jest.setTimeout(120_000);
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let term: TmuxTerminal;
 
 beforeAll(() => requireTmux());
+const dirs = useWorkspaceAndHome(() => term.kill());
 beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
-  writeFileSync(path.join(ws.dir, "notes.txt"), "first note\n");
-  writeFileSync(path.join(ws.dir, "todo.txt"), "buy milk\n");
-  const mine = path.join(home.dir, "mini-cursor", "commands");
+  writeFileSync(path.join(dirs.ws.dir, "notes.txt"), "first note\n");
+  writeFileSync(path.join(dirs.ws.dir, "todo.txt"), "buy milk\n");
+  const mine = path.join(dirs.home.dir, "mini-cursor", "commands");
   mkdirSync(mine, { recursive: true });
   writeFileSync(
     path.join(mine, "peek.md"),
     "---\ndescription: Show a file to the model\nargument-hint: <file>\n---\nread $1\n",
   );
   writeFileSync(path.join(mine, "exit.md"), "Never used: /exit is built in.\n");
-  const theirs = path.join(ws.dir, ".mini-cursor", "commands");
+  const theirs = path.join(dirs.ws.dir, ".mini-cursor", "commands");
   mkdirSync(theirs, { recursive: true });
   writeFileSync(path.join(theirs, "todo.md"), "---\ndescription: Show the to-do list\n---\nread todo.txt\n");
   term = createTmux(
     baseEnv({
-      HOME: home.dir,
-      XDG_CONFIG_HOME: home.dir,
-      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "trust.json"),
+      HOME: dirs.home.dir,
+      XDG_CONFIG_HOME: dirs.home.dir,
+      MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "trust.json"),
     }),
   );
-});
-afterEach(async () => {
-  await term.kill();
-  ws.cleanup();
-  home.cleanup();
 });
 
 async function enter(line: string): Promise<void> {
@@ -53,7 +45,7 @@ async function enter(line: string): Promise<void> {
 }
 
 test("/help lists custom commands; /peek with a quoted argument reads that file; a project command asks for trust first", async () => {
-  await startCliInPane(term, ws.dir, ["--sandbox", "off"]);
+  await startCliInPane(term, dirs.ws.dir, ["--sandbox", "off"]);
   await term.waitForScreen(atPrompt, "the prompt", 60_000);
   await enter("/help");
   const help = await term.waitForScreen((s) => s.includes("Custom command files not used:"), "/help");
@@ -61,7 +53,7 @@ test("/help lists custom commands; /peek with a quoted argument reads that file;
   expect(help).toMatch(/\n {2}\/peek <file> +Show a file to the model\n/);
   expect(help).toMatch(/\n {2}\/todo +Show the to-do list \[project\]\n/);
   expect(help).toContain(
-    `${path.join(home.dir, "mini-cursor", "commands", "exit.md")} is not used: /exit is a built-in command, which wins.`,
+    `${path.join(dirs.home.dir, "mini-cursor", "commands", "exit.md")} is not used: /exit is a built-in command, which wins.`,
   );
 
   await enter(`/peek 'notes.txt'`);
@@ -77,11 +69,11 @@ test("/help lists custom commands; /peek with a quoted argument reads that file;
   await enter("y");
   const done = await term.waitForScreen((s) => s.includes("buy milk") && atPrompt(s), "the to-do list");
   expect(done).toContain("Trusted .mini-cursor/commands/todo.md");
-  expect(JSON.parse(readFileSync(path.join(home.dir, "trust.json"), "utf8")).trusted).toEqual({
-    [path.join(ws.dir, ".mini-cursor", "commands", "todo.md")]: expect.any(String),
+  expect(JSON.parse(readFileSync(path.join(dirs.home.dir, "trust.json"), "utf8")).trusted).toEqual({
+    [path.join(dirs.ws.dir, ".mini-cursor", "commands", "todo.md")]: expect.any(String),
   });
 
   await enter("/exit");
-  expect(await paneExitCode(ws.dir)).toBe("EXITED:0");
-  expect(existsSync(path.join(ws.dir, "todo.txt"))).toBe(true);
+  expect(await paneExitCode(dirs.ws.dir)).toBe("EXITED:0");
+  expect(existsSync(path.join(dirs.ws.dir, "todo.txt"))).toBe(true);
 });

@@ -1,24 +1,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, jest, test } from "@jest/globals";
 import { INTERRUPTED_CALL_RESULT, INTERRUPTED_NOTE } from "../src/agent/turn.js";
 import { groupAlive } from "../src/workspace/processes.js";
 import { baseEnv, collect, PROJECT_ROOT, runCli, type CliResult } from "./helpers/cli.js";
-import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
-import { makeTempDir, waitFor } from "./helpers/tmp.js";
+import { startOpenAIServer, type ChatRequest } from "./helpers/openai-server.js";
+import { waitFor } from "./helpers/tmp.js";
 import { createTestDatabase, POSTGRES_URL, type SaverKind, type TestDatabase } from "./helpers/postgres.js";
-import {
-  killGroup,
-  killMarked,
-  longCommand,
-  openSession as startSession,
-  serverCommand,
-  uniqueMarker,
-  waitForSleep,
-  waitNoneLeft,
-} from "./helpers/tmux.js";
+import { longCommand, openSession as startSession, serverCommand, waitForSleep, waitNoneLeft } from "./helpers/tmux.js";
+import { useSessionFixture } from "./helpers/session-fixture.js";
 import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
@@ -32,25 +24,7 @@ jest.setTimeout(120_000);
 /** How long a signalled CLI may take to exit. */
 const EXIT_WITHIN_MS = 15_000;
 
-let tmp: ReturnType<typeof makeTempDir>;
-let marker: string;
-const started: ChildProcess[] = [];
-let server: OpenAIServer | undefined;
-
-beforeEach(() => {
-  tmp = makeTempDir();
-  marker = uniqueMarker();
-  writeFileSync(path.join(tmp.dir, "hello.txt"), "hello from the workspace\n");
-});
-
-afterEach(async () => {
-  // The whole group, even when its leader is gone: what is left in it is what must not leak.
-  for (const child of started.splice(0)) killGroup(child.pid);
-  killMarked(marker);
-  await server?.close();
-  server = undefined;
-  tmp.cleanup();
-});
+const fx = useSessionFixture();
 
 interface Event {
   type: string;
@@ -70,23 +44,18 @@ let memoryEnv: NodeJS.ProcessEnv = {};
 
 async function threads(): Promise<Array<{ id: string; runs: number; firstRequest: string }>> {
   if (!memoryEnv.MINI_CURSOR_CHECKPOINTER) {
-    return JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "threads.json"), "utf8")) as Array<{
+    return JSON.parse(readFileSync(path.join(stateDirOf(fx.tmp.dir), "threads.json"), "utf8")) as Array<{
       id: string;
       runs: number;
       firstRequest: string;
     }>;
   }
-  const r = await runCli(["--workspace", tmp.dir, "--threads", "--json"], { env: baseEnv(memoryEnv) });
+  const r = await runCli(["--workspace", fx.tmp.dir, "--threads", "--json"], { env: baseEnv(memoryEnv) });
   return r.stdout
     .trim()
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l) as { id: string; runs: number; firstRequest: string });
-}
-
-function track(child: ChildProcess): ChildProcess {
-  started.push(child);
-  return child;
 }
 
 /** Sends `signal` to the child's whole process group, as a terminal or a supervisor would. */
@@ -112,23 +81,23 @@ function conversation(request: ChatRequest) {
  */
 async function expectThreadKeptWithNote(threadId: string, task: string, command: string): Promise<void> {
   expect(await threads()).toEqual([expect.objectContaining({ id: threadId, runs: 1, firstRequest: task })]);
-  server = await startOpenAIServer([{ content: "You interrupted the command." }]);
-  const env = baseEnv({ ...memoryEnv, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" });
-  const next = await runCli(["--workspace", tmp.dir, "--continue", "--json", "what happened?"], {
+  fx.server = await startOpenAIServer([{ content: "You interrupted the command." }]);
+  const env = baseEnv({ ...memoryEnv, OPENAI_BASE_URL: fx.server.url, OPENAI_API_KEY: "test-key" });
+  const next = await runCli(["--workspace", fx.tmp.dir, "--continue", "--json", "what happened?"], {
     env,
     timeoutMs: 60_000,
   });
   expect(next.code).toBe(0);
   expect(events(next.stdout)[0]).toMatchObject({ type: "run_start", threadId });
-  expect(server.requests).toHaveLength(1);
-  expect(conversation(server.requests[0]!)).toEqual([
+  expect(fx.server.requests).toHaveLength(1);
+  expect(conversation(fx.server.requests[0]!)).toEqual([
     { role: "user", content: task },
     { role: "assistant", content: "", calls: ["execute_command"] },
     { role: "tool", content: INTERRUPTED_CALL_RESULT },
     { role: "assistant", content: INTERRUPTED_NOTE },
     { role: "user", content: "what happened?" },
   ]);
-  const call = server.requests[0]!.messages[2]!.tool_calls![0]!;
+  const call = fx.server.requests[0]!.messages[2]!.tool_calls![0]!;
   expect(JSON.parse(call.function.arguments)).toEqual({ command });
   expect(await threads()).toEqual([expect.objectContaining({ id: threadId, runs: 2 })]);
 }
@@ -162,7 +131,7 @@ function expectInterrupted(r: CliResult, signal: NodeJS.Signals): Event[] {
 function startOneShot(args: string[]): { child: ChildProcess; result: Promise<CliResult> } {
   const s = startSession(args, baseEnv(memoryEnv));
   s.child.stdin!.end();
-  track(s.child);
+  fx.track(s.child);
   return { child: s.child, result: s.result };
 }
 
@@ -193,25 +162,25 @@ describe.each(ONE_SHOT_CASES)("a one-shot run (%s)", (_name, sandboxArgs, saver)
   test.each(["SIGINT", "SIGTERM"] as const)(
     "%s in the middle of a command: exit 130, thread kept, no process left",
     async (signal) => {
-      const command = longCommand(marker);
+      const command = longCommand(fx.marker);
       const task = `run \`${command}\``;
       const { child, result } = startOneShot([
         "--workspace",
-        tmp.dir,
+        fx.tmp.dir,
         "--approval",
         "full-auto",
         "--json",
         ...sandboxArgs,
         task,
       ]);
-      await waitForSleep(marker);
+      await waitForSleep(fx.marker);
 
       const sentAt = Date.now();
       signalGroup(child, signal);
       const r = await result;
       expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
       const evs = expectInterrupted(r, signal);
-      await waitNoneLeft(marker, 5_000);
+      await waitNoneLeft(fx.marker, 5_000);
       expect(groupAlive(child.pid!)).toBe(false);
 
       await expectThreadKeptWithNote(String(evs[0]!.threadId), task, command);
@@ -228,16 +197,16 @@ describe("a one-shot run through npm start", () => {
       detached: true,
     });
     child.stdin!.end();
-    return track(child);
+    return fx.track(child);
   }
 
   // npm forwards SIGINT to the script, waits for it, then ends itself with SIGINT: a shell
   // sees status 130, which is what expectInterrupted checks.
   test("SIGINT to the group of `npm start -- --approval full-auto <task>` ends it with status 130 and leaves no process", async () => {
-    const task = `run \`${longCommand(marker)}\``;
-    const child = npmStart(["--workspace", tmp.dir, "--approval", "full-auto", "--json", task]);
+    const task = `run \`${longCommand(fx.marker)}\``;
+    const child = npmStart(["--workspace", fx.tmp.dir, "--approval", "full-auto", "--json", task]);
     const result = collect(child, 60_000);
-    await waitForSleep(marker);
+    await waitForSleep(fx.marker);
 
     const sentAt = Date.now();
     signalGroup(child, "SIGINT");
@@ -245,15 +214,15 @@ describe("a one-shot run through npm start", () => {
     expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
     const evs = expectInterrupted(r, "SIGINT");
     await waitFor(() => !groupAlive(child.pid!), 5_000);
-    await waitNoneLeft(marker, 5_000);
+    await waitNoneLeft(fx.marker, 5_000);
     expect(await threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
   });
 
   test("SIGTERM to the group: the run is stopped, the thread kept, no process left", async () => {
-    const task = `run \`${longCommand(marker)}\``;
-    const child = npmStart(["--workspace", tmp.dir, "--approval", "full-auto", "--json", task]);
+    const task = `run \`${longCommand(fx.marker)}\``;
+    const child = npmStart(["--workspace", fx.tmp.dir, "--approval", "full-auto", "--json", task]);
     const result = collect(child, 60_000);
-    await waitForSleep(marker);
+    await waitForSleep(fx.marker);
 
     signalGroup(child, "SIGTERM");
     const r = await result;
@@ -264,25 +233,25 @@ describe("a one-shot run through npm start", () => {
     const evs = events(r.stdout);
     expect(evs.at(-1)).toMatchObject({ type: "run_end", reason: "interrupted" });
     await waitFor(() => !groupAlive(child.pid!), EXIT_WITHIN_MS);
-    await waitNoneLeft(marker, 5_000);
+    await waitNoneLeft(fx.marker, 5_000);
     expect(await threads()).toEqual([expect.objectContaining({ id: evs[0]!.threadId, runs: 1 })]);
   });
 });
 
 describe("an interactive session fed through a pipe", () => {
   const openSession = (args: string[]) => {
-    const s = startSession(["--workspace", tmp.dir, ...args]);
-    track(s.child);
+    const s = startSession(["--workspace", fx.tmp.dir, ...args]);
+    fx.track(s.child);
     return s;
   };
 
   test("SIGINT during a turn cancels only that turn; the session reads on", async () => {
     const s = openSession(["--approval", "full-auto"]);
-    s.send(`run \`${longCommand(marker)}\``);
-    await waitForSleep(marker);
+    s.send(`run \`${longCommand(fx.marker)}\``);
+    await waitForSleep(fx.marker);
     signalGroup(s.child, "SIGINT");
     await s.waitFor(/Turn cancelled; the conversation so far is kept\./);
-    await waitNoneLeft(marker, 5_000);
+    await waitNoneLeft(fx.marker, 5_000);
 
     // One SIGINT cancels one turn: the session reads the next line.
     s.send("read hello.txt");
@@ -296,7 +265,7 @@ describe("an interactive session fed through a pipe", () => {
 
   test("SIGTERM while it waits for input ends it with 130 and stops its dev server", async () => {
     const s = openSession(["--approval", "full-auto"]);
-    s.send(`run \`${serverCommand(marker)}\``);
+    s.send(`run \`${serverCommand(fx.marker)}\``);
     await s.waitFor(/Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\//);
 
     const sentAt = Date.now();
@@ -305,7 +274,7 @@ describe("an interactive session fed through a pipe", () => {
     expect(Date.now() - sentAt).toBeLessThan(EXIT_WITHIN_MS);
     expect(r.code).toBe(130);
     expect(r.stdout).toMatch(/Stopped background process bg-1 \(.*\) at http:\/\/127\.0\.0\.1:\d+\/\./);
-    await waitNoneLeft(marker, 5_000);
+    await waitNoneLeft(fx.marker, 5_000);
     expect(groupAlive(s.child.pid!)).toBe(false);
   });
 

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
+import { beforeAll, beforeEach, expect, jest, test } from "@jest/globals";
 import { baseEnv, PROJECT_ROOT } from "./helpers/cli.js";
-import { makeTempDir } from "./helpers/tmp.js";
+import { useWorkspaceAndHome } from "./helpers/server-home.js";
 import { createTmux, paneExitCode, requireTmux, startCliInPane, type TmuxTerminal } from "./helpers/tmux.js";
 
 /**
@@ -15,44 +15,36 @@ jest.setTimeout(120_000);
 
 const SERVER = path.join(PROJECT_ROOT, "__tests__", "helpers", "mcp-test-server.mjs");
 
-let ws: ReturnType<typeof makeTempDir>;
-let home: ReturnType<typeof makeTempDir>;
 let term: TmuxTerminal;
 
 beforeAll(() => requireTmux());
+const dirs = useWorkspaceAndHome(() => term.kill());
 beforeEach(() => {
-  ws = makeTempDir();
-  home = makeTempDir();
   writeFileSync(
-    path.join(ws.dir, "mini-cursor.config.json"),
+    path.join(dirs.ws.dir, "mini-cursor.config.json"),
     JSON.stringify({
       mcpServers: { shipped: { command: process.execPath, args: [SERVER, "stdio", "--name", "shipped"] } },
     }),
   );
   term = createTmux(
     baseEnv({
-      HOME: home.dir,
-      MINI_CURSOR_USER_CONFIG: path.join(home.dir, "config.json"),
-      MINI_CURSOR_MCP_CACHE: path.join(home.dir, "cache.json"),
-      MINI_CURSOR_TRUST_FILE: path.join(home.dir, "trust.json"),
+      HOME: dirs.home.dir,
+      MINI_CURSOR_USER_CONFIG: path.join(dirs.home.dir, "config.json"),
+      MINI_CURSOR_MCP_CACHE: path.join(dirs.home.dir, "cache.json"),
+      MINI_CURSOR_TRUST_FILE: path.join(dirs.home.dir, "trust.json"),
     }),
   );
-});
-afterEach(async () => {
-  await term.kill();
-  ws.cleanup();
-  home.cleanup();
 });
 
 const QUESTION = "mini-cursor.config.json in this repository has MCP servers (shipped)";
 
 async function listOnTerminal(): Promise<void> {
-  await startCliInPane(term, ws.dir, ["--mcp-list"]);
+  await startCliInPane(term, dirs.ws.dir, ["--mcp-list"]);
   await term.waitForScreen((s) => s.includes("Trust this file's current content?"), "the trust question", 60_000);
   expect(await term.screen()).toContain(QUESTION);
 }
 
-const exitCode = () => paneExitCode(ws.dir);
+const exitCode = () => paneExitCode(dirs.ws.dir);
 
 test("a shipped MCP server is listed only after the person trusts the config, and the answer is remembered", async () => {
   await listOnTerminal();
@@ -63,8 +55,8 @@ test("a shipped MCP server is listed only after the person trusts the config, an
   expect(screen).toContain("Trusted mini-cursor.config.json");
   expect(screen).toContain("shipped  stdio  running");
   expect(screen).toContain("tools: shipped__echo, shipped__add");
-  expect(JSON.parse(readFileSync(path.join(home.dir, "trust.json"), "utf8")).trusted).toEqual({
-    [path.join(ws.dir, "mini-cursor.config.json")]: expect.any(String),
+  expect(JSON.parse(readFileSync(path.join(dirs.home.dir, "trust.json"), "utf8")).trusted).toEqual({
+    [path.join(dirs.ws.dir, "mini-cursor.config.json")]: expect.any(String),
   });
 });
 
@@ -77,5 +69,5 @@ test("answering no starts nothing the repository named", async () => {
   expect(screen).toContain("shipped  not trusted: mini-cursor.config.json has not been trusted");
   expect(screen).not.toContain("running");
   expect(screen).not.toContain("shipped__echo");
-  expect(existsSync(path.join(home.dir, "trust.json"))).toBe(false);
+  expect(existsSync(path.join(dirs.home.dir, "trust.json"))).toBe(false);
 });

@@ -1,26 +1,25 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, jest, test } from "@jest/globals";
-import { makeTempDir } from "./helpers/tmp.js";
+import { afterEach, beforeEach, describe, expect, jest, test } from "@jest/globals";
 import {
   atPrompt,
   count,
   createTmux,
   httpGet,
-  killMarked,
+  killGroup,
   longCommand,
   paneExitCode,
   paneExitFile,
-  requireTmux,
   serverCommand,
   startCliInPane,
-  uniqueMarker,
   waitAllDead,
   waitForSleep,
   waitNoneLeft,
   waitRefused,
   type TmuxTerminal,
 } from "./helpers/tmux.js";
+import { usePaneFixture } from "./helpers/pane-fixture.js";
+import { writeHello } from "./helpers/session-fixture.js";
 import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
@@ -30,37 +29,16 @@ import { stateDirOf } from "./helpers/state-dir.js";
 
 jest.setTimeout(120_000);
 
-let tmp: ReturnType<typeof makeTempDir>;
-let term: TmuxTerminal;
-let marker: string;
-const terminals: TmuxTerminal[] = [];
 const leftovers: number[] = [];
+// Registered before the fixture, so the groups go before the workspace they may write in.
+afterEach(() => {
+  for (const pid of leftovers.splice(0)) killGroup(pid);
+});
 
-beforeAll(() => requireTmux());
-
+const fx = usePaneFixture(writeHello);
+let term: TmuxTerminal;
 beforeEach(() => {
-  tmp = makeTempDir();
-  writeFileSync(path.join(tmp.dir, "hello.txt"), "hello from the workspace\n");
-  term = createTmux();
-  terminals.push(term);
-  marker = uniqueMarker();
-});
-
-afterEach(async () => {
-  await term.kill();
-  for (const pid of leftovers.splice(0)) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }
-  killMarked(marker);
-  tmp.cleanup();
-});
-
-afterAll(async () => {
-  for (const t of terminals) await t.kill();
+  term = fx.term = createTmux();
 });
 
 const SANDBOXES: Array<[string, string[]]> = [
@@ -68,9 +46,9 @@ const SANDBOXES: Array<[string, string[]]> = [
   ["--sandbox off", ["--sandbox", "off"]],
 ];
 
-const exitFile = () => paneExitFile(tmp.dir);
-const startCli = (args: string[] = []) => startCliInPane(term, tmp.dir, args);
-const exitCode = (timeoutMs?: number) => paneExitCode(tmp.dir, timeoutMs);
+const exitFile = () => paneExitFile(fx.tmp.dir);
+const startCli = (args: string[] = []) => startCliInPane(term, fx.tmp.dir, args);
+const exitCode = (timeoutMs?: number) => paneExitCode(fx.tmp.dir, timeoutMs);
 
 async function waitForPrompt(what: string, extra: (s: string) => boolean = () => true): Promise<string> {
   return term.waitForScreen((s) => atPrompt(s) && extra(s), what);
@@ -94,15 +72,15 @@ describe("an interactive session on a terminal", () => {
     await enter("/approval full-auto");
     await term.waitForScreen(/Approval mode: full-auto\./, "the approval switch");
 
-    await enter(`run \`${longCommand(marker)}\``);
-    await waitForSleep(marker);
+    await enter(`run \`${longCommand(fx.marker)}\``);
+    await waitForSleep(fx.marker);
 
     await term.press("C-c");
     const screen = await waitForPrompt("the prompt after Ctrl-C", (s) =>
       s.includes("Turn cancelled; the conversation so far is kept."),
     );
     expect(screen).toContain("■ Interrupted: 1 step, 1 tool call");
-    await waitNoneLeft(marker);
+    await waitNoneLeft(fx.marker);
     expect(screen).not.toMatch(/│ never/);
     expect(existsSync(exitFile())).toBe(false);
 
@@ -112,7 +90,7 @@ describe("an interactive session on a terminal", () => {
     await enter("/ps");
     await waitForPrompt("/ps", (s) => s.includes("No background processes."));
     expect(existsSync(exitFile())).toBe(false);
-    const threads = JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "threads.json"), "utf8")) as Array<{
+    const threads = JSON.parse(readFileSync(path.join(stateDirOf(fx.tmp.dir), "threads.json"), "utf8")) as Array<{
       runs: number;
     }>;
     expect(threads).toHaveLength(1);
@@ -158,16 +136,16 @@ describe("an interactive session on a terminal", () => {
   test("issue 14: after an approval the spinner and elapsed time show while the command runs", async () => {
     await startCli();
     await waitForPrompt("the first prompt");
-    await enter(`run \`${longCommand(marker)}\``);
+    await enter(`run \`${longCommand(fx.marker)}\``);
     await term.waitForScreen(/\[y\]es \/ \[n\]o \/ \[e\]dit \/ \[a\]lways/, "the approval question");
     await enter("y");
-    await waitForSleep(marker);
+    await waitForSleep(fx.marker);
     await term.waitForScreen(/running execute_command \d+\.\ds/, "the spinner after the answer");
     await term.press("C-c");
     await waitForPrompt("the prompt after Ctrl-C", (s) =>
       s.includes("Turn cancelled; the conversation so far is kept."),
     );
-    await waitNoneLeft(marker);
+    await waitNoneLeft(fx.marker);
     await enter("/exit");
     expect(await exitCode()).toBe("EXITED:0");
   });
@@ -181,14 +159,14 @@ describe("an interactive session on a terminal", () => {
     expect(await term.screen()).toMatch(/\? Allow execute_command:\s*\n  │ echo hi > y\.txt/);
     await enter("y");
     await waitForPrompt("the approved turn's end", (s) => count(s, "✔ Done:") === 1);
-    expect(readFileSync(path.join(tmp.dir, "y.txt"), "utf8")).toBe("hi\n");
+    expect(readFileSync(path.join(fx.tmp.dir, "y.txt"), "utf8")).toBe("hi\n");
 
     await enter("run `echo no > n.txt`");
     await term.waitForScreen((s) => count(s, "[y]es / [n]o / [e]dit / [a]lways") === 2, "the second question");
     await enter("n");
     const declined = await waitForPrompt("the declined turn's end", (s) => count(s, "■ Not done:") === 1);
     expect(declined).toContain("execute_command: declined, not run");
-    expect(existsSync(path.join(tmp.dir, "n.txt"))).toBe(false);
+    expect(existsSync(path.join(fx.tmp.dir, "n.txt"))).toBe(false);
 
     await enter("run `echo c > c.txt`");
     await term.waitForScreen((s) => count(s, "[y]es / [n]o / [e]dit / [a]lways") === 3, "the third question");
@@ -204,7 +182,7 @@ describe("an interactive session on a terminal", () => {
         .split("\n")[0]!
         .trim(),
     ).toBe("");
-    expect(existsSync(path.join(tmp.dir, "c.txt"))).toBe(false);
+    expect(existsSync(path.join(fx.tmp.dir, "c.txt"))).toBe(false);
     expect(existsSync(exitFile())).toBe(false);
 
     await enter("/exit");
@@ -230,11 +208,11 @@ describe("an interactive session on a terminal", () => {
   test("Ctrl-C twice within a second during a turn leaves with 130 and stops the command", async () => {
     await startCli(["--approval", "full-auto"]);
     await waitForPrompt("the first prompt");
-    await enter(`run \`${longCommand(marker)}\``);
-    await waitForSleep(marker);
+    await enter(`run \`${longCommand(fx.marker)}\``);
+    await waitForSleep(fx.marker);
     await term.press("C-c", "C-c");
     expect(await exitCode()).toBe("EXITED:130");
-    await waitNoneLeft(marker);
+    await waitNoneLeft(fx.marker);
     const screen = await term.screen();
     expect(screen).toContain("Cancelling this turn…");
     // It left without showing the prompt again.
@@ -249,7 +227,7 @@ describe("an interactive session on a terminal", () => {
     async (_name, sandboxArgs) => {
       await startCli(["--approval", "full-auto", ...sandboxArgs]);
       await waitForPrompt("the first prompt");
-      await enter(`run \`${serverCommand(marker)}\``);
+      await enter(`run \`${serverCommand(fx.marker)}\``);
       const screen = await waitForPrompt("the server turn's end", (s) =>
         /Running in the background: bg-1 http:\/\/127\.0\.0\.1:\d+\//.test(s),
       );
@@ -261,7 +239,7 @@ describe("an interactive session on a terminal", () => {
       // Closing the terminal hangs up the session; the server must not outlive it.
       await term.kill();
       await waitAllDead([pid]);
-      await waitNoneLeft(marker);
+      await waitNoneLeft(fx.marker);
       await waitRefused(url);
     },
   );
@@ -269,7 +247,7 @@ describe("an interactive session on a terminal", () => {
 
 describe("a one-shot run on a terminal", () => {
   test("issue 14: a damaged state.sqlite is offered to be moved aside, and the run goes on", async () => {
-    const state = stateDirOf(tmp.dir);
+    const state = stateDirOf(fx.tmp.dir);
     mkdirSync(state, { recursive: true });
     const db = path.join(state, "state.sqlite");
     writeFileSync(db, "not a database\n".repeat(100));
@@ -285,7 +263,7 @@ describe("a one-shot run on a terminal", () => {
   });
 
   test("keeps a dev server up until Ctrl-C, then stops it and exits 0", async () => {
-    await startCli(["--approval", "full-auto", `run \`${serverCommand(marker)}\``]);
+    await startCli(["--approval", "full-auto", `run \`${serverCommand(fx.marker)}\``]);
     const screen = await term.waitForScreen(/Press Ctrl-C to stop them and exit\./, "the kept-up servers");
     const [, url] = /bg-1 {2}(http:\/\/127\.0\.0\.1:\d+\/)/.exec(screen)!;
     const pid = Number(/as bg-1 \(pid (\d+)\)/.exec(screen)![1]);
@@ -296,16 +274,16 @@ describe("a one-shot run on a terminal", () => {
     await term.press("C-c");
     expect(await exitCode()).toBe("EXITED:0");
     await waitAllDead([pid]);
-    await waitNoneLeft(marker);
+    await waitNoneLeft(fx.marker);
     expect(await term.screen()).toMatch(/Stopped background process bg-1 \(.*\) at http:\/\/127\.0\.0\.1:\d+\/\./);
   });
 
   test.each(SANDBOXES)("Ctrl-C in the middle of a command exits 130 and stops it (%s)", async (_name, sandboxArgs) => {
-    await startCli(["--approval", "full-auto", ...sandboxArgs, `run \`${longCommand(marker)}\``]);
-    await waitForSleep(marker);
+    await startCli(["--approval", "full-auto", ...sandboxArgs, `run \`${longCommand(fx.marker)}\``]);
+    await waitForSleep(fx.marker);
     await term.press("C-c");
     expect(await exitCode()).toBe("EXITED:130");
-    await waitNoneLeft(marker);
+    await waitNoneLeft(fx.marker);
     const screen = await term.screen();
     expect(screen).toContain("Ctrl-C: stopping the run…");
     expect(screen).toContain("■ Interrupted: 1 step, 1 tool call");

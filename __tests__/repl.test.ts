@@ -1,13 +1,10 @@
-import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, jest, test } from "@jest/globals";
+import { describe, expect, jest, test } from "@jest/globals";
 import { baseEnv, runCli, type CliResult } from "./helpers/cli.js";
-import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "./helpers/openai-server.js";
-import { makeTempDir } from "./helpers/tmp.js";
+import { startOpenAIServer, type ChatRequest } from "./helpers/openai-server.js";
 import {
   httpGet,
-  killGroup,
   killMarked,
   openSession as startSession,
   pidAlive,
@@ -17,6 +14,7 @@ import {
   waitRefused,
   type OpenSession,
 } from "./helpers/tmux.js";
+import { useSessionFixture } from "./helpers/session-fixture.js";
 import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
@@ -26,25 +24,7 @@ import { stateDirOf } from "./helpers/state-dir.js";
 
 jest.setTimeout(90_000);
 
-let tmp: ReturnType<typeof makeTempDir>;
-let marker: string;
-const started: ChildProcess[] = [];
-let server: OpenAIServer | undefined;
-
-beforeEach(() => {
-  tmp = makeTempDir();
-  marker = uniqueMarker();
-  writeFileSync(path.join(tmp.dir, "hello.txt"), "hello from the workspace\n");
-});
-
-afterEach(async () => {
-  // The whole group, even when its leader is gone: what is left in it is what must not leak.
-  for (const child of started.splice(0)) killGroup(child.pid);
-  killMarked(marker);
-  await server?.close();
-  server = undefined;
-  tmp.cleanup();
-});
+const fx = useSessionFixture();
 
 interface ThreadEntry {
   id: string;
@@ -54,7 +34,7 @@ interface ThreadEntry {
 }
 
 function threads(): ThreadEntry[] {
-  return JSON.parse(readFileSync(path.join(stateDirOf(tmp.dir), "threads.json"), "utf8")) as ThreadEntry[];
+  return JSON.parse(readFileSync(path.join(stateDirOf(fx.tmp.dir), "threads.json"), "utf8")) as ThreadEntry[];
 }
 
 /** The thread id the banner announced. */
@@ -63,13 +43,13 @@ function bannerThread(stdout: string): string {
 }
 
 function session(input: string, args: string[] = [], env = baseEnv()): Promise<CliResult> {
-  return runCli(["--workspace", tmp.dir, ...args], { input, env, timeoutMs: 60_000 });
+  return runCli(["--workspace", fx.tmp.dir, ...args], { input, env, timeoutMs: 60_000 });
 }
 
 /** A session whose stdin stays open, to look at the world between lines. */
 function openSession(args: string[] = []): OpenSession {
-  const s = startSession(["--workspace", tmp.dir, ...args]);
-  started.push(s.child);
+  const s = startSession(["--workspace", fx.tmp.dir, ...args]);
+  fx.track(s.child);
   return s;
 }
 
@@ -97,20 +77,20 @@ describe("piped input", () => {
   });
 
   test("the second model request carries the first exchange", async () => {
-    server = await startOpenAIServer([{ content: "Noted: your name is Ada." }, { content: "Your name is Ada." }]);
-    const env = baseEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "test-key" });
+    fx.server = await startOpenAIServer([{ content: "Noted: your name is Ada." }, { content: "Your name is Ada." }]);
+    const env = baseEnv({ OPENAI_BASE_URL: fx.server.url, OPENAI_API_KEY: "test-key" });
     const r = await session("my name is Ada\nwhat is my name?\n/exit\n", [], env);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Noted: your name is Ada.");
     expect(r.stdout).toContain("Your name is Ada.");
-    expect(server.requests).toHaveLength(2);
+    expect(fx.server.requests).toHaveLength(2);
     const conversation = (req: ChatRequest) =>
       req.messages
         .filter((m) => m.role !== "system" && m.role !== "developer")
         .map((m) => ({ role: m.role, content: textOf(m.content) }));
-    expect(conversation(server.requests[0]!)).toEqual([{ role: "user", content: "my name is Ada" }]);
-    expect(conversation(server.requests[1]!)).toEqual([
+    expect(conversation(fx.server.requests[0]!)).toEqual([{ role: "user", content: "my name is Ada" }]);
+    expect(conversation(fx.server.requests[1]!)).toEqual([
       { role: "user", content: "my name is Ada" },
       { role: "assistant", content: "Noted: your name is Ada." },
       { role: "user", content: "what is my name?" },
@@ -129,7 +109,7 @@ describe("piped input", () => {
     const r = await session("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Type a request, or /help for commands.");
-    expect(existsSync(path.join(stateDirOf(tmp.dir), "threads.json"))).toBe(false);
+    expect(existsSync(path.join(stateDirOf(fx.tmp.dir), "threads.json"))).toBe(false);
   });
 });
 
@@ -219,21 +199,21 @@ describe("slash commands", () => {
     expect(r.code).toBe(0);
     // Before the switch, a command needs approval, and without a terminal it is declined.
     expect(r.stdout).toContain("execute_command: not run, because nobody could be asked");
-    expect(existsSync(path.join(tmp.dir, "n.txt"))).toBe(false);
+    expect(existsSync(path.join(fx.tmp.dir, "n.txt"))).toBe(false);
     expect(r.stdout).toContain("Approval mode is auto-edit. Usage: /approval suggest | auto-edit | full-auto | plan");
     expect(r.stdout).toContain("Approval mode: full-auto.");
-    expect(readFileSync(path.join(tmp.dir, "x.txt"), "utf8")).toBe("hi\n");
+    expect(readFileSync(path.join(fx.tmp.dir, "x.txt"), "utf8")).toBe("hi\n");
     expect(r.stdout).toContain("Approval mode is full-auto. Usage: /approval suggest | auto-edit | full-auto | plan");
   });
 
   test("--threads prints the saved threads like /threads", async () => {
-    const empty = await runCli(["--workspace", tmp.dir, "--threads"]);
+    const empty = await runCli(["--workspace", fx.tmp.dir, "--threads"]);
     expect(empty.code).toBe(0);
     expect(empty.stdout).toBe("No saved threads in this workspace yet.\n");
 
-    expect((await runCli(["--workspace", tmp.dir, "--thread", "t-one", "read hello.txt"])).code).toBe(0);
-    expect((await runCli(["--workspace", tmp.dir, "--thread", "t-two", "list the files here"])).code).toBe(0);
-    const r = await runCli(["--workspace", tmp.dir, "--threads"]);
+    expect((await runCli(["--workspace", fx.tmp.dir, "--thread", "t-one", "read hello.txt"])).code).toBe(0);
+    expect((await runCli(["--workspace", fx.tmp.dir, "--thread", "t-two", "list the files here"])).code).toBe(0);
+    const r = await runCli(["--workspace", fx.tmp.dir, "--threads"]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
     const lines = r.stdout.trimEnd().split("\n");
@@ -248,7 +228,7 @@ describe("slash commands", () => {
 describe("background processes", () => {
   test("a dev server stays up while the session is open, shows in /ps with its URL, and is stopped on /exit", async () => {
     const s = openSession(["--approval", "full-auto"]);
-    s.send(`run \`${serverCommand(marker)}\``);
+    s.send(`run \`${serverCommand(fx.marker)}\``);
     const [, url] = await s.waitFor(
       /Running in the background: bg-1 (http:\/\/127\.0\.0\.1:\d+\/) \(\/ps, \/kill <id>\)/,
     );
@@ -258,15 +238,15 @@ describe("background processes", () => {
     const ps = await s.waitFor(/^bg-1 {2}pid (\d+) {2}running {2}(\S+) {2}(.*)$/m);
     const pid = Number(ps[1]);
     expect(ps[2]).toBe(url);
-    expect(ps[3]).toBe(serverCommand(marker));
+    expect(ps[3]).toBe(serverCommand(fx.marker));
     expect(pidAlive(pid)).toBe(true);
 
     s.send("/exit");
     const r = await s.result;
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`Stopped background process bg-1 (${serverCommand(marker)}) at ${url}.`);
+    expect(r.stdout).toContain(`Stopped background process bg-1 (${serverCommand(fx.marker)}) at ${url}.`);
     expect(pidAlive(pid)).toBe(false);
-    await waitNoneLeft(marker, 1_000);
+    await waitNoneLeft(fx.marker, 1_000);
     await waitRefused(url!);
   });
 
@@ -276,7 +256,7 @@ describe("background processes", () => {
       const r = await session(
         [
           "/approval full-auto",
-          `run \`${serverCommand(marker)}\``,
+          `run \`${serverCommand(fx.marker)}\``,
           `run \`${serverCommand(other)}\``,
           "/ps",
           "/kill bg-1",
@@ -295,7 +275,7 @@ describe("background processes", () => {
       // Only bg-2 was still running when the input ended.
       expect(r.stdout).toMatch(/Stopped background process bg-2 \(.*\) at http:\/\/127\.0\.0\.1:\d+\/\./);
       expect(r.stdout).not.toContain("Stopped background process bg-1");
-      await waitNoneLeft(marker, 1_000);
+      await waitNoneLeft(fx.marker, 1_000);
       await waitNoneLeft(other, 1_000);
     } finally {
       killMarked(other);
@@ -303,10 +283,16 @@ describe("background processes", () => {
   });
 
   test("a one-shot run without a terminal stops its dev server before exiting", async () => {
-    const r = await runCli(["--workspace", tmp.dir, "--approval", "full-auto", `run \`${serverCommand(marker)}\``]);
+    const r = await runCli([
+      "--workspace",
+      fx.tmp.dir,
+      "--approval",
+      "full-auto",
+      `run \`${serverCommand(fx.marker)}\``,
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Running in the background as bg-1 \(pid \d+\) at http:\/\/127\.0\.0\.1:\d+\//);
     expect(r.stdout).toMatch(/Stopped background process bg-1 \(.*\) at http:\/\/127\.0\.0\.1:\d+\/\./);
-    await waitNoneLeft(marker, 1_000);
+    await waitNoneLeft(fx.marker, 1_000);
   });
 });

@@ -2,15 +2,17 @@ import { afterEach, beforeAll, beforeEach } from "@jest/globals";
 import type { OpenAIServer } from "./openai-server.js";
 import type { TempDir } from "./server-home.js";
 import { makeTempDir } from "./tmp.js";
-import { requireTmux, type TmuxTerminal } from "./tmux.js";
+import { killMarked, requireTmux, uniqueMarker, type TmuxTerminal } from "./tmux.js";
 
 /**
- * What a pseudo-terminal test opens: a temp dir made before each test (then `prepare`d), and the
- * tmux terminal and scripted provider the test sets as it starts them. After each test the
- * terminal is killed and the provider closed, even when the test failed, and the dir removed.
+ * What a pseudo-terminal test opens: a temp dir made before each test (then `prepare`d), a fresh
+ * marker for the commands it starts, and the tmux terminal and scripted provider the test sets as
+ * it starts them. After each test the terminal is killed, every process carrying the marker too,
+ * and the provider closed, even when the test failed, and the dir removed.
  */
 export interface PaneFixture {
   tmp: TempDir;
+  marker: string;
   term?: TmuxTerminal;
   server?: OpenAIServer;
 }
@@ -20,11 +22,13 @@ export function usePaneFixture(prepare: (dir: string) => void = () => {}): PaneF
   beforeAll(() => requireTmux());
   beforeEach(() => {
     fx.tmp = makeTempDir();
+    fx.marker = uniqueMarker();
     prepare(fx.tmp.dir);
   });
   afterEach(async () => {
     await fx.term?.kill();
     fx.term = undefined;
+    killMarked(fx.marker);
     await fx.server?.close();
     fx.server = undefined;
     fx.tmp.cleanup();
