@@ -102,6 +102,53 @@ describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
     });
   }, 300_000);
 
+  test("big results the model has read, which requests no longer carry, do not count: no summary at every step", async () => {
+    // Each result is over OFFLOAD_RESULT_CHARS, so once read it is sent as its start and a pointer.
+    const steps = 12;
+    for (let i = 0; i < steps; i++)
+      writeFileSync(path.join(workspace, `big${i}.txt`), `${`big file ${i} `.padEnd(99, "x")}\n`.repeat(220));
+    let step = -1;
+    server = await startOpenAIServer((request: ChatRequest): ScriptStep => {
+      const usage = { prompt_tokens: providerCount(request), completion_tokens: 20 };
+      if (isSummary(request)) return { content: SUMMARY, usage };
+      step++;
+      return step < steps
+        ? {
+            content: `read big ${step}`,
+            toolCalls: [{ name: "read_file", args: { filePath: `big${step}.txt` } }],
+            usage,
+          }
+        : { content: "All read.", usage };
+    });
+    const r = await runCli(
+      ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--json", "read the big files"],
+      {
+        env: baseEnv({
+          OPENAI_BASE_URL: server.url,
+          OPENAI_API_KEY: "test",
+          MINI_CURSOR_CONTEXT_TOKENS: String(BUDGET),
+          MINI_CURSOR_SNAPSHOTS: "off",
+        }),
+        timeoutMs: 240_000,
+      },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const summaryAt = server.requests.flatMap((req, i) => (isSummary(req) ? [i] : []));
+    expect(summaryAt.length).toBeGreaterThanOrEqual(1);
+    // Measured with the full results, every step went over 80% and was summarised.
+    expect(summaryAt.length).toBeLessThanOrEqual(steps / 2);
+    for (let k = 1; k < summaryAt.length; k++) expect(summaryAt[k]! - summaryAt[k - 1]! - 1).toBeGreaterThanOrEqual(2);
+    // The trace's "before" is the request as it would have been sent: under the budget.
+    const compactions = r.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; tokensBefore?: number })
+      .filter((e) => e.type === "compaction");
+    expect(compactions).toHaveLength(summaryAt.length);
+    for (const c of compactions) expect(c.tokensBefore).toBeLessThan(BUDGET);
+  }, 300_000);
+
   test("says once, at the start, when the system prompt and tools alone exceed the budget", async () => {
     // The window is too small for the tool results to be sent back, so the script goes by request number.
     server = await startOpenAIServer((_request, index) =>

@@ -34,6 +34,8 @@ export interface CompactionInput {
   tools?: readonly StructuredToolInterface[];
   /** Told once per tool set when the fixed part alone leaves the conversation no room. */
   onNotice?: (text: string) => void;
+  /** Workspace root: big tool results the model has read are not sent (takeModelTurn), so not measured. */
+  workspace?: string;
 }
 
 export interface ModelTurnInput {
@@ -101,9 +103,12 @@ export async function compactBeforeTurn(
 ): Promise<TurnCompaction | undefined> {
   const notice = overheadNotice(input.systemPrompt, input.tools, input.contextTokens);
   if (notice) input.onNotice?.(notice);
-  const options = { systemPrompt: input.systemPrompt, budgetTokens: input.contextTokens, tools: input.tools };
+  const { workspace } = input;
+  // Measured as takeModelTurn sends it: a big result the model has read goes as its start and a pointer.
+  const view = workspace ? (history: readonly BaseMessage[]) => offloadLargeResults(history, workspace) : undefined;
+  const options = { systemPrompt: input.systemPrompt, budgetTokens: input.contextTokens, tools: input.tools, view };
   if (
-    measureContext(input.systemPrompt, input.history, input.tools, input.contextTokens).tokens <=
+    measureContext(input.systemPrompt, input.history, input.tools, input.contextTokens, view).tokens <=
     input.contextTokens * COMPACT_AT
   )
     return undefined;

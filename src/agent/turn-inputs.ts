@@ -34,6 +34,7 @@ export function summaryInput(
     prices: runtime.prices,
     tools: runtime.tools,
     onNotice,
+    workspace: runtime.workspace,
   };
 }
 

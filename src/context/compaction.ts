@@ -5,7 +5,7 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { answerDanglingToolCalls, estimateTotalTokens } from "./budget.js";
-import { measureContext, SUMMARY_KEY, summaryMarker } from "./context-size.js";
+import { measureContext, type SentView, SUMMARY_KEY, summaryMarker } from "./context-size.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { ensureOutputDir } from "../memory/state-dir.js";
 import { gateText } from "../workspace/output-gate.js";
@@ -156,6 +156,8 @@ export interface CompactionOptions {
   budgetTokens: number;
   /** The tools offered with every request: their schemas count as part of it. */
   tools?: readonly StructuredToolInterface[];
+  /** What a request is sent of the history (big results read before left out): what is measured. */
+  view?: SentView;
   config?: RunnableConfig;
 }
 
@@ -188,7 +190,7 @@ export function compactionCanHelp(
   options: Omit<CompactionOptions, "config">,
   history: readonly BaseMessage[],
 ): boolean {
-  const size = measureContext(options.systemPrompt, history, options.tools, options.budgetTokens);
+  const size = measureContext(options.systemPrompt, history, options.tools, options.budgetTokens, options.view);
   const floor = Math.ceil(size.scale * summaryAllowance(options.budgetTokens)) + size.fixed + size.request;
   return floor < options.budgetTokens * COMPACT_AT;
 }
@@ -246,13 +248,13 @@ export async function compactHistory(
   history: readonly BaseMessage[],
   options: CompactionOptions,
 ): Promise<Compaction | undefined> {
-  const { budgetTokens, systemPrompt, tools } = options;
+  const { budgetTokens, systemPrompt, tools, view } = options;
   const units = toUnits(answerDanglingToolCalls(history));
   let latest = -1;
   units.forEach((u, i) => {
     if (u[0]!.getType() === "human" && summarySteps(u[0]!) === undefined) latest = i;
   });
-  const before = measureContext(systemPrompt, history, tools, budgetTokens);
+  const before = measureContext(systemPrompt, history, tools, budgetTokens, view);
   // Room for the recent turns, in estimated tokens: the target less the fixed part, the request and the summary.
   const room = (limit: number, summaryTokens: number) =>
     Math.max(0, (budgetTokens * limit - before.fixed - before.request) / before.scale - summaryTokens);
@@ -286,7 +288,7 @@ export async function compactHistory(
 
   let kept = tailStart;
   let compacted = assemble(units, latest, kept, summary);
-  let after = measureContext(systemPrompt, compacted, tools, budgetTokens);
+  let after = measureContext(systemPrompt, compacted, tools, budgetTokens, view);
   if (after.tokens >= budgetTokens * COMPACT_LIMIT) {
     // A long summary: fewer recent turns stay, so the request still ends under the limit.
     const summaryTokens = estimateTotalTokens([compacted.find((m) => summarySteps(m) !== undefined)!]);
@@ -294,7 +296,7 @@ export async function compactHistory(
     if (shorter > tailStart) {
       kept = shorter;
       compacted = assemble(units, latest, kept, summary);
-      after = measureContext(systemPrompt, compacted, tools, budgetTokens);
+      after = measureContext(systemPrompt, compacted, tools, budgetTokens, view);
     }
   }
   return {

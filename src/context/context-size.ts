@@ -73,16 +73,28 @@ function firstCurrentIndex(history: readonly BaseMessage[]): number {
 }
 
 /**
- * How much the provider's tokens exceed the estimate: the latest response counted since the last
- * compaction, against the estimate of what that request carried (1 when there is none).
+ * What a request is sent of a history: the same messages, or fewer characters of them (the big
+ * tool results the model has read, offloaded to disk: context/compaction.ts offloadLargeResults).
  */
-export function providerScale(fixed: number, history: readonly BaseMessage[]): { scale: number; estimated: boolean } {
+export type SentView = (history: readonly BaseMessage[]) => readonly BaseMessage[];
+const asIs: SentView = (history) => history;
+
+/**
+ * How much the provider's tokens exceed the estimate: the latest response counted since the last
+ * compaction, against the estimate of what that request carried, as `view` sent it (1 when
+ * there is none).
+ */
+export function providerScale(
+  fixed: number,
+  history: readonly BaseMessage[],
+  view: SentView = asIs,
+): { scale: number; estimated: boolean } {
   const from = firstCurrentIndex(history);
   for (let i = history.length - 1; i >= from; i--) {
     const m = history[i]!;
     const usage = AIMessage.isInstance(m) ? m.usage_metadata : undefined;
     if (usage && usage.input_tokens > 0) {
-      const estimate = fixed + estimateTotalTokens(history.slice(0, i + 1));
+      const estimate = fixed + estimateTotalTokens(view(history.slice(0, i))) + estimateTotalTokens([m]);
       const scale = (usage.input_tokens + usage.output_tokens) / Math.max(1, estimate);
       return { scale: Math.min(MAX_SCALE, Math.max(1, scale)), estimated: false };
     }
@@ -113,21 +125,24 @@ function latestRequest(history: readonly BaseMessage[]): number {
 }
 
 /**
- * The size of the request `history` would make with this system prompt and these tools. A latest
- * request over its share of the budget counts as what is sent of it (its head and tail).
+ * The size of the request `history` would make with this system prompt and these tools, as
+ * `view` sends it (issue 30's probe: measured with the big results the request no longer
+ * carries, every step compacted). A latest request over its share of the budget counts as what
+ * is sent of it (its head and tail).
  */
 export function measureContext(
   systemPrompt: string,
   history: readonly BaseMessage[],
   tools?: readonly StructuredToolInterface[],
   budgetTokens = Number.POSITIVE_INFINITY,
+  view: SentView = asIs,
 ): ContextSize {
   const fixed = fixedTokens(systemPrompt, tools);
-  const { scale, estimated } = providerScale(fixed, history);
+  const { scale, estimated } = providerScale(fixed, history, view);
   const at = latestRequest(history);
   const whole = at >= 0 ? estimateTokens(history[at]!) : 0;
   const request = Math.min(whole, requestTokenCap(budgetTokens, fixed));
-  const messages = estimateTotalTokens(history) - whole + request;
+  const messages = estimateTotalTokens(view(history)) - whole + request;
   return {
     tokens: Math.ceil(scale * (fixed + messages)),
     fixed: Math.ceil(scale * fixed),
