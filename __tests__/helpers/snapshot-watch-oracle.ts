@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { snapshotStore, wholeTakesOf, type SnapshotStore } from "../../src/workspace/snapshots.js";
 import { watchEventLimit } from "../../src/workspace/snapshot-watch.js";
+import { commandHardLinkReason } from "../../src/agent/link-commands.js";
 
 /**
  * The watcher's oracle (issue 30): one workspace, two snapshot stores in two state homes, one
@@ -76,6 +77,25 @@ export function oracleSteps(): OracleStep[] {
     { name: "after the burst", command: "echo after > after.txt", expect: "watched" },
     { name: "rm -rf a folder of many files", command: "rm -rf ignored/burst", expect: /overflow/ },
     { name: "after that", command: "echo again >> after.txt", expect: "watched" },
+    // ../outside: beside the workspace, on its file system. A hard link made by the step scans it.
+    {
+      name: "a hard link made outside",
+      command: "echo one > linked.txt && ln linked.txt ../outside/linked",
+      expect: /makes hard links \(`ln` \(without -s\)\)/,
+    },
+    { name: "written through the outside link", command: "echo two > ../outside/linked", expect: "watched" },
+    { name: "…and again, longer", command: "echo three, longer >> ../outside/linked", expect: "watched" },
+    {
+      name: "an outside link made and written through in one step",
+      command: "ln start.txt ../outside/start && echo changed > ../outside/start",
+      expect: /makes hard links/,
+    },
+    { name: "written through that link later", command: "echo later > ../outside/start", expect: "watched" },
+    {
+      name: "the outside link removed, the file written",
+      command: "rm ../outside/linked && echo four > linked.txt",
+      expect: "watched",
+    },
   ];
 }
 
@@ -90,6 +110,8 @@ function tree(store: SnapshotStore, id: string): string {
 /** Makes both stores for `ws` (state homes `watchedHome` and `scannedHome`) and runs the steps. */
 export async function runOracle(ws: string, watchedHome: string, scannedHome: string): Promise<OracleResult[]> {
   mkdirSync(ws, { recursive: true });
+  // Where the steps make hard links from: same file system as the workspace, or `ln` fails.
+  mkdirSync(path.join(path.dirname(ws), "outside"), { recursive: true });
   writeFileSync(path.join(ws, ".gitignore"), "ignored/\n*.log\n");
   writeFileSync(path.join(ws, "start.txt"), "start\n");
   const saved = { ...process.env };
@@ -115,7 +137,9 @@ export async function runOracle(ws: string, watchedHome: string, scannedHome: st
     const r = spawnSync("sh", ["-c", step.command], { cwd: ws });
     if (r.status !== 0) throw new Error(`${step.name}: ${step.command}: ${r.stderr.toString()}`);
     const before = { ...wholeTakesOf(watched)! };
-    const a = await watched.take();
+    // As a command step does (agent/snapshot-step.ts): one that makes hard links scans.
+    const scan = await commandHardLinkReason(ws, step.command);
+    const a = await watched.take(undefined, scan ? { scan } : undefined);
     const after = wholeTakesOf(watched)!;
     const b = await scanned.take();
     const way = after.watched > before.watched ? "watched" : `scanned: ${after.lastScanReason ?? "?"}`;

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import {
@@ -106,6 +115,36 @@ test("the workspace is writable; the rest of the file system, the home folder in
   expect(readFileSync(path.join(outside, "keep.txt"), "utf8")).toBe("keep\n");
   expect(readdirSync(outside)).toEqual(["keep.txt"]);
   expect(existsSync(path.join(home, "pwned.txt"))).toBe(false);
+});
+
+test("no hard link to a workspace file can be made outside it: every writable place is another mount (EXDEV), the rest read-only", async () => {
+  // Same file system as the workspace outside the sandbox: only the mounts keep the links out.
+  const dev = statSync(tmp.dir).dev;
+  expect([statSync(home).dev, statSync(outside).dev]).toEqual([dev, dev]);
+  const ctx = sandboxed();
+  const out = await run(
+    ctx,
+    [
+      "echo inside > inside.txt",
+      "ln inside.txt ~/.npm/_cacache/link",
+      "ln inside.txt /tmp/link",
+      `ln inside.txt ${outside}/link`,
+      "ln inside.txt ~/link",
+      "ln inside.txt inner-link && echo inside-ok",
+    ].join("; "),
+  );
+  expect(out).toBe(
+    [
+      "Exit code: 0",
+      `ln: failed to create hard link '${home}/.npm/_cacache/link' => 'inside.txt': Invalid cross-device link`,
+      "ln: failed to create hard link '/tmp/link' => 'inside.txt': Invalid cross-device link",
+      `ln: failed to create hard link '${outside}/link': Read-only file system`,
+      `ln: failed to create hard link '${home}/link': Read-only file system`,
+      "inside-ok",
+    ].join("\n"),
+  );
+  expect(readdirSync(outside)).toEqual(["keep.txt"]);
+  expect(statSync(path.join(tmp.dir, "inside.txt")).nlink).toBe(2);
 });
 
 test("credentials in the home folder are hidden; other dotfiles are readable", async () => {

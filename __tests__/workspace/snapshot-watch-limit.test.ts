@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { WorkspaceWatcher } from "../../src/workspace/snapshot-watch.js";
+import { linkSync, statSync } from "node:fs";
+import { WorkspaceWatcher, type WatchAnswer } from "../../src/workspace/snapshot-watch.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 import { isAlive } from "../helpers/pids.js";
 
@@ -24,6 +25,13 @@ afterEach(() => {
 const make = (folderLimit: number) =>
   new WorkspaceWatcher(path.join(tmp.dir, "ws"), path.join(tmp.dir, "private"), 1_000, folderLimit);
 
+/** An answer with its looks named by path (what was looked at, and whether it was there). */
+const plain = (answer: WatchAnswer) => {
+  if (!answer.certain) return answer;
+  const { looks, ...rest } = answer;
+  return { ...rest, looked: [...looks.keys()].sort() };
+};
+
 describe("the snapshot watcher's share of the user's inotify watches", () => {
   it("turns itself off, and snapshots scan, when the workspace has more folders than its share", async () => {
     watcher = make(4);
@@ -43,7 +51,12 @@ describe("the snapshot watcher's share of the user's inotify watches", () => {
     expect(token).toBe(1);
     watcher.scanDone(token);
     writeFileSync(path.join(tmp.dir, "ws", "a", "b", "new.txt"), "x\n");
-    expect(await watcher.changes()).toEqual({ certain: true, paths: ["a/b/new.txt"], goneDirs: [] });
+    expect(plain(await watcher.changes())).toEqual({
+      certain: true,
+      paths: ["a/b/new.txt"],
+      goneDirs: [],
+      looked: ["a/b/new.txt"],
+    });
     watcher.accept();
     // A sixth folder is one watch past the share: the watcher stops rather than take it.
     mkdirSync(path.join(tmp.dir, "ws", "e"));
@@ -95,4 +108,90 @@ setInterval(() => {}, 1000);`;
       child.kill("SIGKILL");
     }
   }, 90_000);
+});
+
+describe("files with more than one link (a write through a link outside the workspace gives no event)", () => {
+  /** Beside the workspace, so on its file system: a hard link cannot cross one. */
+  const outside = (name: string) => path.join(tmp.dir, "outside", name);
+  const ws = (rel: string) => path.join(tmp.dir, "ws", rel);
+  const linked = (linkedLimit: number, racyMs: number) =>
+    new WorkspaceWatcher(ws(""), path.join(tmp.dir, "private"), 1_000, 100, linkedLimit, racyMs);
+  const scanned = async (w: WorkspaceWatcher) => {
+    w.start();
+    const token = await w.markScan();
+    w.scanDone(token);
+  };
+  beforeEach(() => mkdirSync(path.join(tmp.dir, "outside")));
+
+  it("finds a write through a link made before the scan, and a file an event named that has links now", async () => {
+    writeFileSync(ws("a/linked.txt"), "one\n");
+    linkSync(ws("a/linked.txt"), outside("linked"));
+    expect(statSync(outside("linked")).dev).toBe(statSync(ws("a")).dev);
+    // Not racy (0 ms): only a changed inode, size or time counts, so the sizes differ here.
+    watcher = linked(10, 0);
+    await scanned(watcher);
+    writeFileSync(outside("linked"), "two, longer\n");
+    expect(plain(await watcher.changes())).toEqual({
+      certain: true,
+      paths: ["a/linked.txt"],
+      goneDirs: [],
+      looked: ["a/linked.txt"],
+    });
+    watcher.accept();
+    expect(plain(await watcher.changes())).toEqual({ certain: true, paths: [], goneDirs: [], looked: [] });
+    watcher.accept();
+    // Made in the workspace (an event), then linked from outside (none): it joins, from its event.
+    writeFileSync(ws("c/new.txt"), "new\n");
+    linkSync(ws("c/new.txt"), outside("new"));
+    expect(plain(await watcher.changes())).toEqual({
+      certain: true,
+      paths: ["c/new.txt"],
+      goneDirs: [],
+      looked: ["c/new.txt"],
+    });
+    watcher.accept();
+    writeFileSync(outside("new"), "written from outside\n");
+    expect(plain(await watcher.changes())).toMatchObject({ certain: true, paths: ["c/new.txt"] });
+  });
+
+  it("looks again at a file whose ctime was too close to its look (a write in the same clock tick moves no time)", async () => {
+    writeFileSync(ws("d/racy.txt"), "one\n");
+    linkSync(ws("d/racy.txt"), outside("racy"));
+    // Every ctime is close to its look within an hour: the file is named at each answer.
+    watcher = linked(10, 3_600_000);
+    await scanned(watcher);
+    for (let i = 0; i < 2; i++) {
+      expect(plain(await watcher.changes())).toEqual({
+        certain: true,
+        paths: ["d/racy.txt"],
+        goneDirs: [],
+        looked: ["d/racy.txt"],
+      });
+      watcher.accept();
+    }
+  });
+
+  it("gives way to a scan, saying why, when more files have links than it looks at", async () => {
+    for (const name of ["x", "y", "z"]) {
+      writeFileSync(ws(`a/${name}`), `${name}\n`);
+      linkSync(ws(`a/${name}`), outside(name));
+    }
+    watcher = linked(2, 0);
+    await scanned(watcher);
+    const over = {
+      certain: false,
+      reason: "over 2 files have more than one link (a write through another link gives no event)",
+    };
+    expect(await watcher.changes()).toEqual(over);
+    // Fewer after the next scan's sweep: answers again.
+    rmSync(outside("z"));
+    const token = await watcher.markScan();
+    watcher.scanDone(token);
+    expect(plain(await watcher.changes())).toEqual({ certain: true, paths: [], goneDirs: [], looked: [] });
+    watcher.accept();
+    // One more made where an event sees it: over again.
+    writeFileSync(ws("c/w"), "w\n");
+    linkSync(ws("c/w"), outside("w"));
+    expect(await watcher.changes()).toEqual(over);
+  });
 });

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, jest, test } from "@jest/globals";
 import { snapshotStore, wholeTakesOf } from "../../src/workspace/snapshots.js";
@@ -181,4 +181,27 @@ test("through the CLI: a command step that deletes and creates files is undone e
   expect(readFileSync(path.join(ws, "dir", "sub", "inner.txt"), "utf8")).toBe("inner\n");
   expect(readFileSync(path.join(ws, "other.txt"), "utf8")).toBe("other\n");
   expect(existsSync(path.join(ws, "made"))).toBe(false);
+});
+
+test("through the CLI: a write through a hard link made outside the workspace before the run is undone", async () => {
+  // Beside the fixture's workspace: the same file system (a hard link cannot cross one). The write
+  // is in a script: written out on the command line, a write outside the workspace asks first.
+  const outside = path.join(tmp.dir, "outside");
+  fx = await openFixture("sqlite", [
+    { toolCalls: [{ name: "execute_command", args: { command: "sh write.sh" } }] },
+    { content: "done" },
+  ]);
+  const ws = fx.workspace;
+  mkdirSync(outside);
+  writeFileSync(path.join(ws, "shared.txt"), "original\n");
+  writeFileSync(path.join(ws, "write.sh"), `echo changed > ${outside}/shared\n`);
+  linkSync(path.join(ws, "shared.txt"), path.join(outside, "shared"));
+  expect(statSync(outside).dev).toBe(statSync(ws).dev);
+  const run = await fx.run(["--json", "--thread", "t", "GO"]);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(readFileSync(path.join(ws, "shared.txt"), "utf8")).toBe("changed\n");
+  const undo = await fx.run(["--thread", "t", "--undo"]);
+  expect(undo.code).toBe(0);
+  expect(undo.stdout).toContain("Undid turn 1: GO");
+  expect(readFileSync(path.join(ws, "shared.txt"), "utf8")).toBe("original\n");
 });

@@ -9,6 +9,7 @@ import {
   snapshotStore,
   type SnapshotStore,
 } from "../workspace/snapshots.js";
+import { hardLinkScanReason } from "./link-commands.js";
 import { planTurnBack } from "./turn-back.js";
 import { callEffects, ruleFor, type ToolLike } from "../policy/effects.js";
 
@@ -256,11 +257,13 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
     return { finish: async () => failed(err) };
   }
   const bigBefore = new Set(store.oversized());
+  // A step that makes hard links may write through them unseen by the file watcher: its snapshot after scans.
+  const scan = declared ? undefined : await hardLinkScanReason(store.workspace, input.calls, input.tools);
   return {
     before,
     async finish() {
       try {
-        const after = await store.take(declared);
+        const after = await store.take(declared, scan ? { scan } : undefined);
         const changed = (await store.changes(before, after, undefined, false)).map((c) => c.path);
         // Files over the size limit are not in snapshots: undo leaves them as they are, and says so here.
         const big = [

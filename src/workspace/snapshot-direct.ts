@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdirSync, statSync, unlinkSync } from "node:fs";
+import { readdirSync, statSync, unlinkSync, type BigIntStats, type Stats } from "node:fs";
 import { lstat, readFile, readlink } from "node:fs/promises";
 import path from "node:path";
 import { faultPoint } from "../memory/fault-point.js";
@@ -44,6 +44,12 @@ export interface DirectResult {
   written: string[];
 }
 
+/**
+ * What paths were when the caller last looked (lstat; undefined: gone), looked at before they are
+ * read: a path here is not looked at again (snapshot-watch.ts's answer has looked already).
+ */
+export type Looks = ReadonlyMap<string, Stats | BigIntStats | undefined>;
+
 /** What a declared path is now. */
 type Found =
   | { kind: "record"; mode: string; data: Buffer; oid: string }
@@ -83,7 +89,7 @@ async function parentsOf(workspace: string, rel: string): Promise<"plain" | "gon
   return "plain";
 }
 
-async function find(workspace: string, rel: string): Promise<Found> {
+async function find(workspace: string, rel: string, looks: Looks | undefined): Promise<Found> {
   if (DOT_GIT.test(rel)) return { kind: "keep" };
   if (IGNORE_FILE.test(rel)) return { kind: "index" };
   const parents = await parentsOf(workspace, rel);
@@ -91,18 +97,19 @@ async function find(workspace: string, rel: string): Promise<Found> {
   if (parents === "gone") return { kind: "gone" };
   const abs = path.join(workspace, rel);
   try {
-    const st = await lstat(abs);
+    const st = looks?.has(rel) ? looks.get(rel) : await lstat(abs);
+    if (!st) return { kind: "gone" };
     if (st.isSymbolicLink()) {
       const data = await readlink(abs, { encoding: "buffer" });
       return { kind: "record", mode: "120000", data, oid: blobOid(data) };
     }
     if (st.isDirectory()) return { kind: "index" };
     if (!st.isFile()) return { kind: "keep" };
-    if (st.size > MAX_SNAPSHOT_FILE_BYTES) return { kind: "big" };
+    if (Number(st.size) > MAX_SNAPSHOT_FILE_BYTES) return { kind: "big" };
     const data = await readFile(abs);
     // Grown past the limit since the lstat: never into the store.
     if (data.length > MAX_SNAPSHOT_FILE_BYTES) return { kind: "big" };
-    return { kind: "record", mode: st.mode & 0o100 ? "100755" : "100644", data, oid: blobOid(data) };
+    return { kind: "record", mode: Number(st.mode) & 0o100 ? "100755" : "100644", data, oid: blobOid(data) };
   } catch (err) {
     if (code(err) === "ENOENT" || code(err) === "ENOTDIR") return { kind: "gone" };
     if (code(err) === "EISDIR") return { kind: "index" };
@@ -166,6 +173,7 @@ export function quotePath(rel: string): string {
  * go into `oversized` (and out of it once they are not). `ref` is the snapshot branch: the new
  * commit's parent is its tip when fast-import reads it, and fast-import moves it only when that is
  * still the tip (a process that moved it meanwhile makes this throw RefMovedError, to try again).
+ * `looks`: what the caller saw of some paths just before (they are not looked at again).
  */
 export async function takeDirect(
   git: Git,
@@ -174,9 +182,10 @@ export async function takeDirect(
   base: DirectBase,
   oversized: Set<string>,
   ref: string,
+  looks?: Looks,
 ): Promise<DirectResult | undefined> {
   const unique = [...new Set(paths)];
-  const found = await Promise.all(unique.map((rel) => find(workspace, rel)));
+  const found = await Promise.all(unique.map((rel) => find(workspace, rel, looks)));
   if (found.some((f) => f.kind === "index")) return undefined;
   const unknown = unique.filter((rel, i) => found[i]!.kind !== "keep" && !base.known.has(rel));
   const read = await readEntries(git, base.tree, unknown);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   lstatSync,
+  type BigIntStats,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -33,9 +34,21 @@ import { pidAlive } from "./session-processes.js";
  * - a `.gitignore` changed (what the scan records depends on it), or a `.git` appeared or went
  *   below the root (a nested repository is recorded as a gitlink), or a name is not UTF-8;
  * - the beacon's event did not come within WATCH_BARRIER_TIMEOUT_MS;
+ * - over WATCH_MAX_LINKED files have more than one link (see below);
  * - WATCH_FULL_SCAN_MS passed since the last scan: inotify does not see writes through a hard
- *   link made from outside the workspace, nor through mmap, so a scan now and then catches them
- *   (MINI_CURSOR_SNAPSHOT_WATCH=off scans every time).
+ *   link made from outside the workspace after the last scan, nor through mmap, so a scan now and
+ *   then catches them (MINI_CURSOR_SNAPSHOT_WATCH=off scans every time).
+ *
+ * Hard links: a folder's watch sees only what is done through that folder's names, so a write
+ * through a name outside the workspace (`ln ws/a /elsewhere/x; echo hi > /elsewhere/x`) gives no
+ * event. Every scan's mark therefore lstat's every file of the watched folders first (the sweep)
+ * and keeps the regular files with more than one link, and every answer lstat's those again:
+ * one whose inode, size, mtime or ctime moved is changed (a write always moves ctime). One whose
+ * ctime was within WATCH_RACY_MS of its look is looked at again next time (a write in the same
+ * clock tick leaves the times as they were). Files that events name and that now have more than
+ * one link join them. A link made from outside after the sweep gives no event at all: the
+ * command steps that visibly make one scan (agent/link-commands.ts); others wait for the
+ * periodic scan.
  *
  * The barrier: before answering, a file is made in a private folder outside the workspace (under
  * the snapshot store) that is also watched; when its event comes, every event queued before it
@@ -55,6 +68,16 @@ export const WATCH_BEACON_RETRY_MS = 50;
 export const WATCH_FULL_SCAN_MS = 10 * 60_000;
 /** More changed paths than this in one step: a scan is cheaper than reading them one by one. */
 export const WATCH_MAX_PATHS = 10_000;
+/** More multi-link files than this: every whole snapshot scans (lstat'ing them each time costs as much). */
+export const WATCH_MAX_LINKED = 2_000;
+/**
+ * A multi-link file whose ctime is this close to the moment it was looked at may have been
+ * written again in the same clock tick without its times moving: looked at again next time.
+ */
+export const WATCH_RACY_MS = 2_000;
+/** How long the sweep runs before letting the event loop turn. */
+const SWEEP_SLICE_MS = 8;
+
 /** inotify's queue length when /proc does not say (fs.inotify.max_queued_events). */
 export const DEFAULT_MAX_QUEUED_EVENTS = 16_384;
 /** Events since a mark from which an overflow cannot be ruled out: a share of the kernel's queue. */
@@ -98,6 +121,12 @@ export type WatchAnswer =
       paths: string[];
       /** Paths that were watched folders and are not that folder any more (their old entries must go). */
       goneDirs: string[];
+      /**
+       * What each of `paths` and `goneDirs` was when the answer was made (lstat; undefined: gone;
+       * absent: it could not be looked at), looked at before anything of it is read, so the
+       * reader need not look again.
+       */
+      looks: ReadonlyMap<string, BigIntStats | undefined>;
     }
   | { certain: false; reason: string };
 
@@ -107,6 +136,13 @@ interface Watched {
   ino: number;
   /** Its own event said it is gone (deleted); one still unflagged when it goes was moved, alive. */
   gone: boolean;
+}
+
+/** A multi-link file as last looked at. */
+interface Linked {
+  key: string;
+  /** Its ctime was too close to the look: looked at again next time, whatever the key says. */
+  racy: boolean;
 }
 
 /** What one interval saw: cut at a mark. */
@@ -136,6 +172,10 @@ export class WorkspaceWatcher {
   private walking: Promise<void> | undefined;
   private beacon: { dir: string; watcher: FSWatcher; seq: number } | undefined;
   private waiting: { first: string; names: Set<string>; done: (cut: Interval) => void } | undefined;
+  /** Regular files of the workspace with more than one link, by path (see the hard links above). */
+  private linked = new Map<string, Linked>();
+  /** Set when there were over WATCH_MAX_LINKED of them: no answer is certain until a sweep finds fewer. */
+  private tooLinked: string | undefined;
 
   constructor(
     readonly root: string,
@@ -143,6 +183,8 @@ export class WorkspaceWatcher {
     private readonly privateDir: string,
     private readonly eventLimit = watchEventLimit(),
     private readonly folderLimit = watchFolderLimit(),
+    private readonly linkedLimit = WATCH_MAX_LINKED,
+    private readonly racyMs = WATCH_RACY_MS,
   ) {
     const rel = path.relative(root, privateDir);
     if (!rel.startsWith("..") && !path.isAbsolute(rel))
@@ -165,7 +207,10 @@ export class WorkspaceWatcher {
     if (this.disabled || this.broken) return undefined;
     this.now = fresh();
     this.based = false;
-    return ++this.generation;
+    const generation = ++this.generation;
+    // Before the scan reads anything: a write through a link after a file's look moves its times.
+    await this.sweep();
+    return generation;
   }
 
   /** The scan that markScan's `token` started is recorded: answers are relative to it from now on. */
@@ -186,8 +231,12 @@ export class WorkspaceWatcher {
     const off = this.disabled ?? this.broken;
     if (off) return { certain: false, reason: off };
     if (!based) return { certain: false, reason: "no scan since the watch began or since the last failure" };
+    if (this.tooLinked) return { certain: false, reason: this.tooLinked };
     if (Date.now() - this.scannedAt >= WATCH_FULL_SCAN_MS)
-      return { certain: false, reason: "a periodic scan (inotify misses writes through hard links and mmap)" };
+      return {
+        certain: false,
+        reason: "a periodic scan (inotify misses writes through hard links made since the last scan, and through mmap)",
+      };
     const cut = await this.barrier();
     // Turned off while the beacon was on its way (its folder went with it): that is the reason.
     const off2 = this.disabled ?? this.broken;
@@ -200,7 +249,96 @@ export class WorkspaceWatcher {
         reason: `${cut.events} events since the last snapshot: inotify's queue may have overflowed`,
       };
     if (cut.dirty.size > WATCH_MAX_PATHS) return { certain: false, reason: `over ${WATCH_MAX_PATHS} paths changed` };
-    return { certain: true, paths: [...cut.dirty], goneDirs: [...cut.goneDirs] };
+    const looks = new Map<string, BigIntStats | undefined>();
+    for (const rel of [...cut.goneDirs, ...cut.dirty]) {
+      const st = look(this.abs(rel));
+      if (st !== UNKNOWN) looks.set(rel, st);
+    }
+    this.relook(cut.dirty, looks);
+    if (this.tooLinked) return { certain: false, reason: this.tooLinked };
+    if (cut.dirty.size > WATCH_MAX_PATHS) return { certain: false, reason: `over ${WATCH_MAX_PATHS} paths changed` };
+    return { certain: true, paths: [...cut.dirty], goneDirs: [...cut.goneDirs], looks };
+  }
+
+  /**
+   * The multi-link files, looked at again: those that moved join `dirty` (with their look);
+   * those events named are taken as they are now (joining when they have more than one link).
+   */
+  private relook(dirty: Set<string>, looks: Map<string, BigIntStats | undefined>): void {
+    for (const [rel, was] of this.linked) {
+      if (dirty.has(rel)) continue;
+      const st = look(this.abs(rel));
+      if (st === UNKNOWN) {
+        dirty.add(rel); // the reader finds out what it can; looked at again next time
+        continue;
+      }
+      if (!st?.isFile() || was.racy || keyOf(st) !== was.key) {
+        dirty.add(rel);
+        looks.set(rel, st);
+      } else if (st.nlink > 1n) this.linked.set(rel, this.linkedOf(st));
+      else this.linked.delete(rel);
+    }
+    for (const rel of dirty) {
+      if (!looks.has(rel)) continue; // could not be looked at: stays as it was
+      const st = looks.get(rel);
+      if (st?.isFile() && st.nlink > 1n) this.linked.set(rel, this.linkedOf(st));
+      else this.linked.delete(rel);
+    }
+    if (this.linked.size > this.linkedLimit) this.overLinked();
+  }
+
+  private linkedOf(st: BigIntStats): Linked {
+    return { key: keyOf(st), racy: Number(st.ctimeNs / 1_000_000n) > Date.now() - this.racyMs };
+  }
+
+  private overLinked(): void {
+    this.tooLinked = `over ${this.linkedLimit} files have more than one link (a write through another link gives no event)`;
+    this.linked.clear();
+  }
+
+  /**
+   * Every file of the watched folders looked at (a scan starts): the regular files with more
+   * than one link are kept, as they are now. Synchronous calls in short slices: an lstat through
+   * the thread pool costs tens of times one made here, and the event loop still gets a turn
+   * every SWEEP_SLICE_MS (the watches' events are handled meanwhile).
+   */
+  private async sweep(): Promise<void> {
+    this.linked = new Map();
+    this.tooLinked = undefined;
+    const folders = [...this.dirs.keys()];
+    let sliceStart = performance.now();
+    for (const rel of folders) {
+      if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(this.abs(rel), { withFileTypes: true });
+      } catch {
+        continue; // gone meanwhile: its parent's event says so
+      }
+      for (const e of entries) {
+        // A hard link's other names are files too; a symlink or folder is never one.
+        if (!e.isFile() || DOT_GIT.test(e.name)) continue;
+        const child = rel ? `${rel}/${e.name}` : e.name;
+        // The plain look first (a BigIntStats costs more), the exact one for the few with links.
+        let quick;
+        try {
+          quick = lstatSync(this.abs(child), { throwIfNoEntry: false });
+        } catch {
+          continue; // may not be looked at (EACCES): nor can a scan read it
+        }
+        if (!quick?.isFile() || quick.nlink < 2) continue;
+        const st = look(this.abs(child));
+        if (st === UNKNOWN || !st?.isFile() || st.nlink < 2n) continue; // gone meanwhile: an event says so
+        this.linked.set(child, this.linkedOf(st));
+        if (this.linked.size > this.linkedLimit) {
+          this.overLinked();
+          return;
+        }
+      }
+    }
   }
 
   /** The snapshot made from the last certain answer is recorded: it is the base of the next. */
@@ -474,6 +612,22 @@ export class WorkspaceWatcher {
       this.beacon = undefined;
     }
   }
+}
+
+const UNKNOWN = "unknown";
+
+/** What a path is now (not following a symlink): undefined when it is gone, UNKNOWN when it cannot be looked at (EACCES…). */
+function look(abs: string): BigIntStats | undefined | typeof UNKNOWN {
+  try {
+    return lstatSync(abs, { bigint: true });
+  } catch (err) {
+    return code(err) === "ENOENT" || code(err) === "ENOTDIR" ? undefined : UNKNOWN;
+  }
+}
+
+/** What a write moves: ctime always (the kernel sets it), the rest as it happens. */
+function keyOf(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
 function fresh(): Interval {

@@ -29,7 +29,7 @@ import {
   type PendingSnapshot,
 } from "./snapshot-pending.js";
 import { isPendingSnapshot } from "./snapshot-pending.js";
-import { RefMovedError, removeImportLeftovers, takeDirect, type Entry } from "./snapshot-direct.js";
+import { RefMovedError, removeImportLeftovers, takeDirect, type Entry, type Looks } from "./snapshot-direct.js";
 import { refreshAll, refreshPaths, type Git, type GitCallOptions, type GitInput } from "./snapshot-scan.js";
 import { WorkspaceWatcher } from "./snapshot-watch.js";
 import { pidAlive } from "./session-processes.js";
@@ -144,6 +144,14 @@ export interface SnapshotChange {
   removed?: number;
 }
 
+export interface TakeOptions {
+  /**
+   * A whole snapshot scans every file instead of asking the watcher, for this reason: the step
+   * did what the watcher cannot see (agent/link-commands.ts: it made hard links).
+   */
+  scan?: string;
+}
+
 export interface SnapshotStore {
   readonly workspace: string;
   /**
@@ -156,7 +164,7 @@ export interface SnapshotStore {
    * for it: it hashes them at once and returns a `refs/pending/…` id that names a whole
    * snapshot once the first one is done (snapshot-pending.ts); a take without waits for it.
    */
-  take(paths?: readonly string[]): Promise<string>;
+  take(paths?: readonly string[], options?: TakeOptions): Promise<string>;
   /** Starts this process's first whole snapshot in the background, once; later calls do nothing. */
   startFirst(): void;
   /**
@@ -655,10 +663,12 @@ export function snapshotStore(workspace: string): SnapshotStore {
    * paths that changed are looked at, the way of declared paths), else through the index and a
    * scan of every file; nothing written when nothing changed.
    */
-  async function takeWhole(timeoutMs?: number): Promise<string> {
-    const watched = await takeWatched().catch((err: unknown) => ({
-      reason: `the watcher's take failed: ${(err as Error).message}`,
-    }));
+  async function takeWhole(timeoutMs?: number, scan?: string): Promise<string> {
+    const watched = scan
+      ? { reason: scan }
+      : await takeWatched().catch((err: unknown) => ({
+          reason: `the watcher's take failed: ${(err as Error).message}`,
+        }));
     if ("id" in watched) return watched.id;
     const token = await watcher?.markScan();
     const changed = await refreshAll(git, root, oversized, timeoutMs);
@@ -684,12 +694,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
     const replaced: string[] = [];
     const gone = new Set(answer.goneDirs);
     for (const rel of [...gone, ...answer.paths]) {
-      let folder = false;
-      try {
-        folder = lstatSync(path.join(root, rel)).isDirectory();
-      } catch {
-        // gone: recorded as gone
-      }
+      // Gone (no look): recorded as gone.
+      const folder = answer.looks.get(rel)?.isDirectory() ?? false;
       // A folder now: what is in it was marked one by one; a folder there before left entries to look at.
       if (!folder) paths.add(rel);
       else if (gone.has(rel)) replaced.push(rel);
@@ -708,7 +714,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
       for (const rel of listed.split("\0")) if (rel) paths.add(rel);
     }
     faultPoint("snapshot");
-    const id = paths.size === 0 ? last.commit : await direct([...paths]);
+    const id = paths.size === 0 ? last.commit : await direct([...paths], answer.looks);
     if (id === undefined)
       return { reason: "a changed path needs the index (a folder, a .gitignore, a nested repository)" };
     watcher.accept();
@@ -720,13 +726,13 @@ export function snapshotStore(workspace: string): SnapshotStore {
    * Paths on top of the last snapshot, without the index (snapshot-direct.ts); undefined when a
    * path needs the index's way, or the direct way failed (its rules are the same).
    */
-  async function direct(paths: readonly string[]): Promise<string | undefined> {
+  async function direct(paths: readonly string[], looks?: Looks): Promise<string | undefined> {
     for (let attempt = 1; last && attempt <= REF_ATTEMPTS; attempt++) {
       if (known?.tree !== last.tree) known = { tree: last.tree, entries: new Map() };
       const base = { tree: last.tree, commit: last.commit, known: known.entries };
       let made;
       try {
-        made = await takeDirect(git, root, paths, base, oversized, SNAPSHOT_REF);
+        made = await takeDirect(git, root, paths, base, oversized, SNAPSHOT_REF, looks);
       } catch (err) {
         if (err instanceof RefMovedError) continue;
         known = undefined;
@@ -830,7 +836,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
   const store: SnapshotStore = {
     workspace: root,
     gitDir: dir,
-    take: async (paths) => {
+    take: async (paths, options) => {
       if (paths !== undefined && !last) {
         void startFirst().catch(() => undefined);
         if (!last) {
@@ -857,7 +863,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
       if (!last) await startFirst();
       return serial(async () => {
         await prepare();
-        if (paths === undefined) return takeWhole();
+        if (paths === undefined) return takeWhole(undefined, options?.scan);
         return takePaths(paths);
       });
     },
