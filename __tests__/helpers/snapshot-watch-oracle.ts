@@ -114,6 +114,8 @@ export async function runOracle(ws: string, watchedHome: string, scannedHome: st
   mkdirSync(path.join(path.dirname(ws), "outside"), { recursive: true });
   writeFileSync(path.join(ws, ".gitignore"), "ignored/\n*.log\n");
   writeFileSync(path.join(ws, "start.txt"), "start\n");
+  // The shell parser (WebAssembly) loaded before any snapshot, not in the middle of the steps.
+  await commandHardLinkReason(ws, "true");
   const saved = { ...process.env };
   let watched: SnapshotStore;
   let scanned: SnapshotStore;

@@ -41,11 +41,11 @@ import { pidAlive } from "./session-processes.js";
  *
  * Hard links: a folder's watch sees only what is done through that folder's names, so a write
  * through a name outside the workspace (`ln ws/a /elsewhere/x; echo hi > /elsewhere/x`) gives no
- * event. Every scan's mark therefore lstat's every file of the watched folders first (the sweep)
- * and keeps the regular files with more than one link, and every answer lstat's those again:
- * one whose inode, size, mtime or ctime moved is changed (a write always moves ctime). One whose
- * ctime was within WATCH_RACY_MS of its look is looked at again next time (a write in the same
- * clock tick leaves the times as they were). Files that events name and that now have more than
+ * event. Every scan's mark therefore lstat's every file of the watched folders (the sweep,
+ * beside the scan) and keeps the regular files with more than one link; the next answer reads
+ * them all, and every answer after lstat's them again: one whose inode, size, mtime or ctime
+ * moved is changed (a write always moves ctime). One whose ctime was within WATCH_RACY_MS of its
+ * look is read again next time (a write in the same clock tick leaves the times as they were). Files that events name and that now have more than
  * one link join them. A link made from outside after the sweep gives no event at all: the
  * command steps that visibly make one scan (agent/link-commands.ts); others wait for the
  * periodic scan.
@@ -176,6 +176,8 @@ export class WorkspaceWatcher {
   private linked = new Map<string, Linked>();
   /** Set when there were over WATCH_MAX_LINKED of them: no answer is certain until a sweep finds fewer. */
   private tooLinked: string | undefined;
+  /** The sweep of the last scan's mark, while it runs. */
+  private sweeping: Promise<void> | undefined;
 
   constructor(
     readonly root: string,
@@ -208,8 +210,8 @@ export class WorkspaceWatcher {
     this.now = fresh();
     this.based = false;
     const generation = ++this.generation;
-    // Before the scan reads anything: a write through a link after a file's look moves its times.
-    await this.sweep();
+    // Beside the scan (its git runs in another process): what it finds is read at the next answer.
+    this.sweeping = this.sweep(generation);
     return generation;
   }
 
@@ -231,6 +233,7 @@ export class WorkspaceWatcher {
     const off = this.disabled ?? this.broken;
     if (off) return { certain: false, reason: off };
     if (!based) return { certain: false, reason: "no scan since the watch began or since the last failure" };
+    await this.sweeping;
     if (this.tooLinked) return { certain: false, reason: this.tooLinked };
     if (Date.now() - this.scannedAt >= WATCH_FULL_SCAN_MS)
       return {
@@ -298,19 +301,21 @@ export class WorkspaceWatcher {
 
   /**
    * Every file of the watched folders looked at (a scan starts): the regular files with more
-   * than one link are kept, as they are now. Synchronous calls in short slices: an lstat through
-   * the thread pool costs tens of times one made here, and the event loop still gets a turn
-   * every SWEEP_SLICE_MS (the watches' events are handled meanwhile).
+   * than one link are kept. It runs beside the scan, so a file may be looked at after the scan
+   * read it, and a write between would hide in the look: every file it finds is read at the next
+   * answer (racy), and only that answer's look is the base. Synchronous calls in short slices:
+   * an lstat through the thread pool costs tens of times one made here, and the event loop gets
+   * a turn every SWEEP_SLICE_MS (the watches' events are handled meanwhile).
    */
-  private async sweep(): Promise<void> {
-    this.linked = new Map();
-    this.tooLinked = undefined;
-    const folders = [...this.dirs.keys()];
+  private async sweep(generation: number): Promise<void> {
+    const linked = new Map<string, Linked>();
+    let over = false;
     let sliceStart = performance.now();
-    for (const rel of folders) {
+    for (const rel of [...this.dirs.keys()]) {
       if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
         await new Promise((resolve) => setImmediate(resolve));
         sliceStart = performance.now();
+        if (generation !== this.generation || this.disabled) return; // a later scan's sweep stands
       }
       let entries: Dirent[];
       try {
@@ -322,23 +327,25 @@ export class WorkspaceWatcher {
         // A hard link's other names are files too; a symlink or folder is never one.
         if (!e.isFile() || DOT_GIT.test(e.name)) continue;
         const child = rel ? `${rel}/${e.name}` : e.name;
-        // The plain look first (a BigIntStats costs more), the exact one for the few with links.
-        let quick;
+        let st;
         try {
-          quick = lstatSync(this.abs(child), { throwIfNoEntry: false });
+          st = lstatSync(this.abs(child), { throwIfNoEntry: false });
         } catch {
           continue; // may not be looked at (EACCES): nor can a scan read it
         }
-        if (!quick?.isFile() || quick.nlink < 2) continue;
-        const st = look(this.abs(child));
-        if (st === UNKNOWN || !st?.isFile() || st.nlink < 2n) continue; // gone meanwhile: an event says so
-        this.linked.set(child, this.linkedOf(st));
-        if (this.linked.size > this.linkedLimit) {
-          this.overLinked();
-          return;
+        if (!st?.isFile() || st.nlink < 2) continue; // gone meanwhile: an event says so
+        linked.set(child, { key: "", racy: true });
+        if (linked.size > this.linkedLimit) {
+          over = true;
+          break;
         }
       }
+      if (over) break;
     }
+    if (generation !== this.generation) return;
+    this.linked = linked;
+    this.tooLinked = undefined;
+    if (over) this.overLinked();
   }
 
   /** The snapshot made from the last certain answer is recorded: it is the base of the next. */
