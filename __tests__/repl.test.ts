@@ -270,7 +270,7 @@ describe("background processes", () => {
       );
       expect(r.stdout).toContain("Stopped bg-1.");
       const ps = r.stdout.slice(r.stdout.indexOf("Stopped bg-1."));
-      expect(ps).toMatch(/^bg-1 {2}pid \d+ {2}exited \(\d+\) {2}http:\/\/127\.0\.0\.1:\d+\/ {2}node -e/m);
+      expect(ps).toMatch(/^bg-1 {2}pid \d+ {2}exited with code \d+ {2}http:\/\/127\.0\.0\.1:\d+\/ {2}node -e/m);
       expect(ps).toMatch(/^bg-2 {2}pid \d+ {2}running {2}http:\/\/127\.0\.0\.1:\d+\/ {2}node -e/m);
       // Only bg-2 was still running when the input ended.
       expect(r.stdout).toMatch(/Stopped background process bg-2 \(.*\) at http:\/\/127\.0\.0\.1:\d+\/\./);

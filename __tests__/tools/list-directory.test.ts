@@ -55,6 +55,23 @@ describe("list_directory", () => {
     expect(await list("./src/")).toBe("Directory src (1 entry):\nfile  main.ts  5 B");
   });
 
+  it("lists a file whose name is not UTF-8 as one line that says so, beside the others", async () => {
+    tree({ "a.txt": "abc" });
+    // "bad\xff.txt": no UTF-8 text names it, so the listing's name (with U+FFFD) opens nothing.
+    writeFileSync(Buffer.concat([Buffer.from(`${dir}/bad`), Buffer.from([0xff]), Buffer.from(".txt")]), "x");
+    mkdirSync(Buffer.concat([Buffer.from(`${dir}/sub`), Buffer.from([0xfe])]));
+    symlinkSync("a.txt", Buffer.concat([Buffer.from(`${dir}/ln`), Buffer.from([0xfe])]));
+    expect(await list(".")).toBe(
+      [
+        "Directory . (4 entries):",
+        "dir   sub\uFFFD/",
+        "file  a.txt  3 B",
+        "file  bad\uFFFD.txt  (name is not valid UTF-8: rename it with a command to work on it)",
+        "link  ln\uFFFD  (name is not valid UTF-8: rename it with a command to work on it)",
+      ].join("\n"),
+    );
+  });
+
   it("says when a directory is empty", async () => {
     tree({ "empty/": null });
     expect(await list("empty")).toBe("Directory empty is empty.");

@@ -7,6 +7,7 @@ import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { openVerified, raced } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
+import { isNotUtf8Name, NOT_UTF8_NAME } from "./errors.js";
 import { LIST_DIRECTORY_PEERS, withPeerArguments } from "./aliases.js";
 
 /** Most entries one listing shows; a bigger directory is better explored one level down. */
@@ -78,6 +79,19 @@ async function formatEntry(ws: Workspace, dirAbs: string, dirIo: string, entry: 
     default:
       return `${kind}${entry.name}`;
   }
+}
+
+/**
+ * An entry that could not be looked at after the folder was read: its name is not UTF-8 (the
+ * listing gave it with U+FFFD, so no tool can open it), or it was removed in between. Either is
+ * one line of the listing, not a failure of the whole listing.
+ */
+function unreadableEntry(entry: Entry, err: unknown): string {
+  const kind = entry.kind.padEnd(KIND_WIDTH);
+  if (isNotUtf8Name(err, entry.name))
+    return `${kind}${entry.name}  (${NOT_UTF8_NAME}: rename it with a command to work on it)`;
+  if ((err as NodeJS.ErrnoException).code === "ENOENT") return `${kind}${entry.name}  (removed while listing)`;
+  throw err;
 }
 
 /** "(3 entries hidden by .gitignore)", with .git mentioned when it was there too. */
@@ -156,7 +170,9 @@ async function listOpened(
       ? `Directory ${relDir} (${countWord(visible.length)}, showing the first ${MAX_LIST_ENTRIES}):`
       : `Directory ${relDir} (${countWord(visible.length)}):`;
   const lines = [header];
-  for (const entry of shown) lines.push(await formatEntry(ws, dirAbs, dirIo, entry));
+  for (const entry of shown) {
+    lines.push(await formatEntry(ws, dirAbs, dirIo, entry).catch((err: unknown) => unreadableEntry(entry, err)));
+  }
   if (shown.length < visible.length) {
     lines.push(`(${visible.length - shown.length} more not shown; listings stop at ${MAX_LIST_ENTRIES} entries.)`);
   }

@@ -26,7 +26,7 @@ import { walkTree } from "../workspace/fast-walk.js";
 import { anyDepth, createIgnoreChecker } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
 import { defineTool } from "./define.js";
-import { ToolFailure } from "./errors.js";
+import { isNotUtf8Name, NOT_UTF8_NAME, ToolFailure } from "./errors.js";
 import { SEARCH_FILES_PEERS, withPeerArguments } from "./aliases.js";
 import { wholeNumber } from "./numbers.js";
 import { withThousands } from "../thousands.js";
@@ -139,9 +139,7 @@ function searchOne(io: string, rel: string, m: Matcher, outcome: SearchOutcome, 
   try {
     fd = openSync(io, FILE_FLAGS);
   } catch (err) {
-    // A name that is not UTF-8 came from the folder listing with U+FFFD in it: no such file.
-    const badName = (err as NodeJS.ErrnoException).code === "ENOENT" && rel.includes("\uFFFD");
-    outcome.unsearched.push({ path: rel, why: badName ? NOT_UTF8_NAME : why(err) });
+    outcome.unsearched.push({ path: rel, why: isNotUtf8Name(err, rel) ? NOT_UTF8_NAME : why(err) });
     return;
   }
   return searchFd(fd, rel, m, outcome, buf, true);
@@ -406,9 +404,6 @@ function rgText(data: RgData | undefined): string | undefined {
   if (typeof data?.text === "string") return data.text;
   return typeof data?.bytes === "string" ? Buffer.from(data.bytes, "base64").toString("utf8") : undefined;
 }
-
-/** Why a file whose name is not UTF-8 is not searched: every tool takes names as UTF-8 text. */
-export const NOT_UTF8_NAME = "name is not valid UTF-8";
 
 /** The start of a cut --json line: its type and the path object ripgrep writes first. */
 const CUT_RG_LINE = /^\{"type":"(match|context)","data":\{"path":(\{"(?:text|bytes)":"(?:[^"\\]|\\.)*"\})/;
