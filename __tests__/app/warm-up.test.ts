@@ -48,12 +48,13 @@ function conversation(request: ChatRequest): string[] {
 }
 
 /** A first run that reads package.json and answers, then a second turn of the same thread. */
-async function runTwoTurns(env: NodeJS.ProcessEnv, beforeFirstAnswer: () => Promise<void>) {
+async function runTwoTurns(env: NodeJS.ProcessEnv, beforeRunAnswers: (run: number) => Promise<void>) {
   server = await startOpenAIServer(async (_request, index) => {
     if (index === 0) {
-      await beforeFirstAnswer();
+      await beforeRunAnswers(1);
       return { content: "", toolCalls: [{ name: "read_file", args: { filePath: "package.json" } }] };
     }
+    if (index === 2) await beforeRunAnswers(2);
     return { content: index === 1 ? "Read it." : "Again." };
   });
   const args = ["--workspace", workspace, "--json", "--approval", "full-auto", "--thread", "t1"];
@@ -106,10 +107,12 @@ test("the rehearsal runs while the first request waits, and leaves the workspace
   watcher = watch(tempRoot, (_event, name) => {
     if (name?.startsWith(REHEARSAL_PREFIX)) seen.add(name);
   });
-  const rehearsed = () => [...seen].some((name) => !existsSync(path.join(tempRoot, name)));
-  // The first answer waits until a rehearsal folder came and went: the rehearsal ran in full before the real step.
-  const { first, second, afterFirst } = await runTwoTurns({ TMPDIR: tempRoot }, async () => {
-    await waitFor(rehearsed, 60_000);
+  const rehearsed = (runs: number) =>
+    seen.size >= runs && [...seen].every((name) => !existsSync(path.join(tempRoot, name)));
+  // Each run's first answer waits until its rehearsal folder came and went: the rehearsal ran in
+  // full before the real step (a response stops it, app/warm-up.ts).
+  const { first, second, afterFirst } = await runTwoTurns({ TMPDIR: tempRoot }, async (run) => {
+    await waitFor(() => rehearsed(run), 60_000);
   });
   expect(first.stderr).toBe("");
   expect(first.code).toBe(0);

@@ -8,7 +8,8 @@ import diagnostics from "node:diagnostics_channel";
  * `undici:request:bodySent`), so they never hold up sending it; a session whose model sends
  * no HTTP request (offline, replay) starts them after FALLBACK_MS. One at a time, in the order
  * given, each in its own macrotask; one that fails is skipped (the real step runs the same code
- * and reports its own errors), and the next still runs.
+ * and reports its own errors), and the next still runs. Once a response has come in, no further
+ * one starts (the idle time is over; the rest happens on demand).
  */
 
 /** Undici's channel for a request whose body was written in full (Node's fetch). */
@@ -55,6 +56,11 @@ async function drain(): Promise<void> {
   try {
     for (let job = queue.shift(); job; job = queue.shift()) {
       await new Promise((resolve) => setImmediate(resolve));
+      // Idle time is over: what is left is done on demand, where needed (the parser by the first command).
+      if (responded) {
+        queue.length = 0;
+        break;
+      }
       await job().catch(() => undefined);
     }
   } finally {
