@@ -1,3 +1,4 @@
+import { lstatSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { SNAPSHOT_WAIT_MS, SNAPSHOTS_ENABLED } from "../settings.js";
@@ -257,6 +258,10 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
     return { finish: async () => failed(err) };
   }
   const bigBefore = new Set(store.oversized());
+  // The declared files over the limit, as they were: only those the step changed are named after it.
+  const declaredBig = new Map(
+    (declared ? store.oversized(declared) : []).map((p) => [p, fileState(store.workspace, p)]),
+  );
   // A step that makes hard links may write through them unseen by the file watcher: its snapshot after scans.
   const scan = declared ? undefined : await hardLinkScanReason(store.workspace, input.calls, input.tools);
   return {
@@ -267,7 +272,10 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
         const changed = (await store.changes(before, after, undefined, false)).map((c) => c.path);
         // Files over the size limit are not in snapshots: undo leaves them as they are, and says so here.
         const big = [
-          ...new Set([...store.oversized(declared ?? []), ...store.oversized().filter((p) => !bigBefore.has(p))]),
+          ...new Set([
+            ...store.oversized(declared ?? []).filter((p) => declaredBig.get(p) !== fileState(store.workspace, p)),
+            ...store.oversized().filter((p) => !bigBefore.has(p)),
+          ]),
         ];
         if (big.length > 0)
           input.notice(
@@ -283,6 +291,16 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
       }
     },
   };
+}
+
+/** A file's identity and content stamp (inode, size, mtime), or "" when it is not there. */
+function fileState(workspace: string, rel: string): string {
+  try {
+    const s = lstatSync(path.join(workspace, rel), { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}`;
+  } catch {
+    return "";
+  }
 }
 
 /** What time travel did: the files it put back, and those it kept because someone else changed them since. */
