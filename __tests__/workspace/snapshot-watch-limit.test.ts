@@ -172,6 +172,33 @@ describe("files with more than one link (a write through a link outside the work
     }
   });
 
+  it("leaves out the ignored files' links (never recorded, so a write through one hides nothing), as a pnpm node_modules has them", async () => {
+    writeFileSync(ws(".gitignore"), "c/\n*.cache\n");
+    // Over the limit of 2 if they counted: three in an ignored folder, one ignored by name.
+    for (const name of ["c/p1", "c/p2", "c/p3", "a/x.cache", "a/kept.txt"]) {
+      writeFileSync(ws(name), `${name}\n`);
+      linkSync(ws(name), outside(name.replace("/", "-")));
+    }
+    watcher = linked(2, 0);
+    await scanned(watcher);
+    // Only the recorded file is read once (the sweep ran beside the scan) and then looked at.
+    const once = { certain: true, paths: ["a/kept.txt"], goneDirs: [], looked: ["a/kept.txt"] };
+    expect(plain(await watcher.changes())).toEqual(once);
+    watcher.accept();
+    writeFileSync(outside("c-p1"), "through the ignored link\n");
+    writeFileSync(outside("a-x.cache"), "through the ignored link\n");
+    expect(plain(await watcher.changes())).toEqual({ certain: true, paths: [], goneDirs: [], looked: [] });
+    watcher.accept();
+    // One made in an ignored folder where an event sees it does not join either.
+    writeFileSync(ws("c/p4"), "p4\n");
+    linkSync(ws("c/p4"), outside("c-p4"));
+    const seen = plain(await watcher.changes());
+    expect(seen).toEqual({ certain: true, paths: ["c/p4"], goneDirs: [], looked: ["c/p4"] });
+    watcher.accept();
+    writeFileSync(outside("c-p4"), "through the ignored link\n");
+    expect(plain(await watcher.changes())).toEqual({ certain: true, paths: [], goneDirs: [], looked: [] });
+  });
+
   it("gives way to a scan, saying why, when more files have links than it looks at", async () => {
     for (const name of ["x", "y", "z"]) {
       writeFileSync(ws(`a/${name}`), `${name}\n`);

@@ -14,6 +14,9 @@ import {
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { pidAlive } from "./session-processes.js";
+import { createIgnoreChecker } from "./walk.js";
+
+type IgnoreChecker = ReturnType<typeof createIgnoreChecker>;
 
 /**
  * Which workspace paths changed since a mark (issue 30: a command step's whole snapshot costs
@@ -174,6 +177,12 @@ export class WorkspaceWatcher {
   private waiting: { first: string; names: Set<string>; done: (cut: Interval) => void } | undefined;
   /** Regular files of the workspace with more than one link, by path (see the hard links above). */
   private linked = new Map<string, Linked>();
+  /**
+   * The ignore rules as the last sweep read them: ignored files are never recorded, so a link of
+   * theirs hides nothing (a pnpm node_modules is mostly hard links). A rule change makes a scan,
+   * and with it a sweep that reads them again.
+   */
+  private ignores?: IgnoreChecker;
   /** Set when there were over WATCH_MAX_LINKED of them: no answer is certain until a sweep finds fewer. */
   private tooLinked: string | undefined;
   /** The sweep of the last scan's mark, while it runs. */
@@ -284,7 +293,8 @@ export class WorkspaceWatcher {
     for (const rel of dirty) {
       if (!looks.has(rel)) continue; // could not be looked at: stays as it was
       const st = looks.get(rel);
-      if (st?.isFile() && st.nlink > 1n) this.linked.set(rel, this.linkedOf(st));
+      if (st?.isFile() && st.nlink > 1n && !this.ignores?.pathIgnored(rel, false))
+        this.linked.set(rel, this.linkedOf(st));
       else this.linked.delete(rel);
     }
     if (this.linked.size > this.linkedLimit) this.overLinked();
@@ -311,12 +321,15 @@ export class WorkspaceWatcher {
     const linked = new Map<string, Linked>();
     let over = false;
     let sliceStart = performance.now();
+    const ignores = createIgnoreChecker(this.root);
+    this.ignores = ignores;
     for (const rel of [...this.dirs.keys()]) {
       if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
         await new Promise((resolve) => setImmediate(resolve));
         sliceStart = performance.now();
         if (generation !== this.generation || this.disabled) return; // a later scan's sweep stands
       }
+      if (rel && ignores.pathIgnored(rel, true)) continue;
       let entries: Dirent[];
       try {
         entries = readdirSync(this.abs(rel), { withFileTypes: true });
@@ -325,7 +338,7 @@ export class WorkspaceWatcher {
       }
       for (const e of entries) {
         // A hard link's other names are files too; a symlink or folder is never one.
-        if (!e.isFile() || DOT_GIT.test(e.name)) continue;
+        if (!e.isFile() || DOT_GIT.test(e.name) || ignores.ignored(rel, e.name, false)) continue;
         const child = rel ? `${rel}/${e.name}` : e.name;
         let st;
         try {
