@@ -48,6 +48,18 @@ test("the rehearsal answers from memory: no request leaves the process, and its 
   expect(readdirSync(workspace)).toEqual([]);
 });
 
+/** A streamed answer that ends the turn with "Done.", as OpenAI sends it. */
+function doneAnswer(): Response {
+  const chunk = { id: "x", object: "chat.completion.chunk", created: 0, model: "m" };
+  const done = {
+    ...chunk,
+    choices: [{ index: 0, delta: { role: "assistant", content: "Done." }, finish_reason: "stop" }],
+  };
+  return new Response(`data: ${JSON.stringify(done)}\n\ndata: [DONE]\n\n`, {
+    headers: { "content-type": "text/event-stream" },
+  });
+}
+
 test("the rehearsal's request is the second step's: the session's tools, an assistant tool call and its result", async () => {
   const sent: ChatRequest[] = [];
   const real = input();
@@ -56,13 +68,7 @@ test("the rehearsal's request is the second step's: the session's tools, an assi
     input({
       wire: async (_url, init) => {
         sent.push(JSON.parse(init!.body as string) as ChatRequest);
-        const events = [
-          { choices: [{ index: 0, delta: { role: "assistant", content: "Done." }, finish_reason: "stop" }] },
-        ].map(
-          (e) =>
-            `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: "m", ...e })}\n\n`,
-        );
-        return new Response(`${events.join("")}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
+        return doneAnswer();
       },
     }),
   );
@@ -95,13 +101,7 @@ test("a rehearsal told the real answer came stops after its model turn, its fold
     stop: () => requests > 0,
     wire: async () => {
       requests++;
-      const events = [
-        { choices: [{ index: 0, delta: { role: "assistant", content: "Done." }, finish_reason: "stop" }] },
-      ].map(
-        (e) =>
-          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: "m", ...e })}\n\n`,
-      );
-      return new Response(`${events.join("")}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
+      return doneAnswer();
     },
   });
   expect(requests).toBe(1);
