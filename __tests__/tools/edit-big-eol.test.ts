@@ -2,6 +2,8 @@ import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { createTools, type Toolset } from "../../src/tools/index.js";
 import { MAX_EDIT_BYTES } from "../../src/tools/edit-target.js";
+import { MAX_STREAM_EDIT_BYTES } from "../../src/tools/edit-big.js";
+import { withThousands } from "../../src/thousands.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
 /**
@@ -16,7 +18,7 @@ let cleanup: () => void;
 beforeEach(() => ({ dir, cleanup } = makeTempDir()));
 afterEach(() => cleanup());
 
-const call = async (tools: Toolset, name: "read_file" | "edit_file", args: object) =>
+const call = async (tools: Toolset, name: "read_file" | "edit_file" | "apply_patch", args: object) =>
   String(await (tools[name] as { invoke(a: object): Promise<unknown> }).invoke(args));
 
 /** Lines "row N" up to just over the streaming threshold, each ending with `eol`. */
@@ -64,5 +66,22 @@ test('in a big "\\n" file the text is matched as given, and a "\\r\\n" in newStr
   ).toMatch(/^Edited big\.txt \(\d+ MB, streamed\): replaced 1 occurrence \(exact match\) at line 7:/);
   expect(await fsp.readFile(path.join(dir, "big.txt"), "utf8")).toBe(
     original.replace("row 7\nrow 8\n", "seven\neight\n"),
+  );
+});
+
+test("a file just over the streaming limit is refused with sizes that differ where they are read", async () => {
+  // Sparse: no 1 GB is written.
+  const handle = await fsp.open(path.join(dir, "huge.txt"), "w");
+  await handle.truncate(MAX_STREAM_EDIT_BYTES + 1);
+  await handle.close();
+  const tools = createTools({ workspace: dir });
+  const bytes = (n: number) => `${withThousands(n)} bytes`;
+  const sizes = `huge.txt is ${bytes(MAX_STREAM_EDIT_BYTES + 1)}, larger than`;
+  expect(await call(tools, "edit_file", { filePath: "huge.txt", oldString: "a", newString: "b" })).toBe(
+    `Error: ${sizes} edit_file handles (${bytes(MAX_STREAM_EDIT_BYTES)}). Use a command (e.g. sed) instead.`,
+  );
+  const patch = "*** Begin Patch\n*** Update File: huge.txt\n@@\n-a\n+b\n*** End Patch";
+  expect(await call(tools, "apply_patch", { patch })).toContain(
+    `${sizes} apply_patch handles (${bytes(MAX_STREAM_EDIT_BYTES)}). Use a command (e.g. sed) instead.`,
   );
 });

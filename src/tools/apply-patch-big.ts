@@ -1,5 +1,5 @@
 import type { Stats } from "node:fs";
-import { binaryKindFromExtension, detectBinary, formatSize } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, formatSize, sizeOverLimit } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import type { Hunk } from "../workspace/patch-parse.js";
 import { applyHunksStreamed, type ByteSplice } from "../workspace/patch-stream.js";
@@ -49,8 +49,10 @@ export async function bigPatchTarget(
     const { stat } = opened;
     if (!stat.isFile() || stat.size <= MAX_EDIT_BYTES) return undefined;
     const display = target.display;
-    if (stat.size > MAX_STREAM_EDIT_BYTES)
-      return `Error: ${display} is ${formatSize(stat.size)}, larger than apply_patch handles (${formatSize(MAX_STREAM_EDIT_BYTES)}). Use a command (e.g. sed) instead.`;
+    if (stat.size > MAX_STREAM_EDIT_BYTES) {
+      const sizes = sizeOverLimit(stat.size, MAX_STREAM_EDIT_BYTES);
+      return `Error: ${display} is ${sizes.size}, larger than apply_patch handles (${sizes.limit}). Use a command (e.g. sed) instead.`;
+    }
     const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
     if (binary) return `Error: ${display} is a binary file (${binary}); apply_patch changes text only.`;
     if (ctx.reads.check(threadId, target.absolute, { size: stat.size, mtimeMs: stat.mtimeMs }) !== "ok")

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { binaryKindFromExtension, detectBinary, formatSize } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, formatSize, sizeOverLimit } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import {
   canVerifyDescriptors,
@@ -196,10 +196,12 @@ export async function streamEditIfBig(
     if (!stat.isFile() || stat.size <= MAX_EDIT_BYTES) return undefined;
     const display = target.display;
     const size = formatSize(stat.size);
-    if (stat.size > MAX_STREAM_EDIT_BYTES)
+    if (stat.size > MAX_STREAM_EDIT_BYTES) {
+      const sizes = sizeOverLimit(stat.size, MAX_STREAM_EDIT_BYTES);
       throw new ToolFailure(
-        `Error: ${display} is ${size}, larger than edit_file handles (${formatSize(MAX_STREAM_EDIT_BYTES)}). Use a command (e.g. sed) instead.`,
+        `Error: ${display} is ${sizes.size}, larger than edit_file handles (${sizes.limit}). Use a command (e.g. sed) instead.`,
       );
+    }
     const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
     if (binary) throw new ToolFailure(`Error: ${display} is a binary file (${binary}); edit_file changes text only.`);
     if (ctx.reads.check(threadId, target.absolute, { size: stat.size, mtimeMs: stat.mtimeMs }) !== "ok")

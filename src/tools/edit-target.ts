@@ -1,5 +1,5 @@
 import { promises as fs } from "node:fs";
-import { binaryKindFromExtension, detectBinary, formatSize } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, formatSize, sizeOverLimit } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { openVerified, writeInWorkspace } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
@@ -49,8 +49,9 @@ export async function loadEditTarget(
     if (!stat.isFile())
       return refuse(`Error: ${display} is not a regular file (a device, socket or pipe); it cannot be edited.`);
     if (stat.size > MAX_EDIT_BYTES) {
+      const sizes = sizeOverLimit(stat.size, MAX_EDIT_BYTES);
       return refuse(
-        `Error: ${display} is ${formatSize(stat.size)}, larger than ${toolName} handles (${formatSize(MAX_EDIT_BYTES)}). Use ${toolName === "apply_patch" ? "edit_file (it streams files up to 1 GB) or " : ""}a command (e.g. sed) instead.`,
+        `Error: ${display} is ${sizes.size}, larger than ${toolName} handles (${sizes.limit}). Use ${toolName === "apply_patch" ? "edit_file (it streams files up to 1 GB) or " : ""}a command (e.g. sed) instead.`,
       );
     }
     const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));

@@ -2,6 +2,7 @@ import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import { withThousands } from "../thousands.js";
 import path from "node:path";
 
 /**
@@ -150,6 +151,17 @@ export function formatSize(bytes: number): string {
   }
   if (unit === 0) return `${bytes} B`;
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/**
+ * A size and the limit it passed, as formatSize gives them; in exact bytes when those read the
+ * same ("1.0 GB, larger than … (1.0 GB)" says nothing).
+ */
+export function sizeOverLimit(size: number, limit: number): { size: string; limit: string } {
+  const [a, b] = [formatSize(size), formatSize(limit)];
+  return a === b
+    ? { size: `${withThousands(size)} bytes`, limit: `${withThousands(limit)} bytes` }
+    : { size: a, limit: b };
 }
 
 /** Lines in a text the way editors and `cat -n` see them: a final line needs no newline. */
