@@ -1,5 +1,5 @@
 import type { Stats } from "node:fs";
-import { binaryKindFromExtension, detectBinary, formatSize, sizeOverLimit } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, sizeOverLimit } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import type { Hunk } from "../workspace/patch-parse.js";
 import { applyHunksStreamed, type ByteSplice } from "../workspace/patch-stream.js";

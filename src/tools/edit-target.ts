@@ -1,5 +1,5 @@
 import { promises as fs } from "node:fs";
-import { binaryKindFromExtension, detectBinary, formatSize, sizeOverLimit } from "../workspace/files.js";
+import { binaryKindFromExtension, detectBinary, sizeOverLimit } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { openVerified, writeInWorkspace } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
