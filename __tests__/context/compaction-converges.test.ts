@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { baseEnv, runCli } from "../helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
@@ -103,8 +103,9 @@ describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
   }, 300_000);
 
   test("big results the model has read, which requests no longer carry, do not count: no summary at every step", async () => {
-    // Each result is over OFFLOAD_RESULT_CHARS, so once read it is sent as its start and a pointer.
-    const steps = 12;
+    // Each result is over OFFLOAD_RESULT_CHARS, so once read it is sent as its start and a pointer
+    // (in a 16k window even at first sight: a step then adds little, and a summary comes ~25 steps in).
+    const steps = 30;
     for (let i = 0; i < steps; i++)
       writeFileSync(path.join(workspace, `big${i}.txt`), `${`big file ${i} `.padEnd(99, "x")}\n`.repeat(220));
     let step = -1;
@@ -121,7 +122,18 @@ describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
         : { content: "All read.", usage };
     });
     const r = await runCli(
-      ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--json", "read the big files"],
+      [
+        "--workspace",
+        workspace,
+        "--engine",
+        engine,
+        "--approval",
+        "full-auto",
+        "--json",
+        "--max-steps",
+        "200",
+        "read the big files",
+      ],
       {
         env: baseEnv({
           OPENAI_BASE_URL: server.url,
@@ -147,6 +159,108 @@ describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
       .filter((e) => e.type === "compaction");
     expect(compactions).toHaveLength(summaryAt.length);
     for (const c of compactions) expect(c.tokensBefore).toBeLessThan(BUDGET);
+  }, 300_000);
+
+  test("40 KB results, each alone about the whole window: sent as their start and a pointer at first sight, compaction converges", async () => {
+    // Each result alone (~10k tokens) with the fixed part (~5.4k) passed the budget, and a summary
+    // ran at every step (29 in 30). Now a result over the first-sight limit (three quarters of what
+    // half the budget leaves after the fixed part and the summary's allowance, ~4.4k characters
+    // here) is sent as its start and a pointer from the first request that carries it, and as a
+    // shorter start once read; a step then adds ~1.3k characters, so at most one summary in 20 steps.
+    const steps = 60;
+    for (let i = 0; i < steps; i++)
+      writeFileSync(path.join(workspace, `big${i}.txt`), `${`big file ${i} `.padEnd(99, "x")}\n`.repeat(400));
+    let step = -1;
+    server = await startOpenAIServer((request: ChatRequest): ScriptStep => {
+      const usage = { prompt_tokens: providerCount(request), completion_tokens: 20 };
+      if (isSummary(request)) return { content: SUMMARY, usage };
+      step++;
+      return step < steps
+        ? {
+            content: `read big ${step}`,
+            toolCalls: [{ name: "read_file", args: { filePath: `big${step}.txt` } }],
+            usage,
+          }
+        : { content: "All read.", usage };
+    });
+    const r = await runCli(
+      [
+        "--workspace",
+        workspace,
+        "--engine",
+        engine,
+        "--approval",
+        "full-auto",
+        "--json",
+        "--max-steps",
+        "200",
+        "read the big files",
+      ],
+      {
+        env: baseEnv({
+          OPENAI_BASE_URL: server.url,
+          OPENAI_API_KEY: "test",
+          MINI_CURSOR_CONTEXT_TOKENS: String(BUDGET),
+          MINI_CURSOR_SNAPSHOTS: "off",
+        }),
+        timeoutMs: 240_000,
+      },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.filter((e) => e.type === "notice")).toEqual([]);
+    expect(events.filter((e) => e.type === "step")).toHaveLength(steps + 1);
+    const requests = server.requests;
+    const summaryAt = requests.flatMap((req, i) => (isSummary(req) ? [i] : []));
+    const compactions = events.filter((e) => e.type === "compaction");
+    expect(compactions).toHaveLength(summaryAt.length);
+    process.stderr.write(`${engine}: ${summaryAt.length} summaries in ${steps} steps at ${summaryAt.join(",")}\n`);
+    expect(summaryAt.length).toBeGreaterThanOrEqual(1);
+    expect(summaryAt.length).toBeLessThanOrEqual(steps / 20);
+    for (let k = 1; k < summaryAt.length; k++) expect(summaryAt[k]! - summaryAt[k - 1]! - 1).toBeGreaterThanOrEqual(20);
+    summaryAt.forEach((at, k) => {
+      const c = compactions[k] as { tokensBefore: number; tokensAfter: number };
+      expect(c.tokensBefore).toBeGreaterThan(BUDGET * 0.8);
+      expect(c.tokensBefore).toBeLessThan(BUDGET);
+      const after = providerCount(requests[at + 1]!);
+      expect(after).toBeLessThan(BUDGET * 0.5);
+      expect(c.tokensAfter).toBeLessThan(BUDGET * 0.5);
+      expect(Math.abs(c.tokensAfter - after)).toBeLessThanOrEqual(after * 0.1);
+    });
+    // No request passes the budget.
+    for (const req of requests) expect(providerCount(req)).toBeLessThan(BUDGET);
+
+    // What the model gets of the first result, first sight and once read: the saved file has all of it.
+    const resultIn = (req: ChatRequest) => String(req.messages.find((m) => m.role === "tool")!.content);
+    const first = resultIn(requests[1]!);
+    const saved = /The full text is in (\S+\.txt);/.exec(first)![1]!;
+    const whole = readFileSync(saved, "utf8");
+    expect(whole).toBe(
+      `${readFileSync(path.join(workspace, "big0.txt"), "utf8")
+        .split("\n")
+        .slice(0, 400)
+        .map((line, i) => `${String(i + 1).padStart(6)}\t${line}`)
+        .join("\n")}\n\n[Lines 1-400 of 400, end of file.]`,
+    );
+    const head = (n: number) => whole.slice(0, n);
+    const chars = whole.length.toLocaleString("en-US");
+    // The first-sight limit follows the fixed part (the tools' schemas): ~4k characters here, of
+    // which 500 are kept for the note; once read, a tenth of it stays (as 2,000 of 20,000 by default).
+    const shown = Number(/^\[\.\.\. this is the start \(([\d,]+) characters\)/m.exec(first)![1]!.replace(/,/g, ""));
+    expect(shown).toBeGreaterThan(3_000);
+    expect(shown).toBeLessThan(4_000);
+    const limit = shown + 500;
+    const pageLines = Math.floor((whole.split("\n").length * limit) / (2 * whole.length));
+    expect(first).toBe(
+      `${head(shown)}\n[... this is the start (${shown.toLocaleString("en-US")} characters) of a result of ${chars} characters, more than the context window holds at once. The full text is in ${saved}; read it page by page with read_file (offset and limit, about ${pageLines} lines at a time) if you need the rest.]`,
+    );
+    expect(resultIn(requests[2]!)).toBe(
+      `${head(Math.floor(limit / 10))}\n[... this result (${chars} characters) was moved out of the conversation to save context. The full text is in ${saved}; read it page by page with read_file (offset and limit, about ${pageLines} lines at a time) if you need it again.]`,
+    );
   }, 300_000);
 
   test("says once, at the start, when the system prompt and tools alone exceed the budget", async () => {

@@ -278,6 +278,8 @@ async function updatesOf(
   const config = {
     configurable: { thread_id: "t1", approval: "auto-edit" as const, maxSteps: 30, ...configurable },
     streamMode: "updates" as const,
+    // Room for the eight steps (three nodes each) the summary test takes.
+    recursionLimit: 100,
   };
   const updates: Array<[string, Record<string, unknown>]> = [];
   for await (const chunk of await graph.stream({ messages: [new HumanMessage(task)] }, config))
@@ -316,25 +318,25 @@ test("time travel is its own node: restore_files says in state which files it br
 });
 
 test("a summary is its own node: summarise's update replaces the conversation with the summary and the recent turns", async () => {
-  const text = (ch: string) => Array.from({ length: 180 }, () => ch.repeat(99)).join("\n");
-  writeFileSync(path.join(tmp.dir, "a.txt"), text("a"));
-  writeFileSync(path.join(tmp.dir, "b.txt"), text("b"));
+  // Seven results each under what one may take at first sight in a 16k window fill it.
+  const files = ["a", "b", "c", "d", "e", "f", "g"];
+  const text = (ch: string) => Array.from({ length: 50 }, () => ch.repeat(99)).join("\n");
+  for (const f of files) writeFileSync(path.join(tmp.dir, `${f}.txt`), text(f));
   const settings = engineSettings(tmp.dir, { approval: "auto-edit", contextTokens: 16_000 });
   const graph = createGraph(settings, {
     checkpointer: new MemorySaver(),
     model: new ScriptedChatModel([
-      { toolCalls: [{ name: "read_file", args: { filePath: "a.txt" } }] },
-      { toolCalls: [{ name: "read_file", args: { filePath: "b.txt" } }] },
+      ...files.map((f) => ({ toolCalls: [{ name: "read_file", args: { filePath: `${f}.txt` } }] })),
       "SUMMARY: read a.txt.",
-      "Both files are fine.",
+      "All files are fine.",
     ]),
     tools: createTools({ workspace: tmp.dir }),
   });
-  const updates = await updatesOf(graph, "check a.txt and b.txt");
+  const updates = await updatesOf(graph, "check the seven files");
   const summaries = updates.filter(([node]) => node === "summarise");
-  // Nothing to summarise in the first two steps: the node runs and changes nothing.
-  expect(summaries.slice(0, 2).map(([, u]) => u)).toEqual([{}, {}]);
-  const made = summaries[2]![1].messages as BaseMessage[];
+  // Nothing to summarise in the first seven steps: the node runs and changes nothing.
+  expect(summaries.slice(0, 7).map(([, u]) => u)).toEqual([{}, {}, {}, {}, {}, {}, {}]);
+  const made = summaries[7]![1].messages as BaseMessage[];
   expect(made[0]).toBeInstanceOf(RemoveMessage);
   const summary = made.find((m) => AIMessage.isInstance(m) && String(m.content).includes("SUMMARY: read a.txt."));
   expect(summary?.response_metadata).toHaveProperty(SUMMARY_KEY);

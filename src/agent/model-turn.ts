@@ -6,10 +6,11 @@ import {
   compactHistory,
   compactionCanHelp,
   offloadLargeResults,
+  offloadLimits,
   type Compaction,
 } from "../context/compaction.js";
 import { fitToBudget, estimateTokens } from "../context/budget.js";
-import { measureContext, overheadNotice } from "../context/context-size.js";
+import { fixedTokens, measureContext, OVERHEAD_WARN_SHARE, overheadNotice } from "../context/context-size.js";
 import { costOf, priceFor, type PriceTable } from "../models/cost.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { normalizeToolCalls } from "./turn.js";
@@ -92,6 +93,31 @@ export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
   };
 }
 
+const toldCannotHelp = new WeakSet<readonly StructuredToolInterface[]>();
+
+/**
+ * Said once per tool set when a compaction could not bring the request under the trigger (the
+ * newest turn's results, the request and the fixed part alone come near it): the oldest turns
+ * are then dropped instead of a summary being written at every step. Not said when the fixed
+ * part alone was already the reason (overheadNotice).
+ */
+function cannotHelpNotice(
+  systemPrompt: string,
+  tools: readonly StructuredToolInterface[] | undefined,
+  budgetTokens: number,
+): string | undefined {
+  const key = tools ?? NO_TOOLS;
+  if (toldCannotHelp.has(key)) return undefined;
+  toldCannotHelp.add(key);
+  if (fixedTokens(systemPrompt, tools) >= budgetTokens * OVERHEAD_WARN_SHARE) return undefined;
+  return (
+    `The latest tool results, the request, the system prompt and the tools together come near the context budget of ` +
+    `${budgetTokens} tokens (MINI_CURSOR_CONTEXT_TOKENS), so a summary of the older turns could not make room: ` +
+    `the oldest turns are left out of the requests instead. Set MINI_CURSOR_CONTEXT_TOKENS to the model's real context window.`
+  );
+}
+const NO_TOOLS: readonly StructuredToolInterface[] = [];
+
 /**
  * The first part of every step, the same for both engines: near the context budget, older turns
  * are summarised. Undefined when the history fits (or nothing could be summarised); otherwise
@@ -104,15 +130,22 @@ export async function compactBeforeTurn(
   const notice = overheadNotice(input.systemPrompt, input.tools, input.contextTokens);
   if (notice) input.onNotice?.(notice);
   const { workspace } = input;
-  // Measured as takeModelTurn sends it: a big result the model has read goes as its start and a pointer.
-  const view = workspace ? (history: readonly BaseMessage[]) => offloadLargeResults(history, workspace) : undefined;
+  // Measured as takeModelTurn sends it: a big result goes as its start and a pointer (offloadLimits).
+  const limits = offloadLimits(input.contextTokens, fixedTokens(input.systemPrompt, input.tools));
+  const view = workspace
+    ? (history: readonly BaseMessage[]) => offloadLargeResults(history, workspace, limits)
+    : undefined;
   const options = { systemPrompt: input.systemPrompt, budgetTokens: input.contextTokens, tools: input.tools, view };
   if (
     measureContext(input.systemPrompt, input.history, input.tools, input.contextTokens, view).tokens <=
     input.contextTokens * COMPACT_AT
   )
     return undefined;
-  if (!compactionCanHelp(options, input.history)) return undefined;
+  if (!compactionCanHelp(options, input.history)) {
+    const told = cannotHelpNotice(input.systemPrompt, input.tools, input.contextTokens);
+    if (told) input.onNotice?.(told);
+    return undefined;
+  }
   const compaction = await compactHistory(input.summaryModel, input.history, { ...options, config });
   if (!compaction) return undefined;
   const cost = costOfResponse(compaction.response, compaction.usage, input);
@@ -129,7 +162,8 @@ export async function takeModelTurn(
   config?: RunnableConfig,
 ): Promise<ModelTurn> {
   const system = new SystemMessage(input.systemPrompt);
-  const view = input.workspace ? offloadLargeResults(input.history, input.workspace) : input.history;
+  const limits = offloadLimits(input.contextTokens, fixedTokens(input.systemPrompt, input.tools));
+  const view = input.workspace ? offloadLargeResults(input.history, input.workspace, limits) : input.history;
   const sent: BaseMessage[] = [system, ...fitToBudget(view, input.contextTokens, estimateTokens(system))];
   const response = await callModelWithRetry(model, sent, config, {
     onProviderNote: input.onProviderNote,

@@ -39,6 +39,17 @@ const SUMMARY_ALLOWANCE_SHARE = 0.1;
 export const OFFLOAD_RESULT_CHARS = 20_000;
 /** What stays of an offloaded result: its start. */
 export const OFFLOAD_PREVIEW_CHARS = 2_000;
+/**
+ * The share of a compaction's room (half the budget less the fixed part and the summary's
+ * allowance) that one tool result may take when the model first sees it. Over it, even the first
+ * sight is its start and a pointer: with a small window one 40 KB result alone kept every request
+ * over the trigger, and a summary ran at every step (issue 30's probe: 29 in 30).
+ */
+export const RESULT_ROOM_SHARE = 0.75;
+/** However little room the budget leaves, a result shows at least this much (characters) when first seen. */
+const MIN_RESULT_CHARS = 1_000;
+/** Characters of a first-seen limit kept for the note after the start. */
+const FIRST_SIGHT_NOTE_CHARS = 500;
 /** Each message is cut to this in the transcript the summariser reads. */
 const TRANSCRIPT_MESSAGE_CHARS = 4_000;
 /** The transcript may use this share of the budget. */
@@ -60,6 +71,9 @@ export function summarySteps(message: BaseMessage): number | undefined {
   return marker ? Math.max(0, marker.steps ?? 0) : undefined;
 }
 
+/** A user's request (not a summary). */
+const isRequest = (m: BaseMessage) => m.getType() === "human" && summarySteps(m) === undefined;
+
 // --- big tool results ----------------------------------------------------------------------------
 
 function safeName(id: string): string {
@@ -78,34 +92,80 @@ function saveResult(workspace: string, id: string, text: string): string | undef
   }
 }
 
+/** How many characters of a tool result the context holds, by the budget and the fixed part. */
+export interface OffloadLimits {
+  /** A result the model has read that is longer than this goes as its start and a pointer. */
+  read: number;
+  /** A result the model has not seen yet that is longer than this goes as its start and a pointer already. */
+  unseen: number;
+}
+
+/** Today's limits whatever the budget: only results the model has read, over OFFLOAD_RESULT_CHARS. */
+export const DEFAULT_OFFLOAD_LIMITS: OffloadLimits = {
+  read: OFFLOAD_RESULT_CHARS,
+  unseen: Number.POSITIVE_INFINITY,
+};
+
 /**
- * The history as the model should see it: tool results over the threshold that the model has
+ * The limits for a budget whose fixed part (system prompt and tool schemas, in tokens) is known:
+ * a result the model first sees fits, with the fixed part and a summary, in half the budget, so a
+ * compaction can always bring the request under the limit; a result it has read never takes more.
+ * With the default 100k budget only results over 20,000 characters the model has read, and ones
+ * over about 130,000 it has not, are affected.
+ */
+export function offloadLimits(budgetTokens: number, fixedTokens: number): OffloadLimits {
+  const room = budgetTokens * COMPACT_LIMIT - fixedTokens - summaryAllowance(budgetTokens);
+  const unseen = Math.max(MIN_RESULT_CHARS, Math.floor(room * RESULT_ROOM_SHARE * CHARS_PER_TOKEN));
+  return { read: Math.min(OFFLOAD_RESULT_CHARS, unseen), unseen };
+}
+
+/** The start kept of a result the model has read: OFFLOAD_PREVIEW_CHARS, less in a small window. */
+function previewChars(limits: OffloadLimits): number {
+  return Math.min(OFFLOAD_PREVIEW_CHARS, Math.floor((limits.read * OFFLOAD_PREVIEW_CHARS) / OFFLOAD_RESULT_CHARS));
+}
+
+/** Lines of the saved text a read_file page may take so that the page is seen whole (line numbers added). */
+function pageLines(text: string, limitChars: number): number {
+  const lines = text.split("\n").length;
+  return Math.max(1, Math.floor((lines * limitChars) / (2 * text.length)));
+}
+
+/**
+ * The history as the model should see it: tool results over the limit that the model has
  * already read (all but those of the latest turn) are replaced by their start and a pointer to
- * the full text on disk. The saved history is not changed, so this is the same every time.
+ * the full text on disk; results of the latest turn, by the same, when they are over the limit of
+ * a first sight (a small window only). The saved history is not changed, so this is the same
+ * every time.
  */
 export function offloadLargeResults(
   history: readonly BaseMessage[],
   workspace: string,
-  threshold = OFFLOAD_RESULT_CHARS,
+  limits: OffloadLimits = DEFAULT_OFFLOAD_LIMITS,
 ): BaseMessage[] {
   let lastAI = -1;
   history.forEach((m, i) => {
     if (AIMessage.isInstance(m)) lastAI = i;
   });
   return history.map((m, i) => {
-    if (i > lastAI || !ToolMessage.isInstance(m)) return m;
+    if (!ToolMessage.isInstance(m)) return m;
+    const unseen = i > lastAI;
     const text = messageText(m);
-    if (text.length <= threshold) return m;
+    if (text.length <= (unseen ? limits.unseen : limits.read)) return m;
     const saved = saveResult(workspace, m.tool_call_id, text);
     if (!saved) return m;
-    const head = text.slice(0, OFFLOAD_PREVIEW_CHARS);
-    return new ToolMessage({
-      tool_call_id: m.tool_call_id,
-      name: m.name,
-      status: m.status,
-      id: m.id,
-      content: `${head}\n[... this result (${withThousands(text.length)} characters) was moved out of the conversation to save context. The full text is in ${saved}; read it with read_file if you need it again.]`,
-    });
+    const paging =
+      text.length > limits.unseen
+        ? `page by page with read_file (offset and limit, about ${withThousands(pageLines(text, limits.unseen))} lines at a time)`
+        : undefined;
+    let content: string;
+    if (unseen) {
+      const head = text.slice(0, Math.max(0, limits.unseen - FIRST_SIGHT_NOTE_CHARS));
+      content = `${head}\n[... this is the start (${withThousands(head.length)} characters) of a result of ${withThousands(text.length)} characters, more than the context window holds at once. The full text is in ${saved}; read it ${paging} if you need the rest.]`;
+    } else {
+      const head = text.slice(0, previewChars(limits));
+      content = `${head}\n[... this result (${withThousands(text.length)} characters) was moved out of the conversation to save context. The full text is in ${saved}; read it ${paging ?? "with read_file"} if you need it again.]`;
+    }
+    return new ToolMessage({ tool_call_id: m.tool_call_id, name: m.name, status: m.status, id: m.id, content });
   });
 }
 
@@ -182,17 +242,28 @@ function summaryAllowance(budgetTokens: number): number {
 }
 
 /**
- * Whether a compaction could bring the request under the trigger at all: with a fixed part and a
- * request that alone come near it, summarising every step would gain nothing, so it is left to
- * dropping the oldest turns (fitToBudget).
+ * Whether a compaction could bring the request under the trigger at all: it keeps the fixed part,
+ * the request and the newest turn (whose results the model has not seen), as sent, and adds a
+ * summary. When those alone come near the trigger, summarising every step would gain nothing, so
+ * it is left to dropping the oldest turns (fitToBudget).
  */
 export function compactionCanHelp(
   options: Omit<CompactionOptions, "config">,
   history: readonly BaseMessage[],
 ): boolean {
+  return compactionFloor(options, history) < options.budgetTokens * COMPACT_AT;
+}
+
+/** The smallest request a compaction could leave, in the trigger's measure. */
+export function compactionFloor(options: Omit<CompactionOptions, "config">, history: readonly BaseMessage[]): number {
   const size = measureContext(options.systemPrompt, history, options.tools, options.budgetTokens, options.view);
-  const floor = Math.ceil(size.scale * summaryAllowance(options.budgetTokens)) + size.fixed + size.request;
-  return floor < options.budgetTokens * COMPACT_AT;
+  const units = toUnits(history);
+  const newest = units.length > 0 ? units[units.length - 1]! : [];
+  // The newest unit is kept verbatim unless it is the request itself (already counted).
+  const kept = newest.length > 0 && !isRequest(newest[0]!) ? newest : [];
+  const sentKept = options.view ? options.view(history).slice(history.length - kept.length) : kept;
+  const keptTokens = kept.length > 0 ? estimateTotalTokens(sentKept) : 0;
+  return Math.ceil(size.scale * (summaryAllowance(options.budgetTokens) + keptTokens)) + size.fixed + size.request;
 }
 
 /**
@@ -252,7 +323,7 @@ export async function compactHistory(
   const units = toUnits(answerDanglingToolCalls(history));
   let latest = -1;
   units.forEach((u, i) => {
-    if (u[0]!.getType() === "human" && summarySteps(u[0]!) === undefined) latest = i;
+    if (isRequest(u[0]!)) latest = i;
   });
   const before = measureContext(systemPrompt, history, tools, budgetTokens, view);
   // Room for the recent turns, in estimated tokens: the target less the fixed part, the request and the summary.

@@ -153,7 +153,7 @@ export function measureContext(
 }
 
 /** Above this share of the budget the fixed part alone leaves a compaction no room to work in. */
-const OVERHEAD_WARN_SHARE = 0.5;
+export const OVERHEAD_WARN_SHARE = 0.5;
 const warned = new WeakSet<readonly StructuredToolInterface[]>();
 
 /**
