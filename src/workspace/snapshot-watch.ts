@@ -78,8 +78,12 @@ export const WATCH_MAX_LINKED = 2_000;
  * written again in the same clock tick without its times moving: looked at again next time.
  */
 export const WATCH_RACY_MS = 2_000;
-/** How long the sweep runs before letting the event loop turn. */
-const SWEEP_SLICE_MS = 8;
+/**
+ * How long the sweep runs before letting the event loop turn: a step that runs while the first
+ * snapshot's sweep does waits up to this at each of its own turns (8 ms made an edit step during
+ * the first snapshot of 100,000 files cost 404 ms; 2 ms, 242 ms).
+ */
+const SWEEP_SLICE_MS = 2;
 
 /** inotify's queue length when /proc does not say (fs.inotify.max_queued_events). */
 export const DEFAULT_MAX_QUEUED_EVENTS = 16_384;
