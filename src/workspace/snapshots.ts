@@ -82,6 +82,16 @@ export const LOCK_WAIT_MS = 15_000;
 const LOCK_POLL_MS = 100;
 /** Attempts at moving the snapshot branch when another process moved it meanwhile. */
 const REF_ATTEMPTS = 8;
+/**
+ * Before each attempt after a lost one, a random wait of up to this times the attempts lost: two
+ * processes taking snapshots back to back otherwise lose to each other in lockstep, and the
+ * slower one ran out of attempts (a two-process test, on a quiet machine).
+ */
+const REF_RETRY_JITTER_MS = 10;
+
+/** The random wait before attempt `attempt` (from 2 on) at moving the branch. */
+const refRetryPause = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * (attempt - 1) * REF_RETRY_JITTER_MS));
 /** The shared index each process's own index starts from. */
 const SHARED_INDEX = "index";
 /** Never made: what a git call that needs no index is pointed at, so it reads none. */
@@ -734,7 +744,10 @@ export function snapshotStore(workspace: string): SnapshotStore {
       try {
         made = await takeDirect(git, root, paths, base, oversized, SNAPSHOT_REF, looks);
       } catch (err) {
-        if (err instanceof RefMovedError) continue;
+        if (err instanceof RefMovedError) {
+          await refRetryPause(attempt + 1);
+          continue;
+        }
         known = undefined;
         break;
       }
@@ -829,6 +842,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
         return id;
       } catch (err) {
         if (attempt >= REF_ATTEMPTS) throw err;
+        await refRetryPause(attempt + 1);
       }
     }
   }
