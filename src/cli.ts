@@ -9,6 +9,7 @@ import { buildProgram } from "./cli-program.js";
 import { EXIT } from "./app/exit-codes.js";
 import { limitHeapGrowth } from "./app/heap-growth.js";
 import { installSignalBackstop } from "./app/process-signals.js";
+import { enableWarmUps } from "./app/warm-up.js";
 import type { ThreadInfo } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
 import { stateDirFor, takeStateNotices } from "./memory/state-dir.js";
@@ -256,6 +257,7 @@ export async function main(argv: string[]): Promise<number> {
     // Loaded only now, so --help, --version, --threads and usage errors stay fast.
     const { runInteractive, runOnce } = await import("./app/run.js");
     await sandboxProbe;
+    enableWarmUps();
     const run = () => (parsed.task ? runOnce(settings, parsed.task, version) : runInteractive(settings, version));
     try {
       return await run();

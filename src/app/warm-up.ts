@@ -10,6 +10,10 @@ import diagnostics from "node:diagnostics_channel";
  * given, each in its own macrotask; one that fails is skipped (the real step runs the same code
  * and reports its own errors), and the next still runs. Once a response has come in, no further
  * one starts (the idle time is over; the rest happens on demand).
+ *
+ * Only the CLI's own process turns them on (`enableWarmUps`, cli.ts): a library user, a test file or
+ * an in-process eval builds the same agent and tools, and a warm-up there would run into whatever
+ * comes after it (under Jest, a `require` after the test file's environment is gone).
  */
 
 /** Undici's channel for a request whose body was written in full (Node's fetch). */
@@ -26,6 +30,7 @@ export const FALLBACK_MS = 2_000;
 export type WarmUp = (answered: () => boolean) => Promise<unknown>;
 
 const queue: Array<() => Promise<unknown>> = [];
+let enabled = false;
 let armed = false;
 let started = false;
 let running = false;
@@ -68,11 +73,17 @@ async function drain(): Promise<void> {
   }
 }
 
+/** Lets this process's sessions warm up: called by the CLI's entry point, and nowhere else. */
+export function enableWarmUps(): void {
+  enabled = true;
+}
+
 /**
  * Runs `job` once the first model request is out (at once when that already happened), after the
- * jobs given before it, or before them when `first`.
+ * jobs given before it, or before them when `first`. Does nothing unless `enableWarmUps` was called.
  */
 export function warmUpWhileModelThinks(job: WarmUp, first = false): void {
+  if (!enabled) return;
   const guarded = () => Promise.resolve().then(() => job(answered));
   if (first) queue.unshift(guarded);
   else queue.push(guarded);
