@@ -199,6 +199,21 @@ describe("files with more than one link (a write through a link outside the work
     expect(plain(await watcher.changes())).toEqual({ certain: true, paths: [], goneDirs: [], looked: [] });
   });
 
+  it("counts as too many when the sweep's own bound (4 × the limit) is passed, ignored files included", async () => {
+    writeFileSync(ws(".gitignore"), "*.cache\n");
+    // Nine ignored by name: past the worker's bound of 8 for a limit of 2, so the safe side.
+    for (let i = 0; i < 9; i++) {
+      writeFileSync(ws(`a/${i}.cache`), `${i}\n`);
+      linkSync(ws(`a/${i}.cache`), outside(`${i}.cache`));
+    }
+    watcher = linked(2, 0);
+    await scanned(watcher);
+    expect(await watcher.changes()).toEqual({
+      certain: false,
+      reason: "over 2 files have more than one link (a write through another link gives no event)",
+    });
+  });
+
   it("gives way to a scan, saying why, when more files have links than it looks at", async () => {
     for (const name of ["x", "y", "z"]) {
       writeFileSync(ws(`a/${name}`), `${name}\n`);

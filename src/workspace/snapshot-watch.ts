@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
+import { sweepLinks, type LinkSweep, type LinkSweepResult } from "./link-sweep.js";
 import { pidAlive } from "./session-processes.js";
 import { createIgnoreChecker } from "./walk.js";
 
@@ -79,11 +80,16 @@ export const WATCH_MAX_LINKED = 2_000;
  */
 export const WATCH_RACY_MS = 2_000;
 /**
- * How long the sweep runs before letting the event loop turn: a step that runs while the first
- * snapshot's sweep does waits up to this at each of its own turns (8 ms made an edit step during
- * the first snapshot of 100,000 files cost 404 ms; 2 ms, 242 ms).
+ * How long the sweep's choice of folders runs before letting the event loop turn: a step that runs
+ * meanwhile waits up to this at each of its own turns.
  */
 const SWEEP_SLICE_MS = 2;
+/**
+ * The worker stops after this many times WATCH_MAX_LINKED multi-link files, ignored ones included
+ * (those are left out here, after it answers): past that it is taken as too many, the safe side
+ * (every whole snapshot scans), and the sweep's answer stays small.
+ */
+const SWEEP_FOUND_FACTOR = 4;
 
 /** inotify's queue length when /proc does not say (fs.inotify.max_queued_events). */
 export const DEFAULT_MAX_QUEUED_EVENTS = 16_384;
@@ -191,6 +197,8 @@ export class WorkspaceWatcher {
   private tooLinked: string | undefined;
   /** The sweep of the last scan's mark, while it runs. */
   private sweeping: Promise<void> | undefined;
+  /** Its worker thread, while that runs. */
+  private sweeper: LinkSweep | undefined;
 
   constructor(
     readonly root: string,
@@ -317,52 +325,72 @@ export class WorkspaceWatcher {
    * Every file of the watched folders looked at (a scan starts): the regular files with more
    * than one link are kept. It runs beside the scan, so a file may be looked at after the scan
    * read it, and a write between would hide in the look: every file it finds is read at the next
-   * answer (racy), and only that answer's look is the base. Synchronous calls in short slices:
-   * an lstat through the thread pool costs tens of times one made here, and the event loop gets
-   * a turn every SWEEP_SLICE_MS (the watches' events are handled meanwhile).
+   * answer (racy), and only that answer's look is the base. The lstat's run in a worker thread
+   * (link-sweep.ts); here only the ignored folders are left out first, in slices of
+   * SWEEP_SLICE_MS, and the ignored files among what it found afterwards.
    */
   private async sweep(generation: number): Promise<void> {
-    const linked = new Map<string, Linked>();
-    let over = false;
-    let sliceStart = performance.now();
+    this.sweeper?.stop();
+    this.sweeper = undefined;
     const ignores = createIgnoreChecker(this.root);
     this.ignores = ignores;
+    const stale = () => generation !== this.generation || this.disabled !== undefined;
+    const dirs = await this.sweptDirs(ignores, stale);
+    if (!dirs) return; // a later scan's sweep stands
+    const sweeper = sweepLinks(this.root, dirs, this.linkedLimit * SWEEP_FOUND_FACTOR, DOT_GIT);
+    this.sweeper = sweeper;
+    let found: LinkSweepResult;
+    try {
+      found = await sweeper.result;
+    } catch (err) {
+      if (stale()) return;
+      this.linked.clear();
+      this.tooLinked = `the hard-link sweep failed (${(err as Error).message})`;
+      return;
+    } finally {
+      if (this.sweeper === sweeper) this.sweeper = undefined;
+    }
+    if (stale()) return;
+    const linked = new Map<string, Linked>();
+    for (const rel of found.found) {
+      const slash = rel.lastIndexOf("/");
+      if (ignores.ignored(slash < 0 ? "" : rel.slice(0, slash), rel.slice(slash + 1), false)) continue;
+      linked.set(rel, { key: "", racy: true });
+    }
+    this.linked = linked;
+    this.tooLinked = undefined;
+    // Over the worker's own bound, ignored ones or not: too many to be sure of (scans, the safe side).
+    if (found.over || linked.size > this.linkedLimit) this.overLinked();
+  }
+
+  /**
+   * The watched folders that are not ignored, parents before children (a folder below an ignored
+   * one is ignored too, without asking the rules); undefined when `stale()` turned true.
+   */
+  private async sweptDirs(ignores: IgnoreChecker, stale: () => boolean): Promise<string[] | undefined> {
+    const kept = new Set<string>();
+    const skipped = new Set<string>();
+    let sliceStart = performance.now();
     for (const rel of [...this.dirs.keys()]) {
       if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
         await new Promise((resolve) => setImmediate(resolve));
         sliceStart = performance.now();
-        if (generation !== this.generation || this.disabled) return; // a later scan's sweep stands
+        if (stale()) return undefined;
       }
-      if (rel && ignores.pathIgnored(rel, true)) continue;
-      let entries: Dirent[];
-      try {
-        entries = readdirSync(this.abs(rel), { withFileTypes: true });
-      } catch {
-        continue; // gone meanwhile: its parent's event says so
+      if (!rel) {
+        kept.add(rel);
+        continue;
       }
-      for (const e of entries) {
-        // A hard link's other names are files too; a symlink or folder is never one.
-        if (!e.isFile() || DOT_GIT.test(e.name) || ignores.ignored(rel, e.name, false)) continue;
-        const child = rel ? `${rel}/${e.name}` : e.name;
-        let st;
-        try {
-          st = lstatSync(this.abs(child), { throwIfNoEntry: false });
-        } catch {
-          continue; // may not be looked at (EACCES): nor can a scan read it
-        }
-        if (!st?.isFile() || st.nlink < 2) continue; // gone meanwhile: an event says so
-        linked.set(child, { key: "", racy: true });
-        if (linked.size > this.linkedLimit) {
-          over = true;
-          break;
-        }
-      }
-      if (over) break;
+      const slash = rel.lastIndexOf("/");
+      const parent = slash < 0 ? "" : rel.slice(0, slash);
+      const ignored = skipped.has(parent)
+        ? true
+        : kept.has(parent)
+          ? ignores.ignored(parent, rel.slice(slash + 1), true)
+          : ignores.pathIgnored(rel, true); // its parent came later (watched again since)
+      (ignored ? skipped : kept).add(rel);
     }
-    if (generation !== this.generation) return;
-    this.linked = linked;
-    this.tooLinked = undefined;
-    if (over) this.overLinked();
+    return stale() ? undefined : [...kept];
   }
 
   /** The snapshot made from the last certain answer is recorded: it is the base of the next. */
@@ -373,6 +401,7 @@ export class WorkspaceWatcher {
   /** Ends every watch and removes the beacon's folder. */
   close(): void {
     this.disabled ??= "closed";
+    this.sweeper?.stop();
     this.closeAll();
   }
 

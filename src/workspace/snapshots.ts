@@ -80,18 +80,27 @@ const GIT_MAX_BUFFER = 256 * 1024 * 1024;
 export const LOCK_WAIT_MS = 15_000;
 /** Between looks at a held lock. */
 const LOCK_POLL_MS = 100;
-/** Attempts at moving the snapshot branch when another process moved it meanwhile. */
-const REF_ATTEMPTS = 8;
 /**
- * Before each attempt after a lost one, a random wait of up to this times the attempts lost: two
- * processes taking snapshots back to back otherwise lose to each other in lockstep, and the
- * slower one ran out of attempts (a two-process test, on a quiet machine).
+ * How long a take keeps trying to move the snapshot branch while other processes keep moving it
+ * first: each lost attempt means another take was recorded, so trying on is safe. A count of 8
+ * attempts ran out while another process took snapshots back to back (a two-process test).
+ */
+const REF_RETRY_MS = LOCK_WAIT_MS;
+/** Attempts at moving the branch when it failed for another reason than a lost race. */
+const OTHER_FAILURE_ATTEMPTS = 8;
+/**
+ * Before each attempt after a lost one, a random wait of up to this times the attempts lost
+ * (at most REF_RETRY_MAX_STEPS times): two processes taking snapshots back to back otherwise lose
+ * to each other in lockstep.
  */
 const REF_RETRY_JITTER_MS = 10;
+const REF_RETRY_MAX_STEPS = 20;
 
 /** The random wait before attempt `attempt` (from 2 on) at moving the branch. */
 const refRetryPause = (attempt: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.random() * (attempt - 1) * REF_RETRY_JITTER_MS));
+  new Promise((resolve) =>
+    setTimeout(resolve, Math.random() * Math.min(attempt - 1, REF_RETRY_MAX_STEPS) * REF_RETRY_JITTER_MS),
+  );
 /** The shared index each process's own index starts from. */
 const SHARED_INDEX = "index";
 /** Never made: what a git call that needs no index is pointed at, so it reads none. */
@@ -737,7 +746,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
    * path needs the index's way, or the direct way failed (its rules are the same).
    */
   async function direct(paths: readonly string[], looks?: Looks): Promise<string | undefined> {
-    for (let attempt = 1; last && attempt <= REF_ATTEMPTS; attempt++) {
+    const deadline = Date.now() + REF_RETRY_MS;
+    for (let attempt = 1; last && (attempt === 1 || Date.now() < deadline); attempt++) {
       if (known?.tree !== last.tree) known = { tree: last.tree, entries: new Map() };
       const base = { tree: last.tree, commit: last.commit, known: known.entries };
       let made;
@@ -827,6 +837,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
   let tip: string | undefined;
   /** Chains `tree` on the snapshot branch; another process moving it meanwhile is retried on its new tip. */
   async function commit(tree: string): Promise<string> {
+    const deadline = Date.now() + REF_RETRY_MS;
     for (let attempt = 1; ; attempt++) {
       // The tip this process last set is tried first; when another process moved it, the swap fails and it is read.
       const parent =
@@ -841,7 +852,9 @@ export function snapshotStore(workspace: string): SnapshotStore {
         tip = id;
         return id;
       } catch (err) {
-        if (attempt >= REF_ATTEMPTS) throw err;
+        // Lost to another process: tried on until the deadline; any other failure a few times.
+        const lost = /but expected/.test((err as Error).message);
+        if (lost ? Date.now() >= deadline : attempt >= OTHER_FAILURE_ATTEMPTS) throw err;
         await refRetryPause(attempt + 1);
       }
     }
