@@ -3,6 +3,7 @@ import { readdirSync, statSync, unlinkSync, type BigIntStats, type Stats } from 
 import { lstat, readFile, readlink } from "node:fs/promises";
 import path from "node:path";
 import { faultPoint } from "../memory/fault-point.js";
+import type { IgnoreVerdicts } from "./ignore-verdicts.js";
 import { pidAlive } from "./session-processes.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
@@ -133,23 +134,35 @@ async function readEntries(git: Git, tree: string, paths: readonly string[]): Pr
   return out;
 }
 
-/** Of `paths`, those git ignores (the index is not read: --no-index). */
-export async function ignoredOf(git: Git, paths: readonly string[]): Promise<Set<string>> {
-  if (paths.length === 0) return new Set();
+/**
+ * Of `paths`, those git ignores (the index is not read: --no-index). With `verdicts`, a path whose
+ * rule files are as they were when git last answered for it is not asked again.
+ */
+export async function ignoredOf(git: Git, paths: readonly string[], verdicts?: IgnoreVerdicts): Promise<Set<string>> {
+  const ignored = new Set<string>();
+  // Looked at before git is asked: a rule file changed meanwhile then makes this answer's key stale.
+  const rules = new Map(paths.map((rel) => [rel, verdicts?.rulesOf(rel)]));
+  const ask = paths.filter((rel) => {
+    const known = verdicts?.known(rel, rules.get(rel));
+    if (known) ignored.add(rel);
+    return known === undefined;
+  });
+  if (ask.length === 0) return ignored;
   // "./" first: a name starting with ":" is then no pathspec magic. With -v -n every path gets a
   // record, in order, "<source>\0<line>\0<pattern>\0<path>\0"; an empty source: no rule matched,
   // a "!" pattern: re-included. Exit 1: none matched.
   const out = await git(
     ["check-ignore", "--no-index", "-v", "-n", "-z", "--stdin"],
-    `${paths.map((p) => `./${p}`).join("\0")}\0`,
+    `${ask.map((p) => `./${p}`).join("\0")}\0`,
     { okExit: [1], pathspecs: "plain" },
   );
   const fields = out.split("\0");
-  const ignored = new Set<string>();
-  paths.forEach((rel, i) => {
+  ask.forEach((rel, i) => {
     const source = fields[i * 4];
     const pattern = fields[i * 4 + 2];
-    if (source && pattern !== undefined && !pattern.startsWith("!")) ignored.add(rel);
+    const isIgnored = Boolean(source && pattern !== undefined && !pattern.startsWith("!"));
+    if (isIgnored) ignored.add(rel);
+    verdicts?.keep(rel, rules.get(rel), isIgnored);
   });
   return ignored;
 }
@@ -183,6 +196,7 @@ export async function takeDirect(
   oversized: Set<string>,
   ref: string,
   looks?: Looks,
+  verdicts?: IgnoreVerdicts,
 ): Promise<DirectResult | undefined> {
   const unique = [...new Set(paths)];
   const found = await Promise.all(unique.map((rel) => find(workspace, rel, looks)));
@@ -192,7 +206,7 @@ export async function takeDirect(
   const entryOf = (rel: string): Entry => (base.known.has(rel) ? base.known.get(rel)! : (read.get(rel) ?? null));
   // Untracked files to record: only those git does not ignore.
   const untracked = unique.filter((rel, i) => found[i]!.kind === "record" && !isFile(entryOf(rel)));
-  const ignored = await ignoredOf(git, untracked);
+  const ignored = await ignoredOf(git, untracked, verdicts);
   for (const [rel, e] of read) base.known.set(rel, e);
   const lines: Buffer[] = [];
   const next = new Map<string, Entry>();

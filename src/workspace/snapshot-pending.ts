@@ -1,5 +1,8 @@
 import { lstatSync, readlinkSync, type Stats } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
+import type { IgnoreVerdicts } from "./ignore-verdicts.js";
+import { writeLooseBlob, writeLooseRef } from "./loose-objects.js";
 import { ignoredOf } from "./snapshot-direct.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
@@ -23,10 +26,17 @@ export const PENDING_PREFIX = "refs/pending/";
  */
 export const PENDING_ENTRIES_PREFIX = "refs/pending-entries/";
 
-/** Keeps a pending snapshot's entries in the store, so another process can make its ref. */
-export async function savePendingEntries(git: Git, id: string, entries: ReadonlyMap<string, Entry>): Promise<void> {
-  const blob = (await git(["hash-object", "-w", "--stdin"], JSON.stringify([...entries]))).trim();
-  await git(["update-ref", PENDING_ENTRIES_PREFIX + id.slice(PENDING_PREFIX.length), blob]);
+/**
+ * Keeps a pending snapshot's entries in the store (at `gitDir`), so another process can make its
+ * ref. Written here, not by git: see loose-objects.ts.
+ */
+export async function savePendingEntries(
+  gitDir: string,
+  id: string,
+  entries: ReadonlyMap<string, Entry>,
+): Promise<void> {
+  const blob = await writeLooseBlob(gitDir, Buffer.from(JSON.stringify([...entries])));
+  writeLooseRef(gitDir, PENDING_ENTRIES_PREFIX + id.slice(PENDING_PREFIX.length), blob);
 }
 
 /**
@@ -58,6 +68,12 @@ export async function orphanedPending(git: Git, storeId: string): Promise<Pendin
     }));
 }
 
+/**
+ * Files up to this size are read and stored by this process (loose-objects.ts); bigger ones are
+ * streamed by `git hash-object`, which never holds them whole.
+ */
+const IN_PROCESS_BLOB_BYTES = 16 * 1024 * 1024;
+
 /** A path's entry in a tree: its mode and blob, or null when the path is absent. */
 export type Entry = { mode: string; oid: string } | null;
 
@@ -79,12 +95,14 @@ export function isPendingSnapshot(id: string): boolean {
  */
 export async function capturePaths(
   git: Git,
+  gitDir: string,
   workspace: string,
   paths: readonly string[],
   oversized: Set<string>,
+  verdicts?: IgnoreVerdicts,
 ): Promise<Map<string, Entry>> {
   const out = new Map<string, Entry>();
-  const files: { rel: string; mode: string }[] = [];
+  const streamed: { rel: string; mode: string }[] = [];
   // One lstat per path: the paths present are asked about ignores, and the same stats say what each is.
   const stats = new Map<string, Stats | undefined>();
   for (const rel of new Set(paths)) {
@@ -97,6 +115,7 @@ export async function capturePaths(
   const ignored = await ignoredOf(
     git,
     [...stats].filter(([, st]) => st).map(([rel]) => rel),
+    verdicts,
   );
   for (const [rel, st] of stats) {
     if (ignored.has(rel)) continue;
@@ -106,21 +125,28 @@ export async function capturePaths(
       continue;
     }
     if (st.isSymbolicLink()) {
-      const oid = (await git(["hash-object", "-w", "--stdin"], readlinkSync(abs))).trim();
-      out.set(rel, { mode: "120000", oid });
+      out.set(rel, { mode: "120000", oid: await writeLooseBlob(gitDir, readlinkSync(abs, { encoding: "buffer" })) });
     } else if (st.isFile()) {
+      const mode = st.mode & 0o100 ? "100755" : "100644"; // git reads the owner's bit
       if (st.size > MAX_SNAPSHOT_FILE_BYTES) oversized.add(rel);
-      else files.push({ rel, mode: st.mode & 0o100 ? "100755" : "100644" }); // git reads the owner's bit
+      else if (st.size > IN_PROCESS_BLOB_BYTES) streamed.push({ rel, mode });
+      else {
+        const data = await readFile(abs);
+        // Grown past the limit since the lstat: never into the store.
+        if (data.length > MAX_SNAPSHOT_FILE_BYTES) oversized.add(rel);
+        else out.set(rel, { mode, oid: await writeLooseBlob(gitDir, data) });
+      }
     }
   }
-  if (files.length > 0) {
-    // --no-filters: the bytes as they are, as info/attributes makes every other snapshot take them.
+  if (streamed.length > 0) {
+    // git streams a big file into the store; --no-filters: the bytes as they are, as
+    // info/attributes makes every other snapshot take them.
     const oids = (
-      await git(["hash-object", "-w", "--no-filters", "--stdin-paths"], `${files.map((f) => f.rel).join("\n")}\n`)
+      await git(["hash-object", "-w", "--no-filters", "--stdin-paths"], `${streamed.map((f) => f.rel).join("\n")}\n`)
     )
       .trim()
       .split("\n");
-    files.forEach((f, i) => out.set(f.rel, { mode: f.mode, oid: oids[i]! }));
+    streamed.forEach((f, i) => out.set(f.rel, { mode: f.mode, oid: oids[i]! }));
   }
   return out;
 }

@@ -17,6 +17,7 @@ import {
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { faultPoint } from "../memory/fault-point.js";
+import { IgnoreVerdicts } from "./ignore-verdicts.js";
 import { ensureStateSubdir, stateDirPath } from "../memory/state-dir.js";
 import { snapshotGitEnvironment, snapshotWatchEnabled, stateHomePath } from "../settings.js";
 import {
@@ -655,6 +656,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
   // Threads' snapshots as this process last read or set them: an agent step then checks its thread without running git.
   const threadRefs = new Map<string, string>();
   const oversized = new Set<string>();
+  /** git's ignore answers for declared paths, while their rule files stay as they were. */
+  const verdicts = new IgnoreVerdicts(root, path.join(dir, "info", "exclude"));
   /** The first whole snapshot of this process, once started; `last` is set when it is done. */
   let first: Promise<void> | undefined;
   /** Snapshots of declared paths taken while the first one runs, in order (snapshot-pending.ts). */
@@ -752,7 +755,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
       const base = { tree: last.tree, commit: last.commit, known: known.entries };
       let made;
       try {
-        made = await takeDirect(git, root, paths, base, oversized, SNAPSHOT_REF, looks);
+        made = await takeDirect(git, root, paths, base, oversized, SNAPSHOT_REF, looks, verdicts);
       } catch (err) {
         if (err instanceof RefMovedError) {
           await refRetryPause(attempt + 1);
@@ -872,8 +875,8 @@ export function snapshotStore(workspace: string): SnapshotStore {
           const id = `${PENDING_PREFIX}${storeId(ctx)}/${process.pid}-${++pendingSeq}-${randomBytes(4).toString("hex")}`;
           const snap: PendingSnapshot = {
             id,
-            entries: capturePaths(git, root, paths, oversized).then(async (entries) => {
-              await savePendingEntries(git, id, entries);
+            entries: capturePaths(git, dir, root, paths, oversized, verdicts).then(async (entries) => {
+              await savePendingEntries(dir, id, entries);
               return entries;
             }),
           };
