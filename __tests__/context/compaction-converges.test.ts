@@ -48,38 +48,64 @@ function script(request: ChatRequest): ScriptStep {
     : { content: "All read.", usage };
 }
 
+/** The CLI on `task` with a `budget`-token window, against the scripted server, snapshots off. */
+function runWindowed(engine: string, task: string, budget = BUDGET, timeoutMs = 240_000) {
+  return runCli(
+    ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--json", "--max-steps", "200", task],
+    {
+      env: baseEnv({
+        OPENAI_BASE_URL: server!.url,
+        OPENAI_API_KEY: "test",
+        MINI_CURSOR_CONTEXT_TOKENS: String(budget),
+        MINI_CURSOR_SNAPSHOTS: "off",
+      }),
+      timeoutMs,
+    },
+  );
+}
+
+const eventsOf = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/**
+ * `count` files big<i>.txt of `lines` lines of 100 characters, read one per step by the scripted
+ * model; the run, its events, the requests, where summaries were asked for and the compactions.
+ */
+async function readBigFiles(engine: string, count: number, lines: number) {
+  for (let i = 0; i < count; i++)
+    writeFileSync(path.join(workspace, `big${i}.txt`), `${`big file ${i} `.padEnd(99, "x")}\n`.repeat(lines));
+  let step = -1;
+  server = await startOpenAIServer((request: ChatRequest): ScriptStep => {
+    const usage = { prompt_tokens: providerCount(request), completion_tokens: 20 };
+    if (isSummary(request)) return { content: SUMMARY, usage };
+    step++;
+    return step < count
+      ? { content: `read big ${step}`, toolCalls: [{ name: "read_file", args: { filePath: `big${step}.txt` } }], usage }
+      : { content: "All read.", usage };
+  });
+  const r = await runWindowed(engine, "read the big files");
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  const events = eventsOf(r.stdout);
+  const requests = server.requests;
+  const summaryAt = requests.flatMap((req, i) => (isSummary(req) ? [i] : []));
+  const compactions = events.filter((e) => e.type === "compaction") as Array<{
+    tokensBefore: number;
+    tokensAfter: number;
+  }>;
+  return { events, requests, summaryAt, compactions };
+}
+
 describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
   test("compacts at most once every 20 steps, each time to under half the budget, and reports the true sizes", async () => {
     server = await startOpenAIServer(script);
-    const r = await runCli(
-      [
-        "--workspace",
-        workspace,
-        "--engine",
-        engine,
-        "--approval",
-        "full-auto",
-        "--json",
-        "--max-steps",
-        "200",
-        "read every file",
-      ],
-      {
-        env: baseEnv({
-          OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: "test",
-          MINI_CURSOR_CONTEXT_TOKENS: String(BUDGET),
-          MINI_CURSOR_SNAPSHOTS: "off",
-        }),
-        timeoutMs: 240_000,
-      },
-    );
+    const r = await runWindowed(engine, "read every file");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const events = r.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = eventsOf(r.stdout);
     expect(events.filter((e) => e.type === "notice")).toEqual([]);
     const requests = server.requests;
     const summaryAt = requests.flatMap((req, i) => (isSummary(req) ? [i] : []));
@@ -106,57 +132,12 @@ describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
     // Each result is over OFFLOAD_RESULT_CHARS, so once read it is sent as its start and a pointer
     // (in a 16k window even at first sight: a step then adds little, and a summary comes ~25 steps in).
     const steps = 30;
-    for (let i = 0; i < steps; i++)
-      writeFileSync(path.join(workspace, `big${i}.txt`), `${`big file ${i} `.padEnd(99, "x")}\n`.repeat(220));
-    let step = -1;
-    server = await startOpenAIServer((request: ChatRequest): ScriptStep => {
-      const usage = { prompt_tokens: providerCount(request), completion_tokens: 20 };
-      if (isSummary(request)) return { content: SUMMARY, usage };
-      step++;
-      return step < steps
-        ? {
-            content: `read big ${step}`,
-            toolCalls: [{ name: "read_file", args: { filePath: `big${step}.txt` } }],
-            usage,
-          }
-        : { content: "All read.", usage };
-    });
-    const r = await runCli(
-      [
-        "--workspace",
-        workspace,
-        "--engine",
-        engine,
-        "--approval",
-        "full-auto",
-        "--json",
-        "--max-steps",
-        "200",
-        "read the big files",
-      ],
-      {
-        env: baseEnv({
-          OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: "test",
-          MINI_CURSOR_CONTEXT_TOKENS: String(BUDGET),
-          MINI_CURSOR_SNAPSHOTS: "off",
-        }),
-        timeoutMs: 240_000,
-      },
-    );
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const summaryAt = server.requests.flatMap((req, i) => (isSummary(req) ? [i] : []));
+    const { summaryAt, compactions } = await readBigFiles(engine, steps, 220);
     expect(summaryAt.length).toBeGreaterThanOrEqual(1);
     // Measured with the full results, every step went over 80% and was summarised.
     expect(summaryAt.length).toBeLessThanOrEqual(steps / 2);
     for (let k = 1; k < summaryAt.length; k++) expect(summaryAt[k]! - summaryAt[k - 1]! - 1).toBeGreaterThanOrEqual(2);
     // The trace's "before" is the request as it would have been sent: under the budget.
-    const compactions = r.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { type: string; tokensBefore?: number })
-      .filter((e) => e.type === "compaction");
     expect(compactions).toHaveLength(summaryAt.length);
     for (const c of compactions) expect(c.tokensBefore).toBeLessThan(BUDGET);
   }, 300_000);
@@ -168,62 +149,15 @@ describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
     // here) is sent as its start and a pointer from the first request that carries it, and as a
     // shorter start once read; a step then adds ~1.3k characters, so at most one summary in 20 steps.
     const steps = 60;
-    for (let i = 0; i < steps; i++)
-      writeFileSync(path.join(workspace, `big${i}.txt`), `${`big file ${i} `.padEnd(99, "x")}\n`.repeat(400));
-    let step = -1;
-    server = await startOpenAIServer((request: ChatRequest): ScriptStep => {
-      const usage = { prompt_tokens: providerCount(request), completion_tokens: 20 };
-      if (isSummary(request)) return { content: SUMMARY, usage };
-      step++;
-      return step < steps
-        ? {
-            content: `read big ${step}`,
-            toolCalls: [{ name: "read_file", args: { filePath: `big${step}.txt` } }],
-            usage,
-          }
-        : { content: "All read.", usage };
-    });
-    const r = await runCli(
-      [
-        "--workspace",
-        workspace,
-        "--engine",
-        engine,
-        "--approval",
-        "full-auto",
-        "--json",
-        "--max-steps",
-        "200",
-        "read the big files",
-      ],
-      {
-        env: baseEnv({
-          OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: "test",
-          MINI_CURSOR_CONTEXT_TOKENS: String(BUDGET),
-          MINI_CURSOR_SNAPSHOTS: "off",
-        }),
-        timeoutMs: 240_000,
-      },
-    );
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const events = r.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const { events, requests, summaryAt, compactions } = await readBigFiles(engine, steps, 400);
     expect(events.filter((e) => e.type === "notice")).toEqual([]);
     expect(events.filter((e) => e.type === "step")).toHaveLength(steps + 1);
-    const requests = server.requests;
-    const summaryAt = requests.flatMap((req, i) => (isSummary(req) ? [i] : []));
-    const compactions = events.filter((e) => e.type === "compaction");
     expect(compactions).toHaveLength(summaryAt.length);
-    process.stderr.write(`${engine}: ${summaryAt.length} summaries in ${steps} steps at ${summaryAt.join(",")}\n`);
     expect(summaryAt.length).toBeGreaterThanOrEqual(1);
     expect(summaryAt.length).toBeLessThanOrEqual(steps / 20);
     for (let k = 1; k < summaryAt.length; k++) expect(summaryAt[k]! - summaryAt[k - 1]! - 1).toBeGreaterThanOrEqual(20);
     summaryAt.forEach((at, k) => {
-      const c = compactions[k] as { tokensBefore: number; tokensAfter: number };
+      const c = compactions[k]!;
       expect(c.tokensBefore).toBeGreaterThan(BUDGET * 0.8);
       expect(c.tokensBefore).toBeLessThan(BUDGET);
       const after = providerCount(requests[at + 1]!);
@@ -268,17 +202,7 @@ describe.each(["graph", "loop"])("--engine %s with a 16k window", (engine) => {
     server = await startOpenAIServer((_request, index) =>
       index < 2 ? { toolCalls: [{ name: "read_file", args: { filePath: `f${index}.txt` } }] } : { content: "Done." },
     );
-    const r = await runCli(
-      ["--workspace", workspace, "--engine", engine, "--approval", "full-auto", "--json", "read two files"],
-      {
-        env: baseEnv({
-          OPENAI_BASE_URL: server.url,
-          OPENAI_API_KEY: "test",
-          MINI_CURSOR_CONTEXT_TOKENS: "2000",
-          MINI_CURSOR_SNAPSHOTS: "off",
-        }),
-      },
-    );
+    const r = await runWindowed(engine, "read two files", 2000, 60_000);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const notices = r.stdout
