@@ -64,6 +64,16 @@ const cases: Array<[string, string, string]> = [
   ],
   ["twice without an anchor: refused", `${numbered(5)}${numbered(5)}`, P("@@", " line 2", "-line 3", "+three")],
   ["not there: refused", numbered(30), P("@@", " line 3", "-line 99", "+x")],
+  [
+    "an exact match later wins over a looser one earlier",
+    numbered(12).replace("line 3\n", "   line 9 \n"),
+    P("@@", "-line 9", "+nine"),
+  ],
+  [
+    "an anchor matched exactly later wins over a looser match earlier",
+    numbered(12).replace("line 2\n", "  line 7\n"),
+    P("@@ line 7", "-line 8", "+eight"),
+  ],
   ["an anchor not there: refused", numbered(30), P("@@ nowhere", " line 3", "-line 4", "+x")],
   [
     "a long line across chunks",
@@ -101,6 +111,37 @@ test.each(cases)("%s: streamed gives what the in-memory patch gives", async (nam
         text: expected.text,
         matches: expected.matches,
       });
+    } finally {
+      await fh.close();
+    }
+  }
+});
+
+test("a hunk found nowhere reads the file three times (its lines, exactly, then every looser level at once), not once per level", async () => {
+  const content = numbered(5_000);
+  const file = path.join(tmp.dir, "read-count.txt");
+  await fsp.writeFile(file, content);
+  for (const patch of [P("@@", " line 3", "-line 99999", "+x"), P("@@ nowhere at all", "-line 4", "+x")]) {
+    const [op] = parsePatch(patch);
+    if (op?.kind !== "update") throw new Error("not an update");
+    const fh = await fsp.open(file, "r");
+    let bytesRead = 0;
+    const counting = new Proxy(fh, {
+      get(target, key) {
+        if (key !== "read") return Reflect.get(target, key, target);
+        return async (...args: Parameters<typeof fh.read>) => {
+          const result = await (target.read as (...a: unknown[]) => ReturnType<typeof fh.read>)(...args);
+          bytesRead += result.bytesRead;
+          return result;
+        };
+      },
+    });
+    try {
+      const got = await applyHunksStreamed(counting, content.length, op.hunks, "f.txt");
+      expect(got.ok).toBe(false);
+      // The scan of line ends, the exact search, the looser levels' search (five reads before).
+      expect(bytesRead).toBeGreaterThanOrEqual(3 * content.length);
+      expect(bytesRead).toBeLessThan(4 * content.length);
     } finally {
       await fh.close();
     }

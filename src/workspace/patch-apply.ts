@@ -65,6 +65,18 @@ export interface Occurrences {
   count: number;
 }
 
+/** A hunk's lines as one matching level compares them. */
+export interface LevelLines {
+  wanted: readonly string[];
+  norm: Norm;
+}
+
+/** One line (an "@@" anchor) as one matching level compares it. */
+export interface LevelLine {
+  want: string;
+  norm: Norm;
+}
+
 /** Starts listed when a hunk's lines occur more than once. */
 export const MAX_LISTED_STARTS = 10;
 
@@ -77,10 +89,14 @@ export interface PatchLines {
   readonly length: number;
   line(i: number): Promise<FileLine | undefined>;
   slice(start: number, count: number): Promise<FileLine[]>;
-  /** Where `wanted` (already normalised) occurs at or after `from` under `norm`; only at the very end when `atEnd`. */
-  occurrences(wanted: readonly string[], from: number, norm: Norm, atEnd: boolean): Promise<Occurrences>;
-  /** The first line at or after `from` whose normalised text is `want`, or -1. */
-  findLine(want: string, from: number, norm: Norm): Promise<number>;
+  /**
+   * Per level, where its `wanted` lines (already normalised) occur at or after `from` under its
+   * `norm`; only at the very end when `atEnd`. Levels after the first that occurs may be left
+   * unsearched (count 0). A streamed file is read once for all of them.
+   */
+  occurrences(levels: readonly LevelLines[], from: number, atEnd: boolean): Promise<Occurrences[]>;
+  /** The first line at or after `from` whose text under the first level that has one is its `want`, or -1. */
+  findLine(levels: readonly LevelLine[], from: number): Promise<number>;
   splice(start: number, deleteCount: number, out: FileLine[]): void;
   /** The lines most like `old` at or after `from` (for the refusal), when it can tell. */
   closest(from: number, old: readonly string[]): Promise<{ first: number; last: number } | undefined>;
@@ -119,21 +135,27 @@ function linesInMemory(lines: FileLine[]): PatchLines {
     },
     line: async (i) => lines[i],
     slice: async (start, count) => lines.slice(start, start + count),
-    async occurrences(target, from, norm, atEnd) {
-      const found: number[] = [];
-      for (
-        let i = atEnd ? Math.max(from, lines.length - target.length) : from;
-        i + target.length <= lines.length;
-        i++
-      ) {
-        let same = true;
-        for (let j = 0; j < target.length && same; j++) same = norm(lines[i + j]!.text) === target[j];
-        if (same) found.push(i);
-      }
-      return { starts: found.slice(0, MAX_LISTED_STARTS), count: found.length };
+    async occurrences(levels, from, atEnd) {
+      let occurred = false;
+      return levels.map(({ wanted: target, norm }) => {
+        if (occurred) return { starts: [], count: 0 };
+        const found: number[] = [];
+        for (
+          let i = atEnd ? Math.max(from, lines.length - target.length) : from;
+          i + target.length <= lines.length;
+          i++
+        ) {
+          let same = true;
+          for (let j = 0; j < target.length && same; j++) same = norm(lines[i + j]!.text) === target[j];
+          if (same) found.push(i);
+        }
+        occurred = found.length > 0;
+        return { starts: found.slice(0, MAX_LISTED_STARTS), count: found.length };
+      });
     },
-    async findLine(want, from, norm) {
-      for (let i = from; i < lines.length; i++) if (norm(lines[i]!.text) === want) return i;
+    async findLine(levels, from) {
+      for (const { want, norm } of levels)
+        for (let i = from; i < lines.length; i++) if (norm(lines[i]!.text) === want) return i;
       return -1;
     },
     splice(start, deleteCount, out) {
@@ -151,12 +173,43 @@ function linesInMemory(lines: FileLine[]): PatchLines {
   };
 }
 
+/**
+ * The levels' searches in two rounds: exactly first (most patches match so, and a file read for
+ * it alone stops early or decodes less), then every looser level in one more read. A hunk that
+ * matches nowhere read a big file five times, once per level.
+ */
+const ROUNDS = [LEVELS.slice(0, 1), LEVELS.slice(1)];
+
 async function findAnchor(lines: PatchLines, anchor: string, from: number): Promise<number> {
-  for (const [, norm] of LEVELS) {
-    const at = await lines.findLine(norm(anchor), from, norm);
+  for (const round of ROUNDS) {
+    const at = await lines.findLine(
+      round.map(([, norm]) => ({ want: norm(anchor), norm })),
+      from,
+    );
     if (at >= 0) return at;
   }
   return -1;
+}
+
+/** Per level, in LEVELS' order, where `wanted` occurs (see PatchLines.occurrences). */
+async function occurrencesByLevel(
+  lines: PatchLines,
+  wanted: readonly string[],
+  from: number,
+  atEnd: boolean,
+): Promise<Occurrences[]> {
+  const out: Occurrences[] = [];
+  for (const round of ROUNDS) {
+    if (out.some((o) => o.count > 0)) break;
+    out.push(
+      ...(await lines.occurrences(
+        round.map(([, norm]) => ({ wanted: wanted.map(norm), norm })),
+        from,
+        atEnd,
+      )),
+    );
+  }
+  return out;
 }
 
 const quote = (s: string) => (s.length > 80 ? `"${s.slice(0, 80)}…"` : `"${s}"`);
@@ -223,8 +276,9 @@ export async function applyHunksTo(
         if (attempt.length === 0 || (attempt !== body && attempt.length === body.length)) continue;
         const wanted = attempt.filter((l) => l.kind !== "+").map((l) => l.text);
         if (wanted.length === 0) continue;
-        for (const [name, norm] of LEVELS) {
-          const found = await lines.occurrences(wanted.map(norm), cursor, norm, hunk.endOfFile);
+        const byLevel = await occurrencesByLevel(lines, wanted, cursor, hunk.endOfFile);
+        for (const [k, found] of byLevel.entries()) {
+          const name = LEVELS[k]![0];
           if (found.count === 0) continue;
           if (found.count > 1 && hunk.anchors.length === 0) {
             const where = found.starts.map((i) => i + 1).join(", ");

@@ -207,34 +207,41 @@ function streamedLines(fh: FileHandle, scan: FileScan): PatchLines & { splices: 
       });
       return out;
     },
-    async occurrences(target, from, norm: Norm, atEnd): Promise<Occurrences> {
-      const starts: number[] = [];
-      let count = 0;
-      const k = target.length;
+    async occurrences(levels, from, atEnd): Promise<Occurrences[]> {
+      const k = levels[0]?.wanted.length ?? 0;
+      const found = levels.map((): Occurrences => ({ starts: [], count: 0 }));
+      if (k === 0) return found;
       const origFrom = origOf(Math.min(from, total()));
       const shift = from - origFrom;
       const first = atEnd ? Math.max(origFrom, scan.lines - k) : origFrom;
-      const recent: string[] = [];
+      // Per level, its last k lines as it normalises them: each line is read and decoded once for all.
+      const recent = levels.map((): string[] => []);
       await origLines(first, (line, index) => {
-        recent.push(norm(line.text));
-        if (recent.length > k) recent.shift();
-        if (recent.length < k) return;
-        for (let j = 0; j < k; j++) if (recent[j] !== target[j]) return;
-        count++;
-        if (starts.length < MAX_LISTED_STARTS) starts.push(index - k + 1 + shift);
+        levels.forEach(({ wanted, norm }, l) => {
+          const window = recent[l]!;
+          window.push(norm(line.text));
+          if (window.length > k) window.shift();
+          if (window.length < k) return;
+          for (let j = 0; j < k; j++) if (window[j] !== wanted[j]) return;
+          const at = found[l]!;
+          at.count++;
+          if (at.starts.length < MAX_LISTED_STARTS) at.starts.push(index - k + 1 + shift);
+        });
       });
-      return { starts, count };
+      return found;
     },
-    async findLine(want, from, norm) {
+    async findLine(levels, from) {
       const origFrom = origOf(Math.min(from, total()));
       const shift = from - origFrom;
-      let at = -1;
+      const first = levels.map(() => -1);
       await origLines(origFrom, (line, index) => {
-        if (norm(line.text) !== want) return false;
-        at = index + shift;
-        return true;
+        levels.forEach(({ want, norm }, l) => {
+          if (first[l] === -1 && norm(line.text) === want) first[l] = index + shift;
+        });
+        // The first level wins wherever the others are: nothing after it can change the answer.
+        return first[0] !== -1;
       });
-      return at;
+      return first.find((at) => at !== -1) ?? -1;
     },
     splice(start, deleteCount, out) {
       const where = locate(start);
