@@ -3,10 +3,8 @@ import net from "node:net";
 import path from "node:path";
 import { cacheKey, storeTools } from "../src/mcp/cache.js";
 import { baseEnv, runCli } from "./helpers/cli.js";
-import { processesWith, stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
+import { stdioServer, writeUserConfig } from "./helpers/mcp-servers.js";
 import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
-import { killPids } from "./helpers/pids.js";
-import { makeTempDir } from "./helpers/tmp.js";
 import { useWorkspaceAndHome } from "./helpers/server-home.js";
 
 /**

@@ -3,8 +3,6 @@ import { prepareMcp } from "../../src/app/mcp.js";
 import type { McpHub } from "../../src/mcp/hub.js";
 import { baseEnv, runCli } from "../helpers/cli.js";
 import { mcpTestSettings, processesWith, stdioServer, writeUserConfig } from "../helpers/mcp-servers.js";
-import { killPids } from "../helpers/pids.js";
-import { makeTempDir } from "../helpers/tmp.js";
 import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 /**

@@ -19,7 +19,7 @@ import {
   stdioServer,
   writeUserConfig,
 } from "../helpers/mcp-servers.js";
-import { isAlive, killPids } from "../helpers/pids.js";
+import { isAlive } from "../helpers/pids.js";
 import { baseEnv, collect, runCli, startCli } from "../helpers/cli.js";
 import { closedPortUrl, startOpenAIServer } from "../helpers/openai-server.js";
 import { runSlashCommand } from "../../src/app/slash-commands.js";
@@ -27,7 +27,7 @@ import type { Session } from "../../src/app/session.js";
 import type { Renderer } from "../../src/ui/render.js";
 import { formatMcpStatus } from "../../src/mcp/status.js";
 import { confirmConfigTrust } from "../../src/app/config-trust.js";
-import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { waitFor } from "../helpers/tmp.js";
 import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
 let http: Awaited<ReturnType<typeof startHttpServer>>;

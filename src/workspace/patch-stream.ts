@@ -5,7 +5,6 @@ import {
   type FileLine,
   type HunkMatch,
   MAX_LISTED_STARTS,
-  type Norm,
   type Occurrences,
   type PatchLines,
 } from "./patch-apply.js";
