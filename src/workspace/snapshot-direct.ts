@@ -43,6 +43,8 @@ export interface DirectResult {
   commit: string;
   /** Paths whose entries now differ from the private index (a later whole snapshot restages them). */
   written: string[];
+  /** Per written path, its entry in `base.tree` and in the new tree: the new snapshot's changes from `base.commit`. */
+  changed: Array<{ path: string; from: Entry; to: Entry }>;
 }
 
 /**
@@ -210,6 +212,7 @@ export async function takeDirect(
   for (const [rel, e] of read) base.known.set(rel, e);
   const lines: Buffer[] = [];
   const next = new Map<string, Entry>();
+  const was = new Map<string, Entry>();
   unique.forEach((rel, i) => {
     const f = found[i]!;
     if (f.kind === "big") oversized.add(rel);
@@ -218,6 +221,7 @@ export async function takeDirect(
     if (f.kind === "record") {
       if (ignored.has(rel) || (now?.oid === f.oid && now.mode === f.mode)) return;
       next.set(rel, { mode: f.mode, oid: f.oid });
+      was.set(rel, now);
       lines.push(
         Buffer.from(`M ${f.mode} inline ${quotePath(rel)}\ndata ${f.data.length}\n`, "latin1"),
         f.data,
@@ -225,10 +229,11 @@ export async function takeDirect(
       );
     } else if ((f.kind === "gone" || f.kind === "big") && now) {
       next.set(rel, null);
+      was.set(rel, now);
       lines.push(Buffer.from(`D ${quotePath(rel)}\n`, "latin1"));
     }
   });
-  if (lines.length === 0) return { tree: base.tree, commit: base.commit, written: [] };
+  if (lines.length === 0) return { tree: base.tree, commit: base.commit, written: [], changed: [] };
   const message = "mini-cursor snapshot";
   const head = [
     "feature done",
@@ -267,7 +272,8 @@ export async function takeDirect(
   const commit = /^([0-9a-f]{40})$/m.exec(out)?.[1];
   if (!tree || !commit) throw new Error(`git fast-import answered unexpectedly: ${out.slice(0, 200)}`);
   for (const [rel, e] of next) base.known.set(rel, e);
-  return { tree, commit, written: [...next.keys()] };
+  const changed = [...next].map(([rel, to]) => ({ path: rel, from: was.get(rel) ?? null, to }));
+  return { tree, commit, written: [...next.keys()], changed };
 }
 
 const isFile = (e: Entry) => e !== null && e.mode !== "040000";

@@ -30,7 +30,14 @@ import {
   type PendingSnapshot,
 } from "./snapshot-pending.js";
 import { isPendingSnapshot } from "./snapshot-pending.js";
-import { RefMovedError, removeImportLeftovers, takeDirect, type Entry, type Looks } from "./snapshot-direct.js";
+import {
+  type DirectResult,
+  type Entry,
+  type Looks,
+  RefMovedError,
+  removeImportLeftovers,
+  takeDirect,
+} from "./snapshot-direct.js";
 import { refreshAll, refreshPaths, type Git, type GitCallOptions, type GitInput } from "./snapshot-scan.js";
 import { WorkspaceWatcher } from "./snapshot-watch.js";
 import { pidAlive } from "./session-processes.js";
@@ -102,6 +109,8 @@ const refRetryPause = (attempt: number) =>
   new Promise((resolve) =>
     setTimeout(resolve, Math.random() * Math.min(attempt - 1, REF_RETRY_MAX_STEPS) * REF_RETRY_JITTER_MS),
   );
+/** Direct takes whose changes are remembered (a step's before and after are taken one after the other). */
+const MAX_REMEMBERED_DIRECT = 16;
 /** The shared index each process's own index starts from. */
 const SHARED_INDEX = "index";
 /** Never made: what a git call that needs no index is pointed at, so it reads none. */
@@ -544,6 +553,27 @@ function publishIndex(ctx: GitContext): void {
   }
 }
 
+/** File kinds of a tree entry's mode that a recursive diff lists as themselves (not a folder, not a gitlink). */
+const LISTED_AS_FILE = new Set(["100644", "100755", "120000"]);
+
+/**
+ * What `git diff-tree -r --raw` would list for a direct take's changes, in its order; undefined
+ * when it could list more than the paths themselves: a path that was not a file before may have
+ * replaced a file on its way (a recursive diff then lists that one's deletion too), and a folder
+ * or gitlink is listed differently.
+ */
+function directChangesOf(changed: DirectResult["changed"]): SnapshotChange[] | undefined {
+  const out: SnapshotChange[] = [];
+  for (const { path: rel, from, to } of changed) {
+    if (!from || !LISTED_AS_FILE.has(from.mode) || (to && !LISTED_AS_FILE.has(to.mode))) return undefined;
+    const symlink = (mode: string) => mode === "120000";
+    const status = !to ? "D" : symlink(from.mode) !== symlink(to.mode) ? "T" : "M";
+    out.push({ path: rel, status, fromMode: from.mode, toMode: to?.mode ?? "000000" });
+  }
+  // diff-tree's order for files: their paths' bytes.
+  return out.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+}
+
 function parseRaw(output: string): SnapshotChange[] {
   // -z raw format: ":<mode> <mode> <sha> <sha> <status>\0<path>\0"
   const parts = output.split("\0");
@@ -656,6 +686,17 @@ export function snapshotStore(workspace: string): SnapshotStore {
   // Threads' snapshots as this process last read or set them: an agent step then checks its thread without running git.
   const threadRefs = new Map<string, string>();
   const oversized = new Set<string>();
+  /**
+   * The changes of the latest direct takes from the snapshot each was made on (a step's after from
+   * its before), when they are certain without git: see directChangesOf.
+   */
+  const directChanges = new Map<string, { from: string; changes: SnapshotChange[] }>();
+  const rememberDirect = (from: string, to: string, changed: DirectResult["changed"]) => {
+    const changes = directChangesOf(changed);
+    if (!changes) return;
+    if (directChanges.size >= MAX_REMEMBERED_DIRECT) directChanges.delete(directChanges.keys().next().value!);
+    directChanges.set(to, { from, changes });
+  };
   /** git's ignore answers for declared paths, while their rule files stay as they were. */
   const verdicts = new IgnoreVerdicts(root, path.join(dir, "info", "exclude"));
   /** The first whole snapshot of this process, once started; `last` is set when it is done. */
@@ -766,6 +807,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
       }
       if (!made) break;
       if (made.commit !== last.commit) {
+        rememberDirect(base.commit, made.commit, made.changed);
         last = { tree: made.tree, commit: made.commit };
         known = { tree: made.tree, entries: base.known };
         tip = made.commit;
@@ -915,6 +957,12 @@ export function snapshotStore(workspace: string): SnapshotStore {
     },
     oversized: (paths) => (paths ? paths.filter((p) => oversized.has(p)) : [...oversized]),
     changes: async (from, to, paths, lines = true) => {
+      // A direct take's own changes from the snapshot it was made on: known without a diff-tree.
+      const direct = lines ? undefined : directChanges.get(to);
+      if (direct?.from === from) {
+        const limit = paths && new Set(paths);
+        return direct.changes.filter((c) => !limit || limit.has(c.path)).map((c) => ({ ...c }));
+      }
       // A step's own before and after while the first snapshot runs: what its paths' blobs say.
       const a = pendingById.get(from);
       const b = pendingById.get(to);
