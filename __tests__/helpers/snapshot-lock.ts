@@ -22,8 +22,18 @@ export async function holdSnapshotBranch(dir: string, home: string): Promise<Chi
     .stdout.toString()
     .trim();
   spawnSync("git", ["update-ref", "refs/heads/snapshots", root], { env });
+  return holdRef(dir, "refs/heads/snapshots", root, home);
+}
+
+/**
+ * A real git holding the lock of `ref` in the existing repository `dir` (a prepared
+ * `update-ref --stdin` transaction to `value`) until it is killed: a git call of the store
+ * that moves `ref` waits for it, as for any live process's lock.
+ */
+export async function holdRef(dir: string, ref: string, value: string, home: string): Promise<ChildProcess> {
+  const env = { PATH: process.env.PATH, GIT_DIR: dir, GIT_CONFIG_NOSYSTEM: "1", HOME: home };
   const child = spawn("git", ["update-ref", "--stdin"], { env, stdio: ["pipe", "ignore", "ignore"] });
-  child.stdin!.write(`start\nupdate refs/heads/snapshots ${root}\nprepare\n`);
-  await waitFor(() => existsSync(path.join(dir, "refs", "heads", "snapshots.lock")), 30_000);
+  child.stdin!.write(`start\nupdate ${ref} ${value}\nprepare\n`);
+  await waitFor(() => existsSync(path.join(dir, `${ref}.lock`)), 30_000);
   return child;
 }

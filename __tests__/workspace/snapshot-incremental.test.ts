@@ -1,9 +1,13 @@
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "@jest/globals";
+import { finishSnapshots } from "../../src/agent/snapshot-step.js";
 import { MAX_SNAPSHOT_FILE_BYTES, snapshotGitDir, snapshotStore } from "../../src/workspace/snapshots.js";
-import { holdSnapshotBranch } from "../helpers/snapshot-lock.js";
+import { QUIET_WAITS_MS } from "../helpers/cli.js";
+import { holdRef, holdSnapshotBranch } from "../helpers/snapshot-lock.js";
 import { putIn, statusOf, storeHolds, useSnapshotWorkspace } from "../helpers/snapshot-workspace.js";
+import { waitFor } from "../helpers/tmp.js";
 
 /**
  * Issue 30, goal 3: snapshots cost what the step changed. A whole snapshot finds what changed
@@ -156,4 +160,75 @@ test("while the first snapshot runs, a take of declared paths does not wait for 
     ["M", "a.txt"],
     ["D", "created.txt"],
   ]);
+}, 90_000);
+
+/**
+ * A first snapshot whose end waits on a ref a live git holds (the settling of a pending
+ * snapshot's ref, or the thread's log): the log of thread t1, as it is the moment
+ * finishSnapshots lets the process go (the CLI exits then, and its exit stops any git still
+ * running); then the ref's holder is killed and the store is checked.
+ */
+async function threadLogWhenLetGo(
+  held: (ids: { before: string; logRef: string }) => string,
+  reached: (git: (...args: string[]) => string) => boolean,
+): Promise<void> {
+  put("a.txt", "a before\n");
+  const gitDir = snapshotGitDir(ws);
+  const git = (...args: string[]) =>
+    spawnSync("git", args, {
+      env: { PATH: process.env.PATH, GIT_DIR: gitDir, GIT_CONFIG_NOSYSTEM: "1", HOME: dir },
+      input: "",
+    })
+      .stdout.toString()
+      .trim();
+  const thread = "t1";
+  const logRef = `refs/thread-logs/${Buffer.from(thread).toString("hex")}`;
+  const holder = await holdSnapshotBranch(gitDir, dir);
+  const store = snapshotStore(ws);
+  let refHolder: ChildProcess | undefined;
+  let before = "";
+  let after = "";
+  try {
+    store.startFirst();
+    before = await store.take(["a.txt"]);
+    put("a.txt", "a after\n");
+    after = await store.take(["a.txt"]);
+    expect(after).toMatch(/^refs\/pending\//);
+    await store.setThreadSnapshot(thread, after, ["a.txt"]);
+    refHolder = await holdRef(gitDir, held({ before, logRef }), git("hash-object", "-w", "--stdin"), dir);
+    // Let go cleanly: a lock a killed git left is taken over only once no live git works on the store.
+    holder.stdin!.end("abort\n");
+    await waitFor(() => reached(git), 60_000);
+    // Read as soon as finishSnapshots returns, before any git of the store can end.
+    const finished = finishSnapshots(ws, () => undefined, QUIET_WAITS_MS).then(() => git("cat-file", "blob", logRef));
+    refHolder.kill("SIGKILL");
+    expect(await finished).toBe(JSON.stringify([{ at: after, paths: ["a.txt"] }]));
+  } finally {
+    holder.kill("SIGKILL");
+    refHolder?.kill("SIGKILL");
+  }
+  expect(store.hasPending()).toBe(false);
+  expect(await store.threadSnapshot(thread)).toBe(after);
+  expect(await store.threadChangesSince(thread, after)).toEqual([]);
+  expect(statusOf(await store.changes(before, after))).toEqual([["M", "a.txt"]]);
+}
+
+// A process let go early left its thread's ref moved and its log not (or neither), and the
+// thread's next run took its own last checkpoint for time travel it could not follow ("does not
+// go back to this checkpoint"): snapshot-faults' stale-locks test, once, on a loaded machine.
+test("a process that ends waits until the snapshots taken during the first one are whole, not only the first", async () => {
+  // The first snapshot is taken (its index handed on as the shared one); the refs of the
+  // snapshots taken meanwhile are not made yet.
+  await threadLogWhenLetGo(
+    ({ before }) => before,
+    () => existsSync(path.join(snapshotGitDir(ws), "index")),
+  );
+}, 90_000);
+
+test("a process that ends waits until the thread's move to a snapshot taken during the first one is recorded", async () => {
+  // The pending snapshots' refs are made, and the thread's ref; its log waits.
+  await threadLogWhenLetGo(
+    ({ logRef }) => logRef,
+    (git) => git("for-each-ref", `refs/threads/${Buffer.from("t1").toString("hex")}`) !== "",
+  );
 }, 90_000);

@@ -197,11 +197,15 @@ export interface SnapshotStore {
   /** Starts this process's first whole snapshot in the background, once; later calls do nothing. */
   startFirst(): void;
   /**
-   * Waits at most `ms` for the first whole snapshot: true once it is done, false when it is
-   * still running; rejects with its error when it failed (the next take tries again).
+   * Waits at most `ms` for the first whole snapshot: true once it is done (the snapshots taken
+   * meanwhile whole, the threads' moves to them recorded), false when it is still running;
+   * rejects with its error when it failed (the next take tries again).
    */
   firstReady(ms: number): Promise<boolean>;
-  /** Whether snapshots taken while the first one runs wait for it to become whole. */
+  /**
+   * Whether snapshots taken while the first one runs wait for it to become whole, or a thread's
+   * move to one is not recorded yet: a process must not end before both are (finishSnapshots).
+   */
   hasPending(): boolean;
   /** Whether a pending snapshot id was made by this store (not another state folder's). */
   pendingHere(id: string): Promise<boolean>;
@@ -701,12 +705,20 @@ export function snapshotStore(workspace: string): SnapshotStore {
   const verdicts = new IgnoreVerdicts(root, path.join(dir, "info", "exclude"));
   /** The first whole snapshot of this process, once started; `last` is set when it is done. */
   let first: Promise<void> | undefined;
+  /**
+   * The first snapshot's job has ended: the snapshots taken meanwhile are whole and the threads'
+   * moves to them recorded. `last` is set midway, before these.
+   */
+  let firstDone = false;
   /** Snapshots of declared paths taken while the first one runs, in order (snapshot-pending.ts). */
   let pending: PendingSnapshot[] = [];
   let pendingSeq = 0;
   const pendingById = new Map<string, PendingSnapshot>();
-  /** Thread moves to pending snapshots, recorded once their refs are made. */
-  let afterPending: (() => Promise<void>)[] = [];
+  /**
+   * Thread moves to pending snapshots, recorded by the first snapshot's job once their refs are
+   * made; each stays here until recorded, so hasPending() holds until then.
+   */
+  const afterPending: { threadId: string; id: string; paths?: readonly string[] }[] = [];
   /**
    * The index no longer holds `last`'s tree (a restore checked files out into it, or a direct
    * take recorded paths without it): the next whole snapshot writes a tree even if status sees nothing.
@@ -860,23 +872,36 @@ export function snapshotStore(workspace: string): SnapshotStore {
       publishIndex(ctx);
       // Those a killed process left unmade first, then this process's: their refs are made now, in order.
       pending = [...(await orphanedPending(git, storeId(ctx))), ...pending];
-      while (pending.length > 0) {
-        const batch = pending;
-        pending = [];
-        last = await settlePending(git, batch, commit, last);
-        for (const snap of batch) pendingById.delete(snap.id);
+      // The threads' moves to them in the same job, kept in afterPending until recorded: a process
+      // that ends waits only while hasPending() says so (finishSnapshots), and its exit stops any
+      // git still running (a thread's ref moved without its log: its next run cannot follow it).
+      while (pending.length > 0 || afterPending.length > 0) {
+        if (pending.length > 0) {
+          const batch = pending;
+          pending = [];
+          last = await settlePending(git, batch, commit, last);
+          for (const snap of batch) pendingById.delete(snap.id);
+          continue;
+        }
+        const move = afterPending[0]!;
+        // A move that fails leaves the thread as it was: its steps' undo still has their snapshots.
+        await recordThreadMove(move.threadId, move.id, move.paths).catch(() => undefined);
+        afterPending.shift();
       }
-    })
-      .then(async () => {
-        // Outside the serial job: each move queues its own git calls.
-        const moves = afterPending;
-        afterPending = [];
-        for (const move of moves) await move();
-      })
-      .catch((err: unknown) => {
-        first = undefined;
-        throw err instanceof SnapshotError ? err : new SnapshotError((err as Error).message);
-      }));
+      firstDone = true;
+    }).catch((err: unknown) => {
+      first = undefined;
+      throw err instanceof SnapshotError ? err : new SnapshotError((err as Error).message);
+    }));
+
+  /** A thread's ref and log move to snapshot `id` (in a serial job; threadRefs is the caller's). */
+  async function recordThreadMove(threadId: string, id: string, paths?: readonly string[]): Promise<void> {
+    await run(ctx, ["update-ref", threadRef(threadId), id]);
+    const entry: ThreadLogEntry = paths ? { at: id, paths: [...paths] } : { at: id };
+    const log = [...(await readThreadLog(ctx, threadId)), entry].slice(-MAX_THREAD_LOG);
+    const blob = (await run(ctx, ["hash-object", "-w", "--stdin"], JSON.stringify(log))).trim();
+    await run(ctx, ["update-ref", threadLogRef(threadId), blob]);
+  }
 
   /** The snapshot branch as this process last set it. */
   let tip: string | undefined;
@@ -941,7 +966,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
     },
     startFirst: () => void startFirst().catch(() => undefined),
     firstReady: async (ms) => {
-      if (last) return true;
+      if (firstDone) return true;
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
       try {
@@ -950,7 +975,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
         clearTimeout(timer);
       }
     },
-    hasPending: () => pendingById.size > 0,
+    hasPending: () => pendingById.size > 0 || afterPending.length > 0,
     pendingHere: async (id) => {
       await prepare();
       return id.startsWith(`${PENDING_PREFIX}${storeId(ctx)}/`);
@@ -1032,17 +1057,13 @@ export function snapshotStore(workspace: string): SnapshotStore {
       if (pendingById.has(id)) {
         // Its ref is made when the first snapshot ends; the move is recorded then.
         threadRefs.set(threadId, id);
-        afterPending.push(() => store.setThreadSnapshot(threadId, id, paths).catch(() => undefined));
+        afterPending.push({ threadId, id, ...(paths ? { paths: [...paths] } : {}) });
         return;
       }
       return serial(async () => {
         await prepare();
-        await run(ctx, ["update-ref", threadRef(threadId), id]);
+        await recordThreadMove(threadId, id, paths);
         threadRefs.set(threadId, id);
-        const entry: ThreadLogEntry = paths ? { at: id, paths: [...paths] } : { at: id };
-        const log = [...(await readThreadLog(ctx, threadId)), entry].slice(-MAX_THREAD_LOG);
-        const blob = (await run(ctx, ["hash-object", "-w", "--stdin"], JSON.stringify(log))).trim();
-        await run(ctx, ["update-ref", threadLogRef(threadId), blob]);
       });
     },
     threadChangesSince: (threadId, id) =>
