@@ -170,7 +170,7 @@ test("while the first snapshot runs, a take of declared paths does not wait for 
  */
 async function threadLogWhenLetGo(
   held: (ids: { before: string; logRef: string }) => string,
-  reached: (git: (...args: string[]) => string) => boolean,
+  reached: (git: (...args: string[]) => string, after: string) => boolean,
 ): Promise<void> {
   put("a.txt", "a before\n");
   const gitDir = snapshotGitDir(ws);
@@ -198,7 +198,7 @@ async function threadLogWhenLetGo(
     refHolder = await holdRef(gitDir, held({ before, logRef }), git("hash-object", "-w", "--stdin"), dir);
     // Let go cleanly: a lock a killed git left is taken over only once no live git works on the store.
     holder.stdin!.end("abort\n");
-    await waitFor(() => reached(git), 60_000);
+    await waitFor(() => reached(git, after), 60_000);
     // Read as soon as finishSnapshots returns, before any git of the store can end.
     const finished = finishSnapshots(ws, () => undefined, QUIET_WAITS_MS).then(() => git("cat-file", "blob", logRef));
     refHolder.kill("SIGKILL");
@@ -226,9 +226,14 @@ test("a process that ends waits until the snapshots taken during the first one a
 }, 90_000);
 
 test("a process that ends waits until the thread's move to a snapshot taken during the first one is recorded", async () => {
-  // The pending snapshots' refs are made, and the thread's ref; its log waits.
+  // The pending snapshots' refs are made; the thread's move waits for its log, and its ref moves
+  // with it (one transaction), not before.
   await threadLogWhenLetGo(
     ({ logRef }) => logRef,
-    (git) => git("for-each-ref", `refs/threads/${Buffer.from("t1").toString("hex")}`) !== "",
+    (git, after) => {
+      if (git("rev-parse", "--verify", "--quiet", after) === "") return false;
+      expect(git("for-each-ref", `refs/threads/${Buffer.from("t1").toString("hex")}`)).toBe("");
+      return true;
+    },
   );
 }, 90_000);

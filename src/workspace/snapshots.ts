@@ -18,6 +18,7 @@ import path from "node:path";
 import type { Writable } from "node:stream";
 import { faultPoint } from "../memory/fault-point.js";
 import { IgnoreVerdicts } from "./ignore-verdicts.js";
+import { writeLooseBlob } from "./loose-objects.js";
 import { ensureStateSubdir, stateDirPath } from "../memory/state-dir.js";
 import { snapshotGitEnvironment, snapshotWatchEnabled, stateHomePath } from "../settings.js";
 import {
@@ -111,6 +112,8 @@ const refRetryPause = (attempt: number) =>
   );
 /** Direct takes whose changes are remembered (a step's before and after are taken one after the other). */
 const MAX_REMEMBERED_DIRECT = 16;
+/** git's "no object": an expected old value that says the ref must not exist yet. */
+const ZERO_OID = "0".repeat(40);
 /** The shared index each process's own index starts from. */
 const SHARED_INDEX = "index";
 /** Never made: what a git call that needs no index is pointed at, so it reads none. */
@@ -895,12 +898,42 @@ export function snapshotStore(workspace: string): SnapshotStore {
     }));
 
   /** A thread's ref and log move to snapshot `id` (in a serial job; threadRefs is the caller's). */
+  /**
+   * Each thread's log as this process last wrote it, and its blob: the next move's transaction
+   * checks that the log ref still names that blob, so another writer is never overwritten.
+   */
+  const threadLogs = new Map<string, { blob: string; log: ThreadLogEntry[] }>();
+  /**
+   * The thread's ref and its log move in one `git update-ref --stdin` transaction, the log's blob
+   * written here (loose-objects.ts): one git process per move where four ran (about 20 ms each),
+   * and a process killed between the two can no longer leave the ref moved and the log not.
+   */
   async function recordThreadMove(threadId: string, id: string, paths?: readonly string[]): Promise<void> {
-    await run(ctx, ["update-ref", threadRef(threadId), id]);
+    const logRef = threadLogRef(threadId);
     const entry: ThreadLogEntry = paths ? { at: id, paths: [...paths] } : { at: id };
-    const log = [...(await readThreadLog(ctx, threadId)), entry].slice(-MAX_THREAD_LOG);
-    const blob = (await run(ctx, ["hash-object", "-w", "--stdin"], JSON.stringify(log))).trim();
-    await run(ctx, ["update-ref", threadLogRef(threadId), blob]);
+    for (let attempt = 1; ; attempt++) {
+      let known = threadLogs.get(threadId);
+      if (!known) {
+        const blob = (await run(ctx, ["rev-parse", "--verify", "--quiet", logRef]).catch(() => "")).trim();
+        known = { blob, log: blob ? parseThreadLog(await run(ctx, ["cat-file", "blob", blob]).catch(() => "")) : [] };
+      }
+      const log = [...known.log, entry].slice(-MAX_THREAD_LOG);
+      const blob = await writeLooseBlob(dir, Buffer.from(JSON.stringify(log)));
+      const expected = known.blob || ZERO_OID;
+      try {
+        await run(
+          ctx,
+          ["update-ref", "--stdin", "-z"],
+          `update ${threadRef(threadId)}\0${id}\0\0update ${logRef}\0${blob}\0${expected}\0`,
+        );
+        threadLogs.set(threadId, { blob, log });
+        return;
+      } catch (err) {
+        // Moved by another writer meanwhile (or unknown): read again, once.
+        threadLogs.delete(threadId);
+        if (attempt >= 2) throw err;
+      }
+    }
   }
 
   /** The snapshot branch as this process last set it. */
@@ -918,7 +951,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
         await run(ctx, ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", "mini-cursor snapshot"])
       ).trim();
       try {
-        await run(ctx, ["update-ref", SNAPSHOT_REF, id, parent || "0".repeat(40)]);
+        await run(ctx, ["update-ref", SNAPSHOT_REF, id, parent || ZERO_OID]);
         tip = id;
         return id;
       } catch (err) {
@@ -1092,7 +1125,10 @@ interface ThreadLogEntry {
 }
 
 async function readThreadLog(ctx: GitContext, threadId: string): Promise<ThreadLogEntry[]> {
-  const text = await run(ctx, ["cat-file", "blob", threadLogRef(threadId)]).catch(() => "");
+  return parseThreadLog(await run(ctx, ["cat-file", "blob", threadLogRef(threadId)]).catch(() => ""));
+}
+
+function parseThreadLog(text: string): ThreadLogEntry[] {
   try {
     const data = JSON.parse(text) as unknown;
     return Array.isArray(data) ? (data as ThreadLogEntry[]).filter((e) => typeof e?.at === "string") : [];
