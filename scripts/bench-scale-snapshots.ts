@@ -3,7 +3,7 @@
  * one-file edit step and to a command step in the generated monorepo, beside `git status` on
  * the same files, and what an edit step pays while the first snapshot still runs in the
  * background. Each is the real step code (agent/snapshot-step.ts: the snapshot before the
- * tools and the one after), with the tool's own work done here in between.
+ * tools, the one after and the thread's move to it), with the tool's own work done here in between.
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -27,13 +27,16 @@ const REPEATS = 5;
 
 type Call = { name: string; args: Record<string, unknown> };
 
+/** The thread the steps belong to: its move to each step's snapshot is part of what a step pays. */
+const THREAD = "bench";
+
 /** The snapshots around one step of `call`, with `work` (the tool's effect) between them: ms. */
 async function stepSnapshotMs(repo: string, call: Call, work: () => void, request: string): Promise<number> {
   let spent = 0;
   const started = performance.now();
   const step = await snapshotBeforeTools({
     workspace: repo,
-    threadId: "",
+    threadId: THREAD,
     messages: [new HumanMessage({ content: "bench", id: request })],
     calls: [call],
     notice: () => undefined,
