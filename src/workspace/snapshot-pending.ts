@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { IgnoreVerdicts } from "./ignore-verdicts.js";
 import { writeLooseBlob, writeLooseRef } from "./loose-objects.js";
+import { pidAlive } from "./session-processes.js";
 import { ignoredOf } from "./snapshot-direct.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
@@ -55,17 +56,28 @@ export async function orphanedPending(git: Git, storeId: string): Promise<Pendin
     (await git(["for-each-ref", "--format=%(refname)", PENDING_PREFIX + storeId])).split("\n").filter(Boolean),
   );
   const order = (id: string) => (/\/(\d+)-(\d+)-[0-9a-f]+$/.exec(id) ?? []).slice(1).map(Number);
-  return listed
-    .filter((o) => !made.has(o.id))
-    .sort((a, b) => {
-      const [pa = 0, sa = 0] = order(a.id);
-      const [pb = 0, sb = 0] = order(b.id);
-      return pa - pb || sa - sb;
-    })
-    .map((o) => ({
-      id: o.id,
-      entries: git(["cat-file", "blob", o.blob]).then((text) => new Map(JSON.parse(text) as [string, Entry][])),
-    }));
+  return (
+    listed
+      // A live process's own (this one's too) are made whole by that process: only the dead's are orphans.
+      .filter((o) => {
+        const pid = order(o.id)[0];
+        return !made.has(o.id) && (pid === undefined || !pidAlive(pid));
+      })
+      .sort((a, b) => {
+        const [pa = 0, sa = 0] = order(a.id);
+        const [pb = 0, sb = 0] = order(b.id);
+        return pa - pb || sa - sb;
+      })
+      .map((o) => {
+        const entries = git(["cat-file", "blob", o.blob]).then(
+          (text) => new Map(JSON.parse(text) as [string, Entry][]),
+        );
+        // Read now, awaited in turn: one that fails while an earlier one is awaited is that one's
+        // failure to report, not an unhandled rejection of this one (the whole settling fails anyway).
+        entries.catch(() => undefined);
+        return { id: o.id, entries };
+      })
+  );
 }
 
 /**
