@@ -897,7 +897,6 @@ export function snapshotStore(workspace: string): SnapshotStore {
       throw err instanceof SnapshotError ? err : new SnapshotError((err as Error).message);
     }));
 
-  /** A thread's ref and log move to snapshot `id` (in a serial job; threadRefs is the caller's). */
   /**
    * Each thread's log as this process last wrote it, and its blob: the next move's transaction
    * checks that the log ref still names that blob, so another writer is never overwritten.
@@ -907,6 +906,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
    * The thread's ref and its log move in one `git update-ref --stdin` transaction, the log's blob
    * written here (loose-objects.ts): one git process per move where four ran (about 20 ms each),
    * and a process killed between the two can no longer leave the ref moved and the log not.
+   * Runs in a serial job; threadRefs is the caller's to set.
    */
   async function recordThreadMove(threadId: string, id: string, paths?: readonly string[]): Promise<void> {
     const logRef = threadLogRef(threadId);
