@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { appendFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "@jest/globals";
 import { writeLooseBlob, writeLooseRef } from "../../src/workspace/loose-objects.js";
@@ -43,3 +44,33 @@ test("a ref is made where git finds it, and one whose lock is held is refused", 
   writeFileSync(path.join(gitDir, "refs/pending-entries/store/1-2-cd.lock"), "");
   expect(() => writeLooseRef(gitDir, "refs/pending-entries/store/1-2-cd", oid)).toThrow("EEXIST");
 });
+
+const asRoot = process.getuid?.() === 0;
+
+(asRoot ? test : test.skip)(
+  "on a full disk the write fails as such and leaves neither the object nor a temporary file",
+  async () => {
+    const disk = path.join(tmp.dir, "disk");
+    mkdirSync(disk);
+    expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk]).status).toBe(0);
+    try {
+      const store = path.join(disk, "store");
+      execFileSync("git", ["init", "--quiet", "--bare", store]);
+      try {
+        for (;;) appendFileSync(path.join(disk, "filler"), Buffer.alloc(16 * 1024));
+      } catch {
+        // full
+      }
+      // Random bytes do not compress: the object needs about as much room as they take.
+      const data = randomBytes(200 * 1024);
+      await expect(writeLooseBlob(store, data)).rejects.toThrow("ENOSPC");
+      const objects = path.join(store, "objects");
+      const left = readdirSync(objects, { recursive: true })
+        .map(String)
+        .filter((n) => /[0-9a-f]{2}\//.test(n));
+      expect(left).toEqual([]);
+    } finally {
+      spawnSync("umount", ["-l", disk]);
+    }
+  },
+);

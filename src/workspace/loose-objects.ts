@@ -9,8 +9,9 @@ import { blobOid } from "./snapshot-direct.js";
  * Blobs and refs written into the snapshot store by this process, as git itself writes them
  * (loose objects: `objects/ab/cdef…`, zlib of "blob <size>\0<bytes>"; loose refs: a file holding
  * the id, moved into place from `<ref>.lock`). For the snapshots taken while the first one runs
- * (snapshot-pending.ts): each `git hash-object` or `git update-ref` they ran cost a process start,
- * about 20 ms here, and a step ran nine of them (issue 30's edit step during the first snapshot).
+ * (snapshot-pending.ts) and a thread's log (snapshots.ts): each `git hash-object` or
+ * `git update-ref` they ran cost a process start, about 20 ms here, and an edit step during the
+ * first snapshot ran nine of them (issue 30).
  * The file calls are synchronous: a few small ones, where a round trip through the thread pool
  * (busy with the first snapshot's own reads) cost more than the call.
  */
@@ -40,14 +41,18 @@ export async function writeLooseBlob(gitDir: string, data: Buffer): Promise<stri
   const compressed = raw.length <= SYNC_DEFLATE_BYTES ? deflateSync(raw, options) : await deflateAsync(raw, options);
   mkdirSync(dir, { recursive: true });
   const tmp = path.join(dir, `tmp_obj_${randomBytes(6).toString("hex")}`);
-  // "wx": made here, never opened when something is there already (nor through a symlink in its place).
-  writeFileSync(tmp, compressed, { mode: OBJECT_MODE, flag: "wx" });
   try {
-    linkSync(tmp, file);
-  } catch (err) {
-    // Already there (stored by another process meanwhile): the same bytes.
-    if (code(err) !== "EEXIST") throw err;
+    // "wx": made here, never opened when something is there already (nor through a symlink in its place).
+    writeFileSync(tmp, compressed, { mode: OBJECT_MODE, flag: "wx" });
+    try {
+      linkSync(tmp, file);
+    } catch (err) {
+      // Already there (stored by another process meanwhile): the same bytes. A file system
+      // without hard links gets a rename, as git does then.
+      if (code(err) !== "EEXIST") renameSync(tmp, file);
+    }
   } finally {
+    // Also what a full disk left half written.
     rmSync(tmp, { force: true });
   }
   return oid;
