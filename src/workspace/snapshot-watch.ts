@@ -232,7 +232,12 @@ export class WorkspaceWatcher {
     this.based = false;
     const generation = ++this.generation;
     // Beside the scan (its git runs in another process): what it finds is read at the next answer.
-    this.sweeping = this.sweep(generation);
+    this.sweeping = this.sweep(generation).catch((err: unknown) => {
+      // Never a rejection nobody awaits: the next answer is uncertain instead, and says why.
+      if (generation !== this.generation || this.disabled !== undefined) return; // stopped: a later sweep stands
+      this.linked.clear();
+      this.tooLinked = `the hard-link sweep failed (${(err as Error).message})`;
+    });
     return generation;
   }
 
@@ -337,18 +342,15 @@ export class WorkspaceWatcher {
     const stale = () => generation !== this.generation || this.disabled !== undefined;
     const dirs = await this.sweptDirs(ignores, stale);
     if (!dirs) return; // a later scan's sweep stands
-    const sweeper = sweepLinks(this.root, dirs, this.linkedLimit * SWEEP_FOUND_FACTOR, DOT_GIT);
-    this.sweeper = sweeper;
+    let sweeper: LinkSweep | undefined;
     let found: LinkSweepResult;
+    // A worker that cannot start or fails rejects: markScan's catch makes the next answer uncertain.
     try {
+      sweeper = sweepLinks(this.root, dirs, this.linkedLimit * SWEEP_FOUND_FACTOR, DOT_GIT);
+      this.sweeper = sweeper;
       found = await sweeper.result;
-    } catch (err) {
-      if (stale()) return;
-      this.linked.clear();
-      this.tooLinked = `the hard-link sweep failed (${(err as Error).message})`;
-      return;
     } finally {
-      if (this.sweeper === sweeper) this.sweeper = undefined;
+      if (sweeper && this.sweeper === sweeper) this.sweeper = undefined;
     }
     if (stale()) return;
     const linked = new Map<string, Linked>();
