@@ -11,7 +11,8 @@ import { makeTempDir } from "../helpers/tmp.js";
 let tmp: ReturnType<typeof makeTempDir>;
 let gitDir: string;
 const git = (...args: string[]) =>
-  execFileSync("git", args, { env: { PATH: process.env.PATH, GIT_DIR: gitDir, HOME: tmp.dir } });
+  // stderr kept: fsck's notices about a store without a branch are not the test's output.
+  execFileSync("git", args, { env: { PATH: process.env.PATH, GIT_DIR: gitDir, HOME: tmp.dir }, stdio: "pipe" });
 
 beforeEach(() => {
   tmp = makeTempDir();
