@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync } from "node:fs";
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -15,6 +15,21 @@ import path from "node:path";
 const MAX_KEYED_RULES_BYTES = 64 * 1024;
 /** Verdicts kept at most; over that the cache starts again. */
 const MAX_VERDICTS = 10_000;
+
+/**
+ * A rule file's bytes, opened without following a link and without blocking: one swapped for a
+ * FIFO or a link after its lstat (a command running meanwhile) is refused, not waited on.
+ */
+function readRules(file: string): Buffer {
+  const fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_KEYED_RULES_BYTES) throw new Error(`${file} is not a small regular file`);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 export class IgnoreVerdicts {
   private readonly verdicts = new Map<string, { ignored: boolean; rules: string }>();
@@ -36,7 +51,7 @@ export class IgnoreVerdicts {
         if (!st) hash.update("-\0");
         else if (!st.isFile()) hash.update(`${st.mode}\0`);
         else if (st.size > MAX_KEYED_RULES_BYTES) return undefined;
-        else hash.update(`${st.size}\0`).update(readFileSync(file));
+        else hash.update(`${st.size}\0`).update(readRules(file));
       }
       // A pattern ending in "/" matches folders only: the path's own kind is part of the question.
       const own = lstatSync(path.join(this.workspace, rel), { throwIfNoEntry: false });
