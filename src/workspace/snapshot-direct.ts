@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { readdirSync, statSync, unlinkSync, type BigIntStats, type Stats } from "node:fs";
-import { lstat, readFile, readlink } from "node:fs/promises";
+import { constants as fsConstants, readdirSync, statSync, unlinkSync, type BigIntStats, type Stats } from "node:fs";
+import { lstat, open, readlink } from "node:fs/promises";
 import path from "node:path";
 import { faultPoint } from "../memory/fault-point.js";
 import type { IgnoreVerdicts } from "./ignore-verdicts.js";
@@ -92,6 +92,22 @@ async function parentsOf(workspace: string, rel: string): Promise<"plain" | "gon
   return "plain";
 }
 
+/**
+ * A workspace file's bytes, read through a descriptor opened without following a link at its end
+ * and without blocking, and checked again there: a file swapped for a FIFO or a link after its
+ * lstat (a command running meanwhile) is refused (ELOOP, or "not a regular file"), never waited
+ * on. The caller compares the length with its limit (the file may have grown since its lstat).
+ */
+export async function readRegularFile(abs: string): Promise<Buffer> {
+  const handle = await open(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error(`${abs} is no longer a regular file`);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
 async function find(workspace: string, rel: string, looks: Looks | undefined): Promise<Found> {
   if (DOT_GIT.test(rel)) return { kind: "keep" };
   if (IGNORE_FILE.test(rel)) return { kind: "index" };
@@ -109,7 +125,7 @@ async function find(workspace: string, rel: string, looks: Looks | undefined): P
     if (st.isDirectory()) return { kind: "index" };
     if (!st.isFile()) return { kind: "keep" };
     if (Number(st.size) > MAX_SNAPSHOT_FILE_BYTES) return { kind: "big" };
-    const data = await readFile(abs);
+    const data = await readRegularFile(abs);
     // Grown past the limit since the lstat: never into the store.
     if (data.length > MAX_SNAPSHOT_FILE_BYTES) return { kind: "big" };
     return { kind: "record", mode: Number(st.mode) & 0o100 ? "100755" : "100644", data, oid: blobOid(data) };

@@ -1,10 +1,9 @@
 import { lstatSync, readlinkSync, type Stats } from "node:fs";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { IgnoreVerdicts } from "./ignore-verdicts.js";
 import { writeLooseBlob, writeLooseRef } from "./loose-objects.js";
 import { pidAlive } from "./session-processes.js";
-import { ignoredOf } from "./snapshot-direct.js";
+import { ignoredOf, readRegularFile } from "./snapshot-direct.js";
 import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
 
 /**
@@ -143,7 +142,7 @@ export async function capturePaths(
       if (st.size > MAX_SNAPSHOT_FILE_BYTES) oversized.add(rel);
       else if (st.size > IN_PROCESS_BLOB_BYTES) streamed.push({ rel, mode });
       else {
-        const data = await readFile(abs);
+        const data = await readRegularFile(abs);
         // Grown past the limit since the lstat: never into the store.
         if (data.length > MAX_SNAPSHOT_FILE_BYTES) oversized.add(rel);
         else out.set(rel, { mode, oid: await writeLooseBlob(gitDir, data) });
