@@ -4,7 +4,7 @@ import type { IgnoreVerdicts } from "./ignore-verdicts.js";
 import { writeLooseBlob, writeLooseRef } from "./loose-objects.js";
 import { pidAlive } from "./session-processes.js";
 import { ignoredOf, readRegularFile } from "./snapshot-direct.js";
-import { MAX_SNAPSHOT_FILE_BYTES, type Git } from "./snapshot-scan.js";
+import { MAX_SNAPSHOT_FILE_BYTES, type Git, ZERO_OID } from "./snapshot-scan.js";
 
 /**
  * Snapshots of file-tool steps taken while the first whole snapshot of a process is still
@@ -79,12 +79,6 @@ export async function orphanedPending(git: Git, storeId: string): Promise<Pendin
   );
 }
 
-/**
- * Files up to this size are read and stored by this process (loose-objects.ts); bigger ones are
- * streamed by `git hash-object`, which never holds them whole.
- */
-const IN_PROCESS_BLOB_BYTES = 16 * 1024 * 1024;
-
 /** A path's entry in a tree: its mode and blob, or null when the path is absent. */
 export type Entry = { mode: string; oid: string } | null;
 
@@ -113,7 +107,6 @@ export async function capturePaths(
   verdicts?: IgnoreVerdicts,
 ): Promise<Map<string, Entry>> {
   const out = new Map<string, Entry>();
-  const streamed: { rel: string; mode: string }[] = [];
   // One lstat per path: the paths present are asked about ignores, and the same stats say what each is.
   const stats = new Map<string, Stats | undefined>();
   for (const rel of new Set(paths)) {
@@ -140,7 +133,6 @@ export async function capturePaths(
     } else if (st.isFile()) {
       const mode = st.mode & 0o100 ? "100755" : "100644"; // git reads the owner's bit
       if (st.size > MAX_SNAPSHOT_FILE_BYTES) oversized.add(rel);
-      else if (st.size > IN_PROCESS_BLOB_BYTES) streamed.push({ rel, mode });
       else {
         const data = await readRegularFile(abs);
         // Grown past the limit since the lstat: never into the store.
@@ -149,24 +141,13 @@ export async function capturePaths(
       }
     }
   }
-  if (streamed.length > 0) {
-    // git streams a big file into the store; --no-filters: the bytes as they are, as
-    // info/attributes makes every other snapshot take them.
-    const oids = (
-      await git(["hash-object", "-w", "--no-filters", "--stdin-paths"], `${streamed.map((f) => f.rel).join("\n")}\n`)
-    )
-      .trim()
-      .split("\n");
-    streamed.forEach((f, i) => out.set(f.rel, { mode: f.mode, oid: oids[i]! }));
-  }
   return out;
 }
 
 /** Puts `entries` into the index (git update-index --index-info; an absent path is removed). */
 export async function applyEntries(git: Git, entries: ReadonlyMap<string, Entry>): Promise<void> {
   if (entries.size === 0) return;
-  const zero = "0".repeat(40);
-  const lines = [...entries].map(([rel, e]) => (e ? `${e.mode} ${e.oid}\t${rel}` : `0 ${zero}\t${rel}`));
+  const lines = [...entries].map(([rel, e]) => (e ? `${e.mode} ${e.oid}\t${rel}` : `0 ${ZERO_OID}\t${rel}`));
   await git(["update-index", "-z", "--index-info"], `${lines.join("\0")}\0`);
 }
 
