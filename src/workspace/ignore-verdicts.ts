@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { GITIGNORE_FILE } from "./ignore.js";
 
 /**
  * What `git check-ignore` said of a path, kept while every rule file that could decide it holds
@@ -42,8 +43,8 @@ export class IgnoreVerdicts {
   /** What the rule files `rel` depends on hold now, and its kind; undefined when not comparable. */
   rulesOf(rel: string): string | undefined {
     const parts = rel.split("/").slice(0, -1);
-    const files = [this.excludeFile, path.join(this.workspace, ".gitignore")];
-    for (let i = 1; i <= parts.length; i++) files.push(path.join(this.workspace, ...parts.slice(0, i), ".gitignore"));
+    const files = [this.excludeFile, path.join(this.workspace, GITIGNORE_FILE)];
+    for (let i = 1; i <= parts.length; i++) files.push(path.join(this.workspace, ...parts.slice(0, i), GITIGNORE_FILE));
     const hash = createHash("sha1");
     try {
       for (const file of files) {

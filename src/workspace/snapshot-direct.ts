@@ -279,8 +279,7 @@ export async function takeDirect(
     out = await git(["fast-import", "--quiet"], input);
   } catch (err) {
     // Moved before fast-import checked it ("Not updating"), or between that check and its lock.
-    if (/Not updating|cannot lock ref '[^']+': is at [0-9a-f]+ but expected/.test((err as Error).message))
-      throw new RefMovedError();
+    if (refMoved((err as Error).message)) throw new RefMovedError();
     throw err;
   }
   faultPoint("snapshot-imported");
@@ -293,6 +292,14 @@ export async function takeDirect(
 }
 
 const isFile = (e: Entry) => e !== null && e.mode !== "040000";
+
+/**
+ * Whether git refused to move a ref because another process moved it first: fast-import's "Not
+ * updating", or a compare-and-swap that found another value ("is at … but expected …").
+ */
+export function refMoved(message: string): boolean {
+  return /Not updating|cannot lock ref '[^']+': is at [0-9a-f]+ but expected/.test(message);
+}
 
 /** Another process moved the snapshot branch between fast-import reading and moving it. */
 export class RefMovedError extends Error {

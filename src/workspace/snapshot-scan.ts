@@ -30,6 +30,9 @@ export interface GitCallOptions {
   noIndex?: boolean;
 }
 
+/** git's "no object": as an old value, "the ref must not exist"; in an index line, "remove the path". */
+export const ZERO_OID = "0".repeat(40);
+
 /**
  * Files larger than this are not recorded: the edit limit of the file tools (tools/edit-target.ts
  * MAX_EDIT_BYTES), so a file no edit can rewrite whole is never hashed into the store. Undo

@@ -36,10 +36,11 @@ import {
   type Entry,
   type Looks,
   RefMovedError,
+  refMoved,
   removeImportLeftovers,
   takeDirect,
 } from "./snapshot-direct.js";
-import { refreshAll, refreshPaths, type Git, type GitCallOptions, type GitInput } from "./snapshot-scan.js";
+import { refreshAll, refreshPaths, type Git, type GitCallOptions, type GitInput, ZERO_OID } from "./snapshot-scan.js";
 import { WorkspaceWatcher } from "./snapshot-watch.js";
 import { pidAlive } from "./session-processes.js";
 
@@ -112,8 +113,6 @@ const refRetryPause = (attempt: number) =>
   );
 /** Direct takes whose changes are remembered (a step's before and after are taken one after the other). */
 const MAX_REMEMBERED_DIRECT = 16;
-/** git's "no object": an expected old value that says the ref must not exist yet. */
-const ZERO_OID = "0".repeat(40);
 /** The shared index each process's own index starts from. */
 const SHARED_INDEX = "index";
 /** Never made: what a git call that needs no index is pointed at, so it reads none. */
@@ -956,7 +955,7 @@ export function snapshotStore(workspace: string): SnapshotStore {
         return id;
       } catch (err) {
         // Lost to another process: tried on until the deadline; any other failure a few times.
-        const lost = /but expected/.test((err as Error).message);
+        const lost = refMoved((err as Error).message);
         if (lost ? Date.now() >= deadline : attempt >= OTHER_FAILURE_ATTEMPTS) throw err;
         await refRetryPause(attempt + 1);
       }
