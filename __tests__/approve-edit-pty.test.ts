@@ -1,11 +1,14 @@
+import { execFile } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import { expect, jest, test } from "@jest/globals";
 import { baseEnv } from "./helpers/cli.js";
 import { startOpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
-import { count, createTmux, paneExitCode, startCliInPane } from "./helpers/tmux.js";
+import { count, createTmux, paneExitCode, startCliInPane, TMUX } from "./helpers/tmux.js";
 import { usePaneFixture } from "./helpers/pane-fixture.js";
-import { editNote, refusedEditNote } from "../src/policy/edit-call.js";
+import { refusedEditNote } from "../src/policy/edit-call.js";
+import { editNote } from "../src/guard/results.js";
 
 /**
  * Issue 32 item 4 on a real terminal (tmux) against the scripted provider: [e]dit at the
@@ -158,4 +161,52 @@ test("an inline edit that a project deny rule covers is refused with the rule's 
   // The trace shows the result's first lines, cut at the terminal's width.
   expect(screen).toContain(`\n  ✗ execute_command not run, 2 lines,`);
   expect(screen).toContain(`\n    ${refusal.slice(0, 120)}`);
+});
+
+/** Runs a tmux command on the test's terminal server. */
+async function tmuxCommand(...args: string[]): Promise<string> {
+  return (await promisify(execFile)(TMUX, ["-L", fx.term!.socket, ...args])).stdout;
+}
+
+test("issue 42.4: [e]dit of a command with a carriage return, a clipboard write and a clear screen runs nothing and types nothing", async () => {
+  const command = "touch before-cr\rtouch after-cr \x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[3J\u200b";
+  fx.server = await startOpenAIServer([commandCall(command), { content: "Done." }]);
+  fx.term = createTmux(baseEnv({ OPENAI_BASE_URL: fx.server.url, OPENAI_API_KEY: "test", EDITOR: "", VISUAL: "" }));
+  await startCliInPane(fx.term, ws(), ["--approval", "suggest", "do it"], { oneProcess: true });
+  // tmux keeps what an OSC 52 sets as a paste buffer only with set-clipboard on.
+  await tmuxCommand("set-option", "-s", "set-clipboard", "on");
+  const shown = "  │ touch before-cr^Mtouch after-cr ^[]52;c;cHduZWQ=^G^[[2J^[[3J<U+200B>";
+  await fx.term.waitForScreen((s) => count(s, QUESTION) === 1 && s.includes(shown), "the question, neutralised");
+  await answer("e");
+  const screen = await fx.term.waitForScreen((s) => count(s, QUESTION) === 2, "the question again");
+  expect(screen).toContain(
+    "  This call has characters the terminal would act on, or a secret, that are shown masked above: set $VISUAL or $EDITOR to edit it in your editor.",
+  );
+  expect(screen).not.toContain("edit command›");
+  // The question is still on the screen above the prompt asked again: nothing cleared it.
+  expect(screen).toContain(`? Allow execute_command:\n${shown}\n`);
+  await answer("n");
+  expect(await paneExitCode(ws())).toBe("EXITED:4");
+  for (const file of ["before-cr", "after-cr"]) expect(existsSync(path.join(ws(), file))).toBe(false);
+  expect(secondToolMessage()).toMatch(/^This execute_command call was not run, because the user declined it\./);
+  expect(await tmuxCommand("list-buffers")).toBe("");
+});
+
+test("issue 42.4: [e]dit of a call whose JSON has C1 and format characters puts them on the prompt line escaped", async () => {
+  await start([
+    { toolCalls: [{ name: "write_file", args: { filePath: "w.txt", content: "a\u009b2J\u202eb\u2028c" } }] },
+    { content: "Done." },
+  ]);
+  await answer("e");
+  await fx.term!.waitForScreen(
+    /edit arguments \(JSON\)› \{"filePath":"w\.txt","content":"a\\u009b2J\\u202eb\\u2028c"\}$/m,
+    "the JSON, prefilled with the characters escaped",
+  );
+  // Enter on it unchanged: no change, the question again; yes then writes the model's bytes.
+  await fx.term!.press("Enter");
+  await fx.term!.waitForScreen((s) => count(s, QUESTION) === 2, "the question again");
+  expect(await fx.term!.screen()).toContain("  No change made.");
+  await answer("y");
+  expect(await paneExitCode(ws())).toBe("EXITED:0");
+  expect(readFileSync(path.join(ws(), "w.txt"), "utf8")).toBe("a\u009b2J\u202eb\u2028c");
 });

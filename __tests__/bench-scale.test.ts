@@ -13,7 +13,11 @@ test("--only scale and --scale-files are parsed, and anything else is refused in
     only: "scale",
     scaleFiles: 2000,
   });
-  expect(() => parseBenchArgs(["--only", "e2e"])).toThrow('--only takes "scale", not "e2e"');
+  expect(() => parseBenchArgs(["--only", "e2e"])).toThrow('--only takes "scale" or "steps", not "e2e"');
+  expect(parseBenchArgs(["--only", "steps", "--quick"])).toMatchObject({ only: "steps", quick: true });
+  expect(() => parseBenchArgs(["--only", "steps", "--write"])).toThrow(
+    "--only steps prints its figures: leave out --write",
+  );
   expect(() => parseBenchArgs(["--scale-files", "many"])).toThrow(
     "--scale-files takes a whole number of files, 1 or more",
   );

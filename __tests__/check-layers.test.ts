@@ -43,7 +43,7 @@ test("an import of a layer above fails, and two folders importing each other are
   ]);
 });
 
-test("a cycle inside one layer fails, an allowed import's too; a type-only import does not count", () => {
+test("a cycle inside one layer fails, an allowed import's too; a type-only import makes a folder cycle, not a file cycle", () => {
   const config: LayerConfig = { layers: [["one", "two"]], allow: { "two/y.ts -> one/x.ts": "why" } };
   const base = { "one/x.ts": 'import { y } from "../two/y.js";\nexport const x = y;\n' };
   const cycle = { kind: "cycle", message: "folders import each other: one <-> two" };
@@ -57,11 +57,21 @@ test("a cycle inside one layer fails, an allowed import's too; a type-only impor
     checkLayers(tree({ ...base, "two/y.ts": 'import type { X } from "../one/x.js";\nexport const y = 1;\n' }), {
       layers: config.layers,
     }),
-  ).toEqual([]);
+  ).toEqual([cycle]);
   // An allowed import may cross the layers, but it is no less a cycle at run time.
   expect(
     checkLayers(tree({ ...base, "two/y.ts": 'import { x } from "../one/x.js";\nexport const y = 1;\n' }), config),
   ).toEqual([cycle, files]);
+});
+
+test("a type-only import of a layer above fails like any other: the type belongs in a layer below both", () => {
+  const src = tree({
+    "low/a.ts": 'import type { C } from "../high/c.js";\nexport type A = C;\n',
+    "high/c.ts": "export type C = number;\n",
+  });
+  expect(checkLayers(src, LAYERS)).toEqual([
+    { kind: "upward", message: "low/a.ts:1 imports ../high/c.js: low/ may not import high/, a layer above it" },
+  ]);
 });
 
 test("a planted cycle between two files of one folder fails; a type-only one does not", () => {
@@ -91,6 +101,24 @@ test("a rule's pattern outside the files it names fails, unless the file is an e
   ]);
   const excepted = { processEnv: { ...rules.processEnv!, exceptions: { "low/a.ts": "why" } } };
   expect(checkLayers(src, { ...LAYERS, rules: excepted })).toEqual([]);
+});
+
+test("`within`: in its own file, the environment may be read only inside the start function; a read elsewhere, a default parameter's included, fails", () => {
+  const within = {
+    "settings.ts": { functions: ["captureEnvironment"], why: "the environment is read once, at start" },
+  };
+  const rules: LayerConfig["rules"] = {
+    processEnv: { what: "reads the environment", pattern: "\\bprocess\\.env\\b", only: ["settings.ts"], within },
+  };
+  const start =
+    "let started = {};\nexport function captureEnvironment() {\n  if (true) { started = { ...process.env }; }\n}\n";
+  expect(checkLayers(tree({ "settings.ts": start }), { ...LAYERS, rules })).toEqual([]);
+  const late = `${start}export function stateHome(env = process.env) {\n  return env.HOME;\n}\nexport const path = () => process.env.PATH;\n`;
+  const why = 'outside captureEnvironment (rule "processEnv"): the environment is read once, at start';
+  expect(checkLayers(tree({ "settings.ts": late }), { ...LAYERS, rules })).toEqual([
+    { kind: "rule", message: `settings.ts:5 reads the environment (\`process.env\`) ${why}` },
+    { kind: "rule", message: `settings.ts:8 reads the environment (\`process.env\`) ${why}` },
+  ]);
 });
 
 test("a folder in no layer fails", () => {

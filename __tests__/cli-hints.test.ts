@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -153,7 +153,7 @@ test("item 18: npm run compare without a task is a usage error with a hint", asy
   expect(r.statuses).toEqual([2]);
   expect(r.stderr).toBe(
     "error: missing required argument 'task'\n" +
-      'Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here")\n',
+      'Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here"), or npm run compare -- --parts\n',
   );
 });
 
@@ -258,4 +258,47 @@ test("item 19: every dependency with an install script is allowed or denied in a
     const ls = await shell("npm install-scripts ls", PROJECT_ROOT);
     expect(ls.stdout).toBe("No packages with unreviewed install scripts.\n");
   }
+});
+
+/** What `git status` says about the clone: a refused run must leave it as it was. */
+function cloneStatus(): string {
+  return spawnSync("git", ["status", "--porcelain", "--ignored"], { cwd: PROJECT_ROOT, encoding: "utf8" }).stdout;
+}
+
+test("issue 44 item 3: mini-cursor's own folder is never the default workspace; named, it is", async () => {
+  const before = cloneStatus();
+  const expected = (folder: string, where: string) =>
+    `mini-cursor: The current folder (${folder}), the default workspace, ${where}: the agent would work on mini-cursor's own files, and what it makes would land in there. ` +
+    `Name the project it should work on: mini-cursor --workspace path/to/project "your task" (the folder must exist: mkdir -p it first), or cd into the project and run mini-cursor there (npm link once makes the command). ` +
+    `To work on mini-cursor itself, say so: --workspace ${shellQuote(folder)}.\n`;
+  // As `npm start` leaves it: the command runs in the clone, INIT_CWD is where npm ran.
+  const npmStart = await runCli(["--approval", "full-auto", "create a React todo app with Vite"], {
+    cwd: PROJECT_ROOT,
+    env: baseEnv({ INIT_CWD: PROJECT_ROOT }),
+  });
+  expect([npmStart.code, npmStart.stdout, npmStart.stderr]).toEqual([
+    2,
+    "",
+    expected(PROJECT_ROOT, "is mini-cursor's own folder"),
+  ]);
+  const src = path.join(PROJECT_ROOT, "src");
+  const inside = await runCli(["list the files here"], { cwd: src });
+  expect([inside.code, inside.stderr]).toEqual([
+    2,
+    expected(src, `is inside mini-cursor's own folder (${PROJECT_ROOT})`),
+  ]);
+  // No session either, and nothing written in the clone.
+  const session = await runCli(["--each-line"], { cwd: PROJECT_ROOT, input: "list the files here\n" });
+  expect(session.code).toBe(2);
+  expect(cloneStatus()).toBe(before);
+
+  // Named on purpose, with the flag or the variable, it is the workspace.
+  const flagged = await runCli(["--workspace", ".", "--json", "list the files here"], { cwd: PROJECT_ROOT });
+  expect(flagged.code).toBe(0);
+  expect(JSON.parse(flagged.stdout.split("\n")[0]!)).toMatchObject({ type: "run_start", workspace: PROJECT_ROOT });
+  const fromEnv = await runCli(["--threads"], {
+    cwd: PROJECT_ROOT,
+    env: baseEnv({ MINI_CURSOR_WORKSPACE: PROJECT_ROOT }),
+  });
+  expect(fromEnv.code).toBe(0);
 });

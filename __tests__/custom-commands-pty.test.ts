@@ -48,8 +48,10 @@ test("/help lists custom commands; /peek with a quoted argument reads that file;
   await startCliInPane(term, dirs.ws.dir, ["--sandbox", "off"]);
   await term.waitForScreen(atPrompt, "the prompt", 60_000);
   await enter("/help");
-  const help = await term.waitForScreen((s) => s.includes("Custom command files not used:"), "/help");
-  expect(help).toContain("Custom commands (your folder, then the project's .mini-cursor/commands/ once trusted");
+  const help = await term.waitForScreen((s) => s.includes("Custom command files not used, or not in full:"), "/help");
+  expect(help).toContain(
+    "Custom commands (your folders, then the project's .mini-cursor/commands/ and .claude/commands/ once trusted",
+  );
   expect(help).toMatch(/\n {2}\/peek <file> +Show a file to the model\n/);
   expect(help).toMatch(/\n {2}\/todo +Show the to-do list \[project\]\n/);
   expect(help).toContain(

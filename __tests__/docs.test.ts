@@ -6,16 +6,21 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { CommanderError } from "commander";
 import { buildProgram } from "../src/cli-program.js";
+import { DEFAULT_TAIL_LINES, MAX_TAIL_LINES } from "../src/tools/process-output.js";
+import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "../src/workspace/processes.js";
+import { ripgrepAllowed } from "../src/tools/search-files.js";
 import {
+  DEFAULT_MAX_STEPS,
+  defaultEditTool,
   faultPointSetting,
   hostEnvironment,
   loadSettings,
   type Settings,
-  ripgrepAllowed,
   snapshotsEnabled,
   snapshotWatchEnabled,
   snapshotWaitMs,
   stateHomePath,
+  studioCodesSocket,
 } from "../src/settings.js";
 import { PROJECT_ROOT } from "./helpers/cli.js";
 
@@ -74,7 +79,9 @@ describe("docs/usage.md lists exactly the CLI's flags", () => {
 });
 
 describe("docs/configuration.md lists every setting with its true default", () => {
-  const source = read("src/settings.ts");
+  // settings.ts reads every variable but MINI_CURSOR_RIPGREP, which search_files reads from the
+  // environment it is given (the one its commands get), so a test can give it another.
+  const source = read("src/settings.ts") + read("src/tools/search-files.ts");
   const rows = tableRows(read("docs/configuration.md"), "variable");
   const documented = new Map(rows.map((r) => [r[0]!.replace(/`/g, ""), r]));
   /** Every variable settings.ts reads that a user sets (not the host's HOME, XDG_*, npm_*). */
@@ -137,6 +144,7 @@ describe("docs/configuration.md lists every setting with its true default", () =
     // scripts/studio.mjs sets these for the Studio server's request guard (studioGuardSettings).
     MINI_CURSOR_STUDIO_HOST: () => undefined,
     MINI_CURSOR_STUDIO_ORIGIN: () => undefined,
+    MINI_CURSOR_STUDIO_CODES_SOCKET: () => studioCodesSocket({}),
     MINI_CURSOR_FAULT_POINT: () => faultPointSetting({}),
     MINI_CURSOR_TEMPERATURE: (s) => (s.temperature === undefined ? undefined : String(s.temperature)),
     MINI_CURSOR_EXTRA_BODY: (s) => (s.extraBody ? JSON.stringify(s.extraBody) : undefined),
@@ -232,8 +240,8 @@ describe("every command line shown in README.md and docs/ parses with the CLI's 
     expect(commands.length).toBeGreaterThan(10);
     expect(commands).toContainEqual([
       "README.md",
-      'npm ci && npm start -- "list the files here"',
-      ["list the files here"],
+      'npm start -- --workspace ~/hello-agent "list the files here"',
+      ["--workspace", "~/hello-agent", "list the files here"],
     ]);
   });
 
@@ -289,4 +297,166 @@ test("every relative link in README.md and docs/ leads to a file that exists", (
     }
   }
   expect(broken).toEqual([]);
+});
+
+/**
+ * Issue 44 item 8: every default a table of the docs states is the code's. Each check below
+ * names the rows it covers; the last test fails on a row that says "default" and no check covers,
+ * so a default added to a table is checked or the test says where.
+ */
+describe("every default stated in a docs table is the code's", () => {
+  const base = { MINI_CURSOR_DOTENV: "off", HOME: "/home/someone", INIT_CWD: "/tmp" };
+  const none = loadSettings({}, base);
+  /** [page, first cell] of every row a check covered. */
+  const covered = new Set<string>();
+  const cover = (page: string, row: string[]) => covered.add(`${page}\u0000${row[0]}`);
+  /** Every table row of a page (header and separator rows left out), as cells. */
+  const allRows = (text: string): string[][] => {
+    const out: string[][] = [];
+    const lines = text.split("\n");
+    lines.forEach((line, i) => {
+      if (!line.startsWith("|") || /^\|[\s|:-]+\|$/.test(line)) return;
+      // A header is the row above a separator.
+      if (/^\|[\s|:-]+\|$/.test(lines[i + 1] ?? "")) return;
+      out.push(
+        line
+          .replace(/\\\|/g, "\u0000")
+          .split("|")
+          .slice(1, -1)
+          .map((c) => c.replace(/\u0000/g, "|").trim()),
+      );
+    });
+    return out;
+  };
+
+  test("docs/studio.md: what each field is when left empty", () => {
+    const page = "docs/studio.md";
+    const fields: Record<string, { variable: string; value: string }> = {
+      model: { variable: "MINI_CURSOR_MODEL", value: `\`${none.model}\`` },
+      workspace: { variable: "MINI_CURSOR_WORKSPACE", value: "the folder `npm run studio` ran in" },
+      approval: { variable: "MINI_CURSOR_APPROVAL", value: `\`${none.approval}\`` },
+      maxSteps: { variable: "MINI_CURSOR_MAX_STEPS", value: String(none.maxSteps) },
+    };
+    const rows = tableRows(read(page), "field");
+    expect(rows.map((r) => r[0]!.replace(/`/g, ""))).toEqual(Object.keys(fields));
+    for (const row of rows) {
+      const field = fields[row[0]!.replace(/`/g, "")]!;
+      expect([row[0], row[2]]).toEqual([row[0], `\`${field.variable}\`, else ${field.value}`]);
+      cover(page, row);
+    }
+  });
+
+  /** A flag's default as the code has it, in the words a table or --help uses. */
+  const FLAG_DEFAULTS: Record<string, string> = {
+    "--max-steps": String(DEFAULT_MAX_STEPS),
+    "--approval": none.approval,
+    "--sandbox": none.sandbox,
+    "--engine": none.engine,
+  };
+  /** `(default X)` and `` `X` (default`` in a text: the defaults it states. */
+  const statedDefaults = (text: string) => [
+    ...[...text.matchAll(/\(default:? ([^),;]+)[),;]/g)].map((m) => m[1]!.replace(/`/g, "").trim()),
+    ...[...text.matchAll(/`([^`]+)` \(default\b/g)].map((m) => m[1]!),
+  ];
+
+  test("docs/usage.md's flag table and --help: each flag's stated default", () => {
+    const page = "docs/usage.md";
+    for (const row of tableRows(read(page), "flag")) {
+      const stated = statedDefaults(row[1]!);
+      if (stated.length === 0) continue;
+      const flag = row[0]!.match(/--[a-z-]+/)![0];
+      const expected = flag === "--workspace" ? "the directory you ran the command from" : FLAG_DEFAULTS[flag];
+      expect([flag, stated]).toEqual([flag, [expected]]);
+      cover(page, row);
+    }
+    const program = buildProgram("0.0.0");
+    for (const option of program.options) {
+      const stated = statedDefaults(option.description);
+      if (stated.length === 0) continue;
+      const flag = option.long!;
+      const expected = flag === "--workspace" ? "the directory you ran the command from" : FLAG_DEFAULTS[flag];
+      expect([flag, stated]).toEqual([flag, [expected]]);
+    }
+  });
+
+  test("README.md and docs/safety.md: the approval table marks the default mode", () => {
+    for (const page of ["README.md", "docs/safety.md"]) {
+      const rows = tableRows(read(page), "mode");
+      const marked = rows.filter((r) => /\(default\)/.test(r[0]!));
+      expect(marked.map((r) => r[0])).toEqual([`\`${none.approval}\` (default)`]);
+      for (const row of marked) cover(page, row);
+    }
+  });
+
+  test("docs/configuration.md: the variables' table (checked above) and the provider named as the default model", () => {
+    const page = "docs/configuration.md";
+    for (const row of tableRows(read(page), "variable")) cover(page, row);
+    const providers = allRows(read(page)).filter((r) => r.some((c) => /the default model/.test(c)) && r.length === 3);
+    expect(providers.length).toBeGreaterThan(0);
+    for (const row of providers) {
+      expect(row[1]).toContain(`MINI_CURSOR_MODEL=${none.model}\``);
+      cover(page, row);
+    }
+  });
+
+  test("docs/tools-and-mcp.md: the tools' defaults", () => {
+    const page = "docs/tools-and-mcp.md";
+    const rows = tableRows(read(page), "tool");
+    const row = (name: string) => rows.find((r) => r[0] === `\`${name}\``)!;
+    expect(row("execute_command")[2]).toContain(
+      `Timeout ${DEFAULT_TIMEOUT_MS / 1000} s by default, up to ${MAX_TIMEOUT_MS / 1000} s`,
+    );
+    expect(row("process_output")[2]).toContain(`(default ${DEFAULT_TAIL_LINES}, at most ${MAX_TAIL_LINES})`);
+    // "by default GPT-4.1, GPT-5, o3 and o4 get it": apply_patch with edit_file, and no other model.
+    expect(row("apply_patch")[2]).toContain("by default GPT-4.1, GPT-5, o3 and o4 get it next to `edit_file`");
+    for (const model of ["gpt-4.1", "gpt-4.1-mini", "gpt-5", "gpt-5-mini", "o3", "o4-mini"])
+      expect([model, defaultEditTool(model)]).toEqual([model, "both"]);
+    for (const model of ["gpt-4o", "gpt-4o-mini", "deepseek-chat", "qwen2.5-coder:7b"])
+      expect([model, defaultEditTool(model)]).toEqual([model, "edit_file"]);
+    for (const name of ["execute_command", "process_output", "apply_patch"]) cover(page, row(name));
+  });
+
+  test("evals/README.md: npm run eval's flags and a task's fields", () => {
+    const page = "evals/README.md";
+    const evalSource = read("scripts/eval.ts");
+    const runnerSource = read("scripts/eval-runner.ts");
+    const constant = (source: string, name: string) => new RegExp(`const ${name} = ([^;]+);`).exec(source)?.[1]?.trim();
+    const flags = tableRows(read(page), "flag");
+    const flagRow = (flag: string) => flags.find((r) => r[0]!.includes(flag))!;
+    const repeat = /\.option\("--repeat <n>", "[^"]*", "(\d+)"\)/.exec(evalSource)?.[1];
+    expect(statedDefaults(flagRow("--repeat")[1]!)).toEqual([repeat]);
+    expect(evalSource).toMatch(/\.option\("--concurrency <n>", "[^"]*", String\(DEFAULT_CONCURRENCY\)\)/);
+    expect(statedDefaults(flagRow("--concurrency")[1]!)).toEqual([constant(evalSource, "DEFAULT_CONCURRENCY")]);
+    const engine = /new Option\("--engine <name>"[^\n]*\.default\("(\w+)"\)/.exec(evalSource)?.[1];
+    expect(statedDefaults(flagRow("--engine")[1]!)).toEqual([engine]);
+    expect(flagRow("--model")[1]).toContain("(default `MINI_CURSOR_MODEL`)");
+    for (const flag of ["--repeat", "--concurrency", "--engine", "--model"]) cover(page, flagRow(flag));
+
+    const fields = tableRows(read(page), "field");
+    const fieldRow = (name: string) => fields.find((r) => r[0]!.includes(`\`${name}\``))!;
+    expect(statedDefaults(fieldRow("approval")[1]!)).toEqual([JSON.parse(constant(runnerSource, "DEFAULT_APPROVAL")!)]);
+    expect(constant(runnerSource, "DEFAULT_RUN_TIMEOUT_MS")).toBe("10 * 60_000");
+    expect(fieldRow("timeoutMs")[1]).toContain("(default 10 minutes; the CLI's step limit)");
+    expect(statedDefaults(fieldRow("expect")[1]!)).toEqual(["done"]);
+    for (const name of ["approval", "timeoutMs", "expect"]) cover(page, fieldRow(name));
+  });
+
+  /** Rows that say "default" without stating one, and why. */
+  const NOT_A_DEFAULT: Record<string, string> = {
+    "README.md\u0000[docs/configuration.md](docs/configuration.md)": "the index of the docs, naming a page",
+    "docs/ARCHITECTURE.md\u00001": "the layer of settings.ts, which reads defaults",
+    "docs/configuration.md\u0000Azure OpenAI": "`MINI_CURSOR_TEMPERATURE=default` is a value to set",
+  };
+
+  test("no row of a table says 'default' without a check above", () => {
+    const unchecked: string[] = [];
+    for (const [page, text] of PAGES) {
+      for (const row of allRows(text)) {
+        if (!row.some((c) => /\bdefault\b/i.test(c))) continue;
+        const key = `${page}\u0000${row[0]}`;
+        if (!covered.has(key) && !(key in NOT_A_DEFAULT)) unchecked.push(`${page}: ${row[0]}`);
+      }
+    }
+    expect(unchecked).toEqual([]);
+  });
 });

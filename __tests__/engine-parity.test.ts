@@ -1,7 +1,7 @@
 import { type BaseMessage, ToolMessage, AIMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import type { AgentEvent } from "../src/agent/events.js";
+import type { AgentEvent } from "../src/contracts/events.js";
 import { createTools } from "../src/tools/index.js";
 import { engineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import type { ScriptedTurn } from "./helpers/scripted-model.js";
@@ -133,7 +133,7 @@ test("both engines leave the same messages, send the same requests and report th
   expect(loop.approvals).toEqual(graph.approvals);
 
   // The results of the first turn, as the model reads them, in one order for both engines
-  // (agent/tool-step.ts): refused calls, calls that cannot run, then the calls that ran.
+  // (agent/dispatch.ts): refused calls, calls that cannot run, then the calls that ran.
   const firstResults = graph.history.slice(2, 7);
   expect(firstResults.map((m) => [m.name, m.status, m.call])).toEqual([
     ["execute_command", "error", "call5"],

@@ -3,11 +3,12 @@ import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
-import type { AgentEvent } from "../src/agent/events.js";
+import type { AgentEvent } from "../src/contracts/events.js";
 import { UNATTENDED_RESPONSE } from "../src/policy/approval.js";
 import type { GraphSettings } from "../src/graph/graph.js";
 import { TOOL_NAMES } from "../src/tools/index.js";
-import { createTool, defineTool } from "../src/tools/define.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../src/contracts/tools.js";
 import { engineHarness, type EngineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
@@ -129,14 +130,9 @@ describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m
       let started = 0;
       let release!: () => void;
       const both = new Promise<void>((resolve) => (release = resolve));
-      const rendezvous = createTool(
-        defineTool({
-          name: "rendezvous",
-          description: "test",
-          schema: z.object({ name: z.string() }),
-          kind: "read",
-          paths: ({ name }) => [name],
-          run: async ({ name }) => {
+      const rendezvous = declared(
+        tool(
+          async ({ name }: { name: string }) => {
             started++;
             if (started === 2) release();
             let timer: NodeJS.Timeout | undefined;
@@ -150,7 +146,9 @@ describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m
             }
             return `done ${name}`;
           },
-        }),
+          { name: "rendezvous", description: "test", schema: z.object({ name: z.string() }) },
+        ),
+        { kind: "read", paths: { name: "path" } },
       );
       const h = harness(
         [

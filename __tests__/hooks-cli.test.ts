@@ -1,9 +1,10 @@
 import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
-import { DO_NOT_GET_AROUND } from "../src/policy/approval.js";
+import { DO_NOT_GET_AROUND } from "../src/guard/failure.js";
 import { contentHash } from "../src/security/trust.js";
-import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "./helpers/cli.js";
+import { baseEnv, NOBODY, runCliAs } from "./helpers/cli.js";
+import { runsAs } from "./helpers/as-user.js";
 import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { waitFor } from "./helpers/tmp.js";
 import { pidAlive } from "./helpers/tmux.js";
@@ -104,13 +105,18 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
       ],
     ]);
     const threadId = r.events.find((e) => e.type === "run_start")!.threadId;
+    // Claude Code's payload, with our own names beside its own (issue 43).
     expect(JSON.parse(file("hook-input.json"))).toEqual({
       hook_event_name: "PreToolUse",
-      tool_name: "write_file",
-      tool_input: { filePath: "f.txt", content: "new\n" },
+      tool_name: "Write",
+      tool: "write_file",
+      tool_input: { filePath: "f.txt", content: "new\n", file_path: path.join(dirs.ws.dir, "f.txt") },
       tool_use_id: "call_w",
       session_id: threadId,
+      transcript_path: null,
       cwd: dirs.ws.dir,
+      permission_mode: "bypassPermissions",
+      approval_mode: "full-auto",
     });
     expect(r.hooks).toEqual([
       {
@@ -144,8 +150,9 @@ test("a hook after a call sees its result as JSON; one that fails adds its stder
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
   expect(JSON.parse(file("post-input.json"))).toMatchObject({
     hook_event_name: "PostToolUse",
-    tool_name: "read_file",
-    tool_input: { filePath: "f.txt" },
+    tool_name: "Read",
+    tool: "read_file",
+    tool_input: { filePath: "f.txt", file_path: path.join(dirs.ws.dir, "f.txt") },
     tool_response: { status: "success", content: READ_OLD },
   });
   expect(r.results).toEqual([
@@ -220,7 +227,7 @@ describe.each([
   ["as root", undefined],
   ["as an ordinary user", NOBODY],
 ])("a repository's hooks %s", (_who, uid) => {
-  const maybe = uid === undefined || RUNNING_AS_ROOT ? test : test.skip;
+  const maybe = runsAs(uid, "hooks-cli as an ordinary user") ? test : test.skip;
   maybe("are ignored until the person trusts the file, then run", async () => {
     const config = path.join(dirs.ws.dir, "mini-cursor.config.json");
     writeFileSync(config, JSON.stringify(REPO_HOOKS));

@@ -240,7 +240,7 @@ describe("a one-shot run through npm start", () => {
 
 describe("an interactive session fed through a pipe", () => {
   const openSession = (args: string[]) => {
-    const s = startSession(["--workspace", fx.tmp.dir, ...args]);
+    const s = startSession(["--workspace", fx.tmp.dir, "--each-line", ...args]);
     fx.track(s.child);
     return s;
   };

@@ -46,7 +46,7 @@ test("--approval plan 'read notes.txt': the offline model plans the read and tak
 });
 
 test("/plan create a file p.txt ...: the note stays out of the plan, and /plan accept writes exactly the content asked for", async () => {
-  const r = await cli(["--json"], "/plan create a file p.txt with content Planned\n/plan accept\n");
+  const r = await cli(["--json", "--each-line"], "/plan create a file p.txt with content Planned\n/plan accept\n");
   expect(r.code).toBe(0);
   const calls = eventsOf(r.stdout).filter((e) => e.type === "tool_call");
   expect(calls.map((e) => [e.name, e.args])).toEqual([
@@ -58,7 +58,7 @@ test("/plan create a file p.txt ...: the note stays out of the plan, and /plan a
 });
 
 test("/plan accept with no plan made says so and sends nothing", async () => {
-  const r = await cli([], "/plan\n/plan accept\n");
+  const r = await cli(["--each-line"], "/plan\n/plan accept\n");
   expect(r.code).toBe(0);
   expect(r.stdout).toContain(
     "There is no plan to accept yet: send a request in plan mode first (/plan <request>). Still in plan mode.",

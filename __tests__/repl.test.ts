@@ -18,8 +18,8 @@ import { useSessionFixture } from "./helpers/session-fixture.js";
 import { stateDirOf } from "./helpers/state-dir.js";
 
 /**
- * The interactive session driven through stdin (not a terminal): one request per line until
- * /exit or end of input. The embedded offline model answers; no key, no network.
+ * The interactive session driven through stdin (not a terminal) with --each-line: one request
+ * per line until /exit or end of input. The embedded offline model answers; no key, no network.
  */
 
 jest.setTimeout(90_000);
@@ -43,12 +43,12 @@ function bannerThread(stdout: string): string {
 }
 
 function session(input: string, args: string[] = [], env = baseEnv()): Promise<CliResult> {
-  return runCli(["--workspace", fx.tmp.dir, ...args], { input, env, timeoutMs: 60_000 });
+  return runCli(["--workspace", fx.tmp.dir, "--each-line", ...args], { input, env, timeoutMs: 60_000 });
 }
 
 /** A session whose stdin stays open, to look at the world between lines. */
 function openSession(args: string[] = []): OpenSession {
-  const s = startSession(["--workspace", fx.tmp.dir, ...args]);
+  const s = startSession(["--workspace", fx.tmp.dir, "--each-line", ...args]);
   fx.track(s.child);
   return s;
 }

@@ -1,6 +1,7 @@
 import { cpSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { baseEnv, NOBODY, PROJECT_ROOT, RUNNING_AS_ROOT, runCli, runCliAs } from "./helpers/cli.js";
+import { baseEnv, NOBODY, PROJECT_ROOT, runCli, runCliAs } from "./helpers/cli.js";
+import { runsAs } from "./helpers/as-user.js";
 import { startOpenAIServer, type OpenAIServer } from "./helpers/openai-server.js";
 import { makeTempDir } from "./helpers/tmp.js";
 
@@ -154,7 +155,7 @@ const users: Array<[string, number | undefined]> = [
 ];
 
 describe.each(users)("as %s", (_name, uid) => {
-  const asUser = uid === undefined || RUNNING_AS_ROOT ? test : test.skip;
+  const asUser = runsAs(uid, "settings-sources as uid 65534") ? test : test.skip;
 
   asUser(
     "a workspace .env sets nothing; the user config folder's .env does",

@@ -6,6 +6,7 @@ import { Client, type Interrupt, type ThreadState } from "@langchain/langgraph-s
 import { STUDIO_APPROVE_WITH } from "../src/graph/studio-secret.js";
 import { groupAlive } from "../src/workspace/processes.js";
 import { baseEnv, collect, NOBODY, PROJECT_ROOT, RUNNING_AS_ROOT, runCli, startCli } from "./helpers/cli.js";
+import { asUser, runsAs } from "./helpers/as-user.js";
 import { stateDirOf } from "./helpers/state-dir.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
@@ -233,7 +234,9 @@ beforeAll(async () => {
   });
 
   const started = Date.now();
-  studio = spawn("npm", ["run", "studio", "--", "--port", String(port), "--no-reload"], {
+  // Started in full-auto on its command line, so its runs may ask for any mode; the runs that
+  // show a question ask for auto-edit.
+  studio = spawn("npm", ["run", "studio", "--", "--port", String(port), "--no-reload", "--approval", "full-auto"], {
     cwd: project.dir,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -299,6 +302,7 @@ test(
     // runs/wait answers a paused run with its interrupts: the approval request, nothing else.
     const paused = (await client.runs.wait(thread.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: WRITE_AND_RUN }] },
+      config: { configurable: { approval: "auto-edit" } },
     })) as { __interrupt__?: Interrupt<ApprovalValue>[] };
     expect(Object.keys(paused)).toEqual(["__interrupt__"]);
     // The write ran without asking (auto-edit); the command waits for an answer.
@@ -394,6 +398,7 @@ test(
     const thread = await client.threads.create();
     const paused = (await client.runs.wait(thread.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: CLEAN_UP }] },
+      config: { configurable: { approval: "auto-edit" } },
     })) as { __interrupt__?: Interrupt<ApprovalValue>[] };
     expect(paused.__interrupt__!.map((i) => i.value?.approveWith)).toEqual([STUDIO_APPROVE_WITH]);
     const attacker = spawn(process.execPath, ["-e", SELF_APPROVER, apiUrl], { stdio: ["ignore", "pipe", "pipe"] });
@@ -481,7 +486,7 @@ async function runApiAttacker(uid: number | undefined): Promise<{ codes: number;
   const attacker =
     uid === undefined
       ? spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] })
-      : spawn("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...argv], {
+      : spawn(...asUser(uid, argv), {
           stdio: ["ignore", "pipe", "pipe"],
           cwd: "/",
         });
@@ -565,6 +570,7 @@ test(
     const once = await client.threads.create();
     await client.runs.wait(once.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: COUNT_ONCE }] },
+      config: { configurable: { approval: "auto-edit" } },
     });
     const onceCode = await approvalCode(once.thread_id);
     await client.runs.wait(once.thread_id, assistantId, {
@@ -576,6 +582,7 @@ test(
     const waiting = await client.threads.create();
     await client.runs.wait(waiting.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: CLEAN_UP }] },
+      config: { configurable: { approval: "auto-edit" } },
     });
     const waitingCode = await approvalCode(waiting.thread_id);
     expect(waitingCode).not.toBe(onceCode);
@@ -601,10 +608,11 @@ test(
     expect(textOf(result.content)).toContain("did not carry this call's one-time Studio approval code");
 
     // The same attack from a process of an ordinary user (uid 65534), on a new waiting call.
-    if (!RUNNING_AS_ROOT) return;
+    if (!RUNNING_AS_ROOT || !runsAs(NOBODY, "studio's API attacker as uid 65534")) return;
     const next = await client.threads.create();
     await client.runs.wait(next.thread_id, assistantId, {
       input: { messages: [{ type: "human", content: CLEAN_UP }] },
+      config: { configurable: { approval: "auto-edit" } },
     });
     const nextCode = await approvalCode(next.thread_id);
     const asNobody = await runApiAttacker(NOBODY);
@@ -879,7 +887,7 @@ test(
     const nodes = updates
       .flatMap((u) => Object.keys(u))
       .filter((n) => !["approve", "start_step", "restore_files", "summarise"].includes(n));
-    expect(nodes).toEqual(["agent", "tools", "agent", "tools", "agent"]);
+    expect(nodes).toEqual(["agent", "tools", "step_done", "agent", "tools", "step_done", "agent"]);
     expect(updates.some((u) => "__interrupt__" in u)).toBe(false);
     const toolResults = updates.flatMap((u) => u.tools?.messages ?? []);
     expect(toolResults.map((m) => m.name)).toEqual(["write_file", "execute_command"]);
@@ -917,7 +925,8 @@ test(
     expect(requests).toHaveLength(LONG_STEPS + 1);
     expect(new Set(requests.map((r) => r.model))).toEqual(new Set(["scripted-model"]));
   },
-  RUN_DEADLINE_MS,
+  // Twelve steps: room for each on a busy machine.
+  RUN_DEADLINE_MS * 3,
 );
 
 test(

@@ -44,7 +44,7 @@ describe.each(["graph", "loop"] as const)("%s engine", (engine) => {
       expect(nothing.code).toBe(1);
       expect(nothing.stdout + nothing.stderr).toContain("Nothing to undo: thread demo has no turns.");
 
-      const session = await runCli(["--workspace", tmp.dir, "--engine", engine, "--thread", "demo"], {
+      const session = await runCli(["--workspace", tmp.dir, "--engine", engine, "--thread", "demo", "--each-line"], {
         input: "create a file b.txt with content B\ncreate a file c.txt with content C\n/rewind\n/rewind 1\n/exit\n",
         timeoutMs: CLI_DEADLINE_MS,
       });

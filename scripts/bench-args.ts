@@ -1,14 +1,17 @@
 import { parseArgs } from "node:util";
 
-/** `npm run bench` flags; the benchmark rewrites a tracked file (BENCHMARKS.md) only with --write. */
+/** `npm run bench` flags; the benchmark changes a tracked file (BENCHMARKS.md) only with --write. */
 export interface BenchArgs {
   quick: boolean;
   write: boolean;
   build: boolean;
   codex?: string;
   help: boolean;
-  /** Run only this section ("scale"); --write then replaces only that section of BENCHMARKS.md. */
-  only?: "scale";
+  /**
+   * Run only this section: "scale" (--write then replaces only that section of BENCHMARKS.md), or
+   * "steps", the 200 one-read steps through the CLI (graph + SQLite), printed and never written.
+   */
+  only?: "scale" | "steps";
   /** Files in the scale section's generated monorepo (default 100,000; --quick: 5,000). */
   scaleFiles?: number;
   /** Of the scale section, only the measurements whose name holds this word (implies --only scale). */
@@ -23,10 +26,13 @@ in process, and prints each goal with its ratio and whether it is met. It runs f
 
 Options:
   --quick         fewer repeats, no Studio and no 1 GB measurements
-  --write         rewrite BENCHMARKS.md with this run's figures (a full run only, not with --quick)
+  --write         rewrite BENCHMARKS.md with this run's figures and append one dated line per goal
+                  to its History; with --quick, only the History lines (marked quick)
   --codex <bin>   also launch Codex CLI (codex exec) against the server, interleaved with ours
   --only scale    run only the scale section (generated monorepo, big file); with --write it
                   replaces only that section of BENCHMARKS.md
+  --only steps    run only the 200 one-read steps through the CLI (graph + SQLite), interleaved
+                  rounds, and print each round's client time per step; cannot --write
   --scale-files <n>  files in the scale section's monorepo (default 100000; --quick: 5000)
   --scale-only <word>  of the scale section, only the measurements whose name holds <word>
                   (e.g. snapshots); implies --only scale, and cannot --write
@@ -66,8 +72,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     ...(typeof values.codex === "string" ? { codex: values.codex } : {}),
   };
   if (values.only !== undefined) {
-    if (values.only !== "scale") throw new BenchUsageError(`--only takes "scale", not "${String(values.only)}"`);
-    args.only = "scale";
+    if (values.only !== "scale" && values.only !== "steps")
+      throw new BenchUsageError(`--only takes "scale" or "steps", not "${String(values.only)}"`);
+    if (values.only === "steps" && args.write)
+      throw new BenchUsageError("--only steps prints its figures: leave out --write");
+    args.only = values.only;
   }
   if (values["scale-files"] !== undefined) {
     const n = Number(values["scale-files"]);
@@ -80,7 +89,5 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     args.only = "scale";
     args.scaleOnly = values["scale-only"];
   }
-  if (args.write && args.quick)
-    throw new BenchUsageError("--write records a full run: leave out --quick, or --write to only print the figures");
   return args;
 }

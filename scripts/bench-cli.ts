@@ -163,6 +163,22 @@ export async function launchToFirstRequest(launcher: Launcher): Promise<number> 
   }
 }
 
+/**
+ * npm's own overhead, which `npm start` adds in front of the bin: launch to exit of
+ * `npm run env` (npm's built-in script, which runs `env` through the shell) minus that of
+ * `sh -c env` itself. Both in the project, as `npm start` is.
+ */
+export async function npmOwnOverhead(): Promise<{ npm: number; direct: number }> {
+  const env = cleanEnv();
+  const time = async (cmd: string, args: string[]) => {
+    const started = performance.now();
+    const exit = await run(cmd, args, env, ROOT, LAUNCH_DEADLINE_MS);
+    if (exit.code !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${exit.code}\n${exit.stderr.slice(-2000)}`);
+    return performance.now() - started;
+  };
+  return { npm: await time("npm", ["run", "--silent", "env"]), direct: await time("sh", ["-c", "env"]) };
+}
+
 /** Two small files the steps read in turn (the loop guard stops identical calls in a row). */
 const READ_FILES = ["notes-a.txt", "notes-b.txt"];
 const STEP_TEXT = "Reading the next file.";
@@ -188,12 +204,12 @@ export interface StepsResult {
   storedBytes: number;
 }
 
-function bytesUnder(dir: string, keep: (name: string) => boolean = () => true): number {
+function bytesUnder(dir: string, keep: (name: string, dir: string) => boolean = () => true): number {
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
     if (entry.isDirectory()) total += bytesUnder(p, keep);
-    else if (keep(entry.name)) total += statSync(p).size;
+    else if (keep(entry.name, dir)) total += statSync(p).size;
   }
   return total;
 }
@@ -202,6 +218,8 @@ function bytesUnder(dir: string, keep: (name: string) => boolean = () => true): 
 export async function runSteps(engine: "graph" | "loop", steps: number): Promise<StepsResult> {
   const server = await startBenchServer(oneReadScript(steps));
   const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-steps-"));
+  // The run's own state home: its thread's files are all that is in it, and nothing is left behind.
+  const stateHome = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-steps-state-"));
   try {
     for (const [i, name] of READ_FILES.entries())
       writeFileSync(path.join(workspace, name), `note ${i}: ${"a short line of notes\n".repeat(5)}`);
@@ -225,7 +243,7 @@ export async function runSteps(engine: "graph" | "loop", steps: number): Promise
     const exit = await run(
       process.execPath,
       args,
-      cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench" }),
+      cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "bench", MINI_CURSOR_STATE_HOME: stateHome }),
       workspace,
     );
     const chats: TimedRequest[] = server.requests.filter((r) => r.path.endsWith("/chat/completions"));
@@ -235,15 +253,15 @@ export async function runSteps(engine: "graph" | "loop", steps: number): Promise
       );
     }
     const last = chats.reduce((a, b) => (b.arrivedAt > a.arrivedAt ? b : a));
-    const stateDir = path.join(workspace, ".mini-cursor");
     const storedBytes =
       engine === "graph"
-        ? bytesUnder(stateDir, (n) => n.startsWith("state.sqlite"))
-        : bytesUnder(path.join(stateDir, "loop-threads"));
+        ? bytesUnder(stateHome, (n) => n.startsWith("state.sqlite"))
+        : bytesUnder(stateHome, (_n, dir) => dir.split(path.sep).includes("loop-threads"));
     return { engine, steps, clientMsPerStep: clientMsPerStep(chats), wireBytes: last.messagesBytes, storedBytes };
   } finally {
     await server.close();
     rmSync(workspace, { recursive: true, force: true });
+    rmSync(stateHome, { recursive: true, force: true });
   }
 }
 

@@ -1,17 +1,22 @@
+import { configureParts } from "../src/app/configure.js";
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import type { Engine } from "../src/agent/engine.js";
-import type { AgentEvent } from "../src/agent/events.js";
+import type { AgentEvent } from "../src/contracts/events.js";
 import { createRuntime } from "../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../src/graph/graph.js";
 import { createGraphEngine } from "../src/graph/engine.js";
 import { createLoopEngine } from "../src/loop/loop.js";
 import { loadLoopThread } from "../src/memory/loop-threads.js";
 import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";
+import { stateDirFor } from "../src/memory/state-dir.js";
 import { createTools } from "../src/tools/index.js";
 import { BenchModel } from "./bench-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 export type Variant = "loop" | "graph" | "graph+memory" | "graph+sqlite";
 export const VARIANTS: Variant[] = ["loop", "graph", "graph+memory", "graph+sqlite"];
@@ -103,14 +108,15 @@ export async function measureOverhead(variant: Variant, steps: number): Promise<
     let storageBytes: number | undefined;
     if (variant === "loop") {
       transcript = loadLoopThread(workspace, "bench").messages;
-      storageBytes = dirBytes(path.join(workspace, ".mini-cursor", "loop-threads"));
+      storageBytes = dirBytes(path.join(stateDirFor(workspace), "loop-threads"));
     } else if (graph && checkpointer) {
       transcript = (await graph.getState({ configurable: { thread_id: "bench" } })).values.messages;
       if (variant === "graph+sqlite") {
         (checkpointer as unknown as { db: { close(): void } }).db.close();
-        storageBytes = readdirSync(path.join(workspace, ".mini-cursor"))
+        const stateDir = stateDirFor(workspace);
+        storageBytes = readdirSync(stateDir)
           .filter((f) => f.startsWith("state.sqlite"))
-          .reduce((sum, f) => sum + statSync(path.join(workspace, ".mini-cursor", f)).size, 0);
+          .reduce((sum, f) => sum + statSync(path.join(stateDir, f)).size, 0);
       }
     }
     const transcriptBytes = Buffer.byteLength(JSON.stringify(transcript));

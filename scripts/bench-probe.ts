@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * One memory-sensitive measurement in its own process (peak RSS is per process):
  *   read-tail <file> <lines>   read_file of the last 20 lines of a huge file
@@ -7,6 +8,9 @@
  */
 import path from "node:path";
 import { createTools } from "../src/tools/index.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 async function main(): Promise<void> {
   const [kind, arg, extra] = process.argv.slice(2);

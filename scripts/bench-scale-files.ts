@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * Scale measurements of the file tools (issue 30, goals 1 and 2): search_files, find_files and
  * list_directory on the generated monorepo beside rg, find | sort and ls; the first tool call
@@ -25,6 +26,9 @@ import {
   type ScaleMeasurement,
   type ScaleRow,
 } from "./bench-scale-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /** Issue 30's goals. */
 const GOAL_SEARCH_VS_RG = 2;

@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * One scale measurement in a process of its own (peak RSS is per process):
  *   edit-big <workspace> <file> <word>   read_file, then edit_file of the line holding <word>
@@ -5,6 +6,9 @@
  * Prints one JSON line: { ms, peakRssBytes, baselineRssBytes, detail } or { error }.
  */
 import { createTools } from "../src/tools/index.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /** The big file's line holding `word` (bench-scale-lib.ts writes it) and what the edit makes of it. */
 const bigLine = (word: string, state: string) => `2026-12-01T12:00:00Z ERROR ${word} ${state}`;

@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * Scale measurements of workspace snapshots (issue 30, goal 3): what the snapshots add to a
  * one-file edit step and to a command step in the generated monorepo, beside `git status` on
@@ -9,7 +10,8 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { snapshotBeforeTools } from "../src/agent/snapshot-step.js";
-import { FIRST_SNAPSHOT_TIMEOUT_MS, snapshotGitDir, snapshotStore, wholeTakesOf } from "../src/workspace/snapshots.js";
+import { FIRST_SNAPSHOT_TIMEOUT_MS, snapshotGitDir, snapshotStore } from "../src/snapshots/store.js";
+import { createTools } from "../src/tools/index.js";
 import {
   medianOf,
   runCommand,
@@ -19,6 +21,9 @@ import {
   type ScaleMeasurement,
   type ScaleRow,
 } from "./bench-scale-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /** Issue 30's goals, in ms a step gains from its snapshots. */
 const GOAL_EDIT_STEP_MS = 100;
@@ -33,12 +38,15 @@ const THREAD = "bench";
 /** The snapshots around one step of `call`, with `work` (the tool's effect) between them: ms. */
 async function stepSnapshotMs(repo: string, call: Call, work: () => void, request: string): Promise<number> {
   let spent = 0;
+  // The tools' declarations say which paths a call changes (without them every step is a command's).
+  const tools = createTools({ workspace: repo });
   const started = performance.now();
   const step = await snapshotBeforeTools({
     workspace: repo,
     threadId: THREAD,
     messages: [new HumanMessage({ content: "bench", id: request })],
     calls: [call],
+    tools,
     notice: () => undefined,
   });
   spent += performance.now() - started;
@@ -116,9 +124,9 @@ async function measure(
     return medianOf(ms);
   };
   const editMs = await times(edit, "edit");
-  const takesBefore = { ...wholeTakesOf(store)! };
+  const takesBefore = { ...store.counts };
   const commandMs = await times(command, "command");
-  const takes = wholeTakesOf(store)!;
+  const takes = store.counts;
   // How the command steps' whole snapshots were taken: the file watcher's answer, or a scan.
   const watched = takes.watched - takesBefore.watched;
   const scanned = takes.scanned - takesBefore.scanned;

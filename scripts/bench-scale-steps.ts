@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * Scale measurements of long sessions and busy steps (issue 30, goals 4, 5 and 6): compaction
  * with a 16k window over hundreds of steps, peak memory and stored thread at 200 and 2000 steps,
@@ -14,6 +15,9 @@ import { measureParallelCommands } from "./bench-system.js";
 import { benchCliArgs, benchCliEnv } from "./bench-scale-cli.js";
 import { startBenchServer } from "./bench-server.js";
 import { timeCommand, within, type ScaleContext, type ScaleMeasurement, type ScaleRow } from "./bench-scale-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /** Issue 30's goals. */
 const GOAL_STEPS_BETWEEN_COMPACTIONS = 20;

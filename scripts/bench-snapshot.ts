@@ -1,8 +1,12 @@
+import { configureParts } from "../src/app/configure.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { snapshotStore } from "../src/workspace/snapshots.js";
+import { snapshotStore } from "../src/snapshots/store.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /**
  * What a workspace snapshot (issue 21) costs: a generated project of FILES source files (plus an

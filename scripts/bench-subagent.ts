@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -15,6 +16,9 @@ import { createLoopEngine } from "../src/loop/loop.js";
 import { createSqliteCheckpointer } from "../src/memory/checkpointer.js";
 import { createTools } from "../src/tools/index.js";
 import { BUILT_IN_SUBAGENTS } from "../src/tools/task.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /**
  * The cost of a `task` call (issue 32): from the end of the parent's model turn that asks for it

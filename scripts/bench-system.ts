@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 import { spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import os from "node:os";
@@ -9,6 +10,9 @@ import { createGraphEngine } from "../src/graph/engine.js";
 import { createTools } from "../src/tools/index.js";
 import { startOpenAIServer } from "../__tests__/helpers/openai-server.js";
 import { BenchModel } from "./bench-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ONE_GB = 1024 * 1024 * 1024;

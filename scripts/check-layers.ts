@@ -3,11 +3,11 @@
  * - layering: every folder under src/ (and each top-level file such as settings.ts) belongs to a
  *   layer in scripts/layers.json, listed bottom first; a module may import its own layer and the
  *   layers below it;
- * - no import cycle at run time, between files or between folders;
+ * - no import cycle between folders, type-only imports counted: a type two layers share (an
+ *   event, an approval request, a snapshot entry) lives in the layer below both (src/contracts/);
+ * - no import cycle between files at run time (a type-only import is erased when compiled);
  * - only the files a rule names may read `process.env`, write to the terminal or start child
  *   processes (scripts/layers.json `rules`), each other file that must is listed with its reason.
- * Type-only imports are erased when compiled and are left out: a lower layer may name a type that
- * an upper one defines (e.g. `type Settings`), and such an import is no cycle.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -29,6 +29,12 @@ export interface UseRule {
   pattern: string;
   only: string[];
   exceptions?: Record<string, string>;
+  /**
+   * For a file of `only`: the functions the pattern may occur in, and why. The environment is
+   * read in one function that runs at start, so no other (nor a default parameter) reads it
+   * in the middle of a run.
+   */
+  within?: Record<string, { functions: string[]; why: string }>;
 }
 
 /** Layers bottom first; each is a list of folder names (or top-level module names without .ts). */
@@ -143,6 +149,41 @@ function named(rel: string, paths: readonly string[]): boolean {
   return paths.some((p) => (p.endsWith("/") ? rel.startsWith(p) : rel === p));
 }
 
+/** The [start, end) offsets of the body of each named function declaration of code. */
+function functionBodies(code: string, names: readonly string[]): [number, number][] {
+  const bodies: [number, number][] = [];
+  for (const name of names) {
+    for (const match of code.matchAll(new RegExp(`\\bfunction\\s+${name}\\s*\\(`, "g"))) {
+      let at = match.index + match[0].length;
+      for (let depth = 1; depth > 0 && at < code.length; at++)
+        depth += code[at] === "(" ? 1 : code[at] === ")" ? -1 : 0;
+      const start = code.indexOf("{", at);
+      let end = start + 1;
+      for (let depth = 1; depth > 0 && end < code.length; end++)
+        depth += code[end] === "{" ? 1 : code[end] === "}" ? -1 : 0;
+      bodies.push([start, end]);
+    }
+  }
+  return bodies;
+}
+
+/** Uses of a rule's pattern in a file of its `only` that lie outside the functions `within` names. */
+function usesOutside(rel: string, code: string, name: string, rule: UseRule): LayerFinding[] {
+  const within = rule.within?.[rel];
+  if (!within) return [];
+  const bodies = functionBodies(code, within.functions);
+  const findings: LayerFinding[] = [];
+  for (const match of code.matchAll(new RegExp(rule.pattern, "gm"))) {
+    if (bodies.some(([start, end]) => match.index > start && match.index < end)) continue;
+    const line = code.slice(0, match.index).split("\n").length;
+    findings.push({
+      kind: "rule",
+      message: `${rel}:${line} ${rule.what} (\`${match[0].trim()}\`) outside ${within.functions.join(", ")} (rule "${name}"): ${within.why}`,
+    });
+  }
+  return findings;
+}
+
 /** Every problem of the source tree at srcDir, in a stable order. */
 export function checkLayers(srcDir: string, config: LayerConfig, log?: (edge: string) => void): LayerFinding[] {
   const { layers, allow = {}, rules = {} } = config;
@@ -159,6 +200,7 @@ export function checkLayers(srcDir: string, config: LayerConfig, log?: (edge: st
     if (!rank.has(from)) unlisted.add(from);
     const text = readFileSync(file, "utf8");
     for (const [name, rule] of Object.entries(rules)) {
+      if (named(rel, rule.only)) ruleFindings.push(...usesOutside(rel, withoutComments(text), name, rule));
       if (named(rel, rule.only) || (rule.exceptions && rel in rule.exceptions)) continue;
       const code = withoutComments(text);
       const match = new RegExp(rule.pattern, "m").exec(code);
@@ -172,12 +214,11 @@ export function checkLayers(srcDir: string, config: LayerConfig, log?: (edge: st
     }
     fileEdges.set(rel, fileEdges.get(rel) ?? new Set());
     for (const { specifier, line, typeOnly } of importsOf(text)) {
-      if (typeOnly) continue;
       const to = unitOf(srcDir, path.resolve(path.dirname(file), specifier));
       const target = path.relative(srcDir, path.resolve(path.dirname(file), specifier)).replace(/\.js$/, ".ts");
-      if (to !== undefined) fileEdges.get(rel)!.add(target);
+      if (to !== undefined && !typeOnly) fileEdges.get(rel)!.add(target);
       if (to === undefined || to === from) continue;
-      // Every import at run time counts for cycles, an allowed one too.
+      // Every import between folders counts for cycles, a type-only or an allowed one too.
       if (!edges.has(from)) edges.set(from, new Set());
       edges.get(from)!.add(to);
       log?.(`${from} -> ${to}  ${rel}:${line} ${specifier}`);
@@ -201,6 +242,40 @@ export function checkLayers(srcDir: string, config: LayerConfig, log?: (edge: st
     findings.push({ kind: "cycle", message: `files import each other at run time: ${component.join(" <-> ")}` });
   }
   return [...findings, ...ruleFindings];
+}
+
+/** Each source file under srcDir (relative path) with the source files it imports at run time. */
+export function runtimeImports(srcDir: string): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of sourceFiles(srcDir)) {
+    const rel = path.relative(srcDir, file);
+    const targets = new Set<string>();
+    for (const { specifier, typeOnly } of importsOf(readFileSync(file, "utf8"))) {
+      if (typeOnly) continue;
+      const target = path.relative(srcDir, path.resolve(path.dirname(file), specifier)).replace(/\.js$/, ".ts");
+      if (!target.startsWith("..")) targets.add(target);
+    }
+    graph.set(rel, targets);
+  }
+  return graph;
+}
+
+/**
+ * What a module reaches at run time (itself excluded), and which of those are not leaves (they
+ * import another source file at run time): how much a reader may have to open to follow it.
+ */
+export function runtimeReach(srcDir: string, file: string): { reached: string[]; nonLeaves: string[] } {
+  const graph = runtimeImports(srcDir);
+  const seen = new Set<string>();
+  const stack = [...(graph.get(file) ?? [])];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (seen.has(next) || next === file) continue;
+    seen.add(next);
+    stack.push(...(graph.get(next) ?? []));
+  }
+  const reached = [...seen].sort();
+  return { reached, nonLeaves: reached.filter((f) => (graph.get(f)?.size ?? 0) > 0) };
 }
 
 function main(): void {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 
 export type Interval = [number, number];
@@ -18,13 +18,12 @@ export function unionMs(intervals: Interval[]): number {
   return total + (end - start);
 }
 
-/** Lines of code in a folder's .ts files (but those in `skip`): not blank, not comment-only. */
-export function linesOfCode(dir: string, skip: readonly string[] = []): number {
+/** Lines of code in .ts files: not blank, not comment-only. */
+export function linesOfCode(files: readonly string[]): number {
   let total = 0;
-  for (const name of readdirSync(dir)) {
-    if (!name.endsWith(".ts") || skip.includes(name)) continue;
+  for (const file of files) {
     let inBlock = false;
-    for (const raw of readFileSync(path.join(dir, name), "utf8").split("\n")) {
+    for (const raw of readFileSync(file, "utf8").split("\n")) {
       const line = raw.trim();
       if (inBlock) {
         if (line.includes("*/")) inBlock = false;
@@ -39,6 +38,99 @@ export function linesOfCode(dir: string, skip: readonly string[] = []): number {
     }
   }
   return total;
+}
+
+/**
+ * What each engine is made of, one concern a row: what LangGraph gives the graph engine, and the
+ * files (under src/) each engine writes by hand for it. Each file is listed once, in the row of
+ * what most of it does; what both engines share (agent/, guard/, tools/, the approval decision,
+ * the model turn) is in neither column.
+ */
+export const ENGINE_PARTS: ReadonlyArray<{
+  concern: string;
+  langgraph: string;
+  graph: string[];
+  loop: string[];
+  /** What an empty cell says. */
+  none?: { graph?: string; loop?: string };
+}> = [
+  {
+    concern: "control flow: the model, then the tools, until an answer",
+    langgraph: "`StateGraph`, conditional edges, `Send`, `Command`",
+    graph: ["graph/graph.ts", "graph/routing.ts", "graph/state.ts", "graph/nodes.ts"],
+    loop: ["loop/loop.ts"],
+  },
+  {
+    concern: "running a turn's calls: in parallel, results in order",
+    langgraph: "`ToolNode`",
+    graph: [],
+    loop: [],
+    none: { graph: "`ToolNode` (built in `graph/graph.ts`)" },
+  },
+  {
+    concern: "pausing for the person's approval and resuming",
+    langgraph: "`interrupt()`, resume with `Command`",
+    graph: [],
+    loop: [],
+    none: {
+      graph: "`interrupt()` (called in `graph/nodes.ts`)",
+      loop: "in `loop/loop.ts`: it asks the terminal itself",
+    },
+  },
+  {
+    concern: "memory: saving the conversation, resuming it",
+    langgraph: "`BaseCheckpointSaver` (ours stores each message once)",
+    graph: ["memory/compact-saver.ts"],
+    loop: ["memory/loop-threads.ts"],
+  },
+  {
+    concern: "going back: /undo, /rewind, time travel",
+    langgraph: "checkpoint history, forking from a checkpoint",
+    graph: ["graph/rewind.ts"],
+    loop: ["loop/rewind.ts"],
+  },
+  {
+    concern: "sub-agents",
+    langgraph: "a compiled graph as a subgraph",
+    graph: ["graph/subagent.ts"],
+    loop: ["loop/subagents.ts"],
+  },
+  {
+    concern: "a run: streaming its events, stopping it, closing a cut-off turn",
+    langgraph: "`stream()` with its modes, `recursionLimit`",
+    graph: ["graph/engine.ts", "graph/stream-chunks.ts", "graph/node-signals.ts", "graph/run-config.ts"],
+    loop: [],
+  },
+  {
+    concern: "LangGraph Studio: the graph drawn, runs, state, approvals",
+    langgraph: "`langgraph.json`, the dev server, the configuration schema",
+    graph: ["graph/config.ts", "graph/studio-secret.ts"],
+    loop: [],
+    none: { loop: "none: the loop has no Studio" },
+  },
+];
+
+/** Every file ENGINE_PARTS names for `engine`, absolute. */
+export function engineFiles(root: string, engine: "graph" | "loop"): string[] {
+  return ENGINE_PARTS.flatMap((part) => part[engine].map((file) => path.join(root, "src", file)));
+}
+
+/** ENGINE_PARTS as a Markdown table, each file with its lines of code, and each engine's total. */
+export function formatEngineParts(root: string): string {
+  const cell = (files: string[], none = "in `loop/loop.ts`") =>
+    files.length === 0
+      ? none
+      : files.map((file) => `\`${file}\` ${linesOfCode([path.join(root, "src", file)])}`).join(", ");
+  const total = (engine: "graph" | "loop") => linesOfCode(engineFiles(root, engine));
+  return [
+    "| concern | LangGraph gives the graph | the graph's own code (lines) | the loop's own code (lines) |",
+    "|---|---|---|---|",
+    ...ENGINE_PARTS.map(
+      (part) =>
+        `| ${part.concern} | ${part.langgraph} | ${cell(part.graph, part.none?.graph)} | ${cell(part.loop, part.none?.loop)} |`,
+    ),
+    `| **total** | | **${total("graph")}** | **${total("loop")}** |`,
+  ].join("\n");
 }
 
 export interface EngineResult {

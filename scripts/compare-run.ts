@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * One engine on one task, in this process, for `npm run compare`: prints one JSON line with the
  * outcome, counts, the wall time split into model, tools and orchestration, and peak memory.
@@ -7,11 +8,14 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { createAgentParts } from "../src/app/agent.js";
-import type { AgentEvent } from "../src/agent/events.js";
+import type { AgentEvent } from "../src/contracts/events.js";
 import { createChatModel } from "../src/models/model.js";
 import { nonInteractiveApprover } from "../src/ui/approval-prompt.js";
 import { loadSettings, type EngineName } from "../src/settings.js";
 import { unionMs, type Interval } from "./compare-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /** Records when each model request and each tool call ran. */
 class Clock extends BaseCallbackHandler {

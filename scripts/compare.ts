@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * `npm run compare -- [options] "<task>"`: the same task, model and tools through both engines,
  * each in its own copy of the workspace and its own process (so peak memory is its own).
@@ -8,24 +9,21 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, Option } from "commander";
-import { APPROVAL_MODES, DEFAULT_MAX_STEPS, invocationDirectory } from "../src/settings.js";
+import { DEFAULT_MAX_STEPS, invocationDirectory } from "../src/settings.js";
+import { APPROVAL_MODES } from "../src/contracts/modes.js";
 import { STATE_DIR_NAME } from "../src/memory/state-dir.js";
-import { formatComparison, linesOfCode, type EngineResult } from "./compare-lib.js";
+import { engineFiles, formatComparison, formatEngineParts, linesOfCode, type EngineResult } from "./compare-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-/**
- * Each engine's own code: its orchestration. What both share (agent/runtime.ts, the approval
- * decision, the model turn, tools) is not counted, nor the graph's Studio-only files (the dev
- * server's entry, its approval code, the assistant panel's fields).
- */
-const ENGINE_CODE = {
-  graph: { dir: path.join(ROOT, "src", "graph"), skip: ["studio.ts", "studio-secret.ts", "config.ts"] },
-  loop: { dir: path.join(ROOT, "src", "loop"), skip: [] },
-} as const;
 /** Folders not copied into the per-engine workspaces. */
 const SKIPPED = new Set([STATE_DIR_NAME, "node_modules", ".git"]);
 /** Exit status of a usage error (no task, an unknown flag), as the CLI uses. */
 const USAGE_EXIT = 2;
+const USAGE =
+  'Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here"), or npm run compare -- --parts';
 
 function copyWorkspace(source: string, engine: string): string {
   const target = mkdtempSync(path.join(os.tmpdir(), `mini-cursor-compare-${engine}-`));
@@ -56,7 +54,7 @@ function runEngine(
       try {
         resolve({
           ...(JSON.parse(line) as Omit<EngineResult, "linesOfCode">),
-          linesOfCode: linesOfCode(ENGINE_CODE[engine].dir, ENGINE_CODE[engine].skip),
+          linesOfCode: linesOfCode(engineFiles(ROOT, engine)),
         });
       } catch {
         reject(new Error(`the ${engine} run failed (exit ${code})`));
@@ -68,7 +66,7 @@ function runEngine(
 async function main(): Promise<number> {
   const program = new Command("compare")
     .description("Run one task through the LangGraph engine and the hand-rolled loop and compare them.")
-    .argument("<task...>", "the task")
+    .argument("[task...]", "the task")
     .option("-w, --workspace <dir>", "workspace to copy for each engine (default: where you ran the command)")
     .addOption(
       new Option(
@@ -80,6 +78,7 @@ async function main(): Promise<number> {
     )
     .option("--max-steps <n>", "step limit for both runs", String(DEFAULT_MAX_STEPS))
     .option("--json", "print the results as JSON")
+    .option("--parts", "print only what each engine writes by hand and what LangGraph provides (no run)")
     .exitOverride();
   try {
     program.parse();
@@ -87,13 +86,25 @@ async function main(): Promise<number> {
     if (!(err instanceof CommanderError)) throw err;
     if (err.exitCode === 0) return 0;
     // A usage error (no task, a bad flag) is exit 2, as in the CLI, with what to type.
-    process.stderr.write(
-      'Usage: npm run compare -- [--workspace <dir>] [--json] "<task>"   (e.g. npm run compare -- "list the files here")\n',
-    );
+    process.stderr.write(`${USAGE}\n`);
     return USAGE_EXIT;
   }
-  const opts = program.opts<{ workspace?: string; approval: string; maxSteps: string; json?: boolean }>();
+  const opts = program.opts<{
+    workspace?: string;
+    approval: string;
+    maxSteps: string;
+    json?: boolean;
+    parts?: boolean;
+  }>();
+  if (opts.parts) {
+    process.stdout.write(`${formatEngineParts(ROOT)}\n`);
+    return 0;
+  }
   const task = (program.args as string[]).join(" ");
+  if (!task) {
+    process.stderr.write(`error: missing required argument 'task'\n${USAGE}\n`);
+    return USAGE_EXIT;
+  }
   const source = path.resolve(invocationDirectory(), opts.workspace ?? ".");
   // Checked before any copy is made, so a wrong path leaves no temp folder behind.
   if (!statSync(source, { throwIfNoEntry: false })?.isDirectory()) {
@@ -113,7 +124,7 @@ async function main(): Promise<number> {
     }
   }
   if (opts.json) process.stdout.write(`${JSON.stringify({ task, results }, null, 2)}\n`);
-  else process.stdout.write(`\nTask: ${task}\n\n${formatComparison(results)}\n`);
+  else process.stdout.write(`\nTask: ${task}\n\n${formatComparison(results)}\n\n${formatEngineParts(ROOT)}\n`);
   return results.every((r) => r.outcome === "done") ? 0 : 1;
 }
 

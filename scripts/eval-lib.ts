@@ -5,8 +5,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import type { AgentEvent } from "../src/agent/events.js";
-import { APPROVAL_MODES } from "../src/settings.js";
+import type { AgentEvent } from "../src/contracts/events.js";
+import { APPROVAL_MODES } from "../src/contracts/modes.js";
 
 /** z for a 95% two-sided interval. */
 export const Z_95 = 1.959964;

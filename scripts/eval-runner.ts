@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * The process half of `npm run eval`: lays out a task's starting workspace, runs its check, and
  * runs the real CLI on it as a subprocess (`--json`, the task's approval mode) to make a
@@ -11,6 +12,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EngineName } from "../src/settings.js";
 import { summarizeTrace, type RunRecord, type Task } from "./eval-lib.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const TASKS_DIR = path.join(ROOT, "evals", "tasks");

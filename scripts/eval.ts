@@ -1,3 +1,4 @@
+import { configureParts } from "../src/app/configure.js";
 /**
  * `npm run eval -- [options]`: the task suite in evals/tasks/ through the real CLI, with either
  * engine and any model, each run in a fresh workspace and judged by the task's check; a table of
@@ -31,6 +32,9 @@ import {
   type ModelSource,
   type StartingCheck,
 } from "./eval-runner.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;

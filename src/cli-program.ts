@@ -1,5 +1,13 @@
 import { Command, Option } from "commander";
-import { APPROVAL_MODES, DEFAULT_MAX_STEPS, ENGINES, SANDBOX_SETTINGS } from "./settings.js";
+import {
+  DEFAULT_APPROVAL,
+  DEFAULT_ENGINE,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_SANDBOX,
+  ENGINES,
+  SANDBOX_SETTINGS,
+} from "./contracts/run-choices.js";
+import { APPROVAL_MODES } from "./contracts/modes.js";
 
 /**
  * The CLI's flags and help: the one definition cli.ts parses with, kept apart from cli.ts (which
@@ -13,7 +21,10 @@ export function buildProgram(version: string): Command {
         "With neither OPENAI_API_KEY nor OPENAI_BASE_URL set, an embedded offline model runs that follows simple literal instructions.",
     )
     .usage("[options] [task...]")
-    .argument("[task...]", "what the agent should do (quote it); without one, an interactive session starts")
+    .argument(
+      "[task...]",
+      "what the agent should do (quote it). Text piped in is added to it; with no task (or -) the text piped in is the task, all of it one request. With neither, on a terminal, an interactive session starts",
+    )
     .option("-w, --workspace <dir>", "root for every tool (default: the directory you ran the command from)")
     .option("-m, --model <name>", "model name (env MINI_CURSOR_MODEL; provider from OPENAI_API_KEY / OPENAI_BASE_URL)")
     .option("-t, --thread <id>", "save the conversation under this id, or resume it")
@@ -22,22 +33,29 @@ export function buildProgram(version: string): Command {
       "--wait-for-thread",
       "if another mini-cursor is writing this thread, wait (saying so) until it ends instead of refusing at once",
     )
-    .addOption(new Option("--engine <name>", "graph (LangGraph) or loop (hand-rolled)").choices([...ENGINES]))
+    .addOption(
+      new Option("--engine <name>", `graph (LangGraph) or loop (hand-rolled) (default ${DEFAULT_ENGINE})`).choices([
+        ...ENGINES,
+      ]),
+    )
     .option("--max-steps <n>", `model turns per task before stopping (default ${DEFAULT_MAX_STEPS})`)
     .addOption(
       new Option(
         "--approval <mode>",
-        "suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands; plan: read-only tools only, the model ends with a plan to accept (default auto-edit)",
+        `suggest: ask before writes and commands; auto-edit: ask before commands; full-auto: ask only for dangerous commands; plan: read-only tools only, the model ends with a plan to accept (default ${DEFAULT_APPROVAL})`,
       ).choices([...APPROVAL_MODES]),
     )
     .addOption(
       new Option(
         "--sandbox <mode>",
-        "run commands in bubblewrap: auto (when installed, the default), on (refuse to start without it) or off",
+        `run commands in bubblewrap: auto (when installed), on (refuse to start without it) or off (default ${DEFAULT_SANDBOX})`,
       ).choices([...SANDBOX_SETTINGS]),
     )
     .option("--no-network", "commands get no network access (inside the sandbox)")
-    .option("--record <file>", "save every model response of the run to this JSON Lines file (for --replay)")
+    .option(
+      "--record <file>",
+      "save every model response of the run to this new JSON Lines file (for --replay); an existing file is never overwritten",
+    )
     .option(
       "--replay <file>",
       "answer from a recording instead of a model (no provider or key); the tools run for real",
@@ -56,6 +74,10 @@ export function buildProgram(version: string): Command {
       "--checkpointer <url>",
       "keep threads in PostgreSQL (postgres://user:password@host:5432/db) instead of the workspace's SQLite file (env MINI_CURSOR_CHECKPOINTER)",
     )
+    .option(
+      "--each-line",
+      "with no task: a session that reads its requests and /commands from stdin, one per line (a script), instead of taking what is piped in as one task",
+    )
     .option("--json", "print one JSON object per event on stdout (JSON Lines) and nothing else there")
     .option("--no-color", "plain output (also NO_COLOR)")
     .option("--verbose", "show stack traces for errors (also DEBUG=1)")
@@ -64,12 +86,15 @@ export function buildProgram(version: string): Command {
     .addHelpText(
       "after",
       `
-Examples:
-  npm start -- "list the files here"
-  npm start -- --approval full-auto "create a React todo app with Vite"
-  npm start -- --approval full-auto --replay demos/todo-app.jsonl "create a React todo app with Vite"
-  npm start -- --approval plan "add a /health route with a test"   (read-only; ends with a plan to accept)
-  npm start -- --thread demo "what is in package.json?"   then   npm start -- --thread demo "and its scripts?"
+Examples (in your project's folder; from mini-cursor's own clone, npm start -- --workspace ~/my-app …):
+  mini-cursor "list the files here"
+  mini-cursor --approval full-auto "create a React todo app with Vite"
+  npm start -- --workspace ~/my-app --approval full-auto --replay demos/todo-app.jsonl "create a React todo app with Vite"
+  mini-cursor --approval plan "add a /health route with a test"   (read-only; ends with a plan to accept)
+  mini-cursor --thread demo "what is in package.json?"   then   mini-cursor --thread demo "and its scripts?"
+  npm test 2>&1 | mini-cursor "explain this error"   (text piped in is added to the task)
+
+The workspace is the folder you run it from, never mini-cursor's own folder unless named with --workspace.
 
 Exit codes: 0 done, 1 runtime failure (provider unreachable, rejected key, unknown model, a model
 stopped by the loop guard, --sandbox on without bubblewrap, a damaged state.sqlite in the state folder),

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-import { readFileSync, realpathSync, renameSync } from "node:fs";
+import { fstatSync, realpathSync, renameSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import os from "node:os";
 import path from "node:path";
-import { PROJECT_ROOT } from "./project-root.js";
+import { INSTALL_ROOT, PROJECT_ROOT } from "./project-root.js";
+import { shellQuote } from "./shell-quote.js";
 import { CommanderError } from "commander";
 import { buildProgram } from "./cli-program.js";
+import { habitHint } from "./cli-habits.js";
+import { configureParts } from "./app/configure.js";
 import { EXIT } from "./app/exit-codes.js";
 import { limitHeapGrowth } from "./app/heap-growth.js";
 import { installSignalBackstop } from "./app/process-signals.js";
@@ -13,19 +16,35 @@ import { enableWarmUps } from "./app/warm-up.js";
 import type { ThreadInfo } from "./memory/threads.js";
 import { StateFileError } from "./memory/state-file-error.js";
 import { stateDirFor, takeStateNotices } from "./memory/state-dir.js";
-import { isInteractiveTerminal, loadSettings, secretValues, type Settings, type SettingsFlags } from "./settings.js";
+import {
+  launchCommand,
+  loadSettings,
+  secretValues,
+  type Settings,
+  type SettingsFlags,
+  workspaceNamedInEnvironment,
+} from "./settings.js";
 import { loadProjectRules } from "./security/rules.js";
 import { type BubblewrapStatus, INSTALL_HINT, probeBubblewrap } from "./security/sandbox.js";
 import { formatThreads } from "./ui/threads-table.js";
+import { isInteractiveTerminal } from "./ui/terminal.js";
+import { pipedInputProblem, readPipedInput, SILENT_STDIN_MS, withPipedText } from "./ui/piped-input.js";
 import { openWorkspace } from "./workspace/paths.js";
-import { addGatedSecrets, gateText } from "./workspace/output-gate.js";
+import { addGatedSecrets } from "./workspace/output-gate.js";
+import { onSkippedFiles, readRegularTextSync } from "./regular-file.js";
+import { block, print, printJson, render } from "./ui/output.js";
+
+/** A message on stderr, through the output gate like everything printed. */
+const printErr = (text: string) => print(process.stderr, block(text));
 
 /** Grace for stdout to drain before a finished process is made to exit. */
 const FORCED_EXIT_DELAY_MS = 1_000;
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
+    const pkg = JSON.parse(readRegularTextSync(path.join(PROJECT_ROOT, "package.json"), { follow: true })) as {
+      version: string;
+    };
     return pkg.version;
   } catch {
     return "0.0.0";
@@ -39,6 +58,8 @@ interface ParsedArgs {
   /** `--force` given without `--undo`: a usage error. */
   forceAlone: boolean;
   mcpList: boolean;
+  /** `--each-line`: a piped session, one request (or /command) per line. */
+  eachLine: boolean;
   flags: SettingsFlags;
 }
 
@@ -52,24 +73,87 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     if (err instanceof CommanderError) {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.exitCode === 0)
         return EXIT.ok;
-      process.stderr.write(stderr || `${err.message}\n`);
-      process.stderr.write("Run with --help to see the options.\n");
+      printErr(stderr || `${err.message}\n`);
+      // A flag of another agent's CLI: say what ours is (cli-habits.ts).
+      const flag = err.code === "commander.unknownOption" ? /'([^']+)'/.exec(err.message)?.[1] : undefined;
+      const hint = flag ? habitHint(flag, argv) : undefined;
+      if (hint) printErr(`${hint}\n`);
+      printErr("Run with --help to see the options.\n");
       return EXIT.usage;
     }
     throw err;
   }
   const opts = program.opts<
-    SettingsFlags & { maxSteps?: string; threads?: boolean; undo?: boolean; force?: boolean; mcpList?: boolean }
+    SettingsFlags & {
+      maxSteps?: string;
+      threads?: boolean;
+      undo?: boolean;
+      force?: boolean;
+      mcpList?: boolean;
+      eachLine?: boolean;
+    }
   >();
-  const { undo, force, mcpList, ...flags } = opts;
+  const { undo, force, mcpList, eachLine, ...flags } = opts;
   return {
     task: (program.args as string[]).join(" ").trim(),
     threads: Boolean(opts.threads),
     undo: undo ? { force: Boolean(force) } : undefined,
     forceAlone: Boolean(force) && !undo,
     mcpList: Boolean(mcpList),
+    eachLine: Boolean(eachLine),
     flags,
   };
+}
+
+function stdinIsSocket(): boolean {
+  try {
+    return fstatSync(0).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/** The task as given: `-` means "read it from stdin", as for `codex exec -`. */
+const TASK_FROM_STDIN = "-";
+
+/**
+ * The request a run starts with ("" opens a session), or why it cannot start. Text piped in is
+ * read whole: with a task it is added to it, without one (or with `-`) it is the task. Only
+ * `--each-line` keeps a piped session reading one request per line.
+ */
+async function taskWithInput(parsed: ParsedArgs, settings: Settings): Promise<string | { problem: string }> {
+  if (parsed.eachLine) {
+    if (parsed.task)
+      return {
+        problem:
+          "--each-line reads the requests from stdin, one per line: give no task (put it on the first line of the input).",
+      };
+    return "";
+  }
+  const dash = parsed.task === TASK_FROM_STDIN;
+  if (!dash && process.stdin.isTTY) return parsed.task;
+  const waiting =
+    parsed.task && !dash
+      ? "mini-cursor: reading the input piped in (stdin), to add it to the task; it has not ended yet. If nothing is meant to be piped in, run with < /dev/null.\n"
+      : "mini-cursor: reading the task from stdin until it ends (Ctrl-D on a terminal). For a session that reads one request per line, use --each-line.\n";
+  // A shell pipe or a file was piped in on purpose; a socket is what a program that starts us
+  // leaves open without meaning to (Node's spawn), so with a task its silence counts as nothing.
+  const patient = dash || !parsed.task || !stdinIsSocket();
+  const piped = await readPipedInput(process.stdin, {
+    noticeMs: settings.waitNoticeMs,
+    onWait: () => printErr(waiting),
+    ...(patient ? {} : { giveUpIfSilentMs: SILENT_STDIN_MS }),
+  });
+  const problem = pipedInputProblem(piped);
+  if (problem || !("text" in piped)) return { problem: problem ?? "" };
+  if (parsed.task && !dash) return withPipedText(parsed.task, piped.text);
+  const task = piped.text.trim();
+  if (!task)
+    return {
+      problem:
+        'no task: none was given and stdin gave no text. Give it as an argument (mini-cursor "list the files here"), pipe it in, or run mini-cursor on a terminal for a session.',
+    };
+  return task;
 }
 
 /** `--undo` needs a thread to undo on, and no task; `--force` means nothing without it. */
@@ -125,16 +209,34 @@ function realpathOrSelf(p: string): string {
   }
 }
 
-/** Why this folder must not be the workspace: the whole file system, or the home folder itself. */
-function workspaceProblem(workspace: string, fromFlag: boolean): string | undefined {
+function isInside(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+}
+
+/**
+ * Why this folder must not be the workspace: the whole file system, the home folder itself, or
+ * (unless named with --workspace or MINI_CURSOR_WORKSPACE) mini-cursor's own folder, where
+ * `npm start` runs from: a task there would change mini-cursor's own files and build its app
+ * inside the clone.
+ */
+function workspaceProblem(workspace: string, named: { flag: boolean; env: boolean }): string | undefined {
   const root = realpathOrSelf(workspace);
-  const how = fromFlag ? `--workspace ${workspace}` : `The current folder (${workspace}), the default workspace,`;
+  const how = named.flag ? `--workspace ${workspace}` : `The current folder (${workspace}), the default workspace,`;
   const choose = "Choose a project folder: cd into it, or pass --workspace path/to/project.";
   if (root === path.parse(root).root) {
     return `${how} is the root of the file system: every tool would work on the whole machine. ${choose}`;
   }
   if (root === realpathOrSelf(os.homedir())) {
     return `${how} is your home folder itself: every tool would work on all your files. ${choose}`;
+  }
+  const install = INSTALL_ROOT && realpathOrSelf(INSTALL_ROOT);
+  if (!named.flag && !named.env && install && isInside(install, root)) {
+    const where = root === install ? "is mini-cursor's own folder" : `is inside mini-cursor's own folder (${install})`;
+    return (
+      `The current folder (${workspace}), the default workspace, ${where}: the agent would work on mini-cursor's own files, and what it makes would land in there. ` +
+      `Name the project it should work on: ${launchCommand()} --workspace path/to/project "your task" (the folder must exist: mkdir -p it first), or cd into the project and run mini-cursor there (npm link once makes the command). ` +
+      `To work on mini-cursor itself, say so: --workspace ${shellQuote(workspace)}.`
+    );
   }
   return undefined;
 }
@@ -148,7 +250,7 @@ async function savedThreads(settings: Settings): Promise<ThreadInfo[]> {
   const { openMemory } = await import("./memory/backend.js");
   const memory = await openMemory(settings, {
     noticeMs: settings.waitNoticeMs,
-    onWait: (text) => process.stderr.write(gateText(`mini-cursor: ${text}\n`)),
+    onWait: (text) => printErr(`mini-cursor: ${text}\n`),
   });
   try {
     return await memory.threads.list();
@@ -179,17 +281,17 @@ async function threadProblem(settings: Settings): Promise<string | undefined> {
  */
 async function offerToMoveAside(err: StateFileError, settings: Settings): Promise<boolean> {
   if (!isInteractiveTerminal() || settings.json) return false;
-  process.stderr.write(gateText(`mini-cursor: ${err.message}\n`));
+  printErr(`mini-cursor: ${err.message}\n`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const aside = `${err.file}.damaged`;
   try {
-    const answer = await rl.question(`Move it to ${aside} now and go on with an empty one? [y/N] `);
+    const answer = await rl.question(render(block(`Move it to ${aside} now and go on with an empty one? [y/N] `)));
     if (!/^y(es)?$/i.test(answer.trim())) return false;
   } finally {
     rl.close();
   }
   renameSync(err.file, aside);
-  process.stderr.write(`Moved it to ${aside}.\n`);
+  printErr(`Moved it to ${aside}.\n`);
   return true;
 }
 
@@ -203,14 +305,21 @@ export async function main(argv: string[]): Promise<number> {
   let settings: Settings;
   try {
     settings = loadSettings(parsed.flags);
+    // Each part gets its slice of the settings now, before any work, and reads no environment later.
+    configureParts();
     // From here on everything printed is cleaned of the key and the workspace's secrets.
     addGatedSecrets([...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)]);
+    // A file mini-cursor did not read for itself (a FIFO, a device) is said; a run says it in its trace.
+    onSkippedFiles((text) => printErr(`mini-cursor: ${text}\n`));
     await openWorkspace(settings.workspace);
     const problem =
-      workspaceProblem(settings.workspace, parsed.flags.workspace !== undefined) ?? undoProblem(parsed, settings);
+      workspaceProblem(settings.workspace, {
+        flag: parsed.flags.workspace !== undefined,
+        env: workspaceNamedInEnvironment(),
+      }) ?? undoProblem(parsed, settings);
     if (problem) throw new Error(problem);
   } catch (err) {
-    process.stderr.write(gateText(`mini-cursor: ${(err as Error).message}\n`));
+    printErr(`mini-cursor: ${(err as Error).message}\n`);
     return EXIT.usage;
   }
   // Whether bubblewrap works is asked now, in the background: the answer is there, for
@@ -221,44 +330,49 @@ export async function main(argv: string[]): Promise<number> {
   try {
     // The workspace's private state folder, made now: an earlier version's state moves here once, said in one line.
     stateDirFor(settings.workspace);
-    for (const notice of takeStateNotices()) process.stderr.write(`mini-cursor: ${notice}\n`);
+    for (const notice of takeStateNotices()) printErr(`mini-cursor: ${notice}\n`);
     // A thread that is not there is a usage error; a database that cannot be reached is not.
     const problem = await threadProblem(settings);
     if (problem) {
-      process.stderr.write(gateText(`mini-cursor: ${problem}\n`));
+      printErr(`mini-cursor: ${problem}\n`);
       return EXIT.usage;
     }
     if (parsed.threads) {
       const threads = await savedThreads(settings);
       // --json: JSON Lines, one thread per line, like every other --json output.
-      if (settings.json) process.stdout.write(threads.map((t) => `${JSON.stringify(t)}\n`).join(""));
-      else process.stdout.write(`${formatThreads(threads)}\n`);
+      if (settings.json) for (const t of threads) printJson(process.stdout, t);
+      else print(process.stdout, block(`${formatThreads(threads)}\n`));
       return EXIT.ok;
     }
     if (parsed.mcpList) {
       const { mcpList } = await import("./app/run.js");
-      process.stdout.write(await mcpList(settings, (text) => process.stderr.write(gateText(`${text}\n`))));
+      print(process.stdout, block(await mcpList(settings, (text) => printErr(`${text}\n`))));
       return EXIT.ok;
     }
     if (parsed.flags.model && settings.provider === "offline" && !settings.replay) {
-      process.stderr.write(
+      printErr(
         `mini-cursor: --model ${parsed.flags.model} is not used: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set, so the embedded offline model runs. Set one of them (see .env.example) to use ${parsed.flags.model}.\n`,
       );
     }
     const unsafe = await securityProblem(settings, sandboxProbe);
     if (unsafe) {
-      process.stderr.write(gateText(`mini-cursor: ${unsafe}\n`));
+      printErr(`mini-cursor: ${unsafe}\n`);
       return EXIT.failure;
     }
     if (parsed.undo) {
       const { runUndo } = await import("./app/run-undo.js");
       return await runUndo(settings, parsed.undo.force);
     }
+    const task = await taskWithInput(parsed, settings);
+    if (typeof task !== "string") {
+      printErr(`mini-cursor: ${task.problem}\n`);
+      return EXIT.usage;
+    }
     // Loaded only now, so --help, --version, --threads and usage errors stay fast.
     const { runInteractive, runOnce } = await import("./app/run.js");
     await sandboxProbe;
     enableWarmUps();
-    const run = () => (parsed.task ? runOnce(settings, parsed.task, version) : runInteractive(settings, version));
+    const run = () => (task ? runOnce(settings, task, version) : runInteractive(settings, version));
     try {
       return await run();
     } catch (err) {
@@ -266,8 +380,8 @@ export async function main(argv: string[]): Promise<number> {
       return await run();
     }
   } catch (err) {
-    process.stderr.write(gateText(`mini-cursor: ${(err as Error).message}\n`));
-    if (settings.verbose) process.stderr.write(gateText(`${(err as Error).stack}\n`));
+    printErr(`mini-cursor: ${(err as Error).message}\n`);
+    if (settings.verbose) printErr(`${(err as Error).stack}\n`);
     return EXIT.failure;
   }
 }
@@ -279,7 +393,7 @@ main(process.argv.slice(2)).then(
     setTimeout(() => process.exit(code), FORCED_EXIT_DELAY_MS).unref();
   },
   (err: unknown) => {
-    process.stderr.write(gateText(`mini-cursor: ${(err as Error)?.message ?? String(err)}\n`));
+    printErr(`mini-cursor: ${(err as Error)?.message ?? String(err)}\n`);
     process.exitCode = EXIT.failure;
   },
 );

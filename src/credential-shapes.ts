@@ -4,8 +4,8 @@
  * the bottom layer, importing nothing, so settings.ts can use it.
  */
 
-/** What a masked value becomes (the same word as workspace/redact.ts's REDACTED). */
-const REDACTED = "[redacted]";
+/** What a masked value becomes, here and in workspace/redact.ts. */
+export const REDACTED = "[redacted]";
 
 /** Parts of names that mark a secret (flags, variables, query and conninfo keys). */
 const SECRET_WORD =

@@ -1,3 +1,8 @@
+import path from "node:path";
+import { parse as parseDotenv } from "dotenv";
+import { shapedPasswords } from "./credential-shapes.js";
+import { MAX_CONFIG_BYTES, readRegularFileSync } from "./regular-file.js";
+
 /**
  * The environment child processes get: the user's, without the agent's own credentials and
  * without anything whose name looks like a key, token, secret, password or credential, unless
@@ -73,4 +78,38 @@ export function withoutNpmRunVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEn
     out[name] = value;
   }
   return out;
+}
+
+/**
+ * The environment a command gets: `env` (the process's as it started) without npm's run
+ * variables and without secret-looking ones but those passed through by name.
+ */
+export function childEnvironment(passEnv: readonly string[], env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return scrubEnvironment(withoutNpmRunVariables(env), passEnv).env;
+}
+
+/**
+ * Values redacted from everything the tools return, save or print: those of secret-looking
+ * variables (isSecretName) in the environment and in the workspace's `.env` (read here, not
+ * loaded into the environment). process.env is left as is: deleting a variable there would not
+ * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
+ */
+export function secretValues(workspace: string, env: NodeJS.ProcessEnv): string[] {
+  const values: string[] = [];
+  const collect = (vars: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(vars)) {
+      if (!value || !isSecretName(name)) continue;
+      // A URL or conninfo carrying a password (a database URL such as MINI_CURSOR_CHECKPOINTER's) is
+      // named in messages with the password masked by its shape: the password is the secret value.
+      values.push(...(shapedPasswords(value) ?? [value.trim()]));
+    }
+  };
+  collect(env);
+  try {
+    // Not followed, not waited on: a link or a FIFO named .env in the workspace is not read.
+    collect(parseDotenv(readRegularFileSync(path.join(workspace, ".env"), { maxBytes: MAX_CONFIG_BYTES })));
+  } catch {
+    // no .env in the workspace
+  }
+  return [...new Set(values.filter(Boolean))];
 }

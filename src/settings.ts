@@ -1,28 +1,68 @@
-import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { APPROVAL_MODES } from "./contracts/modes.js";
+import {
+  DEFAULT_APPROVAL,
+  DEFAULT_ENGINE,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_SANDBOX,
+  ENGINES,
+  MAX_STEPS_LIMIT,
+  SANDBOX_SETTINGS,
+  SQLITE_CHECKPOINTER,
+} from "./contracts/run-choices.js";
+import { closeSync, existsSync, lstatSync, openSync, readSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 import { INSTALL_ROOT } from "./project-root.js";
-import { redactCredentials, shapedPasswords } from "./credential-shapes.js";
+import { shellQuote } from "./shell-quote.js";
+import { redactCredentials } from "./credential-shapes.js";
 import { parsePriceTable, type PriceTable } from "./price-table.js";
-import type { CacheSettings } from "./security/caches.js";
-import { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "./secret-env.js";
+import { MAX_CONFIG_BYTES, readRegularFileSync } from "./regular-file.js";
+import type { CacheSettings } from "./contracts/host.js";
+import type { StartSlices } from "./contracts/start-slices.js";
+import { childEnvironment as childEnvironmentOf, parsePassEnv, secretValues as secretValuesOf } from "./secret-env.js";
 
 /**
  * The one place that reads process.env. Precedence: flags > environment > the user config
  * folder's `.env` > the install folder's `.env` > defaults (readEnvironment); never the workspace's.
  */
 
+export {
+  DEFAULT_APPROVAL,
+  DEFAULT_ENGINE,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_SANDBOX,
+  ENGINES,
+  type EngineName,
+  MAX_STEPS_LIMIT,
+  SANDBOX_SETTINGS,
+  type SandboxSetting,
+  SQLITE_CHECKPOINTER,
+} from "./contracts/run-choices.js";
+
 // --- Where settings come from: the person only, read once -----------------------------------------
 
+/** The environment as the process started: every function below reads this copy, never process.env. */
+let started: NodeJS.ProcessEnv = {};
+
 /**
- * The process's environment as it is, for the few callers that hand it on whole (a command's
- * environment when no scrubbed one is given, the PATH ripgrep is looked up on): they get it here,
- * since no other module reads process.env.
+ * Copies process.env: once, when this module loads at start. A test that changes process.env
+ * calls it again; nothing else does. check-layers (scripts/layers.json `processEnv.within`)
+ * allows process.env in this function and in detachLangChainTracing only, so no setting can be
+ * read from the environment in the middle of a run.
+ */
+export function captureEnvironment(): void {
+  started = { ...process.env };
+}
+captureEnvironment();
+
+/**
+ * The environment as the process started, for the few callers that hand it on whole (a command's
+ * environment when no scrubbed one is given, the PATH ripgrep is looked up on).
  */
 export function processEnvironment(): NodeJS.ProcessEnv {
-  return process.env;
+  return started;
 }
 
 /** Raised for bad flags or configuration; the CLI prints the message and exits 2. */
@@ -34,14 +74,15 @@ export class SettingsError extends Error {
  * The user's config folder: `$XDG_CONFIG_HOME/mini-cursor/`, else `~/.config/mini-cursor/`. Its
  * `.env` holds settings and its `config.json` the user's MCP servers; both are the person's own.
  */
-export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
+export function userConfigDir(env: NodeJS.ProcessEnv = started): string {
   const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
   return path.join(base, "mini-cursor");
 }
 
+/** A .env file's settings; none when it is missing, a symlink, a FIFO or device (never waited on), or too big. */
 function readDotenvFile(file: string): Record<string, string> {
   try {
-    return lstatSync(file).isFile() ? parseDotenv(readFileSync(file)) : {};
+    return parseDotenv(readRegularFileSync(file, { maxBytes: MAX_CONFIG_BYTES }));
   } catch {
     return {};
   }
@@ -57,7 +98,7 @@ function readDotenvFile(file: string): Record<string, string> {
  */
 export function readEnvironment(
   installDir: string | undefined = INSTALL_ROOT,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = started,
 ): NodeJS.ProcessEnv {
   // Tests set this so a developer's own .env files (say, a real key) cannot change what they run.
   if (env.MINI_CURSOR_DOTENV === "off") return { ...env };
@@ -66,8 +107,16 @@ export function readEnvironment(
   return { ...install, ...user, ...env };
 }
 
+/**
+ * Whether MINI_CURSOR_WORKSPACE names the workspace (the environment or a settings .env), so it
+ * is the person's choice rather than the folder they happened to run the command from.
+ */
+export function workspaceNamedInEnvironment(env: NodeJS.ProcessEnv = readEnvironment()): boolean {
+  return nonEmpty(env.MINI_CURSOR_WORKSPACE) !== undefined;
+}
+
 /** The directory the user ran the command from (`npm start` changes cwd; INIT_CWD keeps it). */
-export function invocationDirectory(env: NodeJS.ProcessEnv = process.env): string {
+export function invocationDirectory(env: NodeJS.ProcessEnv = started): string {
   return env.INIT_CWD || process.cwd();
 }
 
@@ -119,9 +168,6 @@ export const DEFAULT_WAIT_NOTICE_MS = 2_000;
 /** Retries on 429, 5xx and dropped connections, with backoff honouring retry-after. */
 export const DEFAULT_MAX_RETRIES = 4;
 
-export const ENGINES = ["graph", "loop"] as const;
-export type EngineName = (typeof ENGINES)[number];
-
 // Which file-editing tools the model is offered.
 
 /** MINI_CURSOR_EDIT_TOOL: offer edit_file, apply_patch (Codex's V4A patches) or both. */
@@ -158,20 +204,63 @@ function toTemperature(value: string | undefined): number | "default" | undefine
 /** A base URL that says how to reach the server; `localhost:11434/v1` parses as a URL with scheme "localhost:". */
 function checkBaseUrl(baseUrl: string | undefined): void {
   if (baseUrl === undefined || /^https?:\/\/./i.test(baseUrl)) return;
-  const fixed = /^[a-z][\w+.-]*:\/\/|\s/i.test(baseUrl) ? undefined : `http://${redactUrlPassword(baseUrl)}`;
+  const fixed = /^[a-z][\w+.-]*:\/\/|\s/i.test(baseUrl) ? undefined : `http://${redactCredentials(baseUrl)}`;
   throw new SettingsError(
-    `OPENAI_BASE_URL=${redactUrlPassword(baseUrl)} must start with http:// or https://` +
+    `OPENAI_BASE_URL=${redactCredentials(baseUrl)} must start with http:// or https://` +
       (fixed ? `: set OPENAI_BASE_URL=${fixed} (or https:// for a remote provider).` : "."),
   );
 }
 
-/** --record and --replay as absolute paths; the replayed file must exist and differ from the recorded one. */
+/** The first line of a recording names this format (models/recorder.ts RECORDING_FORMAT). */
+const RECORDING_HEADER = /^\s*\{[^\n]*"format"\s*:\s*"mini-cursor-recording"/;
+/** Enough of a file to see its first line. */
+const FIRST_LINE_BYTES = 4096;
+
+/** What is at a path already, said for --record's refusal; undefined when nothing is. */
+function existingAt(file: string): string | undefined {
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return undefined;
+  }
+  if (st.isSymbolicLink()) return "a symbolic link";
+  if (st.isDirectory()) return "a folder";
+  if (!st.isFile()) return "not a regular file";
+  let head = "";
+  try {
+    const fd = openSync(file, "r");
+    try {
+      const buffer = Buffer.alloc(FIRST_LINE_BYTES);
+      head = buffer.subarray(0, readSync(fd, buffer, 0, FIRST_LINE_BYTES, 0)).toString("utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return "a file mini-cursor cannot read";
+  }
+  return RECORDING_HEADER.test(head) ? "a recording" : "a file that is not a recording";
+}
+
+/**
+ * --record and --replay as absolute paths; the replayed file must exist and differ from the
+ * recorded one, and the recorded one must not exist yet: --record never overwrites a file (one
+ * typed for --replay, the shipped demo included, or anything else).
+ */
 function recordingPaths(flags: SettingsFlags, base: string): { record?: string; replay?: string } {
   const record = nonEmpty(flags.record) && path.resolve(base, flags.record!.trim());
   const replay = nonEmpty(flags.replay) && path.resolve(base, flags.replay!.trim());
   if (replay && !existsSync(replay)) throw new SettingsError(`--replay: no recording at ${replay}.`);
   if (record && replay && record === replay)
     throw new SettingsError("--record and --replay name the same file; record to another one.");
+  const there = record ? existingAt(record) : undefined;
+  if (record && there) {
+    const use =
+      there === "a recording"
+        ? ` To answer from it, use --replay ${shellQuote(record)}; to record again, give a new file name or remove this one first.`
+        : " Give a new file name (run.jsonl, say).";
+    throw new SettingsError(`--record ${shellQuote(record)}: that is ${there}, and --record never overwrites.${use}`);
+  }
   return { record: record || undefined, replay: replay || undefined };
 }
 
@@ -223,21 +312,14 @@ function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | undefined {
  * own, with a client that does not redact, to any call made outside a traced turn. The CLI
  * traces through src/app/tracing.ts only, so it takes the flags out of its own environment.
  */
-export function detachLangChainTracing(env: NodeJS.ProcessEnv = process.env): void {
-  for (const name of TRACING_FLAGS) delete env[name];
+export function detachLangChainTracing(): void {
+  for (const name of TRACING_FLAGS) {
+    delete process.env[name];
+    delete started[name];
+  }
 }
 
 // --- Approval and sandbox: what runs unasked, what commands see -----------------------------------
-
-export const DEFAULT_APPROVAL = "auto-edit";
-
-/** plan: only read-only tools run, and the model ends with a plan to accept (policy/plan-mode.ts). */
-export const APPROVAL_MODES = ["suggest", "auto-edit", "full-auto", "plan"] as const;
-export type ApprovalMode = (typeof APPROVAL_MODES)[number];
-
-/** auto: bubblewrap when installed; on: refuse to start without it; off: never. */
-export const SANDBOX_SETTINGS = ["auto", "on", "off"] as const;
-export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
 
 /**
  * Environment for child processes: the user's, without OPENAI_API_KEY and any variable whose
@@ -245,10 +327,10 @@ export type SandboxSetting = (typeof SANDBOX_SETTINGS)[number];
  * by name (`passEnv`, default MINI_CURSOR_PASS_ENV).
  */
 export function childEnvironment(
-  passEnv: readonly string[] = parsePassEnv(process.env.MINI_CURSOR_PASS_ENV),
-  env: NodeJS.ProcessEnv = process.env,
+  passEnv: readonly string[] = parsePassEnv(started.MINI_CURSOR_PASS_ENV),
+  env: NodeJS.ProcessEnv = started,
 ): NodeJS.ProcessEnv {
-  return scrubEnvironment(withoutNpmRunVariables(env), passEnv).env;
+  return childEnvironmentOf(passEnv, env);
 }
 
 /** Host paths the sandbox hides or keeps writable, read here because only this file reads process.env. */
@@ -261,7 +343,7 @@ export interface HostEnvironment {
   caches: CacheSettings;
 }
 
-export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvironment {
+export function hostEnvironment(env: NodeJS.ProcessEnv = started): HostEnvironment {
   const first = (...names: string[]) => names.map((n) => nonEmpty(env[n])).find((v) => v !== undefined);
   return {
     runtimeDir: nonEmpty(env.XDG_RUNTIME_DIR),
@@ -283,30 +365,9 @@ export function hostEnvironment(env: NodeJS.ProcessEnv = process.env): HostEnvir
   };
 }
 
-/**
- * Values redacted from everything the tools return, save or print: those of secret-looking
- * variables (isSecretName) in the environment and in the workspace's `.env` (read here, not
- * loaded into the environment). process.env is left as is: deleting a variable there would not
- * change the kernel's copy (/proc/<pid>/environ), and commands get an explicitly scrubbed one.
- */
-export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const values: string[] = [];
-  const collect = (vars: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(vars)) {
-      if (!value || !isSecretName(name)) continue;
-      // A URL or conninfo carrying a password (a database URL such as MINI_CURSOR_CHECKPOINTER's) is
-      // named in messages with the password masked by its shape: the password is the secret value.
-      values.push(...(shapedPasswords(value) ?? [value.trim()]));
-    }
-  };
-  collect(env);
-  try {
-    const file = path.join(workspace, ".env");
-    if (lstatSync(file).isFile()) collect(parseDotenv(readFileSync(file)));
-  } catch {
-    // no .env in the workspace
-  }
-  return [...new Set(values.filter(Boolean))];
+/** secret-env.ts `secretValues`, of the environment as the process started unless a test gives another. */
+export function secretValues(workspace: string, env: NodeJS.ProcessEnv = started): string[] {
+  return secretValuesOf(workspace, env);
 }
 
 // Trust in repositories' rules files.
@@ -316,7 +377,7 @@ export function secretValues(workspace: string, env: NodeJS.ProcessEnv = process
  * content hash), outside every repository: MINI_CURSOR_TRUST_FILE, else
  * `$XDG_CONFIG_HOME/mini-cursor/trusted-configs.json` (default `~/.config/...`).
  */
-export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
+export function trustStorePath(env: NodeJS.ProcessEnv = started): string {
   const explicit = nonEmpty(env.MINI_CURSOR_TRUST_FILE);
   if (explicit) return path.resolve(explicit);
   const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
@@ -325,8 +386,6 @@ export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
 
 // --- State and memory: threads, the checkpointer, snapshots ---------------------------------------
 
-/** The embedded default; any other value is a PostgreSQL URL. */
-export const SQLITE_CHECKPOINTER = "sqlite";
 const POSTGRES_URL = /^postgres(?:ql)?:\/\/./i;
 
 function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): string {
@@ -335,15 +394,10 @@ function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): 
   if (!POSTGRES_URL.test(value)) {
     const source = nonEmpty(flag) ? "--checkpointer" : "MINI_CURSOR_CHECKPOINTER";
     throw new SettingsError(
-      `${source} must be "sqlite" or a PostgreSQL URL such as postgres://user@host:5432/db (a password goes after the user: user:password@host), got "${redactUrlPassword(value)}".`,
+      `${source} must be "sqlite" or a PostgreSQL URL such as postgres://user@host:5432/db (a password goes after the user: user:password@host), got "${redactCredentials(value)}".`,
     );
   }
   return value;
-}
-
-/** A URL or conninfo as it may be printed: passwords masked in every libpq form (workspace/output-gate.ts). */
-export function redactUrlPassword(url: string): string {
-  return redactCredentials(url);
 }
 
 /**
@@ -352,33 +406,19 @@ export function redactUrlPassword(url: string): string {
  * MINI_CURSOR_STATE_HOME, else `$XDG_STATE_HOME/mini-cursor`, else `~/.local/state/mini-cursor`.
  * memory/state-dir.ts keys each workspace's folder by its real path under `workspaces/`.
  */
-export function stateHomePath(env: NodeJS.ProcessEnv = process.env): string {
+export function stateHomePath(env: NodeJS.ProcessEnv = started): string {
   const explicit = nonEmpty(env.MINI_CURSOR_STATE_HOME);
   if (explicit) return path.resolve(explicit);
   const base = nonEmpty(env.XDG_STATE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".local", "state");
   return path.join(path.resolve(base), "mini-cursor");
 }
 
-// search_files' engine (tools/search-files.ts): ripgrep, else its built-in search.
-
-/**
- * MINI_CURSOR_RIPGREP=off: search_files always uses its built-in search, never a ripgrep binary
- * (a platform the bundled binary does not cover, tests of that path); anything else lets it run
- * ripgrep. Read from the tools' environment (ToolOptions.env, by default the process's).
- */
-export function ripgrepAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_RIPGREP ?? "");
-}
-
 // Workspace snapshots: the shadow git repository behind /undo and time travel.
 
 /** MINI_CURSOR_SNAPSHOTS=off turns snapshots (and with them /undo) off; anything else leaves them on. */
-export function snapshotsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+export function snapshotsEnabled(env: NodeJS.ProcessEnv = started): boolean {
   return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_SNAPSHOTS ?? "");
 }
-
-/** snapshotsEnabled() as the process started: read once, when this module loads, not at every step. */
-export const SNAPSHOTS_ENABLED = snapshotsEnabled();
 
 /**
  * How long a command step waits for the workspace's first snapshot, which runs in the background
@@ -388,32 +428,29 @@ export const SNAPSHOTS_ENABLED = snapshotsEnabled();
 export const DEFAULT_SNAPSHOT_WAIT_MS = 10_000;
 
 /** MINI_CURSOR_SNAPSHOT_WAIT_MS (milliseconds, 0 or more); the default when unset or not a number. */
-export function snapshotWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+export function snapshotWaitMs(env: NodeJS.ProcessEnv = started): number {
   const n = Number(env.MINI_CURSOR_SNAPSHOT_WAIT_MS);
   return env.MINI_CURSOR_SNAPSHOT_WAIT_MS !== undefined && env.MINI_CURSOR_SNAPSHOT_WAIT_MS !== "" && n >= 0
     ? n
     : DEFAULT_SNAPSHOT_WAIT_MS;
 }
 
-/** snapshotWaitMs() as the process started. */
-export const SNAPSHOT_WAIT_MS = snapshotWaitMs();
-
 /**
  * MINI_CURSOR_SNAPSHOT_WATCH=off: every whole snapshot scans the workspace (a `git status`)
- * instead of asking the file watcher what changed (workspace/snapshot-watch.ts). For a workspace
+ * instead of asking the file watcher what changed (snapshots/watch.ts). For a workspace
  * whose files change in ways inotify does not see: through a hard link from outside it, through
- * mmap, or on a network file system. Read when a snapshot store is made.
+ * mmap, or on a network file system. Read at start (startSlices).
  */
-export function snapshotWatchEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+export function snapshotWatchEnabled(env: NodeJS.ProcessEnv = started): boolean {
   return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_SNAPSHOT_WATCH ?? "");
 }
 
 /**
  * The environment the snapshot repository's git runs in: only what finds the program and its
  * locale. None of the user's GIT_* variables (GIT_DIR, GIT_INDEX_FILE…) may leak in and point
- * it at their own repository; workspace/snapshots.ts adds its own.
+ * it at their own repository; snapshots/git.ts adds its own.
  */
-export function snapshotGitEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function snapshotGitEnvironment(env: NodeJS.ProcessEnv = started): NodeJS.ProcessEnv {
   const keep = ["PATH", "SYSTEMROOT", "TMPDIR"];
   const out: NodeJS.ProcessEnv = {};
   for (const name of keep) if (env[name] !== undefined) out[name] = env[name];
@@ -434,7 +471,7 @@ export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
  * `$XDG_CACHE_HOME/mini-cursor/mcp-tools.json`), and the start and call timeouts
  * (MINI_CURSOR_MCP_START_TIMEOUT_MS, MINI_CURSOR_MCP_TIMEOUT_MS).
  */
-export function mcpSettings(env: NodeJS.ProcessEnv = process.env) {
+export function mcpSettings(env: NodeJS.ProcessEnv = started) {
   const home = nonEmpty(env.HOME) ?? os.homedir();
   const configBase = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(home, ".config");
   const cacheBase = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(home, ".cache");
@@ -459,8 +496,16 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
 export const MAX_HOOK_TIMEOUT_MS = 600_000;
 
 /** Where the person's own slash commands are: MINI_CURSOR_COMMANDS_DIR, else `commands/` in the user config folder (userConfigDir). */
-export function userCommandsDir(env: NodeJS.ProcessEnv = process.env): string {
+export function userCommandsDir(env: NodeJS.ProcessEnv = started): string {
   return path.resolve(nonEmpty(env.MINI_CURSOR_COMMANDS_DIR) ?? path.join(userConfigDir(env), "commands"));
+}
+
+/**
+ * Claude Code's user folder, whose `commands/` and `agents/` are the person's own as ours are:
+ * CLAUDE_CONFIG_DIR (Claude Code's own variable), else `~/.claude`.
+ */
+export function claudeHomeDir(env: NodeJS.ProcessEnv = started): string {
+  return path.resolve(nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".claude"));
 }
 
 // --- Studio: its settings and who may call the dev server -----------------------------------------
@@ -476,6 +521,14 @@ let studioEnvironment: NodeJS.ProcessEnv | undefined;
 export function settingsFromEnvironment(overrides: SettingsFlags = {}): Settings {
   studioEnvironment ??= readEnvironment();
   return loadSettings(overrides, studioEnvironment);
+}
+
+/**
+ * The Unix socket the Studio server answers `npm run studio -- codes` on (studio/codes-socket.ts):
+ * scripts/studio.mjs picks it, in a folder of the person's own, and passes it here.
+ */
+export function studioCodesSocket(env: NodeJS.ProcessEnv = started): string | undefined {
+  return nonEmpty(env.MINI_CURSOR_STUDIO_CODES_SOCKET);
 }
 
 /** Where LangGraph Studio's web page is served from; its requests to the local API carry these origins. */
@@ -500,7 +553,7 @@ export interface StudioGuardSettings {
  * `--studio-url` (MINI_CURSOR_STUDIO_ORIGIN) to the dev server; the guard in src/studio/http-guard.ts
  * accepts those besides loopback and Studio's own origins.
  */
-export function studioGuardSettings(env: NodeJS.ProcessEnv = process.env): StudioGuardSettings {
+export function studioGuardSettings(env: NodeJS.ProcessEnv = started): StudioGuardSettings {
   const host = nonEmpty(env.MINI_CURSOR_STUDIO_HOST)
     ?.replace(/^\[|\]$/g, "")
     .toLowerCase();
@@ -524,30 +577,17 @@ export function studioGuardSettings(env: NodeJS.ProcessEnv = process.env): Studi
 
 // --- UI: the terminal and the hints printed in it -------------------------------------------------
 
-/** True when both stdin and stdout are terminals (so we may ask questions and animate). */
-export function isInteractiveTerminal(): boolean {
-  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
-}
-
 /** How the user started mini-cursor, as a command to print in hints: `npm start --` or `mini-cursor`. */
-export function launchCommand(env: NodeJS.ProcessEnv = process.env): string {
+export function launchCommand(env: NodeJS.ProcessEnv = started): string {
   if (env.npm_lifecycle_event === "start") return "npm start --";
   if (env.npm_lifecycle_event === "dev") return "npm run dev --";
   return "mini-cursor";
 }
 
-/** launchCommand() as the process started: read once, when this module loads, for the hints printed after a run. */
-export const LAUNCH_COMMAND = launchCommand();
-
 // --- Limits ---------------------------------------------------------------------------------------
-
-export const DEFAULT_MAX_STEPS = 30;
 
 /** Rough context budget in tokens; the oldest turns are dropped beyond it. */
 export const DEFAULT_CONTEXT_TOKENS = 100_000;
-
-/** Most model turns one task may take. */
-export const MAX_STEPS_LIMIT = 10_000;
 
 /** A step limit, or a sentence saying what is wrong with it. */
 function toMaxSteps(value: string | number | undefined, name: string): number | undefined {
@@ -569,7 +609,7 @@ function toMaxSteps(value: string | number | undefined, name: string): number | 
  * (or, with `:stop`, SIGSTOP) itself when it reaches that named point (memory/fault-point.ts
  * lists them), so the fault tests can stop it exactly there. Unset (always, outside tests) it does nothing.
  */
-export function faultPointSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function faultPointSetting(env: NodeJS.ProcessEnv = started): string | undefined {
   return nonEmpty(env.MINI_CURSOR_FAULT_POINT);
 }
 
@@ -622,8 +662,12 @@ const settingsSchema = z.object({
   }),
   /** MINI_CURSOR_HOOK_TIMEOUT_MS: how long a hook without its own timeout may run. */
   hookTimeoutMs: z.number().int().positive().max(MAX_HOOK_TIMEOUT_MS),
+  /** Claude Code's user settings (`~/.claude/settings.json`): the person's own, so its `hooks` run as our user config's do. */
+  claudeUserSettings: z.string().min(1).optional(),
   /** The person's own slash commands folder (`<user config>/commands`). */
   userCommands: z.string().min(1),
+  /** Claude Code's user folder (`~/.claude`): its commands and agents are the person's own too. */
+  claudeHome: z.string().min(1),
   // Provider wire (src/provider/): how requests are shaped for providers that differ from OpenAI.
   /** MINI_CURSOR_TEMPERATURE: a number, or "default" to send none (unset: 0, none for reasoning models). */
   temperature: z.union([z.number().min(0).max(2), z.literal("default")]).optional(),
@@ -639,6 +683,10 @@ const settingsSchema = z.object({
   tracing: z.custom<TracingSettings>().optional(),
   /** Where threads live: "sqlite" (default, in the workspace) or a PostgreSQL URL. */
   checkpointer: z.string().min(1),
+  /** How the person started mini-cursor, for the commands hints print: `npm start --` or `mini-cursor` (launchCommand). */
+  launchCommand: z.string().min(1),
+  /** Host paths the sandbox hides or keeps writable (hostEnvironment), of the process's own environment. */
+  host: z.custom<HostEnvironment>(),
   /** The person's editor for [e]dit at an approval question (VISUAL, else EDITOR, as git reads them); unset: edited on the prompt line. */
   editor: z.string().min(1).optional(),
 });
@@ -705,7 +753,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     thread: nonEmpty(flags.thread),
     continueLatest: flags.continue ?? false,
     waitForThread: flags.waitForThread ?? false,
-    engine: flags.engine ?? nonEmpty(env.MINI_CURSOR_ENGINE) ?? "graph",
+    engine: flags.engine ?? nonEmpty(env.MINI_CURSOR_ENGINE) ?? DEFAULT_ENGINE,
     maxSteps:
       toMaxSteps(flags.maxSteps, "--max-steps") ??
       toMaxSteps(env.MINI_CURSOR_MAX_STEPS, "MINI_CURSOR_MAX_STEPS") ??
@@ -719,7 +767,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     maxRetries: toInt(env.MINI_CURSOR_MAX_RETRIES, "MINI_CURSOR_MAX_RETRIES") ?? DEFAULT_MAX_RETRIES,
     waitNoticeMs: toInt(env.MINI_CURSOR_WAIT_NOTICE_MS, "MINI_CURSOR_WAIT_NOTICE_MS") ?? DEFAULT_WAIT_NOTICE_MS,
     prices: toPrices(env.MINI_CURSOR_PRICES),
-    sandbox: flags.sandbox ?? nonEmpty(env.MINI_CURSOR_SANDBOX) ?? "auto",
+    sandbox: flags.sandbox ?? nonEmpty(env.MINI_CURSOR_SANDBOX) ?? DEFAULT_SANDBOX,
     network: flags.network === false ? false : (toBool(env.MINI_CURSOR_NETWORK, "MINI_CURSOR_NETWORK") ?? true),
     passEnv: parsePassEnv(env.MINI_CURSOR_PASS_ENV),
     record,
@@ -731,7 +779,9 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     agentsDir: path.join(userConfigDir(env), "agents"),
     mcp: mcpSettings(env),
     hookTimeoutMs: toInt(env.MINI_CURSOR_HOOK_TIMEOUT_MS, "MINI_CURSOR_HOOK_TIMEOUT_MS") ?? DEFAULT_HOOK_TIMEOUT_MS,
+    claudeUserSettings: path.join(nonEmpty(env.HOME) ?? os.homedir(), ".claude", "settings.json"),
     userCommands: userCommandsDir(env),
+    claudeHome: claudeHomeDir(env),
     // Provider wire (src/provider/).
     temperature: toTemperature(env.MINI_CURSOR_TEMPERATURE),
     extraBody: toJsonObject(env.MINI_CURSOR_EXTRA_BODY, "MINI_CURSOR_EXTRA_BODY"),
@@ -741,6 +791,8 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     tracing: tracingSettings(env),
     checkpointer: checkpointerSetting(flags.checkpointer, env),
     editor: nonEmpty(env.VISUAL) ?? nonEmpty(env.EDITOR),
+    launchCommand: launchCommand(env),
+    host: hostEnvironment(),
   };
   const parsed = settingsSchema.safeParse(raw);
   if (!parsed.success) throw new SettingsError(invalidSetting(parsed.error.issues[0]!, raw, flags));
@@ -798,4 +850,50 @@ function invalidSetting(issue: z.core.$ZodIssue, raw: Record<string, unknown>, f
   if (detail.code === "too_big")
     return `${shown} is too large: it must be ${detail.inclusive === false ? "less than" : "at most"} ${String(detail.maximum)}.`;
   return `${shown} is not valid: ${issue.message}`;
+}
+
+// --- The slices the parts are handed at start (app/configure.ts) --------------------------------
+
+const environmentSchema = z.record(z.string(), z.string().optional());
+
+const startSlicesSchema = z.object({
+  stateHome: z.string().min(1),
+  snapshots: z.object({
+    enabled: z.boolean(),
+    waitMs: z.number().min(0),
+    watch: z.boolean(),
+    gitEnvironment: environmentSchema,
+  }),
+  commands: z.object({ base: environmentSchema, scrubbed: environmentSchema }),
+  configFiles: z.object({ trustStore: z.string().min(1), mcpUserConfig: z.string().min(1) }),
+  faultPoint: z.string().min(1).optional(),
+}) satisfies z.ZodType<StartSlices>;
+
+/**
+ * Each part's slice of the environment as the process started, validated once: what the
+ * composition hands the state folder, the snapshots, commands, approvals and the fault hook
+ * (app/configure.ts), so that none of them reads the environment in the middle of a run.
+ */
+export function startSlices(env: NodeJS.ProcessEnv = started): StartSlices {
+  // Settings come from the environment and the .env files as every other setting does; what
+  // commands inherit is the process's own environment only (a .env holds the key).
+  const settings = readEnvironment(INSTALL_ROOT, env);
+  const raw = {
+    stateHome: stateHomePath(settings),
+    snapshots: {
+      enabled: snapshotsEnabled(settings),
+      waitMs: snapshotWaitMs(settings),
+      watch: snapshotWatchEnabled(settings),
+      gitEnvironment: snapshotGitEnvironment(env),
+    },
+    commands: { base: { ...env }, scrubbed: childEnvironment(parsePassEnv(settings.MINI_CURSOR_PASS_ENV), env) },
+    configFiles: { trustStore: trustStorePath(settings), mcpUserConfig: mcpSettings(settings).userConfig },
+    faultPoint: faultPointSetting(env),
+  };
+  const parsed = startSlicesSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new SettingsError(`${issue.path.join(".")} is not valid: ${issue.message}`);
+  }
+  return parsed.data;
 }

@@ -1,11 +1,12 @@
 import { PassThrough } from "node:stream";
 import { expect, test } from "@jest/globals";
 import { createCallLabels } from "../../src/agent/call-labels.js";
-import type { AgentEvent, ApprovalRequest } from "../../src/agent/events.js";
+import { askedAs } from "../../src/agent/subagents.js";
+import type { AgentEvent, ApprovalRequest } from "../../src/contracts/events.js";
 import { formatQuestion } from "../../src/ui/approval-prompt.js";
 import { createPrettyRenderer } from "../../src/ui/render.js";
 
-/** A sub-agent's command output and hook outcomes get its label by call id (issue 32 item 1). */
+/** A sub-agent's hook outcomes get its label, never another's (issues 32 and 42); its questions name it. */
 
 const hook = (id: string): AgentEvent => ({
   type: "hook",
@@ -17,23 +18,55 @@ const hook = (id: string): AgentEvent => ({
   durationMs: 3,
 });
 
-test("tool_output and hook events of a sub-agent's call carry its task call's id; the parent's carry none", () => {
+test("a hook event of a sub-agent's call carries its task call's id; the parent's and tool_output pass as they come", () => {
   const seen: AgentEvent[] = [];
   const { emit } = createCallLabels((e) => seen.push(e));
   emit({ type: "tool_call", step: 1, id: "p1", name: "execute_command", args: {} });
   emit({ type: "tool_call", step: 1, id: "s1", name: "execute_command", args: {}, subagent: "task-a" });
-  emit({ type: "tool_output", id: "s1", stream: "stdout", text: "sub\n" });
+  // A command's output says whose it is itself (the tool reads the call's conversation).
+  emit({ type: "tool_output", id: "s1", stream: "stdout", text: "sub\n", subagent: "task-a" });
   emit({ type: "tool_output", id: "p1", stream: "stdout", text: "parent\n" });
   emit(hook("s1"));
   emit(hook("p1"));
-  emit({ type: "tool_output", id: "unknown", stream: "stderr", text: "?" });
+  emit(hook("unknown"));
   expect(seen.slice(2).map((e) => [e.type, "id" in e ? e.id : "", e.subagent])).toEqual([
     ["tool_output", "s1", "task-a"],
     ["tool_output", "p1", undefined],
     ["hook", "s1", "task-a"],
     ["hook", "p1", undefined],
-    ["tool_output", "unknown", undefined],
+    ["hook", "unknown", undefined],
   ]);
+});
+
+test("two sub-agents' calls with one id (call_0 each): a hook is never put on the wrong one", () => {
+  const seen: AgentEvent[] = [];
+  const { emit } = createCallLabels((e) => seen.push(e));
+  const call = (subagent: string): AgentEvent => ({
+    type: "tool_call",
+    step: 1,
+    id: "call_0",
+    name: "read_file",
+    args: {},
+    subagent,
+  });
+  const result = (subagent: string): AgentEvent => ({
+    type: "tool_result",
+    step: 1,
+    id: "call_0",
+    name: "read_file",
+    status: "success",
+    content: "x",
+    durationMs: 1,
+    subagent,
+  });
+  emit(call("task-a"));
+  emit(call("task-b"));
+  emit(hook("call_0"));
+  emit(result("task-a"));
+  emit(hook("call_0"));
+  emit(result("task-b"));
+  emit(hook("call_0"));
+  expect(seen.filter((e) => e.type === "hook").map((e) => e.subagent)).toEqual([undefined, "task-b", undefined]);
 });
 
 test("the trace shows parallel sub-agents' output as whole lines, each under its own label", () => {
@@ -76,44 +109,23 @@ test("the trace shows parallel sub-agents' output as whole lines, each under its
   ]);
 });
 
-test("a sub-agent's question says which sub-agent asks; the parent's does not", async () => {
-  const { emit, ask } = createCallLabels(() => undefined);
-  const asked: ApprovalRequest[] = [];
-  const approver = ask(async (request) => {
-    asked.push(request);
-    return { decision: "approve" };
-  });
-  emit({
-    type: "tool_call",
-    step: 1,
-    id: "t1",
-    name: "task",
-    args: { description: "Make notes", prompt: "p", subagent_type: "general" },
-  });
-  emit({ type: "tool_call", step: 1, id: "s1", name: "write_file", args: {}, subagent: "t1" });
-  const request = (toolCallId: string): ApprovalRequest => ({
-    toolCallId,
+test("a sub-agent's question says which sub-agent asks and about which task; the parent's does not", () => {
+  const request: ApprovalRequest = {
+    toolCallId: "call_0",
     tool: "write_file",
     args: { filePath: "n.md" },
     reason: "it writes a file",
+  };
+  const asked = askedAs(request, { callId: "t1", type: "general", description: "Make notes" });
+  expect(asked).toEqual({
+    ...request,
+    askedBy: "general: Make notes",
+    subagent: { callId: "t1", type: "general", description: "Make notes" },
   });
-  await approver(request("s1"));
-  await approver(request("p1"));
-  expect(asked.map((r) => r.askedBy)).toEqual(["general: Make notes", undefined]);
-  expect(formatQuestion(asked[0]!).text.split("\n").slice(1, 4)).toEqual([
+  expect(askedAs(request, undefined)).toBe(request);
+  expect(formatQuestion(asked).text.split("\n").slice(1, 4)).toEqual([
     "  ⎿ [general: Make notes] asks:",
     '? Allow write_file filePath="n.md"',
     "  (it writes a file)",
   ]);
-  // After the parent's run ends, nothing is remembered for the next one.
-  emit({
-    type: "run_end",
-    reason: "done",
-    steps: 1,
-    toolCalls: 1,
-    usage: { input: 0, output: 0, estimated: false },
-    durationMs: 1,
-  });
-  await approver(request("s1"));
-  expect(asked[2]!.askedBy).toBeUndefined();
 });

@@ -1,3 +1,4 @@
+import { createTools } from "../../src/tools/index.js";
 import { expect, test } from "@jest/globals";
 import { commandHardLinkReason, hardLinkMaker, hardLinkScanReason } from "../../src/agent/link-commands.js";
 
@@ -36,11 +37,18 @@ test("seen behind wrappers, only in command calls", async () => {
   // What the line does not show is not seen: a script, a program's own call.
   expect(await commandHardLinkReason(ws, "sh make-links.sh")).toBeUndefined();
   expect(await commandHardLinkReason(ws, 'python3 -c \'import os; os.link("a", "b")\'')).toBeUndefined();
+  const tools = createTools({ workspace: ws });
   expect(
-    await hardLinkScanReason(ws, [
-      { name: "write_file", args: { filePath: "ln", content: "ln a b" } },
-      { name: "execute_command", args: { command: "env X=1 link a ../b" } },
-    ]),
+    await hardLinkScanReason(
+      ws,
+      [
+        { name: "write_file", args: { filePath: "ln", content: "ln a b" } },
+        { name: "execute_command", args: { command: "env X=1 link a ../b" } },
+      ],
+      tools,
+    ),
   ).toBe(reason("`link`"));
-  expect(await hardLinkScanReason(ws, [{ name: "execute_command", args: { command: "npm test" } }])).toBeUndefined();
+  expect(
+    await hardLinkScanReason(ws, [{ name: "execute_command", args: { command: "npm test" } }], tools),
+  ).toBeUndefined();
 });

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { MAX_CONCURRENT_CALLS } from "../../src/agent/tool-schedule.js";
+import { MAX_CONCURRENT_CALLS } from "../../src/guard/order.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
 

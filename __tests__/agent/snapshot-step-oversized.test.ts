@@ -1,8 +1,9 @@
+import { createTools } from "../../src/tools/index.js";
 import { appendFileSync } from "node:fs";
 import { expect, test } from "@jest/globals";
 import { HumanMessage } from "@langchain/core/messages";
 import { snapshotBeforeTools } from "../../src/agent/snapshot-step.js";
-import { MAX_SNAPSHOT_FILE_BYTES, snapshotStore } from "../../src/workspace/snapshots.js";
+import { MAX_SNAPSHOT_FILE_BYTES, snapshotStore } from "../../src/snapshots/store.js";
 import { putIn, useSnapshotWorkspace } from "../helpers/snapshot-workspace.js";
 
 /**
@@ -24,6 +25,7 @@ async function editStep(paths: string[], act: () => void): Promise<string[]> {
     threadId: "",
     messages: [new HumanMessage({ content: "edit", id: "request-1" })],
     calls: paths.map((filePath) => ({ name: "edit_file", args: { filePath, oldString: "a", newString: "b" } })),
+    tools: createTools({ workspace: ws }),
     notice: (text) => notices.push(text),
   });
   act();

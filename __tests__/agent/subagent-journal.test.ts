@@ -3,11 +3,11 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { interruptedResultText, recoverInterruptedCalls } from "../../src/agent/crash-recovery.js";
-import { journalStarted } from "../../src/agent/tool-journal-step.js";
+import { journalStarted } from "../helpers/journal.js";
 import { INTERRUPTED_CALL_RESULT, INTERRUPTED_NOTE, messageText } from "../../src/agent/turn.js";
 import { withResults, type JournalEntry, type JournalResult, type ToolJournal } from "../../src/memory/tool-journal.js";
 import { BUILT_IN_SUBAGENTS } from "../../src/tools/task.js";
-import { snapshotStore } from "../../src/workspace/snapshots.js";
+import { snapshotStore } from "../../src/snapshots/store.js";
 import { engineHarness, type EngineKind } from "../helpers/engine-harness.js";
 import { RoutedChatModel, type RoutedTurn } from "../helpers/routed-model.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
@@ -122,31 +122,34 @@ describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine
     const [general, explore, read] = ai!.tool_calls!.map((c) => c.id!);
     const request = (await h.history())[0]!.id!;
 
-    // One start for the step: its own call first, then its task calls; the sub-agents' calls are not the parent's.
-    expect(journal.log.filter((o) => o.op === "start")).toHaveLength(1);
-    const [start] = journal.log;
-    expect(start!.op).toBe("start");
-    const entries = (start as Extract<Op, { op: "start" }>).entries;
-    const before = entries[0]!.before;
+    // Each call is on the journal before it runs, the turn's calls kept together; the sub-agents'
+    // own calls are not the parent's. A task call whose sub-agent may change files starts from a
+    // whole snapshot of the workspace; a read-only one and read_file need none.
+    const byCall = new Map(journal.entries("t1").map((e) => [e.callId, e]));
+    expect([...byCall.keys()].sort()).toEqual([general, explore, read].sort());
+    const before = byCall.get(general)!.before;
     expect(before).toMatch(/^[0-9a-f]{40}$/);
-    expect(entries.map(({ startedAt: _s, ...e }) => e)).toEqual([
-      { callId: read, name: "read_file", request, before },
-      { callId: general, name: "task", request, before },
-      { callId: explore, name: "task", request, before, readOnly: true },
+    expect([read, general, explore].map((id) => ({ ...byCall.get(id)!, startedAt: "" }))).toEqual([
+      { callId: read, name: "read_file", request, startedAt: "", result: expect.anything() },
+      { callId: general, name: "task", request, before, startedAt: "", result: expect.anything() },
+      { callId: explore, name: "task", request, readOnly: true, startedAt: "", result: expect.anything() },
     ]);
-    // The step's `before` is the whole workspace as it was: a.txt did not exist yet, notes.txt did.
+    // The task's `before` is the whole workspace as it was: a.txt did not exist yet, notes.txt did.
     const store = snapshotStore(tmp.dir);
     expect(await store.changes(before!, await store.take())).toEqual([
       expect.objectContaining({ path: "a.txt", status: "A" }),
     ]);
+    // A task call was written to the journal (started) before its sub-agent's first call ran.
+    const firstWithTask = journal.log.findIndex(
+      (o) => o.op === "start" && o.entries.some((e) => e.callId === general && !e.result),
+    );
+    expect(firstWithTask).toBeGreaterThanOrEqual(0);
 
-    // Each call ends once, with the result the conversation holds.
-    const ends = journal.log.filter((o): o is Extract<Op, { op: "end" }> => o.op === "end");
-    expect(ends.flatMap((e) => Object.keys(e.results)).sort()).toEqual([general, explore, read].sort());
-    expect(journal.entries("t1").map((e) => [e.callId, e.result])).toEqual([
-      [read, { content: expect.stringContaining("hi"), status: "success" }],
-      [general, { content: "Wrote a.txt.", status: "success" }],
-      [explore, { content: "notes.txt: hi", status: "success" }],
+    // Each call ends with the result the conversation holds.
+    expect([read, general, explore].map((id) => byCall.get(id)!.result)).toEqual([
+      { content: expect.stringContaining("hi"), status: "success" },
+      { content: "Wrote a.txt.", status: "success" },
+      { content: "notes.txt: hi", status: "success" },
     ]);
   });
 
@@ -234,7 +237,7 @@ describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine
         ],
       },
       // B has reported (its result is in the journal) while A still waits.
-      (stalled, journal) => stalled && journal.log.some((o) => o.op === "end"),
+      (stalled, journal) => stalled && journal.entries("t1").some((e) => e.result),
     );
     expect(summary.reason).toBe("interrupted");
     const history = await h.history();

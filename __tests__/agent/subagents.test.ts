@@ -4,7 +4,8 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import { BUILT_IN_SUBAGENTS } from "../../src/tools/task.js";
 import { messageText } from "../../src/agent/turn.js";
 import { engineHarness, eventsOf, type EngineKind } from "../helpers/engine-harness.js";
-import { RoutedChatModel } from "../helpers/routed-model.js";
+import { RoutedChatModel, type RoutedTurn } from "../helpers/routed-model.js";
+import { MAX_PARALLEL_SUBAGENTS, QUEUED_NOTICE } from "../../src/agent/subagents.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -169,6 +170,39 @@ describe.each(["graph", "loop"] as const)("the task tool (%s engine)", (kind) =>
       ["a.txt", a],
       ["b.txt", b],
     ]);
+  });
+
+  test(`a stop while sub-agents wait for a place cancels the queued ones before they start (at most ${MAX_PARALLEL_SUBAGENTS} at once)`, async () => {
+    const COUNT = MAX_PARALLEL_SUBAGENTS + 3;
+    const briefs = Array.from({ length: COUNT }, (_, i) => `Look at part ${i + 1}.`);
+    const scripts: Record<string, RoutedTurn[]> = {
+      "fan out": [{ toolCalls: briefs.map((b, i) => task(b, "explore", `Part ${i + 1}`)) }, "done"],
+    };
+    for (const b of briefs) scripts[b] = ["seen"];
+    const model = new RoutedChatModel(scripts);
+    const started = new Set<string>();
+    const stop = new AbortController();
+    // The running sub-agents' model calls never answer until the stop.
+    const generate = model._generate.bind(model);
+    model._generate = async (messages: BaseMessage[]) => {
+      const first = messageText(messages.find((m) => m.getType() === "human")!);
+      if (first === "fan out") return generate(messages);
+      started.add(first);
+      if (started.size === MAX_PARALLEL_SUBAGENTS) stop.abort();
+      await new Promise((_, reject) => stop.signal.addEventListener("abort", () => reject(new Error("aborted"))));
+      throw new Error("unreachable");
+    };
+    const h = harness(kind, model);
+    const summary = await h.run("fan out", { signal: stop.signal });
+    expect(summary.reason).toBe("interrupted");
+    expect(started.size).toBe(MAX_PARALLEL_SUBAGENTS);
+    const queued = eventsOf(h.events, "notice").filter((e) => e.message === QUEUED_NOTICE);
+    expect(queued).toHaveLength(COUNT - MAX_PARALLEL_SUBAGENTS);
+    // No queued sub-agent started: none of their briefs reached the model.
+    expect(briefs.filter((b) => started.has(b))).toHaveLength(MAX_PARALLEL_SUBAGENTS);
+    expect(
+      model.calls.filter((c) => briefs.slice(MAX_PARALLEL_SUBAGENTS).some((b) => c.some((m) => messageText(m) === b))),
+    ).toEqual([]);
   });
 
   test("an unknown subagent_type gets an error result naming the ones there are", async () => {

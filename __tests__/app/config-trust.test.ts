@@ -1,3 +1,4 @@
+import { restartSettings } from "../helpers/start.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { classifyCall } from "../../src/policy/approval.js";
@@ -23,11 +24,13 @@ beforeEach(() => {
   storeDir = makeTempDir("mini-cursor-trust-");
   store = path.join(storeDir.dir, "config", "trusted.json");
   process.env.MINI_CURSOR_TRUST_FILE = store;
+  restartSettings();
 });
 afterEach(() => {
   tmp.cleanup();
   storeDir.cleanup();
   delete process.env.MINI_CURSOR_TRUST_FILE;
+  restartSettings();
 });
 
 function recorder(): Renderer & { notes: string[] } {

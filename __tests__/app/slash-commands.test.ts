@@ -18,7 +18,9 @@ function context(): { ctx: SlashContext; notes: string[] } {
 test("/help lists the table, in its order, with the usage column aligned", () => {
   expect(helpText(SLASH_COMMANDS)).toBe(`Commands:
   /help                this list
-  /new                 start a fresh thread
+  /new                 start a fresh thread (also /clear)
+  /compact [focus]     summarise the conversation so far into one note now, to save context (focus: what the summary must keep)
+  /model               the model this session uses, and how to choose another
   /threads             saved threads: id, first request, last update, steps
   /resume <id>         continue a saved thread
   /approval <mode>     suggest | auto-edit | full-auto | plan

@@ -1,9 +1,10 @@
+import { restartSettings } from "../helpers/start.js";
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Engine } from "../../src/agent/engine.js";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import type { ThreadHistory } from "../../src/agent/thread-history.js";
 import { formatTurns, listTurns, rewindTo, undoLastTurn, type UndoContext } from "../../src/app/undo.js";
 import { createGraph } from "../../src/graph/graph.js";
@@ -287,10 +288,12 @@ test.each(["graph", "loop"] as const)(
     ]);
     const savedPath = process.env.PATH;
     process.env.PATH = path.join(tmp.dir, "no-git-here");
+    restartSettings();
     try {
       await r.run("write two files");
     } finally {
       process.env.PATH = savedPath;
+      restartSettings();
     }
     expect(readFileSync(path.join(tmp.dir, "b.txt"), "utf8")).toBe("b\n");
     const notices = r.events.filter((e) => e.type === "notice").map((e) => (e as { message: string }).message);

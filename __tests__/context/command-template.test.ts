@@ -1,11 +1,17 @@
-import { expandTemplate, parseCommandTemplate } from "../../src/context/command-template.js";
+import {
+  expandCommandBody,
+  expandTemplate,
+  fillShellOutputs,
+  parseCommandTemplate,
+  shellMark,
+} from "../../src/context/command-template.js";
 import { shellSplit } from "../../src/shell-quote.js";
 
 describe("custom command templates", () => {
   test("front matter gives the description and argument hint; the body is the rest", () => {
     expect(
       parseCommandTemplate('---\ndescription: "Review a file"\nargument-hint: <file>\nmodel: x\n---\nReview $1.\n'),
-    ).toEqual({ description: "Review a file", argumentHint: "<file>", body: "Review $1." });
+    ).toEqual({ description: "Review a file", argumentHint: "<file>", body: "Review $1.", ignored: ["model"] });
     expect(parseCommandTemplate("\uFEFFJust a prompt.\r\n")).toEqual({ body: "Just a prompt." });
     // A `---` further down is Markdown, not front matter.
     expect(parseCommandTemplate("Intro\n---\ndescription: no\n---\n").description).toBeUndefined();
@@ -37,5 +43,27 @@ describe("custom command templates", () => {
     ]);
     expect(shellSplit(`'' "" x`)).toEqual(["", "", "x"]);
     expect(shellSplit(`"unclosed rest`)).toEqual(["unclosed rest"]);
+  });
+
+  test("!`cmd` is taken out of the body with a mark where its output goes; arguments are put in it, never made into one", () => {
+    const body = "Status: !`git status --short $1`\nLog: !`git log -3`\nAsked: $ARGUMENTS";
+    const out = expandCommandBody(body, "src '!`rm -rf ~`'");
+    expect(out.shell).toEqual(["git status --short src", "git log -3"]);
+    expect(out.text).toBe(`Status: ${shellMark(0)}\nLog: ${shellMark(1)}\nAsked: src '!\`rm -rf ~\`'`);
+    // Outputs go in once: a mark inside an output is not filled again.
+    expect(fillShellOutputs(out.text, [`M a.ts ${shellMark(1)}`, "abc"])).toBe(
+      `Status: M a.ts ${shellMark(1)}\nLog: abc\nAsked: src '!\`rm -rf ~\`'`,
+    );
+    // NUL in a file or in what is typed cannot forge a mark.
+    expect(expandCommandBody(`a ${shellMark(0)}`, `b ${shellMark(0)}`)).toEqual({ text: "a 0\n\nb 0", shell: [] });
+    // Only `!` right before a backquoted span on one line is a command.
+    expect(expandCommandBody("Use `npm test` and !`a\nb`.", "").shell).toEqual([]);
+  });
+
+  test("allowed-tools and model are named as not honoured; description and argument-hint are read", () => {
+    expect(
+      parseCommandTemplate("---\nallowed-tools: Bash(git add:*)\nmodel: opus\ndescription: d\n---\nx").ignored,
+    ).toEqual(["allowed-tools", "model"]);
+    expect(parseCommandTemplate("---\ndisable-model-invocation: true\n---\nx").ignored).toBeUndefined();
   });
 });

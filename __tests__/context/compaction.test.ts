@@ -12,7 +12,7 @@ import {
 } from "../../src/context/compaction.js";
 import { estimateTokens, estimateTotalTokens } from "../../src/context/budget.js";
 import { measureContext } from "../../src/context/context-size.js";
-import { stepsSinceLastRequest } from "../../src/agent/turn.js";
+import { stepsSinceLastRequest } from "../../src/contracts/conversation.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { ScriptedChatModel } from "../helpers/scripted-model.js";
 import { makeTempDir } from "../helpers/tmp.js";

@@ -24,9 +24,9 @@ export interface Fixture {
   server: OpenAIServer;
   db?: TestDatabase;
   env(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
-  /** Starts the CLI on the workspace (full-auto, no sandbox), collecting its output. */
-  start(args: string[], extra?: NodeJS.ProcessEnv): Started;
-  run(args: string[], extra?: NodeJS.ProcessEnv): Promise<CliResult>;
+  /** Starts the CLI on the workspace (full-auto, no sandbox), collecting its output; `under` a program such as faketime. */
+  start(args: string[], extra?: NodeJS.ProcessEnv, under?: string[]): Started;
+  run(args: string[], extra?: NodeJS.ProcessEnv, under?: string[]): Promise<CliResult>;
   close(): Promise<void>;
 }
 
@@ -59,8 +59,8 @@ export async function openFixture(saver: SaverKind, script: Script): Promise<Fix
       ...(db ? { MINI_CURSOR_CHECKPOINTER: db.url } : {}),
       ...extra,
     });
-  const start = (args: string[], extra?: NodeJS.ProcessEnv) => {
-    const child = startCli(["--workspace", workspace, "--approval", "full-auto", ...args], { env: env(extra) });
+  const start = (args: string[], extra?: NodeJS.ProcessEnv, under?: string[]) => {
+    const child = startCli(["--workspace", workspace, "--approval", "full-auto", ...args], { env: env(extra), under });
     let live = "";
     child.stdout!.on("data", (d: Buffer) => (live += d.toString()));
     child.stderr!.on("data", (d: Buffer) => (live += d.toString()));
@@ -73,7 +73,7 @@ export async function openFixture(saver: SaverKind, script: Script): Promise<Fix
     db,
     env,
     start,
-    run: (args, extra) => start(args, extra).done,
+    run: (args, extra, under) => start(args, extra, under).done,
     async close() {
       await server.close();
       await db?.drop();

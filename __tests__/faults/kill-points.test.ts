@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ScriptStep } from "../helpers/openai-server.js";
 import { SAVERS } from "../helpers/postgres.js";
@@ -65,6 +65,17 @@ describe.each(SAVERS)("killed runs resume truthfully (%s)", (saver) => {
       expect(r2.stdout).toContain("1 finished (result recovered)");
     },
   );
+
+  test("after a read (its journal writes are not flushed: a read changes nothing): the result still comes back", async () => {
+    const read: ScriptStep = { toolCalls: [{ name: "read_file", args: { filePath: "notes.txt" } }] };
+    fx = await openFixture(saver, [read, { content: "ok" }, { content: "again" }]);
+    writeFileSync(path.join(fx.workspace, "notes.txt"), "a note\n");
+    const run1 = fx.start(["FIRST"], { MINI_CURSOR_FAULT_POINT: "tool-end" });
+    const { next, r2 } = await resumeSecond(fx, await killedResult(run1), []);
+    expect(roles(next)).toEqual(["system", "user", "assistant", "tool", "user"]);
+    expect(toolResults(next)[0]).toContain("a note");
+    expect(r2.stdout).toContain("1 finished (result recovered)");
+  });
 
   test("calls that end together share a journal write: killed after the last one's end, both results come back", async () => {
     const pair: ScriptStep = {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, jest, test } from "@jest/globals";
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { liveGitProcesses } from "../../src/workspace/snapshots.js";
+import { liveGitProcesses } from "../../src/snapshots/git.js";
 import type { ScriptStep } from "../helpers/openai-server.js";
 import { waitFor } from "../helpers/tmp.js";
 import {
@@ -17,7 +17,7 @@ import {
 
 /**
  * Issue 30, goal 3, as a state promise: a file step's snapshot is one `git fast-import` into the
- * private store (workspace/snapshot-direct.ts). Killed at its named points (this process mid-import,
+ * private store (snapshots/read.ts, through fast-import). Killed at its named points (this process mid-import,
  * or after the import moved the branch), or with the fast-import child itself killed mid-import,
  * the next conversation gets the step's real result, its snapshot equals a full scan of the
  * workspace, undo of the turn puts its files back, and the store keeps no crash report, temporary

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, jest, test } from "@jest/globals";
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { appendFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { POSTGRES_URL, query, SAVERS } from "../helpers/postgres.js";
@@ -74,6 +74,116 @@ describe.each(SAVERS)("foreign state (%s)", (saver) => {
     if (fx.db) expect(r2.stderr).not.toContain(new URL(fx.db.url).password || "\u0000");
     expect(fx.server.requests).toHaveLength(1);
   });
+
+  test("a lost table is refused also where the format stamp is gone (a file or database from before it)", async () => {
+    fx = await openFixture(saver, [{ content: "first" }, { content: "never" }]);
+    const r1 = await fx.run(["hello"]);
+    expect(r1.code).toBe(0);
+    const thread = bannerThread(r1.stdout);
+    if (fx.db) {
+      // With LangGraph's record of its migrations too, which would otherwise fail the first query.
+      for (const table of ["checkpoints", "checkpoint_migrations", "mini_cursor_format"])
+        await query(fx.db.url, `DROP TABLE public.${table}`);
+    } else {
+      const db = openSqlite(stateDb(fx));
+      db.exec("DROP TABLE checkpoints");
+      db.pragma("user_version = 0");
+      db.close();
+    }
+    for (const args of [
+      ["--thread", thread, "again"],
+      ["--continue", "again"],
+      ["--thread", thread, "--undo"],
+    ]) {
+      const r = await fx.run(args);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain(
+        fx.db
+          ? "mini-cursor: The table public.checkpoints is missing from the PostgreSQL database at"
+          : `mini-cursor: The table checkpoints is missing from ${stateDb(fx)}`,
+      );
+      expect(r.stderr).toContain("Nothing was run. Restore it from a backup");
+    }
+    expect(fx.server.requests).toHaveLength(1);
+  });
+
+  test("a damaged stored message is named (which, of which thread, where) at open; a new thread runs", async () => {
+    fx = await openFixture(saver, [{ content: "first" }, { content: "a new thread" }]);
+    const r1 = await fx.run(["hello"]);
+    expect(r1.code).toBe(0);
+    const thread = bannerThread(r1.stdout);
+    // The first stored message (the request) with its format byte zeroed, as a disk or an editor would leave it.
+    let ref: string;
+    if (fx.db) {
+      const table = "public.mini_cursor_message_store";
+      ref = (await query<{ ref: string }>(fx.db.url, `SELECT ref FROM ${table} ORDER BY ref LIMIT 1`))[0]!.ref;
+      await query(
+        fx.db.url,
+        `UPDATE ${table} SET value = overlay(value placing '\\x00'::bytea from 1 for 1) WHERE ref = $1`,
+        [ref],
+      );
+    } else {
+      const db = openSqlite(stateDb(fx)) as Db & { prepare(sql: string): { get(): { ref: string } } };
+      ref = db.prepare("SELECT ref FROM message_store ORDER BY ref LIMIT 1").get().ref;
+      db.exec(`UPDATE message_store SET value = CAST(X'00' || substr(value, 2) AS BLOB) WHERE ref = '${ref}'`);
+      db.close();
+    }
+    const where = fx.db ? "the PostgreSQL database at postgres://" : stateDb(fx);
+    for (const args of [
+      ["--thread", thread, "again"],
+      ["--continue", "again"],
+      ["--thread", thread, "--undo"],
+    ]) {
+      const r = await fx.run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`mini-cursor: Message ${ref} of thread ${thread} in ${where}`);
+      expect(r.stderr).toContain(
+        "cannot be read: its first byte, the format, is 0 and not 1. It was changed outside mini-cursor (or by the disk), so the thread cannot go on. " +
+          "Nothing was run. Restore it from a backup to continue this thread, or leave out --thread/--continue to start a new one.",
+      );
+      expect(r.stderr).not.toMatch(/unknown stored message|model provider/);
+    }
+    expect(fx.server.requests).toHaveLength(1);
+    const fresh = await fx.run(["hello again"]);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toContain("a new thread");
+  });
+
+  test("a thread whose history is gone from a state moved aside is said at open, not continued empty", async () => {
+    fx = await openFixture(saver, [{ content: "first" }, { content: "again" }, { content: "a new thread" }]);
+    const r1 = await fx.run(["hello"]);
+    expect(r1.code).toBe(0);
+    const thread = bannerThread(r1.stdout);
+    // Undone to its start, the thread still has a checkpoint and goes on.
+    expect((await fx.run(["--thread", thread, "--undo"])).code).toBe(0);
+    const again = await fx.run(["--thread", thread, "again"]);
+    expect(again.code).toBe(0);
+    expect(userTexts(fx.server.requests.at(-1)!.messages)).toEqual(["again"]);
+    // What the missing table's advice says to do, or a state file replaced by another.
+    if (fx.db) await query(fx.db.url, "DELETE FROM public.checkpoints");
+    else renameSync(stateDb(fx), `${stateDb(fx)}.old`);
+    for (const args of [
+      ["--thread", thread, "again"],
+      ["--continue", "again"],
+      ["--thread", thread, "--undo"],
+    ]) {
+      const r = await fx.run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `mini-cursor: Thread ${thread} ran 2 steps (${fx.db ? "the thread index" : "threads.json"} says, last on `,
+      );
+      expect(r.stderr).toContain(`but ${fx.db ? "the PostgreSQL database at postgres://" : stateDb(fx)}`);
+      expect(r.stderr).toContain(
+        "holds none of its history: it was replaced, emptied or moved aside since. Nothing was run. Restore it from a backup to continue this thread, or leave out --thread/--continue to start a new one.",
+      );
+    }
+    expect(fx.server.requests).toHaveLength(2);
+    // A new thread is not refused.
+    const fresh = await fx.run(["hello again"]);
+    expect(fresh.code).toBe(0);
+    expect(fresh.stdout).toContain("a new thread");
+  });
 });
 
 describe("SQLite state files", () => {
@@ -83,6 +193,37 @@ describe("SQLite state files", () => {
     for (const dir of unmount.splice(0)) spawnSync("umount", ["-l", dir]);
     await fx?.close();
     fx = undefined;
+  });
+
+  test("a loop thread whose file is gone is said at open; one undone to its start goes on", async () => {
+    fx = await openFixture("sqlite", [
+      { content: "first" },
+      { content: "one" },
+      { content: "two" },
+      { content: "three" },
+    ]);
+    const r1 = await fx.run(["--engine", "loop", "hello"]);
+    expect(r1.code).toBe(0);
+    const thread = bannerThread(r1.stdout);
+    const file = path.join(fx.stateFolder, "loop-threads", `${thread}.json`);
+    // Undone to its start: an empty conversation, saved; the thread goes on.
+    expect((await fx.run(["--thread", thread, "--undo"])).code).toBe(0);
+    const again = await fx.run(["--thread", thread, "again"]);
+    expect(again.stderr).toBe("");
+    expect(again.code).toBe(0);
+    expect(userTexts(fx.server.requests.at(-1)!.messages)).toEqual(["again"]);
+    rmSync(file);
+    for (const args of [
+      ["--thread", thread, "more"],
+      ["--continue", "more"],
+      ["--thread", thread, "--undo"],
+    ]) {
+      const r = await fx.run(args);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`mini-cursor: Thread ${thread} ran 2 steps (threads.json says, last on `);
+      expect(r.stderr).toContain(`but ${file} holds none of its history`);
+    }
+    expect(fx.server.requests).toHaveLength(2);
   });
 
   test("a file that is not SQLite is called damaged (the one case offered for moving aside)", async () => {

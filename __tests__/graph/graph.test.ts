@@ -2,12 +2,16 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { END, MemorySaver } from "@langchain/langgraph";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import { createGraph } from "../../src/graph/graph.js";
-import { routeAfterAgent, routeAfterTools } from "../../src/graph/routing.js";
+import { nextStep, routeAfterAgent } from "../../src/graph/routing.js";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { createRuntime } from "../../src/agent/runtime.js";
+import type { ApprovalMode } from "../../src/contracts/modes.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
 import { createTools } from "../../src/tools/index.js";
 import { SUMMARY_KEY } from "../../src/context/compaction.js";
+import { BUILT_IN_SUBAGENTS } from "../../src/tools/task.js";
 import { engineHarness, engineSettings } from "../helpers/engine-harness.js";
 import { repeatingTurns, ScriptedChatModel, type ScriptedTurn } from "../helpers/scripted-model.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -52,11 +56,11 @@ test("the compiled graph names each behaviour as a node, and its edges say where
     "restore_files",
     "summarise",
     "agent",
-    "guard",
+    "repeat_stop",
     "approve",
     "tools",
     "subagent",
-    "subagents_done",
+    "step_done",
     "step_limit",
     "__end__",
   ]);
@@ -68,20 +72,70 @@ test("the compiled graph names each behaviour as a node, and its edges say where
       "restore_files --> summarise",
       "summarise --> agent",
       "agent -.-> __end__",
-      "agent -.-> guard",
+      "agent -.-> repeat_stop",
       "agent -.-> approve",
       "agent -.-> tools",
-      "guard --> __end__",
-      "approve --> tools",
-      "tools -.-> start_step",
-      "tools -.-> step_limit",
-      "tools -.-> subagent",
-      "subagent --> subagents_done",
-      "subagents_done -.-> start_step",
-      "subagents_done -.-> step_limit",
+      "agent -.-> subagent",
+      "repeat_stop --> __end__",
+      "approve -.-> tools",
+      "approve -.-> subagent",
+      "approve -.-> start_step",
+      "approve -.-> step_limit",
+      "tools --> step_done",
+      "subagent --> step_done",
+      "step_done -.-> subagent",
+      "step_done -.-> start_step",
+      "step_done -.-> step_limit",
       "step_limit --> __end__",
     ].sort(),
   );
+});
+
+test("the subagent node's compiled graph is LangGraph's subgraph: getSubgraphs() returns it and xray draws it inside", async () => {
+  const settings = engineSettings(tmp.dir, { approval: "auto-edit" });
+  const graph = createGraph(settings, {
+    checkpointer: new MemorySaver(),
+    model: new ScriptedChatModel([]),
+    tools: createTools({ workspace: tmp.dir }),
+    subagents: BUILT_IN_SUBAGENTS,
+  });
+  const subgraphs = [];
+  for await (const [name, sub] of graph.getSubgraphsAsync()) subgraphs.push([name, sub]);
+  expect(subgraphs.map(([name]) => name)).toEqual(["subagent"]);
+  // The same graph, one level down: a sub-agent starts no sub-agents.
+  const inner = [];
+  for await (const entry of graph.getSubgraphsAsync(undefined, true)) inner.push(entry[0]);
+  expect(inner).toEqual(["subagent"]);
+  const drawn = await graph.getGraphAsync({ xray: true });
+  const nested = Object.keys(drawn.nodes).filter((id) => id.startsWith("subagent:"));
+  expect(nested.sort()).toEqual(
+    [
+      "__start__",
+      "start_step",
+      "restore_files",
+      "summarise",
+      "agent",
+      "repeat_stop",
+      "approve",
+      "tools",
+      "subagent",
+      "step_done",
+      "step_limit",
+      "__end__",
+    ]
+      .map((n) => `subagent:${n}`)
+      .sort(),
+  );
+  // Without agent types there is no sub-agent to show.
+  const plain = createGraph(settings, { model: new ScriptedChatModel([]), tools: createTools({ workspace: tmp.dir }) });
+  expect([...plain.getSubgraphs()]).toEqual([]);
+});
+
+test("the tools node is LangGraph's own ToolNode, over the runtime's guarded tools", () => {
+  const { graph } = buildGraph([]);
+  const node = (graph.nodes.tools as unknown as { bound: unknown }).bound;
+  expect(node).toBeInstanceOf(ToolNode);
+  expect((node as ToolNode).tools.map((t) => t.name)).toEqual(createTools({ workspace: tmp.dir }).map((t) => t.name));
 });
 
 describe("routing", () => {
@@ -93,46 +147,53 @@ describe("routing", () => {
   });
   const turn = (...calls: ReturnType<typeof call>[]) => new AIMessage({ content: "", tool_calls: calls });
   const request = new HumanMessage("go");
+  /** Where the model's turn goes: a node, or "<node> ×<sends>" for the calls sent on at once. */
+  const route = (messages: BaseMessage[], mode: ApprovalMode = "auto-edit") => {
+    const runtime = createRuntime(engineSettings(tmp.dir), {
+      model: new ScriptedChatModel([]),
+      tools: createTools({ workspace: tmp.dir }),
+    });
+    const to = routeAfterAgent(runtime, { messages }, mode, 30);
+    return Array.isArray(to) ? `${to[0]!.node} ×${to.length}` : to;
+  };
 
-  test("after the model: an answer ends the run; read-only calls go straight to tools; anything else passes approve", () => {
-    expect(routeAfterAgent({ messages: [request, new AIMessage("done")] })).toBe(END);
-    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("list_directory"))] })).toBe("tools");
-    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("write_file"))] })).toBe("approve");
-    expect(routeAfterAgent({ messages: [request, turn(call("execute_command"))] })).toBe("approve");
-    expect(routeAfterAgent({ messages: [request, turn(call("apply_patch"))] })).toBe("approve");
+  test("after the model: an answer ends the run; read-only calls go straight to tools, a Send each; anything else passes approve", () => {
+    expect(route([request, new AIMessage("done")])).toBe(END);
+    expect(route([request, turn(call("read_file", { filePath: "a" }), call("list_directory"))])).toBe("tools ×2");
+    expect(route([request, turn(call("read_file", { filePath: "a" }), call("write_file"))])).toBe("approve");
+    expect(route([request, turn(call("execute_command", { command: "ls" }))])).toBe("approve");
+    expect(route([request, turn(call("apply_patch"))])).toBe("approve");
     // A tool the policy does not know to be read-only (an MCP server's) is never routed past approve.
-    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("some_server__delete_all"))] })).toBe(
+    expect(route([request, turn(call("read_file", { filePath: "a" }), call("some_server__delete_all"))])).toBe(
       "approve",
     );
-    expect(routeAfterAgent({ messages: [request, turn(call("write_todos"))] })).toBe("tools");
+    expect(route([request, turn(call("write_todos", { todos: [] }))])).toBe("tools ×1");
+    // A read-only call that cannot run (arguments that do not fit) is answered at approve, never sent to the ToolNode.
+    expect(route([request, turn(call("read_file", { nope: 1 }))])).toBe("approve");
   });
 
   test("in plan mode only plan mode's tools skip approve: stop_process, which runs unasked elsewhere, is refused there", () => {
-    expect(routeAfterAgent({ messages: [request, turn(call("stop_process"))] })).toBe("tools");
-    expect(routeAfterAgent({ messages: [request, turn(call("stop_process"))] }, "plan")).toBe("approve");
-    expect(routeAfterAgent({ messages: [request, turn(call("read_file"), call("write_todos"))] }, "plan")).toBe(
-      "tools",
-    );
+    expect(route([request, turn(call("stop_process", { id: "bg-1" }))])).toBe("tools ×1");
+    expect(route([request, turn(call("stop_process", { id: "bg-1" }))], "plan")).toBe("approve");
+    expect(
+      route([request, turn(call("read_file", { filePath: "a" }), call("write_todos", { todos: [] }))], "plan"),
+    ).toBe("tools ×2");
   });
 
-  test("after the model: the fifth identical turn in a row goes to the guard", () => {
+  test("after the model: the fifth identical turn in a row goes to repeat_stop", () => {
     const same = () => [
       turn(call("list_directory", { directoryPath: "." })),
       new ToolMessage({ tool_call_id: "x", content: "r" }),
     ];
     const four = [request, ...same(), ...same(), ...same(), ...same()];
-    expect(routeAfterAgent({ messages: [...four, turn(call("list_directory", { directoryPath: "." }))] })).toBe(
-      "guard",
-    );
-    expect(
-      routeAfterAgent({ messages: [...four.slice(0, -2), turn(call("list_directory", { directoryPath: "." }))] }),
-    ).toBe("tools");
+    expect(route([...four, turn(call("list_directory", { directoryPath: "." }))])).toBe("repeat_stop");
+    expect(route([...four.slice(0, -2), turn(call("list_directory", { directoryPath: "." }))])).toBe("tools ×1");
   });
 
-  test("after the tools: the next step, or step_limit when the run used its steps", () => {
+  test("after the calls: the next step, or step_limit when the run used its steps", () => {
     const one = [request, turn(call("read_file")), new ToolMessage({ tool_call_id: "c", content: "r" })];
-    expect(routeAfterTools({ messages: one }, 2)).toBe("start_step");
-    expect(routeAfterTools({ messages: one }, 1)).toBe("step_limit");
+    expect(nextStep(one, 2)).toBe("start_step");
+    expect(nextStep(one, 1)).toBe("step_limit");
   });
 });
 
@@ -148,12 +209,14 @@ test("a read-only turn skips approve; a turn with an edit passes through it; the
     "summarise",
     "agent",
     "tools",
+    "step_done",
     "start_step",
     "restore_files",
     "summarise",
     "agent",
     "approve",
     "tools",
+    "step_done",
     "start_step",
     "restore_files",
     "summarise",
@@ -176,17 +239,19 @@ test("the step limit is a node, and the state says why the run ended", async () 
     "summarise",
     "agent",
     "tools",
+    "step_done",
     "start_step",
     "restore_files",
     "summarise",
     "agent",
     "tools",
+    "step_done",
     "step_limit",
   ]);
   expect((await graph.getState({ configurable: { thread_id: "t1" } })).values.stopReason).toBe("max_steps");
 });
 
-test("the loop guard's stop is a node; the engine reports the state's stop reason", async () => {
+test("the loop guard's stop is a node (repeat_stop); the engine reports the state's stop reason", async () => {
   const { graph, settings } = buildGraph([
     ...repeatingTurns("list_directory", { directoryPath: "." }, 5),
     "Sorry, here it is.",

@@ -3,7 +3,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk } from "@langchain/core/outputs";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
 import { createGraph } from "../../src/graph/graph.js";

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { asUser } from "./as-user.js";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const CLI = path.join(PROJECT_ROOT, "src", "cli.ts");
@@ -22,6 +23,8 @@ export interface CliOptions {
   input?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** A program the CLI runs under, with its arguments (`["faketime", "-f", "-2d"]`). */
+  under?: string[];
 }
 
 /** Longer than any test waits: the CLI announces no wait unless a test sets MINI_CURSOR_WAIT_NOTICE_MS. */
@@ -46,7 +49,15 @@ export function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
  * child that is slow to acknowledge them, which under load measures tsx instead of the CLI.
  */
 export function startCli(args: string[], options: CliOptions = {}): ChildProcess {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, options.cli ?? CLI, ...args], {
+  const [file, ...argv] = [
+    ...(options.under ?? []),
+    process.execPath,
+    "--import",
+    TSX_LOADER,
+    options.cli ?? CLI,
+    ...args,
+  ];
+  const child = spawn(file!, argv, {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: options.env ?? baseEnv(),
     stdio: ["pipe", "pipe", "pipe"],
@@ -115,20 +126,13 @@ export async function runCliAs(
     chownSync(stateHome, uid, uid);
     const env: NodeJS.ProcessEnv = { ...(options.env ?? baseEnv()), XDG_STATE_HOME: stateHome };
     delete env.MINI_CURSOR_STATE_HOME;
-    child = spawn(
-      "setpriv",
-      [
-        `--reuid=${uid}`,
-        `--regid=${uid}`,
-        "--clear-groups",
-        process.execPath,
-        "--import",
-        TSX_LOADER,
-        options.cli ?? CLI,
-        ...args,
-      ],
-      { cwd: options.cwd ?? PROJECT_ROOT, env, stdio: ["pipe", "pipe", "pipe"], detached: true },
-    );
+    // The project's CLI as that user, wherever the clone lives (helpers/as-user.ts).
+    child = spawn(...asUser(uid, [process.execPath, "--import", TSX_LOADER, options.cli ?? CLI, ...args]), {
+      cwd: options.cwd ?? PROJECT_ROOT,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
     if (options.input !== undefined) child.stdin!.end(options.input);
     else child.stdin!.end();
   }

@@ -1,7 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
-import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
+import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/contracts/events.js";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createAgentGraphBuilder, type GraphSettings } from "../../src/graph/graph.js";
@@ -13,10 +13,11 @@ import type { LoopThread } from "../../src/memory/loop-threads.js";
 import type { MemoryBackend } from "../../src/memory/backend.js";
 import { createTools } from "../../src/tools/index.js";
 import { ScriptedChatModel, type ScriptedTurn } from "./scripted-model.js";
-import type { Todo } from "../../src/tools/todos.js";
+import type { Todo } from "../../src/contracts/tools.js";
 import type { WorkspaceSnapshots } from "../../src/agent/snapshot-step.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { SubagentType } from "../../src/tools/task.js";
+import type { ToolHooks } from "../../src/guard/hooks.js";
 
 /** The loop engine's thread store kept in memory (saved threads are copies, as on disk). */
 export function inMemoryLoopThreads() {
@@ -67,6 +68,8 @@ export interface HarnessExtras {
   subagents?: readonly SubagentType[];
   /** The write-ahead tool journal (none: nothing journalled), with the graph's recovery wired as the CLI's. */
   journal?: ToolJournal;
+  /** The person's hooks (guard/hooks.ts), run as a session's are. */
+  hooks?: ToolHooks;
 }
 
 export function engineSettings(workspace: string, overrides: Partial<GraphSettings> = {}): GraphSettings {
@@ -107,6 +110,7 @@ export function engineHarness(
     const graph = createAgentGraphBuilder({
       ...createRuntime(settings, { model, tools, subagents }),
       ...(journal ? { journal } : {}),
+      ...(extras.hooks ? { hooks: extras.hooks } : {}),
     }).compile({ checkpointer: extras.memory?.checkpointer() ?? new MemorySaver() });
     engine = createGraphEngine({
       graph,
@@ -132,7 +136,12 @@ export function engineHarness(
   } else if (extras.memory?.loopMemory) {
     const memory = extras.memory.loopMemory;
     const runtime = createRuntime(settings, { model, tools, subagents });
-    engine = createLoopEngine({ runtime: { ...runtime, workspace, journal }, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({
+      runtime: { ...runtime, workspace, journal, ...(extras.hooks ? { hooks: extras.hooks } : {}) },
+      meta,
+      modelSettings: settings,
+      memory,
+    });
     history = async (threadId = "t1") => (await memory.load(threadId)).messages;
     todos = async (threadId = "t1") => (await memory.load(threadId)).todos ?? [];
     snapshots = async (threadId = "t1") => (await memory.load(threadId)).snapshots ?? {};
@@ -140,7 +149,12 @@ export function engineHarness(
   } else {
     const { threads, memory } = inMemoryLoopThreads();
     const runtime = createRuntime(settings, { model, tools, subagents });
-    engine = createLoopEngine({ runtime: { ...runtime, workspace, journal }, meta, modelSettings: settings, memory });
+    engine = createLoopEngine({
+      runtime: { ...runtime, workspace, journal, ...(extras.hooks ? { hooks: extras.hooks } : {}) },
+      meta,
+      modelSettings: settings,
+      memory,
+    });
     history = async (threadId = "t1") => threads.get(threadId)?.messages ?? [];
     todos = async (threadId = "t1") => threads.get(threadId)?.todos ?? [];
     snapshots = async (threadId = "t1") => threads.get(threadId)?.snapshots ?? {};

@@ -12,7 +12,7 @@
 // embedded {binary} -> one embedded resource; search {query, limit, mode?} -> strict arguments;
 // slow {steps, every?} -> progress notifications (every ms apart) when the client sent a progressToken;
 // limited {limit} -> a limit outside 1..100 is refused server-side with JSON-RPC -32602 (invalid params);
-// with --file-tools also: append {path, text, waitFor?} -> reads the file, waits until waitFor
+// with --file-tools also: append {path, text, waitFor?} (and append_pair {path, target, text, waitFor?}) -> reads the file, waits until waitFor
 // exists when given (at most 30 s), then writes what it read plus the text as a line.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -121,6 +121,27 @@ function registerFileTools(server, text) {
       }
       writeFileSync(file, `${before}${line}\n`);
       return text(`appended to ${file}`);
+    },
+  );
+  // The same line to two files, the second named `target`: read both first, write both last.
+  server.registerTool(
+    "append_pair",
+    {
+      description: "Appends a line to a file and to a target file.",
+      inputSchema: { path: z.string(), target: z.string(), text: z.string(), waitFor: z.string().optional() },
+    },
+    async ({ path: file, target, text: line, waitFor }) => {
+      const read = (f) => (existsSync(f) ? readFileSync(f, "utf8") : "");
+      const [before, beforeTarget] = [read(file), read(target)];
+      const deadline = Date.now() + WAIT_FOR_MS;
+      while (waitFor && !existsSync(waitFor)) {
+        if (Date.now() > deadline)
+          return { isError: true, content: [{ type: "text", text: `${waitFor} never appeared` }] };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      writeFileSync(file, `${before}${line}\n`);
+      writeFileSync(target, `${beforeTarget}${line}\n`);
+      return text(`appended to ${file} and ${target}`);
     },
   );
 }

@@ -31,8 +31,10 @@ export interface ScriptStep {
   retryAfter?: number;
   /** The `error` object of a fault's body; a default message names the status. */
   error?: { message: string; type?: string; code?: string };
-  /** SSE only: destroy the socket (no clean end, no [DONE]) after this many `data:` events. */
+  /** SSE only: destroy the socket (no clean end, no [DONE]) after this many `data:` events (0: right after the status line and headers). */
   cutAfterChunks?: number;
+  /** Read the request and close the connection without a byte of answer (no status line). */
+  hangUp?: boolean;
   /** SSE only: end the response cleanly, but early (no finish_reason, no [DONE]), after this many events. */
   endAfterChunks?: number;
   /** SSE only: send this many events and then go quiet, keeping the connection open. */
@@ -267,8 +269,8 @@ function write(res: ServerResponse, data: string): Promise<void> {
 async function sendStream(res: ServerResponse, step: ScriptStep, request: ChatRequest, id: string): Promise<void> {
   const events = streamEvents(step, request.model, id, Boolean(request.stream_options?.include_usage));
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  // Node holds the headers back until the first write; a stream that stalls at once still sends them.
-  if (step.stallAfterChunks === 0) res.flushHeaders();
+  // Node holds the headers back until the first write; a stream that stalls or is cut at once still sends them.
+  if (step.stallAfterChunks === 0 || step.cutAfterChunks === 0) res.flushHeaders();
   for (let i = 0; i < events.length; i++) {
     if (res.destroyed) return;
     if (step.cutAfterChunks !== undefined && i >= step.cutAfterChunks) {
@@ -388,6 +390,10 @@ export async function startOpenAIServer(script: Script, options: OpenAIServerOpt
       return;
     }
     if (step.silent) return;
+    if (step.hangUp) {
+      res.socket?.destroy();
+      return;
+    }
     if (step.rejectSchemaKeyword && schemasCarry(request, step.rejectSchemaKeyword))
       return sendRaw(res, geminiSchemaFault(step.rejectSchemaKeyword));
     if (step.delayMs) await delay(step.delayMs);

@@ -1,5 +1,9 @@
+import { configureParts } from "../../src/app/configure.js";
 import { readFileSync } from "node:fs";
 import { createTools } from "../../src/tools/index.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /**
  * apply_patch of a big file in a process of its own (peak RSS is per process): reads <file>'s

@@ -1,8 +1,9 @@
+import { configureParts } from "../../src/app/configure.js";
 import { readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
@@ -12,6 +13,9 @@ import { createTools } from "../../src/tools/index.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer, type Script } from "./openai-server.js";
 import { makeTempDir } from "./tmp.js";
 import { QUIET_WAITS_MS } from "./cli.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /**
  * One run of either engine with the real ChatOpenAI (createChatModel) against the scripted

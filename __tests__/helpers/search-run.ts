@@ -1,4 +1,8 @@
+import { configureParts } from "../../src/app/configure.js";
 import { createTools } from "../../src/tools/index.js";
+
+// As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
+configureParts();
 
 /**
  * Runs search_files in this process (started as an ordinary user through setpriv) with ripgrep

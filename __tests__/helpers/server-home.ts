@@ -11,7 +11,7 @@ export type TempDir = ReturnType<typeof makeTempDir>;
  * is killed: the tests' MCP servers and CLIs carry it in their arguments, and a failed test must
  * not leave them behind for the next one.
  */
-export function useWorkspaceAndHome(close: () => Promise<unknown> | void = () => {}): { ws: TempDir; home: TempDir } {
+export function useWorkspaceAndHome(close: () => unknown = () => {}): { ws: TempDir; home: TempDir } {
   const dirs = {} as { ws: TempDir; home: TempDir };
   beforeEach(() => {
     dirs.ws = makeTempDir();

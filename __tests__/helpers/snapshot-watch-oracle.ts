@@ -1,13 +1,14 @@
+import { restartSettings } from "./start.js";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { snapshotStore, wholeTakesOf, type SnapshotStore } from "../../src/workspace/snapshots.js";
-import { watchEventLimit } from "../../src/workspace/snapshot-watch.js";
+import { snapshotStore, type SnapshotStore } from "../../src/snapshots/store.js";
+import { watchEventLimit } from "../../src/snapshots/watch.js";
 import { commandHardLinkReason } from "../../src/agent/link-commands.js";
 
 /**
  * The watcher's oracle (issue 30): one workspace, two snapshot stores in two state homes, one
- * with the file watcher (snapshot-watch.ts) and one that scans every time
+ * with the file watcher (snapshots/watch.ts) and one that scans every time
  * (MINI_CURSOR_SNAPSHOT_WATCH=off). After each command, run as a real process, both take a whole
  * snapshot; their trees must be the same, and the watcher's take must have come from the way
  * the step names (its answer, or a scan, and why).
@@ -96,6 +97,13 @@ export function oracleSteps(): OracleStep[] {
       command: "rm ../outside/linked && echo four > linked.txt",
       expect: "watched",
     },
+    // What @parcel/watcher loses (it merges a batch's events per path, and watches only the first
+    // folder mkdir -p makes): a recorded file replaced by a rename and deleted within one batch,
+    // and a write below a folder mkdir -p made in an earlier step.
+    { name: "a file to be replaced", command: "echo one > r.txt", expect: "watched" },
+    { name: "replaced by a rename, then deleted", command: "sed -i s/one/two/ r.txt && rm r.txt", expect: "watched" },
+    { name: "folders made by mkdir -p", command: "mkdir -p p1/p2/p3", expect: "watched" },
+    { name: "a write in the deepest of them, later", command: "echo deep > p1/p2/p3/f", expect: "watched" },
   ];
 }
 
@@ -122,10 +130,12 @@ export async function runOracle(ws: string, watchedHome: string, scannedHome: st
   try {
     process.env.MINI_CURSOR_STATE_HOME = watchedHome;
     delete process.env.MINI_CURSOR_SNAPSHOT_WATCH;
+    restartSettings();
     watched = snapshotStore(ws);
     await watched.take();
     process.env.MINI_CURSOR_STATE_HOME = scannedHome;
     process.env.MINI_CURSOR_SNAPSHOT_WATCH = "off";
+    restartSettings();
     scanned = snapshotStore(ws);
     await scanned.take();
   } finally {
@@ -133,16 +143,17 @@ export async function runOracle(ws: string, watchedHome: string, scannedHome: st
       if (saved[key] === undefined) delete process.env[key];
       else process.env[key] = saved[key];
     }
+    restartSettings();
   }
   const results: OracleResult[] = [];
   for (const step of oracleSteps()) {
     const r = spawnSync("sh", ["-c", step.command], { cwd: ws });
     if (r.status !== 0) throw new Error(`${step.name}: ${step.command}: ${r.stderr.toString()}`);
-    const before = { ...wholeTakesOf(watched)! };
+    const before = { ...watched.counts };
     // As a command step does (agent/snapshot-step.ts): one that makes hard links scans.
     const scan = await commandHardLinkReason(ws, step.command);
     const a = await watched.take(undefined, scan ? { scan } : undefined);
-    const after = wholeTakesOf(watched)!;
+    const after = watched.counts;
     const b = await scanned.take();
     const way = after.watched > before.watched ? "watched" : `scanned: ${after.lastScanReason ?? "?"}`;
     const watchedTree = tree(watched, a);

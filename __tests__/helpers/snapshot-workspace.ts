@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach } from "@jest/globals";
-import { snapshotGitDir } from "../../src/workspace/snapshots.js";
+import { snapshotGitDir } from "../../src/snapshots/store.js";
 import { makeTempDir } from "./tmp.js";
 
 /**

@@ -90,6 +90,8 @@ export async function startStudioServer(
   env: NodeJS.ProcessEnv,
   alsoKillIn: string[] = [],
   inProject?: string,
+  /** More options of `npm run studio` (the server's command line). */
+  options: string[] = [],
 ): Promise<StudioServer> {
   const project = inProject
     ? { dir: inProject, cleanup: () => rmSync(inProject, { recursive: true, force: true }) }
@@ -104,7 +106,7 @@ export async function startStudioServer(
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   let output = "";
-  const child: ChildProcess = spawn("npm", ["run", "studio", "--", "--port", String(port), "--no-reload"], {
+  const child: ChildProcess = spawn("npm", ["run", "studio", "--", "--port", String(port), "--no-reload", ...options], {
     cwd: project.dir,
     env: baseEnv({ LANGGRAPH_CLI_NO_ANALYTICS: "1", ...env }),
     stdio: ["ignore", "pipe", "pipe"],
@@ -158,7 +160,11 @@ export interface StudioFixture {
  * scripted provider (sandbox off, so stopping it is the server's own doing on every machine),
  * with `env()` added (read when it starts), and stopped with all it left after them.
  */
-export function useStudioServer(script: Script, env: () => NodeJS.ProcessEnv = () => ({})): StudioFixture {
+export function useStudioServer(
+  script: Script,
+  env: () => NodeJS.ProcessEnv = () => ({}),
+  options: string[] = [],
+): StudioFixture {
   const fx = {} as { studio: StudioServer; model: OpenAIServer; workspace: ReturnType<typeof makeTempDir> };
   beforeAll(async () => {
     fx.workspace = makeTempDir("mini-cursor-studio-ws-");
@@ -172,6 +178,8 @@ export function useStudioServer(script: Script, env: () => NodeJS.ProcessEnv = (
         ...env(),
       },
       [fx.workspace.dir],
+      undefined,
+      options,
     );
   }, STUDIO_STARTUP_DEADLINE_MS + 60_000);
   afterAll(async () => {

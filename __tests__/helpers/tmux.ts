@@ -5,6 +5,7 @@ import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { baseEnv, collect, PROJECT_ROOT, TSX_LOADER, type CliResult } from "./cli.js";
+import { processAlive } from "../../src/process-life.js";
 import { waitFor } from "./tmp.js";
 
 /**
@@ -43,7 +44,7 @@ export interface OpenSession {
 }
 
 /**
- * Starts the CLI with stdin left open (one line per request), in its own process group, in one
+ * Starts the CLI with stdin left open (a session reads one line per request with --each-line), in its own process group, in one
  * Node process as `npm start` runs it (tsx's loader hook, not the tsx wrapper process, which
  * relays a group's SIGINT or SIGTERM a second time and SIGKILLs a child slow to acknowledge).
  */
@@ -162,19 +163,7 @@ export async function waitForValue<T>(
 }
 
 /** A live process; zombies count as dead (PID 1 in some containers never reaps orphans). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return process.platform !== "linux";
-  }
-}
+export const pidAlive = processAlive;
 
 /** Waits until none of `pids` is alive; throws naming the survivors. */
 export async function waitAllDead(pids: number[], timeoutMs = 10_000): Promise<void> {
@@ -209,12 +198,24 @@ export function httpGet(url: string, timeoutMs = 5_000): Promise<{ status: numbe
   });
 }
 
+/** A pane's size in character cells. */
+export interface PaneSize {
+  columns: number;
+  rows: number;
+}
+const DEFAULT_PANE: PaneSize = { columns: 200, rows: 50 };
+/** The width people's terminals open at. */
+export const NARROW_PANE: PaneSize = { columns: 80, rows: 24 };
+
 export interface TmuxTerminal {
   readonly socket: string;
-  /** Starts `command` (run by sh) in a 200x50 pane; the pane stays after it exits. */
-  start(command: string): Promise<void>;
-  /** The whole pane: scrollback and screen, wrapped lines joined, trailing blanks dropped. */
-  screen(): Promise<string>;
+  /** Starts `command` (run by sh) in a pane of `size` (200x50 by default); the pane stays after it exits. */
+  start(command: string, size?: PaneSize): Promise<void>;
+  /**
+   * The whole pane: scrollback and screen, trailing blanks dropped, lines the terminal wrapped
+   * joined (`joined: false` keeps them as the rows they take on the screen).
+   */
+  screen(options?: { joined?: boolean }): Promise<string>;
   /** Types text literally (no key names). */
   type(text: string): Promise<void>;
   /** Presses keys by tmux name: "Enter", "C-c", "C-d". */
@@ -233,8 +234,8 @@ export function createTmux(env: NodeJS.ProcessEnv = baseEnv()): TmuxTerminal {
   const tmux = async (...args: string[]) => (await run(TMUX, ["-L", socket, ...args], { env })).stdout;
   const session = "mc";
 
-  const screen = async () => {
-    const text = await tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session);
+  const screen = async ({ joined = true }: { joined?: boolean } = {}) => {
+    const text = await tmux("capture-pane", "-p", ...(joined ? ["-J"] : []), "-S", "-", "-t", session);
     return text
       .split("\n")
       .map((l) => l.trimEnd())
@@ -244,7 +245,7 @@ export function createTmux(env: NodeJS.ProcessEnv = baseEnv()): TmuxTerminal {
 
   return {
     socket,
-    async start(command) {
+    async start(command, size = DEFAULT_PANE) {
       await tmux(
         "-f",
         "/dev/null",
@@ -253,9 +254,9 @@ export function createTmux(env: NodeJS.ProcessEnv = baseEnv()): TmuxTerminal {
         "-s",
         session,
         "-x",
-        "200",
+        String(size.columns),
         "-y",
-        "50",
+        String(size.rows),
         command,
         ";",
         "set-option",
@@ -325,11 +326,14 @@ export async function startCliInPane(
   term: TmuxTerminal,
   workspace: string,
   args: string[],
-  { oneProcess = false }: { oneProcess?: boolean } = {},
+  { oneProcess = false, size }: { oneProcess?: boolean; size?: PaneSize } = {},
 ): Promise<void> {
   const launcher = oneProcess ? [process.execPath, "--import", TSX_LOADER] : ["node_modules/.bin/tsx"];
   const cli = [...launcher, "src/cli.ts", "--workspace", workspace, ...args].map(shellQuote).join(" ");
-  await term.start(`cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(paneExitFile(workspace))}`);
+  await term.start(
+    `cd ${shellQuote(PROJECT_ROOT)} && ${cli}; echo EXITED:$? > ${shellQuote(paneExitFile(workspace))}`,
+    size,
+  );
 }
 
 /** The `EXITED:<status>` line of a pane started by startCliInPane, once the CLI has ended. */

@@ -1,3 +1,4 @@
+import { restartSettings } from "../helpers/start.js";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { tool } from "@langchain/core/tools";
@@ -20,9 +21,11 @@ beforeEach(() => {
   // The approval decision reads the user's config file and the trust store through settings.ts.
   process.env.MINI_CURSOR_USER_CONFIG = path.join(home.dir, "config.json");
   process.env.MINI_CURSOR_TRUST_FILE = path.join(home.dir, "trusted.json");
+  restartSettings();
 });
 afterEach(() => {
   process.env = { ...saved };
+  restartSettings();
   ws.cleanup();
   home.cleanup();
 });

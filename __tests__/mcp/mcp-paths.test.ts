@@ -9,7 +9,7 @@ import { useWorkspaceAndHome } from "../helpers/server-home.js";
 /**
  * MCP tools and the rules of built-in ones (issue 28 items 1 and 2), through the real CLI, the
  * scripted OpenAI-compatible server and the SDK-written stdio test server, on both engines:
- * - a tool's top-level `path` argument names a workspace path (mcp/paths.ts), so two calls on
+ * - a tool's top-level `path` (or `target`, `file_path`, …) argument names a workspace path (mcp/paths.ts), so two calls on
  *   one path in one turn run in the model's order while a call on another path runs beside them;
  * - a call whose arguments do not fit the tool's schema is refused before any approval question.
  */
@@ -72,6 +72,28 @@ describe.each(["graph", "loop"])("--engine %s", (engine) => {
     );
     expect(readFileSync(path.join(dirs.ws.dir, "log.txt"), "utf8")).toBe("first\nsecond\n");
     expect(readFileSync(path.join(dirs.ws.dir, "other.txt"), "utf8")).toBe("beside\n");
+  });
+
+  test("an MCP call's `target` argument is a path too: a call on that file in the same turn waits for it", async () => {
+    // append_pair reads log.txt at once and writes it once other.txt exists; the append on log.txt
+    // must wait for it (issue 42 kind 5: only `path` was taken for a path, so "second" was lost).
+    const { results } = await turn(engine, "full-auto", [
+      {
+        id: "pair",
+        name: "files__append_pair",
+        args: { path: "a.txt", target: "log.txt", text: "first", waitFor: "other.txt" },
+      },
+      append("second", { path: "log.txt", text: "second" }),
+      append("beside", { path: "other.txt", text: "beside" }),
+    ]);
+    expect(results).toEqual(
+      new Map([
+        ["pair", "appended to a.txt and log.txt"],
+        ["second", "appended to log.txt"],
+        ["beside", "appended to other.txt"],
+      ]),
+    );
+    expect(readFileSync(path.join(dirs.ws.dir, "log.txt"), "utf8")).toBe("first\nsecond\n");
   });
 
   test("in suggest mode an MCP call whose arguments do not fit is refused before any question", async () => {

@@ -1,5 +1,6 @@
 import { mcpCallPaths, pathArgumentsOf } from "../../src/mcp/paths.js";
-import { accessOf } from "../../src/agent/tool-schedule.js";
+import { accessOf } from "../../src/agent/dispatch.js";
+import { declared } from "../../src/contracts/tools.js";
 
 describe("the paths an MCP tool's call touches", () => {
   test("are the top-level string (or string array) arguments with a path name", () => {
@@ -14,18 +15,24 @@ describe("the paths an MCP tool's call touches", () => {
           file: { type: "number" },
           filename: { type: "array", items: { type: "number" } },
           query: { type: "string" },
+          target: { type: "string" },
+          file_path: { type: "string" },
+          targetPath: { type: "string" },
+          output_dir: { type: "string" },
+          waitFor: { type: "string" },
+          content: { type: "string" },
         },
       }),
-    ).toEqual(["path", "paths", "source", "destination"]);
+    ).toEqual(["path", "paths", "source", "destination", "target", "file_path", "targetPath", "output_dir"]);
     expect(pathArgumentsOf({ type: "object" })).toEqual([]);
     expect(pathArgumentsOf(undefined)).toEqual([]);
   });
 
   test("are what a call gives in those arguments; none given: it may touch anything", () => {
     const tools = [
-      { name: "fs__move", metadata: { pathArguments: ["source", "destination"] } },
-      { name: "fs__read_many", metadata: { pathArguments: ["paths"] } },
-      { name: "web__fetch", metadata: { pathArguments: [] } },
+      declared({ name: "fs__move" }, { paths: { source: "path", destination: "path" } }),
+      declared({ name: "fs__read_many" }, { paths: { paths: "path" } }),
+      { name: "web__fetch" },
     ];
     expect(mcpCallPaths({ name: "fs__move", args: { source: "a.txt", destination: "b/a.txt" } }, tools)).toEqual([
       "a.txt",
@@ -38,15 +45,15 @@ describe("the paths an MCP tool's call touches", () => {
   });
 
   test("schedule the call like a built-in one: by those paths, from the workspace root", () => {
-    const tools = [{ name: "fs__write", metadata: { mcpServer: "fs", mcpTool: "write", pathArguments: ["path"] } }];
-    expect(accessOf({ name: "fs__write", args: { path: "src/a.ts" } }, tools, "/ws")).toEqual({
-      writes: true,
-      paths: ["/ws/src/a.ts"],
-    });
-    expect(accessOf({ name: "fs__write", args: { path: "/elsewhere/a.ts" } }, tools, "/ws")).toEqual({
+    const tools = [
+      declared({ name: "fs__write", metadata: { mcpServer: "fs", mcpTool: "write" } }, { paths: { path: "path" } }),
+    ];
+    const call = (args: Record<string, unknown>) => ({ id: "c", name: "fs__write", args });
+    expect(accessOf(call({ path: "src/a.ts" }), tools, "/ws")).toEqual({ writes: true, paths: ["/ws/src/a.ts"] });
+    expect(accessOf(call({ path: "/elsewhere/a.ts" }), tools, "/ws")).toEqual({
       writes: true,
       paths: ["/elsewhere/a.ts"],
     });
-    expect(accessOf({ name: "fs__write", args: {} }, tools, "/ws")).toEqual({ writes: true, paths: undefined });
+    expect(accessOf(call({}), tools, "/ws")).toEqual({ writes: true, paths: undefined });
   });
 });

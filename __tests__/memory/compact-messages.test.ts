@@ -1,6 +1,8 @@
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
+import { AIMessage, HumanMessage, mapStoredMessageToChatMessage, ToolMessage } from "@langchain/core/messages";
+import { emptyCheckpoint, JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
+import { deflateRawSync } from "node:zlib";
 import {
+  CompactMessages,
   COMPACT_MESSAGES_TYPE,
   compactSerde,
   decodeMessage,
@@ -9,8 +11,8 @@ import {
   encodeRefs,
   MessageRefs,
   packMessage,
-  unpackMessage,
 } from "../../src/memory/compact-messages.js";
+import { DamagedMessageError } from "../../src/memory/stored-message-codec.js";
 
 const ai = new AIMessage({
   id: "chatcmpl-1",
@@ -41,7 +43,7 @@ test("a packed message drops its empty fields and loads back equal", () => {
   });
   expect(packMessage(human)).toEqual({ type: "human", data: { id: "h1", content: "" } });
   for (const m of [ai, tool, human]) {
-    const back = unpackMessage(JSON.parse(JSON.stringify(packMessage(m))));
+    const back = mapStoredMessageToChatMessage(JSON.parse(JSON.stringify(packMessage(m))));
     expect(back.constructor).toBe(m.constructor);
     expect(back.toDict()).toEqual(m.toDict());
   }
@@ -93,5 +95,81 @@ test("a message stored on its own is deflated, smaller than its compact JSON, an
     expect(back.constructor).toBe(m.constructor);
     expect(back.toDict()).toEqual(m.toDict());
   }
-  expect(() => decodeMessage(Uint8Array.of(9, 0))).toThrow("unknown stored message format 9");
+});
+
+test("damaged bytes are a DamagedMessageError saying what is wrong with them, never a parser's dump", () => {
+  const good = encodeMessage(human);
+  const cases: Array<[Uint8Array, string]> = [
+    [Uint8Array.of(9, 0), "its first byte, the format, is 9 and not 1"],
+    [Uint8Array.of(0, ...good.subarray(1)), "its first byte, the format, is 0 and not 1"],
+    [new Uint8Array(0), "it is empty"],
+    ["\u0001text" as unknown as Uint8Array, "it is stored as text, not as bytes"],
+    [Uint8Array.of(1, 0xde, 0xad, 0xbe, 0xef), "its compressed bytes do not inflate: "],
+    [Uint8Array.of(1, ...deflateRawSync("not json {")), "it inflates to text that is not JSON"],
+    [Uint8Array.of(1, ...deflateRawSync('{"a":1}')), "it holds no message type and data"],
+  ];
+  for (const [bytes, why] of cases) {
+    let thrown: unknown;
+    try {
+      decodeMessage(bytes);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(DamagedMessageError);
+    expect((thrown as DamagedMessageError).why).toContain(why);
+  }
+});
+
+test("a checkpoint whose message is damaged or missing names the thread and the reference", async () => {
+  const messages = new CompactMessages();
+  const { checkpoint, fresh } = messages.store("t1", {
+    ...emptyCheckpoint(),
+    channel_values: { messages: [human, ai] },
+  });
+  const tuple = () => ({ config: { configurable: { thread_id: "t1" } }, checkpoint: structuredClone(checkpoint) });
+  const reader = new CompactMessages();
+  const damaged = fresh.map((row, i) => (i === 1 ? { ...row, value: Uint8Array.of(0, 1, 2) } : row));
+  await expect(reader.hydrate(tuple(), () => damaged)).rejects.toMatchObject({
+    name: "DamagedMessageError",
+    why: "its first byte, the format, is 0 and not 1",
+    where: { threadId: "t1", ref: fresh[1]!.ref },
+  });
+  await expect(new CompactMessages().hydrate(tuple(), () => fresh.slice(0, 1))).rejects.toMatchObject({
+    why: "the thread's latest checkpoint names it, but it is not stored",
+    where: { threadId: "t1", ref: fresh[1]!.ref },
+  });
+});
+
+test("a list stored again, grown, changed in place or of another thread names each message by its own reference", () => {
+  const messages = new CompactMessages();
+  const store = (threadId: string, list: unknown[]) => {
+    const { checkpoint, fresh } = messages.store(threadId, {
+      ...emptyCheckpoint(),
+      channel_values: { messages: list },
+    });
+    const ids = (checkpoint.channel_values.messages as { __messageIds: string }).__messageIds;
+    return { refs: decodeRefs(ids), fresh: fresh.map((row) => row.ref) };
+  };
+  const list = [human, ai];
+  const first = store("t1", list);
+  expect(first.fresh).toEqual(first.refs);
+  // The same list again (a node that added no message): nothing new, the same references.
+  expect(store("t1", list)).toEqual({ refs: first.refs, fresh: [] });
+  // Grown by one: only the new message is stored.
+  const grown = store("t1", [...list, tool]);
+  expect(grown.refs.slice(0, 2)).toEqual(first.refs);
+  expect(grown.fresh).toEqual([grown.refs[2]]);
+  // The same array changed in place: the message now in second place is looked up, not assumed.
+  const reply = new AIMessage({ id: "chatcmpl-2", content: "Done." });
+  list[1] = reply;
+  const changed = store("t1", list);
+  expect(changed.refs[0]).toBe(first.refs[0]);
+  expect(changed.fresh).toEqual([changed.refs[1]]);
+  expect(changed.refs[1]).not.toBe(first.refs[1]);
+  // Back to the earlier list: its messages keep the references they were stored under.
+  expect(store("t1", [human, ai, tool])).toEqual({ refs: grown.refs, fresh: [] });
+  // Other threads in between (more than the lists kept): each thread's references are its own.
+  for (const other of ["t2", "t3", "t4", "t5", "t6"]) expect(store(other, [human]).fresh).toHaveLength(1);
+  expect(store("t1", [human, ai, tool])).toEqual({ refs: grown.refs, fresh: [] });
+  expect(store("t2", [human, ai]).fresh).toHaveLength(1);
 });

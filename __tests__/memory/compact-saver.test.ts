@@ -1,7 +1,7 @@
 import path from "node:path";
 import { readFileSync } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
 import { createSqliteCheckpointer } from "../../src/memory/checkpointer.js";

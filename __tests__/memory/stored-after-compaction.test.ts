@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import { SUMMARY_PROMPT } from "../../src/context/compaction.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/engine.js";

@@ -5,7 +5,7 @@ import { AIMessage, AIMessageChunk, HumanMessage, type BaseMessage } from "@lang
 import { MemorySaver } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import { callModelWithRetry, isBrokenStream, isIncompleteResponse, STREAM_RETRIES } from "../../src/models/invoke.js";
 import { createChatModel, describeModelError, type ModelSettings } from "../../src/models/model.js";
 import { invalidCallResults, normalizeToolCalls } from "../../src/agent/turn.js";
@@ -131,16 +131,23 @@ describe("the scripted server", () => {
       "chatcmpl-1",
       true,
     );
-    const parsed = events
-      .slice(0, -1)
-      .map((e) => JSON.parse(e) as { choices: Array<{ delta: any; finish_reason: string | null }>; usage?: unknown });
+    const parsed = events.slice(0, -1).map(
+      (e) =>
+        JSON.parse(e) as {
+          choices: Array<{
+            delta: { tool_calls: Array<{ function: { arguments: string } }> };
+            finish_reason: string | null;
+          }>;
+          usage?: unknown;
+        },
+    );
     expect(events.at(-1)).toBe("[DONE]");
     const deltas = parsed.flatMap((p) => p.choices.map((c) => c.delta));
     expect(deltas[0]).toEqual({ role: "assistant", content: "", refusal: null });
     expect(deltas[1]).toEqual({
       tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "write_file", arguments: "" } }],
     });
-    const fragments = deltas.slice(2, -1).map((d) => d.tool_calls[0].function.arguments as string);
+    const fragments = deltas.slice(2, -1).map((d) => d.tool_calls[0]!.function.arguments);
     expect(fragments.length).toBeGreaterThanOrEqual(3);
     expect(fragments.join("")).toBe('{"filePath":"a.txt","content":"hi"}');
     expect(parsed.at(-2)!.choices[0]!.finish_reason).toBe("tool_calls");

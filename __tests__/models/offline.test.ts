@@ -2,7 +2,7 @@ import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import { createGraph } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
 import { OfflineChatModel, offlineHelp, parseOfflineIntent } from "../../src/models/offline.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { MemorySaver } from "@langchain/langgraph";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/events.js";
 import type { Engine, RunSummary } from "../../src/agent/engine.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph } from "../../src/graph/graph.js";
@@ -432,7 +432,7 @@ describe("the CLI", () => {
     const file = path.join(tmp.dir, "run.jsonl");
     await recordThroughServer(file);
     const dir = workspace("session");
-    const r = await runCli(["--workspace", dir, "--approval", "full-auto", "--replay", file], {
+    const r = await runCli(["--workspace", dir, "--approval", "full-auto", "--replay", file, "--each-line"], {
       input: `${NOTES_TASK}\nand again\n/exit\n`,
     });
     expect(r.code).toBe(0);

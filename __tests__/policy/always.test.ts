@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
-import type { ApprovalRequest } from "../../src/agent/events.js";
+import type { ApprovalRequest } from "../../src/contracts/events.js";
 import { createGraph } from "../../src/graph/graph.js";
 import { createTools } from "../../src/tools/index.js";
 import { formatQuestion, parseApprovalAnswer, wrapText } from "../../src/ui/approval-prompt.js";

@@ -1,6 +1,7 @@
 import { createTools } from "../../src/tools/index.js";
 import { normalizeResponse } from "../../src/policy/approval-answer.js";
-import { checkEdit, editNote, MAX_EDIT_NOTE_CHARS, sameArguments } from "../../src/policy/edit-call.js";
+import { checkEdit } from "../../src/policy/edit-call.js";
+import { editNote, MAX_EDIT_NOTE_CHARS, sameArguments } from "../../src/guard/results.js";
 import { createApprovalCode, STUDIO_CODE_MISSING, studioResponse } from "../../src/graph/studio-secret.js";
 import { makeTempDir } from "../helpers/tmp.js";
 

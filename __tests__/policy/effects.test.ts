@@ -2,9 +2,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { jest } from "@jest/globals";
 import path from "node:path";
 import { z } from "zod";
-import { planModeReason, planModeTools } from "../../src/policy/plan-mode.js";
-import type { ApprovalMode } from "../../src/settings.js";
-import { createTool, defineTool } from "../../src/tools/define.js";
+import { planModeReason } from "../../src/policy/plan-mode.js";
+import { readOnlyTools } from "../../src/policy/effects.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../../src/contracts/tools.js";
+import type { ApprovalMode } from "../../src/contracts/modes.js";
 import { createTools } from "../../src/tools/index.js";
 import { engineHarness, eventsOf, type EngineKind } from "../helpers/engine-harness.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -26,30 +28,32 @@ afterEach(() => tmp.cleanup());
 
 /** A new tool written by the recipe, declaring no kind and no paths: it appends a line to notes.txt. */
 const makeNote = () =>
-  createTool(
-    defineTool({
+  tool(
+    async ({ text }: { text: string }) => {
+      const file = path.join(tmp.dir, "notes.txt");
+      writeFileSync(file, (existsSync(file) ? readFileSync(file, "utf8") : "") + `${text}\n`);
+      return `Noted: ${text}`;
+    },
+    {
       name: "make_note",
       description: "Appends a line to notes.txt.",
       schema: z.object({ text: z.string().describe("The line.") }),
-      run: async ({ text }) => {
-        const file = path.join(tmp.dir, "notes.txt");
-        writeFileSync(file, (existsSync(file) ? readFileSync(file, "utf8") : "") + `${text}\n`);
-        return `Noted: ${text}`;
-      },
-    }),
+    },
   );
 
 /** The same recipe with a declaration: it only reads. */
 const countLines = () =>
-  createTool(
-    defineTool({
-      name: "count_lines",
-      description: "Counts the lines of a file.",
-      schema: z.object({ filePath: z.string().describe("The file.") }),
-      kind: "read",
-      paths: (input) => [input.filePath],
-      run: async ({ filePath }) => `${readFileSync(path.join(tmp.dir, filePath), "utf8").split("\n").length - 1} lines`,
-    }),
+  declared(
+    tool(
+      async ({ filePath }: { filePath: string }) =>
+        `${readFileSync(path.join(tmp.dir, filePath), "utf8").split("\n").length - 1} lines`,
+      {
+        name: "count_lines",
+        description: "Counts the lines of a file.",
+        schema: z.object({ filePath: z.string().describe("The file.") }),
+      },
+    ),
+    { kind: "read", paths: { filePath: "path" } },
   );
 
 const toolset = () => [...createTools({ workspace: tmp.dir }), makeNote(), countLines()];
@@ -95,7 +99,7 @@ describe.each(ENGINES)("%s engine", (engine) => {
     ]);
     expect(approvals).toEqual([]);
     expect(results).toEqual([
-      `Refused: this make_note call was not run, because ${planModeReason("make_note")}. Do not try to get around the rule; do something else or ask the user.`,
+      `Refused: this make_note call was not run, because ${planModeReason("make_note", readOnlyTools(toolset()))}. Do not try to get around the rule; do something else or ask the user.`,
       "2 lines",
     ]);
     expect(existsSync(path.join(tmp.dir, "notes.txt"))).toBe(false);
@@ -142,7 +146,7 @@ describe.each(ENGINES)("%s engine", (engine) => {
 });
 
 test("the built-in tools plan mode runs are exactly those that declare kind read", () => {
-  expect(planModeTools()).toEqual([
+  expect(readOnlyTools(createTools({ workspace: tmp.dir }))).toEqual([
     "read_file",
     "list_directory",
     "find_files",

@@ -1,3 +1,6 @@
+import { createTools } from "../../src/tools/index.js";
+import { readOnlyTools } from "../../src/policy/effects.js";
+import { TASK_TOOL } from "../../src/tools/task.js";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { jest } from "@jest/globals";
 import path from "node:path";
@@ -5,7 +8,6 @@ import { HumanMessage } from "@langchain/core/messages";
 import {
   PLAN_ACCEPTED_TASK,
   PLAN_MODE_NOTE,
-  planModeTools,
   planAcceptedNote,
   requestTask,
   withRequestNote,
@@ -41,8 +43,9 @@ afterEach(async () => {
   tmp.cleanup();
 });
 
-const refused = (tool: string) =>
-  `Refused: this ${tool} call was not run, because mini-cursor is in plan mode, where only ${planModeTools().join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
+/** A plan-mode refusal as the model reads it, with the tools that run in plan mode. */
+const refused = (tool: string, runs = readOnlyTools(createTools({ workspace: "" }))) =>
+  `Refused: this ${tool} call was not run, because mini-cursor is in plan mode, where only ${runs.join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
   `Put what this ${tool} call would do into the plan (write_todos) instead. Do not try to get around the rule; do something else or ask the user.`;
 
 const PLAN = [
@@ -193,7 +196,8 @@ const CARRY_OUT: ScriptStep[] = [
 const PLAN_TRANSCRIPT = [
   `user: make a.txt say hello\n\n${PLAN_MODE_NOTE}`,
   "assistant calls write_file",
-  `tool ${refused("write_file")}`,
+  // The CLI has task too: its sub-agent runs in plan mode as well.
+  `tool ${refused("write_file", [...readOnlyTools(createTools({ workspace: "" })), TASK_TOOL])}`,
   "assistant calls write_todos",
   "tool Todo list updated: 0 completed, 0 in progress, 2 pending. Next: Change a.txt to say hello",
   "assistant: Plan: change a.txt to say hello.",
@@ -259,7 +263,7 @@ describe.each<EngineKind>(["graph", "loop"])("--engine %s", (kind) => {
       { toolCalls: [{ name: "execute_command", args: { command: "printf 'hello\\n' > a.txt" } }] },
       { content: "Done: a.txt says hello." },
     ]);
-    const r = await runCli(["--workspace", tmp.dir, "--engine", kind], {
+    const r = await runCli(["--workspace", tmp.dir, "--engine", kind, "--each-line"], {
       env: env(),
       input: "/plan make a.txt say hello\n/plan accept full-auto\n/approval\n/exit\n",
     });

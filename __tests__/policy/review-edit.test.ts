@@ -1,10 +1,12 @@
+import { declarationOf } from "../../src/contracts/tools.js";
+import { readOnlyTools } from "../../src/policy/effects.js";
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
-import type { ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
+import type { ApprovalRequest, ApprovalResponse } from "../../src/contracts/events.js";
 import { createGraph } from "../../src/graph/graph.js";
-import { DO_NOT_GET_AROUND } from "../../src/policy/approval.js";
+import { DO_NOT_GET_AROUND } from "../../src/guard/failure.js";
 import { refusedEditNote } from "../../src/policy/edit-call.js";
 import { planModeReason } from "../../src/policy/plan-mode.js";
 import { reviewToolCalls } from "../../src/policy/review.js";
@@ -130,13 +132,16 @@ describe("reviewToolCalls judges an edit again", () => {
       execute_command: { command: "ls" },
       stop_process: { processId: "p1" },
     };
-    const names = offeredToolNames("both").filter((n) => tools[n as "read_file"].definition.kind !== "read");
+    const names = offeredToolNames("both").filter((n) => declarationOf(tools[n as "read_file"]).kind !== "read");
     expect(names.sort()).toEqual(Object.keys(args).sort());
     const calls = names.map((n, i) => call(`c${i}`, n, args[n]!));
     const r = await review(calls, "plan", []);
     expect(r.asked).toEqual([]);
     expect(r.declined.map((m) => m.content)).toEqual(
-      names.map((n) => `Refused: this ${n} call was not run, because ${planModeReason(n)}. ${DO_NOT_GET_AROUND}`),
+      names.map(
+        (n) =>
+          `Refused: this ${n} call was not run, because ${planModeReason(n, readOnlyTools(tools))}. ${DO_NOT_GET_AROUND}`,
+      ),
     );
   });
 });
@@ -217,6 +222,6 @@ test("graph: an edit answering a question, resumed in plan mode, is refused as p
   expect(messages.map((m) => m.getType())).toEqual(["human", "ai", "tool", "ai"]);
   expect((messages[1] as AIMessage).tool_calls!.map((c) => c.args)).toEqual([{ command: "echo model > out.txt" }]);
   expect(messages[2]!.content).toBe(
-    `Refused: this execute_command call was not run, because ${planModeReason("execute_command")}. ${DO_NOT_GET_AROUND}`,
+    `Refused: this execute_command call was not run, because ${planModeReason("execute_command", readOnlyTools(createTools({ workspace: tmp.dir })))}. ${DO_NOT_GET_AROUND}`,
   );
 });

@@ -1,3 +1,4 @@
+import { restartSettings } from "../helpers/start.js";
 import { execFileSync } from "node:child_process";
 import {
   chownSync,
@@ -15,6 +16,7 @@ import { UNATTENDED_RESPONSE } from "../../src/policy/approval.js";
 import { createTools } from "../../src/tools/index.js";
 import { MACHINE_ROWS, TABLE } from "../helpers/command-table.js";
 import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "../helpers/cli.js";
+import { runsAs } from "../helpers/as-user.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { startOpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -63,6 +65,7 @@ beforeEach(() => {
   home = mkdtempSync("/var/tmp/mini-cursor-canary-home-");
   // The classifier reads the home folder from HOME (os.homedir()), as commands do.
   process.env.HOME = home;
+  restartSettings();
   mkdirSync(path.join(home, "x"));
   mkdirSync(path.join(home, ".ssh"));
   writeFileSync(path.join(home, "x", "keep.txt"), "keep\n");
@@ -85,6 +88,7 @@ beforeEach(() => {
 
 afterEach(() => {
   process.env.HOME = savedHome;
+  restartSettings();
   tmp.cleanup();
   rmSync(home, { recursive: true, force: true });
 });
@@ -157,7 +161,7 @@ function chownTree(dir: string, uid: number): void {
 
 const asRoot = RUNNING_AS_ROOT;
 
-(asRoot ? test : test.skip)(
+(asRoot && runsAs(NOBODY, "canary as an ordinary user") ? test : test.skip)(
   "as an ordinary user, through the CLI (--sandbox off, full-auto, no terminal): none runs, nothing changes",
   async () => {
     const statusBefore = git("status", "--porcelain");

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { classifyCall } from "../../src/policy/approval.js";
 import { loadShellParser } from "../../src/security/shell-parse.js";
-import { APPROVAL_MODES } from "../../src/settings.js";
+import { APPROVAL_MODES } from "../../src/contracts/modes.js";
 import { TABLE, type Kind } from "../helpers/command-table.js";
 import { makeTempDir } from "../helpers/tmp.js";
 

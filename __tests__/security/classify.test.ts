@@ -369,3 +369,122 @@ test("an allow rule never covers output sent outside the workspace, even to a te
   }
   // No rule decided, so the approval mode does: auto-edit and suggest ask (approval.test.ts).
 });
+
+// ---------------------------------------------------------------------------------------------
+// Where a command runs (issue 44)
+
+test("a relative path after a cd into a folder only known at run time may lie anywhere, so it asks", async () => {
+  expect((await classify('cd "$(echo ~)" && rm -f .bashrc')).reason).toBe(
+    "dangerous command: rm deletes .bashrc (in a folder only known at run time, maybe outside the workspace)",
+  );
+  // Every way into such a folder: a substitution, a variable, `-`, popd, CDPATH, a wrapper's -C.
+  for (const command of [
+    'cd "$DIR" && touch a.txt',
+    "cd ~/$SUB && touch a.txt",
+    "cd - && cp a.txt b.txt",
+    "pushd src; popd; mv a.txt b.txt",
+    "CDPATH=/etc cd x && sed -i s/a/b/ f.txt",
+    'env -C "$(pwd)/.." rm -f a.txt',
+    'cd "$DIR" && echo x > a.txt',
+    'cd "$DIR" && curl -O https://example.invalid/a.txt',
+  ]) {
+    expect([command, (await classify(command)).verdict]).toEqual([command, "ask"]);
+  }
+  // The same commands from a folder the line knows are the approval mode's to decide.
+  for (const command of ["cd src && touch a.txt", "cd src && cp a.txt b.txt", "cd src && echo x > a.txt"])
+    expect([command, (await classify(command)).verdict]).toEqual([command, "allow"]);
+});
+
+test("after a cd that may fail, the old folder counts too; a pipeline stage starts where the pipeline does", async () => {
+  expect((await classify("cd build; rm -rf *")).reason).toBe("dangerous command: rm deletes * (the whole workspace)");
+  expect((await classify("cd build || true; rm -rf *")).verdict).toBe("ask");
+  expect((await classify("cd build | rm -rf *")).verdict).toBe("ask");
+  expect((await classify("cd build && rm -rf *")).verdict).toBe("allow");
+  expect((await classify("cd build && ls | xargs rm -f")).verdict).toBe("allow");
+  expect((await classify("cd build && make && cd .. && rm -rf build")).verdict).toBe("allow");
+});
+
+test("loop and function bodies and trap handlers are judged from every folder the line visits", async () => {
+  expect((await classify("for i in 1 2; do rm -f .profile; cd ~; done")).reason).toBe(
+    "dangerous command: rm deletes .profile (in the home folder, outside the workspace)",
+  );
+  expect((await classify("f() { rm -f .bashrc; }; cd ~ && f")).verdict).toBe("ask");
+  expect((await classify('trap "rm -f .bashrc" EXIT; cd ~')).verdict).toBe("ask");
+  expect((await classify("trap 'rm -rf ~/x' EXIT")).reason).toBe(
+    "dangerous command: rm deletes ~/x (in the home folder, outside the workspace)",
+  );
+  expect((await classify('trap "$CLEANUP" EXIT')).reason).toBe(
+    'cannot check this command: trap runs a script only known at run time (`"$CLEANUP"`)',
+  );
+  expect((await classify("trap 'rm -f out.txt' EXIT; npm test")).verdict).toBe("allow");
+  expect((await classify("trap - EXIT")).verdict).toBe("allow");
+});
+
+test("extracting and downloading write into the current folder", async () => {
+  expect((await classify("cd ~ && tar -xf a.tar")).reason).toBe(
+    "dangerous command: tar extracts into . (the home folder)",
+  );
+  expect((await classify("unzip a.zip -d ~")).reason).toBe(
+    "dangerous command: unzip extracts into ~ (the home folder)",
+  );
+  expect((await classify("cd ~ && curl -O https://example.invalid/.bashrc")).reason).toBe(
+    "dangerous command: curl saves ./.bashrc (in the home folder, outside the workspace)",
+  );
+  for (const command of ["tar -xf a.tar", "unzip a.zip", "curl -O https://example.invalid/a.tgz"])
+    expect([command, (await classify(command)).verdict]).toEqual([command, "allow"]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Facts
+
+test("facts: what the line writes and where, the paths outside it names, the network, and every finding", async () => {
+  const result = await classify("curl -o out.json https://example.com && cp out.json ~/x.json && cat ~/.ssh/id_rsa");
+  expect(result.facts).toEqual({
+    writes: [
+      { word: "out.json", where: "inside", path: path.join(tmp.dir, "out.json"), verb: "curl writes to" },
+      { word: "~/x.json", where: "under-home", path: `${HOME}/x.json`, verb: "cp writes to" },
+    ],
+    reads: [{ word: "~/.ssh/id_rsa", where: "secret", path: `${HOME}/.ssh/id_rsa`, verb: "names" }],
+    writesOutside: true,
+    network: true,
+    findings: [
+      { kind: "danger", reason: "cp writes to ~/x.json (in the home folder, outside the workspace)" },
+      { kind: "danger", reason: "`~/.ssh/id_rsa` touches credentials in the home folder" },
+    ],
+  });
+  expect((await classify("grep -rn TODO /etc > /tmp/todo.txt")).facts).toEqual({
+    writes: [{ word: "/tmp/todo.txt", where: "outside", path: "/tmp/todo.txt", verb: "`>` writes to" }],
+    reads: [{ word: "/etc", where: "system", path: "/etc", verb: "names" }],
+    writesOutside: true,
+    network: false,
+    findings: [{ kind: "danger", reason: "`> /tmp/todo.txt` writes to /tmp/todo.txt (outside the workspace)" }],
+  });
+  expect((await classify("ls -la")).facts).toEqual({
+    writes: [],
+    reads: [],
+    writesOutside: false,
+    network: false,
+    findings: [],
+  });
+  expect((await classify("$X -rf ~/x")).facts?.findings).toEqual([
+    { kind: "opaque", reason: "the command name is computed at run time (`$X`)" },
+  ]);
+});
+
+test("a variable reads as its value only when the line binds it once, and only after that", async () => {
+  expect((await classify('X=~/.bashrc; rm -f "$X"; X=notes.txt')).reason).toBe(
+    'dangerous command: rm deletes `"$X"`, a path only known at run time',
+  );
+  for (const command of [
+    'X=notes.txt; for X in ~/.bashrc; do rm -f "$X"; done',
+    'X=notes.txt; read X < list.txt; rm -f "$X"',
+    'X=notes.txt; printf -v X %s ~/.bashrc; rm -f "$X"',
+    'X=notes.txt; echo "${X:=~/.bashrc}"; rm -f "$X"',
+    'rm -f "$P"; P=notes.txt',
+  ])
+    expect([command, (await classify(command)).verdict]).toEqual([command, "ask"]);
+  expect((await classify('X=build; rm -rf "$X"')).verdict).toBe("allow");
+  expect((await classify('X=~/.profile; rm -f "$X"')).reason).toBe(
+    'dangerous command: rm deletes "$X" (in the home folder, outside the workspace)',
+  );
+});

@@ -1,15 +1,18 @@
+import { execFileSync } from "node:child_process";
 import {
+  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { baseEnv, runCli } from "../helpers/cli.js";
+import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCli, runCliAs } from "../helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
@@ -225,3 +228,82 @@ test(
   },
   TIMEOUT_MS,
 );
+
+/** chown -R, so an ordinary user owns the workspace and the home folder. */
+function chownTree(dir: string, uid: number): void {
+  chownSync(dir, uid, uid);
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) chownTree(p, uid);
+    else chownSync(p, uid, uid);
+  }
+}
+
+/** What the CLI tells the model about a call it could not ask about (off a terminal). */
+const notRun = (reason: string) =>
+  `This execute_command call was not run, because nobody could be asked to approve it (mini-cursor is not running on a terminal). It needed approval because: ${reason}. Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it. Tell the user what was not done and why.`;
+
+const users: [string, number | undefined][] = [
+  ["root", undefined],
+  ["uid 65534", NOBODY],
+];
+
+describe.each(users)("issue 44, as %s", (_name, uid) => {
+  (uid === undefined || RUNNING_AS_ROOT ? test : test.skip)(
+    "full-auto without a terminal: a relative path after `cd` into a folder only known at run time is not run, and the home folder's files survive",
+    async () => {
+      const attacks = [
+        'cd "$(echo ~)" && rm -f .bashrc',
+        'cd "$(dirname ~/.profile)" && sed -i s/profile/pwned/ .profile',
+      ];
+      const control = "cd src && rm -f old.txt";
+      writeFileSync(path.join(home, ".bashrc"), "bashrc\n");
+      writeFileSync(path.join(home, ".profile"), "profile\n");
+      mkdirSync(path.join(tmp.dir, "src"));
+      writeFileSync(path.join(tmp.dir, "src", "old.txt"), "old\n");
+      if (uid !== undefined) {
+        chownTree(tmp.dir, uid);
+        chownTree(home, uid);
+      }
+      // Control: run by a shell as this user from the workspace, the first attack does delete ~/.bashrc.
+      const argv = ["sh", "-c", attacks[0]!];
+      const [file, args] =
+        uid === undefined
+          ? ["sh", argv.slice(1)]
+          : ["setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...argv]];
+      execFileSync(file!, args as string[], { cwd: tmp.dir, env: { ...process.env, HOME: home } });
+      expect(existsSync(path.join(home, ".bashrc"))).toBe(false);
+      writeFileSync(path.join(home, ".bashrc"), "bashrc\n");
+      if (uid !== undefined) chownSync(path.join(home, ".bashrc"), uid, uid);
+
+      const commands = [...attacks, control];
+      await scriptCommands(commands);
+      // --sandbox off: the classifier alone must stop them.
+      const r = await runCliAs(
+        uid,
+        ["--workspace", tmp.dir, "--approval", "full-auto", "--sandbox", "off", "--json", "tidy up"],
+        { cwd: tmp.dir, env: envFor(), timeoutMs: TIMEOUT_MS - 10_000 },
+      );
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      const reasons = [
+        "dangerous command: rm deletes .bashrc (in a folder only known at run time, maybe outside the workspace)",
+        "dangerous command: sed -i changes .profile (in a folder only known at run time, maybe outside the workspace)",
+      ];
+      const approvals = (
+        r.events as Array<{ type: string; request?: { reason: string }; response?: { decision: string } }>
+      )
+        .filter((e) => e.type === "approval")
+        .map((e) => [e.request!.reason, e.response!.decision]);
+      expect(approvals).toEqual(reasons.map((reason) => [reason, "deny"]));
+      expect(toolResults(server!.requests[1]!, commands)).toEqual([
+        ...reasons.map(notRun),
+        "Exit code: 0\n(no output)",
+      ]);
+      expect(readFileSync(path.join(home, ".bashrc"), "utf8")).toBe("bashrc\n");
+      expect(readFileSync(path.join(home, ".profile"), "utf8")).toBe("profile\n");
+      // The control ran: full-auto does run what the classifier lets through.
+      expect(existsSync(path.join(tmp.dir, "src", "old.txt"))).toBe(false);
+    },
+    TIMEOUT_MS,
+  );
+});

@@ -1,3 +1,4 @@
+import { restartSettings } from "../helpers/start.js";
 import { executeCommand } from "../../src/tools/execute-command.js";
 import { createToolContext } from "../../src/tools/context.js";
 import { isSecretName, parsePassEnv, redactSecrets, scrubEnvironment } from "../../src/security/env.js";
@@ -140,6 +141,7 @@ describe("execute_command", () => {
   test("without an explicit environment, commands get the scrubbed process environment", async () => {
     const saved = process.env.MINI_CURSOR_TEST_TOKEN;
     process.env.MINI_CURSOR_TEST_TOKEN = "tok-should-not-leak";
+    restartSettings();
     try {
       const ctx = createToolContext({ workspace: tmp.dir }, createProcessRegistry());
       const out = await executeCommand(ctx, { command: 'echo "[$MINI_CURSOR_TEST_TOKEN]"' });
@@ -147,6 +149,7 @@ describe("execute_command", () => {
     } finally {
       if (saved === undefined) delete process.env.MINI_CURSOR_TEST_TOKEN;
       else process.env.MINI_CURSOR_TEST_TOKEN = saved;
+      restartSettings();
     }
   });
 

@@ -15,6 +15,7 @@ import { jest } from "@jest/globals";
 import { classifyCall } from "../../src/policy/approval.js";
 import { configIsPlain } from "../../src/security/git-repo.js";
 import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "../helpers/cli.js";
+import { runsAs } from "../helpers/as-user.js";
 import { startOpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
@@ -180,7 +181,7 @@ const users: [string, number | undefined][] = [
 ];
 
 describe.each(users)("as %s", (_name, uid) => {
-  (asRoot ? test : test.skip)(
+  (asRoot && runsAs(uid, "git-read-only as uid 65534") ? test : test.skip)(
     "git commands whose repository names a program ask in auto-edit, and no canary fires",
     async () => {
       hostileWorkspace();

@@ -4,6 +4,8 @@ import path from "node:path";
 import { createTools } from "../../src/tools/index.js";
 import { attackPatchDelete, preparePatchDeleteRace, PRECIOUS } from "../helpers/patch-delete-race.js";
 import { prepareRace } from "../helpers/race-attack.js";
+import { asUser, skipUnlessReachable } from "../helpers/as-user.js";
+import { NOBODY } from "../helpers/cli.js";
 
 /**
  * Attack: apply_patch's "*** Delete File" while a process in the workspace swaps the folder the
@@ -46,14 +48,15 @@ it("as an ordinary user (nobody), the same race deletes nothing outside", () => 
     console.warn("patch-delete-race: not root, so the run as nobody through setpriv is skipped");
     return;
   }
+  if (skipUnlessReachable(NOBODY, "patch-delete-race as nobody")) return;
   spawnSync("chown", ["-R", "65534:65534", workspace, outside]);
   const script = path.join(process.cwd(), "__tests__", "helpers", "patch-delete-race-run.ts");
   const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const run = spawnSync(
-    "setpriv",
-    ["--reuid=65534", "--regid=65534", "--clear-groups", tsx, script, workspace, outside, String(ROUNDS)],
-    { encoding: "utf8", env: { PATH: process.env.PATH, HOME: base }, timeout: 110_000 },
-  );
+  const run = spawnSync(...asUser(NOBODY, [tsx, script, workspace, outside, String(ROUNDS)]), {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH, HOME: base },
+    timeout: 110_000,
+  });
   expect(run.stderr).toBe("");
   expect(JSON.parse(run.stdout)).toEqual({ uid: 65534, outsideIntact: true });
   expect(readFileSync(path.join(outside, "secret", "victim.txt"), "utf8")).toBe(`${PRECIOUS}\n`);

@@ -3,6 +3,8 @@ import { chmodSync, linkSync, mkdtempSync, readFileSync, rmSync, symlinkSync, wr
 import path from "node:path";
 import { createTools } from "../../src/tools/index.js";
 import { attackTools, prepareRace, SECRET, startSwapper, writtenOutside } from "../helpers/race-attack.js";
+import { asUser, skipUnlessReachable } from "../helpers/as-user.js";
+import { NOBODY } from "../helpers/cli.js";
 
 /**
  * Attack: a process in the workspace swaps a folder and a symlink to a secret folder outside
@@ -47,18 +49,15 @@ it("as an ordinary user (nobody), the same race leaks nothing", () => {
     console.warn("security-races: not root, so the run as nobody through setpriv is skipped");
     return;
   }
+  if (skipUnlessReachable(NOBODY, "security-races as nobody")) return;
   spawnSync("chown", ["-R", "65534:65534", workspace, outside]);
   const script = path.join(process.cwd(), "__tests__", "helpers", "race-run.ts");
   const tsx = path.join(process.cwd(), "node_modules", ".bin", "tsx");
-  const run = spawnSync(
-    "setpriv",
-    ["--reuid=65534", "--regid=65534", "--clear-groups", tsx, script, workspace, outside, String(ROUNDS)],
-    {
-      encoding: "utf8",
-      env: { PATH: process.env.PATH, HOME: base },
-      timeout: 110_000,
-    },
-  );
+  const run = spawnSync(...asUser(NOBODY, [tsx, script, workspace, outside, String(ROUNDS)]), {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH, HOME: base },
+    timeout: 110_000,
+  });
   expect(run.stderr).toBe("");
   expect(JSON.parse(run.stdout)).toEqual({ uid: 65534, calls: ROUNDS * 9, leaks: [], writtenOutside: [] });
   expect(readFileSync(path.join(outside, "secret", "id_rsa"), "utf8")).toBe(`${SECRET}\n`);

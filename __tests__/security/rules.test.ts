@@ -1,9 +1,10 @@
+import { restartSettings } from "../helpers/start.js";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { approvalScope, classifyCall, UNATTENDED_RESPONSE } from "../../src/policy/approval.js";
 import type { Engine } from "../../src/agent/engine.js";
-import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/agent/events.js";
+import type { AgentEvent, ApprovalRequest, ApprovalResponse } from "../../src/contracts/events.js";
 import { createRuntime } from "../../src/agent/runtime.js";
 import { createGraph, type GraphSettings } from "../../src/graph/graph.js";
 import { createGraphEngine } from "../../src/graph/engine.js";
@@ -22,11 +23,13 @@ beforeEach(() => {
   tmp = makeTempDir();
   // Trust answers go to a file of this test, never the user's own.
   process.env.MINI_CURSOR_TRUST_FILE = path.join(tmp.dir, "..", `${path.basename(tmp.dir)}.trust.json`);
+  restartSettings();
 });
 afterEach(() => {
   tmp.cleanup();
   rmSync(process.env.MINI_CURSOR_TRUST_FILE!, { force: true });
   delete process.env.MINI_CURSOR_TRUST_FILE;
+  restartSettings();
 });
 
 /** Trusts a rules file's current content, as answering "y" at startup does. */

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Interrupt, ThreadState } from "@langchain/langgraph-sdk";
 import { STUDIO_CODE_MISSING } from "../../src/graph/studio-secret.js";
-import { editNote } from "../../src/policy/edit-call.js";
+import { editNote } from "../../src/guard/results.js";
 import { type ScriptStep } from "../helpers/openai-server.js";
 import { printedApprovalCodes, STUDIO_STARTUP_DEADLINE_MS, useStudioServer } from "../helpers/studio-server.js";
 import { makeTempDir } from "../helpers/tmp.js";

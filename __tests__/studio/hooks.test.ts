@@ -2,7 +2,7 @@ import { expect, jest, test } from "@jest/globals";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ThreadState } from "@langchain/langgraph-sdk";
-import { DO_NOT_GET_AROUND } from "../../src/policy/approval.js";
+import { DO_NOT_GET_AROUND } from "../../src/guard/failure.js";
 import { contentHash } from "../../src/security/trust.js";
 import type { ScriptStep } from "../helpers/openai-server.js";
 import { STUDIO_STARTUP_DEADLINE_MS, useStudioServer } from "../helpers/studio-server.js";
@@ -137,20 +137,28 @@ test(
     ).toBe(true);
     expect(JSON.parse(readFileSync(path.join(ws, "pre-input.json"), "utf8"))).toEqual({
       hook_event_name: "PreToolUse",
-      tool_name: "write_file",
-      tool_input: { filePath: "f.txt", content: "new\n" },
+      tool_name: "Write",
+      tool: "write_file",
+      tool_input: { filePath: "f.txt", content: "new\n", file_path: path.join(ws, "f.txt") },
       tool_use_id: "call_w",
       session_id: run.threadId,
+      transcript_path: null,
       cwd: ws,
+      permission_mode: "acceptEdits",
+      approval_mode: "auto-edit",
     });
     expect(textOf(run.results.get("call_r")!.content)).toBe(READ_OLD);
     expect(JSON.parse(readFileSync(path.join(ws, "post-input.json"), "utf8"))).toEqual({
       hook_event_name: "PostToolUse",
-      tool_name: "read_file",
-      tool_input: { filePath: "f.txt" },
+      tool_name: "Read",
+      tool: "read_file",
+      tool_input: { filePath: "f.txt", file_path: path.join(ws, "f.txt") },
       tool_use_id: "call_r",
       session_id: run.threadId,
+      transcript_path: null,
       cwd: ws,
+      permission_mode: "acceptEdits",
+      approval_mode: "auto-edit",
       tool_response: { status: "success", content: READ_OLD },
     });
     // The repository's hook waits for trust: the listing ran, and the server said why the hook did not.

@@ -9,12 +9,14 @@ import {
   type StudioServer,
 } from "../helpers/studio-server.js";
 import { makeTempDir, waitFor } from "../helpers/tmp.js";
+import { expectValidConversation, toolResults, userTexts } from "../faults/harness.js";
 
 /**
  * The dev server SIGKILLed while a run's command runs. langgraph-api's in-memory server keeps
- * that run marked "running" after a restart and never runs or cancels it, so the thread refuses
- * new runs until the run is deleted, as docs/studio.md says; deleting it also drops its
- * checkpoints. What the next run of the thread then sends the model is checked here.
+ * that run marked "running" after a restart and never runs or cancels it, so its thread would
+ * refuse new runs; `npm run studio` marks it failed before the restarted server loads its state
+ * and says so (scripts/studio-stale-runs.mjs). The thread then takes a new run at once, from its
+ * last saved step, and that run tells the model the cut-off command was interrupted.
  */
 
 jest.setTimeout(2 * STUDIO_STARTUP_DEADLINE_MS + 240_000);
@@ -55,13 +57,15 @@ const env = () => ({
   OPENAI_API_KEY: "test",
   MINI_CURSOR_WORKSPACE: workspace.dir,
   MINI_CURSOR_SANDBOX: "off",
+  // The person's choice for this server: its runs may ask for full-auto.
+  MINI_CURSOR_APPROVAL: "full-auto",
 });
 
-test("a run cut off by a killed server: once the stuck run is deleted, the thread runs again", async () => {
+test("a run cut off by a killed server: the restart marks it failed and says so, and the thread's next run tells the model the command was interrupted", async () => {
   first = await startStudioServer(env(), [workspace.dir]);
   const { client, assistantId } = first;
   const thread = await client.threads.create();
-  await client.runs.create(thread.thread_id, assistantId, {
+  const cut = await client.runs.create(thread.thread_id, assistantId, {
     input: { messages: [{ type: "human", content: HOLD }] },
     config: { configurable: { approval: "full-auto" } },
   });
@@ -76,17 +80,24 @@ test("a run cut off by a killed server: once the stuck run is deleted, the threa
   first = undefined;
 
   second = await startStudioServer(env(), [workspace.dir], project);
-  const orphans = await second.client.runs.list(thread.thread_id, { status: "running" });
-  expect(orphans).toHaveLength(1);
-  await second.client.runs.delete(thread.thread_id, orphans[0]!.run_id);
+  expect(second.output()).toContain(
+    `mini-cursor studio: run ${cut.run_id} on thread ${thread.thread_id} was in flight when the server stopped; it is marked failed, so the thread takes new runs. ` +
+      "The thread keeps its saved steps, and its next run tells the model which tool calls of the cut-off step finished and which were interrupted.\n",
+  );
+  expect(await second.client.runs.list(thread.thread_id, { status: "running" })).toEqual([]);
+  expect((await second.client.runs.get(thread.thread_id, cut.run_id)).status).toBe("error");
   const before = model.requests.length;
   await second.client.runs.wait(thread.thread_id, second.assistantId, {
     input: { messages: [{ type: "human", content: AFTER }] },
     config: { configurable: { approval: "full-auto" } },
   });
-  process.stdout.write(
-    `SENT ${JSON.stringify(model.requests.at(-1)!.messages.map((m) => [m.role, String(m.content).slice(0, 100)]))}\nOUT ${second.output().slice(-1500)}\n`,
-  );
   expect(model.requests).toHaveLength(before + 1);
+  const sent = model.requests.at(-1)!.messages;
+  expectValidConversation(sent);
+  expect(userTexts(sent)).toEqual([HOLD, AFTER]);
+  const [result] = toolResults(sent);
+  expect(result).toMatch(/^This execute_command call was interrupted/);
+  expect(result).toContain("partial.txt (added)");
+  expect(second.output()).toContain(`mini-cursor: thread ${thread.thread_id}: `);
   expect(readFileSync(path.join(workspace.dir, "partial.txt"), "utf8")).toBe("partial\n");
 });

@@ -37,7 +37,8 @@ withPostgres("Studio: the thread's lock is lost (PostgreSQL restarts mid-run)", 
         return { toolCalls: [{ name: "execute_command", args: { command: HOLD_COMMAND } }] };
       return { content: "The command was cut off." };
     },
-    () => ({ MINI_CURSOR_CHECKPOINTER: cluster.own.url }),
+    // The person's choice for this server: its runs may ask for full-auto.
+    () => ({ MINI_CURSOR_CHECKPOINTER: cluster.own.url, MINI_CURSOR_APPROVAL: "full-auto" }),
   );
 
   test("the run fails naming the lost lock and saves nothing more; the next run retakes the thread and is told the call was interrupted", async () => {

@@ -19,6 +19,11 @@ const V0 = "Write notes v0.";
 const DELEGATE = "Delegate the file.";
 const SUB_BRIEF = "Create sub.txt with v1.";
 const SAY_HI = "Say hi.";
+const PAIR = "Write alpha and beta at once.";
+const ALPHA_BRIEF = "Create alpha.txt.";
+const BETA_BRIEF = "Create beta.txt.";
+/** Both sub-agents' calls get the id a server that numbers a response's calls would give each. */
+const SAME_ID = "call_0";
 const PLANS: Record<string, ScriptStep[]> = {
   [V0]: [
     { toolCalls: [{ name: "write_file", args: { filePath: "notes.txt", content: "v0\n" } }] },
@@ -37,6 +42,23 @@ const PLANS: Record<string, ScriptStep[]> = {
     { content: "Created sub.txt." },
   ],
   [SAY_HI]: [{ content: "Hi." }],
+  [PAIR]: [
+    {
+      toolCalls: [
+        { name: "task", args: { description: "Alpha", prompt: ALPHA_BRIEF, subagent_type: "general" } },
+        { name: "task", args: { description: "Beta", prompt: BETA_BRIEF, subagent_type: "general" } },
+      ],
+    },
+    { content: "Both done." },
+  ],
+  [ALPHA_BRIEF]: [
+    { toolCalls: [{ id: SAME_ID, name: "write_file", args: { filePath: "alpha.txt", content: "a\n" } }] },
+    { content: "Tried alpha." },
+  ],
+  [BETA_BRIEF]: [
+    { toolCalls: [{ id: SAME_ID, name: "write_file", args: { filePath: "beta.txt", content: "b\n" } }] },
+    { content: "Created beta." },
+  ],
 };
 
 function textOf(content: unknown): string {
@@ -61,7 +83,8 @@ interface ApiMessage {
 }
 type AgentValues = { messages: ApiMessage[] };
 
-const fx = useStudioServer(scriptStep);
+// Started in full-auto on its command line: its runs may ask for any mode.
+const fx = useStudioServer(scriptStep, undefined, ["--approval", "full-auto"]);
 
 const approvalCode = async (threadId: string) =>
   (await printedApprovalCodes(() => fx.studio.output(), threadId)).at(-1)!;
@@ -129,6 +152,79 @@ test(
     });
     expect(existsSync(path.join(fx.workspace.dir, "sub.txt"))).toBe(false);
     expect(readFileSync(path.join(fx.workspace.dir, "notes.txt"), "utf8")).toBe("v0\n");
+  },
+  RUN_DEADLINE_MS * 4,
+);
+
+test(
+  "the sub-agent is LangGraph's subgraph; two sub-agents' calls with one id wait with a question each, each naming its sub-agent, and one code approves only its own call",
+  async () => {
+    const { client, assistantId } = fx.studio;
+    // Studio's graph view: the subagent node's compiled graph, drawn inside it with xray.
+    const subgraphs = await client.assistants.getSubgraphs(assistantId);
+    expect(Object.keys(subgraphs)).toEqual(["subagent"]);
+    const drawn = (await client.assistants.getGraph(assistantId, { xray: true })) as { nodes: Array<{ id: string }> };
+    expect(drawn.nodes.map((n) => n.id)).toEqual(
+      expect.arrayContaining(["subagent:agent", "subagent:approve", "subagent:tools"]),
+    );
+
+    const thread = await client.threads.create();
+    const interrupts: Interrupt[] = [];
+    for await (const chunk of client.runs.stream(thread.thread_id, assistantId, {
+      input: { messages: [{ type: "human", content: PAIR }] },
+      config: { configurable: { approval: "suggest" } },
+      streamMode: "updates",
+    })) {
+      const data = chunk.data as Record<string, unknown> | undefined;
+      if (data?.__interrupt__) interrupts.push(...(data.__interrupt__ as Interrupt[]));
+    }
+    type Asked = { toolCallId: string; args: { filePath: string }; askedBy?: string; subagent?: { callId: string } };
+    const asked = interrupts.map((i) => i.value as Asked);
+    const paused = (await client.threads.getState(thread.thread_id, undefined, {
+      subgraphs: true,
+    })) as ThreadState<AgentValues>;
+    const taskCalls = paused.values.messages.at(-1)!.tool_calls!.map((c) => c.id!);
+    expect(asked.map((a) => [a.toolCallId, a.args.filePath, a.askedBy, a.subagent]).sort()).toEqual([
+      [SAME_ID, "alpha.txt", "general: Alpha", { callId: taskCalls[0], type: "general", description: "Alpha" }],
+      [SAME_ID, "beta.txt", "general: Beta", { callId: taskCalls[1], type: "general", description: "Beta" }],
+    ]);
+    // Each waiting sub-agent's own state, read as Studio reads it (getState with subgraphs).
+    const briefs = paused.tasks
+      .map((t) => (t.state as ThreadState<AgentValues> | undefined)?.values?.messages?.[0])
+      .map((m) => textOf(m?.content))
+      .sort();
+    expect(briefs).toEqual([ALPHA_BRIEF, BETA_BRIEF]);
+
+    // Two codes, one per call, each printed with the sub-agent that asks.
+    await printedApprovalCodes(() => fx.studio.output(), thread.thread_id, 2);
+    const codeOf = (label: string) =>
+      new RegExp(
+        `write_file of sub-agent ${label} in thread ${thread.thread_id} waits for approval[^\\n]*\\n  One-time approval code: (\\S+)`,
+      ).exec(fx.studio.output())?.[1];
+    const [alphaCode, betaCode] = [codeOf("general: Alpha"), codeOf("general: Beta")];
+    expect(alphaCode).toBeDefined();
+    expect(betaCode).toBeDefined();
+    expect(alphaCode).not.toBe(betaCode);
+
+    // Beta's code given for both: beta's call runs, alpha's is refused.
+    const idOf = (file: string) => interrupts[asked.findIndex((a) => a.args.filePath === file)]!.id!;
+    await client.runs.wait(thread.thread_id, assistantId, {
+      command: {
+        resume: {
+          [idOf("alpha.txt")]: { decision: "approve", code: betaCode },
+          [idOf("beta.txt")]: { decision: "approve", code: betaCode },
+        },
+      },
+      config: { configurable: { approval: "suggest" } },
+    });
+    expect(readFileSync(path.join(fx.workspace.dir, "beta.txt"), "utf8")).toBe("b\n");
+    expect(existsSync(path.join(fx.workspace.dir, "alpha.txt"))).toBe(false);
+    const alphaResult = fx.model.requests
+      .filter((r) => r.messages.some((m) => textOf(m.content) === ALPHA_BRIEF))
+      .at(-1)!
+      .messages.at(-1)!;
+    expect(alphaResult).toMatchObject({ role: "tool", tool_call_id: SAME_ID });
+    expect(textOf(alphaResult.content)).toContain("one-time Studio approval code");
   },
   RUN_DEADLINE_MS * 4,
 );

@@ -625,9 +625,7 @@ describe("apply_patch", () => {
 
   test("the preview is the diff, or why the patch would be refused, and writes nothing", async () => {
     put("a.txt", "one\n");
-    const preview = (
-      tools.apply_patch as unknown as { preview: (a: Record<string, unknown>, t?: string) => Promise<string> }
-    ).preview;
+    const preview = tools.previews.apply_patch!;
     const input = P("*** Update File: a.txt", "@@", "-one", "+1");
     expect(await preview({ input }, "t1")).toBe(
       "(this patch would be refused: a.txt has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it. Nothing was written.)",

@@ -916,7 +916,8 @@ describe("edit table: the edit_file tool", () => {
   test("the approval preview reads aliased arguments the way the tool does", async () => {
     put("a.ts", "one\n");
     await call("read_file", { filePath: "a.ts" });
-    const { previewToolCall } = await import("../../src/tools/preview.js");
+    const previewToolCall = (_tools: Toolset, call: { name: string; args: Record<string, unknown> }, c: string) =>
+      tools.previews[call.name]!(call.args, c);
     const diff = ["--- a/a.ts", "+++ b/a.ts", "@@ -1,1 +1,1 @@", "-one", "+two"].join("\n");
     expect(
       await previewToolCall(

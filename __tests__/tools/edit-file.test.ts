@@ -236,17 +236,14 @@ describe("edit_file", () => {
 
   test("previews show the diff an edit or a write would make, or why the edit would be refused", async () => {
     put("a.ts", "one\ntwo\n");
-    const preview = (
-      tools.edit_file as unknown as { preview: (a: Record<string, unknown>, t?: string) => Promise<string> }
-    ).preview;
+    const preview = tools.previews.edit_file!;
     expect(await preview({ filePath: "a.ts", oldString: "two", newString: "2" }, "t1")).toBe(
       "(this edit would be refused: a.ts has not been read in this conversation since mini-cursor started (what was read before a restart is not remembered). Read it with read_file first, then edit it.)",
     );
     await read("a.ts");
     expect(await preview({ filePath: "a.ts", oldString: "two", newString: "2" }, "t1")).toContain("-two\n+2");
     expect(get("a.ts")).toBe("one\ntwo\n");
-    const writePreview = (tools.write_file as unknown as { preview: (a: Record<string, unknown>) => Promise<string> })
-      .preview;
+    const writePreview = tools.previews.write_file!;
     expect(await writePreview({ filePath: "b.ts", content: "hello\n" })).toBe(
       ["--- a/b.ts", "+++ b/b.ts", "@@ -0,0 +1,1 @@", "+hello"].join("\n"),
     );

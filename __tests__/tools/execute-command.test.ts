@@ -1,5 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createTool, type AgentTool } from "../../src/tools/define.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { inToolset } from "../../src/tools/index.js";
+
+type AgentTool = StructuredToolInterface;
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
@@ -34,7 +37,7 @@ beforeEach(() => {
     { workspace: dir, onOutput: (c) => chunks.push(c), env: { PATH: process.env.PATH, HOME: process.env.HOME } },
     registry,
   );
-  execute = createTool(executeCommandTool(ctx));
+  execute = inToolset(executeCommandTool(ctx));
   seenPids.clear();
 });
 
@@ -142,7 +145,7 @@ describe("execute_command", () => {
     expect(saved.slice(-16)).toBe("1999999\n2000000\n");
     expect(existsSync(path.join(dir, ".mini-cursor"))).toBe(false);
     // The model pages through it with read_file, by the path it was given.
-    const read = createTool(readFileTool(ctx));
+    const read = inToolset(readFileTool(ctx));
     expect(await read.invoke({ filePath: file, offset: 1999999, limit: 5 } as never)).toBe(
       "1999999\t1999999\n2000000\t2000000\n\n[Lines 1999999-2000000 of 2000000, end of file.]",
     );

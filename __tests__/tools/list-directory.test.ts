@@ -1,5 +1,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { createTool, type AgentTool } from "../../src/tools/define.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { inToolset } from "../../src/tools/index.js";
+
+type AgentTool = StructuredToolInterface;
 import path from "node:path";
 import { createToolContext } from "../../src/tools/context.js";
 import { listDirectoryTool, MAX_LIST_ENTRIES } from "../../src/tools/list-directory.js";
@@ -11,7 +14,7 @@ let listDirectory: AgentTool;
 
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
-  listDirectory = createTool(listDirectoryTool(createToolContext({ workspace: dir }, {} as never)));
+  listDirectory = inToolset(listDirectoryTool(createToolContext({ workspace: dir }, {} as never)));
 });
 afterEach(() => cleanup());
 

@@ -1,5 +1,8 @@
 import { promises as fsp, linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { createTool, type AgentTool } from "../../src/tools/define.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { inToolset } from "../../src/tools/index.js";
+
+type AgentTool = StructuredToolInterface;
 import path from "node:path";
 import { createToolContext } from "../../src/tools/context.js";
 import { readFileTool, MAX_READ_BYTES } from "../../src/tools/read-file.js";
@@ -12,7 +15,7 @@ let readFile: AgentTool;
 beforeEach(() => {
   ({ dir, cleanup } = makeTempDir());
   // The read tool never touches processes; an empty registry stands in for it.
-  readFile = createTool(readFileTool(createToolContext({ workspace: dir }, {} as never)));
+  readFile = inToolset(readFileTool(createToolContext({ workspace: dir }, {} as never)));
 });
 afterEach(() => cleanup());
 

@@ -21,7 +21,8 @@ import {
   newOutcome,
   ripgrepDescriptor,
 } from "../../src/tools/search-files.js";
-import { PROJECT_ROOT } from "../helpers/cli.js";
+import { NOBODY, PROJECT_ROOT } from "../helpers/cli.js";
+import { asUser, skipUnlessReachable } from "../helpers/as-user.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
 /**
@@ -255,7 +256,8 @@ describe("search_files with the bundled ripgrep", () => {
 });
 
 describe("as an ordinary user (nobody)", () => {
-  const nobody = process.getuid?.() === 0 ? test : test.skip;
+  const nobody =
+    process.getuid?.() === 0 && !skipUnlessReachable(NOBODY, "search-ripgrep as nobody") ? test : test.skip;
   nobody(
     "files ripgrep cannot read are named, as the built-in search names them",
     () => {
@@ -271,17 +273,14 @@ describe("as an ordinary user (nobody)", () => {
         spawnSync("chown", ["0:0", path.join(ws, "locked.txt"), path.join(ws, "odd: name.txt")]);
         chmodSync(path.join(ws, "closed"), 0o700);
         spawnSync("chown", ["0:0", path.join(ws, "closed")]);
+        // The project's tsx and sources, as nobody, wherever the clone lives (helpers/as-user.ts).
         const run = spawnSync(
-          "setpriv",
-          [
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
+          ...asUser(NOBODY, [
             path.join(PROJECT_ROOT, "node_modules", ".bin", "tsx"),
             path.join(PROJECT_ROOT, "__tests__", "helpers", "search-run.ts"),
             ws,
             "needle",
-          ],
+          ]),
           { encoding: "utf8", env: { PATH: process.env.PATH, HOME: base }, timeout: 60_000 },
         );
         expect(run.stderr).toBe("");

@@ -2,12 +2,14 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { ToolMessage } from "@langchain/core/messages";
-import { MAX_TODOS, todosFromResults, type Todo } from "../../src/tools/todos.js";
+import { MAX_TODOS, todosFromResults } from "../../src/tools/todos.js";
+import type { Todo } from "../../src/contracts/tools.js";
 import { buildSystemPrompt } from "../../src/context/prompt.js";
 import { createGraph } from "../../src/graph/graph.js";
 import { loadLoopThread } from "../../src/memory/loop-threads.js";
 import { createSqliteCheckpointer } from "../../src/memory/checkpointer.js";
 import { createTools } from "../../src/tools/index.js";
+import { resultOf } from "../../src/guard/guard.js";
 import { createPrettyRenderer } from "../../src/ui/render.js";
 import { baseEnv, runCli } from "../helpers/cli.js";
 import { engineHarness, engineSettings, eventsOf, type EngineKind } from "../helpers/engine-harness.js";
@@ -44,7 +46,9 @@ describe("the write_todos tool", () => {
   const call = (todos: unknown) => ({ id: "c1", name: "write_todos", args: { todos }, type: "tool_call" as const });
 
   test("accepts the whole list and hands it over in the result's artifact", async () => {
-    const result = (await createTools({ workspace: tmp.dir }).write_todos.invoke(call(FIRST))) as ToolMessage;
+    // The guarded tool hands ToolNode a Command: the result, and the list for the thread's state.
+    const { result, update } = resultOf(await createTools({ workspace: tmp.dir }).write_todos.invoke(call(FIRST)));
+    expect(update).toEqual({ todos: FIRST });
     expect(result.status).toBe("success");
     expect(result.content).toBe("Todo list updated: 0 completed, 1 in progress, 1 pending. Next: Write a.txt");
     expect(result.artifact).toEqual({ todos: FIRST });

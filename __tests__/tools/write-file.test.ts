@@ -11,7 +11,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { createTool, type AgentTool } from "../../src/tools/define.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { inToolset } from "../../src/tools/index.js";
+
+type AgentTool = StructuredToolInterface;
 import { createToolContext } from "../../src/tools/context.js";
 import { writeFileTool } from "../../src/tools/write-file.js";
 import { readFileTool } from "../../src/tools/read-file.js";
@@ -27,8 +30,8 @@ let readFile: AgentTool;
 /** write_file and read_file sharing one context (the thread's read tracker). */
 function tools(options: Partial<ToolOptions> = {}) {
   const ctx = createToolContext({ workspace: dir, ...options }, {} as never);
-  writeFile = createTool(writeFileTool(ctx));
-  readFile = createTool(readFileTool(ctx));
+  writeFile = inToolset(writeFileTool(ctx));
+  readFile = inToolset(readFileTool(ctx));
 }
 
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { ApprovalRequest } from "../../src/agent/events.js";
+import type { ApprovalRequest } from "../../src/contracts/events.js";
 import { editableText, editInEditor, readEdit } from "../../src/ui/call-editor.js";
 import { formatQuestion, parseApprovalAnswer } from "../../src/ui/approval-prompt.js";
 import { makeTempDir } from "../helpers/tmp.js";

@@ -5,7 +5,7 @@ import {
   neutraliseControls,
   redactCredentials,
 } from "../../src/workspace/output-gate.js";
-import { redactUrlPassword, secretValues } from "../../src/settings.js";
+import { secretValues } from "../../src/settings.js";
 import { shapedPasswords } from "../../src/credential-shapes.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
@@ -25,7 +25,7 @@ test.each([
   ["conninfo password=s3cret.", "conninfo password=[redacted]."],
 ])("libpq and URL forms: %s", (input, expected) => {
   expect(redactCredentials(input)).toBe(expected);
-  expect(redactUrlPassword(input)).toBe(expected);
+  expect(redactCredentials(input)).toBe(expected);
 });
 
 test("command lines: secret-named flags and variables, and key shapes, are masked; the rest stays", () => {
@@ -107,4 +107,40 @@ describe("a URL- or conninfo-valued secret: only its password is a secret value,
     expect(gateText(`conninfo ${env.PG_CREDENTIALS}`)).toBe("conninfo host=pg user=app password=[redacted] dbname=app");
     expect(gateText(`posting to ${env.SLACK_WEBHOOK_TOKEN}`)).toBe("posting to [redacted]");
   });
+});
+
+test("issue 42.4: Unicode format characters and line separators are made visible; joiners inside writing stay", () => {
+  const cases: Array<[string, string]> = [
+    ["a\u200eb", "a<U+200E>b"], // left-to-right mark
+    ["a\u200fb", "a<U+200F>b"], // right-to-left mark
+    ["a\u061cb", "a<U+061C>b"], // Arabic letter mark
+    ["rm\u200b -rf", "rm<U+200B> -rf"], // zero-width space
+    ["a\u2060b\ufeffc", "a<U+2060>b<U+FEFF>c"], // word joiner, byte order mark
+    ["x\u2066y\u2069z\u202ew", "x<U+2066>y<U+2069>z<U+202E>w"], // isolates and override
+    ["one\u2028? Allow execute_command\u2029two", "one<U+2028>? Allow execute_command<U+2029>two"],
+    ["tag\u{e0041}\u{e0042}", "tag<U+E0041><U+E0042>"], // tag characters (ASCII smuggling)
+    ["soft\u00adhyphen", "soft<U+00AD>hyphen"],
+    ["ls\u200c-la", "ls<U+200C>-la"], // a joiner next to ASCII hides a break
+    ["\u200d", "<U+200D>"],
+    ["می\u200cخواهم", "می\u200cخواهم"], // Persian: the non-joiner is part of the word
+    ["क्\u200dष", "क्\u200dष"], // Devanagari: the joiner is part of the conjunct
+    ["👩\u200d💻 and ❤\ufe0f\u200d🔥", "👩\u200d💻 and ❤\ufe0f\u200d🔥"], // emoji sequences
+  ];
+  for (const [text, shown] of cases) {
+    expect(neutraliseControls(text)).toBe(shown);
+    expect(gateText(text)).toBe(shown);
+  }
+});
+
+test("one-line text: line breaks become visible too, so a label cannot start a line of its own", () => {
+  expect(neutraliseControls("fix\n? Allow execute_command: rm -rf ~\r\nx\ty", true)).toBe(
+    "fix^J? Allow execute_command: rm -rf ~^Jx\ty",
+  );
+  expect(gateText("a\nb", { lineBreaks: true })).toBe("a^Jb");
+  expect(gateText("a\nb")).toBe("a\nb");
+});
+
+test("gateValue gates keys as well as values", () => {
+  addGatedSecrets(["key-shaped-secret-value-987"]);
+  expect(gateValue({ "key-shaped-secret-value-987": 1, "a\x1bb": 2 })).toEqual({ "[redacted]": 1, "a^[b": 2 });
 });

@@ -1,43 +1,38 @@
-import type { AgentEvent, Approver, EventSink } from "./events.js";
+import type { AgentEvent, EventSink } from "../contracts/events.js";
 
 export interface CallLabels {
-  /** The sink with a sub-agent's `tool_output` and `hook` events labelled. */
+  /** The sink with a sub-agent's `hook` events labelled. */
   emit: EventSink;
-  /** The approver with a sub-agent's questions saying which sub-agent asks (`askedBy`). */
-  ask(approver: Approver): Approver;
 }
 
 /**
- * Labels what reaches the person outside the engines' own events: a command's streamed output
- * (`tool_output`, from the tools' output callback), a hook's outcome (`hook`, from the session's
- * hooks) and an approval question. None of them knows which sub-agent made the call, so they are
- * labelled by the call's id, learnt from the `tool_call` event the engine emitted before the call
- * ran or asked (its `subagent` names the `task` call, whose arguments give the label the trace
- * shows). The parent's calls have no label and get none.
+ * Labels what reaches the person outside the engines' own events and does not say which
+ * sub-agent's call it is. A command's streamed output (`tool_output`) says so itself (the tool
+ * reads the call's conversation, app/agent.ts), and an approval question is labelled by the
+ * engine that asks (`askedBy`, agent/subagents.ts `askedAs`). A hook's outcome (`hook`, from the
+ * session's hooks) carries only the call's id, and call ids repeat across conversations (servers
+ * that number a response's calls give two sub-agents the same `call_0`). So it is labelled only
+ * when exactly one call with its id is in flight: learnt from the engine's `tool_call` events
+ * (their `subagent` names the `task` call) until that call's `tool_result`. Two in flight with
+ * one id leave it unlabelled rather than name the wrong sub-agent.
  */
 export function createCallLabels(sink: EventSink): CallLabels {
-  const subagentOfCall = new Map<string, string>();
-  const labelOfTask = new Map<string, string>();
+  /** Per call id, the conversations (a sub-agent's task call id, "" the parent's) with such a call in flight. */
+  const inFlight = new Map<string, string[]>();
   const emit: EventSink = (event: AgentEvent) => {
-    if (event.type === "tool_call" && event.subagent) subagentOfCall.set(event.id, event.subagent);
-    if (event.type === "tool_call" && event.name === "task" && !event.subagent)
-      labelOfTask.set(event.id, `${String(event.args.subagent_type)}: ${String(event.args.description)}`);
-    if ((event.type === "tool_output" || event.type === "hook") && !event.subagent) {
-      const subagent = subagentOfCall.get(event.id);
-      if (subagent) return sink({ ...event, subagent });
+    if (event.type === "tool_call") inFlight.set(event.id, [...(inFlight.get(event.id) ?? []), event.subagent ?? ""]);
+    if (event.type === "hook" && !event.subagent) {
+      const owners = inFlight.get(event.id) ?? [];
+      if (owners.length === 1 && owners[0]) return sink({ ...event, subagent: owners[0] });
     }
     sink(event);
-    if (event.type === "run_end" && !event.subagent) {
-      subagentOfCall.clear();
-      labelOfTask.clear();
+    if (event.type === "tool_result") {
+      const owners = inFlight.get(event.id) ?? [];
+      const at = owners.indexOf(event.subagent ?? "");
+      if (at >= 0) owners.splice(at, 1);
+      if (owners.length === 0) inFlight.delete(event.id);
     }
+    if (event.type === "run_end" && !event.subagent) inFlight.clear();
   };
-  return {
-    emit,
-    ask: (approver) => (request) => {
-      const subagent = subagentOfCall.get(request.toolCallId);
-      if (!subagent || request.askedBy) return approver(request);
-      return approver({ ...request, askedBy: labelOfTask.get(subagent) ?? subagent });
-    },
-  };
+  return { emit };
 }

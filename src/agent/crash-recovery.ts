@@ -1,10 +1,10 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { unansweredResult } from "../context/budget.js";
 import type { JournalEntry, ToolJournal } from "../memory/tool-journal.js";
-import { editNote } from "../policy/edit-call.js";
-import { snapshotsEnabled } from "../settings.js";
+import { editNote } from "../guard/results.js";
+import { snapshotSettings } from "../snapshots/git.js";
 import { TASK_TOOL } from "../tools/task.js";
-import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
+import { snapshotStore, type SnapshotChange } from "../snapshots/store.js";
 import type { WorkspaceSnapshots } from "./snapshot-step.js";
 import { INTERRUPTED_CALL_RESULT, interruptionMessages } from "./turn.js";
 
@@ -117,7 +117,7 @@ async function changesSince(
   started: JournalEntry[],
 ): Promise<{ changes?: SnapshotChange[]; snapshots: WorkspaceSnapshots; unknown?: string }> {
   const first = started.find((e) => e.before);
-  if (!snapshotsEnabled()) return { snapshots: {}, unknown: UNKNOWN_CHANGES.off };
+  if (!snapshotSettings().enabled) return { snapshots: {}, unknown: UNKNOWN_CHANGES.off };
   if (!first?.before) return { snapshots: {}, unknown: UNKNOWN_CHANGES.none };
   try {
     const store = snapshotStore(input.workspace);
@@ -136,6 +136,19 @@ async function changesSince(
   } catch {
     return { snapshots: {}, unknown: UNKNOWN_CHANGES.failed };
   }
+}
+
+/**
+ * The snapshots of the step the last run left in the middle, as recoverInterruptedCalls finds them,
+ * the journal left as it is (for the run that closes the step): what `--undo` right after a crash
+ * undoes, which otherwise would say the turn changed no file while its files stay.
+ */
+export async function interruptedSnapshots(input: RecoveryInput): Promise<WorkspaceSnapshots> {
+  const dangling = danglingCalls(input.messages);
+  if (!input.journal || !input.threadId || dangling.length === 0) return {};
+  const byId = new Map((await input.journal.read(input.threadId)).map((e) => [e.callId, e]));
+  const recorded = dangling.map((c) => byId.get(c.id!)).filter((e): e is JournalEntry => Boolean(e?.before));
+  return recorded.length > 0 ? (await changesSince(input, recorded)).snapshots : {};
 }
 
 export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Recovery> {
@@ -162,7 +175,7 @@ export async function recoverInterruptedCalls(input: RecoveryInput): Promise<Rec
   const { changes, snapshots, unknown } =
     recorded.length > 0
       ? await changesSince(input, recorded as JournalEntry[])
-      : { snapshots: {}, unknown: snapshotsEnabled() ? UNKNOWN_CHANGES.none : UNKNOWN_CHANGES.off };
+      : { snapshots: {}, unknown: snapshotSettings().enabled ? UNKNOWN_CHANGES.none : UNKNOWN_CHANGES.off };
   const results = dangling.map((call) => {
     const entry = byId.get(call.id!);
     if (entry?.result)

@@ -1,6 +1,6 @@
 import type { CallbackManager } from "@langchain/core/callbacks/manager";
-import type { AgentEvent, Approver, EventSink, StopReason, TokenUsage } from "./events.js";
-import type { ApprovalMode } from "../settings.js";
+import type { AgentEvent, Approver, EventSink, StopReason, TokenUsage } from "../contracts/events.js";
+import type { ApprovalMode } from "../contracts/modes.js";
 
 /** One task on one thread, as both engines take it. */
 export interface RunRequest {
@@ -15,6 +15,8 @@ export interface RunRequest {
   note?: string;
   /** The traced turn's callbacks (LangSmith): the run's model and tool calls nest under them. */
   callbacks?: CallbackManager;
+  /** A sub-agent's conversation within the thread (its task call's id): what it reads is its own. */
+  conversation?: string;
 }
 
 /** Facts about the run for the run_start event. */

@@ -4,7 +4,7 @@ import { callEffects, type ToolLike } from "../policy/effects.js";
 
 /**
  * Command steps that make hard links: their snapshot after scans every file instead of asking the
- * file watcher (workspace/snapshot-watch.ts). A link made to a workspace file from outside the
+ * file watcher (snapshots/watch.ts). A link made to a workspace file from outside the
  * workspace gives the watcher no event, and a write through it gives none either, so such a
  * step's changes, and later steps' writes through the link, could be missed. The scan records
  * the files and starts the watcher's next sweep, which finds the new link and from then on looks

@@ -37,6 +37,8 @@ export interface CompactionInput {
   onNotice?: (text: string) => void;
   /** Workspace root: big tool results the model has read are not sent (takeModelTurn), so not measured. */
   workspace?: string;
+  /** Runs right before the summary is written (the person's PreCompact hooks, trigger "auto"). */
+  beforeCompact?: (config?: RunnableConfig) => Promise<void>;
 }
 
 export interface ModelTurnInput {
@@ -146,6 +148,7 @@ export async function compactBeforeTurn(
     if (told) input.onNotice?.(told);
     return undefined;
   }
+  await input.beforeCompact?.(config);
   const compaction = await compactHistory(input.summaryModel, input.history, { ...options, config });
   if (!compaction) return undefined;
   const cost = costOfResponse(compaction.response, compaction.usage, input);

@@ -9,7 +9,6 @@ import { toolJournalIn } from "../memory/tool-journal.js";
 import { createChatModel, type ModelSettings } from "../models/model.js";
 import { createTools } from "../tools/index.js";
 import { takeModelTurn } from "./model-turn.js";
-import { runToolCall } from "./tool-step.js";
 
 /**
  * The first step's rehearsal. A process's first tool step runs code that is compiled (the
@@ -132,9 +131,9 @@ export async function rehearseFirstStep(input: RehearsalInput): Promise<void> {
     );
     if (stopped()) return;
     const tools = createTools({ workspace: dir, env: {}, redact: [] });
-    const results = await Promise.all(
-      calls.map((c) => runToolCall(tools.read_file, { ...c, name: "read_file" }, { configurable: {} })),
-    );
+    const results = (await Promise.all(
+      calls.map((c) => tools.read_file.invoke({ ...c, name: "read_file", type: "tool_call" }, { configurable: {} })),
+    )) as ToolMessage[];
     await journal.end(
       REHEARSAL_THREAD,
       new Map(results.map((r) => [r.tool_call_id, { content: String(r.content), status: "success" as const }])),

@@ -4,13 +4,13 @@ import type { AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Settings } from "../settings.js";
-import type { StudioApprovalCodes } from "../graph/studio-secret.js";
-import { createTools, type ToolOptions } from "../tools/index.js";
+import type { StudioApprovalCodes } from "../contracts/approval-codes.js";
+import { createTools, type Preview, type Toolset, type ToolOptions } from "../tools/index.js";
 import type { PriceTable } from "../models/cost.js";
 import { createChatModel } from "../models/model.js";
 import { buildSystemPrompt } from "../context/prompt.js";
 import type { ToolJournal } from "../memory/tool-journal.js";
-import type { ToolHooks } from "./tool-hooks.js";
+import type { ToolHooks } from "../guard/hooks.js";
 import { taskTool, type SubagentType } from "../tools/task.js";
 
 /**
@@ -22,6 +22,8 @@ export interface AgentRuntime {
   /** The chat model without tools bound (each engine binds `tools` itself; summaries use it bare). */
   model: BaseChatModel;
   tools: StructuredToolInterface[];
+  /** What a call of a tool that has one would change, for the approval question (tools/index.ts Toolset.previews). */
+  previews?: Readonly<Record<string, Preview>>;
   /** Rebuilt every model turn: it carries the date and the project's AGENTS.md. */
   /** The system prompt for a run in `approval` mode (default: the runtime's). */
   systemPrompt: (approval?: Settings["approval"]) => string;
@@ -48,7 +50,7 @@ export interface AgentRuntime {
    * so that judging a call reads no environment mid-run; unset, the defaults of settings.ts apply.
    */
   configFiles?: ConfigFiles;
-  /** The person's hooks around tool calls (agent/tool-hooks.ts); none when none are configured. */
+  /** The person's hooks around tool calls (guard/hooks.ts); none when none are configured. */
   hooks?: ToolHooks;
   /** How long a hook that sets no timeout of its own may run (Settings.hookTimeoutMs). */
   hookTimeoutMs?: number;
@@ -56,6 +58,15 @@ export interface AgentRuntime {
   subagents?: readonly SubagentType[];
   /** Set on a sub-agent's runtime (agent/subagents.ts): its type. Such a runtime starts no sub-agents and never time-travels. */
   subagent?: SubagentType;
+  /**
+   * Settles a run's approval mode and step limit from its config (graph/run-config.ts
+   * runSettings); absent, the config's values or the runtime's defaults. Studio's validates what
+   * any process can send and keeps the mode no looser than the server's.
+   */
+  settleRun?: (config: { configurable?: Record<string, unknown> } | undefined) => {
+    approval: Settings["approval"];
+    maxSteps: number;
+  };
   /** Makes the chat model an agent type names (its `model`); absent when the model was injected (tests, replay). */
   modelFor?: (name: string) => BaseChatModel;
 }
@@ -106,6 +117,7 @@ export function createRuntime(settings: RuntimeSettings, options: RuntimeOptions
   return {
     model: options.model ?? createChatModel(settings),
     tools,
+    previews: (base as Partial<Toolset>).previews ?? {},
     systemPrompt: (approval = settings.approval) =>
       buildSystemPrompt({
         workspace: settings.workspace,

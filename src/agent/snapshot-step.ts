@@ -1,48 +1,45 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
-import { SNAPSHOT_WAIT_MS, SNAPSHOTS_ENABLED } from "../settings.js";
+import { snapshotSettings } from "../snapshots/git.js";
+import type { TurnSnapshot, WorkspaceSnapshots } from "../contracts/snapshots.js";
 import {
+  absPath,
   FIRST_SNAPSHOT_TIMEOUT_MS,
   isPendingSnapshot,
   MAX_SNAPSHOT_FILE_BYTES,
   MAX_THREAD_LOG,
+  shownPath,
   snapshotStore,
   type SnapshotStore,
-} from "../workspace/snapshots.js";
+} from "../snapshots/store.js";
 import { hardLinkScanReason } from "./link-commands.js";
 import { planTurnBack } from "./turn-back.js";
 import { callEffects, ruleFor, type ToolLike } from "../policy/effects.js";
 
 /**
  * The link between a conversation and its files: before a step's tools can change anything, the
- * workspace is snapshotted (workspace/snapshots.ts), and after them again. Each request of a
+ * workspace is snapshotted (snapshots/store.ts), and after them again. Each request of a
  * thread keeps the snapshot from before its first such step and after its latest, and the paths
  * its own steps changed, in the thread's state (the graph's checkpoints, the loop's thread
  * file), so /undo restores what this thread changed and nothing another thread or the person
  * changed meanwhile, and a checkpoint knows what its files were.
  */
 
-/** The files around one request: `before` its first file-changing step, `after` its latest. */
-export interface TurnSnapshot {
-  before: string;
-  after: string;
-  /** When the request's first file-changing step started (ms since epoch): later background processes belong to it. */
-  startedAt: number;
-  /**
-   * The paths this thread's steps changed (workspace-relative, `/`-separated): what changed
-   * across each step, narrowed to the paths a file tool named when every call of the step was
-   * one. Absent in threads of earlier versions: undo then takes the whole before/after diff.
-   */
-  paths?: string[];
-  /** Set when a step's files could not be recorded (why): undo then says so instead of restoring part. */
-  error?: string;
-}
+export type { TurnSnapshot, WorkspaceSnapshots };
 
-/** Per request (the id of its user message). */
-export type WorkspaceSnapshots = Record<string, TurnSnapshot>;
+/** Marks a path of TurnSnapshot.paths that no snapshot holds (no path git names starts with "/"). */
+export const UNRECORDED = "//";
+/** The paths of a turn that no snapshot holds (see TurnSnapshot.paths). */
+export const unrecordedPaths = (entry: TurnSnapshot) =>
+  (entry.paths ?? []).filter((p) => p.startsWith(UNRECORDED)).map((p) => p.slice(UNRECORDED.length));
 
-/** Merges per-request entries; a request's `before` and start time stay those of its first step. */
+/**
+ * Merges per-request entries; a request's `before` and start time are those of its earliest step.
+ * Steps of one request merge in the order they ended, which is not the order they started when
+ * sub-agents run in parallel: one that wrote first may end last, and its `before` is the only one
+ * without the other's write.
+ */
 export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSnapshots): WorkspaceSnapshots {
   const out = { ...current };
   for (const [request, entry] of Object.entries(update)) {
@@ -53,11 +50,12 @@ export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSna
     }
     const paths = first.paths && entry.paths ? [...new Set([...first.paths, ...entry.paths])] : undefined;
     const error = first.error ?? entry.error;
+    const earlier = entry.before && entry.startedAt < first.startedAt ? entry : first;
     out[request] = {
       ...entry,
-      before: first.before || entry.before,
+      before: earlier.before || entry.before,
       after: entry.after || first.after,
-      startedAt: first.startedAt,
+      startedAt: Math.min(first.startedAt, entry.startedAt),
       ...(paths ? { paths } : {}),
       ...(error ? { error } : {}),
     };
@@ -96,6 +94,18 @@ export function declaredPaths(
   return out;
 }
 
+/** What a step may change: nothing (undefined), the files edit tools declare, or anything ("any"). */
+export type StepChanges = readonly string[] | "any" | undefined;
+
+export function stepChanges(
+  workspace: string,
+  calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>,
+  tools?: readonly ToolLike[],
+): StepChanges {
+  if (!canChangeFiles(calls, tools)) return undefined;
+  return declaredPaths(workspace, calls, tools) ?? "any";
+}
+
 /** No snapshot is taken for a step whose tools all declare they change no file (kinds read, fetch, other). */
 export function canChangeFiles(
   calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>,
@@ -132,7 +142,7 @@ export function workspaceAt(
 const warned = new Set<string>();
 
 function storeFor(workspace: string): SnapshotStore | undefined {
-  if (!SNAPSHOTS_ENABLED) return undefined;
+  if (!snapshotSettings().enabled) return undefined;
   return snapshotStore(workspace);
 }
 
@@ -162,7 +172,11 @@ export async function finishSnapshots(
     noticeMs,
   );
   try {
-    await store.firstReady(FIRST_SNAPSHOT_TIMEOUT_MS).catch(() => undefined);
+    await store
+      .firstReady(FIRST_SNAPSHOT_TIMEOUT_MS)
+      .catch((err: Error) =>
+        note(`Workspace snapshots failed (${err.message}); /undo cannot bring back the files this run changed.`),
+      );
   } finally {
     clearTimeout(timer);
   }
@@ -197,15 +211,21 @@ export interface SnapshotStepInput {
    * ids may equal a graph thread's.
    */
   threadId: string;
-  /** The conversation so far (its latest user message names the request). */
-  messages: readonly BaseMessage[];
-  /** The calls this step is about to run (what their tools declare names the files they change). */
+  /** The conversation so far (its latest user message names the request), or the request itself. */
+  messages?: readonly BaseMessage[];
+  request?: string;
+  /**
+   * The calls this step runs (what their tools declare names the files they change; a command
+   * that makes hard links makes the snapshot after scan). Read again when the step finishes: a
+   * turn's span (turnSpan) adds the calls that join it.
+   */
   calls: ReadonlyArray<{ name: string; args?: Record<string, unknown> }>;
   /**
-   * Something after these calls may change any file (a sub-agent of the step's `task` calls that
-   * has a tool that changes files): the step is recorded as a command step is, whole.
+   * What the step may change, when the caller knows it beyond `calls` (turnSpan: every call of the
+   * turn; a sub-agent that has a tool that changes files: "any", recorded as a command step is).
+   * Without it, what `calls` declare (stepChanges).
    */
-  wholeWorkspace?: boolean;
+  changes?: StepChanges;
   /** The toolset, for what each called tool declares (without it, the built-in tool of that name). */
   tools?: readonly ToolLike[];
   /** Said once when git is missing or fails. */
@@ -228,13 +248,11 @@ const NOTHING: SnapshotStep = { finish: async () => ({}) };
  * fails) the run goes on, with one notice in the trace.
  */
 export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<SnapshotStep> {
-  // A run resumed at a paused approval of an earlier checkpoint reaches the tools without the agent node.
-  if (input.snapshots) await syncWorkspaceToCheckpoint({ ...input, snapshots: input.snapshots });
-  const request = currentRequest(input.messages);
+  const request = input.request ?? currentRequest(input.messages ?? []);
   if (request) warmSnapshots(input.workspace);
-  if (!request || !(input.wholeWorkspace || canChangeFiles(input.calls, input.tools))) return NOTHING;
-  const store = storeFor(input.workspace);
-  if (!store) return NOTHING;
+  const store = request ? storeFor(input.workspace) : undefined;
+  const changes = "changes" in input ? input.changes : stepChanges(store?.workspace ?? "", input.calls, input.tools);
+  if (!request || !store || !changes) return NOTHING;
   const startedAt = Date.now();
   // Recorded in the turn, so its undo says the files were not kept rather than restoring part.
   const failed = (err: unknown): WorkspaceSnapshots => {
@@ -242,14 +260,15 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
     return { [request]: { before: "", after: "", startedAt, error: (err as Error).message } };
   };
   // An edit step looks at the paths it declares only; a command step at what changed in the whole workspace.
-  const declared = input.wholeWorkspace ? undefined : declaredPaths(store.workspace, input.calls, input.tools);
+  const declared = changes === "any" ? undefined : [...changes];
   let before: string;
   try {
     // A command may change any file, so it runs once the whole workspace is recorded, waiting a bounded time.
-    if (!declared && !(await store.firstReady(SNAPSHOT_WAIT_MS))) {
-      const error = `it was not taken in time: the workspace's first snapshot was still being taken after ${SNAPSHOT_WAIT_MS / 1000} s (MINI_CURSOR_SNAPSHOT_WAIT_MS)`;
+    const waitMs = snapshotSettings().waitMs;
+    if (!declared && !(await store.firstReady(waitMs))) {
+      const error = `it was not taken in time: the workspace's first snapshot was still being taken after ${waitMs / 1000} s (MINI_CURSOR_SNAPSHOT_WAIT_MS)`;
       input.notice(
-        `Workspace snapshot not taken in time: the workspace's first snapshot is still being taken after ${SNAPSHOT_WAIT_MS / 1000} s, so this step runs without one and /undo cannot bring back the files it changes. Steps after it are recorded once that snapshot is done (MINI_CURSOR_SNAPSHOT_WAIT_MS sets the wait).`,
+        `Workspace snapshot not taken in time: the workspace's first snapshot is still being taken after ${waitMs / 1000} s, so this step runs without one and /undo cannot bring back the files it changes. Steps after it are recorded once that snapshot is done (MINI_CURSOR_SNAPSHOT_WAIT_MS sets the wait).`,
       );
       return { finish: async () => ({ [request]: { before: "", after: "", startedAt, error } }) };
     }
@@ -257,50 +276,118 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   } catch (err) {
     return { finish: async () => failed(err) };
   }
-  const bigBefore = new Set(store.oversized());
-  // The declared files over the limit, as they were: only those the step changed are named after it.
-  const declaredBig = new Map(
-    (declared ? store.oversized(declared) : []).map((p) => [p, fileState(store.workspace, p)]),
-  );
-  // A step that makes hard links may write through them unseen by the file watcher: its snapshot after scans.
-  const scan = declared ? undefined : await hardLinkScanReason(store.workspace, input.calls, input.tools);
+  // Files over the limit as they were (the declared ones, or all for a whole step): the step names
+  // those it changed, deleted or made, and its undo names them, as no snapshot holds them.
+  const bigBefore = new Map(store.oversized(declared).map((p) => [p, fileState(store.workspace, p)]));
   return {
     before,
-    async finish() {
-      try {
-        const after = await store.take(declared, scan ? { scan } : undefined);
-        const changed = (await store.changes(before, after, undefined, false)).map((c) => c.path);
-        // Files over the size limit are not in snapshots: undo leaves them as they are, and says so here.
-        const big = [
-          ...new Set([
-            ...store.oversized(declared ?? []).filter((p) => declaredBig.get(p) !== fileState(store.workspace, p)),
-            ...store.oversized().filter((p) => !bigBefore.has(p)),
-          ]),
-        ];
-        if (big.length > 0)
-          input.notice(
-            `Not recorded for /undo (over ${mb(MAX_SNAPSHOT_FILE_BYTES)}, the snapshot limit): ${big.join(", ")}. Undoing this step leaves ${big.length === 1 ? "it" : "them"} as ${big.length === 1 ? "it is" : "they are"}.`,
+    finish: () =>
+      inTurn(input.workspace, async () => {
+        try {
+          // A step that makes hard links may write through them unseen by the file watcher: its snapshot
+          // after scans. Read at the end: calls of the turn that joined the span since are counted.
+          const scan = declared ? undefined : await hardLinkScanReason(store.workspace, input.calls, input.tools);
+          const after = await store.take(declared, scan ? { scan } : undefined);
+          const changed = (await store.changes(before, after, undefined, false)).map((c) => c.path);
+          const big = [
+            ...[...bigBefore].filter(([p, state]) => fileState(store.workspace, p) !== state).map(([p]) => p),
+            ...store.oversized(declared).filter((p) => !bigBefore.has(p)),
+          ];
+          if (big.length > 0)
+            input.notice(
+              `Not recorded for /undo (over ${mb(MAX_SNAPSHOT_FILE_BYTES)}, the snapshot limit): ${big.map(shownPath).join(", ")}. Undoing this step leaves ${big.length === 1 ? "it" : "them"} as ${big.length === 1 ? "it is" : "they are"}.`,
+            );
+          const recorded = (declared ? changed.filter((p) => declared.includes(p)) : changed).filter(
+            (p) => !big.includes(p),
           );
-        const paths = (declared ? changed.filter((p) => declared.includes(p)) : changed).filter(
-          (p) => !big.includes(p),
-        );
-        if (input.threadId) await store.setThreadSnapshot(input.threadId, after, changed);
-        return { [request]: { before, after, startedAt, paths } };
-      } catch (err) {
-        return failed(err);
+          const paths = [...recorded, ...big.map((p) => UNRECORDED + p)];
+          if (input.threadId) await store.setThreadSnapshot(input.threadId, after, changed);
+          return { [request]: { before, after, startedAt, paths } };
+        } catch (err) {
+          return failed(err);
+        }
+      }),
+  };
+}
+
+/** A turn's calls that run at the same time, and the span they share. */
+interface SharedSpan {
+  span: Promise<SnapshotStep>;
+  calls: Array<{ name: string; args?: Record<string, unknown> }>;
+  running: number;
+  /** Some call ended with a result (not thrown): the span is recorded when the last one leaves. */
+  ended: boolean;
+  /** The record, once the last call has left; `leave` settles it. */
+  after: Promise<WorkspaceSnapshots>;
+  leave: (record: Promise<WorkspaceSnapshots>) => void;
+}
+
+const shared = new Map<string, SharedSpan>();
+
+/**
+ * One span for the calls of a turn that run at the same time (`key`: the workspace, thread and
+ * turn): one snapshot before them, covering what every call of the turn may change (`input.changes`),
+ * and one after the last of them, which every one of them returns. Per call, two calls ending
+ * together would each record the files after it, and the thread's state would keep whichever
+ * the reducer merged last, not the newest (the next step then "travelled" back to it). A call
+ * that starts after the others left opens a span of its own.
+ */
+export async function turnSpan(
+  key: string,
+  call: { name: string; args?: Record<string, unknown> },
+  input: () => Omit<SnapshotStepInput, "calls">,
+): Promise<{ before?: string; finish(ok: boolean): Promise<WorkspaceSnapshots> }> {
+  let entry = shared.get(key);
+  if (!entry) {
+    const calls: SharedSpan["calls"] = [];
+    let leave: SharedSpan["leave"] = () => undefined;
+    const after = new Promise<WorkspaceSnapshots>((resolve) => (leave = resolve));
+    entry = { span: snapshotBeforeTools({ ...input(), calls }), calls, running: 0, ended: false, after, leave };
+    shared.set(key, entry);
+  }
+  const mine = entry;
+  mine.calls.push(call);
+  mine.running++;
+  const span = await mine.span;
+  return {
+    before: span.before,
+    finish: (ok) => {
+      mine.ended ||= ok;
+      if (--mine.running === 0) {
+        if (shared.get(key) === mine) shared.delete(key);
+        // Every call threw (a stop): nothing is recorded, as for a lone call.
+        mine.leave(mine.ended ? span.finish() : Promise.resolve({}));
       }
+      return mine.after;
     },
   };
 }
 
-/** A file's identity and content stamp (inode, size, mtime), or "" when it is not there. */
+/** A file's identity and content stamp (inode, size, mtime, ctime), or "" when it is not there. */
 function fileState(workspace: string, rel: string): string {
   try {
-    const s = lstatSync(path.join(workspace, rel), { bigint: true });
-    return `${s.ino}:${s.size}:${s.mtimeNs}`;
+    const s = lstatSync(absPath(workspace, rel), { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
   } catch {
     return "";
   }
+}
+
+/** The snapshots after calls, per workspace, one at a time. */
+const finishing = new Map<string, Promise<unknown>>();
+
+/**
+ * The calls of a turn run together: each records the files after it, and moves its thread there,
+ * one after another, so a later record holds every earlier one's files and the thread never
+ * moves back to an older one.
+ */
+function inTurn<T>(workspace: string, work: () => Promise<T>): Promise<T> {
+  const done = (finishing.get(workspace) ?? Promise.resolve()).then(work);
+  finishing.set(
+    workspace,
+    done.catch(() => undefined),
+  );
+  return done;
 }
 
 /** What time travel did: the files it put back, and those it kept because someone else changed them since. */
@@ -320,7 +407,7 @@ export interface TimeTravel {
  * files as they were are snapshotted first, so nothing is lost.
  */
 export async function syncWorkspaceToCheckpoint(
-  input: Omit<SnapshotStepInput, "calls">,
+  input: Omit<SnapshotStepInput, "calls" | "messages"> & { messages: readonly BaseMessage[] },
 ): Promise<TimeTravel | undefined> {
   const target = workspaceAt(input.messages, input.snapshots);
   if (!target || !input.threadId) return undefined;

@@ -1,10 +1,24 @@
+import { getMaxListeners, setMaxListeners } from "node:events";
 import { HumanMessage, ToolMessage, type AIMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { effectsOf } from "../tools/define.js";
-import { findSubagentType, TASK_TOOL, taskSchema, type SubagentType, type TaskInput } from "../tools/task.js";
+import { declarationOf } from "../contracts/tools.js";
+import {
+  findSubagentType,
+  TASK_TOOL,
+  taskCallNotes,
+  taskSchema,
+  type SubagentType,
+  type TaskInput,
+} from "../tools/task.js";
 import type { AgentRuntime } from "./runtime.js";
-import { canChangeFiles, snapshotStoreRef, type WorkspaceSnapshots, mergeSnapshots } from "./snapshot-step.js";
-import type { StopReason } from "./events.js";
+import {
+  canChangeFiles,
+  snapshotBeforeTools,
+  snapshotStoreRef,
+  type WorkspaceSnapshots,
+  mergeSnapshots,
+} from "./snapshot-step.js";
+import type { ApprovalRequest, StopReason, SubagentAsker } from "../contracts/events.js";
 
 /**
  * What both engines share about sub-agents (the `task` tool): the runtime a sub-agent runs with,
@@ -42,7 +56,7 @@ export function subagentTools(
   const own = parent.filter((t) => t.name !== TASK_TOOL && !denied.has(t.name));
   if (type.tools === undefined) return own;
   if (type.tools === "read-only")
-    return own.filter((t) => !NOT_EXPLORING.has(t.name) && effectsOf(t, {}).kind === "read");
+    return own.filter((t) => !NOT_EXPLORING.has(t.name) && declarationOf(t).kind === "read");
   const allowed = new Set(type.tools);
   return own.filter((t) => allowed.has(t.name));
 }
@@ -126,7 +140,7 @@ const ENDINGS: Partial<Record<StopReason, string>> = {
   loop_guard: "it was stopped for repeating the same call",
 };
 
-/** The task call's result: the sub-agent's last answer, with a line when it ended otherwise than done. */
+/** The task call's result: the sub-agent's last answer, with a line when it ended otherwise than done or a field was not used. */
 export function subagentResult(
   call: ToolCall,
   type: SubagentType,
@@ -136,9 +150,10 @@ export function subagentResult(
 ): ToolMessage {
   const ending = ENDINGS[reason];
   const text = report?.trim() || "(The sub-agent gave no report.)";
-  const content = ending
-    ? `[${type.name} sub-agent: ${ending}, after ${steps} step(s). Its last words:]\n${text}`
-    : text;
+  const body = ending ? `[${type.name} sub-agent: ${ending}, after ${steps} step(s). Its last words:]\n${text}` : text;
+  // A Claude Code habit (model, run_in_background) was accepted and not used: the model is told.
+  const note = taskCallNotes(call.args as TaskInput);
+  const content = note ? `${note}\n${body}` : body;
   return new ToolMessage({ tool_call_id: call.id!, name: TASK_TOOL, status: ending ? "error" : "success", content });
 }
 
@@ -173,4 +188,108 @@ export async function latestThreadSnapshot(
   const ref = await snapshotStoreRef(workspace, threadId);
   if (!ref || ref === current[request]!.after) return {};
   return { [request]: { ...current[request]!, after: ref } };
+}
+
+/**
+ * The loop's equivalent: its threads keep no ref (they never travel), so after sub-agents the
+ * request's entry ends at a snapshot of the workspace taken now. Parallel sub-agents' entries
+ * merge in the model's order, not the order their files changed: without this, the entry's
+ * `after` could be a sibling's, taken before another's last write, and undo would keep that file.
+ */
+export async function latestWorkspaceSnapshot(
+  runtime: AgentRuntime,
+  request: string | undefined,
+  current: WorkspaceSnapshots,
+): Promise<WorkspaceSnapshots> {
+  if (!request || !current[request]) return {};
+  const now = await snapshotBeforeTools({
+    workspace: runtime.workspace,
+    threadId: "",
+    request,
+    calls: [],
+    changes: "any",
+    tools: runtime.tools,
+    notice: () => undefined,
+  });
+  return now.before ? { [request]: { ...current[request]!, after: now.before } } : {};
+}
+
+/** The label the trace and a question give a sub-agent: its type and the description of its task. */
+export function subagentLabel(asker: Pick<SubagentAsker, "type" | "description">): string {
+  return `${asker.type}: ${asker.description}`;
+}
+
+/** A sub-agent's question, saying which sub-agent asks and about which task (the parent's questions are as they are). */
+export function askedAs(request: ApprovalRequest, asker: SubagentAsker | undefined): ApprovalRequest {
+  if (!asker) return request;
+  return { ...request, askedBy: subagentLabel(asker), subagent: asker };
+}
+
+/**
+ * The most sub-agents of one thread that run at once; the rest of a turn's wait in the model's
+ * order and start as earlier ones end. Each is a model conversation of its own: a dozen at once
+ * meet a provider's rate limit and a small machine's cores together. Claude Code caps its
+ * concurrently running sub-agents (20 by default), Codex its agent threads (4); we take 4,
+ * which keeps a 2-core machine responsive and a turn's requests within common rate limits.
+ */
+export const MAX_PARALLEL_SUBAGENTS = 4;
+
+/** The trace's line for a sub-agent that waits for a place. */
+export const QUEUED_NOTICE = `Queued: ${MAX_PARALLEL_SUBAGENTS} sub-agents are running, the most that run at once; this one starts when one of them ends.`;
+
+/** Abort listeners one sub-agent may add to its run's signal at once: its wait, its model call, its tools'. */
+const ABORT_LISTENERS_PER_SUBAGENT = 4;
+
+/**
+ * Each sub-agent listens to its run's signal (waiting for a place, then its graph's steps, model
+ * calls and tools): not a leak, so Node's warning past 10 listeners would only mislead. Raised
+ * for `count` more sub-agents (the graph engine raises its run's signal for a full set at once).
+ */
+export function allowSubagentListeners(signal: AbortSignal | undefined, count = MAX_PARALLEL_SUBAGENTS): void {
+  if (signal) setMaxListeners(getMaxListeners(signal) + count * ABORT_LISTENERS_PER_SUBAGENT, signal);
+}
+
+/** Places for sub-agents: at most `limit` per thread run at once; the others wait in the order they asked. */
+export function subagentPlaces(limit = MAX_PARALLEL_SUBAGENTS) {
+  const threads = new Map<string, { running: number; waiting: Array<() => void> }>();
+  return {
+    /**
+     * A place in `threadId`'s sub-agents, with the function that gives it back; `queued` is called
+     * when it has to wait. A stop (`signal`) while it waits rejects it without a place: a queued
+     * sub-agent is cancelled before it starts.
+     */
+    async take(threadId: string, signal: AbortSignal | undefined, queued: () => void): Promise<() => void> {
+      signal?.throwIfAborted();
+      allowSubagentListeners(signal, 1);
+      let thread = threads.get(threadId);
+      if (!thread) threads.set(threadId, (thread = { running: 0, waiting: [] }));
+      const t = thread;
+      let given = false;
+      const release = () => {
+        if (given) return;
+        given = true;
+        const next = t.waiting.shift();
+        if (next) return next();
+        if (--t.running === 0) threads.delete(threadId);
+      };
+      if (t.running < limit) {
+        t.running++;
+        return release;
+      }
+      queued();
+      await new Promise<void>((resolve, reject) => {
+        const stop = () => {
+          t.waiting.splice(t.waiting.indexOf(go), 1);
+          reject(signal?.reason ?? new Error("aborted"));
+        };
+        const go = () => {
+          signal?.removeEventListener("abort", stop);
+          resolve();
+        };
+        t.waiting.push(go);
+        signal?.addEventListener("abort", stop, { once: true });
+      });
+      return release;
+    },
+  };
 }

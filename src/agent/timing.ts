@@ -1,7 +1,7 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ToolMessage } from "@langchain/core/messages";
 import { resultDiff } from "../tools/preview.js";
-import type { AgentEvent } from "./events.js";
+import type { AgentEvent } from "../contracts/events.js";
 import { messageText } from "./turn.js";
 
 /**
@@ -11,6 +11,13 @@ import { messageText } from "./turn.js";
 export class ToolTimer extends BaseCallbackHandler {
   name = "mini-cursor-tool-timer";
   override awaitHandlers = true;
+  // Only tool events matter here. Without these, every runnable of every step (a graph node, its
+  // channel writes and routes: dozens a step) would hand this handler its start and end.
+  override ignoreChain = true;
+  override ignoreLLM = true;
+  override ignoreAgent = true;
+  override ignoreRetriever = true;
+  override ignoreCustomEvent = true;
   private readonly startByRun = new Map<string, { id: string; at: number }>();
   private readonly startById = new Map<string, number>();
   private readonly durations = new Map<string, number>();
@@ -62,7 +69,11 @@ export class ToolTimer extends BaseCallbackHandler {
 }
 
 /** The tool_result event for a result message, the same in both engines. */
-export function toolResultEvent(result: ToolMessage, step: number, timer: ToolTimer): AgentEvent {
+export function toolResultEvent(
+  result: ToolMessage,
+  step: number,
+  timer: ToolTimer,
+): Extract<AgentEvent, { type: "tool_result" }> {
   const diff = resultDiff(result);
   const artifact = (result.artifact ?? {}) as { notRun?: unknown; exitCode?: unknown; editedArgs?: unknown };
   const edited = artifact.editedArgs;

@@ -24,3 +24,16 @@ export function withCallbacks<C extends { callbacks?: Callbacks }>(
   if (callbacks && !Array.isArray(callbacks)) return { ...config, callbacks: withParentCallbacks(callbacks, handlers) };
   return { ...config, callbacks: [...(callbacks ?? []), ...handlers] };
 }
+
+/**
+ * A handler of the model's tokens only. It rides along in the run's callbacks, which every
+ * runnable of a step hands its start and end: told to ignore those, it costs them nothing.
+ */
+export function tokenHandler(onToken: (text: string) => void): BaseCallbackHandler {
+  const handler = BaseCallbackHandler.fromMethods({ handleLLMNewToken: (text: string) => onToken(text) });
+  handler.ignoreChain = true;
+  handler.ignoreAgent = true;
+  handler.ignoreRetriever = true;
+  handler.ignoreCustomEvent = true;
+  return handler;
+}

@@ -1,4 +1,4 @@
-import type { SnapshotChange, SnapshotStore } from "../workspace/snapshots.js";
+import type { SnapshotChange, SnapshotStore } from "../snapshots/store.js";
 
 /**
  * Taking a thread's files back, the one way `/undo`, `/rewind`, `--undo` (app/undo.ts) and

@@ -1,10 +1,11 @@
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
-import type { ApprovalMode } from "../settings.js";
+import type { ApprovalMode } from "../contracts/modes.js";
 import { withRequestNote } from "../policy/plan-mode.js";
 import type { ProviderNote } from "../provider/message.js";
 import type { CompactionInput, ModelTurnInput } from "./model-turn.js";
 import type { AgentRuntime } from "./runtime.js";
+import { autoCompactHooks } from "./task-hooks.js";
 
 /**
  * What a turn is built from, written once for both engines: the user's request as it is saved,
@@ -35,6 +36,7 @@ export function summaryInput(
     tools: runtime.tools,
     onNotice,
     workspace: runtime.workspace,
+    ...(runtime.hooks ? { beforeCompact: (config) => autoCompactHooks(runtime, mode, config) } : {}),
   };
 }
 

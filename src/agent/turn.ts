@@ -2,7 +2,8 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import { makeToolCallId } from "../provider/ids.js";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { canonicalArguments } from "../tools/aliases.js";
-import { argumentsRefusalOf } from "../tools/define.js";
+import { lastAIMessage } from "../contracts/conversation.js";
+import { argumentsRefusalOf } from "../tools/arguments.js";
 
 /** How much of a malformed argument string the model is shown back. */
 const MAX_ECHOED_ARGS = 500;
@@ -93,35 +94,6 @@ export function unrunnableCallResults(message: AIMessage, tools: readonly Struct
     ),
     ...badArgumentResults(message, tools),
   ];
-}
-
-/** The latest model turn, if the conversation ends with one. */
-export function lastAIMessage(messages: readonly BaseMessage[]): AIMessage | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (AIMessage.isInstance(m)) return m;
-    if (m.getType() === "human") return undefined;
-  }
-  return undefined;
-}
-
-/** Model turns one message stands for: a compaction summary (SUMMARY_KEY in compaction.ts) stands for those it replaced. */
-function turnsIn(message: AIMessage): number {
-  const marker = (message.response_metadata as Record<string, unknown> | undefined)?.mini_cursor_summary as
-    | { steps?: number }
-    | undefined;
-  return marker ? (marker.steps ?? 0) : 1;
-}
-
-/** Model turns since the latest user request: the step count of the current run. */
-export function stepsSinceLastRequest(messages: readonly BaseMessage[]): number {
-  let steps = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.getType() === "human") break;
-    if (AIMessage.isInstance(m)) steps += turnsIn(m);
-  }
-  return steps;
 }
 
 // Defined with the other message helpers of the provider layer, so context/ can use it too.

@@ -8,13 +8,13 @@ import type { AskLine } from "./config-trust.js";
 
 /**
  * Before a run, as for the rules file (config-trust.ts): each agent file of the repository
- * (`.mini-cursor/agents/*.md`) whose current content the person has not trusted is asked about
+ * (`.mini-cursor/agents/*.md`, `.claude/agents/*.md`) whose current content the person has not trusted is asked about
  * once on a terminal, and the answer kept in the trust store; off a terminal it is left out with a
  * note. Agent files that cannot be used are named. Trusted or not, an agent file never sets an
  * approval mode: a sub-agent runs in its parent's.
  */
 export async function confirmAgentTrust(
-  settings: Pick<Settings, "workspace" | "agentsDir" | "trustStore">,
+  settings: Pick<Settings, "workspace" | "agentsDir" | "claudeHome" | "trustStore">,
   interactive: boolean,
   renderer: Renderer,
   ask: AskLine = askOnTerminal,
@@ -22,9 +22,12 @@ export async function confirmAgentTrust(
   const catalog = loadAgentCatalog(settings);
   for (const { file, problem } of catalog.problems)
     renderer.note(sanitizeForTerminal(`Agent file ${file} is not used: ${problem}.`));
+  // Said once per run, at load: what a used file asked for and does not get.
+  for (const { file, problem } of catalog.warnings)
+    renderer.note(sanitizeForTerminal(`Agent file ${file}: ${problem}.`));
   for (const file of catalog.untrusted) {
     const what = sanitizeForTerminal(
-      `${file.file} in this repository defines a sub-agent (${file.name}) with instructions from the repository.`,
+      `${file.file} in this repository defines a sub-agent (${file.name}) with instructions from the repository.${file.warnings.length > 0 ? ` Not honoured: ${file.warnings.join("; ")}.` : ""}`,
     );
     if (!interactive) {
       renderer.note(

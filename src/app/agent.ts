@@ -1,7 +1,9 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { REMOVE_ALL_MESSAGES, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { RemoveMessage, type BaseMessage } from "@langchain/core/messages";
+import { summariseConversation, type WholeCompaction } from "../context/compaction.js";
 import type { Engine } from "../agent/engine.js";
-import type { EventSink } from "../agent/events.js";
+import type { EventSink } from "../contracts/events.js";
 import { describeModel } from "../models/model.js";
 import { createRuntime } from "../agent/runtime.js";
 import { createAgentGraphBuilder } from "../graph/graph.js";
@@ -16,10 +18,12 @@ import type { SandboxPlan } from "../security/sandbox.js";
 import { detachLangChainTracing, type Settings } from "../settings.js";
 import type { Toolset } from "../tools/index.js";
 import { createAgentTools, redactedValues } from "./tools.js";
+import type { OutputChunk } from "../tools/index.js";
 import type { McpHub } from "../mcp/hub.js";
 import { traceEngine } from "./tracing.js";
-import { createSessionHooks } from "./hooks.js";
-import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
+import { createSessionHooks, sessionEventHooks, type SessionEventHooks } from "./hooks.js";
+import { interruptedSnapshots, recoverInterruptedCalls } from "../agent/crash-recovery.js";
+import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import { loadAgentCatalog } from "../context/agent-files.js";
 import type { AgentRuntime } from "../agent/runtime.js";
 import { canRehearse, rehearseFirstStep } from "../agent/rehearsal.js";
@@ -32,10 +36,19 @@ export interface AgentParts {
   sandbox: SandboxPlan;
   /** The engine's saved threads, for /undo and /rewind. */
   history: ThreadHistory;
+  /** The snapshots of a step the last run on a thread left in the middle, from the journal (for /undo). */
+  interrupted(threadId: string, messages: readonly BaseMessage[]): Promise<WorkspaceSnapshots>;
   /** MCP servers of this session (none configured: undefined). */
   mcp?: McpHub;
+  /**
+   * /compact: the thread's whole conversation replaced by one summary, written to the thread in
+   * either engine; undefined when there was nothing to summarise.
+   */
+  compact(threadId: string, focus: string, signal?: AbortSignal): Promise<WholeCompaction | undefined>;
   /** Releases what the agent holds (the database, pending traces, MCP servers); background processes are the caller's. */
   close(): Promise<void>;
+  /** The session-level hook events (app/hooks.ts): prompt, stop, start, compaction, questions, end. */
+  events: SessionEventHooks;
 }
 
 export interface AgentPartsOptions {
@@ -88,40 +101,78 @@ function rehearseOnce(settings: Settings, runtime: Pick<AgentRuntime, "tools" | 
   );
 }
 
+export interface AssembleOptions {
+  /** The run's events outside the engine: hook outcomes, and with `liveOutput` commands' output. */
+  emit: EventSink;
+  /** Commands' output as it comes (`tool_output` events): the CLI's trace; Studio shows results only. */
+  liveOutput: boolean;
+  /** A line for the person (hooks that cannot be read, …). */
+  note: (message: string) => void;
+  model?: BaseChatModel;
+  mcp?: McpHub;
+  journal?: AgentRuntime["journal"];
+}
+
+/**
+ * The one runtime both front ends run, the CLI's session and each Studio run: the tools (secrets
+ * kept from commands, bubblewrap when available), the person's hooks, the `task` tool's agent
+ * types (built in, the person's, and the repository's trusted ones) and the journal. Hooks it
+ * cannot read stop the session (app/hooks.ts), before anything is opened.
+ */
+export function assembleRuntime(
+  settings: Settings,
+  options: AssembleOptions,
+): { runtime: AgentRuntime; tools: Toolset; sandbox: SandboxPlan; hooks: ReturnType<typeof createSessionHooks> } {
+  const { emit } = options;
+  const output = options.liveOutput
+    ? (chunk: OutputChunk) =>
+        emit({
+          type: "tool_output",
+          id: chunk.toolCallId ?? "",
+          stream: chunk.stream,
+          text: chunk.text,
+          ...(chunk.subagent ? { subagent: chunk.subagent } : {}),
+        })
+    : undefined;
+  const { tools, sandbox, launch } = createAgentTools(settings, output, options.mcp);
+  const hooks = createSessionHooks(settings, launch, emit, options.note);
+  const runtime: AgentRuntime = {
+    ...createRuntime(settings, {
+      model: options.model,
+      tools,
+      sandboxed: sandbox.sandbox !== undefined,
+      subagents: loadAgentCatalog(settings).types,
+    }),
+    ...(options.journal ? { journal: options.journal } : {}),
+    ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),
+  };
+  return { runtime, tools, sandbox, hooks };
+}
+
 /** Builds the engine the settings ask for, with its tools and memory. */
 export function createAgentParts(settings: Settings, options: AgentPartsOptions): AgentParts {
-  const { tools, sandbox, launch } = createAgentTools(
-    settings,
-    (chunk) =>
-      options.emit({ type: "tool_output", id: chunk.toolCallId ?? "", stream: chunk.stream, text: chunk.text }),
-    options.mcp,
-  );
-  // Read before anything is opened: hooks it cannot read stop the session (app/hooks.ts).
-  const hooks = createSessionHooks(settings, launch, options.emit, (message) =>
-    options.emit({ type: "notice", step: 0, message }),
-  );
+  // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
+  const assembled = assembleRuntime(settings, {
+    emit: options.emit,
+    liveOutput: true,
+    note: (message) => options.emit({ type: "notice", step: 0, message }),
+    model: options.model,
+    mcp: options.mcp,
+  });
+  const { tools, sandbox, hooks } = assembled;
   const memory = options.memory ?? openSqliteMemory(settings.workspace);
+  const runtime: AgentRuntime = { ...assembled.runtime, journal: memory.journal };
   const meta = {
     engine: settings.engine,
     model: describeModel(settings),
     provider: settings.provider,
     workspace: settings.workspace,
   };
-  // One runtime contract for either engine (agent/runtime.ts); they differ only in orchestration.
-  const runtime = {
-    ...createRuntime(settings, {
-      model: options.model,
-      tools,
-      sandboxed: sandbox.sandbox !== undefined,
-      // The `task` tool's agent types: built in, the person's, and the repository's trusted ones.
-      subagents: loadAgentCatalog(settings).types,
-    }),
-    journal: memory.journal,
-    ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),
-  };
   if (!options.model) rehearseOnce(settings, runtime);
   let engine: Engine & { flush?(): Promise<void> };
   let history: ThreadHistory;
+  /** Writes a thread's whole conversation (after /compact), as the engine keeps it. */
+  let writeMessages: (threadId: string, messages: BaseMessage[]) => Promise<void>;
   if (settings.engine === "loop") {
     const loopMemory: LoopMemory = memory.loopMemory ?? {
       load: (id) => loadLoopThread(settings.workspace, id),
@@ -133,6 +184,10 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
       options.emit,
     );
     history = loopThreadHistory(loopMemory);
+    writeMessages = async (threadId, messages) => {
+      const thread = await loopMemory.load(threadId);
+      await loopMemory.save(threadId, { ...thread, messages });
+    };
   } else {
     const checkpointer = options.checkpointer ?? memory.checkpointer();
     const graph = createAgentGraphBuilder(runtime).compile({ checkpointer });
@@ -157,13 +212,40 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
       options.emit,
     );
     history = graphThreadHistory(graph);
+    // As the agent node, as /undo cuts a thread back: a finished turn, so nothing is left to run.
+    writeMessages = async (threadId, messages) => {
+      await graph.updateState(
+        { configurable: { thread_id: threadId } },
+        { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...messages] },
+        "agent",
+      );
+    };
   }
   return {
     engine,
     tools,
     sandbox,
     history,
+    interrupted: (threadId, messages) =>
+      interruptedSnapshots({
+        journal: memory.journal,
+        threadId,
+        workspace: settings.workspace,
+        messages,
+        timeTravelThread: settings.engine === "loop" ? "" : threadId,
+      }),
+    events: sessionEventHooks(hooks, settings.workspace, settings.hookTimeoutMs),
     mcp: options.mcp,
+    async compact(threadId, focus, signal) {
+      const { messages } = await history.read(threadId);
+      const done = await summariseConversation(runtime.model, messages, {
+        budgetTokens: runtime.contextTokens,
+        focus,
+        signal,
+      });
+      if (done) await writeMessages(threadId, done.history);
+      return done;
+    },
     async close() {
       // Pending traces are posted before the process may exit.
       await engine.flush?.();

@@ -37,7 +37,9 @@ export async function confirmConfigTrust(
       file.mcpServers?.length
         ? `MCP servers (${file.mcpServers.join(", ")}) that start programs or reach URLs it names`
         : "",
-      file.hooks?.length ? `hooks (${file.hooks.join(", ")}) that run commands before or after tool calls` : "",
+      file.hooks?.length
+        ? `hooks (${file.hooks.join(", ")}) that run commands before or after tool calls${file.scripts?.length ? ` (its scripts ${file.scripts.join(", ")} are trusted with it: a change to one asks again)` : ""}`
+        : "",
     ].filter(Boolean);
     if (parts.length === 0) parts.push("MCP approval rules (an `mcp` block) that let MCP tools run without asking");
     const what = sanitizeForTerminal(`${file.file} in this repository has ${parts.join(", and ")}.`);

@@ -1,10 +1,13 @@
 import { isStdioServer, McpConfigError, readUserMcpConfig, type McpServerSpec } from "../security/mcp-config.js";
 import { isSecretName } from "../security/env.js";
-import { addGatedSecrets, gateValue } from "../workspace/output-gate.js";
+import { addGatedSecrets } from "../workspace/output-gate.js";
+import { jsonLine } from "../ui/output.js";
 import type { McpHub } from "../mcp/hub.js";
 import { formatMcpStatus, type UntrustedServer } from "../mcp/status.js";
 import { loadProjectRules, RulesError } from "../security/rules.js";
-import { childEnvironment, type Settings } from "../settings.js";
+import { childEnvironment } from "../secret-env.js";
+import type { Settings } from "../settings.js";
+import { commandEnvironment } from "../workspace/processes.js";
 import { redactedValues } from "./tools.js";
 
 /**
@@ -43,7 +46,7 @@ export async function prepareMcp(
   const { createMcpHub } = await import("../mcp/hub.js");
   return createMcpHub(servers, {
     workspace: settings.workspace,
-    env: childEnvironment(settings.passEnv),
+    env: childEnvironment(settings.passEnv, commandEnvironment().base),
     cacheFile: settings.mcp.cacheFile,
     startTimeoutMs: settings.mcp.startTimeoutMs,
     callTimeoutMs: settings.mcp.callTimeoutMs,
@@ -90,7 +93,7 @@ export async function mcpListReport(settings: Settings, json: boolean, note: (te
         ...servers,
         ...untrusted.map((u) => ({ name: u.name, file: u.file, state: "not trusted", tools: [] })),
       ];
-      return rows.map((r) => `${JSON.stringify(gateValue(r, { controls: false }))}\n`).join("");
+      return rows.map(jsonLine).join("");
     }
     return `${formatMcpStatus(servers, untrusted)}\n`;
   } finally {

@@ -1,6 +1,7 @@
 import type { RunSummary } from "../agent/engine.js";
 import { PLAN_ACCEPTED_TASK } from "../policy/plan-mode.js";
-import { DEFAULT_APPROVAL, LAUNCH_COMMAND, type ApprovalMode } from "../settings.js";
+import { DEFAULT_APPROVAL } from "../contracts/run-choices.js";
+import { type ApprovalMode } from "../contracts/modes.js";
 import { continueCommand } from "../ui/hints.js";
 import type { PlanAnswer } from "../ui/plan-prompt.js";
 import type { Renderer } from "../ui/render.js";
@@ -14,7 +15,7 @@ export function acceptMode(session: Pick<Session, "beforePlan">): ApprovalMode {
 /** The command that carries out the current thread's plan in a later run (a one-shot run's "not now", or no terminal). */
 export function carryOutCommand(session: Pick<Session, "beforePlan" | "settings" | "threadId">): string {
   return continueCommand(
-    `${LAUNCH_COMMAND} --approval ${acceptMode(session)}`,
+    `${session.settings.launchCommand} --approval ${acceptMode(session)}`,
     session.settings,
     session.threadId,
     PLAN_ACCEPTED_TASK,

@@ -34,14 +34,14 @@ export function onStopSignals(handler: (signal: NodeJS.Signals) => void): () => 
  */
 export function installSignalBackstop(): void {
   let last = 0;
-  let forced: NodeJS.Timeout | undefined;
+  let _forced: NodeJS.Timeout | undefined;
   onStopSignals((signal) => {
     // A kill or a closed terminal ends the run whatever is on screen: an open question (approval,
     // plan, yes/no) would otherwise hold it until someone pressed a key.
     if (signal !== "SIGINT") {
       closeOpenQuestions();
       // unref: an orderly shutdown that finishes in time exits without waiting for it.
-      forced ??= setTimeout(() => process.exit(EXIT.interrupted), FORCED_EXIT_GRACE_MS).unref();
+      _forced ??= setTimeout(() => process.exit(EXIT.interrupted), FORCED_EXIT_GRACE_MS).unref();
     }
     const now = Date.now();
     const repeated = now - last < REPEATED_SIGNAL_MS;

@@ -1,4 +1,5 @@
-import { isInteractiveTerminal, type Settings } from "../settings.js";
+import type { Settings } from "../settings.js";
+import { isInteractiveTerminal } from "../ui/terminal.js";
 import { createPrettyRenderer } from "../ui/render.js";
 import { askOnTerminal } from "../ui/terminal.js";
 import { EXIT } from "./exit-codes.js";

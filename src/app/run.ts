@@ -1,7 +1,15 @@
-import type { StopReason } from "../agent/events.js";
+import type { StopReason } from "../contracts/events.js";
 import { describeModel } from "../models/model.js";
-import { isInteractiveTerminal, LAUNCH_COMMAND, type ApprovalMode, type Settings } from "../settings.js";
-import { askOnTerminal, askPlanOnTerminal, terminalStreams, watchTerminalKeys } from "../ui/terminal.js";
+import type { Settings } from "../settings.js";
+import { isInteractiveTerminal } from "../ui/terminal.js";
+import type { ApprovalMode } from "../contracts/modes.js";
+import {
+  askOnTerminal,
+  askPlanOnTerminal,
+  noticeOnTerminal,
+  terminalStreams,
+  watchTerminalKeys,
+} from "../ui/terminal.js";
 import { carryOutCommand, hasPlanToReview, reviewPlan, SESSION_PLAN_LATER } from "./plan.js";
 import { continueCommand } from "../ui/hints.js";
 import { withSavedAlwaysRules } from "../policy/always.js";
@@ -14,10 +22,28 @@ import { confirmConfigTrust } from "./config-trust.js";
 import { confirmAgentTrust } from "./agent-trust.js";
 import { McpConfigError, prepareMcp } from "./mcp.js";
 import { EXIT } from "./exit-codes.js";
+import { onSkippedFiles } from "../regular-file.js";
 import { createSession, type Session } from "./session.js";
 import { onStopSignals, sessionSignals } from "./process-signals.js";
-import { BUILT_IN_NAMES, runSlashCommand, sessionSlashCommands } from "./slash-commands.js";
-import { expandCustomCommand, findCustomCommand, loadCustomCommands } from "./custom-commands.js";
+import {
+  BUILT_IN_NAMES,
+  type HintCommand,
+  runSlashCommand,
+  sessionCommandHint,
+  sessionSlashCommands,
+  shellEscapeRequest,
+} from "./slash-commands.js";
+import { shellQuote } from "../shell-quote.js";
+import { filePromptHistory } from "./prompt-history.js";
+import { gateText } from "../workspace/output-gate.js";
+import { fillShellOutputs } from "../context/command-template.js";
+import {
+  expandCustomCommand,
+  findCustomCommand,
+  geminiCommandHint,
+  loadCustomCommands,
+  runShellLines,
+} from "./custom-commands.js";
 
 /**
  * Running the agent from the CLI: a one-shot task or an interactive session, with the trace,
@@ -131,19 +157,33 @@ export async function mcpList(settings: Settings, note: (text: string) => void):
   return mcpListReport(settings, settings.json, note);
 }
 
+/** Hint commands as this run was started: the launcher and the workspace, placeholders kept as typed. */
+function hintCommand(settings: Pick<Settings, "workspace" | "launchCommand">): HintCommand {
+  return (...words) =>
+    [settings.launchCommand, "--workspace", settings.workspace, ...words]
+      .map((word, i) => (i === 0 || /^<[\w-]+>$/.test(word) ? word : shellQuote(word)))
+      .join(" ");
+}
+
 /**
  * A task that names a custom command (`mini-cursor "/review src/a.ts"`) runs its template, as at
  * the prompt; any other task is sent as typed. Undefined: the command was refused (said why).
+ * With `shell`, its `` !`cmd` `` lines run once the session's approver is there (runShellLines).
  */
 async function oneShotRequest(
   settings: Settings,
   task: string,
   interactive: boolean,
   renderer: Renderer,
-): Promise<string | undefined> {
-  if (!task.trimStart().startsWith("/")) return task;
+): Promise<{ request: string; shell?: string[]; name?: string } | undefined> {
+  if (!task.trimStart().startsWith("/")) return { request: task };
   const found = findCustomCommand(task, loadCustomCommands(settings, BUILT_IN_NAMES).commands);
-  if (!found) return task;
+  if (!found) {
+    // Gemini CLI's command of that name is not read: say how to bring it over rather than send "/name" as a request.
+    const gemini = geminiCommandHint(settings.workspace, task.trim().split(/\s/, 1)[0]!);
+    if (gemini) renderer.note(gemini);
+    return gemini ? undefined : { request: task };
+  }
   const confirm = interactive
     ? async (question: string) => {
         renderer.pause();
@@ -155,17 +195,31 @@ async function oneShotRequest(
     renderer,
     confirm,
   });
-  return expanded === "refused" ? undefined : expanded.request;
+  return expanded === "refused" ? undefined : { ...expanded, name: found.command.name };
 }
 
 export async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
+  // A built-in session command (`mini-cursor "/undo"`) is not sent to the model: the hint says what to run.
+  const hint = task.trimStart().startsWith("/") ? sessionCommandHint(task, hintCommand(settings)) : undefined;
+  if (hint !== undefined) {
+    noticeOnTerminal(gateText(`mini-cursor: ${hint}\n`));
+    return EXIT.usage;
+  }
+  // `!command`: the agent runs that command, as at the session's prompt.
+  if (/^\s*!\S/.test(task)) task = shellEscapeRequest(task.trim().slice(1).trim());
   const interactive = isInteractiveTerminal() && !settings.json;
   const renderer = createRenderer(settings, interactive);
+  // A file of its own mini-cursor did not read (a FIFO named AGENTS.md) is said in the trace.
+  onSkippedFiles((text) => renderer.note(text));
   await confirmConfigTrust(settings, interactive, renderer);
   await confirmAgentTrust(settings, interactive, renderer);
-  const request = await oneShotRequest(settings, task, interactive, renderer);
-  if (request === undefined) return EXIT.usage;
-  task = request;
+  const oneShot = await oneShotRequest(settings, task, interactive, renderer);
+  if (oneShot === undefined) return EXIT.usage;
+  // The thread's title shows a command file's `!`cmd`` lines as written, not their output.
+  task = fillShellOutputs(
+    oneShot.request,
+    (oneShot.shell ?? []).map((c) => `!\`${c}\``),
+  );
   const session = await createSession(settings, {
     renderer,
     mcp: await sessionMcp(settings, renderer),
@@ -199,6 +253,17 @@ export async function runOnce(settings: Settings, task: string, version: string)
           keys,
         )
       : nonInteractiveApprover;
+    if (oneShot.shell) {
+      const prepared = await runShellLines(oneShot, {
+        session,
+        approver,
+        signal: abort.signal,
+        renderer,
+        name: oneShot.name ?? "The command",
+      });
+      if (prepared === undefined) return abort.signal.aborted ? EXIT.interrupted : EXIT.notRun;
+      task = prepared;
+    }
     let summary = await session.runTurn(task, abort.signal, approver);
     if (hasPlanToReview(session, summary)) {
       if (interactive) {
@@ -227,7 +292,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
     if (summary.reason === "max_steps") {
       renderer.note(
         `Reached the step limit (--max-steps ${settings.maxSteps}) before the task was finished. ` +
-          `Continue with: ${continueCommand(LAUNCH_COMMAND, settings, session.threadId)}`,
+          `Continue with: ${continueCommand(settings.launchCommand, settings, session.threadId)}`,
       );
     }
     const reason: StopReason = abort.signal.aborted ? "interrupted" : summary.reason;
@@ -245,6 +310,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
   const interactive = isInteractiveTerminal() && !settings.json;
   // On a terminal the prompt line already shows the request; piped requests are not echoed, so the trace shows them.
   const renderer = createRenderer(settings, interactive, !interactive);
+  onSkippedFiles((text) => renderer.note(text));
   await confirmConfigTrust(settings, interactive, renderer);
   await confirmAgentTrust(settings, interactive, renderer);
   const session = await createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
@@ -271,6 +337,10 @@ export async function runInteractive(settings: Settings, version: string): Promi
         if (!interactive || !hasPlanToReview(session, summary)) return;
         await reviewPlan(session, renderer, (mode) => askPlanOnTerminal(mode), runTurn, summary, SESSION_PLAN_LATER);
       },
+      shellEscape: shellEscapeRequest,
+      // Tab completes command names, built-in and custom, read at each Tab as each line reads them.
+      completions: () => sessionSlashCommands(settings).commands,
+      history: interactive ? filePromptHistory() : undefined,
       watchSignals: sessionSignals,
     });
     return end === "left" ? EXIT.ok : EXIT.interrupted;

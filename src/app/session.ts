@@ -1,18 +1,24 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunSummary } from "../agent/engine.js";
-import type { AgentEvent, Approver } from "../agent/events.js";
+import type { AgentEvent, Approver } from "../contracts/events.js";
 import { estimateTextTokens, requestTokenCap } from "../context/budget.js";
 import { openMemory } from "../memory/backend.js";
 import { findThreadIn, latestThreadIn, type ThreadStore } from "../memory/thread-store.js";
 import { newThreadId } from "../memory/threads.js";
+import { checkThreadHistory } from "../memory/thread-history.js";
 import { acquireThreadLock, type ThreadLock } from "../memory/thread-lock.js";
-import { ENGINES, type ApprovalMode, type EngineName, type Settings } from "../settings.js";
+import { ENGINES, type EngineName } from "../contracts/run-choices.js";
+import type { Settings } from "../settings.js";
+import { type ApprovalMode } from "../contracts/modes.js";
 import type { Renderer } from "../ui/render.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
 import { createCallLabels } from "../agent/call-labels.js";
 import { createAgentParts, type AgentParts } from "./agent.js";
 import { planAcceptedNote, PLAN_MODE_NOTE } from "../policy/plan-mode.js";
 import type { McpHub } from "../mcp/hub.js";
+import type { WholeCompaction } from "../context/compaction.js";
+import { withMentionedFiles } from "./mentions.js";
+import { MAX_STOP_CONTINUATIONS } from "./hooks.js";
 
 /**
  * What one CLI invocation holds: the engine, its tools and processes, and the current thread.
@@ -36,6 +42,8 @@ export interface Session {
   acceptPlan(mode: ApprovalMode): void;
   /** Runs one request on the current thread. */
   runTurn(task: string, signal: AbortSignal, approver: Approver): Promise<RunSummary>;
+  /** /compact: the thread's conversation replaced by one summary now (undefined: nothing to summarise). */
+  compact(focus: string, signal: AbortSignal): Promise<WholeCompaction | undefined>;
   /** Starts a fresh thread. */
   newThread(): string;
   /** Continues a saved thread; refused (ThreadBusyError) while another process writes it. */
@@ -89,7 +97,7 @@ export async function threadEngine(
 
 export async function createSession(given: Settings, options: SessionOptions): Promise<Session> {
   let settings = given;
-  // A sub-agent's command output, hook outcomes and questions are labelled with it, as its other events are.
+  // A sub-agent's hook outcomes are labelled with it, as its other events are.
   const labels = createCallLabels((event: AgentEvent) => options.renderer.event(event));
   const emit = labels.emit;
   const memory = await openMemory(settings, {
@@ -114,6 +122,7 @@ export async function createSession(given: Settings, options: SessionOptions): P
   };
   try {
     thread = await pickThread(settings, memory.threads, note);
+    if (thread.resumed) await checkThreadHistory(memory, await findThreadIn(memory.threads, thread.id), settings);
     const engine = await threadEngine(settings, memory.threads, thread);
     if (engine) {
       options.renderer.note(`Thread ${thread.id} was made with --engine ${engine}; it goes on with that engine.`);
@@ -132,6 +141,17 @@ export async function createSession(given: Settings, options: SessionOptions): P
   }
   // Said with the next request only: the plan was accepted and plan mode is over.
   let acceptedNote: string | undefined;
+  // Where the hooks' events stand (app/hooks.ts): SessionStart's context goes with the next request.
+  const hookAt = () => ({ threadId: session.threadId, mode: session.approval });
+  let starting: Promise<string | undefined> = parts.events.start(
+    { threadId: thread.id, mode: settings.approval },
+    thread.resumed ? "resume" : "startup",
+  );
+  // In order, each after the one before; what none of them gave a request yet is kept for the next.
+  const queueStart = (next: () => Promise<string | undefined>) => {
+    const before = starting;
+    starting = before.then(async (given) => [given, await next()].filter(Boolean).join("\n\n") || undefined);
+  };
   const session: Session = {
     settings,
     parts,
@@ -150,7 +170,10 @@ export async function createSession(given: Settings, options: SessionOptions): P
       session.setApproval(mode);
       acceptedNote = planAcceptedNote(mode);
     },
-    async runTurn(task, signal, approver) {
+    async runTurn(typed, signal, approver) {
+      // `@path` mentions: the files go with the request (app/mentions.ts); the thread's title stays as typed.
+      const { request: task, notes } = await withMentionedFiles(typed, settings.workspace);
+      for (const text of notes) options.renderer.note(text);
       // Said before the run: the model will see only the beginning and end of a huge request.
       const tokens = estimateTextTokens(task);
       if (tokens > requestTokenCap(settings.contextTokens)) {
@@ -159,36 +182,91 @@ export async function createSession(given: Settings, options: SessionOptions): P
             "it gets the beginning and the end, with a note saying what was left out. For a long log or file, save it in the workspace and ask the agent to search or read it.",
         );
       }
+      // The person's UserPromptSubmit hooks may keep the prompt from the model, or add context to it.
+      const startContext = await starting;
+      starting = Promise.resolve(undefined);
+      const verdict = await parts.events.prompt(hookAt(), typed);
+      if (verdict.blocked || verdict.stop) {
+        options.renderer.note(
+          verdict.blocked
+            ? `Your prompt was not sent: a UserPromptSubmit hook blocked it (${verdict.blocked}).`
+            : `Your prompt was not sent: a UserPromptSubmit hook stopped the turn (${verdict.stop}).`,
+        );
+        return {
+          reason: "not_run",
+          steps: 0,
+          toolCalls: 0,
+          usage: { input: 0, output: 0, estimated: false },
+          durationMs: 0,
+        };
+      }
       await lockThread(session.threadId);
-      await memory.threads.begin(session.threadId, parts.engine.name, task);
-      const requestNote = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
+      await memory.threads.begin(session.threadId, parts.engine.name, typed);
+      const hookContext = [startContext, verdict.context]
+        .filter(Boolean)
+        .map((c) => `Context from the user's hooks:\n${c}`);
+      const modeNote = session.approval === "plan" ? PLAN_MODE_NOTE : acceptedNote;
+      const requestNote = [modeNote, ...hookContext].filter(Boolean).join("\n\n") || undefined;
       acceptedNote = undefined;
       // A lost lock (its database connection ended) stops the run at once, with that error as
       // the reason, before it saves anything more; the writes are refused anyway (lock-gate.ts).
       const lockLost = new AbortController();
       const offLost = lock?.onLost?.((err) => lockLost.abort(err));
-      let summary: RunSummary;
-      try {
-        summary = await parts.engine.run({
-          task,
+      // Asking the person is a Notification for their hooks (a desktop alert, a sound).
+      const asking: typeof approver = async (request) => {
+        await parts.events.notification(hookAt(), `mini-cursor needs your permission to use ${request.tool}`);
+        return approver(request);
+      };
+      const runOnce = (text: string, note: string | undefined) =>
+        parts.engine.run({
+          task: text,
           threadId: session.threadId,
-          approver: labels.ask(approver),
+          approver: asking,
           emit,
           signal: AbortSignal.any([signal, lockLost.signal]),
           approval: session.approval,
-          note: requestNote,
+          note,
         });
+      let summary: RunSummary;
+      try {
+        summary = await runOnce(task, requestNote);
+        // Stop hooks may make the agent go on, their reason its next message, a bounded number of times.
+        for (let n = 0; summary.reason === "done" && !signal.aborted; n++) {
+          const reason = await parts.events.stop(hookAt(), n > 0, summary.finalText);
+          if (reason === undefined) break;
+          if (n >= MAX_STOP_CONTINUATIONS) {
+            options.renderer.note(
+              `A Stop hook asked the agent to go on again (${reason}); it already went on ${MAX_STOP_CONTINUATIONS} times for this prompt, the most mini-cursor allows, so the turn ends here.`,
+            );
+            break;
+          }
+          options.renderer.note(`A Stop hook asked the agent to go on: ${reason}`);
+          summary = await runOnce(`A Stop hook the user configured asks you to go on: ${reason}`, undefined);
+        }
       } finally {
         offLost?.();
       }
       if (lockLost.signal.aborted) return summary;
       if (requestNote === PLAN_MODE_NOTE) session.planReady = summary.reason === "done";
-      await memory.threads.record(session.threadId, parts.engine.name, task, summary.steps);
+      await memory.threads.record(session.threadId, parts.engine.name, typed, summary.steps);
       // The run's steps are all in the thread; after an error the journal may be what the next run needs.
       if (summary.reason !== "error") await memory.journal.clear(session.threadId).catch(() => undefined);
       return summary;
     },
+    async compact(focus, signal) {
+      // One writer per thread, as for a turn.
+      await lockThread(session.threadId);
+      await parts.events.preCompact(hookAt(), "manual", focus);
+      const done = await parts.compact(session.threadId, focus, signal);
+      if (done) queueStart(() => parts.events.start(hookAt(), "compact"));
+      return done;
+    },
     newThread() {
+      const old = hookAt();
+      queueStart(async () => {
+        await parts.events.end(old, "clear");
+        return parts.events.start(hookAt(), "clear");
+      });
       session.planReady = false;
       session.threadId = newThreadId();
       session.resumed = false;
@@ -198,6 +276,7 @@ export async function createSession(given: Settings, options: SessionOptions): P
       return session.threadId;
     },
     async useThread(id) {
+      await checkThreadHistory(memory, await findThreadIn(memory.threads, id), settings);
       await lockThread(id);
       session.threadId = id;
       session.resumed = true;
@@ -206,6 +285,8 @@ export async function createSession(given: Settings, options: SessionOptions): P
       return parts.tools.processes.list().filter((p) => p.running);
     },
     async close() {
+      await starting.catch(() => undefined);
+      await parts.events.end(hookAt(), "other");
       // MCP servers carry the session variable too: stopped as ours first, the sweep of the
       // session's processes below cannot kill one and have it reported as a crash.
       await options.mcp?.close();

@@ -1,7 +1,9 @@
 import { loadProjectRules } from "../security/rules.js";
 import { loadShellParser } from "../security/shell-parse.js";
 import { planSandbox, type SandboxPlan } from "../security/sandbox.js";
-import { childEnvironment, hostEnvironment, secretValues, type Settings } from "../settings.js";
+import { childEnvironment, secretValues } from "../secret-env.js";
+import type { Settings } from "../settings.js";
+import { commandEnvironment } from "../workspace/processes.js";
 import { createTools, type OutputChunk, type Toolset } from "../tools/index.js";
 import type { McpHub } from "../mcp/hub.js";
 import { addGatedSecrets } from "../workspace/output-gate.js";
@@ -19,7 +21,10 @@ function rulesPassEnv(workspace: string, trustStore: string): string[] {
 
 /** What every tool result is cleaned of: the API key and the secret values found in the workspace. */
 export function redactedValues(settings: Pick<Settings, "apiKey" | "workspace">): string[] {
-  return [...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)];
+  return [
+    ...(settings.apiKey ? [settings.apiKey] : []),
+    ...secretValues(settings.workspace, commandEnvironment().base),
+  ];
 }
 
 /**
@@ -41,13 +46,13 @@ export function createAgentTools(
   const sandbox = planSandbox(settings.sandbox, {
     workspace: settings.workspace,
     network: settings.network,
-    ...hostEnvironment(),
+    ...settings.host,
     keepSshAgent: passEnv.includes("SSH_AUTH_SOCK"),
   });
   const redact = redactedValues(settings);
   // Whatever is printed or traced is cleaned of the same values (workspace/output-gate.ts).
   addGatedSecrets(redact);
-  const env = childEnvironment(passEnv);
+  const env = childEnvironment(passEnv, commandEnvironment().base);
   const tools = createTools({
     workspace: settings.workspace,
     env,

@@ -1,17 +1,25 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { messageText } from "../agent/turn.js";
 import { SUMMARY_KEY } from "../context/compaction.js";
-import { SnapshotError } from "../workspace/snapshots.js";
 import {
+  mergeSnapshots,
   missingSnapshotReason,
+  UNRECORDED,
+  unrecordedPaths,
   workspaceAt,
   type TurnSnapshot,
   type WorkspaceSnapshots,
 } from "../agent/snapshot-step.js";
 import type { ThreadHistory } from "../agent/thread-history.js";
-import { SNAPSHOTS_ENABLED } from "../settings.js";
+import { snapshotSettings } from "../snapshots/git.js";
 import type { BackgroundProcess, ProcessRegistry } from "../workspace/processes.js";
-import { snapshotStore, type SnapshotChange } from "../workspace/snapshots.js";
+import {
+  MAX_SNAPSHOT_FILE_BYTES,
+  shownPath,
+  SnapshotError,
+  snapshotStore,
+  type SnapshotChange,
+} from "../snapshots/store.js";
 import { requestTask } from "../policy/plan-mode.js";
 import { planTurnBack } from "../agent/turn-back.js";
 
@@ -64,6 +72,11 @@ export interface UndoContext {
   threadId: string;
   history: ThreadHistory;
   processes?: ProcessRegistry;
+  /**
+   * The snapshots of a step the last run left in the middle (killed): what the next run's recovery
+   * takes from the tool journal, so an undo right after a crash still has that step's files.
+   */
+  interrupted?: (threadId: string, messages: readonly BaseMessage[]) => Promise<WorkspaceSnapshots>;
 }
 
 export interface UndoOptions {
@@ -83,12 +96,14 @@ export interface UndoResult {
 
 function describeChange(c: SnapshotChange): string {
   // `c` goes from after the turn to before it: "A" is a file the turn deleted, "D" one it created.
-  if (c.status === "A") return `  recreated  ${c.path}`;
-  if (c.status === "D") return `  removed    ${c.path}`;
+  if (c.status === "A") return `  recreated  ${shownPath(c.path)}`;
+  if (c.status === "D") return `  removed    ${shownPath(c.path)}`;
   const lines = c.added === undefined ? "binary" : `+${c.added} -${c.removed}`;
   const mode = c.fromMode !== c.toMode ? `, mode ${c.fromMode.slice(-3)} -> ${c.toMode.slice(-3)}` : "";
-  return `  restored   ${c.path} (${c.status === "T" ? "type changed" : lines}${mode})`;
+  return `  restored   ${shownPath(c.path)} (${c.status === "T" ? "type changed" : lines}${mode})`;
 }
+
+const listed = (paths: readonly string[]) => paths.map((p) => `  ${shownPath(p)}`).join("\n");
 
 async function stopStartedSince(processes: ProcessRegistry | undefined, since: number): Promise<BackgroundProcess[]> {
   if (!processes) return [];
@@ -111,54 +126,50 @@ export async function undoLastTurn(ctx: UndoContext, options: UndoOptions): Prom
 }
 
 async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoResult> {
-  const { messages, snapshots } = await ctx.history.read(ctx.threadId);
+  const { messages, snapshots: saved } = await ctx.history.read(ctx.threadId);
+  // A step the last run left in the middle is in no snapshot entry yet: its journal says what it was.
+  const snapshots = ctx.interrupted ? mergeSnapshots(saved, await ctx.interrupted(ctx.threadId, messages)) : saved;
   const turn = listTurns(messages, snapshots).at(-1);
   if (!turn) return { ok: false, text: `Nothing to undo: thread ${ctx.threadId} has no turns.` };
   const lines = [`Undid turn ${turn.number}: ${turn.text.replace(/\s+/g, " ").slice(0, TURN_TITLE_CHARS)}`];
   /** The paths this undo put back (the thread's log of its file moves records them). */
   let restored: string[] = [];
   const entry = turn.snapshot;
-  if (entry && !SNAPSHOTS_ENABLED) {
-    return {
-      ok: false,
-      text: "Workspace snapshots are off (MINI_CURSOR_SNAPSHOTS=off), so files cannot be brought back; nothing was changed.",
-    };
-  }
-  if (entry?.error) {
-    return {
-      ok: false,
-      text: `The files of turn ${turn.number} were not recorded (the snapshot failed: ${entry.error}), so they cannot be brought back; nothing was changed.`,
-    };
-  }
+  const refused = entry && (await refusal(ctx, turn.number, entry));
+  if (refused) return { ok: false, text: refused };
   if (entry) {
     const store = snapshotStore(ctx.workspace);
-    const missing = [entry.before, entry.after].find((id) => !id);
-    if (missing !== undefined || !(await store.has(entry.before)) || !(await store.has(entry.after))) {
-      const pending = await missingSnapshotReason(entry, store);
-      if (pending)
+    // Only what this thread's steps changed (entry.paths): another thread's files are not this turn's.
+    const recorded = entry.paths?.filter((p) => !p.startsWith(UNRECORDED));
+    const { restore, conflicts } = await planTurnBack(store, entry.after, entry.before, recorded);
+    const lost = unrecordedPaths(entry);
+    if ((conflicts.length > 0 || lost.length > 0) && !options.overwrite) {
+      const heading = [
+        conflicts.length > 0
+          ? `These files were changed since turn ${turn.number} (by hand or by another thread); undoing it would overwrite those changes:\n${listed(conflicts)}`
+          : "",
+        lost.length > 0
+          ? `These files changed in turn ${turn.number} but were not recorded (over ${MAX_SNAPSHOT_FILE_BYTES / 1024 / 1024} MB, the snapshot limit), so undoing it cannot bring them back:\n${listed(lost)}`
+          : "",
+      ].filter(Boolean);
+      const force = conflicts.length > 0 ? "overwrite them" : "undo the rest anyway";
+      if (!options.confirm || lost.length > 0)
         return {
           ok: false,
-          text: `The files of turn ${turn.number} ${pending}, so they cannot be brought back; nothing was changed.`,
+          text: `${heading.join("\n")}\nNothing was changed. To ${force}, run ${options.forceHint}.`,
         };
-      return {
-        ok: false,
-        text: `The files of turn ${turn.number} were recorded in another state folder (another machine, or one since removed), not in ${store.gitDir}, so they cannot be brought back here; nothing was changed.`,
-      };
-    }
-    // Only what this thread's steps changed (entry.paths): another thread's files are not this turn's.
-    const { restore, conflicts } = await planTurnBack(store, entry.after, entry.before, entry.paths);
-    if (conflicts.length > 0 && !options.overwrite) {
-      const list = conflicts.map((p) => `  ${p}`).join("\n");
-      const heading = `These files were changed since turn ${turn.number} (by hand or by another thread); undoing it would overwrite those changes:\n${list}`;
-      if (!options.confirm)
-        return { ok: false, text: `${heading}\nNothing was changed. To overwrite them, run ${options.forceHint}.` };
       if (!(await options.confirm(conflicts))) return { ok: false, text: "Undo cancelled; nothing was changed." };
     }
     restored = restore.map((c) => c.path);
     await store.restore(entry.before, restored);
     lines.push(
-      restore.length > 0 ? `Files (${restore.length}):` : "The turn left no file changed.",
+      restore.length > 0
+        ? `Files (${restore.length}):`
+        : lost.length > 0
+          ? "No recorded file to put back."
+          : "The turn left no file changed.",
       ...restore.map(describeChange),
+      ...(lost.length > 0 ? [`Not brought back (over the snapshot limit, never recorded):\n${listed(lost)}`] : []),
     );
   } else {
     lines.push("That turn changed no files (or they were not recorded); only the conversation goes back.");
@@ -168,16 +179,29 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
     if (ctx.history.tracksWorkspace) {
       // The thread's files are now those of its new last checkpoint: time travel must not "restore" them again.
       const after = await ctx.history.read(ctx.threadId);
-      await snapshotStore(ctx.workspace).setThreadSnapshot(
-        ctx.threadId,
-        workspaceAt(after.messages, after.snapshots) ?? entry.before,
-        restored,
-      );
+      const at = workspaceAt(after.messages, after.snapshots) ?? entry.before;
+      // A checkpoint whose snapshot is not here (another state folder's) is no place to record.
+      const store = snapshotStore(ctx.workspace);
+      if (await store.has(at)) await store.setThreadSnapshot(ctx.threadId, at, restored);
     }
     const stopped = await stopStartedSince(ctx.processes, entry.startedAt);
     for (const p of stopped) lines.push(`Stopped background process ${p.id} (${p.command}), started by that turn.`);
   }
   return { ok: true, text: lines.join("\n") };
+}
+
+/** Why the turn's files cannot be brought back at all, in one sentence; undefined when they can. */
+async function refusal(ctx: UndoContext, number: number, entry: TurnSnapshot): Promise<string | undefined> {
+  if (!snapshotSettings().enabled)
+    return "Workspace snapshots are off (MINI_CURSOR_SNAPSHOTS=off), so files cannot be brought back; nothing was changed.";
+  if (entry.error)
+    return `The files of turn ${number} were not recorded (the snapshot failed: ${entry.error}), so they cannot be brought back; nothing was changed.`;
+  const store = snapshotStore(ctx.workspace);
+  if (entry.before && entry.after && (await store.has(entry.before)) && (await store.has(entry.after)))
+    return undefined;
+  const pending = await missingSnapshotReason(entry, store);
+  if (pending) return `The files of turn ${number} ${pending}, so they cannot be brought back; nothing was changed.`;
+  return `The files of turn ${number} were recorded in another state folder (another machine, or one since removed), not in ${store.gitDir}, so they cannot be brought back here; nothing was changed.`;
 }
 
 /** Goes back to before turn `number` (1-based), undoing the later turns newest first; stops at the first one refused. */
@@ -206,12 +230,13 @@ export async function rewindTo(ctx: UndoContext, number: number, options: UndoOp
 export function sessionUndoContext(session: {
   settings: { workspace: string };
   threadId: string;
-  parts: { history: ThreadHistory; tools: { processes: ProcessRegistry } };
+  parts: Pick<UndoContext, "history" | "interrupted"> & { tools: { processes: ProcessRegistry } };
 }): UndoContext {
   return {
     workspace: session.settings.workspace,
     threadId: session.threadId,
     history: session.parts.history,
     processes: session.parts.tools.processes,
+    interrupted: session.parts.interrupted,
   };
 }

@@ -1,6 +1,8 @@
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { FileTooLargeError, NotRegularFileError, readRegularTextSync } from "../regular-file.js";
 import { contentHash, isTrusted } from "../security/trust.js";
+import { offeredToolNames } from "../tools/index.js";
 import { BUILT_IN_SUBAGENTS, type SubagentSource, type SubagentType } from "../tools/task.js";
 
 /**
@@ -11,14 +13,19 @@ import { BUILT_IN_SUBAGENTS, type SubagentSource, type SubagentType } from "../t
  * Other keys (Claude Code's `permissionMode`, `color`, anything claiming approvals) are ignored:
  * no agent file sets an approval mode, every sub-agent runs in its parent's.
  *
- * The person's own files are in `<user config folder>/agents/`; a repository's in
- * `.mini-cursor/agents/`. A repository's file is untrusted content: it is used only once the
- * person has trusted its exact content (the trust store, as for the rules file), and even then
- * it can narrow the tools and never loosen an approval.
+ * The person's own files are in `<user config folder>/agents/` and Claude Code's `~/.claude/agents/`;
+ * a repository's in `.mini-cursor/agents/` and `.claude/agents/`. A repository's file is untrusted
+ * content: it is used only once the person has trusted its exact content (the trust store, as for
+ * the rules file), and even then it can narrow the tools and never loosen an approval.
+ *
+ * A tool list is honoured or narrowed, never widened: a name with a pattern (`Bash(git status:*)`)
+ * cannot be limited that way here, so that tool is left out; a tool mini-cursor lacks (WebFetch)
+ * is left out; each is named in a warning at load, and so is a list that leaves the agent no tools.
  */
 
-/** The repository's agent folder, relative to the workspace. */
+/** The repository's agent folders, relative to the workspace, in the order read (first wins for a name). */
 export const PROJECT_AGENTS_DIR = ".mini-cursor/agents";
+export const CLAUDE_AGENTS_DIR = ".claude/agents";
 /** Files read per folder at most, and the largest one: agent files are short briefs. */
 export const MAX_AGENT_FILES = 50;
 export const MAX_AGENT_FILE_BYTES = 64 * 1024;
@@ -33,7 +40,14 @@ const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
   Grep: "search_files",
   LS: "list_directory",
   TodoWrite: "write_todos",
+  BashOutput: "process_output",
+  KillShell: "stop_process",
+  KillBash: "stop_process",
 };
+/** Claude Code's MCP tool names are `mcp__server__tool`; ours are `server__tool`. */
+const CLAUDE_MCP_PREFIX = "mcp__";
+/** Our built-in tools: another name (not an MCP tool's `server__tool`) is one we do not have. */
+const OUR_TOOLS = new Set([...offeredToolNames("edit_file"), ...offeredToolNames("apply_patch")]);
 const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Claude Code's model aliases: no model of ours goes by them, so they mean the parent's model. */
 const CLAUDE_MODEL_ALIASES = new Set(["inherit", "sonnet", "opus", "haiku"]);
@@ -49,11 +63,15 @@ export interface UntrustedAgentFile {
   file: string;
   hash: string;
   name: string;
+  /** What of the file will not be honoured (said with the trust question). */
+  warnings: string[];
 }
 
 export interface AgentCatalog {
   types: SubagentType[];
   problems: AgentFileProblem[];
+  /** Agent files used with less than they ask for (a tool left out), one sentence each. */
+  warnings: AgentFileProblem[];
   untrusted: UntrustedAgentFile[];
 }
 
@@ -92,18 +110,60 @@ function unquote(text: string): string {
   return /^(["']).*\1$/.test(t) ? t.slice(1, -1) : t;
 }
 
-function toolList(value: string | string[] | undefined): string[] | undefined {
+/**
+ * A front matter tool list as our tool names, and what of it is not honoured. `narrows`: the list
+ * gives tools (a left-out name is then left out); otherwise it takes them away (disallowedTools),
+ * and a name with a pattern takes the whole tool away, which is the safe side there too.
+ */
+function toolList(
+  value: string | string[] | undefined,
+  key: string,
+  warnings: string[],
+  narrows: boolean,
+): string[] | undefined {
   if (value === undefined) return undefined;
-  const names = (Array.isArray(value) ? value : value.split(",")).map((n) => n.trim()).filter(Boolean);
-  return names.map((n) => CLAUDE_TOOL_NAMES[n] ?? n);
+  // Split at commas outside parentheses: `Bash(git diff:*, git log:*)` is one entry.
+  const entries = (Array.isArray(value) ? value : (value.match(/(?:[^,(]|\([^)]*\))+/g) ?? []))
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const names: string[] = [];
+  const patterned: string[] = [];
+  const missing: string[] = [];
+  for (const entry of entries) {
+    const pattern = /^([\w-]+)\s*\((.*)\)$/.exec(entry);
+    const bare = pattern ? pattern[1]! : entry;
+    const ours = bare.startsWith(CLAUDE_MCP_PREFIX)
+      ? bare.slice(CLAUDE_MCP_PREFIX.length)
+      : (CLAUDE_TOOL_NAMES[bare] ?? bare);
+    if (!OUR_TOOLS.has(ours) && !ours.includes("__")) {
+      missing.push(bare);
+      continue;
+    }
+    if (pattern && narrows) {
+      patterned.push(entry);
+      continue;
+    }
+    names.push(ours);
+  }
+  if (patterned.length > 0)
+    warnings.push(
+      `${key}: ${patterned.join(", ")} cannot be limited to those uses here, so the agent does not get ${[...new Set(patterned.map((p) => p.replace(/\s*\(.*$/, "")))].join(", ")} at all`,
+    );
+  if (missing.length > 0)
+    warnings.push(
+      `${key}: ${missing.join(", ")} ${missing.length > 1 ? "are tools" : "is a tool"} mini-cursor does not have; left out`,
+    );
+  if (narrows && entries.length > 0 && names.length === 0)
+    warnings.push("so this agent has no tools at all: it can only answer from its brief");
+  return names;
 }
 
-/** One agent file as a type, or why it cannot be one. */
+/** One agent file as a type (with what of it is not honoured), or why it cannot be one. */
 export function agentTypeFromFile(
   text: string,
   file: string,
   source: SubagentSource,
-): { type: SubagentType } | { problem: string } {
+): { type: SubagentType; warnings: string[] } | { problem: string } {
   const parsed = parseAgentFile(text);
   if (!parsed) return { problem: "no front matter (a --- block with name and description)" };
   const { fields, body } = parsed;
@@ -113,10 +173,12 @@ export function agentTypeFromFile(
   if (typeof fields.description !== "string" || !fields.description)
     return { problem: "no description in the front matter" };
   const model = typeof fields.model === "string" && !CLAUDE_MODEL_ALIASES.has(fields.model) ? fields.model : undefined;
-  const tools = toolList(fields.tools);
+  const warnings: string[] = [];
+  const tools = toolList(fields.tools, "tools", warnings, true);
   // Claude Code's `disallowedTools` narrows too.
-  const disallowed = toolList(fields.disallowedTools);
+  const disallowed = toolList(fields.disallowedTools, "disallowedTools", warnings, false);
   return {
+    warnings,
     type: {
       name,
       description: fields.description,
@@ -128,6 +190,14 @@ export function agentTypeFromFile(
       file,
     },
   };
+}
+
+function isSymlink(target: string): boolean {
+  try {
+    return lstatSync(target).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function agentFiles(dir: string): string[] {
@@ -146,13 +216,16 @@ function agentFiles(dir: string): string[] {
 /** A regular file's text (never a symlink out of the folder), or undefined with the problem recorded. */
 function readAgentFile(file: string, problems: AgentFileProblem[]): string | undefined {
   try {
-    const stat = lstatSync(file);
-    if (!stat.isFile()) return void problems.push({ file, problem: "not a regular file" });
-    if (stat.size > MAX_AGENT_FILE_BYTES)
-      return void problems.push({ file, problem: `larger than ${MAX_AGENT_FILE_BYTES} bytes` });
-    return readFileSync(file, "utf8");
+    // Opened without following a link or blocking: a FIFO in the folder is refused, never waited on.
+    return readRegularTextSync(file, { maxBytes: MAX_AGENT_FILE_BYTES });
   } catch (err) {
-    return void problems.push({ file, problem: (err as Error).message });
+    const problem =
+      err instanceof NotRegularFileError
+        ? "not a regular file"
+        : err instanceof FileTooLargeError
+          ? `larger than ${MAX_AGENT_FILE_BYTES} bytes`
+          : (err as Error).message;
+    return void problems.push({ file, problem });
   }
 }
 
@@ -160,41 +233,54 @@ export interface AgentCatalogOptions {
   workspace: string;
   /** The person's agent folder (`<user config folder>/agents`; settings' agentsDir). */
   agentsDir: string;
+  /** Claude Code's user folder (`~/.claude`), whose `agents/` are the person's too; absent: not read. */
+  claudeHome?: string;
   trustStore: string;
 }
 
 /**
- * The agent types of a session: the built-in ones, then the person's, then the repository's
- * trusted ones. A later file never replaces an earlier type of the same name (a repository
- * cannot redefine `general` or a person's agent).
+ * The agent types of a session: the built-in ones, then the person's (ours, then Claude Code's
+ * user folder), then the repository's trusted ones (`.mini-cursor/agents`, then `.claude/agents`).
+ * A later file never replaces an earlier type of the same name (a repository cannot redefine
+ * `general` or a person's agent).
  */
 export function loadAgentCatalog(options: AgentCatalogOptions): AgentCatalog {
   const types: SubagentType[] = [...BUILT_IN_SUBAGENTS];
   const problems: AgentFileProblem[] = [];
+  const warnings: AgentFileProblem[] = [];
   const untrusted: UntrustedAgentFile[] = [];
-  const add = (type: SubagentType, file: string) => {
+  const add = (type: SubagentType, file: string, found: string[]) => {
     if (types.some((t) => t.name === type.name))
-      problems.push({ file, problem: `an agent named ${type.name} already exists` });
-    else types.push(type);
+      return void problems.push({ file, problem: `an agent named ${type.name} already exists` });
+    types.push(type);
+    if (found.length > 0) warnings.push({ file, problem: found.join("; ") });
   };
-  for (const file of agentFiles(options.agentsDir)) {
-    const text = readAgentFile(file, problems);
-    if (text === undefined) continue;
-    const read = agentTypeFromFile(text, file, "user");
-    if ("problem" in read) problems.push({ file, problem: read.problem });
-    else add(read.type, file);
-  }
-  for (const file of agentFiles(path.join(options.workspace, PROJECT_AGENTS_DIR))) {
-    const text = readAgentFile(file, problems);
-    if (text === undefined) continue;
-    const read = agentTypeFromFile(text, file, "project");
-    if ("problem" in read) {
-      problems.push({ file, problem: read.problem });
+  const folders: Array<[string, SubagentSource]> = [
+    [options.agentsDir, "user"],
+    ...(options.claudeHome ? [[path.join(options.claudeHome, "agents"), "user"] as [string, SubagentSource]] : []),
+    [path.join(options.workspace, PROJECT_AGENTS_DIR), "project"],
+    [path.join(options.workspace, CLAUDE_AGENTS_DIR), "project"],
+  ];
+  for (const [dir, source] of folders) {
+    // A repository's `.claude` or `.mini-cursor` that is a symlink could lead anywhere: not read.
+    const top = path.join(options.workspace, path.relative(options.workspace, dir).split(path.sep)[0]!);
+    if (source === "project" && isSymlink(top)) {
+      problems.push({ file: dir, problem: `${top} is a symlink, and must be a plain folder` });
       continue;
     }
-    const hash = contentHash(text);
-    if (!isTrusted(options.trustStore, file, hash)) untrusted.push({ file, hash, name: read.type.name });
-    else add(read.type, file);
+    for (const file of agentFiles(dir)) {
+      const text = readAgentFile(file, problems);
+      if (text === undefined) continue;
+      const read = agentTypeFromFile(text, file, source);
+      if ("problem" in read) {
+        problems.push({ file, problem: read.problem });
+        continue;
+      }
+      const hash = contentHash(text);
+      if (source === "project" && !isTrusted(options.trustStore, file, hash))
+        untrusted.push({ file, hash, name: read.type.name, warnings: read.warnings });
+      else add(read.type, file, read.warnings);
+    }
   }
-  return { types, problems, untrusted };
+  return { types, problems, warnings, untrusted };
 }

@@ -14,6 +14,11 @@ import { shellSplit } from "../shell-quote.js";
  * `{{args}}`) is everything typed after the name, as typed; `$1` … `$9` are its words, split as a
  * shell splits them (quotes group words, nothing is expanded: app/custom-commands.ts says so in
  * /help). A template that names none of them gets the arguments after a blank line.
+ *
+ * Claude Code's other two forms in a body: `` !`cmd` `` is a command whose output takes its place
+ * (app/custom-commands.ts runs it through the approval of a model's execute_command call before
+ * the prompt is sent), and `@path` attaches a workspace file (app/mentions.ts, as for a typed
+ * request). The front matter's `allowed-tools` and `model` are read and named as not honoured.
  */
 
 export interface CommandTemplate {
@@ -23,7 +28,21 @@ export interface CommandTemplate {
   argumentHint?: string;
   /** The prompt, front matter removed. */
   body: string;
+  /** Front matter fields that would change what the command does and that mini-cursor does not honour. */
+  ignored?: string[];
 }
+
+/** Claude Code's front matter fields that change behaviour, which a command here does not honour, and why. */
+export const IGNORED_FIELDS: Readonly<Record<string, string>> = {
+  "allowed-tools": "every call asks as in the session's approval mode",
+  model: "the session's model answers",
+};
+
+/** `` !`cmd` `` in a body: a command whose output is put in its place. */
+const SHELL_LINE = /!`([^`\n]+)`/g;
+/** Where command `i`'s output goes in an expanded body (NUL never comes from a file or the prompt line). */
+export const shellMark = (i: number): string => `\u0000${i}\u0000`;
+const SHELL_MARK = /\u0000(\d+)\u0000/g;
 
 /** Characters of a description or hint kept for /help. */
 const MAX_LABEL_CHARS = 200;
@@ -52,21 +71,43 @@ export function parseCommandTemplate(text: string): CommandTemplate {
   };
   const description = label("description");
   const argumentHint = label("argument-hint");
+  const ignored = Object.keys(IGNORED_FIELDS).filter((key) => fields.get(key));
   return {
     ...(description ? { description } : {}),
     ...(argumentHint ? { argumentHint } : {}),
+    ...(ignored.length > 0 ? { ignored } : {}),
     body: normalised.slice(front[0].length).trim(),
   };
 }
 
 /** The body with the arguments put in (see above). */
 export function expandTemplate(body: string, args: string): string {
-  const raw = args.trim();
+  return expandCommandBody(body, args).text;
+}
+
+/**
+ * The body with the arguments put in, its `` !`cmd` `` commands taken out (the arguments put in
+ * them too, as Claude Code does) and a shellMark left where each one's output goes.
+ */
+export function expandCommandBody(body: string, args: string): { text: string; shell: string[] } {
+  const raw = args.replaceAll("\u0000", "").trim();
   const words = shellSplit(raw);
   let used = false;
-  const text = body.replace(PLACEHOLDER, (_match, digit: string | undefined) => {
-    used = true;
-    return digit ? (words[Number(digit) - 1] ?? "") : raw;
+  const fill = (text: string) =>
+    text.replace(PLACEHOLDER, (_match, digit: string | undefined) => {
+      used = true;
+      return digit ? (words[Number(digit) - 1] ?? "") : raw;
+    });
+  const shell: string[] = [];
+  const marked = body.replaceAll("\u0000", "").replace(SHELL_LINE, (_match, command: string) => {
+    shell.push(fill(command).trim());
+    return shellMark(shell.length - 1);
   });
-  return used || raw === "" ? text : `${text}\n\n${raw}`;
+  const text = fill(marked);
+  return { text: used || raw === "" ? text : `${text}\n\n${raw}`, shell };
+}
+
+/** An expanded body with each command's output (by index) in its mark's place. */
+export function fillShellOutputs(text: string, outputs: readonly string[]): string {
+  return text.replace(SHELL_MARK, (_match, i: string) => outputs[Number(i)] ?? "");
 }

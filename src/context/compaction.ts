@@ -380,3 +380,59 @@ export async function compactHistory(
     response,
   };
 }
+
+// --- on request (/compact) ------------------------------------------------------------------------
+
+export interface WholeCompaction {
+  /** The new history: one summary of everything before. */
+  history: BaseMessage[];
+  summary: string;
+  /** Messages the summary replaced. */
+  summarised: number;
+  /** The conversation's size before and after, estimated (the fixed part left out). */
+  tokensBefore: number;
+  tokensAfter: number;
+  usage: UsageCount;
+  response: AIMessage;
+}
+
+/**
+ * The whole conversation summarised now, on the person's request (/compact), as Claude Code and
+ * Codex do it: the summary replaces every message, and `focus` (what they typed after the
+ * command) says what the summary must keep. Undefined when there is nothing to summarise (no
+ * message, or only an earlier summary) or the model gave no summary; cancellation is passed on,
+ * as are the model's errors (the person asked, so they are told why it did not happen).
+ */
+export async function summariseConversation(
+  model: Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>,
+  history: readonly BaseMessage[],
+  options: { budgetTokens: number; focus?: string; signal?: AbortSignal },
+): Promise<WholeCompaction | undefined> {
+  const messages = answerDanglingToolCalls(history);
+  if (messages.length === 0 || (messages.length === 1 && summarySteps(messages[0]!) !== undefined)) return undefined;
+  const transcript = renderTranscript(messages, options.budgetTokens * CHARS_PER_TOKEN * TRANSCRIPT_SHARE);
+  const focus = options.focus?.trim()
+    ? `\n\n---\nThe user asked for this summary and wants it to keep in particular: ${cut(options.focus.trim(), 2000)}`
+    : "";
+  const sent = [
+    new SystemMessage(SUMMARY_PROMPT),
+    new HumanMessage(`Conversation to summarise (all of it; nothing of it stays verbatim):\n\n${transcript}${focus}`),
+  ];
+  // No callbacks: the summary must not stream into the trace as if it were an answer.
+  const response = await callModelWithRetry(model, sent, { signal: options.signal, callbacks: [] });
+  const summary = messageText(response).trim();
+  if (!summary) return undefined;
+  const note = new HumanMessage({
+    content: `[Summary of the earlier conversation, compacted on the user's request (/compact)]\n${summary}`,
+    response_metadata: { [SUMMARY_KEY]: { steps: 0, kept: 0 } },
+  });
+  return {
+    history: [note],
+    summary,
+    summarised: messages.length,
+    tokensBefore: estimateTotalTokens(messages),
+    tokensAfter: estimateTotalTokens([note]),
+    usage: usageOf(response, sent),
+    response: response as AIMessage,
+  };
+}

@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
+import { isRefusedFile, readRegularFileStartSync, reportSkippedFile } from "../regular-file.js";
 import path from "node:path";
 
 /**
@@ -26,7 +27,9 @@ export interface ProjectInstructions {
 function insideFile(workspace: string, name: string): string | undefined {
   const candidate = path.join(workspace, name);
   try {
-    lstatSync(candidate);
+    // Asked not to throw: the prompt is built for every request, and most workspaces have neither
+    // file, so a thrown ENOENT (an error with its stack, twice a step) would be the usual answer.
+    if (!lstatSync(candidate, { throwIfNoEntry: false })) return undefined;
     const root = realpathSync(workspace);
     const real = realpathSync(candidate);
     const rel = path.relative(root, real);
@@ -37,16 +40,14 @@ function insideFile(workspace: string, name: string): string | undefined {
   }
 }
 
+/** The file's first MAX_INSTRUCTIONS_BYTES and its size; a FIFO or device is refused, never waited on, and said. */
 function readCapped(file: string): { data: Buffer; bytes: number } | undefined {
-  const fd = openSync(file, "r");
   try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return undefined;
-    const data = Buffer.alloc(Math.min(stat.size, MAX_INSTRUCTIONS_BYTES));
-    const read = readSync(fd, data, 0, data.length, 0);
-    return { data: data.subarray(0, read), bytes: stat.size };
-  } finally {
-    closeSync(fd);
+    const { data, size } = readRegularFileStartSync(file, MAX_INSTRUCTIONS_BYTES);
+    return { data, bytes: size };
+  } catch (err) {
+    if (isRefusedFile(err)) reportSkippedFile(file, err);
+    return undefined;
   }
 }
 
@@ -55,12 +56,7 @@ export function loadProjectInstructions(workspace: string): ProjectInstructions 
   for (const name of INSTRUCTION_FILES) {
     const file = insideFile(workspace, name);
     if (!file) continue;
-    let read;
-    try {
-      read = readCapped(file);
-    } catch {
-      continue;
-    }
+    const read = readCapped(file);
     if (!read) continue;
     const truncated = read.bytes > read.data.length;
     let text = read.data.toString("utf8").replace(/^\uFEFF/, "");

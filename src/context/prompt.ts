@@ -1,5 +1,5 @@
 import os from "node:os";
-import type { ApprovalMode } from "../settings.js";
+import type { ApprovalMode } from "../contracts/modes.js";
 import { instructionsSection, loadProjectInstructions, type ProjectInstructions } from "./project-instructions.js";
 
 export interface PromptContext {

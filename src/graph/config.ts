@@ -1,6 +1,6 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import { APPROVAL_MODES } from "../settings.js";
+import { APPROVAL_MODES } from "../contracts/modes.js";
 
 /**
  * What can change from one run to the next: the fields of LangGraph Studio's assistant panel

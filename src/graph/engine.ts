@@ -1,8 +1,8 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
-import type { AgentEvent, ApprovalRequest, ApprovalResponse, EventSink, StopReason } from "../agent/events.js";
-import type { Todo } from "../tools/todos.js";
+import type { AgentEvent, ApprovalRequest, ApprovalResponse, EventSink, StopReason } from "../contracts/events.js";
+import type { Todo } from "../contracts/tools.js";
 import { requestMessage } from "../agent/turn-inputs.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
 import { stateAbort } from "../memory/state-errors.js";
@@ -16,6 +16,7 @@ import type { NodeSignal } from "./node-signals.js";
 import type { GraphStopReason } from "./state.js";
 import { cancelledTurn, type Recovery, type StopCause } from "../agent/crash-recovery.js";
 import { streamChunks } from "./stream-chunks.js";
+import { allowSubagentListeners } from "../agent/subagents.js";
 
 export interface GraphEngineOptions {
   graph: AgentGraph;
@@ -43,11 +44,28 @@ interface StreamState {
    * guard stop is reported before the calls it stops (as the loop engine reports it).
    */
   pendingCalls: AgentEvent[];
+  /**
+   * The results of the ToolNode's tasks, which end in any order, held until the next node and
+   * then reported in the model's order of the calls (`callOrder`), with the todo list they leave,
+   * as the loop reports its own.
+   */
+  heldResults: Array<Extract<AgentEvent, { type: "tool_result" }>>;
+  heldTodos?: Todo[];
+  callOrder: string[];
 }
 
 function flushCalls(st: StreamState, emit: EventSink): void {
   for (const event of st.pendingCalls.splice(0)) emit(event);
 }
+
+function releaseResults(st: StreamState, emit: EventSink): void {
+  const place = (id: string) => st.callOrder.indexOf(id);
+  for (const event of st.heldResults.splice(0).sort((a, b) => place(a.id) - place(b.id))) emit(event);
+  if (st.heldTodos) emit({ type: "todos", step: st.step, todos: st.heldTodos });
+  st.heldTodos = undefined;
+}
+
+const newStreamState = (): StreamState => ({ step: 0, pendingCalls: [], heldResults: [], callOrder: [] });
 
 function contentText(message: BaseMessage): string {
   return messageText(message);
@@ -55,6 +73,13 @@ function contentText(message: BaseMessage): string {
 
 function handleUpdate(node: string, update: unknown, st: StreamState, emit: EventSink, timer: ToolTimer): void {
   flushCalls(st, emit);
+  if (node === "tools" && update && typeof update === "object") {
+    const { messages = [], todos } = update as { messages?: BaseMessage[]; todos?: Todo[] };
+    for (const m of messages) if (ToolMessage.isInstance(m)) st.heldResults.push(toolResultEvent(m, st.step, timer));
+    if (Array.isArray(todos)) st.heldTodos = todos;
+    return;
+  }
+  releaseResults(st, emit);
   if (node === "__interrupt__" || !update || typeof update !== "object") return;
   const { messages = [], stopReason } = update as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null };
   if (stopReason) st.stopReason = stopReason;
@@ -64,6 +89,7 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
   for (const message of messages) {
     if (AIMessage.isInstance(message)) {
       const calls = message.tool_calls ?? [];
+      st.callOrder = calls.map((c) => c.id!);
       for (const call of calls)
         st.pendingCalls.push({ type: "tool_call", step: st.step, id: call.id!, name: call.name, args: call.args });
       if (calls.length === 0) {
@@ -95,7 +121,7 @@ function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): voi
     st.compactionUsage = signal.usage;
     const { step, tokensBefore, tokensAfter, summarised } = signal;
     emit({ type: "compaction", step, tokensBefore, tokensAfter, summarised });
-  } else if (signal.kind === "provider") {
+  } else if (signal.kind === "provider" || signal.kind === "event") {
     emit(signal.event);
   } else if (signal.kind === "loop_guard") {
     const { step, action, tool, repeats, message } = signal;
@@ -133,14 +159,23 @@ function createStreamReader(root: Scope, emit: EventSink, timer: ToolTimer) {
     let scope = scopes.get(key);
     if (!scope) {
       const callId = callOfNamespace.get(ns[0]!) ?? ns[0]!;
-      scope = { st: { step: 0, pendingCalls: [] }, emit: (event) => emit({ ...event, subagent: callId }) };
+      scope = { st: newStreamState(), emit: (event) => emit({ ...event, subagent: callId }) };
       scopes.set(key, scope);
     }
     return scope;
   };
   return {
-    read(ns: readonly string[], mode: string, chunk: unknown): void {
+    read(streamed: readonly string[], mode: string, chunk: unknown): void {
+      // A node's signal says which graph wrote it (`at`): LangGraph's namespace for it is lost
+      // when it is written from the model's callbacks (a sub-agent's tokens came out as the parent's).
+      const at = mode === "custom" ? (chunk as NodeSignal).at : undefined;
+      const ns = at === undefined ? streamed : at ? at.split("|") : [];
       const scope = scopeFor(ns);
+      // A sub-agent at work: the parent's calls were sent on, so they are reported first.
+      if (ns.length > 0) {
+        flushCalls(root.st, root.emit);
+        releaseResults(root.st, root.emit);
+      }
       if (mode === "custom") {
         const signal = chunk as NodeSignal;
         if (signal.kind === "subagent") callOfNamespace.set(signal.ns, signal.callId);
@@ -171,7 +206,11 @@ function createStreamReader(root: Scope, emit: EventSink, timer: ToolTimer) {
     },
     flush(): void {
       flushCalls(root.st, root.emit);
-      for (const scope of scopes.values()) flushCalls(scope.st, scope.emit);
+      releaseResults(root.st, root.emit);
+      for (const scope of scopes.values()) {
+        flushCalls(scope.st, scope.emit);
+        releaseResults(scope.st, scope.emit);
+      }
     },
   };
 }
@@ -225,7 +264,7 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
       const tally = createRunTally(options.meta, { ...request, approval: request.approval ?? options.approval });
       const emit = tally.emit;
       const maxSteps = request.maxSteps ?? options.maxSteps;
-      const st: StreamState = { step: 0, pendingCalls: [] };
+      const st = newStreamState();
       // A tool starting is the tools node starting: its calls are reported before its output.
       const timer = new ToolTimer(() => flushCalls(st, emit));
       const config = {
@@ -252,6 +291,8 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
         const human = requestMessage(request.task, request.note);
         input = { messages: [...recovered.results, human], snapshots: recovered.snapshots };
         const reader = createStreamReader({ st, emit }, emit, timer);
+        // Every running sub-agent's graph listens to the run's own signal (LangGraph's runner does).
+        allowSubagentListeners(request.signal);
         for (;;) {
           // Not "messages" mode: its handler keeps every message of the run until the run ends
           // (issue 30); the tokens come as the agent node's signals instead.

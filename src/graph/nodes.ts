@@ -1,71 +1,72 @@
-import { RemoveMessage } from "@langchain/core/messages";
-import { interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { checkRepeats, loopGuardReport, loopStopResults } from "../policy/loop-guard.js";
+import { AIMessage, RemoveMessage } from "@langchain/core/messages";
+import { Command, interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { lastAIMessage, stepsSinceLastRequest } from "../contracts/conversation.js";
+import { stricterApproval } from "../contracts/modes.js";
+import { checkRepeats, loopGuardReport, loopStopResults } from "../guard/repeats.js";
 import { compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
+import { reviewTurn } from "../agent/dispatch.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
-import { lastAIMessage, stepsSinceLastRequest } from "../agent/turn.js";
-import { syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
+import { currentRequest, syncWorkspaceToCheckpoint } from "../agent/snapshot-step.js";
+import { askedAs, latestThreadSnapshot, taskCalls } from "../agent/subagents.js";
+import type { SubagentAsker } from "../contracts/events.js";
 import { modelTurnInput, summaryInput } from "../agent/turn-inputs.js";
-import { reviewTurn, runToolStep } from "../agent/tool-step.js";
 import { providerNoteEvent } from "../provider/events.js";
-import { withCallbacks } from "../agent/trace-parent.js";
-import { threadOf } from "../tools/read-tracker.js";
-import { runOption, type RuntimeSource } from "./run-config.js";
+import { tokenHandler, withCallbacks } from "../agent/trace-parent.js";
+import { conversationOf, threadOf } from "../tools/read-tracker.js";
+import { dispatch } from "./routing.js";
+import { runOption, runSettings } from "./run-config.js";
 import type { NodeSignal } from "./node-signals.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
 
 /**
- * The graph's nodes, one behaviour each (graph.ts wires them):
+ * The graph's own nodes, one behaviour each (graph.ts wires them with LangGraph's ToolNode, which
+ * runs the calls):
  *   start_step    starts a step (the `step` event) with no stop reason yet
  *   restore_files gives back a resumed earlier checkpoint's files (time travel)
  *   summarise     summarises older turns near the context budget
- *   agent      one model turn
- *   guard      the loop guard's stop: the repeated calls get "not run" results, the run ends
- *   approve    asks (interrupt) about the calls that need a person; declined calls get results,
- *              edited calls their arguments (state.edits)
- *   tools      snapshots the workspace around file-changing calls, runs the calls that have no
- *              result yet, adds the loop guard's note, keeps the write_todos list
- * The approve and tools halves are agent/tool-step.ts, the turn's inputs agent/turn-inputs.ts:
- * the loop engine runs the same functions.
- *   step_limit records that the run used its steps
+ *   agent         one model turn
+ *   repeat_stop   the loop guard's stop: the repeated calls get "not run" results, the run ends
+ *   approve       answers the calls that cannot run, asks (interrupt) about those that need a
+ *                 person, and sends the rest on: each call to the ToolNode, with the person's
+ *                 arguments where they edited it, then the task calls to their sub-agents
+ *   step_done     after a turn's calls: its sub-agents, else the next step
+ *   step_limit    records that the run used its steps
  */
 
 type Signal = (signal: NodeSignal) => void;
-const signalOf =
-  (config: LangGraphRunnableConfig): Signal =>
-  (signal) =>
-    config.writer?.(signal);
+/** The namespace of the graph a node runs in: its task's checkpoint namespace without the task itself. */
+const graphNamespace = (config: LangGraphRunnableConfig): string =>
+  String(config.configurable?.checkpoint_ns ?? "")
+    .split("|")
+    .slice(0, -1)
+    .join("|");
+const signalOf = (config: LangGraphRunnableConfig): Signal => {
+  const at = graphNamespace(config);
+  return (signal) => config.writer?.({ ...signal, at });
+};
 
 /** A line for the trace (a `notice` event). */
 const noticeOf = (config: LangGraphRunnableConfig, step: number) => (message: string) =>
   signalOf(config)({ kind: "provider", event: { type: "notice", step, message } });
 
-/** What the snapshot hooks need from a node: the workspace, the thread, the conversation, a way to tell the trace. */
-function snapshotContext(runtime: AgentRuntime, state: AgentStateType, config: LangGraphRunnableConfig, step: number) {
-  return {
-    workspace: runtime.workspace ?? process.cwd(),
-    threadId: threadOf(config) ?? "",
-    messages: state.messages,
-    notice: noticeOf(config, step),
-  };
-}
-
-export function createNodes(source: RuntimeSource) {
+export function createNodes(runtime: AgentRuntime) {
   return {
     /** Starts a step: the `step` event, and no stop reason yet (a resumed thread may carry the last run's). */
     start_step(state: AgentStateType, config: LangGraphRunnableConfig): AgentStateUpdate {
       signalOf(config)({ kind: "step", step: stepsSinceLastRequest(state.messages) + 1 });
-      return { stopReason: null, edits: {} };
+      return { stopReason: null };
     },
 
     /** Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back. */
     async restore_files(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      const { runtime } = source(config);
       // A sub-agent never travels: its parent's checkpoints hold the thread's files (graph/subagent.ts).
       if (runtime.subagent) return { restoredFiles: [], keptFiles: [] };
       const step = stepsSinceLastRequest(state.messages) + 1;
       const travel = await syncWorkspaceToCheckpoint({
-        ...snapshotContext(runtime, state, config, step),
+        workspace: runtime.workspace,
+        threadId: threadOf(config) ?? "",
+        messages: state.messages,
+        notice: noticeOf(config, step),
         snapshots: state.snapshots,
       });
       // In state, so Studio's view of this node shows which files came back, and which of this
@@ -75,10 +76,12 @@ export function createNodes(source: RuntimeSource) {
 
     /** Near the context budget, summarises older turns (the `compaction` event); otherwise changes nothing. */
     async summarise(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      const { runtime } = source(config);
       const step = stepsSinceLastRequest(state.messages) + 1;
-      const mode = runOption(source(config).config, "approval", runtime.approval);
-      const done = await compactBeforeTurn(summaryInput(runtime, mode, state.messages, noticeOf(config, step)), config);
+      const { approval } = runSettings(runtime, config);
+      const done = await compactBeforeTurn(
+        summaryInput(runtime, approval, state.messages, noticeOf(config, step)),
+        config,
+      );
       if (!done) return {};
       const { tokensBefore, tokensAfter, summarised, history } = done.compaction;
       signalOf(config)({ kind: "compaction", step, tokensBefore, tokensAfter, summarised, usage: done.usage });
@@ -87,25 +90,28 @@ export function createNodes(source: RuntimeSource) {
     },
 
     async agent(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      const { runtime } = source(config);
       const signal = signalOf(config);
       const step = stepsSinceLastRequest(state.messages) + 1;
-      const mode = runOption(source(config).config, "approval", runtime.approval);
-      const tokens = runOption(source(config).config, "tokens", false);
-      const onToken = { handleLLMNewToken: (text: string) => text && signal({ kind: "token", step, text }) };
+      const { approval } = runSettings(runtime, config);
+      const onToken = tokenHandler((text) => text && signal({ kind: "token", step, text }));
       const { message, usage } = await takeModelTurn(
         boundModel(runtime),
-        modelTurnInput(runtime, mode, state.messages, (note) =>
+        modelTurnInput(runtime, approval, state.messages, (note) =>
           signal({ kind: "provider", event: providerNoteEvent(note, step) }),
         ),
-        tokens ? withCallbacks(config, [onToken]) : config,
+        runOption(config, "tokens", false) ? withCallbacks(config, [onToken]) : config,
       );
       signal({ kind: "usage", step, ...usage });
-      // An answer without tool calls ends the run (routeAfterAgent).
-      return { messages: [message], ...(message.tool_calls?.length ? {} : { stopReason: "done" as const }) };
+      // An answer without tool calls ends the run (routeAfterAgent). Under Studio, where any local
+      // process can resume a question, the mode is kept with the turn: approve judges its calls in it.
+      return {
+        messages: [message],
+        ...(runtime.studioApprovals ? { turnApproval: approval } : {}),
+        ...(message.tool_calls?.length ? {} : { stopReason: "done" as const }),
+      };
     },
 
-    guard(state: AgentStateType, config: LangGraphRunnableConfig): AgentStateUpdate {
+    repeat_stop(state: AgentStateType, config: LangGraphRunnableConfig): AgentStateUpdate {
       const last = lastAIMessage(state.messages)!;
       const check = checkRepeats(state.messages);
       const step = stepsSinceLastRequest(state.messages);
@@ -113,48 +119,60 @@ export function createNodes(source: RuntimeSource) {
       return { messages: loopStopResults(last, check), stopReason: "loop_guard" };
     },
 
-    async approve(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      const { runtime, config: run } = source(config);
-      const last = lastAIMessage(state.messages);
-      if (!last) return {};
+    async approve(state: AgentStateType, config: LangGraphRunnableConfig): Promise<Command> {
+      const last = lastAIMessage(state.messages)!;
+      const { approval, maxSteps } = runSettings(runtime, config);
+      const threadId = threadOf(config) ?? "";
+      // A run resumed at a question of an earlier checkpoint reaches this node without restore_files.
+      if (!runtime.subagent)
+        await syncWorkspaceToCheckpoint({
+          workspace: runtime.workspace,
+          threadId,
+          messages: state.messages,
+          notice: noticeOf(config, stepsSinceLastRequest(state.messages)),
+          snapshots: state.snapshots,
+        });
       // Under Studio an approval needs this interrupt's one-time code (studio-secret.ts).
-      const codes = runtime.studioApprovals?.session(threadOf(config) ?? "");
-      const { declined, alwaysAdded, edits } = await reviewTurn({
+      const codes = runtime.studioApprovals?.session(threadId, conversationOf(config));
+      const review = await reviewTurn({
         runtime,
         message: last,
-        mode: runOption(run, "approval", runtime.approval),
+        // A resume is judged in the mode its question was asked in: its own cannot loosen it.
+        mode: state.turnApproval ? stricterApproval(state.turnApproval, approval) : approval,
         always: state.alwaysAllow,
-        threadId: threadOf(config),
-        // Pauses the run; the answer arrives with the resume (Command({ resume })).
-        ask: (request) => (codes ? codes.ask(request) : interrupt(request)),
+        conversation: conversationOf(config),
+        // Pauses the run; the answer arrives with the resume (Command({ resume })). A sub-agent's
+        // question names it and its task (graph/subagent.ts gives them in `asker`).
+        ask: (request) => {
+          const asked = askedAs(request, config.configurable?.asker as SubagentAsker | undefined);
+          return codes ? codes.ask(asked) : interrupt(asked);
+        },
       });
       codes?.settle();
-      return { messages: declined, alwaysAllow: alwaysAdded, edits };
+      const messages = [...state.messages, ...review.results];
+      return new Command({
+        update: { messages: review.results, alwaysAllow: review.alwaysAdded },
+        goto: dispatch(runtime, { messages }, maxSteps, review.calls),
+      });
     },
 
-    async tools(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      const { runtime } = source(config);
-      const last = lastAIMessage(state.messages);
-      if (!last) return {};
-      const step = stepsSinceLastRequest(state.messages);
-      const threadId = threadOf(config) ?? "";
-      const { results, snapshots, todos, loopNote } = await runToolStep({
-        runtime,
-        message: last,
-        messages: state.messages,
-        threadId,
-        timeTravelThread: threadId,
-        // A sub-agent's steps record the thread's files but never travel (its parent's restore_files does).
-        snapshots: runtime.subagent ? undefined : state.snapshots,
-        step,
-        // Each call runs in this node's config: its cancellation, callbacks (the trace, the timer) and thread.
-        configFor: () => config,
-        notice: noticeOf(config, step),
-        edits: state.edits,
-      });
-      if (loopNote) signalOf(config)({ kind: "loop_guard", ...loopNote });
-      // The one place the graph's todo list changes: a successful write_todos result carries it.
-      return todos ? { messages: results, snapshots, todos } : { messages: results, snapshots };
+    /** After a turn's calls: its sub-agents (their turn), else the next step or the step limit. */
+    async step_done(state: AgentStateType, config: LangGraphRunnableConfig): Promise<Command> {
+      const { maxSteps } = runSettings(runtime, config);
+      const next = dispatch(runtime, state, maxSteps);
+      // After sub-agents, the request's snapshot entry ends at the thread's latest files, so the
+      // next step's time-travel check finds nothing to restore.
+      const subagentsRan =
+        !Array.isArray(next) && taskCalls(lastAIMessage(state.messages) ?? new AIMessage("")).length > 0;
+      const snapshots = !subagentsRan
+        ? {}
+        : await latestThreadSnapshot(
+            runtime.workspace,
+            threadOf(config) ?? "",
+            currentRequest(state.messages),
+            state.snapshots,
+          );
+      return new Command({ update: { snapshots }, goto: next });
     },
 
     step_limit(): AgentStateUpdate {

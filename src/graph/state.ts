@@ -4,7 +4,8 @@ import { withLangGraph } from "@langchain/langgraph/zod";
 // zod's v3 API: its JSON schema export shows `messages` as an array instead of failing on the custom type.
 import { z } from "zod/v3";
 import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
-import { TODO_STATUSES, type Todo } from "../tools/todos.js";
+import { TODO_STATUSES, type Todo } from "../contracts/tools.js";
+import { APPROVAL_MODES, type ApprovalMode } from "../contracts/modes.js";
 
 /**
  * Why the graph ended a run, kept in state so Studio shows it and the stream engine reports it:
@@ -23,9 +24,6 @@ export type GraphStopReason = (typeof GRAPH_STOP_REASONS)[number];
  * schema at run time, where for an Annotation it type-checks the graph's sources first (13 to
  * 60 s before Studio can open the graph; BENCHMARKS.md).
  */
-/** Arguments the person gave calls at the approval question, by tool call id. */
-type CallEdits = Record<string, Record<string, unknown>>;
-
 export const AgentState = z.object({
   /**
    * The conversation without the system prompt (it is rebuilt each call from the workspace and
@@ -116,20 +114,21 @@ export const AgentState = z.object({
     { reducer: { fn: (_current: string[], update: string[]) => update }, default: () => [] },
   ),
   /**
-   * The calls of the latest model turn the person edited at the approval question: the
-   * arguments each runs with instead of the model's, by tool call id (the model turn itself
-   * keeps the model's arguments; the result says what ran, policy/edit-call.ts). Written by
-   * approve, read by tools, emptied by start_step, so an edit never reaches another turn's call.
+   * The approval mode the latest model turn ran in, under Studio (null in the CLI, whose questions
+   * only its own terminal answers). approve judges that turn's calls in it, or in the run's mode
+   * when that is stricter: a resume (anyone's, over Studio's API) can narrow the mode a question
+   * was asked in, never loosen it. Written by agent.
    */
-  edits: withLangGraph(
+  turnApproval: withLangGraph(
     z
-      .record(z.record(z.unknown()))
+      .enum(APPROVAL_MODES)
+      .nullable()
       .describe(
-        "Calls of the latest model turn the person edited before approving: the arguments each runs with instead of the model's, by tool call id.",
+        "The approval mode the latest model turn ran in; its calls are judged in it (or in a stricter run's mode) when a run resumes.",
       ),
     {
-      reducer: { fn: (_current: CallEdits, update: CallEdits) => update },
-      default: () => ({}),
+      reducer: { fn: (_current: ApprovalMode | null, update: ApprovalMode | null) => update },
+      default: () => null,
     },
   ),
   /** Why the latest run ended (null while it runs). Written by start_step (reset), agent, guard and step_limit. */
@@ -153,6 +152,6 @@ export type AgentStateUpdate = Partial<{
   todos: Todo[];
   restoredFiles: string[];
   keptFiles: string[];
-  edits: Record<string, Record<string, unknown>>;
+  turnApproval: ApprovalMode | null;
   stopReason: GraphStopReason | null;
 }>;

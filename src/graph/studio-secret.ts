@@ -1,6 +1,7 @@
 import { randomInt, timingSafeEqual } from "node:crypto";
 import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
-import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
+import type { ApprovalRequest, ApprovalResponse } from "../contracts/events.js";
+import type { ApprovalSession, StudioApprovalCodes, WaitingApproval } from "../contracts/approval-codes.js";
 import { normalizeResponse } from "../policy/approval-answer.js";
 import { addGatedSecrets, gateText } from "../workspace/output-gate.js";
 
@@ -9,8 +10,9 @@ import { addGatedSecrets, gateText } from "../workspace/output-gate.js";
  * machine (a "dev server" the agent itself started) can find an interrupted thread and resume it.
  * And the dev server keeps every resume: `GET /threads/<id>/runs` returns it and its ops file
  * under `.langgraph_api/` holds it. So an approval counts only with a code that is
- *   - made per interrupt (thread + tool call + which question about it: an edit asked about again
- *     gets a new code), in this process's memory, and printed only to the
+ *   - made per interrupt (conversation + tool call + which question about it: an edit asked about
+ *     again gets a new code; two sub-agents' calls that share an id, as servers that number a
+ *     response's calls give them, each get their own), in this process's memory, and printed only to the
  *     dev server's terminal (never put in an environment, a file, an interrupt value or a trace);
  *   - good for that one interrupt: using it (right or wrong) settles it when the approve node
  *     finishes, so the copy the dev server keeps, replayed later (a fork of the thread from the
@@ -52,8 +54,9 @@ export const STUDIO_CODE_MISSING =
 export function approvalCodeNotice(request: ApprovalRequest, threadId: string, code: string): string {
   // The tool name and reason come from the model: through the output gate. The code must not be
   // (it is one of the gate's secrets, masked everywhere else, traces included).
+  const asker = request.askedBy ? ` of sub-agent ${request.askedBy}` : "";
   return (
-    gateText(`mini-cursor: ${request.tool} in thread ${threadId} waits for approval (${request.reason}).\n`) +
+    gateText(`mini-cursor: ${request.tool}${asker} in thread ${threadId} waits for approval (${request.reason}).\n`) +
     `  One-time approval code: ${code}\n` +
     `  To approve it in Studio, resume with {"decision": "approve", "code": "${code}"}` +
     ` (or {"decision": "edit", "args": {…}, "code": "${code}"} to run it with your arguments).\n`
@@ -64,25 +67,20 @@ interface Pending {
   code: string;
   printed: boolean;
   settled: boolean;
+  /** What waits for it, for the person's list (waiting()). */
+  threadId: string;
+  tool: string;
+  reason: string;
+  /** The sub-agent that asks (its label), when one does. */
+  askedBy?: string;
 }
 
-/** One server's codes; `print` writes to the dev server's terminal as is (the notice is gated already). */
-export interface StudioApprovalCodes {
-  /** A question session for one run of the approve node on one thread. */
-  session(threadId: string): ApprovalSession;
-}
+export type { ApprovalSession, StudioApprovalCodes, WaitingApproval };
 
-export interface ApprovalSession {
-  /** Asks through LangGraph's interrupt(); an approval counts only with this interrupt's code. */
-  ask(request: ApprovalRequest): ApprovalResponse;
-  /** The node finished: every interrupt it answered is settled, its code spent. */
-  settle(): void;
-}
-
-export function createStudioApprovalCodes(print: (text: string) => void): StudioApprovalCodes {
+export function createStudioApprovalCodes(print: (text: string, code: string) => void): StudioApprovalCodes {
   const pending = new Map<string, Pending>();
   return {
-    session(threadId) {
+    session(threadId, conversation = threadId) {
       const asked: string[] = [];
       /** Questions this node run asked per call: an edit asked about again is a new interrupt with a code of its own. */
       const rounds = new Map<string, number>();
@@ -90,10 +88,18 @@ export function createStudioApprovalCodes(print: (text: string) => void): Studio
         ask(request) {
           const round = rounds.get(request.toolCallId) ?? 0;
           rounds.set(request.toolCallId, round + 1);
-          const key = `${threadId}\0${request.toolCallId}\0${round}`;
+          const key = `${threadId}\0${conversation}\0${request.toolCallId}\0${round}`;
           let entry = pending.get(key);
           if (!entry || entry.settled) {
-            entry = { code: createApprovalCode(), printed: false, settled: false };
+            entry = {
+              code: createApprovalCode(),
+              printed: false,
+              settled: false,
+              threadId,
+              tool: request.tool,
+              reason: request.reason,
+              ...(request.askedBy ? { askedBy: request.askedBy } : {}),
+            };
             pending.set(key, entry);
             // The resume that carries it is traced (Studio's LangSmith tracer gates every payload).
             const bare = canonical(entry.code);
@@ -106,7 +112,7 @@ export function createStudioApprovalCodes(print: (text: string) => void): Studio
           } catch (err) {
             if (isGraphInterrupt(err) && !entry.printed) {
               entry.printed = true;
-              print(approvalCodeNotice(request, threadId, entry.code));
+              print(approvalCodeNotice(request, threadId, entry.code), entry.code);
             }
             throw err;
           }
@@ -119,6 +125,17 @@ export function createStudioApprovalCodes(print: (text: string) => void): Studio
           }
         },
       };
+    },
+    waiting() {
+      return [...pending.values()]
+        .filter((e) => e.printed && !e.settled)
+        .map(({ threadId, tool, reason, code, askedBy }) => ({
+          threadId,
+          tool,
+          reason,
+          code,
+          ...(askedBy ? { askedBy } : {}),
+        }));
     },
   };
 }

@@ -1,22 +1,27 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { isGraphBubbleUp, Send, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
-  latestThreadSnapshot,
+  QUEUED_NOTICE,
   resolveTaskCall,
   snapshotsForParent,
+  subagentMayChangeFiles,
   subagentRequest,
+  subagentPlaces,
   subagentResult,
-  subagentRuntime,
-  taskCalls,
   taskErrorResult,
 } from "../agent/subagents.js";
-import { currentRequest, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
-import { journalEnded } from "../agent/tool-journal-step.js";
-import { lastAIMessage, messageText, stepsSinceLastRequest } from "../agent/turn.js";
+import { withTaskHooks } from "../agent/task-hooks.js";
+import type { SubagentAsker } from "../contracts/events.js";
+import { snapshotBeforeTools, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
+import type { AgentRuntime } from "../agent/runtime.js";
+import type { SubagentType, TaskInput } from "../tools/task.js";
+import { messageText } from "../agent/turn.js";
+import { stepsSinceLastRequest } from "../contracts/conversation.js";
 import { threadOf } from "../tools/read-tracker.js";
-import { recursionLimitFor, runOption, type RuntimeSource } from "./run-config.js";
+import { recursionLimitFor, runSettings } from "./run-config.js";
 import type { NodeSignal } from "./node-signals.js";
-import type { AgentStateType, AgentStateUpdate, GraphStopReason } from "./state.js";
+import type { AgentStateUpdate, GraphStopReason } from "./state.js";
 
 /**
  * Sub-agents in the graph: each `task` call of a turn is sent (LangGraph's Send) to its own
@@ -24,7 +29,9 @@ import type { AgentStateType, AgentStateUpdate, GraphStopReason } from "./state.
  * parent's thread. The task runs the same agent graph compiled as a subgraph (no checkpointer of
  * its own: it inherits the parent's), so Studio shows its steps nested under the call, its
  * interrupts reach whoever answers the parent's, and a resumed parent resumes it where it asked.
- * `subagents_done` then records the thread's files after them all, once.
+ * At most MAX_PARALLEL_SUBAGENTS of a thread's run at once: the others wait for a place before
+ * they start (and say so), and a stop while they wait cancels them unstarted.
+ * `step_done` then records the thread's files after them all, once.
  */
 
 type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
@@ -32,8 +39,8 @@ type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
 /** What the parent sends to one `subagent` task. */
 export interface SubagentInput {
   call: ToolCall;
-  /** The id of the parent's current request: the sub-agent's file changes join its snapshots. */
-  request?: string;
+  /** The parent's turn (for the journal) and request: the sub-agent's file changes join its snapshots. */
+  turn: TurnOf;
 }
 
 /** What a compiled sub-agent graph is, for the node: something to invoke with a config. */
@@ -41,94 +48,101 @@ export interface SubagentGraph {
   invoke(input: unknown, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
-/** The `task` calls of the latest turn that have no result yet. */
-function pendingTaskCalls(messages: readonly BaseMessage[]): ToolCall[] {
-  const last = lastAIMessage(messages);
-  if (!last) return [];
-  const answered = new Set(messages.filter(ToolMessage.isInstance).map((m) => m.tool_call_id));
-  return taskCalls(last).filter((c) => !answered.has(c.id!));
-}
-
-/** After the tools: one Send per pending `task` call, or none. */
-export function subagentSends(state: Pick<AgentStateType, "messages">): Send[] {
-  const request = currentRequest(state.messages);
-  return pendingTaskCalls(state.messages).map(
-    (call) => new Send("subagent", { call, request } satisfies SubagentInput),
-  );
-}
-
-/**
- * The runtime source of the sub-agent graph: the parent's runtime, narrowed to the type the
- * run's configuration names (`configurable.subagent`).
- */
-export function subagentSource(parent: RuntimeSource): RuntimeSource {
-  return (config) => {
-    const resolved = parent(config);
-    const name = (config.configurable as { subagent?: string } | undefined)?.subagent;
-    const type = resolved.runtime.subagents?.find((t) => t.name === name);
-    return type ? { runtime: subagentRuntime(resolved.runtime, type), config: resolved.config } : resolved;
+/** The subagent node of a runtime: `subgraphFor` gives the compiled graph of each agent type (built on first use). */
+export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: SubagentType) => SubagentGraph) {
+  const journal = callJournal(runtime.journal);
+  const places = subagentPlaces();
+  /** One `task` call inside the person's hooks (agent/task-hooks.ts), as every other call is. */
+  return async function subagent(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+    let rest: AgentStateUpdate = {};
+    const result = await withTaskHooks(runtime, input.call, config, async (args) => {
+      const { messages, ...update } = await runTask({ ...input, call: { ...input.call, args } }, config);
+      rest = update;
+      return (messages as ToolMessage[])[0]!;
+    });
+    return { ...rest, messages: [result] };
   };
-}
+  /** Runs one `task` call's sub-agent as a subgraph; its last answer is the call's result. */
+  async function runTask(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+    const { call } = input;
+    const threadId = threadOf(config) ?? "";
+    // The call's result is in the parent's journal before this task's writes are saved: a run
+    // stopped after it (a sibling still running) gives it back, not "interrupted".
+    const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}): Promise<AgentStateUpdate> => {
+      await journal?.ended(threadId, [result]);
+      return { messages: [result], snapshots };
+    };
+    const resolved = resolveTaskCall(runtime, call);
+    if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
+    const { type, input: task } = resolved;
+    // The engine maps this task's namespace to the call, to label the sub-agent's events (a
+    // signal written with `at`, this namespace, is the sub-agent's).
+    const ns = (config.configurable as { checkpoint_ns?: string } | undefined)?.checkpoint_ns ?? "";
+    config.writer?.({ kind: "subagent", callId: call.id!, type: type.name, ns } satisfies NodeSignal);
+    const release = await places.take(threadId, config.signal, () =>
+      config.writer?.({
+        kind: "event",
+        event: { type: "notice", step: 0, message: QUEUED_NOTICE },
+        at: ns,
+      } satisfies NodeSignal),
+    );
+    try {
+      return await runSubagent(input, config, type, task, threadId, ended);
+    } finally {
+      release();
+    }
+  }
 
-export function createSubagentNodes(source: RuntimeSource, subgraph: () => SubagentGraph) {
-  return {
-    /** Runs one `task` call's sub-agent as a subgraph; its last answer is the call's result. */
-    async subagent(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      const { runtime, config: run } = source(config);
-      const { call } = input;
-      // The call's result is in the parent's journal before this task's writes are saved: a run
-      // stopped after it (a sibling still running) gives it back, not "interrupted".
-      const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}): Promise<AgentStateUpdate> => {
-        await journalEnded(runtime.journal, threadOf(config) ?? "", [result]);
-        return { messages: [result], snapshots };
-      };
-      const resolved = resolveTaskCall(runtime, call);
-      if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
-      const { type, input: task } = resolved;
-      const maxSteps = runOption(run, "maxSteps", runtime.maxSteps);
-      // The engine maps this task's namespace to the call, to label the sub-agent's events.
-      const ns = (config.configurable as { checkpoint_ns?: string } | undefined)?.checkpoint_ns ?? "";
-      config.writer?.({ kind: "subagent", callId: call.id!, type: type.name, ns } satisfies NodeSignal);
-      let result: ToolMessage;
-      let snapshots: WorkspaceSnapshots = {};
-      try {
-        const out = (await subgraph().invoke(
-          { messages: [subagentRequest(call, task)] },
-          {
-            ...config,
-            // Its own step limit (as many steps as the parent's, counted apart), the parent's mode.
-            configurable: {
-              ...config.configurable,
-              subagent: type.name,
-              approval: runOption(run, "approval", runtime.approval),
-              maxSteps,
-            },
-            recursionLimit: recursionLimitFor(maxSteps),
-          },
-        )) as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null; snapshots?: WorkspaceSnapshots };
-        const messages = out.messages ?? [];
-        const last = messages[messages.length - 1];
-        const report = last && AIMessage.isInstance(last) ? messageText(last) : undefined;
-        result = subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages));
-        snapshots = snapshotsForParent(out.snapshots ?? {}, input.request);
-      } catch (err) {
-        // An interrupt (an approval question inside) and a cancellation belong to the parent's run.
-        if (isGraphBubbleUp(err) || config.signal?.aborted) throw err;
-        result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
-      }
-      return ended(result, snapshots);
-    },
-
-    /** After a turn's sub-agents: the request's snapshot entry ends at the thread's latest files. */
-    async subagents_done(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      const { runtime } = source(config);
-      const snapshots = await latestThreadSnapshot(
-        runtime.workspace,
-        threadOf(config) ?? "",
-        currentRequest(state.messages),
-        state.snapshots,
-      );
-      return { snapshots };
-    },
-  };
+  async function runSubagent(
+    input: SubagentInput,
+    config: LangGraphRunnableConfig,
+    type: SubagentType,
+    task: TaskInput,
+    threadId: string,
+    ended: (result: ToolMessage, snapshots?: WorkspaceSnapshots) => Promise<AgentStateUpdate>,
+  ): Promise<AgentStateUpdate> {
+    const { call } = input;
+    // On the journal before it starts, with the whole workspace as it was when its tools may
+    // change files: a stop inside it is closed with the files changed since (agent/crash-recovery.ts).
+    const readOnly = !subagentMayChangeFiles(runtime, call);
+    const span = readOnly
+      ? undefined
+      : await snapshotBeforeTools({
+          workspace: runtime.workspace,
+          threadId: "",
+          request: input.turn.request,
+          calls: [],
+          changes: "any",
+          tools: runtime.tools,
+          notice: () => undefined,
+        });
+    await journal?.started(threadId, input.turn, { id: call.id!, name: call.name, before: span?.before, readOnly });
+    const { approval, maxSteps } = runSettings(runtime, config);
+    // Its questions name it and its task (the interrupt value: Studio and the terminal show it).
+    const asker: SubagentAsker = { callId: call.id!, type: type.name, description: task.description };
+    let result: ToolMessage;
+    let snapshots: WorkspaceSnapshots = {};
+    try {
+      const out = (await subgraphFor(type).invoke(
+        { messages: [subagentRequest(call, task)] },
+        {
+          ...config,
+          // Its own step limit (as many steps as the parent's, counted apart), the parent's mode,
+          // and a conversation of its own: what it reads is not what its parent or a sibling read.
+          configurable: { ...config.configurable, approval, maxSteps, conversation: call.id, asker },
+          recursionLimit: recursionLimitFor(maxSteps),
+        },
+      )) as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null; snapshots?: WorkspaceSnapshots };
+      const messages = out.messages ?? [];
+      const last = messages[messages.length - 1];
+      const report = last && AIMessage.isInstance(last) ? messageText(last) : undefined;
+      result = subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages));
+      snapshots = snapshotsForParent(out.snapshots ?? {}, input.turn.request);
+    } catch (err) {
+      // An interrupt (an approval question inside) and a cancellation belong to the parent's run.
+      if (isGraphBubbleUp(err) || config.signal?.aborted) throw err;
+      result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
+    }
+    return ended(result, snapshots);
+  }
 }

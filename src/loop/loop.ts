@@ -1,21 +1,28 @@
 import type { ToolMessage, BaseMessage } from "@langchain/core/messages";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
-import type { EventSink } from "../agent/events.js";
+import type { EventSink } from "../contracts/events.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
 import { stateAbort } from "../memory/state-errors.js";
-import { checkRepeats, loopGuardReport, loopStopResults } from "../policy/loop-guard.js";
+import { checkRepeats, loopGuardReport, loopStopResults } from "../guard/repeats.js";
 import { addUsage, compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
-import { currentRequest, mergeSnapshots } from "../agent/snapshot-step.js";
-import { taskCalls } from "../agent/subagents.js";
+import { currentRequest, mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import { runLoopTaskCalls } from "./subagents.js";
+import { latestWorkspaceSnapshot } from "../agent/subagents.js";
+import { dispatchCalls } from "../agent/dispatch.js";
+import { guardedTools } from "../agent/guards.js";
+import { turnOf } from "../agent/tool-journal-step.js";
+import { resultOf } from "../guard/guard.js";
+import { conversationOf } from "../tools/read-tracker.js";
+import type { EventSignal } from "../contracts/events.js";
+import type { Todo } from "../contracts/tools.js";
 import { cancelledTurn, recoverInterruptedCalls } from "../agent/crash-recovery.js";
 import { modelTurnInput, requestMessage, summaryInput } from "../agent/turn-inputs.js";
-import { reviewTurn, runToolStep } from "../agent/tool-step.js";
+import { reviewTurn } from "../agent/dispatch.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { ToolTimer, toolResultEvent } from "../agent/timing.js";
 import { messageText } from "../agent/turn.js";
-import { withParentCallbacks } from "../agent/trace-parent.js";
+import { tokenHandler, withParentCallbacks } from "../agent/trace-parent.js";
 import { loadLoopThread, saveLoopThread, type LoopMemory } from "../memory/loop-threads.js";
 
 /**
@@ -47,6 +54,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
   const { runtime } = options;
   const memory = options.memory ?? fileMemory(runtime.workspace);
   const bound = boundModel(runtime);
+  const tools = new Map(guardedTools(runtime).map((t) => [t.name, t]));
 
   return {
     name: "loop",
@@ -67,6 +75,15 @@ export function createLoopEngine(options: LoopOptions): Engine {
           todos: thread.todos ?? [],
         });
       const timer = new ToolTimer();
+      // What the calls run with: the thread (and a sub-agent's conversation in it), and no time
+      // travel: the loop's threads keep no snapshot ref (their ids may equal a graph thread's).
+      const callsConfigurable = {
+        thread_id: request.threadId,
+        timeTravel: false,
+        // The mode in force, for the hooks' `permission_mode` and the judging of a call a hook changed.
+        approval: mode,
+        ...(request.conversation ? { conversation: request.conversation } : {}),
+      };
       // A run killed mid-step left calls without results: closed first, as the journal says.
       const recovered = await recoverInterruptedCalls({
         journal: runtime.journal,
@@ -85,12 +102,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
         for (let step = 1; step <= maxSteps; step++) {
           // THINK
           emit({ type: "step", step });
-          const onToken = { handleLLMNewToken: (token: string) => token && emit({ type: "token", step, text: token }) };
+          const onToken = tokenHandler((token) => token && emit({ type: "token", step, text: token }));
           const compacted = await compactBeforeTurn(
             summaryInput(runtime, mode, messages, (message) => emit({ type: "notice", step, message })),
             {
               signal,
               callbacks: withParentCallbacks(request.callbacks, []),
+              // The thread, as the graph's config names it: the PreCompact hooks' session_id.
+              configurable: { thread_id: request.threadId },
             },
           );
           if (compacted) {
@@ -126,15 +145,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
           }
           for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
 
-          // ACT, as the graph's approve and tools nodes do it (agent/tool-step.ts): the review asks
-          // where needed and answers refused calls; then the calls that cannot run are answered and
-          // the rest run (at once where they touch different paths).
+          // ACT. Approval as the graph's approve node decides it (agent/review-turn.ts): calls that
+          // cannot run and those declined get their results; the person's edits are kept.
           const review = await reviewTurn({
             runtime,
             message,
             mode,
             always: thread.alwaysAllow,
-            threadId: request.threadId,
+            conversation: conversationOf({ configurable: callsConfigurable }),
             // The loop's approver is the front end in this process (the terminal prompt): no
             // outside party answers here, so Studio's one-time code has nothing to check.
             ask: async (approvalRequest) => {
@@ -145,41 +163,54 @@ export function createLoopEngine(options: LoopOptions): Engine {
             },
           });
           thread.alwaysAllow.push(...review.alwaysAdded);
-          messages.push(...review.declined);
-          emitResults(review.declined, step, emit, timer);
+          messages.push(...review.results);
+          emitResults(review.results, step, emit, timer);
           await save();
-          const tools = await runToolStep({
-            runtime,
-            message,
-            messages,
-            threadId: request.threadId,
-            // No time travel: the loop's threads keep no snapshot ref (their ids may equal a graph thread's).
-            timeTravelThread: "",
-            step,
-            // The thread id, as the graph passes it: edit_file checks the file was read in this thread.
-            configFor: () => ({
-              signal,
-              callbacks: withParentCallbacks(request.callbacks, [timer]),
-              configurable: { thread_id: request.threadId },
-            }),
-            notice: (text) => emit({ type: "notice", step, message: text }),
-            edits: review.edits,
-          });
-          thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, tools.snapshots);
+          // Every call at once, each inside its guards: the same guarded tools the graph's ToolNode
+          // runs (order, snapshots, hooks, journal, notes). What ToolNode does for the graph is
+          // written here: the parallel run, the results in the model's order, and the state each
+          // call leaves applied to the thread (a thrown error is the call's result in the guard).
+          const outputs = await Promise.all(
+            dispatchCalls(runtime, messages, review.calls, message.tool_calls ?? []).map(async ({ call, dispatch }) =>
+              resultOf(
+                await tools.get(call.name)!.invoke(
+                  { ...call, type: "tool_call" },
+                  {
+                    signal,
+                    callbacks: withParentCallbacks(request.callbacks, [timer]),
+                    // The thread id, as the graph passes it: edit_file checks the file was read in this conversation.
+                    configurable: callsConfigurable,
+                    state: dispatch,
+                    writer: (chunk: unknown) => {
+                      const sent = chunk as EventSignal;
+                      if (sent?.kind === "event") emit(sent.event);
+                    },
+                  },
+                ),
+              ),
+            ),
+          );
           if (signal?.aborted) throw new Error("aborted");
-          if (tools.loopNote) emit({ type: "loop_guard", ...tools.loopNote });
-          emitResults(tools.results, step, emit, timer);
+          const results = outputs.map((o) => o.result);
+          emitResults(results, step, emit, timer);
+          for (const { update } of outputs) {
+            if (update.snapshots)
+              thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, update.snapshots as WorkspaceSnapshots);
+            if (update.todos) thread.todos = update.todos as Todo[];
+          }
+          // The one place the loop's todo list changes, as the graph's reducer does it.
+          if (outputs.some((o) => o.update.todos)) emit({ type: "todos", step, todos: thread.todos ?? [] });
           // OBSERVE.
-          messages.push(...tools.results);
+          messages.push(...results);
           // The turn's task calls, after its other calls as in the graph: each a sub-agent, all at once.
-          if (taskCalls(message).length > 0) {
+          if (review.tasks.length > 0) {
             await save();
             const tasks = await runLoopTaskCalls({
               runtime,
-              message,
+              calls: review.tasks,
               createEngine: (sub, memory) => createLoopEngine({ ...options, runtime: sub, memory }),
               threadId: request.threadId,
-              request: currentRequest(messages),
+              turn: turnOf(messages),
               mode,
               maxSteps,
               approver: request.approver,
@@ -188,13 +219,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
               callbacks: request.callbacks,
             });
             thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, tasks.snapshots);
+            // As the graph's step_done: the request's entry ends at the files as the sub-agents left them.
+            if (Object.keys(tasks.snapshots).length > 0)
+              thread.snapshots = mergeSnapshots(
+                thread.snapshots,
+                await latestWorkspaceSnapshot(runtime, currentRequest(messages), thread.snapshots),
+              );
             emitResults(tasks.results, step, emit, timer);
             messages.push(...tasks.results);
-          }
-          // The one place the loop's todo list changes, as the graph's tools node does it.
-          if (tools.todos) {
-            thread.todos = tools.todos;
-            emit({ type: "todos", step, todos: tools.todos });
           }
           await save();
         }

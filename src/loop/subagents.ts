@@ -1,26 +1,31 @@
 import type { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { Engine, RunRequest } from "../agent/engine.js";
-import type { Approver, EventSink } from "../agent/events.js";
+import type { Approver, EventSink } from "../contracts/events.js";
 import type { AgentRuntime } from "../agent/runtime.js";
-import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import { mergeSnapshots, snapshotBeforeTools, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import {
+  askedAs,
+  QUEUED_NOTICE,
   resolveTaskCall,
   snapshotsForParent,
+  subagentMayChangeFiles,
   subagentResult,
+  subagentPlaces,
   subagentRuntime,
-  taskCalls,
   taskErrorResult,
 } from "../agent/subagents.js";
-import { journalEnded } from "../agent/tool-journal-step.js";
+import { withTaskHooks } from "../agent/task-hooks.js";
+import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
 import { messageText } from "../agent/turn.js";
 import type { LoopMemory, LoopThread } from "../memory/loop-threads.js";
-import type { ApprovalMode } from "../settings.js";
+import type { ApprovalMode } from "../contracts/modes.js";
+import type { SubagentType, TaskInput } from "../tools/task.js";
 
 /**
  * Sub-agents in the loop engine: each `task` call of a turn runs a nested loop on the sub-agent's
- * runtime (agent/subagents.ts), all of the turn's at once, with the parent's approver, mode and
- * cancellation; its events carry the call's id, its conversation lives only in memory, and its
+ * runtime (agent/subagents.ts), at most MAX_PARALLEL_SUBAGENTS at once (the others queued in the
+ * model's order, cancelled unstarted by a stop), with the parent's approver, mode and cancellation; its events carry the call's id, its conversation lives only in memory, and its
  * file changes join the parent's request for /undo. As the graph's subagent node does it.
  */
 
@@ -28,12 +33,13 @@ type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
 
 export interface LoopTaskInput {
   runtime: AgentRuntime;
-  message: AIMessage;
+  /** The turn's task calls, in the model's order. */
+  calls: readonly ToolCall[];
   /** Builds a loop engine (handed in by loop.ts, so the two files do not import each other). */
   createEngine: (runtime: AgentRuntime, memory: LoopMemory) => Engine;
   threadId: string;
-  /** The parent's current request id: the sub-agents' file changes join it. */
-  request?: string;
+  /** The parent's turn (for the journal) and request: the sub-agents' file changes join it. */
+  turn: TurnOf;
   mode: ApprovalMode;
   maxSteps: number;
   approver: Approver;
@@ -51,29 +57,78 @@ function memoryThread(): { memory: LoopMemory; saved: () => LoopThread | undefin
   };
 }
 
+type Places = ReturnType<typeof subagentPlaces>;
+
 async function runOne(
   input: LoopTaskInput,
   call: ToolCall,
+  places: Places,
 ): Promise<{ result: ToolMessage; snapshots: WorkspaceSnapshots }> {
   // The call's result is in the parent's journal as soon as its sub-agent ends: a run stopped
   // while a sibling still runs gives it back, not "interrupted".
+  const journal = callJournal(input.runtime.journal);
   const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}) => {
-    await journalEnded(input.runtime.journal, input.threadId, [result]);
+    await journal?.ended(input.threadId, [result]);
     return { result, snapshots };
   };
   const resolved = resolveTaskCall(input.runtime, call);
   if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
   const { type, input: task } = resolved;
+  const release = await places.take(input.threadId, input.signal, () =>
+    input.emit({ type: "notice", step: 0, message: QUEUED_NOTICE, subagent: call.id! }),
+  );
+  try {
+    return await runStarted(input, call, type, task, ended);
+  } finally {
+    release();
+  }
+}
+
+async function runStarted(
+  input: LoopTaskInput,
+  call: ToolCall,
+  type: SubagentType,
+  task: TaskInput,
+  ended: (
+    result: ToolMessage,
+    snapshots?: WorkspaceSnapshots,
+  ) => Promise<{ result: ToolMessage; snapshots: WorkspaceSnapshots }>,
+): Promise<{ result: ToolMessage; snapshots: WorkspaceSnapshots }> {
+  // On the journal before it starts, with the whole workspace as it was when its tools may
+  // change files: a stop inside it is closed with the files changed since (agent/crash-recovery.ts).
+  const readOnly = !subagentMayChangeFiles(input.runtime, call);
+  const span = readOnly
+    ? undefined
+    : await snapshotBeforeTools({
+        workspace: input.runtime.workspace,
+        threadId: "",
+        request: input.turn.request,
+        calls: [],
+        changes: "any",
+        tools: input.runtime.tools,
+        notice: () => undefined,
+      });
+  await callJournal(input.runtime.journal)?.started(input.threadId, input.turn, {
+    id: call.id!,
+    name: call.name,
+    before: span?.before,
+    readOnly,
+  });
   const { memory, saved } = memoryThread();
+  const asker = { callId: call.id!, type: type.name, description: task.description };
   const engine = input.createEngine(subagentRuntime(input.runtime, type), memory);
   const run: RunRequest = {
     task: task.prompt,
     // The parent's thread: the read tracker and the snapshots' thread are the parent's.
     threadId: input.threadId,
-    approver: input.approver,
+    conversation: call.id,
+    // Its questions name it and its task, as the graph's interrupt value does.
+    approver: (request) => input.approver(askedAs(request, asker)),
     // Its events carry the call's id; its own start and end are the task call's, on the parent's trace.
     emit: (event) => {
-      if (event.type !== "run_start" && event.type !== "run_end") input.emit({ ...event, subagent: call.id! });
+      if (event.type === "approval")
+        input.emit({ ...event, request: askedAs(event.request, asker), subagent: call.id! });
+      else if (event.type !== "run_start" && event.type !== "run_end") input.emit({ ...event, subagent: call.id! });
     },
     signal: input.signal,
     approval: input.mode,
@@ -90,7 +145,7 @@ async function runOne(
     summary.reason === "error"
       ? taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${summary.error ?? "unknown error"}`)
       : subagentResult(call, type, report, summary.reason, summary.steps);
-  return ended(result, snapshotsForParent(thread?.snapshots ?? {}, input.request));
+  return ended(result, snapshotsForParent(thread?.snapshots ?? {}, input.turn.request));
 }
 
 /** Runs a turn's `task` calls in parallel; their results in the model's order and their file changes. */
@@ -99,7 +154,20 @@ export async function runLoopTaskCalls(
 ): Promise<{ results: ToolMessage[]; snapshots: WorkspaceSnapshots }> {
   // Every sub-agent has stopped before a stop is reported: the parent then closes the turn from
   // the journal (crash-recovery.ts), with the files as they left them.
-  const settled = await Promise.allSettled(taskCalls(input.message).map((call) => runOne(input, call)));
+  // Each inside the person's hooks (agent/task-hooks.ts), as every other call is.
+  const config = { configurable: { thread_id: input.threadId, approval: input.mode }, signal: input.signal };
+  const places = subagentPlaces();
+  const settled = await Promise.allSettled(
+    input.calls.map(async (call) => {
+      let snapshots: WorkspaceSnapshots = {};
+      const result = await withTaskHooks(input.runtime, call, config, async (args) => {
+        const one = await runOne(input, { ...call, args }, places);
+        snapshots = one.snapshots;
+        return one.result;
+      });
+      return { result, snapshots };
+    }),
+  );
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
   if (failed) throw failed.reason;
   const outcomes = settled.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof runOne>>>).value);

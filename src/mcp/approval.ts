@@ -1,5 +1,5 @@
-import { loadProjectRules, RulesError } from "../security/rules.js";
-import { mcpSettings } from "../settings.js";
+import { configFiles, loadProjectRules, RulesError } from "../security/rules.js";
+
 import {
   EMPTY_MCP_RULES,
   McpConfigError,
@@ -46,7 +46,7 @@ export function isMcpCall(call: McpCall, tools?: readonly ToolLike[]): boolean {
 /** The MCP rules of the workspace's trusted rules files and the user's config (unreadable ones add nothing). */
 export function mcpApprovalRules(
   workspace: string,
-  userConfig = mcpSettings().userConfig,
+  userConfig = configFiles().mcpUserConfig,
   trustStore?: string,
 ): McpApprovalRules {
   const rules: McpApprovalRules = { allow: [], trustReadOnlyHints: false };

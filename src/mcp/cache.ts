@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { readRegularTextSync } from "../regular-file.js";
 import path from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { contentHash } from "../security/trust.js";
@@ -27,7 +28,7 @@ export function cacheKey(workspace: string, server: McpServerSpec): string {
 
 function readCache(file: string): CacheFile {
   try {
-    const parsed = JSON.parse(readFileSync(file, "utf8")) as Partial<CacheFile>;
+    const parsed = JSON.parse(readRegularTextSync(file, { follow: true })) as Partial<CacheFile>;
     return parsed && typeof parsed.servers === "object" && parsed.servers
       ? { servers: parsed.servers }
       : { servers: {} };

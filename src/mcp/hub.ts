@@ -5,11 +5,14 @@ import {
 } from "@langchain/core/tools";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { Validator } from "@langchain/core/utils/json_schema";
-import { guardTool, type ChecksArguments } from "../tools/define.js";
+import type { ChecksArguments } from "../tools/arguments.js";
+import { guardTool } from "../guard/guard.js";
+import { resultsGuard } from "../guard/results.js";
+import { declared } from "../contracts/tools.js";
 import { withPathLocks } from "../tools/path-lock.js";
 import { openWorkspace, type Workspace } from "../workspace/paths.js";
 import { mcpCallPaths, pathArgumentsOf } from "./paths.js";
-import { ToolFailure } from "../tools/errors.js";
+import { ToolFailure } from "../guard/failure.js";
 import { cachedTools, cacheKey, storeTools } from "./cache.js";
 import { isStdioServer, type McpServerSpec } from "../security/mcp-config.js";
 import { MCP_ERROR, mcpLibraries } from "./libraries.js";
@@ -146,8 +149,11 @@ function bounded(
     mcpServer: serverName,
     mcpTool,
     annotations: source?.annotations,
-    pathArguments: pathArgumentsOf(source?.inputSchema),
   } satisfies McpToolMetadata;
+  // It declares no kind (an MCP tool can do anything its server can), only its path arguments.
+  const pathArguments = pathArgumentsOf(source?.inputSchema);
+  if (pathArguments.length > 0)
+    declared(tool, { paths: Object.fromEntries(pathArguments.map((name) => [name, "path" as const])) });
   const hint = (args: unknown) => schemaHint(source?.inputSchema, args);
   tool.func = (async (args: Record<string, unknown>, _runManager?: unknown, config?: { signal?: AbortSignal }) => {
     const signal = config?.signal;
@@ -219,8 +225,8 @@ async function toolsOf(
   const byPrefixedName = new Map(list.map((t) => [`${server.spec.name}${MCP_TOOL_SEPARATOR}${t.name}`, t]));
   return loaded.map((tool) => {
     const source = byPrefixedName.get(tool.name);
-    // Failures become results with status "error" (tools/define.ts), as for every other tool.
-    return guardTool(bounded(tool, server, source, note, workspace), { redact });
+    // Failures become results with status "error" (guard/results.ts), as for every other tool.
+    return guardTool(bounded(tool, server, source, note, workspace), [resultsGuard(redact)]);
   });
 }
 

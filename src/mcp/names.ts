@@ -8,8 +8,6 @@ export interface McpToolMetadata {
   mcpServer: string;
   mcpTool: string;
   annotations?: Tool["annotations"];
-  /** The arguments that hold workspace paths (mcp/paths.ts). */
-  pathArguments?: string[];
 }
 
 /** What providers accept as a function name (OpenAI: letters, digits, _ and -, at most 64). */

@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { BaseMessage, mapStoredMessageToChatMessage, type StoredMessage } from "@langchain/core/messages";
 import type { Checkpoint, CheckpointTuple, SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { decodeRefs, deflateStoredMessage, encodeRefs, inflateStoredMessage } from "./stored-message-codec.js";
+import {
+  DamagedMessageError,
+  decodeRefs,
+  deflateStoredMessage,
+  encodeRefs,
+  inflateStoredMessage,
+} from "./stored-message-codec.js";
 
 export { decodeRefs, encodeRefs } from "./stored-message-codec.js";
 
@@ -40,17 +46,18 @@ export function packMessage(message: BaseMessage): StoredMessage {
   return { type, data: kept as unknown as StoredMessage["data"] };
 }
 
-export function unpackMessage(stored: StoredMessage): BaseMessage {
-  return mapStoredMessageToChatMessage(stored);
-}
-
 /** One message as stored on its own: the compact form, deflated (stored-message-codec.ts). */
 export function encodeMessage(message: BaseMessage): Uint8Array {
   return deflateStoredMessage(JSON.stringify(packMessage(message)));
 }
 
 export function decodeMessage(stored: Uint8Array): BaseMessage {
-  return unpackMessage(inflateStoredMessage(stored) as unknown as StoredMessage);
+  const packed = inflateStoredMessage(stored) as unknown as StoredMessage;
+  try {
+    return mapStoredMessageToChatMessage(packed);
+  } catch (err) {
+    throw new DamagedMessageError(`LangChain cannot read it as a message: ${(err as Error).message.split("\n")[0]}`);
+  }
 }
 
 const isMessageList = (value: unknown): value is BaseMessage[] =>
@@ -76,7 +83,9 @@ export function compactSerde(inner: SerializerProtocol): SerializerProtocol {
       const parsed = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as
         | StoredMessage
         | StoredMessage[];
-      return Array.isArray(parsed) ? parsed.map(unpackMessage) : unpackMessage(parsed);
+      return Array.isArray(parsed)
+        ? parsed.map((m) => mapStoredMessageToChatMessage(m))
+        : mapStoredMessageToChatMessage(parsed);
     },
   };
 }
@@ -164,21 +173,47 @@ export type ReadMessages = (
  * loaded checkpoint gets its messages back. The saver writes the rows (before or with the
  * checkpoint, so a checkpoint never names a message that is not there) and reads them.
  */
+/** Threads whose last stored message list is kept to compare the next one with (CompactMessages). */
+export const LAST_LISTS_KEPT = 4;
+
 export class CompactMessages {
   private readonly refs = new MessageRefs();
+  /**
+   * Each thread's last stored list: LangGraph saves after every node, and most nodes of a step add
+   * no message, so a list is mostly the last one again, or it with a message or two added. The
+   * messages they share (the same objects, in the same places) are not looked up or checked again.
+   * Kept for the few threads written last only: a thread left behind (a REPL's /new) must not keep
+   * its conversation alive here (issue 30).
+   */
+  private readonly last = new Map<string, { messages: readonly unknown[]; refs: string[]; ids: string }>();
 
   /** The checkpoint as stored, and the messages to store with it (each message once per thread). */
   store(threadId: string, checkpoint: Checkpoint): { checkpoint: Checkpoint; fresh: StoredMessageRow[] } {
     const messages = checkpoint.channel_values?.[MESSAGES_CHANNEL];
+    if (!Array.isArray(messages)) return { checkpoint, fresh: [] };
+    const last = this.last.get(threadId);
+    let shared = 0;
+    if (last)
+      while (shared < messages.length && shared < last.messages.length && messages[shared] === last.messages[shared])
+        shared++;
     // Anything but a list of messages (not expected in this state) is left to the serializer.
-    if (!Array.isArray(messages) || !messages.every((m) => BaseMessage.isInstance(m))) return { checkpoint, fresh: [] };
+    for (let i = shared; i < messages.length; i++)
+      if (!BaseMessage.isInstance(messages[i])) return { checkpoint, fresh: [] };
     const fresh: StoredMessageRow[] = [];
-    const refs = messages.map((message) => {
+    const refs = last ? last.refs.slice(0, shared) : [];
+    for (let i = shared; i < messages.length; i++) {
+      const message = messages[i] as BaseMessage;
       const { ref, fresh: isNew } = this.refs.refFor(threadId, message);
       if (isNew) fresh.push({ ref, value: encodeMessage(message) });
-      return ref;
-    });
-    const ids: StoredMessageIds = { __messageIds: encodeRefs(refs) };
+      refs.push(ref);
+    }
+    const same = last !== undefined && shared === messages.length && shared === last.messages.length;
+    const encoded = same ? last.ids : encodeRefs(refs);
+    // A copy: the list may change in place later, and the next comparison is with what was stored.
+    this.last.delete(threadId);
+    this.last.set(threadId, { messages: [...messages], refs, ids: encoded });
+    if (this.last.size > LAST_LISTS_KEPT) this.last.delete(this.last.keys().next().value!);
+    const ids: StoredMessageIds = { __messageIds: encoded };
     return {
       checkpoint: { ...checkpoint, channel_values: { ...checkpoint.channel_values, [MESSAGES_CHANNEL]: ids } },
       fresh,
@@ -204,14 +239,22 @@ export class CompactMessages {
     const missing = refs.filter((ref) => !found.has(ref));
     if (missing.length > 0)
       for (const row of await read(threadId, missing)) {
-        const message = decodeMessage(row.value);
+        let message: BaseMessage;
+        try {
+          message = decodeMessage(row.value);
+        } catch (err) {
+          throw err instanceof DamagedMessageError ? new DamagedMessageError(err.why, { threadId, ref: row.ref }) : err;
+        }
         this.refs.remember(threadId, row.ref, message);
         found.set(row.ref, message);
       }
     values[MESSAGES_CHANNEL] = refs.map((ref) => {
       const message = found.get(ref);
       if (!message)
-        throw new Error(`A checkpoint refers to a message that is not stored (${ref}): the thread's data is damaged.`);
+        throw new DamagedMessageError("the thread's latest checkpoint names it, but it is not stored", {
+          threadId,
+          ref,
+        });
       return message;
     });
     return tuple;
@@ -219,5 +262,6 @@ export class CompactMessages {
 
   forget(threadId: string): void {
     this.refs.forget(threadId);
+    this.last.delete(threadId);
   }
 }

@@ -22,6 +22,11 @@ import { faultPoint } from "./fault-point.js";
  * Each checkpoint is one transaction with statements prepared once, and WAL commits are not
  * flushed to disk one by one (synchronous=NORMAL: a power cut may lose the last step, never
  * the file).
+ *
+ * A thread's checkpoints are ordered as they were written (the table's rowid), never by their
+ * ids: LangGraph makes an id from the clock, so a checkpoint saved while the clock was set back
+ * (a VM restored, an NTP step) would sort before older ones, be taken for an earlier state, and
+ * be pruned. The latest checkpoint is the last one written.
  */
 
 /** Checkpoints kept per thread after a prune: the latest (resume, interrupts) and a couple before it. */
@@ -38,12 +43,50 @@ const isHashes = (value: unknown): value is MessageHashes =>
 
 type Statement = ReturnType<SqliteSaver["db"]["prepare"]>;
 
+/** A checkpoint and its place in the order checkpoints were written. */
+export interface WrittenRow {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  written: number;
+}
+
+export const writtenKey = (row: Omit<WrittenRow, "written">) =>
+  [row.thread_id, row.checkpoint_ns, row.checkpoint_id].join("\0");
+
+const configKey = (config: RunnableConfig) =>
+  writtenKey({
+    thread_id: String(config.configurable?.thread_id),
+    checkpoint_ns: String(config.configurable?.checkpoint_ns ?? ""),
+    checkpoint_id: String(config.configurable?.checkpoint_id),
+  });
+
+/**
+ * A saver's checkpoints (listed in any order) newest written first, with `before` (those written
+ * before that checkpoint) and `limit` applied in that order: LangGraph's savers order by id, and
+ * ids come from the clock.
+ */
+export async function* inWrittenOrder(
+  tuples: AsyncGenerator<CheckpointTuple>,
+  written: ReadonlyMap<string, number>,
+  options?: CheckpointListOptions,
+): AsyncGenerator<CheckpointTuple> {
+  const place = (config: RunnableConfig) => written.get(configKey(config)) ?? 0;
+  const all: CheckpointTuple[] = [];
+  for await (const tuple of tuples) all.push(tuple);
+  all.sort((a, b) => place(b.config) - place(a.config));
+  const cut = options?.before ? place(options.before) : Number.POSITIVE_INFINITY;
+  yield* all.filter((t) => place(t.config) < cut).slice(0, options?.limit ?? all.length);
+}
+
 export class CompactSqliteSaver extends SqliteSaver {
   private readonly messages = new CompactMessages();
   private statements?: Record<
     | "insertMessage"
     | "selectMessage"
     | "insertCheckpoint"
+    | "latest"
+    | "order"
     | "cutoff"
     | "pruneCheckpoints"
     | "pruneWrites"
@@ -82,14 +125,18 @@ export class CompactSqliteSaver extends SqliteSaver {
       insertCheckpoint: this.db.prepare(
         "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
+      latest: this.db.prepare(
+        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid DESC LIMIT 1",
+      ),
+      order: this.db.prepare("SELECT thread_id, checkpoint_ns, checkpoint_id, rowid AS written FROM checkpoints"),
       cutoff: this.db.prepare(
-        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
+        "SELECT rowid AS written FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
       ),
       pruneCheckpoints: this.db.prepare(
-        "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
+        "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND rowid < ?",
       ),
       pruneWrites: this.db.prepare(
-        "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
+        "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id NOT IN (SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?)",
       ),
       writeReplace: this.db.prepare(writeSql("OR REPLACE")),
       writeIgnore: this.db.prepare(writeSql("OR IGNORE")),
@@ -142,12 +189,23 @@ export class CompactSqliteSaver extends SqliteSaver {
     return this.messages.hydrate(tuple, this.readMessages);
   }
 
+  /** Without a checkpoint id: the thread's last checkpoint written, asked for by its id. */
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    return this.hydrate(await super.getTuple(config));
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    if (checkpoint_id || thread_id === undefined) return this.hydrate(await super.getTuple(config));
+    const latest = this.sql.latest.get(thread_id, checkpoint_ns) as { checkpoint_id: string } | undefined;
+    if (!latest) return undefined;
+    return this.hydrate(
+      await super.getTuple({ configurable: { thread_id, checkpoint_ns, checkpoint_id: latest.checkpoint_id } }),
+    );
   }
 
+  /** Newest written first; `before` and `limit` by that order too. */
   override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
-    for await (const tuple of super.list(config, options)) yield (await this.hydrate(tuple))!;
+    const written = new Map<string, number>();
+    for (const row of this.sql.order.all() as WrittenRow[]) written.set(writtenKey(row), row.written);
+    for await (const tuple of inWrittenOrder(super.list(config, { filter: options?.filter }), written, options))
+      yield (await this.hydrate(tuple))!;
   }
 
   override async put(
@@ -202,13 +260,13 @@ export class CompactSqliteSaver extends SqliteSaver {
     })();
   }
 
-  /** Deletes all but the newest checkpoints of a thread (ids sort by time) and their writes. */
+  /** Deletes all but the thread's newest written checkpoints, and the writes of those deleted. */
   private prune(threadId: string, ns: string): void {
     const sql = this.sql;
-    const cutoff = sql.cutoff.get(threadId, ns, KEPT_CHECKPOINTS - 1) as { checkpoint_id: string } | undefined;
+    const cutoff = sql.cutoff.get(threadId, ns, KEPT_CHECKPOINTS - 1) as { written: number } | undefined;
     if (!cutoff) return;
-    sql.pruneCheckpoints.run(threadId, ns, cutoff.checkpoint_id);
-    sql.pruneWrites.run(threadId, ns, cutoff.checkpoint_id);
+    sql.pruneCheckpoints.run(threadId, ns, cutoff.written);
+    sql.pruneWrites.run(threadId, ns, threadId, ns);
   }
 
   override async deleteThread(threadId: string): Promise<void> {

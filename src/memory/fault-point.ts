@@ -1,5 +1,3 @@
-import { faultPointSetting } from "../settings.js";
-
 /**
  * Named points where the fault tests (__tests__/faults/) kill the process, through the test
  * hook MINI_CURSOR_FAULT_POINT (settings.ts): `<name>` or `<name>@<n>` (the n-th time the
@@ -12,8 +10,10 @@ import { faultPointSetting } from "../settings.js";
  *   tool-end     the step's calls ended and their results are in the journal, not yet in the thread
  *   checkpoint   in the middle of writing a checkpoint (its messages stored, the checkpoint not)
  *   thread-save  the loop's thread file written to its temporary name, not yet renamed
+ *   snapshot-store     a workspace's first snapshot store is made in a folder of its own, not yet
+ *                      renamed into place
  *   snapshot     a whole workspace snapshot has staged what changed in its index, not yet committed
- *   snapshot-import    a snapshot of declared paths (snapshot-direct.ts): git fast-import has its
+ *   snapshot-import    a snapshot of declared paths (snapshots/read.ts): git fast-import has its
  *                      stream but not its end, so it has moved no ref yet
  *   snapshot-imported  fast-import wrote the objects and moved the snapshot branch; the process
  *                      has not recorded the snapshot
@@ -23,6 +23,7 @@ export type FaultPoint =
   | "tool-end"
   | "checkpoint"
   | "thread-save"
+  | "snapshot-store"
   | "snapshot"
   | "snapshot-import"
   | "snapshot-imported";
@@ -33,7 +34,7 @@ interface Armed {
   signal: "SIGKILL" | "SIGSTOP";
 }
 
-let armed: Armed | undefined | null = null;
+let armed: Armed | undefined;
 const reached = new Map<string, number>();
 
 function parse(value: string | undefined): Armed | undefined {
@@ -43,8 +44,13 @@ function parse(value: string | undefined): Armed | undefined {
   return { name: name!, at: at ? Number(at) : 1, signal: mode === "stop" ? "SIGSTOP" : "SIGKILL" };
 }
 
+/** Arms the point MINI_CURSOR_FAULT_POINT names, handed over once at start (app/configure.ts); unset: none. */
+export function armFaultPoint(setting: string | undefined): void {
+  armed = parse(setting);
+  reached.clear();
+}
+
 export function faultPoint(name: FaultPoint): void {
-  if (armed === null) armed = parse(faultPointSetting());
   if (armed?.name !== name) return;
   const count = (reached.get(name) ?? 0) + 1;
   reached.set(name, count);

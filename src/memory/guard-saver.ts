@@ -1,5 +1,5 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { redactUrlPassword } from "../settings.js";
+import { redactCredentials } from "../credential-shapes.js";
 import { configThread } from "./lock-gate.js";
 import { describeStateProblem, StateError, type StateLocation } from "./state-errors.js";
 
@@ -7,7 +7,7 @@ import { describeStateProblem, StateError, type StateLocation } from "./state-er
 function saverProblem(err: unknown, where: StateLocation): Error {
   const known = describeStateProblem(err, where);
   if (known) return known;
-  const at = where.url ? `the PostgreSQL database at ${redactUrlPassword(where.url)}` : where.file;
+  const at = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
   const message = String((err as Error)?.message ?? err).split("\n")[0];
   return new StateError(
     `Reading or saving the thread in ${at} failed: ${message}. The thread is kept up to its last saved step; run again with --verbose for details.`,

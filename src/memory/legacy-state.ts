@@ -5,7 +5,6 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
   readlinkSync,
   readSync,
   readdirSync,
@@ -14,6 +13,7 @@ import {
   existsSync,
 } from "node:fs";
 import path from "node:path";
+import { MAX_CONFIG_BYTES, MAX_STATE_FILE_BYTES, readRegularFileSync, readRegularTextSync } from "../regular-file.js";
 
 /**
  * The one-time move of state that earlier versions kept in `<workspace>/.mini-cursor/`.
@@ -63,7 +63,7 @@ function gitIndexOf(workspace: string): string | undefined | null {
   if (st.isDirectory()) return path.join(dotGit, "index");
   if (!st.isFile()) return null;
   // A worktree or submodule: ".git" names the git dir.
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8"));
+  const match = /^gitdir:\s*(.+?)\s*$/m.exec(readRegularTextSync(dotGit, { maxBytes: MAX_CONFIG_BYTES }));
   return match ? path.join(path.resolve(workspace, match[1]!), "index") : null;
 }
 
@@ -124,7 +124,7 @@ function trackedByGit(workspace: string): boolean {
   if (index === undefined) return false;
   if (index === null) return true;
   try {
-    const paths = indexPaths(readFileSync(index));
+    const paths = indexPaths(readRegularFileSync(index, { follow: true, maxBytes: MAX_STATE_FILE_BYTES }));
     return !paths || paths.some((p) => p.startsWith(`${LEGACY_DIR}/`));
   } catch (err) {
     // No index yet (a fresh `git init`): nothing is tracked.
@@ -142,7 +142,7 @@ export function legacyRefusal(workspace: string, legacy: string): string | undef
   let ours = false;
   if (ignore?.isFile()) {
     try {
-      ours = readFileSync(path.join(legacy, ".gitignore"), "utf8") === OUR_GITIGNORE;
+      ours = readRegularTextSync(path.join(legacy, ".gitignore")) === OUR_GITIGNORE;
     } catch {
       ours = false;
     }

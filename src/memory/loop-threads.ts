@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { isRefusedFile, MAX_STATE_FILE_BYTES, readRegularTextSync, refusalReason } from "../regular-file.js";
 import path from "node:path";
 import {
   mapChatMessagesToStoredMessages,
@@ -6,15 +7,13 @@ import {
   type BaseMessage,
   type StoredMessage,
 } from "@langchain/core/messages";
-import type { Todo } from "../tools/todos.js";
+import type { Todo } from "../contracts/tools.js";
 import { ensureStateDir } from "./state-dir.js";
+import { LOOP_THREADS_DIR } from "./state-layout.js";
 import { faultPoint } from "./fault-point.js";
 import { StateError, stateProblem } from "./state-errors.js";
 import { shellQuote } from "../shell-quote.js";
-import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
-
-/** The loop's memory: one JSON file per thread, rewritten after every step. */
-export const LOOP_THREADS_DIR = "loop-threads";
+import type { WorkspaceSnapshots } from "../contracts/snapshots.js";
 
 export interface LoopThread {
   messages: BaseMessage[];
@@ -39,7 +38,8 @@ export interface StoredThread {
   todos?: Todo[];
 }
 
-function threadFile(workspace: string, threadId: string): string {
+/** The file of a loop thread (the state folder is made ready). */
+export function loopThreadFile(workspace: string, threadId: string): string {
   // Thread ids come from users; keep them to one safe file name.
   const safe = threadId.replace(/[^A-Za-z0-9._-]/g, "_");
   return path.join(ensureStateDir(workspace), LOOP_THREADS_DIR, `${safe}.json`);
@@ -65,12 +65,17 @@ export function restoreLoopThread(stored: StoredThread): LoopThread {
 }
 
 export function loadLoopThread(workspace: string, threadId: string): LoopThread {
-  const file = threadFile(workspace, threadId);
+  const file = loopThreadFile(workspace, threadId);
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readRegularTextSync(file, { maxBytes: MAX_STATE_FILE_BYTES });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { messages: [], alwaysAllow: [] };
+    if (isRefusedFile(err))
+      throw new StateError(
+        `${file} was not read: ${refusalReason(err)}, so thread ${threadId} cannot be read. Move it aside to start this thread over (mv ${shellQuote(file)} ${shellQuote(`${file}.damaged`)}), or continue another thread.`,
+        "THREAD_DAMAGED",
+      );
     throw stateProblem(err, { file });
   }
   try {
@@ -89,7 +94,7 @@ export function saveLoopThread(workspace: string, threadId: string, thread: Loop
   let file = `${LOOP_THREADS_DIR}/${threadId}.json`;
   const tmp = () => `${file}.${process.pid}.tmp`;
   try {
-    file = threadFile(workspace, threadId);
+    file = loopThreadFile(workspace, threadId);
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(tmp(), JSON.stringify(storeLoopThread(thread)));
     faultPoint("thread-save");

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { redactUrlPassword } from "../settings.js";
+import { redactCredentials } from "../credential-shapes.js";
 import { POSTGRES_CONNECT_TIMEOUT_MS, StateError } from "./state-errors.js";
 import { thisHolder, type ThreadHolder, type ThreadLocker } from "./thread-lock.js";
 
@@ -34,7 +34,7 @@ export class ThreadLockLostError extends StateError {
   constructor(threadId: string, url: string, cause?: unknown) {
     const why = cause instanceof Error && cause.message ? ` (${cause.message.split("\n")[0]})` : "";
     super(
-      `Lost the lock on thread ${threadId}: its connection to the PostgreSQL database at ${redactUrlPassword(url)} ended${why}, ` +
+      `Lost the lock on thread ${threadId}: its connection to the PostgreSQL database at ${redactCredentials(url)} ended${why}, ` +
         "as when the server restarts, so another process could take the thread. The run stopped and nothing more of it was saved; " +
         `the thread is kept up to its last saved step. Once the database is reachable, continue with --thread ${threadId}.`,
       "LOCK_LOST",

@@ -8,7 +8,7 @@ import type {
 } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
-import { KEPT_CHECKPOINTS } from "./compact-saver.js";
+import { inWrittenOrder, KEPT_CHECKPOINTS, writtenKey, type WrittenRow } from "./compact-saver.js";
 import { CompactMessages, compactSerde, type ReadMessages } from "./compact-messages.js";
 import { faultPoint } from "./fault-point.js";
 import { missingTableError, STATE_FORMAT_VERSION, stateFormatError } from "./state-errors.js";
@@ -20,7 +20,8 @@ import { missingTableError, STATE_FORMAT_VERSION, stateFormatError } from "./sta
  * those references; pending writes use the compact form too. A thread keeps its newest
  * KEPT_CHECKPOINTS checkpoints, with their writes and the channel blobs they still refer to.
  * Tables are created on first use, under an advisory lock so two processes starting together
- * do not race on them.
+ * do not race on them. As in the SQLite saver, a thread's checkpoints are ordered as they were
+ * written (WRITTEN_COLUMN, a sequence), never by their ids, which LangGraph makes from the clock.
  */
 
 /** Our table of messages, beside LangGraph's checkpoints, checkpoint_blobs and checkpoint_writes. */
@@ -29,6 +30,8 @@ export const MESSAGES_TABLE = "public.mini_cursor_message_store";
 export const FORMAT_TABLE = "public.mini_cursor_format";
 /** LangGraph's tables; with ours (MESSAGES_TABLE and `ourTables`) a database of this format has them all. */
 const LANGGRAPH_TABLES = ["public.checkpoints", "public.checkpoint_blobs", "public.checkpoint_writes"];
+/** The column of LangGraph's checkpoints table that orders a thread's checkpoints as they were written. */
+const WRITTEN_COLUMN = "mini_cursor_written";
 /** pg_advisory_lock key held while the schema is created (any constant unique to us). */
 export const SETUP_LOCK_KEY = 0x6d63_7372;
 
@@ -67,6 +70,8 @@ export class CompactPostgresSaver extends PostgresSaver {
         await client.query("SELECT pg_advisory_lock($1)", [SETUP_LOCK_KEY]);
         const formatted = await this.checkFormat(client);
         await super.setup();
+        // Rows already there are numbered in the order they are stored; every later one as it is written.
+        await client.query(`ALTER TABLE public.checkpoints ADD COLUMN IF NOT EXISTS ${WRITTEN_COLUMN} BIGSERIAL`);
         await client.query(`CREATE TABLE IF NOT EXISTS ${MESSAGES_TABLE} (
   thread_id TEXT NOT NULL,
   ref TEXT NOT NULL,
@@ -105,14 +110,31 @@ export class CompactPostgresSaver extends PostgresSaver {
     return true;
   }
 
+  /** Without a checkpoint id: the thread's last checkpoint written, asked for by its id. */
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     await this.setup();
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    if (!checkpoint_id && thread_id !== undefined) {
+      const latest = await this.db.query<{ checkpoint_id: string }>(
+        `SELECT checkpoint_id FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY ${WRITTEN_COLUMN} DESC LIMIT 1`,
+        [thread_id, checkpoint_ns],
+      );
+      const id = latest.rows[0]?.checkpoint_id;
+      if (!id) return undefined;
+      config = { configurable: { thread_id, checkpoint_ns, checkpoint_id: id } };
+    }
     return this.messages.hydrate(await super.getTuple(config), this.readMessages);
   }
 
+  /** Newest written first; `before` and `limit` by that order too. */
   override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
     await this.setup();
-    for await (const tuple of super.list(config, options))
+    const rows = await this.db.query<WrittenRow>(
+      `SELECT thread_id, checkpoint_ns, checkpoint_id, ${WRITTEN_COLUMN}::float8 AS written FROM public.checkpoints WHERE $1::text IS NULL OR thread_id = $1`,
+      [config.configurable?.thread_id ?? null],
+    );
+    const written = new Map(rows.rows.map((row) => [writtenKey(row), row.written]));
+    for await (const tuple of inWrittenOrder(super.list(config, { filter: options?.filter }), written, options))
       yield (await this.messages.hydrate(tuple, this.readMessages))!;
   }
 
@@ -142,21 +164,22 @@ export class CompactPostgresSaver extends PostgresSaver {
     return super.putWrites(...args);
   }
 
-  /** Deletes all but the newest checkpoints of a thread (ids sort by time), their writes and unreferenced blobs. */
+  /** Deletes all but the thread's newest written checkpoints, the writes of those deleted and unreferenced blobs. */
   private async prune(threadId: string, ns: string): Promise<void> {
-    const cutoff = await this.db.query<{ checkpoint_id: string }>(
-      "SELECT checkpoint_id FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1 OFFSET $3",
+    const cutoff = await this.db.query<{ written: string }>(
+      `SELECT ${WRITTEN_COLUMN} AS written FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY ${WRITTEN_COLUMN} DESC LIMIT 1 OFFSET $3`,
       [threadId, ns, KEPT_CHECKPOINTS - 1],
     );
-    const id = cutoff.rows[0]?.checkpoint_id;
-    if (!id) return;
+    const written = cutoff.rows[0]?.written;
+    if (written === undefined) return;
     await this.db.query(
-      "DELETE FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3",
-      [threadId, ns, id],
+      `DELETE FROM public.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND ${WRITTEN_COLUMN} < $3`,
+      [threadId, ns, written],
     );
     await this.db.query(
-      "DELETE FROM public.checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id < $3",
-      [threadId, ns, id],
+      `DELETE FROM public.checkpoint_writes w WHERE w.thread_id = $1 AND w.checkpoint_ns = $2 AND NOT EXISTS (
+  SELECT 1 FROM public.checkpoints c WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)`,
+      [threadId, ns],
     );
     await this.db.query(
       `DELETE FROM public.checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS (

@@ -3,7 +3,8 @@ import type { LoopMemory, LoopThread, StoredThread } from "./loop-threads.js";
 import { restoreLoopThread, storeLoopThread } from "./loop-threads.js";
 import type { ThreadStore } from "./thread-store.js";
 import { withResults, type JournalEntry, type ToolJournal } from "./tool-journal.js";
-import { MAX_TITLE_CHARS, type ThreadInfo } from "./threads.js";
+import { MAX_TITLE_CHARS } from "./state-layout.js";
+import type { ThreadInfo } from "./threads.js";
 
 /**
  * The thread index and the loop engine's threads in PostgreSQL, so every machine using the

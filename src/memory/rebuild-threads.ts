@@ -1,6 +1,8 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { MAX_STATE_FILE_BYTES, readRegularTextSync } from "../regular-file.js";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { LOOP_THREADS_DIR, MAX_TITLE_CHARS, STATE_DB_FILE } from "./state-layout.js";
 import { decodeRefs, inflateStoredMessage } from "./stored-message-codec.js";
 import type { ThreadInfo } from "./threads.js";
 
@@ -10,10 +12,6 @@ import type { ThreadInfo } from "./threads.js";
  * are the files' (checkpoints keep no wall-clock time we could read cheaply); steps count the
  * model's turns, runs the user's requests.
  */
-
-const STATE_DB_FILE = "state.sqlite";
-const LOOP_THREADS_DIR = "loop-threads";
-const MAX_TITLE_CHARS = 120;
 
 interface Tally {
   firstRequest?: string;
@@ -49,10 +47,10 @@ type Database = {
 function threadMessages(db: Database, threadId: string): Array<[string, unknown]> {
   const row = db
     .prepare(
-      "SELECT type, CAST(checkpoint AS TEXT) AS checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+      "SELECT type, CAST(checkpoint AS TEXT) AS checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid DESC LIMIT 1",
     )
     .get(threadId) as { type: string; checkpoint: string } | undefined;
-  if (!row || row.type !== "json") return [];
+  if (row?.type !== "json") return [];
   const stored = (
     JSON.parse(row.checkpoint) as {
       channel_values?: { messages?: { __messageIds?: string; __messageRefs?: string[] } };
@@ -142,7 +140,7 @@ function loopThreads(stateDir: string): ThreadInfo[] {
   for (const name of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
     const file = path.join(dir, name);
     try {
-      const stored = JSON.parse(readFileSync(file, "utf8")) as {
+      const stored = JSON.parse(readRegularTextSync(file, { maxBytes: MAX_STATE_FILE_BYTES })) as {
         messages?: Array<{ type?: string; data?: { content?: unknown } }>;
       };
       const tally: Tally = { steps: 0, runs: 0 };

@@ -1,18 +1,26 @@
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync, type Stats } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, realpathSync, rmSync, statSync, writeFileSync, type Stats } from "node:fs";
+import { isRefusedFile, readRegularTextSync } from "../regular-file.js";
 import path from "node:path";
-import { stateHomePath } from "../settings.js";
 import { migrateLegacyState } from "./legacy-state.js";
+import { StateError } from "./state-errors.js";
+import { startSlot } from "../contracts/start-slices.js";
 
 /**
  * mini-cursor's private state lives outside every workspace, in the person's state folder
  * (settings.ts `stateHomePath`: MINI_CURSOR_STATE_HOME, `$XDG_STATE_HOME/mini-cursor`,
- * `~/.local/state/mini-cursor`), one folder per workspace keyed by the workspace's real path:
+ * `~/.local/state/mini-cursor`, handed over at start: `useStateHome`), one folder per workspace keyed by the workspace's real path:
  * `workspaces/<name>-<sha256 of the real path, 16 hex>/`, with a `workspace` file naming that
  * path. Nothing a repository ships or the agent writes in the workspace is read as state, and a
  * read-only checkout can be worked on. The project rules files stay in the workspace: they are
  * the repository's content, trusted only after the trust question (security/rules.ts).
  */
+
+/** The state home, handed over once at start (app/configure.ts); a test that changes it hands it over again. */
+const home = startSlot<string>("mini-cursor's state home");
+export const useStateHome = home.set;
+/** The folder holding the state of every workspace, as handed over at start. */
+export const stateHome = home.get;
 
 /** The folder a repository may ship with its rules file (`.mini-cursor/config.json`); also where earlier versions kept their state. */
 export const STATE_DIR_NAME = ".mini-cursor";
@@ -31,9 +39,15 @@ const HASH_CHARS = 16;
 /** Only the person may read their threads and saved output. */
 const PRIVATE_MODE = 0o700;
 
-/** Raised when the state folder (or something in it) is a symlink or cannot be made; says which and what to do. */
-export class StateDirError extends Error {
+/**
+ * Raised when the state folder (or something in it) is a symlink or cannot be made; says which and
+ * what to do. A state error: printed as it is, never as a model request's failure.
+ */
+export class StateDirError extends StateError {
   override name = "StateDirError";
+  constructor(message: string) {
+    super(message, "STATE_DIR");
+  }
 }
 
 function lstatOrUndefined(p: string): Stats | undefined {
@@ -45,8 +59,27 @@ function lstatOrUndefined(p: string): Stats | undefined {
   }
 }
 
-/** Creates the folder `dir` unless it is there; refuses a symlink or a file in its place. */
-function plainDirectory(dir: string): void {
+/** Group and other permission bits: none may be set on a folder of ours. */
+const SHARED_BITS = 0o077;
+/** Group and other write bits, and the sticky bit that makes a shared folder safe to create in. */
+const OTHERS_WRITE = 0o022;
+const STICKY = 0o1000;
+
+const myUid = (): number | undefined => process.getuid?.();
+
+function notOurs(dir: string, uid: number): StateDirError {
+  return new StateDirError(
+    `${dir} belongs to another user (uid ${uid}), so whoever made it could read or change your conversations; mini-cursor will not keep its state there. Remove it, or set MINI_CURSOR_STATE_HOME to a folder of your own.`,
+  );
+}
+
+/**
+ * Creates the folder `dir` unless it is there, private to this user (mode 700). One already there
+ * must be a real folder (not a symlink) that this user owns: another user could have made it in
+ * advance (a shared MINI_CURSOR_STATE_HOME, where the names are predictable) to read or change
+ * what is kept in it. Ours with looser permissions is narrowed to 700.
+ */
+function privateDirectory(dir: string): void {
   if (!lstatOrUndefined(dir)) {
     try {
       mkdirSync(dir, { mode: PRIVATE_MODE }); // not recursive: mkdir never follows a symlink at its end
@@ -56,10 +89,34 @@ function plainDirectory(dir: string): void {
       if (code !== "EEXIST") throw stateError(dir, err);
     }
   }
-  if (!lstatSync(dir).isDirectory())
+  const st = lstatSync(dir);
+  if (!st.isDirectory())
     throw new StateDirError(
       `${dir} is a symlink or not a folder; mini-cursor keeps its state there and will not write through it. Remove it and start again.`,
     );
+  const uid = myUid();
+  if (uid === undefined) return;
+  if (st.uid !== uid) throw notOurs(dir, st.uid);
+  if ((st.mode & SHARED_BITS) !== 0) chmodSync(dir, PRIVATE_MODE);
+}
+
+/**
+ * The state home, created private when missing. One that is there is ours, or a shared folder
+ * (root's) that others cannot rename our folders in: not writable by others, or sticky as /tmp is.
+ * What is below it is checked folder by folder (privateDirectory).
+ */
+function readyStateHome(home: string): void {
+  if (!lstatOrUndefined(home)) {
+    try {
+      mkdirSync(home, { recursive: true, mode: PRIVATE_MODE });
+    } catch (err) {
+      throw stateError(home, err);
+    }
+  }
+  const st = statSync(home);
+  const uid = myUid();
+  if (uid === undefined || st.uid === uid) return;
+  if (st.uid !== 0 || ((st.mode & OTHERS_WRITE) !== 0 && (st.mode & STICKY) === 0)) throw notOurs(home, st.uid);
 }
 
 function stateError(dir: string, err: unknown): StateDirError {
@@ -98,7 +155,7 @@ export function stateFolderName(realPath: string): string {
 
 /** Where a workspace's state folder is (not created). */
 export function stateDirPath(workspace: string): string {
-  return path.join(stateHomePath(), WORKSPACES_DIR, stateFolderName(workspaceRealPath(workspace)));
+  return path.join(stateHome(), WORKSPACES_DIR, stateFolderName(workspaceRealPath(workspace)));
 }
 
 /** State folders this process has made ready, by state home and workspace. */
@@ -114,24 +171,21 @@ const pending: string[] = [];
  */
 export function stateDirFor(workspace: string): string {
   const real = workspaceRealPath(workspace);
-  const home = stateHomePath();
+  const home = stateHome();
   const key = `${home}\0${real}`;
   const known = ready.get(key);
   if (known) return known;
-  try {
-    mkdirSync(home, { recursive: true, mode: PRIVATE_MODE });
-  } catch (err) {
-    throw stateError(home, err);
-  }
-  plainDirectory(path.join(home, WORKSPACES_DIR));
+  readyStateHome(home);
+  privateDirectory(path.join(home, WORKSPACES_DIR));
   const dir = path.join(home, WORKSPACES_DIR, stateFolderName(real));
-  plainDirectory(dir);
+  privateDirectory(dir);
   const nameFile = path.join(dir, WORKSPACE_NAME_FILE);
   let named = "";
   try {
-    named = readFileSync(nameFile, "utf8");
-  } catch {
-    // first use
+    named = readRegularTextSync(nameFile);
+  } catch (err) {
+    // First use; anything but a regular file in its place is removed (a FIFO would block the write).
+    if (isRefusedFile(err)) rmSync(nameFile, { recursive: true, force: true });
   }
   if (named !== `${real}\n`) writeFileSync(nameFile, `${real}\n`, { mode: 0o600 });
   const notice = migrateLegacyState(real, dir);
@@ -151,7 +205,7 @@ export const ensureStateDir = stateDirFor;
 /** `<state folder>/<name>`, created as a plain folder (a symlink there is refused). */
 export function ensureStateSubdir(workspace: string, name: string): string {
   const sub = path.join(stateDirFor(workspace), name);
-  plainDirectory(sub);
+  privateDirectory(sub);
   return sub;
 }
 

@@ -1,8 +1,10 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
-import { redactUrlPassword } from "../settings.js";
+import { redactCredentials } from "../credential-shapes.js";
 import { shellQuote } from "../shell-quote.js";
 import { StateFileError } from "./state-file-error.js";
+import { DamagedMessageError } from "./stored-message-codec.js";
+import { ENDS_RUN } from "../contracts/tools.js";
 
 /**
  * What went wrong with the saved state, named as what it is, with the file or database (its
@@ -18,6 +20,8 @@ export const STATE_FORMAT_VERSION = 1;
 /** A state problem, said in one sentence; the engines and the CLI print its message as it is. */
 export class StateError extends Error {
   override name = "StateError";
+  /** A tool call's guard lets it through: the run ends (contracts/tools.ts). */
+  readonly [ENDS_RUN] = true;
   constructor(
     message: string,
     readonly code: string,
@@ -64,7 +68,7 @@ function codeOf(err: unknown): string {
 }
 
 function place(where: StateLocation, err: unknown): string {
-  if (where.url) return `the PostgreSQL database at ${redactUrlPassword(where.url)}`;
+  if (where.url) return `the PostgreSQL database at ${redactCredentials(where.url)}`;
   const p = typeof (err as CodedError)?.path === "string" ? ((err as CodedError).path as string) : where.file;
   return p ?? "the state folder";
 }
@@ -72,7 +76,7 @@ function place(where: StateLocation, err: unknown): string {
 const KEPT = "The thread is kept up to its last saved step; the step in flight was not saved.";
 
 export function stateFormatError(where: StateLocation, found: number): StateError {
-  const what = where.url ? `the PostgreSQL database at ${redactUrlPassword(where.url)}` : where.file;
+  const what = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
   return new StateError(
     `${what} was written by a newer mini-cursor (state format ${found}; this version reads up to ${STATE_FORMAT_VERSION}). ` +
       "Nothing was changed in it. Update mini-cursor to use these threads, or point this version at other state (another --checkpointer, or another workspace).",
@@ -81,7 +85,7 @@ export function stateFormatError(where: StateLocation, found: number): StateErro
 }
 
 export function missingTableError(where: StateLocation, table: string): StateError {
-  const what = where.url ? `the PostgreSQL database at ${redactUrlPassword(where.url)}` : where.file;
+  const what = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
   const reset = where.url
     ? "to start over with no saved threads, drop the table mini_cursor_format as well and run again"
     : `to start over with no saved threads, move the file aside (mv ${shellQuote(where.file ?? "")} ${shellQuote(`${where.file ?? ""}.old`)})`;
@@ -92,7 +96,27 @@ export function missingTableError(where: StateLocation, table: string): StateErr
   );
 }
 
-/** The sentence for a state error, or undefined when `err` is not about the state. */
+/**
+ * A thread the index says ran steps, whose history the checkpointer does not hold: the file was
+ * replaced, emptied or moved aside (as missingTableError's advice does). Continuing would start
+ * a conversation the thread's id says it is not.
+ */
+export function lostHistoryError(
+  where: StateLocation,
+  thread: { id: string; steps: number; updatedAt: string },
+  index: string,
+): StateError {
+  const what = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
+  const when = /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(thread.updatedAt)
+    ? `, last on ${thread.updatedAt.slice(0, 16).replace("T", " ")} UTC`
+    : "";
+  return new StateError(
+    `Thread ${thread.id} ran ${thread.steps} step${thread.steps === 1 ? "" : "s"} (${index} says${when}), but ${what} holds none of its history: ` +
+      "it was replaced, emptied or moved aside since. Nothing was run. Restore it from a backup to continue this thread, or leave out --thread/--continue to start a new one.",
+    "STATE_HISTORY_LOST",
+  );
+}
+
 /**
  * SQLite says only that it cannot open or write a file; the folder says why (a read-only
  * mount, or no permission), asked the way the operating system answers it.
@@ -110,17 +134,38 @@ function whyNotWritable(file: string | undefined): string | undefined {
   return undefined;
 }
 
+/** A stored message that cannot be read: which one, where, and what to do. */
+function damagedMessageError(err: DamagedMessageError, where: StateLocation): StateError {
+  const what = where.url
+    ? `the PostgreSQL database at ${redactCredentials(where.url)}`
+    : (where.file ?? "the state folder");
+  const which = err.where.ref ? `Message ${err.where.ref}` : "A message";
+  const of = err.where.threadId ? ` of thread ${err.where.threadId}` : "";
+  return new StateError(
+    `${which}${of} in ${what} cannot be read: ${err.why}. It was changed outside mini-cursor (or by the disk), so the thread cannot go on. ` +
+      "Nothing was run. Restore it from a backup to continue this thread, or leave out --thread/--continue to start a new one.",
+    "STATE_DAMAGED",
+  );
+}
+
+/** The sentence for a state error, or undefined when `err` is not about the state. */
 export function describeStateProblem(err: unknown, where: StateLocation): Error | undefined {
   if (err instanceof StateError || err instanceof StateFileError) return err;
+  if (err instanceof DamagedMessageError) return damagedMessageError(err, where);
   let code = codeOf(err);
   if (!where.url && (code === "SQLITE_CANTOPEN" || code.startsWith("SQLITE_READONLY")))
     code = whyNotWritable(where.file) ?? code;
   const message = String((err as CodedError)?.message ?? err);
   const at = place(where, err);
   if (code === "ENOSPC" || code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(message)) {
-    const folder = where.url ? at : path.dirname(at);
+    // The folder to look at is the file's own; never `df -h .`, the folder mini-cursor runs in.
+    const room = where.url
+      ? " on the database server"
+      : path.isAbsolute(at)
+        ? ` where ${path.dirname(at)} lives (df -h ${shellQuote(path.dirname(at))})`
+        : " on the disk that holds mini-cursor's state folder";
     return new StateError(
-      `The disk is full: mini-cursor cannot save to ${at} (${code || "ENOSPC"}). ${KEPT} Free some space${where.url ? " on the database server" : ` where ${folder} lives (df -h ${shellQuote(folder)})`} and run again to continue the thread.`,
+      `The disk is full: mini-cursor cannot save to ${at} (${code || "ENOSPC"}). ${KEPT} Free some space${room} and run again to continue the thread.`,
       "ENOSPC",
     );
   }
@@ -143,7 +188,7 @@ export function describeStateProblem(err: unknown, where: StateLocation): Error 
     );
   }
   if (where.url) {
-    const url = redactUrlPassword(where.url);
+    const url = redactCredentials(where.url);
     if (
       code === "57P01" ||
       code === "57P02" ||

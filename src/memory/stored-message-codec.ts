@@ -62,13 +62,43 @@ export function deflateStoredMessage(json: string): Uint8Array {
   return out;
 }
 
-/** The `{type, data}` object of a stored message. */
+/**
+ * A stored message that cannot be read back: its bytes were changed outside mini-cursor (or by a
+ * disk). `why` says what is wrong with them; the reader that knows the thread, the reference and
+ * the file adds them (compact-messages.ts, state-errors.ts `describeStateProblem`).
+ */
+export class DamagedMessageError extends Error {
+  override name = "DamagedMessageError";
+  constructor(
+    readonly why: string,
+    readonly where: { threadId?: string; ref?: string } = {},
+  ) {
+    super(`a stored message${where.ref ? ` (${where.ref})` : ""} is damaged: ${why}`);
+  }
+}
+
+/** The `{type, data}` object of a stored message; DamagedMessageError when its bytes are not one. */
 export function inflateStoredMessage(stored: Uint8Array): { type: string; data: Record<string, unknown> } {
-  if (stored[0] !== FORMAT_DEFLATED_V1) throw new Error(`unknown stored message format ${stored[0]}`);
-  return JSON.parse(inflateRawSync(stored.subarray(1), { dictionary: DICTIONARY_V1 }).toString("utf8")) as {
-    type: string;
-    data: Record<string, unknown>;
-  };
+  // A value rewritten as text (an SQL `||` makes one) comes back as a string, whatever the column says.
+  if (!(stored instanceof Uint8Array)) throw new DamagedMessageError("it is stored as text, not as bytes");
+  if (stored.length === 0) throw new DamagedMessageError("it is empty");
+  if (stored[0] !== FORMAT_DEFLATED_V1)
+    throw new DamagedMessageError(`its first byte, the format, is ${stored[0]} and not ${FORMAT_DEFLATED_V1}`);
+  let text: string;
+  try {
+    text = inflateRawSync(stored.subarray(1), { dictionary: DICTIONARY_V1 }).toString("utf8");
+  } catch (err) {
+    throw new DamagedMessageError(`its compressed bytes do not inflate: ${(err as Error).message}`);
+  }
+  let message: { type?: unknown; data?: unknown };
+  try {
+    message = JSON.parse(text) as typeof message;
+  } catch {
+    throw new DamagedMessageError("it inflates to text that is not JSON");
+  }
+  if (typeof message?.type !== "string" || typeof message.data !== "object" || message.data === null)
+    throw new DamagedMessageError("it holds no message type and data");
+  return message as { type: string; data: Record<string, unknown> };
 }
 
 /** `a.1,a.2,a.3,b.7` → `a.1-3,b.7`: consecutive references of one session as a range. */

@@ -1,6 +1,8 @@
-import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { unlinkSync, writeFileSync } from "node:fs";
+import { readRegularTextSync } from "../regular-file.js";
 import { hostname } from "node:os";
 import path from "node:path";
+import { processStartTime } from "../process-life.js";
 import { ensureStateSubdir } from "./state-dir.js";
 import { openSqliteFile, type SqliteDatabase } from "./sqlite-driver.js";
 
@@ -47,28 +49,19 @@ export interface ThreadLocker {
   tryLock(threadId: string): Promise<LockAttempt>;
 }
 
-/** Field 22 of /proc/<pid>/stat (after the parenthesised command name, which may hold spaces). */
-function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
-
 export function thisHolder(): ThreadHolder {
-  return { pid: process.pid, host: hostname(), since: new Date().toISOString(), start: processStart(process.pid) };
+  return { pid: process.pid, host: hostname(), since: new Date().toISOString(), start: processStartTime(process.pid) };
 }
 
 /**
- * Whether a holder named in the holder file still runs here (same pid and start time). A second
- * check beside the record lock: POSIX drops a process's record locks when any descriptor of the
- * file is closed in it, so a lock could vanish under a live holder.
+ * Whether a holder named in the holder file still runs here (same pid and start time; one that
+ * exited and was not reaped yet, a zombie, does not: process-life.ts). A second check beside the
+ * record lock: POSIX drops a process's record locks when any descriptor of the file is closed in
+ * it, so a lock could vanish under a live holder.
  */
 function holderAlive(holder: ThreadHolder | undefined): boolean {
   if (!holder?.start || holder.pid === process.pid || holder.host !== hostname()) return false;
-  return processStart(holder.pid) === holder.start;
+  return processStartTime(holder.pid) === holder.start;
 }
 
 export function describeHolder(holder: ThreadHolder | undefined): string {
@@ -131,7 +124,7 @@ function safeName(threadId: string): string {
 
 function readHolder(file: string): ThreadHolder | undefined {
   try {
-    const data = JSON.parse(readFileSync(file, "utf8")) as Partial<ThreadHolder>;
+    const data = JSON.parse(readRegularTextSync(file)) as Partial<ThreadHolder>;
     if (typeof data.pid !== "number") return undefined;
     return {
       pid: data.pid,

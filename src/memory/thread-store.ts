@@ -1,3 +1,5 @@
+import path from "node:path";
+import { stateDirPath } from "./state-dir.js";
 import { guardState } from "./state-errors.js";
 import { listThreads, recordRun, registerThread, THREADS_FILE, type ThreadInfo } from "./threads.js";
 
@@ -18,8 +20,8 @@ export interface ThreadStore {
 }
 
 export function fileThreadStore(workspace: string): ThreadStore {
-  // Errors name the file they met (fs errors carry its path); this is the fallback.
-  const where = { file: THREADS_FILE };
+  // Errors name the file they met (fs errors of an open carry its path; those of a write do not).
+  const where = { file: path.join(stateDirPath(workspace), THREADS_FILE) };
   return {
     list: () => guardState(where, () => listThreads(workspace)),
     begin: (id, engine, request) => guardState(where, () => registerThread(workspace, id, engine, request)),

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { MAX_STATE_FILE_BYTES, readRegularTextSync } from "../regular-file.js";
 import path from "node:path";
 import { rebuildThreadIndex } from "./rebuild-threads.js";
 import { ensureStateDir } from "./state-dir.js";
+import { MAX_TITLE_CHARS } from "./state-layout.js";
 
 /**
  * A small index of saved threads (id, first request, last update, steps), kept beside the
@@ -11,8 +13,6 @@ import { ensureStateDir } from "./state-dir.js";
  */
 
 export const THREADS_FILE = "threads.json";
-/** Longest first request we keep in the index. */
-export const MAX_TITLE_CHARS = 120;
 
 export interface ThreadInfo {
   id: string;
@@ -32,7 +32,8 @@ function readIndex(workspace: string): ThreadInfo[] {
   const target = file(workspace);
   if (!existsSync(target)) return [];
   try {
-    const data = JSON.parse(readFileSync(target, "utf8")) as unknown;
+    // Not waited on: anything but a regular file is damaged and rebuilt below.
+    const data = JSON.parse(readRegularTextSync(target, { maxBytes: MAX_STATE_FILE_BYTES })) as unknown;
     if (!Array.isArray(data)) throw new Error("not a list");
     return data as ThreadInfo[];
   } catch {
@@ -63,14 +64,6 @@ function writeIndex(target: string, threads: ThreadInfo[]): void {
 
 export function listThreads(workspace: string): ThreadInfo[] {
   return [...readIndex(workspace)].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
-}
-
-export function latestThread(workspace: string, engine?: string): ThreadInfo | undefined {
-  return listThreads(workspace).find((t) => !engine || t.engine === engine);
-}
-
-export function findThread(workspace: string, id: string): ThreadInfo | undefined {
-  return listThreads(workspace).find((t) => t.id === id);
 }
 
 /** A short, readable, unique id. */

@@ -1,7 +1,9 @@
-import { readFileSync, unlinkSync } from "node:fs";
+import { renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { MAX_STATE_FILE_BYTES, readRegularTextSync } from "../regular-file.js";
 import { open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ensureStateSubdir } from "./state-dir.js";
+import { stateProblem } from "./state-errors.js";
 
 /**
  * The write-ahead journal of tool calls. A step's calls are recorded, durably, before they
@@ -34,9 +36,20 @@ export interface JournalEntry {
   result?: JournalResult;
 }
 
+/**
+ * How a journal write reaches the disk. Durable (the default) survives a power cut: the file and
+ * its folder are flushed. Not durable, it is still written and renamed into place, so a killed
+ * process leaves it for the next run (the page cache outlives the process); only a power cut may
+ * lose it. That is enough for a turn whose calls all only look (kind read): they leave nothing on
+ * disk to tell about, and their step skips the two flushes of each write (BENCHMARKS.md).
+ */
+export interface JournalWrite {
+  durable?: boolean;
+}
+
 export interface ToolJournal {
   /** The step's calls are about to run: replaces the thread's journal, on disk before it returns. */
-  start(threadId: string, entries: JournalEntry[]): Promise<void>;
+  start(threadId: string, entries: JournalEntry[], options?: JournalWrite): Promise<void>;
   /** The calls ended with these results (by call id), on disk when it resolves; one write for them all. */
   end(threadId: string, results: ReadonlyMap<string, JournalResult>): Promise<void>;
   read(threadId: string): Promise<JournalEntry[]>;
@@ -58,14 +71,40 @@ export function withResults(entries: JournalEntry[], results: ReadonlyMap<string
  * Written to a temporary file, flushed, renamed and the folder flushed: there after a power cut too.
  * Asynchronous, so the fsyncs do not hold up the event loop: the other calls of a step go on
  * (a command's output is read, the next one starts) and their ends gather for the next write.
+ * Not durable, there is no flush to wait for: the small file is written and renamed at once,
+ * which costs less than the four trips through the thread pool an asynchronous write takes. The
+ * old file is removed first: renaming over an existing file makes ext4 start writing the new
+ * one's data to disk then and there (its `auto_da_alloc` safeguard), a few milliseconds a write
+ * on a busy disk, the very flush this write does without. A process killed between the two
+ * leaves no journal: the next run then tells the model the turn's calls were not run, which of
+ * calls that only look is true of their effects.
  */
-async function writeDurably(file: string, text: string): Promise<void> {
+async function writeDurably(file: string, text: string, durable = true): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
+  if (!durable) {
+    try {
+      writeFileSync(tmp, text, { mode: 0o600 });
+      try {
+        unlinkSync(file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      renameSync(tmp, file);
+    } catch (err) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // Never made, or already renamed.
+      }
+      throw err;
+    }
+    return;
+  }
   try {
     const handle = await open(tmp, "w", 0o600);
     try {
       await handle.writeFile(text);
-      await handle.sync();
+      if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -74,6 +113,7 @@ async function writeDurably(file: string, text: string): Promise<void> {
     await unlink(tmp).catch(() => undefined); // never made, or already renamed
     throw err;
   }
+  if (!durable) return;
   const dir = await open(path.dirname(file), "r");
   try {
     await dir.sync();
@@ -94,7 +134,7 @@ export function toolJournalIn(folder: () => string): ToolJournal {
   const fileOf = (threadId: string) => path.join(folder(), `${threadId.replace(/[^A-Za-z0-9._-]/g, "_")}.json`);
   const read = (threadId: string): JournalEntry[] => {
     try {
-      const data = JSON.parse(readFileSync(fileOf(threadId), "utf8")) as unknown;
+      const data = JSON.parse(readRegularTextSync(fileOf(threadId), { maxBytes: MAX_STATE_FILE_BYTES })) as unknown;
       return Array.isArray(data) ? (data as JournalEntry[]) : [];
     } catch {
       return [];
@@ -108,17 +148,28 @@ export function toolJournalIn(folder: () => string): ToolJournal {
     last = done.catch(() => undefined);
     return done;
   };
+  // A failure names the journal file (a full disk, say), as every state error does: the write of
+  // a file's bytes carries no path, and unnamed it would read as the model provider's.
+  const write = async (threadId: string, text: () => string, durable?: boolean) => {
+    const file = fileOf(threadId);
+    try {
+      await writeDurably(file, text(), durable);
+    } catch (err) {
+      throw stateProblem(err, { file });
+    }
+  };
   return {
-    start: (threadId, entries) => inTurn(() => writeDurably(fileOf(threadId), JSON.stringify(entries))),
+    start: (threadId, entries, options) =>
+      inTurn(() => write(threadId, () => JSON.stringify(entries), options?.durable)),
     end: (threadId, results) =>
-      inTurn(() => writeDurably(fileOf(threadId), JSON.stringify(withResults(read(threadId), results)))),
+      inTurn(() => write(threadId, () => JSON.stringify(withResults(read(threadId), results)))),
     read: async (threadId) => read(threadId),
     clear: (threadId) =>
       inTurn(() => {
         try {
           unlinkSync(fileOf(threadId));
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+          if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw stateProblem(err, { file: fileOf(threadId) });
         }
       }),
   };

@@ -5,7 +5,7 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import { estimateTokens, estimateTotalTokens } from "./tokens.js";
 import { newProviderCall, runInProviderCall, type OfferedTool, type ProviderCall } from "../provider/call-context.js";
 import { echoesOf, finishProblem, withProviderExtras, type ProviderNote } from "../provider/message.js";
-import { findProviderError } from "../provider/errors.js";
+import { findProviderError, lostConnection } from "../provider/errors.js";
 import { linkedAbort } from "../provider/linked-abort.js";
 
 /**
@@ -33,6 +33,22 @@ export interface CallModelOptions {
 function isAbort(err: unknown, signal?: AbortSignal): boolean {
   const e = err as { name?: string; message?: string };
   return Boolean(signal?.aborted) || e?.name === "AbortError" || /aborted|abort/i.test(e?.message ?? "");
+}
+
+/**
+ * A streamed response that ended cleanly but early (no finish_reason, no [DONE]), or with no
+ * message at all: the server answered, and then stopped before its answer was whole.
+ */
+export class IncompleteResponseError extends Error {
+  override name = "IncompleteResponseError";
+}
+
+/** Requests a model call sent before it failed, by its final error (callModelWithRetry). */
+const attemptsByError = new WeakMap<object, number>();
+
+/** How many requests the model call that failed with `err` sent (each retry counts), when known. */
+export function attemptsMade(err: unknown): number | undefined {
+  return err !== null && typeof err === "object" ? attemptsByError.get(err) : undefined;
 }
 
 /** A dropped connection mid-stream, as opposed to an HTTP error the caller already retried. */
@@ -136,12 +152,14 @@ function toAIMessage(message: BaseMessage): AIMessage {
   return new AIMessage({ content: message.content });
 }
 
-/** A broken stream's cause in a word or two: the system code, or the first line of the message. */
+/** Why a stream is asked for again, in a few words. */
 function brokenReason(err: unknown): string {
+  if (err instanceof IncompleteResponseError) return "the response ended before it was complete (no finish_reason)";
+  const lost = lostConnection(err);
+  if (lost) return `the response broke off (${lost})`;
   const e = err as { message?: string; code?: string; cause?: { code?: string } };
   const code = e?.cause?.code ?? e?.code;
-  if (typeof code === "string" && code) return code;
-  return (e?.message ?? String(err)).split("\n")[0]!.slice(0, 120);
+  return `the response broke off (${typeof code === "string" && code ? code : (e?.message ?? String(err)).split("\n")[0]!.slice(0, 120)})`;
 }
 
 const stalled = (idleMs: number) =>
@@ -197,9 +215,11 @@ async function streamOnce(
   if (idled && !config?.signal?.aborted) {
     throw stalled(idleMs!);
   }
-  if (merged === undefined) throw new Error("The model's response stream ended without a message.");
+  if (merged === undefined) throw new IncompleteResponseError("The model's response stream ended without a message.");
   if (isIncompleteResponse(merged)) {
-    throw new Error("The model's response stream ended before the response was complete (no finish_reason).");
+    throw new IncompleteResponseError(
+      "The model's response stream ended before the response was complete (no finish_reason).",
+    );
   }
   const problem = finishProblem(merged);
   if (problem) throw problem;
@@ -214,6 +234,8 @@ export async function callModelWithRetry(
 ): Promise<AIMessage> {
   const idleMs = options.idleTimeoutMs;
   const echoes = echoesOf(messages);
+  /** Requests sent so far, LangChain's retries and these together: the final error carries them. */
+  let sent = 0;
   for (let attempt = 0; ; attempt++) {
     const call = newProviderCall(echoes);
     if (options.tools) call.offered = options.tools;
@@ -226,11 +248,15 @@ export async function callModelWithRetry(
       for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
       return message;
     } catch (err) {
+      sent += call.attempts;
       for (const notice of call.notices) options.onProviderNote?.({ kind: "notice", text: notice });
-      if (isAbort(err, config?.signal) || attempt >= STREAM_RETRIES || !isBrokenStream(err)) throw err;
+      if (isAbort(err, config?.signal) || attempt >= STREAM_RETRIES || !isBrokenStream(err)) {
+        if (err !== null && typeof err === "object" && sent > 0) attemptsByError.set(err, sent);
+        throw err;
+      }
       options.onProviderNote?.({
         kind: "wait",
-        text: `retrying: the response broke off (${brokenReason(err)}) (attempt ${attempt + 2} of ${STREAM_RETRIES + 1})`,
+        text: `retrying: ${brokenReason(err)} (attempt ${attempt + 2} of ${STREAM_RETRIES + 1})`,
       });
       await sleep(STREAM_RETRY_DELAY_MS * (attempt + 1), config?.signal);
     }

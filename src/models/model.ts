@@ -5,7 +5,8 @@ import { ResponseRecorder } from "./recorder.js";
 import { loadRecording, recordingLabel, ReplayChatModel, ReplayDivergenceError } from "./replay.js";
 import type { Settings } from "../settings.js";
 import { AsyncCaller } from "@langchain/core/utils/async_caller";
-import { findProviderError, ProviderError } from "../provider/errors.js";
+import { findProviderError, localFailure, lostConnection, ProviderError } from "../provider/errors.js";
+import { attemptsMade, IncompleteResponseError } from "./invoke.js";
 import { currentProviderCall } from "../provider/call-context.js";
 import { temperatureFor } from "../provider/family.js";
 import { createProviderFetch } from "../provider/wire.js";
@@ -48,13 +49,16 @@ function onFailedAttempt(error: unknown, settings: Pick<ModelSettings, "maxRetri
       "silent",
     );
   defaultFailedAttempt?.(error);
-  // LangChain's caller retries it after a backoff: the spinner (or --json) says so, and why.
+  // LangChain's caller retries it after a backoff: the spinner (or --json) says so, and why; but
+  // only when an attempt is left (it calls this after the last one too), and not for a TypeError
+  // its retry loop rethrows at once (one that is no network error: a bug, not a fault on the wire).
   const call = currentProviderCall();
-  if (call?.onNote)
-    call.onNote({
-      kind: "wait",
-      text: `retrying: ${retryReason(error)} (attempt ${call.requests + 1} of ${settings.maxRetries + 1})`,
-    });
+  const attempts = settings.maxRetries + 1;
+  if (!call?.onNote || call.attempts >= attempts || (error instanceof TypeError && !lostConnection(error))) return;
+  call.onNote({
+    kind: "wait",
+    text: `retrying: ${retryReason(error)} (attempt ${call.attempts + 1} of ${attempts})`,
+  });
 }
 
 /** Why a request is being retried, in a few words. */
@@ -64,6 +68,8 @@ function retryReason(error: unknown): string {
     typeof e.retryAfterMs === "number" ? `, the provider asked to wait ${Math.ceil(e.retryAfterMs / 1000)} s` : "";
   if (e.status === 429) return `the provider is rate limiting (HTTP 429${after})`;
   if (typeof e.status === "number") return `the provider answered HTTP ${e.status}${after}`;
+  const lost = lostConnection(error);
+  if (lost) return `the provider closed the connection before it answered (${lost})`;
   const code = causeCode(error);
   return code
     ? `the connection failed (${code})`
@@ -182,9 +188,36 @@ export function describeModelError(err: unknown, settings: ModelSettings): strin
   if (status && status >= 500)
     return `The provider at ${where} failed with HTTP ${status} after retries${saying}; try again later.`;
   if (status && status >= 400) return `The provider at ${where} refused the request (HTTP ${status})${saying}.`;
+  // Not the provider's doing: this machine's disk or limits (a state file names itself before this).
+  const local = localFailure(err);
+  if (local)
+    return `The run failed on this machine, not at the model provider: ${message.split("\n")[0]} (${local}). ${LOCAL_ADVICE[local] ?? "Fix that and run again."}`;
+  const tries = attemptsMade(err);
+  const each = tries && tries > 1 ? `, after ${tries} attempts` : "";
+  if (err instanceof IncompleteResponseError)
+    return `The model provider at ${where} answered, but its response ended before it was complete (no finish_reason)${each}. It is reachable, so OPENAI_BASE_URL is right: try again, and if it keeps happening, check the server's logs, or a proxy between that cuts streams.`;
+  const lost = lostConnection(err);
+  if (lost && /^connection error\.?$/i.test(message.trim()))
+    return `The model provider at ${where} accepted the connection but closed it before answering${each} (${lost}). Something listens there but does not answer as an OpenAI-compatible API would: check the server's logs, and that OPENAI_BASE_URL names its API (http or https, the port).`;
+  if (lost)
+    return `The model provider at ${where} answered, but the connection closed before its response ended${each} (${lost}). It is reachable, so OPENAI_BASE_URL is right: try again, and if it keeps happening, check the server's logs, or a proxy between that cuts long responses.`;
   const code = causeCode(err);
   if (code || /connection error|fetch failed|ECONNREFUSED|ENOTFOUND|timed? ?out/i.test(message)) {
     return `Could not reach the model provider at ${where}${code ? ` (${code})` : ""}; check OPENAI_BASE_URL and that the server is running.`;
   }
-  return `The model request failed: ${message.split("\n")[0]}`;
+  // Not known to be the provider's: said as the run's failure, without blaming the model request.
+  return `The run failed: ${message.split("\n")[0]}`;
 }
+
+/** What to do about a failure on this machine, by its code. */
+const LOCAL_ADVICE: Record<string, string> = {
+  ENOSPC: "The disk is full: free some space (df -h shows where) and run again.",
+  EDQUOT: "The disk quota is used up: free some space and run again.",
+  EROFS: "A file system it writes to is read-only: make it writable and run again.",
+  EACCES: "Give your user access to the file the message names, and run again.",
+  EPERM: "Give your user access to the file the message names, and run again.",
+  EIO: "The disk reported an error: check it (dmesg) and run again.",
+  EMFILE: "Too many files are open: raise the limit (ulimit -n) and run again.",
+  ENFILE: "Too many files are open on this machine: close some programs and run again.",
+  ENOMEM: "The machine is out of memory: close some programs and run again.",
+};

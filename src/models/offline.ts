@@ -6,9 +6,12 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import type { ChatResult } from "@langchain/core/outputs";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { loadRecording, replayResponse, ReplayDivergenceError, type Recording } from "./replay.js";
-import { DO_NOT_GET_AROUND, DO_SOMETHING_ELSE, TELL_THE_USER } from "../policy/approval.js";
-import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, planModeTools, requestTask } from "../policy/plan-mode.js";
+import { DO_SOMETHING_ELSE, TELL_THE_USER } from "../policy/approval.js";
+import { DO_NOT_GET_AROUND } from "../guard/failure.js";
+import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, requestTask } from "../policy/plan-mode.js";
+import { declarationOf } from "../contracts/tools.js";
 import { offlineTaskTurn } from "./offline-task.js";
+import { afterReadFirst, readFirstTurn } from "./offline-read-first.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -39,6 +42,20 @@ function restAfter(request: string, end: number): string | undefined {
 }
 const HERE_WORDS = new Set(["here", "this", "current", "the", "it", "cwd", "workspace", ".", "./"]);
 
+/** What mini-cursor attached after the person's words: `@path` files (app/mentions.ts) and piped text. */
+const ATTACHED = /\n\n<(?:file path="[^"\n]*"|stdin)>\n[\s\S]*?\n<\/(?:file|stdin)>/g;
+
+/** The person's words of a request, without what was attached to them. */
+function ownWords(request: string): string {
+  return request.replace(ATTACHED, "").trim();
+}
+
+/** A path as typed: quotes, and the @ of an @mention ("read @package.json"), taken off. */
+function unquotePath(text: string): string {
+  const bare = unquote(text);
+  return bare.length > 1 && bare.startsWith("@") ? bare.slice(1) : bare;
+}
+
 function unquote(text: string): string {
   const t = text.trim().replace(/[。.!！?？]+$/u, (m) => (text.trim().length > m.length ? "" : m));
   const pairs: Array<[string, string]> = [
@@ -68,7 +85,7 @@ function parseList(request: string): OfflineIntent | undefined {
   const where = request.match(
     /\b(?:in|of|under|inside|at)\s+(?:the\s+)?(?:folder\s+|directory\s+|dir\s+)?([`'"]?[^\s`'"?]+[`'"]?)/i,
   );
-  if (!dir && where) dir = unquote(where[1]!);
+  if (!dir && where) dir = unquotePath(where[1]!);
   if (!dir && CJK.test(request))
     dir = firstPathToken(request.replace(/列出|目录|文件夹|文件|下的|里的|中的|所有/gu, " "));
   if (!dir || HERE_WORDS.has(dir.toLowerCase()) || /^(files?|everything|directory|folder)$/i.test(dir)) dir = ".";
@@ -82,25 +99,31 @@ function parseWrite(request: string): OfflineIntent | undefined {
   const enNamed = request.match(
     /\b(?:create|write|make|save)\s+(?:a\s+|the\s+|new\s+)*(?:file\s+)?(?:named\s+|called\s+)?([`'"]?[^\s`'"]+[`'"]?)\s+(?:with|containing)\s+(?:the\s+)?(?:content|contents|text)?\s*[:：]?\s*([\s\S]+)$/i,
   );
-  if (enNamed) return { tool: "write_file", args: { filePath: unquote(enNamed[1]!), content: unquote(enNamed[2]!) } };
+  if (enNamed)
+    return { tool: "write_file", args: { filePath: unquotePath(enNamed[1]!), content: unquote(enNamed[2]!) } };
   const enTo = request.match(
     /\bwrite\s+([`'"])([\s\S]*?)\1\s+(?:to|into)\s+(?:a\s+|the\s+)?(?:file\s+)?([`'"]?[^\s`'"]+[`'"]?)/i,
   );
-  if (enTo) return { tool: "write_file", args: { filePath: unquote(enTo[3]!), content: enTo[2]! } };
+  if (enTo) return { tool: "write_file", args: { filePath: unquotePath(enTo[3]!), content: enTo[2]! } };
   const zh = request.match(
     /(?:创建|新建|写入|写)(?:一个)?(?:文件)?\s*([`'"“]?[^\s`'"”，,：:]+[`'"”]?)\s*[，,]?\s*(?:内容(?:为|是)?|写入)\s*[:：]?\s*([\s\S]+)$/u,
   );
-  if (zh) return { tool: "write_file", args: { filePath: unquote(zh[1]!), content: unquote(zh[2]!) } };
+  if (zh) return { tool: "write_file", args: { filePath: unquotePath(zh[1]!), content: unquote(zh[2]!) } };
   return undefined;
 }
 
 function parseRun(request: string): OfflineIntent | undefined {
+  // A `!command` with backticks in it (app/slash-commands.ts shellEscapeRequest): the whole of it.
+  const exact = /^\s*run exactly this command:\s*\n([\s\S]+)$/i.exec(request);
+  if (exact) return { tool: "execute_command", args: { command: exact[1]!.trim() } };
   const backticked = request.match(/(?:\b(?:run|execute|exec)\b|运行|执行)[^`]*`([^`]+)`/iu);
   if (backticked) {
     const rest = restAfter(request, backticked.index! + backticked[0].length);
     return { tool: "execute_command", args: { command: backticked[1]!.trim() }, ...(rest ? { rest } : {}) };
   }
-  const plain = request.match(/^\s*(?:please\s+)?(?:run|execute|exec)\s+(?:the\s+)?(?:command\s+)?([\s\S]+)$/i);
+  const plain = request.match(
+    /^\s*(?:please\s+)?(?:run|execute|exec)\s+(?:exactly\s+)?(?:the\s+|this\s+)?(?:command\s*:?\s+)?([\s\S]+)$/i,
+  );
   if (plain) return { tool: "execute_command", args: { command: unquote(plain[1]!) } };
   const zh = request.match(/(?:运行|执行)\s*(?:命令)?\s*[:：]?\s*([\s\S]+)$/u);
   if (zh) return { tool: "execute_command", args: { command: unquote(zh[1]!) } };
@@ -113,12 +136,16 @@ function parseRead(request: string): OfflineIntent | undefined {
   );
   if (en) {
     const rest = restAfter(request, en.index! + en[0].length);
-    return { tool: "read_file", args: { filePath: unquote(en[1]!).replace(/[?!,]+$/, "") }, ...(rest ? { rest } : {}) };
+    return {
+      tool: "read_file",
+      args: { filePath: unquotePath(en[1]!).replace(/[?!,]+$/, "") },
+      ...(rest ? { rest } : {}),
+    };
   }
   const zh = request.match(/(?:读取|查看|显示|打开|读)\s*(?:一下)?\s*(?:文件)?\s*([`'"“]?[^\s`'"”，,。]+[`'"”]?)/u);
   if (zh) {
     const rest = restAfter(request, zh.index! + zh[0].length);
-    return { tool: "read_file", args: { filePath: unquote(zh[1]!) }, ...(rest ? { rest } : {}) };
+    return { tool: "read_file", args: { filePath: unquotePath(zh[1]!) }, ...(rest ? { rest } : {}) };
   }
   return undefined;
 }
@@ -194,7 +221,10 @@ function inChinese(message: AIMessage): AIMessage {
 
 /** What the offline model makes of a request; exported so tests can check the grammar. */
 export function parseOfflineIntent(request: string): OfflineIntent | undefined {
-  const text = request.trim();
+  const text = ownWords(request);
+  // A request that is one @mention: read that file.
+  const mention = /^@(\S+)$/.exec(text);
+  if (mention) return { tool: "read_file", args: { filePath: mention[1]! } };
   return parseWrite(text) ?? parseRun(text) ?? parseList(text) ?? parseRead(text);
 }
 
@@ -311,6 +341,30 @@ function planAnswer(intent: OfflineIntent, summary: string, zh: boolean): string
   return summary ? `${head}\n\n${summary}` : head;
 }
 
+/** How context/compaction.ts's request to summarise a conversation begins. */
+const SUMMARY_REQUEST = "Conversation to summarise";
+/** Lines of the transcript an offline summary keeps, each cut to SUMMARY_LINE_CHARS. */
+const SUMMARY_LINES = 40;
+const SUMMARY_LINE_CHARS = 200;
+
+/**
+ * The offline model cannot summarise, so it lists: each request, call and earlier summary of the
+ * transcript on a line of its own (the newest SUMMARY_LINES), which is what the conversation
+ * needs to go on from.
+ */
+function offlineSummary(request: string): string {
+  const kept = request
+    .split("\n")
+    .filter((l) => /^(USER: |\[called |EARLIER SUMMARY:)/.test(l))
+    .map((l) => (l.length > SUMMARY_LINE_CHARS ? `${l.slice(0, SUMMARY_LINE_CHARS - 1)}…` : l));
+  const lines = kept.slice(-SUMMARY_LINES);
+  return [
+    "The conversation so far (listed by the offline model, which cannot summarise):",
+    ...(kept.length > lines.length ? [`(${kept.length - lines.length} earlier lines left out)`] : []),
+    ...lines.map((l) => `- ${l}`),
+  ].join("\n");
+}
+
 export class OfflineChatModel extends BaseChatModel {
   private tools: BindToolsInput[] = [];
 
@@ -344,6 +398,8 @@ export class OfflineChatModel extends BaseChatModel {
       if (m.getType() === "human") lastHuman = i;
     });
     const sent = lastHuman >= 0 ? textOf(messages[lastHuman]!) : "";
+    // Asked to summarise a conversation (compaction): it lists what was asked and done, in order.
+    if (sent.startsWith(SUMMARY_REQUEST)) return new AIMessage({ content: offlineSummary(sent) });
     // The person's words only: mini-cursor's note (plan mode's rules) is for the model, never an argument.
     let request = requestTask(sent);
     const planning = sent.includes(PLAN_MODE_NOTE);
@@ -361,6 +417,14 @@ export class OfflineChatModel extends BaseChatModel {
     }
     const results = after.filter(ToolMessage.isInstance);
     const intent = parseOfflineIntent(request);
+    // write_file refused to replace a file not read yet: read it, then write again (once).
+    const recovery = planning ? undefined : readFirstTurn(after, zh);
+    if (recovery) return recovery;
+    const recovered = afterReadFirst(after, zh);
+    if (recovered) {
+      const summary = summarise(recovered.results, undefined, zh, intent?.rest);
+      return new AIMessage({ content: `${recovered.note}\n\n${summary}` });
+    }
     if (results.length > 0) {
       const caller = [...after]
         .reverse()
@@ -383,7 +447,8 @@ export class OfflineChatModel extends BaseChatModel {
     if (planning) {
       // Plan mode: the step becomes the plan, and a step that only reads is taken now to inform it.
       const calls = [call("write_todos", { todos: [{ content: describeIntent(intent, zh), status: "pending" }] })];
-      if (planModeTools().includes(intent.tool)) calls.push(call(intent.tool, intent.args));
+      if (declarationOf(this.tools.find((t) => (t as { name?: string }).name === intent.tool)).kind === "read")
+        calls.push(call(intent.tool, intent.args));
       return new AIMessage({ content: "", tool_calls: this.hasTool("write_todos") ? calls : calls.slice(1) });
     }
     return new AIMessage({ content: "", tool_calls: [call(intent.tool, intent.args)] });

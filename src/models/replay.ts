@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { isRefusedFile, MAX_STATE_FILE_BYTES, readRegularTextSync, refusalReason } from "../regular-file.js";
 import path from "node:path";
 import {
   BaseChatModel,
@@ -119,8 +119,9 @@ export function recordingLabel(file: string, cwd = process.cwd()): string {
 export function loadRecording(file: string, label = recordingLabel(file)): Recording {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readRegularTextSync(file, { follow: true, maxBytes: MAX_STATE_FILE_BYTES });
   } catch (err) {
+    if (isRefusedFile(err)) throw new RecordingError(`Cannot read the recording ${label}: ${refusalReason(err)}.`);
     const code = (err as NodeJS.ErrnoException).code;
     throw new RecordingError(
       `Cannot read the recording ${label}${code === "ENOENT" ? ": no such file" : code ? ` (${code})` : ""}.`,

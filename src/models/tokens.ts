@@ -18,12 +18,24 @@ function textOf(message: BaseMessage): string {
     .join("");
 }
 
+/**
+ * Estimates already made, by message: the context is measured before every request, over the whole
+ * conversation, and most of it are the same message objects as the last time. An entry holds what
+ * it was made from (the content, the tool call list) and is used only while the message still has
+ * exactly those.
+ */
+const estimates = new WeakMap<BaseMessage, { content: unknown; calls: unknown; tokens: number }>();
+
 export function estimateTokens(message: BaseMessage): number {
+  const calls = AIMessage.isInstance(message) ? message.tool_calls : undefined;
+  const known = estimates.get(message);
+  if (known && known.content === message.content && known.calls === calls && typeof known.content === "string")
+    return known.tokens;
   let chars = textOf(message).length;
-  if (AIMessage.isInstance(message)) {
-    for (const call of message.tool_calls ?? []) chars += call.name.length + JSON.stringify(call.args).length;
-  }
-  return Math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
+  for (const call of calls ?? []) chars += call.name.length + JSON.stringify(call.args).length;
+  const tokens = Math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS;
+  estimates.set(message, { content: message.content, calls, tokens });
+  return tokens;
 }
 
 export function estimateTotalTokens(messages: readonly BaseMessage[]): number {

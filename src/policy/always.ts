@@ -1,4 +1,4 @@
-import type { Approver } from "../agent/events.js";
+import type { Approver } from "../contracts/events.js";
 import { classifyCall } from "./approval.js";
 import { addAllowRules } from "../security/rules.js";
 import { savedAnswersFile } from "../memory/state-dir.js";

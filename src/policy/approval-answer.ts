@@ -1,11 +1,7 @@
-import type { ApprovalResponse } from "../agent/events.js";
+import type { ApprovalResponse } from "../contracts/events.js";
+import { isArgumentsObject } from "../contracts/tools.js";
 
 const KNOWN = new Set(["approve", "always", "always-project", "edit"]);
-
-/** A JSON object (not an array, not null): what a call's arguments are. */
-export function isArgumentsObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * An answer to an approval question as both engines take it, whoever gave it (the terminal

@@ -1,43 +1,47 @@
-import { ToolMessage } from "@langchain/core/messages";
 import path from "node:path";
 import { classifyCommand, type Classification } from "../security/classify.js";
-import {
-  loadProjectRules,
-  ruleForCommand,
-  ruleMatches,
-  ruleWords,
-  RulesError,
-  type ProjectRules,
-} from "../security/rules.js";
+import { ruleForCommand, ruleMatches, ruleWords } from "../security/rules.js";
+import { declarationOf } from "../contracts/tools.js";
+import { createTools } from "../tools/index.js";
+import type { McpToolMetadata } from "../mcp/names.js";
+import { policyRules, type ConfigFiles, type PolicyRules } from "./rules.js";
 import { commandRulesReason, fileRulesReason } from "../security/rules-guard.js";
 import type { Word } from "../security/shell-parse.js";
-import type { ApprovalResponse } from "../agent/events.js";
-import type { ApprovalMode } from "../settings.js";
+import type { ApprovalResponse } from "../contracts/events.js";
+import type { ApprovalMode } from "../contracts/modes.js";
 import { planModeReason } from "./plan-mode.js";
-import { isMcpCall, mcpApprovalRules, mcpNeedsApproval, mcpToolOf } from "../mcp/approval.js";
-import { callEffects, effectClass, kindReason, ruleFor, type ToolLike } from "./effects.js";
+import { isMcpCall, mcpNeedsApproval, mcpToolOf } from "../mcp/approval.js";
+import {
+  callEffects,
+  effectClass,
+  kindReason,
+  readOnlyTools,
+  ruleFor,
+  type CallEffects,
+  type ToolLike,
+} from "./effects.js";
 import { protectedPathReason } from "./protected-paths.js";
-
-/** The tool whose calls the command classifier judges (by its `command` and `workingDirectory`). */
-const COMMAND_TOOLS = new Set(["execute_command"]);
 
 export interface ToolCallLike {
   name: string;
   args: Record<string, unknown>;
 }
 
+/** The shell command line a call runs (undefined: its tool runs none), as its tool declares it. */
+function shellOf(call: ToolCallLike, tools: readonly ToolLike[] | undefined) {
+  const shell = declarationOf(tools?.find((t) => t.name === call.name)).shell;
+  if (!shell) return undefined;
+  const dir = shell.cwd ? call.args[shell.cwd] : undefined;
+  return { command: String(call.args[shell.command] ?? ""), cwd: typeof dir === "string" ? dir : undefined };
+}
+
 /**
  * The key an "always" answer is remembered under: the tool, and for commands the tool and an
  * allow rule (`execute_command:git log -5`): the command prefix shown, never more.
  */
-export function alwaysKey(call: ToolCallLike): string {
-  if (COMMAND_TOOLS.has(call.name)) {
-    const argv = String(call.args.command ?? "")
-      .trim()
-      .split(/\s+/);
-    return `${call.name}:${ruleForCommand(argv) ?? argv[0] ?? ""}`;
-  }
-  return call.name;
+export function alwaysKey(call: ToolCallLike, tools?: readonly ToolLike[]): string {
+  const shell = shellOf(call, tools ?? defaultTools());
+  return shell ? `${call.name}:${commandRules(shell.command, [])[0] ?? ""}` : call.name;
 }
 
 /**
@@ -64,13 +68,10 @@ export interface ApprovalContext {
   workspace: string;
   /** The home folder (default: os.homedir()). */
   home?: string;
-  /**
-   * The toolset: what each tool declares (its kind and paths; without a toolset the built-in
-   * tool of the call's name is asked), and what MCP tools declare about themselves.
-   */
+  /** The toolset: what each tool declares (its kind, path arguments, shell line), and what MCP tools declare about themselves. */
   tools?: readonly ToolLike[];
-  /** The trust store and the user's MCP config (agent/runtime.ts); unset, settings.ts's defaults. */
-  configFiles?: { trustStore: string; mcpUserConfig: string };
+  /** The trust store and the user's MCP config (agent/runtime.ts); unset, no user MCP rules and settings.ts's trust store. */
+  configFiles?: ConfigFiles;
 }
 
 /** What to do with one call, decided before it runs. */
@@ -87,47 +88,40 @@ export interface CallDecision {
   alwaysRules?: string[];
 }
 
-function commandRules(call: ToolCallLike, commands: string[][]): string[] {
-  const rules = [...new Set(commands.map(ruleForCommand).filter((r): r is string => r !== undefined))];
-  return rules.length > 0 ? rules : [alwaysKey(call).slice(call.name.length + 1)].filter(Boolean);
+/**
+ * What is known about one call before deciding: what its tool declares, and what reading it
+ * found (the command classifier's verdict on a command line, a protected path it writes, the
+ * MCP tool it names). Gathering these is the only part that waits (the shell parser) or looks at
+ * the disk (a protected path); `decide` is a pure function of them.
+ */
+export interface CallFacts {
+  effects: CallEffects;
+  /** A command line: the classifier's verdict, and why it asks when it may change a rules file. */
+  command?: { line: string; verdict: Classification; rulesReason?: string };
+  /** A path the call writes that asks in every mode (any .git, the rules files, mini-cursor's state), and why. */
+  protectedReason?: string;
+  /** The MCP tool the call names, when it is one. */
+  mcp?: McpToolMetadata | { mcpServer?: undefined };
+  /** The toolset's tools that only look (plan mode runs them), for a call plan mode would refuse. */
+  planTools?: string[];
 }
 
-/**
- * Decides about one call with the shell parser and the project rules. Commands that are
- * dangerous or unreadable ask in every mode (an "always" answer does not cover them), deny
- * rules refuse without asking, allow rules run in every mode; otherwise the approval mode and
- * this thread's "always" answers decide. Both engines call this.
- */
-export async function classifyCall(
-  call: ToolCallLike,
-  mode: ApprovalMode,
-  always: readonly string[],
-  ctx: ApprovalContext,
-): Promise<CallDecision> {
-  const effects = callEffects(call, ctx.tools);
-  const rule = ruleFor(effects);
-  // Plan mode: what may not run there is refused before anything else is asked or checked.
-  if (mode === "plan" && !rule.inPlanMode)
-    return { action: "deny", reason: planModeReason(call.name), alwaysAsks: true, alwaysKeys: [] };
-  if (COMMAND_TOOLS.has(call.name)) {
-    let rules: ProjectRules | undefined;
-    let rulesError: string | undefined;
-    try {
-      rules = loadProjectRules(ctx.workspace, { trustStore: ctx.configFiles?.trustStore });
-    } catch (err) {
-      if (!(err instanceof RulesError)) throw err;
-      rulesError = err.message;
-    }
-    const dir = typeof call.args.workingDirectory === "string" ? call.args.workingDirectory : undefined;
-    const cwd = dir ? path.resolve(ctx.workspace, dir) : ctx.workspace;
+export async function factsOf(call: ToolCallLike, ctx: ApprovalContext, rules: PolicyRules): Promise<CallFacts> {
+  const tools = ctx.tools ?? defaultTools();
+  const effects = callEffects(call, tools);
+  const facts: CallFacts = { effects };
+  if (!ruleFor(effects).inPlanMode) facts.planTools = readOnlyTools(tools);
+  const shell = shellOf(call, tools);
+  if (shell) {
+    const cwd = shell.cwd ? path.resolve(ctx.workspace, shell.cwd) : ctx.workspace;
     let verdict: Classification;
     try {
-      verdict = await classifyCommand(String(call.args.command ?? ""), {
+      verdict = await classifyCommand(shell.command, {
         workspace: ctx.workspace,
         cwd,
         home: ctx.home,
-        rules,
-        rulesError,
+        rules: rules.project,
+        rulesError: rules.projectError,
       });
     } catch (err) {
       verdict = {
@@ -136,9 +130,51 @@ export async function classifyCall(
         commands: [],
       };
     }
-    const alwaysRules = commandRules(call, verdict.commands);
+    const rulesReason = verdict.verdict === "deny" ? undefined : commandRulesReason(shell.command);
+    facts.command = { line: shell.command, verdict, ...(rulesReason ? { rulesReason } : {}) };
+    return facts;
+  }
+  if (ruleFor(effects).writes) {
+    for (const file of effects.paths ?? []) {
+      const reason =
+        (await protectedPathReason(ctx.workspace, file, rules.project?.hookScripts)) ??
+        (await fileRulesReason(ctx.workspace, file));
+      if (reason) {
+        facts.protectedReason = reason;
+        break;
+      }
+    }
+  }
+  if (isMcpCall(call, tools)) facts.mcp = mcpToolOf(call.name, tools) ?? {};
+  return facts;
+}
+
+/**
+ * The decision about one call, pure: from the approval mode, this thread's "always" answers,
+ * the rules and the facts. Plan mode refuses what may not run there; a command line is judged
+ * by its verdict (deny rules refuse, dangerous or unreadable ones ask in every mode, read-only
+ * ones and those an allow rule covers run, otherwise the mode and "always" answers decide); a
+ * protected path asks in every mode; an MCP tool by its rules; any other call by its kind.
+ */
+export function decide(
+  call: ToolCallLike,
+  mode: ApprovalMode,
+  always: readonly string[],
+  rules: PolicyRules,
+  facts: CallFacts,
+): CallDecision {
+  const rule = ruleFor(facts.effects);
+  if (mode === "plan" && !rule.inPlanMode)
+    return {
+      action: "deny",
+      reason: planModeReason(call.name, facts.planTools ?? []),
+      alwaysAsks: true,
+      alwaysKeys: [],
+    };
+  if (facts.command) {
+    const { line, verdict, rulesReason } = facts.command;
+    const alwaysRules = commandRules(line, verdict.commands);
     const alwaysKeys = alwaysRules.map((r) => `${call.name}:${r}`);
-    const rulesReason = verdict.verdict === "deny" ? undefined : commandRulesReason(String(call.args.command ?? ""));
     if (rulesReason) return { action: "ask", reason: rulesReason, alwaysAsks: true, alwaysKeys: [] };
     if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
     if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
@@ -148,9 +184,8 @@ export async function classifyCall(
     const leaves =
       verdict.leaves ??
       verdict.commands.map((argv) => argv.map((value) => ({ value, dynamic: false, raw: value, kind: "word" })));
-    if (leaves.length > 0 && leaves.every((words) => always.some((key) => keyCovers(key, call.name, words)))) {
+    if (leaves.length > 0 && leaves.every((words) => always.some((key) => keyCovers(key, call.name, words))))
       return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
-    }
     return {
       action: "ask",
       reason: `runs a shell command (approval mode ${mode})`,
@@ -160,44 +195,60 @@ export async function classifyCall(
     };
   }
   // Protected paths (any .git, the rules files, mini-cursor's own folder) ask in every mode, named.
-  if (rule.writes) {
-    for (const file of effects.paths ?? []) {
-      const reason = (await protectedPathReason(ctx.workspace, file)) ?? (await fileRulesReason(ctx.workspace, file));
-      if (reason) return { action: "ask", reason, alwaysAsks: true, alwaysKeys: [] };
-    }
-  }
-  if (isMcpCall(call, ctx.tools)) {
-    const reason = mcpNeedsApproval(
-      call,
-      mode,
-      always,
-      mcpApprovalRules(ctx.workspace, ctx.configFiles?.mcpUserConfig, ctx.configFiles?.trustStore),
-      mcpToolOf(call.name, ctx.tools),
-    );
+  if (facts.protectedReason) return { action: "ask", reason: facts.protectedReason, alwaysAsks: true, alwaysKeys: [] };
+  if (facts.mcp) {
+    const reason = mcpNeedsApproval(call, mode, always, rules.mcp, facts.mcp.mcpServer ? facts.mcp : undefined);
     return reason
-      ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] }
+      ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [call.name] }
       : { action: "run", alwaysAsks: false, alwaysKeys: [] };
   }
-  const reason = kindAsks(call, mode, always, ctx.tools);
-  return reason
-    ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [alwaysKey(call)] }
+  const asks = rule.asksIn.includes(mode) && !always.includes(call.name);
+  return asks
+    ? { action: "ask", reason: kindReason(call, facts.effects, mode), alwaysAsks: false, alwaysKeys: [call.name] }
     : { action: "run", alwaysAsks: false, alwaysKeys: [] };
 }
 
+/** The allow rules an "always" answer covers: one per command of the line, else the line's first words. */
+function commandRules(line: string, commands: string[][]): string[] {
+  const rules = [...new Set(commands.map(ruleForCommand).filter((r): r is string => r !== undefined))];
+  if (rules.length > 0) return rules;
+  const argv = line.trim().split(/\s+/);
+  return [ruleForCommand(argv) ?? argv[0] ?? ""].filter(Boolean);
+}
+
 /**
- * Why a call must be approved by what its tool declares, or null when it may run: its kind's
- * modes (an edit asks in `suggest`, an undeclared tool in every mode but `full-auto`), unless
- * this thread answered "always" for the tool. Commands are judged by `classifyCall` with the parser.
+ * Decides about one call: gathers its facts (the shell parser, protected paths) under the
+ * workspace's rules as their files now are, then `decide`. Both engines call this, through the
+ * review of a turn (policy/review.ts).
  */
-export function kindAsks(
+export async function classifyCall(
   call: ToolCallLike,
   mode: ApprovalMode,
   always: readonly string[],
-  tools?: readonly ToolLike[],
+  ctx: ApprovalContext,
+): Promise<CallDecision> {
+  const rules = policyRules(ctx.workspace, ctx.configFiles);
+  return decide(call, mode, always, rules, await factsOf(call, ctx, rules));
+}
+
+/** Why a file change must be approved in `mode`, or null (for callers that judge one edit by its tool's kind). */
+export function editReason(
+  call: ToolCallLike,
+  mode: ApprovalMode,
+  always: readonly string[],
+  tools: readonly ToolLike[] = defaultTools(),
 ): string | null {
   const effects = callEffects(call, tools);
-  if (!ruleFor(effects).asksIn.includes(mode) || always.includes(alwaysKey(call))) return null;
+  if (effectClass(effects) !== "edit" || !ruleFor(effects).asksIn.includes(mode) || always.includes(call.name))
+    return null;
   return kindReason(call, effects, mode);
+}
+
+/** A toolset for callers that judge a call without one (a saved answer's check, tests): the built-in tools' declarations. */
+let fallbackTools: readonly ToolLike[] | undefined;
+function defaultTools(): readonly ToolLike[] {
+  fallbackTools ??= createTools({ workspace: "", editTool: "both" });
+  return fallbackTools;
 }
 
 /** What the question may offer: no "always" for calls that ask every time; the exact rules otherwise. */
@@ -206,15 +257,9 @@ export function approvalScope(decision: CallDecision): { asksEveryTime?: true; a
   return decision.alwaysRules ? { alwaysRules: decision.alwaysRules } : {};
 }
 
-/** Why a file change must be approved, or null: kindAsks for a built-in edit tool (kept for callers that judge one edit). */
-export function editReason(call: ToolCallLike, mode: ApprovalMode, always: readonly string[]): string | null {
-  return effectClass(callEffects(call)) === "edit" ? kindAsks(call, mode, always) : null;
-}
-
 /** The closing sentences of a not-run result that speak to the model, not to the user. */
 export const TELL_THE_USER = "Tell the user what was not done and why.";
 export const DO_SOMETHING_ELSE = "Do something else or ask the user.";
-export const DO_NOT_GET_AROUND = "Do not try to get around the rule; do something else or ask the user.";
 
 /** How a declined call came to be declined, for the text the model reads. */
 export interface DenialContext {
@@ -235,7 +280,7 @@ export function unattendedHint(name: string, ctx: Pick<DenialContext, "alwaysAsk
   if (ctx.alwaysAsks) {
     return "Such a call asks in every approval mode and no allow rule covers it: it needs a person on a terminal to approve it.";
   }
-  if (effectClass(callEffects({ name, args: {} })) === "edit")
+  if (effectClass(callEffects({ name, args: {} }, defaultTools())) === "edit")
     return "Run mini-cursor with --approval auto-edit to let file changes run without asking.";
   if (name.includes("__"))
     return `Add "${name}" (or its server) to "mcp": { "allow": [...] } in the rules file, or run mini-cursor with --approval full-auto, to let it run without asking.`;
@@ -254,26 +299,6 @@ export function deniedMessage(name: string, response: ApprovalResponse, ctx: Den
   const why = ctx.alwaysAsks && ctx.reason ? ` It needed approval because: ${ctx.reason}.` : "";
   const base = `This ${name} call was not run, because the user declined it.${why}`;
   return response.feedback ? `${base} Their feedback: ${response.feedback}` : `${base} ${DO_SOMETHING_ELSE}`;
-}
-
-/** The tool result of a call the project rules deny (nobody was asked). */
-export function refusedMessage(name: string, reason: string): string {
-  return `Refused: this ${name} call was not run, because ${reason}. ${DO_NOT_GET_AROUND}`;
-}
-
-/**
- * The result message of a call that was not run (declined, refused): status "error", and
- * `notRun` in its artifact so the trace, `--json` and the run's outcome can tell it from a
- * call that ran and failed.
- */
-export function notRunResult(call: { id?: string; name: string }, content: string): ToolMessage {
-  return new ToolMessage({
-    tool_call_id: call.id!,
-    name: call.name,
-    status: "error",
-    content,
-    artifact: { notRun: true },
-  });
 }
 
 /** The answer of an approver that cannot ask anyone (stdin is not a terminal). */

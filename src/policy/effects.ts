@@ -1,12 +1,13 @@
-import { effectsOf, type CallEffects, type ToolKind } from "../tools/define.js";
-import { builtInTool } from "../tools/index.js";
-import type { ApprovalMode } from "../settings.js";
+import { declarationOf, type ToolDeclaration, type ToolKind } from "../contracts/tools.js";
+import type { ApprovalMode } from "../contracts/modes.js";
+import { patchPaths } from "../workspace/patch-parse.js";
+import { globBase } from "../workspace/walk.js";
 
 /**
- * What a call's declared effects (ToolDefinition.kind and .paths) mean for it: when it asks,
- * whether plan mode lets it run, whether the workspace is snapshotted around it. The one table
- * every such decision reads, so a new tool gets all of them from its declaration, as Gemini
- * CLI derives them from a tool's Kind.
+ * What a call's declared effects (its tool's declaration: kind and path arguments,
+ * contracts/tools.ts) mean for it: when it asks, whether plan mode lets it run, whether the
+ * workspace is snapshotted around it. The one table every such decision reads, so a new tool
+ * gets all of them from its declaration, as Gemini CLI derives them from a tool's Kind.
  */
 
 /** A declared kind, or "undeclared" for a tool that declares none (an MCP server's, a new one). */
@@ -32,22 +33,56 @@ export const KIND_RULES: Readonly<Record<EffectClass, KindRule>> = {
   undeclared: { asksIn: ["suggest", "auto-edit"], inPlanMode: false, changesFiles: true, writes: true },
 };
 
-/** A tool as the policy sees it: its name, and (for tools made by createTool) its definition. */
+/** A tool as the policy sees it: its name, its metadata (which carries its declaration) and its schema. */
 export interface ToolLike {
   name: string;
   metadata?: Record<string, unknown>;
+  schema?: unknown;
+}
+
+/** What one call will do: `paths` undefined means it may touch anything. */
+export interface CallEffects {
+  kind: ToolKind | undefined;
+  paths: string[] | undefined;
+}
+
+/** The paths a call names, read from its arguments as its tool declares them. */
+function declaredPaths(declaration: ToolDeclaration, args: Record<string, unknown>): string[] | undefined {
+  if (!declaration.paths) return undefined;
+  const paths: string[] = [];
+  for (const [name, how] of Object.entries(declaration.paths)) {
+    const value = args[name];
+    const text = typeof value === "string" ? value : undefined;
+    if (how === "path" && Array.isArray(value)) paths.push(...value.filter((v): v is string => typeof v === "string"));
+    else if (how === "path") paths.push(text ?? ".");
+    else if (how === "glob") paths.push(globBase(text ?? ""));
+    else paths.push(...(text === undefined ? [] : patchPaths(text)));
+  }
+  return paths;
 }
 
 /**
- * The effects of a call, from the toolset's tool of that name; without a toolset (or when it
- * lacks the name) from the built-in tool of that name; otherwise nothing is declared.
+ * The effects of a call, from the toolset's tool of that name (none there: it declares nothing).
+ * The arguments are read as the tool reads them (its zod schema maps other agents' names);
+ * arguments that do not fit touch nothing: the tool refuses them before it does anything.
  */
 export function callEffects(
   call: { name: string; args: Record<string, unknown> },
   tools?: readonly ToolLike[],
 ): CallEffects {
-  const tool = tools?.find((t) => t.name === call.name) ?? builtInTool(call.name);
-  return effectsOf(tool, call.args ?? {});
+  const tool = tools?.find((t) => t.name === call.name);
+  const declaration = declarationOf(tool);
+  const parsed = (
+    tool as { schema?: { safeParse?(v: unknown): { success: boolean; data?: unknown } } } | undefined
+  )?.schema?.safeParse?.(call.args ?? {});
+  if (parsed && !parsed.success) return { kind: declaration.kind, paths: declaration.paths ? [] : undefined };
+  const args = (parsed ? parsed.data : call.args) as Record<string, unknown>;
+  return { kind: declaration.kind, paths: declaredPaths(declaration, args ?? {}) };
+}
+
+/** The names of the tools that only look (kind read): what plan mode runs. */
+export function readOnlyTools(tools: readonly ToolLike[]): string[] {
+  return tools.filter((t) => declarationOf(t).kind === "read").map((t) => t.name);
 }
 
 export function effectClass(effects: Pick<CallEffects, "kind">): EffectClass {

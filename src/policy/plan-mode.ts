@@ -1,5 +1,4 @@
-import type { ApprovalMode } from "../settings.js";
-import { readOnlyToolNames } from "../tools/index.js";
+import type { ApprovalMode } from "../contracts/modes.js";
 
 /**
  * Plan mode (`--approval plan`, `/plan`): the model may look but not touch. Only tools that
@@ -12,15 +11,10 @@ import { readOnlyToolNames } from "../tools/index.js";
  * read_file, list_directory, find_files and search_files cover what a plan needs to look at.
  */
 
-/** The built-in tools plan mode runs (those of kind "read"), named in its refusals. */
-export function planModeTools(): string[] {
-  return readOnlyToolNames();
-}
-
-/** Why a call is refused in plan mode (the refusal's reason, which the model reads). */
-export function planModeReason(tool: string): string {
+/** Why a call is refused in plan mode (the refusal's reason, which the model reads), naming the tools that run there. */
+export function planModeReason(tool: string, readTools: readonly string[]): string {
   return (
-    `mini-cursor is in plan mode, where only ${planModeTools().join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
+    `mini-cursor is in plan mode, where only ${readTools.join(", ")} run and nothing is changed or executed until the user accepts a plan. ` +
     `Put what this ${tool} call would do into the plan (write_todos) instead`
   );
 }

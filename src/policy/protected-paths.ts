@@ -12,19 +12,25 @@ import { openWorkspace, resolvePath } from "../workspace/paths.js";
  *   filters, fsmonitor and pager its config names, and a nested repository's config is run by
  *   a `git status` in it;
  * - the rules files (security/rules.ts), wherever a nested project keeps them;
- * - mini-cursor's own folder (`.mini-cursor/`), where its state and saved answers live.
+ * - mini-cursor's own folder (`.mini-cursor/`), where its state and saved answers live;
+ * - other agents' folders (`.claude/`, `.gemini/`), where hooks, commands and agents are read from;
+ * - the scripts the project's hooks run (security/hook-scripts.ts): a trusted hook runs what the
+ *   file holds, so a write there would be a command run later, unasked.
  * Both the path as written and where it leads through symlinks are judged.
  */
+
+/** Folders other agents read hooks, commands and agents from, which mini-cursor reads too. */
+const AGENT_FOLDERS = [".claude", ".gemini"];
 
 const RULES_PARTS = RULES_FILES.map((f) => f.toLowerCase().split("/"));
 
 /** Why changing this workspace-relative path is protected, or undefined. Case-insensitive: some file systems are. */
-function relativeReason(rel: string): string | undefined {
-  const lower = rel
-    .split(/[\\/]+/)
-    .filter((p) => p !== "" && p !== ".")
-    .map((p) => p.toLowerCase());
+function relativeReason(rel: string, scripts: readonly string[]): string | undefined {
+  const parts = rel.split(/[\\/]+/).filter((p) => p !== "" && p !== ".");
+  const lower = parts.map((p) => p.toLowerCase());
   if (lower.includes(".git")) return "git";
+  if (scripts.includes(parts.join("/"))) return "script";
+  if (lower.some((p) => AGENT_FOLDERS.includes(p))) return "agents";
   if (RULES_PARTS.some((f) => f.length <= lower.length && f.every((p, i) => lower[lower.length - f.length + i] === p)))
     return "rules";
   if (lower.includes(STATE_DIR_NAME)) return "state";
@@ -56,28 +62,37 @@ function describe(kind: string, file: string, rel?: string): string {
       return `changes a git repository's own files${via}, where git hooks and settings run programs`;
     case "rules":
       return `changes the project's command rules${via}`;
+    case "script":
+      return `changes a script the project's hooks run${via}, which would run it after this call unasked`;
+    case "agents":
+      return `changes another agent's settings folder${via}, where hooks, commands and agents are read from`;
     default:
       return `changes mini-cursor's own files${via}, where its state and saved answers live`;
   }
 }
 
 /**
- * Why a write to `file` (as a tool call names it) must ask in every mode, or undefined. Paths
+ * Why a write to `file` (as a tool call names it) must ask in every mode, or undefined;
+ * `hookScripts` are the workspace-relative scripts the project's hooks run. Paths
  * that cannot be resolved (outside the workspace, invalid) are judged as written: the tool
  * refuses them anyway.
  */
-export async function protectedPathReason(workspace: string, file: string): Promise<string | undefined> {
+export async function protectedPathReason(
+  workspace: string,
+  file: string,
+  hookScripts: readonly string[] = [],
+): Promise<string | undefined> {
   if (typeof file !== "string" || file === "") return undefined;
   const root = path.resolve(workspace);
   const literal = path.relative(root, path.resolve(root, file));
-  const direct = relativeReason(literal);
+  const direct = relativeReason(literal, hookScripts);
   if (direct) return describe(direct, file);
   let absolute: string;
   try {
     const ws = await openWorkspace(workspace);
     absolute = (await resolvePath(ws, file)).absolute;
     const rel = path.relative(ws.root, absolute);
-    const linked = relativeReason(rel);
+    const linked = relativeReason(rel, hookScripts);
     if (linked) return describe(linked, file, rel);
     const gitDir = gitDirAbove(ws.root, absolute);
     if (gitDir) return describe("git", file, path.relative(ws.root, absolute));

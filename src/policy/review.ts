@@ -1,16 +1,9 @@
 import type { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { previewToolCall } from "../tools/preview.js";
-import type { ApprovalMode } from "../settings.js";
-import {
-  approvalScope,
-  classifyCall,
-  deniedMessage,
-  notRunResult,
-  refusedMessage,
-  type CallDecision,
-} from "./approval.js";
-import type { ApprovalRequest, ApprovalResponse } from "../agent/events.js";
+import type { ApprovalMode } from "../contracts/modes.js";
+import { approvalScope, classifyCall, deniedMessage, type CallDecision } from "./approval.js";
+import { notRunResult, refusedMessage } from "../guard/failure.js";
+import type { ApprovalRequest, ApprovalResponse } from "../contracts/events.js";
 import { checkEdit, refusedEditNote } from "./edit-call.js";
 
 /**
@@ -33,9 +26,10 @@ export interface ReviewInput {
   /** The thread's "always" keys so far. */
   always: readonly string[];
   workspace: string;
-  /** For previews (a diff of what an edit would change). */
+  /** The toolset: what each tool declares, and the schema an edit is checked against. */
   tools: readonly StructuredToolInterface[];
-  threadId?: string;
+  /** What a call would change (a diff), for the question; undefined when its tool has no preview. */
+  preview?: (call: ToolCall) => Promise<string | undefined> | undefined;
   /** The trust store and the user's MCP config (AgentRuntime.configFiles). */
   configFiles?: { trustStore: string; mcpUserConfig: string };
   /** Asks whoever decides; returns their answer. */
@@ -66,7 +60,7 @@ async function questionFor(
     ...approvalScope(decision),
     ...extra,
   };
-  const preview = await previewToolCall(input.tools, call, input.threadId);
+  const preview = await input.preview?.(call);
   if (preview) request.preview = preview;
   return request;
 }

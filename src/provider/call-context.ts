@@ -9,6 +9,13 @@ import type { ProviderNote } from "./message.js";
  * SDK's fetch is called deep inside LangChain with no way to pass anything along.
  */
 
+/**
+ * A JSON object on the wire (a request body, a chunk, a completion): its shape differs by
+ * provider, and each field is checked where it is read, so the whole is typed loosely once here.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: wire JSON whose shape varies by provider; every field read is checked where it is read
+export type Json = Record<string, any>;
+
 /** Provider fields of one earlier tool call, sent back on the assistant turn that made it. */
 export interface ToolCallEcho {
   /** DeepSeek thinking mode: the turn's reasoning, required back on tool-call turns. */
@@ -44,8 +51,10 @@ export interface ProviderCall {
   notices: string[];
   /** Told at once what the user should know while the call is still waiting (waits and retries). */
   onNote?: (note: ProviderNote) => void;
-  /** Chat requests sent for this call so far (the first one and every retry). */
+  /** Chat requests sent for this call so far (the first one and every retry, a parameter dropped included). */
   requests: number;
+  /** The SDK's requests for this call so far: its first and each of LangChain's retries (one per attempt). */
+  attempts: number;
 }
 
 const storage = new AsyncLocalStorage<ProviderCall>();
@@ -55,7 +64,7 @@ export function emptyResponse(): ResponseExtras {
 }
 
 export function newProviderCall(echoes: Map<string, ToolCallEcho> = new Map()): ProviderCall {
-  return { echoes, response: emptyResponse(), notices: [], requests: 0 };
+  return { echoes, response: emptyResponse(), notices: [], requests: 0, attempts: 0 };
 }
 
 export function runInProviderCall<T>(call: ProviderCall, fn: () => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-import type { ResponseExtras } from "./call-context.js";
+import type { Json, ResponseExtras } from "./call-context.js";
 import { ThinkSplitter } from "./think.js";
 import { ToolCallAssembler, type RawToolCallDelta } from "./tool-call-stream.js";
 
@@ -9,8 +9,6 @@ import { ToolCallAssembler, type RawToolCallDelta } from "./tool-call-stream.js"
  * `finish_reason: ""` read as none, and at `[DONE]` a finish_reason for a message that never
  * said why it finished (SGLang, old Ollama, gateways).
  */
-
-type Json = Record<string, any>;
 
 interface ChoiceState {
   calls: ToolCallAssembler;

@@ -209,3 +209,38 @@ function refusedPort(err: unknown): boolean {
   }
   return false;
 }
+
+/** Codes of a connection that was made and then lost: closed or reset by the other side. */
+const LOST_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+/** What undici and Node say when the other side closed a connection mid-request. */
+const LOST_MESSAGES = /^(terminated|other side closed|socket hang up)$/i;
+
+/**
+ * How a connection that was made got lost (`UND_ERR_SOCKET: other side closed`), looking through
+ * the cause chain; undefined when `err` is no such loss. Not a connection that could not be made
+ * (unreachableError): the server was reached, so OPENAI_BASE_URL is not what to check first.
+ */
+export function lostConnection(err: unknown): string | undefined {
+  let found: string | undefined;
+  let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; e && typeof e === "object" && depth < 6; depth++) {
+    const message = typeof e.message === "string" ? e.message.split("\n")[0]!.trim() : "";
+    if (typeof e.code === "string" && LOST_CODES.has(e.code)) found = message ? `${e.code}: ${message}` : e.code;
+    else if (!found && LOST_MESSAGES.test(message)) found = message;
+    e = e.cause as typeof e;
+  }
+  return found;
+}
+
+/** Codes of a failure on this machine (its disk, its limits), which no provider causes. */
+const LOCAL_CODES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE", "ENFILE", "ENOMEM"]);
+
+/** The code of a failure on this machine in `err`'s cause chain (ENOSPC…), or undefined. */
+export function localFailure(err: unknown): string | undefined {
+  let e = err as { code?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; e && typeof e === "object" && depth < 6; depth++) {
+    if (typeof e.code === "string" && LOCAL_CODES.has(e.code)) return e.code;
+    e = e.cause as typeof e;
+  }
+  return undefined;
+}

@@ -1,4 +1,4 @@
-import type { AgentEvent } from "../agent/events.js";
+import type { AgentEvent } from "../contracts/events.js";
 import type { ProviderNote } from "./message.js";
 
 export type ProviderEvent = Extract<AgentEvent, { type: "thinking" | "notice" }>;

@@ -1,12 +1,10 @@
-import type { ProviderCall } from "./call-context.js";
+import type { Json, ProviderCall } from "./call-context.js";
 import { isReasoningModel } from "./family.js";
 
 /**
  * The chat-completions request body as the provider should get it, rewritten after LangChain
  * built it.
  */
-
-type Json = Record<string, any>;
 
 export interface RequestOptions {
   /** JSON object merged over the body (MINI_CURSOR_EXTRA_BODY). */

@@ -1,4 +1,4 @@
-import { currentProviderCall, emptyResponse, type OfferedTool, type ProviderCall } from "./call-context.js";
+import { currentProviderCall, emptyResponse, type Json, type OfferedTool, type ProviderCall } from "./call-context.js";
 import { ChunkNormaliser, completionToChunks } from "./chunks.js";
 import {
   errorFields,
@@ -21,7 +21,6 @@ import { fetchWithinLimit, WAIT_NOTICE_MS, watchedBody } from "./watchdog.js";
  * provider's own words; an HTML page or a refused local connection fails at once, in a sentence.
  */
 
-type Json = Record<string, any>;
 type Fetch = typeof globalThis.fetch;
 
 export interface WireOptions extends RequestOptions {
@@ -70,10 +69,25 @@ function responseHeaders(from: Headers, contentType: string): Headers {
   return headers;
 }
 
+/** Longest part of a malformed stream event quoted to the user. */
+const MAX_QUOTED_EVENT = 120;
+
+/** A stream event that is not a JSON object: what the provider sent, in one sentence, never retried. */
+function malformedEvent(payload: string, baseUrl: string): ProviderError {
+  const one = payload.replace(/\s+/g, " ").trim();
+  const quoted = one.length > MAX_QUOTED_EVENT ? `${one.slice(0, MAX_QUOTED_EVENT)}…` : one;
+  return new ProviderError(
+    `The model provider at ${baseUrl} sent a stream event that is not a JSON object (data: ${quoted}), so its response cannot be read. ` +
+      "It does not stream OpenAI's format, or something between rewrote the stream: check OPENAI_BASE_URL, or set MINI_CURSOR_STREAM=off to ask for whole responses.",
+    "error_body",
+  );
+}
+
 /** The upstream stream, chunk by chunk through the normaliser. */
 async function* normalisedStream(
   body: ReadableStream<Uint8Array>,
   normaliser: ChunkNormaliser,
+  baseUrl: string,
 ): AsyncGenerator<string> {
   for await (const payload of parseSse(body)) {
     if (payload === "[DONE]") {
@@ -81,14 +95,15 @@ async function* normalisedStream(
       yield "[DONE]";
       return;
     }
-    let data: Json;
+    let data: unknown;
     try {
-      data = JSON.parse(payload) as Json;
+      data = JSON.parse(payload);
     } catch {
-      yield payload;
-      continue;
+      data = undefined;
     }
-    for (const out of normaliser.chunk(data)) yield JSON.stringify(out);
+    // Said here in one sentence: handed on, the SDK would print its parser's dump to the terminal.
+    if (data === null || typeof data !== "object" || Array.isArray(data)) throw malformedEvent(payload, baseUrl);
+    for (const out of normaliser.chunk(data as Json)) yield JSON.stringify(out);
   }
 }
 
@@ -161,6 +176,7 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
       call.offered ??= offeredTools(body);
       call.response = emptyResponse();
     }
+    if (call) call.attempts++;
     let response: Response | undefined;
     for (let drops = 0; ; drops++) {
       if (call) call.requests++;
@@ -204,7 +220,7 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
     const normaliser = new ChunkNormaliser(extras);
     const wantedStream = original.stream === true;
     if (/event-stream/i.test(contentType) && response.body) {
-      return new Response(sseBody(normalisedStream(response.body, normaliser)), {
+      return new Response(sseBody(normalisedStream(response.body, normaliser, options.baseUrl)), {
         status: response.status,
         headers: responseHeaders(response.headers, "text/event-stream"),
       });

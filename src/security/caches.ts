@@ -1,6 +1,8 @@
-import { readFileSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
+import { MAX_CONFIG_BYTES, readRegularTextSync } from "../regular-file.js";
 import os from "node:os";
 import path from "node:path";
+import type { CacheSettings } from "../contracts/host.js";
 
 /**
  * Which folders stay writable in the sandbox so package installs work: the package managers'
@@ -10,31 +12,11 @@ import path from "node:path";
  * downloads, playwright's browsers), and never a whole ~/.cache.
  */
 
-/** What the host says about where the caches are (read in settings.ts, the one reader of process.env). */
-export interface CacheSettings {
-  /** npm_config_cache / NPM_CONFIG_CACHE. */
-  npmCache?: string;
-  /** npm_config_userconfig / NPM_CONFIG_USERCONFIG (default ~/.npmrc). */
-  npmUserConfig?: string;
-  /** YARN_CACHE_FOLDER (yarn 1). */
-  yarnCache?: string;
-  /** npm_config_store_dir / PNPM_STORE_DIR (pnpm's store). */
-  pnpmStore?: string;
-  /** BUN_INSTALL_CACHE_DIR. */
-  bunCache?: string;
-  /** XDG_CACHE_HOME (default ~/.cache). */
-  xdgCacheHome?: string;
-  /** XDG_DATA_HOME (default ~/.local/share). */
-  xdgDataHome?: string;
-  /** MINI_CURSOR_WRITABLE: extra folders the user makes writable. */
-  extraWritable?: readonly string[];
-}
-
 /** `cache=` from an npmrc (the user's), with `~` and ${VAR} left alone if present. */
 function npmrcCache(file: string, home: string): string | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readRegularTextSync(file, { follow: true, maxBytes: MAX_CONFIG_BYTES });
   } catch {
     return undefined;
   }

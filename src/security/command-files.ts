@@ -1,5 +1,12 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
+import {
+  FileTooLargeError,
+  isRefusedFile,
+  NotRegularFileError,
+  readRegularTextSync,
+  reportSkippedFile,
+} from "../regular-file.js";
 import { contentHash } from "./trust.js";
 
 /**
@@ -7,6 +14,8 @@ import { contentHash } from "./trust.js";
  * folder lead elsewhere: a project's `.mini-cursor/commands/` is the repository's content, and
  * the person's own folder is read under the same rules. A command's name is its file's name,
  * checked against COMMAND_NAME; nothing the person types is ever made into a path.
+ * - A subfolder is a namespace, as in Claude Code: `frontend/component.md` is `frontend:component`
+ *   (at most MAX_COMMAND_DEPTH folders deep). A subfolder must be a plain folder, not a symlink.
  * - A file that is a symlink out of the folder (or not a regular file) is refused, and said to be.
  * - In a project, the `.mini-cursor` folder and its `commands` folder must be plain folders.
  * - Each file is at most MAX_COMMAND_FILE_BYTES, and at most MAX_COMMAND_FILES are read.
@@ -16,13 +25,19 @@ import { contentHash } from "./trust.js";
 export const COMMAND_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 /** A prompt template longer than this is refused (it would fill the context, not help it). */
 export const MAX_COMMAND_FILE_BYTES = 64 * 1024;
-/** Files read from one folder; the rest are said to be left out. */
+/** Files read from one folder (its subfolders included); the rest are said to be left out. */
 export const MAX_COMMAND_FILES = 200;
+/** Subfolders below the commands folder that are read as namespaces (`a/b/c.md` is `a:b:c`). */
+export const MAX_COMMAND_DEPTH = 3;
 const EXTENSION = ".md";
+/** Joins a subfolder's name to its commands' names, as Claude Code does. */
+export const NAMESPACE_SEPARATOR = ":";
 
 export interface CommandFile {
-  /** Without the slash. */
+  /** Without the slash; `folder:name` for a file in a subfolder. */
   name: string;
+  /** The path below the folder, e.g. `frontend/component.md` (how messages name it). */
+  relative: string;
   /** The path as listed in the folder (trust is kept by this path). */
   file: string;
   text: string;
@@ -41,6 +56,15 @@ function folderProblem(dir: string): "missing" | "symlink" | "not a folder" | un
   }
 }
 
+/** Whether a path leads to a folder (following links). */
+function isFolder(target: string): boolean {
+  try {
+    return statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function inside(root: string, target: string): boolean {
   const rel = path.relative(root, target);
   return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
@@ -48,22 +72,15 @@ function inside(root: string, target: string): boolean {
 
 /** Reads one file that must be a regular file of at most MAX_COMMAND_FILE_BYTES; the last part is never followed. */
 function readBounded(real: string): string | "too large" | "not a file" {
-  // O_NONBLOCK: a FIFO put in the folder must not hang the prompt.
-  const fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return "not a file";
-    if (st.size > MAX_COMMAND_FILE_BYTES) return "too large";
-    const buf = Buffer.alloc(st.size);
-    let read = 0;
-    while (read < st.size) {
-      const n = readSync(fd, buf, read, st.size - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    return buf.subarray(0, read).toString("utf8");
-  } finally {
-    closeSync(fd);
+    // Not blocking: a FIFO put in the folder must not hang the prompt.
+    return readRegularTextSync(real, { maxBytes: MAX_COMMAND_FILE_BYTES });
+  } catch (err) {
+    // Said at once too: a one-shot run of a custom command shows no /help.
+    if (isRefusedFile(err)) reportSkippedFile(real, err);
+    if (err instanceof FileTooLargeError) return "too large";
+    if (err instanceof NotRegularFileError) return "not a file";
+    throw err;
   }
 }
 
@@ -85,15 +102,50 @@ export function readCommandFolder(
       return { files: [], problems: [`${label} is not read: ${folder} is a ${problem}, and must be a plain folder.`] };
   }
   let real: string;
-  let names: string[];
   try {
     real = realpathSync(dir);
-    names = readdirSync(real)
-      .filter((n) => n.endsWith(EXTENSION))
-      .sort();
   } catch {
     return { files: [], problems };
   }
+  // Each entry as a path below the folder, subfolders walked in name order.
+  const entries: string[] = [];
+  const walk = (relative: string, depth: number) => {
+    let names: string[];
+    try {
+      names = readdirSync(path.join(real, relative)).sort();
+    } catch {
+      return;
+    }
+    for (const entry of names) {
+      const rel = relative ? `${relative}/${entry}` : entry;
+      if (entry.endsWith(EXTENSION)) {
+        entries.push(rel);
+        continue;
+      }
+      let st: ReturnType<typeof lstatSync>;
+      try {
+        st = lstatSync(path.join(real, rel));
+      } catch {
+        continue;
+      }
+      if (st.isSymbolicLink()) {
+        if (!isFolder(path.join(real, rel))) continue;
+        problems.push(
+          `${label}/${rel} is a symlink to a folder; a subfolder of commands must be a plain folder, so it is not read.`,
+        );
+      } else if (st.isDirectory()) {
+        if (!COMMAND_NAME.test(entry))
+          problems.push(
+            `${label}/${rel} is not read: a subfolder's name is a command name's first part (letters, digits, - and _).`,
+          );
+        else if (depth >= MAX_COMMAND_DEPTH)
+          problems.push(`${label}/${rel} is not read: subfolders are read ${MAX_COMMAND_DEPTH} deep at most.`);
+        else walk(rel, depth + 1);
+      }
+    }
+  };
+  walk("", 0);
+  let names = entries;
   if (names.length > MAX_COMMAND_FILES) {
     problems.push(
       `${label} has ${names.length} command files; only the first ${MAX_COMMAND_FILES} (by name) are read.`,
@@ -101,18 +153,20 @@ export function readCommandFolder(
     names = names.slice(0, MAX_COMMAND_FILES);
   }
   const files: CommandFile[] = [];
-  for (const entry of names) {
-    const name = entry.slice(0, -EXTENSION.length);
-    const shown = `${label}/${entry}`;
-    if (!COMMAND_NAME.test(name)) {
+  for (const relative of names) {
+    const parts = relative.slice(0, -EXTENSION.length).split("/");
+    const base = parts[parts.length - 1]!;
+    const name = parts.join(NAMESPACE_SEPARATOR);
+    const shown = `${label}/${relative}`;
+    if (!COMMAND_NAME.test(base)) {
       problems.push(
         `${shown} is not a command: a name is letters, digits, - and _ (at most 64, starting with a letter or digit).`,
       );
       continue;
     }
-    const file = path.join(dir, entry);
+    const file = path.join(dir, relative);
     try {
-      let target = path.join(real, entry);
+      let target = path.join(real, relative);
       if (lstatSync(target).isSymbolicLink()) {
         target = realpathSync(target);
         if (!inside(real, target)) {
@@ -129,7 +183,7 @@ export function readCommandFolder(
         problems.push(`${shown} is not a regular file; it is not read.`);
         continue;
       }
-      files.push({ name, file, text, hash: contentHash(text) });
+      files.push({ name, relative, file, text, hash: contentHash(text) });
     } catch (err) {
       problems.push(`${shown} could not be read: ${(err as Error).message}`);
     }

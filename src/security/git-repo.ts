@@ -1,4 +1,5 @@
-import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
+import { MAX_CONFIG_BYTES, readRegularTextSync } from "../regular-file.js";
 import path from "node:path";
 
 /**
@@ -151,9 +152,10 @@ export function configIsPlain(text: string): boolean {
   return true;
 }
 
+/** A file of the repository, read without blocking (a FIFO there is refused: NotRegularFileError). */
 function readIfThere(file: string): string | undefined {
   try {
-    return readFileSync(file, "utf8");
+    return readRegularTextSync(file, { follow: true, maxBytes: MAX_CONFIG_BYTES });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;
@@ -196,7 +198,13 @@ export function discoverRepository(dir: string): Repository | null | "unknown" {
     }
     if (entry) {
       if (entry.isFile()) {
-        const match = /^gitdir: (.+)$/m.exec(readIfThere(dotGit) ?? "");
+        let text: string | undefined;
+        try {
+          text = readIfThere(dotGit);
+        } catch {
+          return "unknown";
+        }
+        const match = /^gitdir: (.+)$/m.exec(text ?? "");
         if (!match) return "unknown";
         const gitDir = path.resolve(current, match[1]!.trim());
         return isGitDir(gitDir) ? { gitDir, top: current } : "unknown";

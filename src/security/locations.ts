@@ -1,7 +1,11 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
+import { HARMLESS_DEVICES, HOME_SECRETS, SHARED_DIRS, SYSTEM_DIRS, TEMP_DIRS } from "./classify-tables.js";
 import { RULES_FILES } from "./rules.js";
 import type { Word } from "./shell-parse.js";
+
+/** A table's list (`"/etc /usr"`) as words. */
+const list = (text: string) => text.split(" ");
 
 /**
  * Where a path a command names lies, seen from the workspace: inside it, in a temporary folder,
@@ -9,62 +13,10 @@ import type { Word } from "./shell-parse.js";
  * write outside the workspace, and the sandbox hides the same credentials folders.
  */
 
-/** Credentials in the home folder: hidden in the sandbox, and any command naming them asks. */
-export const HOME_SECRETS: readonly string[] = [
-  ".ssh",
-  ".gnupg",
-  ".aws",
-  ".azure",
-  ".config/gcloud",
-  ".config/gh",
-  ".config/hub",
-  ".kube",
-  ".docker",
-  ".netrc",
-  ".npmrc",
-  ".yarnrc",
-  ".yarnrc.yml",
-  ".pypirc",
-  ".git-credentials",
-  ".config/git/credentials",
-  ".gem/credentials",
-  ".cargo/credentials",
-  ".cargo/credentials.toml",
-  ".password-store",
-  ".local/share/keyrings",
-  ".terraform.d/credentials.tfrc.json",
-  ".vault-token",
-  ".pgpass",
-  ".my.cnf",
-];
-
-const SYSTEM_DIRS = new Set([
-  "/etc",
-  "/usr",
-  "/bin",
-  "/sbin",
-  "/lib",
-  "/lib32",
-  "/lib64",
-  "/libx32",
-  "/boot",
-  "/var",
-  "/opt",
-  "/srv",
-  "/sys",
-  "/proc",
-  "/run",
-  "/snap",
-  "/nix",
-  "/root",
-  "/home",
-  "/mnt",
-  "/media",
-  "/tmp",
-  "/dev",
-]);
-const TEMP_DIRS = ["/tmp", "/var/tmp", "/dev/shm"];
-const HARMLESS_DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/full"]);
+const SYSTEM = new Set(list(SYSTEM_DIRS));
+const SHARED = new Set(list(SHARED_DIRS));
+const TEMP = list(TEMP_DIRS);
+const HARMLESS = new Set(list(HARMLESS_DEVICES));
 
 export type LocationKind =
   | "workspace" // the workspace root itself (or everything in it, for a glob)
@@ -79,7 +31,8 @@ export type LocationKind =
   | "under-home"
   | "secret" // a credentials file or folder in the home folder
   | "outside"
-  | "unknown"; // only known at run time
+  | "unknown" // only known at run time
+  | "unknown-folder"; // relative to a folder only known at run time (after `cd "$(…)"`): maybe anywhere
 
 export interface Location {
   kind: LocationKind;
@@ -116,7 +69,7 @@ export function classifyPath(p: string, places: Places): LocationKind {
       return "inside";
     }
   }
-  if (HARMLESS_DEVICES.has(p) || within(p, "/dev/fd") || within(p, "/proc/self/fd")) return "null-device";
+  if (HARMLESS.has(p) || within(p, "/dev/fd") || within(p, "/proc/self/fd")) return "null-device";
   if (within(p, "/dev") && !within(p, "/dev/shm")) return "device";
   if (p === "/") return "root";
   for (const home of spellings(places.home)) {
@@ -125,11 +78,10 @@ export function classifyPath(p: string, places: Places): LocationKind {
     if (within(p, home)) return "under-home";
   }
   // A temporary folder is only harmless when the workspace is not in it (siblings could be projects).
-  const temp = TEMP_DIRS.find((t) => within(p, t));
+  const temp = TEMP.find((t) => within(p, t));
   if (temp) return spellings(places.workspace).some((ws) => within(ws, temp)) ? "outside" : "temp";
   const top = `/${p.split("/")[1] ?? ""}`;
-  if (SYSTEM_DIRS.has(top))
-    return top === "/home" || top === "/mnt" || top === "/media" ? (p === top ? "system" : "outside") : "system";
+  if (SYSTEM.has(top)) return SHARED.has(top) && p !== top ? "outside" : "system";
   return "outside";
 }
 
@@ -153,8 +105,9 @@ function realTarget(p: string): string {
 
 /**
  * Where a word used as a path points, with `cwd` the directory relative paths start from
- * (null when a `cd` made it unknown). A word with a run-time part is located by its static
- * prefix when that is absolute or in the home folder; otherwise it is unknown.
+ * (null when a `cd` made it unknown: then a relative path may lie anywhere, and counts as
+ * outside the workspace). A word with a run-time part is located by its static prefix when
+ * that is absolute or in the home folder; otherwise it is unknown.
  */
 export function locate(word: Word, cwd: string | null, places: Places): Location {
   let value = word.value;
@@ -162,7 +115,7 @@ export function locate(word: Word, cwd: string | null, places: Places): Location
     const cut = value.search(/[$`]|[<>]\(/);
     const prefix = cut === -1 ? value : value.slice(0, cut);
     const dir = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/") + 1) : prefix === "~" ? "~" : "";
-    if (!(dir.startsWith("/") || dir.startsWith("~"))) return { kind: "unknown" };
+    if (!(dir.startsWith("/") || dir.startsWith("~"))) return { kind: cwd === null ? "unknown-folder" : "unknown" };
     const at = locate({ ...word, value: dir, dynamic: false }, cwd, places);
     // Under the workspace or /tmp, `..` in the run-time part could still lead anywhere.
     if (at.kind === "inside" || at.kind === "workspace" || at.kind === "temp") return { kind: "unknown" };
@@ -180,7 +133,7 @@ export function locate(word: Word, cwd: string | null, places: Places): Location
   else if (value.startsWith("~"))
     return { kind: "outside", path: value }; // another user's home
   else if (path.isAbsolute(value)) absolute = path.normalize(value);
-  else if (cwd === null) return { kind: "unknown" };
+  else if (cwd === null) return { kind: "unknown-folder" };
   else absolute = path.resolve(cwd, value);
   if (absolute.length > 1 && absolute.endsWith("/")) absolute = absolute.slice(0, -1);
   let kind = classifyPath(absolute, places);
@@ -225,7 +178,30 @@ export function describeLocation(kind: LocationKind): string {
       return "credentials in the home folder";
     case "unknown":
       return "a path only known at run time";
+    case "unknown-folder":
+      return "in a folder only known at run time, maybe outside the workspace";
     default:
       return "outside the workspace";
   }
+}
+
+/** A link the line creates, and where it leads. */
+export interface Link {
+  path: string;
+  to: Location;
+}
+
+/** A path under a symlink the line created (`ln -s ~/x l`) is where the link leads. */
+export function throughLinks(at: Location, links: readonly Link[]): Location {
+  if (!at.path) return at;
+  const link = links.find((l) => at.path === l.path || at.path!.startsWith(`${l.path}/`));
+  return link ? link.to : at;
+}
+
+/** Where `word` points from each folder the line may be in (null: only known at run time), through its links. */
+export function locateAll(
+  word: Word,
+  at: { readonly here: readonly (string | null)[]; readonly places: Places; readonly links: readonly Link[] },
+): Location[] {
+  return at.here.map((cwd) => throughLinks(locate(word, cwd, at.places), at.links));
 }

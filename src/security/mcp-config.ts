@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { isRefusedFile, MAX_CONFIG_BYTES, readRegularTextSync, refusalReason } from "../regular-file.js";
 import { z } from "zod";
 
 /**
@@ -100,8 +100,10 @@ export class McpConfigError extends Error {
 export function readUserMcpConfig(file: string): { servers: McpServerSpec[]; rules: McpApprovalRules } {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
-  } catch {
+    // Without blocking: a FIFO in its place is refused, never waited on.
+    text = readRegularTextSync(file, { follow: true, maxBytes: MAX_CONFIG_BYTES });
+  } catch (err) {
+    if (isRefusedFile(err)) throw new McpConfigError(`${file} cannot be read: ${refusalReason(err)}`);
     return { servers: [], rules: { allow: [], trustReadOnlyHints: false } };
   }
   let json: unknown;

@@ -1,4 +1,5 @@
-import { lstatSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { isRefusedFile, readRegularFileSync } from "../regular-file.js";
 import path from "node:path";
 import { openWorkspace, resolvePath } from "../workspace/paths.js";
 import { RULES_FILES } from "./rules.js";
@@ -47,10 +48,11 @@ function entryOf(file: string): Entry {
   try {
     const st = lstatSync(file);
     if (st.isSymbolicLink()) return { kind: "link", target: readlinkSync(file) };
-    if (st.isFile()) return { kind: "file", data: readFileSync(file), mode: st.mode & 0o777 };
+    // Read on a descriptor checked again: one swapped for a FIFO since the lstat is not waited on.
+    if (st.isFile()) return { kind: "file", data: readRegularFileSync(file), mode: st.mode & 0o777 };
     return { kind: "other" };
-  } catch {
-    return { kind: "missing" };
+  } catch (err) {
+    return isRefusedFile(err) ? { kind: "other" } : { kind: "missing" };
   }
 }
 

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { isRefusedFile, MAX_CONFIG_BYTES, readRegularTextSync, reportSkippedFile } from "../regular-file.js";
 import path from "node:path";
 import { z } from "zod";
 import { savedAnswersFile, STATE_DIR_NAME } from "../memory/state-dir.js";
@@ -9,8 +10,9 @@ import {
   type McpApprovalRules,
   type McpServerSpec,
 } from "./mcp-config.js";
-import { trustStorePath } from "../settings.js";
+import { startSlot, type ConfigFileSlice } from "../contracts/start-slices.js";
 import { contentHash, isTrusted } from "./trust.js";
+import { hookScripts, scriptsFingerprint } from "./hook-scripts.js";
 import type { Word } from "./shell-parse.js";
 
 /**
@@ -30,6 +32,11 @@ import type { Word } from "./shell-parse.js";
 
 /** Where rules are read from, relative to the workspace root: the repository's content, trusted only after the trust question. */
 export const RULES_FILES = [`${STATE_DIR_NAME}/config.json`, "mini-cursor.config.json"] as const;
+/**
+ * Claude Code's project settings: only their `hooks` are read (its other keys, `permissions`,
+ * `env`, …, are Claude Code's own and ignored), under the same content-hash trust as a rules file.
+ */
+export const CLAUDE_SETTINGS_FILES = [".claude/settings.json", ".claude/settings.local.json"] as const;
 /**
  * "Always for this project" answers are saved outside the workspace, in the workspace's state
  * folder (memory/state-dir.ts): the person chose them, so they apply without a trust question,
@@ -67,6 +74,8 @@ export interface ProjectRules {
   untrusted?: UntrustedRules[];
   /** The `hooks` blocks of trusted files (security/hooks-config.ts parses them), with their file. */
   hooks?: { block: unknown; file: string }[];
+  /** The workspace files the hooks of these files run (trusted or not): a write to one asks in every mode. */
+  hookScripts?: string[];
 }
 
 export interface UntrustedRules {
@@ -81,6 +90,8 @@ export interface UntrustedRules {
   mcpServers?: string[];
   /** Events it would run hooks on (only when it has a `hooks` block). */
   hooks?: string[];
+  /** The workspace files those hooks run, whose content is trusted with the file. */
+  scripts?: string[];
 }
 
 /** The rules file is not valid JSON or not in the expected shape. */
@@ -113,11 +124,18 @@ const fileSchema = z
 
 type RulesFile = z.infer<typeof fileSchema>;
 
+/** Claude Code's settings file: its `hooks` only, whatever else it holds. */
+const claudeSettingsSchema = z.looseObject({ hooks: z.record(z.string(), z.unknown()).optional() });
+
 export const EMPTY_RULES: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
 
 const cache = new Map<string, { stamp: string; parsed: RulesFile; hash: string }>();
 
-function readRulesFileWithHash(absolute: string, relative: string): { parsed: RulesFile; hash: string } | undefined {
+function readRulesFileWithHash(
+  absolute: string,
+  relative: string,
+  schema: z.ZodType<RulesFile> = fileSchema,
+): { parsed: RulesFile; hash: string } | undefined {
   let stamp: string;
   try {
     const st = statSync(absolute);
@@ -130,8 +148,10 @@ function readRulesFileWithHash(absolute: string, relative: string): { parsed: Ru
   let json: unknown;
   let text: string;
   try {
-    text = readFileSync(absolute, "utf8");
-  } catch {
+    // Without blocking: a FIFO or device in its place is skipped and said, never waited on.
+    text = readRegularTextSync(absolute, { follow: true, maxBytes: MAX_CONFIG_BYTES });
+  } catch (err) {
+    if (isRefusedFile(err)) reportSkippedFile(absolute, err);
     return undefined;
   }
   try {
@@ -139,7 +159,7 @@ function readRulesFileWithHash(absolute: string, relative: string): { parsed: Ru
   } catch (err) {
     throw new RulesError(`${relative} is not valid JSON: ${(err as Error).message}`);
   }
-  const result = fileSchema.safeParse(json);
+  const result = schema.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     throw new RulesError(`${relative}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
@@ -154,9 +174,15 @@ export function ruleWords(text: string): string[] {
   return text.trim().split(/\s+/).filter(Boolean);
 }
 
+/** The person's config files (trust store, user config), handed over once at start (app/configure.ts). */
+const files = startSlot<ConfigFileSlice>("the person's config files (trust store, MCP config)");
+export const useConfigFiles = files.set;
+/** Where trust answers and the person's MCP config are, as handed over at start. */
+export const configFiles = files.get;
+
 /**
  * Reads and merges the rules files of a workspace; throws RulesError when one is invalid. A
- * file's allow rules and passEnv apply only when the trust store (default: `trustStorePath()`)
+ * file's allow rules and passEnv apply only when the trust store (default: the one handed over at start, `configFiles()`)
  * holds its current content — a cloned repository may commit either file; mini-cursor trusts
  * what it saves itself — otherwise they are left out and described in `untrusted`.
  */
@@ -167,8 +193,9 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     const absolute = path.join(workspace, relative);
     const read = readRulesFileWithHash(absolute, relative);
     if (!read) continue;
-    const { parsed, hash } = read;
+    const { parsed } = read;
     rules.files.push(relative);
+    const { hash, scripts } = withHookScripts(rules, workspace, read.hash, parsed.hooks);
     const text = (entry: z.infer<typeof ruleSchema>) =>
       typeof entry === "string" ? entry.trim() : entry.command.trim();
     const servers = Object.keys(parsed.mcpServers ?? {});
@@ -178,7 +205,7 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
       servers.length > 0 ||
       Object.keys(parsed.hooks ?? {}).length > 0 ||
       loosensMcp(parsed);
-    const trusted = !loosening || isTrusted(options.trustStore ?? trustStorePath(), absolute, hash);
+    const trusted = !loosening || isTrusted(options.trustStore ?? configFiles().trustStore, absolute, hash);
     if (!trusted) {
       (rules.untrusted ??= []).push({
         file: relative,
@@ -188,6 +215,7 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
         passEnv: parsed.passEnv ?? [],
         ...(servers.length > 0 ? { mcpServers: servers } : {}),
         ...(Object.keys(parsed.hooks ?? {}).length > 0 ? { hooks: Object.keys(parsed.hooks ?? {}) } : {}),
+        ...(scripts.length > 0 ? { scripts } : {}),
       });
     }
     for (const kind of ["allow", "ask", "deny"] as const) {
@@ -205,7 +233,43 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
         (rules.hooks ??= []).push({ block: parsed.hooks, file: relative });
     }
   }
+  for (const relative of CLAUDE_SETTINGS_FILES) {
+    const absolute = path.join(workspace, relative);
+    const read = readRulesFileWithHash(absolute, relative, claudeSettingsSchema);
+    const events = Object.keys(read?.parsed.hooks ?? {});
+    if (!read || events.length === 0) continue;
+    rules.files.push(relative);
+    const { hash, scripts } = withHookScripts(rules, workspace, read.hash, read.parsed.hooks);
+    if (isTrusted(options.trustStore ?? configFiles().trustStore, absolute, hash))
+      (rules.hooks ??= []).push({ block: read.parsed.hooks, file: relative });
+    else
+      (rules.untrusted ??= []).push({
+        file: relative,
+        path: absolute,
+        hash,
+        allow: [],
+        passEnv: [],
+        hooks: events,
+        ...(scripts.length > 0 ? { scripts } : {}),
+      });
+  }
   return rules;
+}
+
+/**
+ * The scripts a file's hooks run are trusted with it: its trust hash covers their content, so a
+ * changed script is a changed file, and they are protected paths from then on.
+ */
+function withHookScripts(
+  rules: ProjectRules,
+  workspace: string,
+  fileHash: string,
+  hooks: Record<string, unknown> | undefined,
+): { hash: string; scripts: string[] } {
+  const scripts = hooks ? hookScripts(workspace, hooks) : [];
+  if (scripts.length === 0) return { hash: fileHash, scripts };
+  rules.hookScripts = [...new Set([...(rules.hookScripts ?? []), ...scripts])];
+  return { hash: contentHash(`${fileHash}\0${scriptsFingerprint(workspace, scripts)}`), scripts };
 }
 
 /** The person's saved "always for this project" answers: allow rules only, trusted by where they live. */

@@ -1,24 +1,17 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import {
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { STATE_DIR_NAME } from "../memory/state-dir.js";
+import { MAX_CONFIG_BYTES, readRegularTextSync } from "../regular-file.js";
 import type { SpawnSpecBuilder } from "../workspace/processes.js";
-import { pidAlive } from "../workspace/session-processes.js";
-import { writableCaches, withoutCredentials, type CacheSettings } from "./caches.js";
-import { HOME_SECRETS } from "./locations.js";
+import { processAlive } from "../process-life.js";
+import type { CacheSettings } from "../contracts/host.js";
+import { writableCaches, withoutCredentials } from "./caches.js";
+import { HOME_SECRETS } from "./classify-tables.js";
 import { rulesFilePaths } from "./rules.js";
-import { stateHomePath, type SandboxSetting } from "../settings.js";
+import type { SandboxSetting } from "../contracts/run-choices.js";
+import { stateHome as configuredStateHome } from "../memory/state-dir.js";
 
 /**
  * Runs every command inside bubblewrap (bwrap): the file system read-only except the
@@ -280,7 +273,7 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
   const stateDir = path.join(workspace, STATE_DIR_NAME);
   if (kindOf(stateDir) === "dir") args.push("--ro-bind", stateDir, stateDir);
   // mini-cursor's private state (threads, snapshots) stays read-only wherever it was put.
-  const stateHome = stateHomePath();
+  const stateHome = configuredStateHome();
   if (kindOf(stateHome) === "dir") args.push("--ro-bind", stateHome, stateHome);
   args.push("--setenv", "MINI_CURSOR_SANDBOX", "bubblewrap", "--chdir", cwd);
   return args;
@@ -338,7 +331,9 @@ function credentialArgs(home: string, options: SandboxOptions & SandboxFiles): s
     if (options.configDir && CONFIG_WITH_CREDENTIALS.has(path.basename(p))) {
       try {
         replacement = path.join(options.configDir, `${i}-${path.basename(p)}`);
-        writeFileSync(replacement, withoutCredentials(readFileSync(target.path, "utf8")), { mode: 0o444 });
+        // The person's file, through a link from a dotfiles manager too; a FIFO there is not waited on.
+        const text = readRegularTextSync(target.path, { follow: true, maxBytes: MAX_CONFIG_BYTES });
+        writeFileSync(replacement, withoutCredentials(text), { mode: 0o444 });
       } catch {
         replacement = options.emptyFile;
       }
@@ -351,7 +346,15 @@ function credentialArgs(home: string, options: SandboxOptions & SandboxFiles): s
 /** Session folders are named `mini-cursor-sandbox-<pid>-XXXXXX` in the system's temp folder. */
 const SESSION_PREFIX = "mini-cursor-sandbox-";
 
-/** Removes the folders of sessions whose process is gone (killed without an exit event, e.g. SIGHUP). */
+/** Group and other permission bits: a session folder mkdtemp made has none. */
+const SHARED_BITS = 0o077;
+
+/**
+ * Removes the folders of this user's sessions whose process is gone (killed without an exit
+ * event, e.g. SIGHUP). The temporary folder is shared: a folder of that name another user made,
+ * a link, or a folder others can enter is never touched (only a private folder of ours, which
+ * nobody else can change while it is removed), and one that cannot be removed is left as it is.
+ */
 function removeStaleSessions(dir: string): void {
   let names: string[];
   try {
@@ -359,10 +362,18 @@ function removeStaleSessions(dir: string): void {
   } catch {
     return;
   }
+  const uid = process.getuid?.();
   for (const name of names) {
     const pid = Number(/^mini-cursor-sandbox-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || pidAlive(pid)) continue;
-    rmSync(path.join(dir, name), { recursive: true, force: true });
+    if (!pid || pid === process.pid || processAlive(pid)) continue;
+    const folder = path.join(dir, name);
+    try {
+      const st = lstatSync(folder);
+      if (!st.isDirectory() || st.uid !== uid || (st.mode & SHARED_BITS) !== 0) continue;
+      rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // Not ours to remove, or not removable now: the next session tries again.
+    }
   }
 }
 

@@ -39,15 +39,29 @@ export interface SimpleCommand {
   words: Word[];
   /** Its source text. */
   text: string;
+  /** Where it starts in the script (a character offset). */
+  at: number;
   stdin?: StdinSource;
   /** Names of the variables assigned in front of it (`LC_ALL=C sort`). */
   assignments?: string[];
+  /**
+   * "and": it runs right after the command before it, in the folder that one left: the right
+   * side of `&&` (`cd x && rm y`), the first command of a substitution. "pipe": a later stage of
+   * a pipeline, which starts where the stage before it started (`cd x | rm y` never leaves).
+   * Any other command may run where an earlier one failed (`cd x; rm y` runs in the old folder
+   * when `cd x` fails).
+   */
+  joined?: "and" | "pipe";
+  /** It is in a loop or a function body: it may run again after the commands that follow it. */
+  repeats?: true;
 }
 
 /** A variable the line sets (`X=1`, `export X=1`, `CDPATH=~ cd d`), with its value as a word. */
 export interface Assignment {
   name: string;
   value: Word;
+  /** Where it starts in the script (a character offset). */
+  at: number;
 }
 
 export interface FunctionDefinition {
@@ -237,11 +251,30 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
       const all: SimpleCommand[] = [];
       let previous: SimpleCommand[] | undefined;
       for (const stage of node.namedChildren) {
-        const cmds = visit(stage, out, previous ? { kind: "pipe", from: previous } : stdin);
+        const cmds = within(out, previous ? "pipe" : undefined, () =>
+          visit(stage, out, previous ? { kind: "pipe", from: previous } : stdin),
+        );
         all.push(...cmds);
         previous = cmds;
       }
       return all;
+    }
+    case "list": {
+      const all: SimpleCommand[] = [];
+      let and = false;
+      for (const child of node.children) {
+        if (!child.isNamed) and = child.type === "&&";
+        else all.push(...within(out, and ? "and" : undefined, () => visit(child, out, stdin)));
+      }
+      return all;
+    }
+    case "for_statement":
+    case "c_style_for_statement":
+    case "while_statement": {
+      const first = out.commands.length;
+      const cmds = visitChildren(node, out, stdin);
+      for (const c of out.commands.slice(first)) c.repeats = true;
+      return cmds;
     }
     case "redirected_statement": {
       const body = node.childForFieldName("body");
@@ -268,13 +301,15 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
     case "function_definition": {
       const name = node.childForFieldName("name");
       const body = node.childForFieldName("body");
+      const first = out.commands.length;
       const cmds = body ? visit(body, out, undefined) : [];
+      for (const c of out.commands.slice(first)) c.repeats = true;
       if (name) out.functions.push({ name: name.text, calls: cmds.map((c) => c.words[0]?.value ?? "") });
       return cmds;
     }
     case "command_substitution":
     case "process_substitution":
-      visitChildren(node, out, undefined);
+      within(out, "and", () => visitChildren(node, out, undefined));
       return [];
     case "heredoc_body":
       visitChildren(node, out, undefined);
@@ -286,6 +321,14 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
     default:
       return visitChildren(node, out, stdin);
   }
+}
+
+/** Visits with `visit`, marking the first command it records as `joined` (see SimpleCommand). */
+function within(out: Collector, joined: SimpleCommand["joined"], visit: () => SimpleCommand[]): SimpleCommand[] {
+  const first = out.commands.length;
+  const cmds = visit();
+  if (joined && out.commands[first]) out.commands[first].joined = joined;
+  return cmds;
 }
 
 function visitChildren(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand[] {
@@ -336,7 +379,7 @@ function visitSubstitutions(node: Node, out: Collector): void {
 function readCommand(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand {
   const words: Word[] = [];
   let input = stdin;
-  const command: SimpleCommand = { words, text: node.text };
+  const command: SimpleCommand = { words, text: node.text, at: node.startIndex };
   out.commands.push(command);
   for (const child of node.namedChildren) {
     switch (child.type) {
@@ -365,6 +408,7 @@ function recordAssignment(node: Node, out: Collector): string | undefined {
   const name = node.childForFieldName("name")?.text;
   if (!name) return undefined;
   const value = node.childForFieldName("value");
-  out.assignments.push({ name, value: value ? wordOf(value) : { value: "", dynamic: false, raw: "", kind: "word" } });
+  const word = value ? wordOf(value) : { value: "", dynamic: false, raw: "", kind: "word" };
+  out.assignments.push({ name, value: word, at: node.startIndex });
   return name;
 }

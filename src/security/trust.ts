@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { readRegularTextSync } from "../regular-file.js";
 import path from "node:path";
 import { z } from "zod";
 
@@ -20,7 +21,8 @@ export function contentHash(content: string): string {
 
 function readStore(store: string): Store {
   try {
-    const parsed = storeSchema.safeParse(JSON.parse(readFileSync(store, "utf8")));
+    // Without blocking: a FIFO in its place is refused, never waited on (and nothing is trusted).
+    const parsed = storeSchema.safeParse(JSON.parse(readRegularTextSync(store, { follow: true })));
     return parsed.success ? parsed.data : { trusted: {} };
   } catch {
     return { trusted: {} };

@@ -2,11 +2,10 @@ import { realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import os from "node:os";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { createAgentTools } from "../app/tools.js";
-import { createSessionHooks } from "../app/hooks.js";
+import { assembleRuntime } from "../app/agent.js";
+import { configureParts } from "../app/configure.js";
 import { confirmConfigTrust } from "../app/config-trust.js";
-import { createRuntime, type AgentRuntime } from "../agent/runtime.js";
-import { loadAgentCatalog } from "../context/agent-files.js";
+import type { AgentRuntime } from "../agent/runtime.js";
 import { configuredMcpServers, prepareMcp } from "../app/mcp.js";
 import type { McpHub } from "../mcp/hub.js";
 import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
@@ -19,13 +18,18 @@ import {
   SettingsError,
   type Settings,
   type SettingsFlags,
+  studioCodesSocket,
+  workspaceNamedInEnvironment,
 } from "../settings.js";
+import { type ApprovalMode, looserApproval } from "../contracts/modes.js";
+import { INSTALL_ROOT } from "../project-root.js";
 import { readConfiguration } from "../graph/config.js";
 import { createAgentGraphBuilder } from "../graph/graph.js";
-import { recursionLimitFor, type ResolvedRun, type RuntimeSource } from "../graph/run-config.js";
+import { recursionLimitFor } from "../graph/run-config.js";
 import { createStudioApprovalCodes } from "../graph/studio-secret.js";
+import { serveWaitingCodes } from "./codes-socket.js";
 import type { ProcessRegistry } from "../workspace/processes.js";
-import { noticeOnTerminal } from "../ui/terminal.js";
+import { codeNoticeOnTerminal, noticeOnTerminal } from "../ui/terminal.js";
 import { gateText } from "../workspace/output-gate.js";
 import { openMemory, type MemoryBackend } from "../memory/backend.js";
 import { deferredJournal, holdThreadsDuringRuns, type RunMemory, type WrappableGraph } from "./thread-runs.js";
@@ -61,8 +65,27 @@ function runtimeKey(settings: Settings): string {
   return JSON.stringify(RUNTIME_SETTINGS.map((name) => settings[name]));
 }
 
-/** This server's one-time approval codes (studio-secret.ts), printed to its terminal only. */
-const approvalCodes = createStudioApprovalCodes((text) => noticeOnTerminal(text));
+/** How the person finds a code again once the request log has scrolled it away (studio/codes-socket.ts). */
+const CODES_AGAIN = "  Scrolled away? npm run studio -- codes, in another terminal, lists the codes still waiting.\n";
+
+/** Whether this server answers `npm run studio -- codes` (scripts/studio.mjs gives the socket). */
+let codesServed = false;
+
+/** This server's one-time approval codes (studio-secret.ts), printed to its terminal and listed to its person only. */
+const approvalCodes = createStudioApprovalCodes((text, code) =>
+  codeNoticeOnTerminal(codesServed ? `${text}${CODES_AGAIN}` : text, code),
+);
+
+// Each part gets its slice of the settings when the server loads this graph, before any run.
+configureParts();
+
+const codesSocket = studioCodesSocket();
+if (codesSocket) {
+  const served = serveWaitingCodes(codesSocket, () => approvalCodes.waiting());
+  if ("problem" in served)
+    noticeOnTerminal(`mini-cursor: npm run studio -- codes will not list approval codes: ${served.problem}.\n`);
+  else codesServed = true;
+}
 
 /**
  * The CLI's memory for a workspace (state folder or PostgreSQL, as MINI_CURSOR_CHECKPOINTER
@@ -83,32 +106,22 @@ function studioMemory(settings: Settings): Promise<MemoryBackend> {
 
 /** Tools as the CLI builds them: secrets kept from commands, the key redacted, bubblewrap when available. */
 function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
-  const { tools, sandbox, launch } = createAgentTools(settings, undefined, mcp);
-  registries.add(tools.processes);
   // The person's hooks run as in the CLI; what each did is a line on the server's terminal (the tool result shows a block in Studio).
   const say = (text: string) => noticeOnTerminal(gateText(`mini-cursor: ${text}\n`));
-  const hooks = createSessionHooks(
-    settings,
-    launch,
-    (e) => {
+  const { runtime, tools } = assembleRuntime(settings, {
+    emit: (e) => {
       if (e.type === "hook")
         say(`hook ${e.hook} ${e.event} ${e.tool}: ${e.outcome}${e.message ? `: ${e.message}` : ""}`);
     },
-    say,
-  );
+    liveOutput: false,
+    note: say,
+    mcp,
+    journal: deferredJournal(() => studioMemory(settings)),
+  });
+  registries.add(tools.processes);
   // As the CLI off a terminal: a rules file's allow rules, MCP servers and hooks wait for the person's trust, and the server's terminal says so.
   void confirmConfigTrust(settings, false, { banner() {}, event() {}, pause() {}, note: say });
-  return {
-    ...createRuntime(settings, {
-      tools,
-      sandboxed: sandbox.sandbox !== undefined,
-      // The `task` tool's agent types, as in the CLI: the repository's only once trusted on a terminal.
-      subagents: loadAgentCatalog(settings).types,
-    }),
-    studioApprovals: approvalCodes,
-    journal: deferredJournal(() => studioMemory(settings)),
-    ...(hooks ? { hooks, hookTimeoutMs: settings.hookTimeoutMs } : {}),
-  };
+  return { ...runtime, settleRun: settleStudioRun, studioApprovals: approvalCodes };
 }
 
 /** MCP hubs of the runtimes built here, stopped with the server. */
@@ -176,16 +189,57 @@ function checkWorkspace(workspace: string): void {
       `The workspace ${workspace} is not a directory; set the workspace field or MINI_CURSOR_WORKSPACE to an existing folder.`,
     );
   const root = studioRoot();
+  // Started in mini-cursor's own clone without naming a workspace (as the CLI refuses, cli.ts):
+  // every run would work on mini-cursor's own files.
+  const install = INSTALL_ROOT && realpathSync(INSTALL_ROOT);
+  if (install && !workspaceNamedInEnvironment() && (root === install || root.startsWith(install + path.sep)))
+    throw new SettingsError(
+      `This Studio server was started in mini-cursor's own folder (${root}) without MINI_CURSOR_WORKSPACE, so a run would work on mini-cursor's own files. Start it for your project: MINI_CURSOR_WORKSPACE=~/my-app npm run studio (MINI_CURSOR_WORKSPACE=${root} works on mini-cursor itself).`,
+    );
   if (real !== root && !real.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
     throw new SettingsError(
       `The workspace ${workspace} is outside ${root}, the folder this Studio server was started for; choose a folder inside it, or start npm run studio with MINI_CURSOR_WORKSPACE set to the folder you want.`,
     );
 }
 
+/**
+ * The server's approval mode, as the person started it (`npm run studio -- --approval <mode>`,
+ * or MINI_CURSOR_APPROVAL; auto-edit by default). Any local process can start or resume a run
+ * over the API, and the dev server hands a run's config on to the thread's later runs: a run's
+ * `approval` field may narrow the server's mode, and one that would loosen it runs in the
+ * server's mode instead, said once per thread on this terminal.
+ */
+let serverMode: ApprovalMode | undefined;
+const loosenings = new Set<string>();
+function allowedApproval(asked: ApprovalMode, threadId: string): ApprovalMode {
+  serverMode ??= settingsFromEnvironment({}).approval;
+  if (!looserApproval(asked, serverMode)) return asked;
+  const key = `${threadId}\0${asked}`;
+  if (!loosenings.has(key)) {
+    loosenings.add(key);
+    noticeOnTerminal(
+      gateText(
+        `mini-cursor: a run of thread ${threadId} asked for approval mode ${asked}, looser than ${serverMode}, the mode this server was started in; it runs in ${serverMode}. To allow ${asked}, start the server in it: npm run studio -- --approval ${asked}\n`,
+      ),
+    );
+  }
+  return serverMode;
+}
+
 const runtimes = new Map<string, AgentRuntime>();
 
-/** The runtime for a run's configuration, and the config with its approval mode and step limit settled. */
-export const resolveStudioRun: RuntimeSource = (config: LangGraphRunnableConfig): ResolvedRun => {
+/**
+ * A run's approval mode and step limit, validated as the CLI's flags are, from what anyone who
+ * can reach the API sent: the mode never looser than the server's.
+ */
+function settleStudioRun(config: LangGraphRunnableConfig | undefined) {
+  const settings = settingsFromEnvironment(configurationFlags(config ?? {}));
+  const thread = String(config?.configurable?.thread_id ?? "");
+  return { approval: allowedApproval(settings.approval, thread), maxSteps: settings.maxSteps };
+}
+
+/** The runtime for a run's configuration (its model and workspace), built once per model and workspace. */
+export function studioRuntime(config: LangGraphRunnableConfig): AgentRuntime {
   const settings = settingsFromEnvironment(configurationFlags(config));
   checkWorkspace(settings.workspace);
   const key = runtimeKey(settings);
@@ -195,9 +249,8 @@ export const resolveStudioRun: RuntimeSource = (config: LangGraphRunnableConfig)
     runtimes.set(key, runtime);
     addMcpTools(settings, key);
   }
-  const configurable = { ...config.configurable, approval: settings.approval, maxSteps: settings.maxSteps };
-  return { runtime, config: { ...config, configurable } };
-};
+  return runtime;
+}
 
 /** The process registries of every toolset built here (what the runs left running). */
 const registries = new Set<ProcessRegistry>();
@@ -238,9 +291,6 @@ process.once("SIGHUP", () => process.kill(process.pid, "SIGTERM"));
  */
 const RECURSION_LIMIT = recursionLimitFor(MAX_STEPS_LIMIT);
 
-/** The uncompiled graph; every run resolves its model, tools and limits from its config. */
-export const builder = createAgentGraphBuilder(resolveStudioRun);
-
 /**
  * LangSmith tracing under Studio (LANGSMITH_TRACING=true): LangChain would trace every run with
  * a client built from the environment, which posts inputs and outputs as they are. So the flags
@@ -267,9 +317,32 @@ async function runMemory(config: LangGraphRunnableConfig): Promise<RunMemory> {
   return { memory: await studioMemory(settings), workspace: settings.workspace };
 }
 
+/** The compiled graph of each runtime: the dev server asks for one per run (`graph` below). */
+const graphs = new WeakMap<AgentRuntime, unknown>();
+
 /**
- * The compiled graph LangGraph Studio loads; the dev server supplies its own checkpointer. Each
+ * What LangGraph Studio loads: a graph factory, which the dev server calls with each run's
+ * config (and with an empty one to draw the graph and read its schemas). Each run gets the graph
+ * of its model and workspace, built once (the dev server supplies its own checkpointer). Each
  * run holds its thread's lock and closes a step a killed server left open (thread-runs.ts).
  */
-export const graph = builder.compile().withConfig({ recursionLimit: RECURSION_LIMIT, ...studioTracing() });
-holdThreadsDuringRuns(graph as unknown as WrappableGraph, runMemory, (text) => noticeOnTerminal(gateText(text)));
+export function graph(
+  config: LangGraphRunnableConfig = {},
+  run?: { executionRuntime?: { context?: Record<string, unknown> } | null },
+) {
+  // A run's `context` (newer Studio sends the assistant's fields there) reaches the factory
+  // beside its config, not in it: its model and workspace choose the runtime too.
+  const context = run?.executionRuntime?.context;
+  const runtime = studioRuntime(context ? { ...config, context: { ...context, ...(config.context ?? {}) } } : config);
+  let compiled = graphs.get(runtime) as ReturnType<typeof compileFor> | undefined;
+  if (!compiled) graphs.set(runtime, (compiled = compileFor(runtime)));
+  return compiled;
+}
+
+function compileFor(runtime: AgentRuntime) {
+  const compiled = createAgentGraphBuilder(runtime)
+    .compile()
+    .withConfig({ recursionLimit: RECURSION_LIMIT, ...studioTracing() });
+  holdThreadsDuringRuns(compiled as unknown as WrappableGraph, runMemory, (text) => noticeOnTerminal(gateText(text)));
+  return compiled;
+}

@@ -1,3 +1,4 @@
+import { conversationOf } from "./read-tracker.js";
 import { z } from "zod";
 import { countTextLines, formatSize } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
@@ -16,12 +17,13 @@ import {
   planBigUpdate,
 } from "./apply-patch-big.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
 import { withPathLocks } from "./path-lock.js";
 import { unifiedDiff, type EditArtifact } from "./edit-file.js";
 import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
 import { MAX_STREAM_EDIT_BYTES } from "./edit-big.js";
-import { toolErrorMessage, ToolFailure } from "./errors.js";
+import { toolErrorMessage, ToolFailure } from "../guard/failure.js";
 
 /** Longest patch accepted in one call. */
 export const MAX_PATCH_CHARS = 1024 * 1024;
@@ -343,19 +345,16 @@ export async function previewPatch(
   }
 }
 
-/** apply_patch, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** apply_patch: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function applyPatchTool(ctx: ToolContext) {
-  return defineTool({
-    name: "apply_patch",
-    description: DESCRIPTION,
-    schema,
-    kind: "edit",
+  return declared(
+    tool((input, config) => applyPatch(ctx, input, conversationOf(config)), {
+      name: "apply_patch",
+      description: DESCRIPTION,
+      schema,
+      responseFormat: "content_and_artifact",
+    }),
     // Every file the patch adds, updates, deletes or moves to (a patch that does not parse touches nothing).
-    paths: (input) => patchPaths(input.input),
-    run: async (input, call) => {
-      const [content, artifact] = await applyPatch(ctx, input, call.threadId);
-      return { content, artifact };
-    },
-    preview: (input, call) => previewPatch(ctx, input, call.threadId),
-  });
+    { kind: "edit", paths: { input: "patch" } },
+  );
 }

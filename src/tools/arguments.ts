@@ -1,3 +1,6 @@
+import { ToolMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { Guard } from "../guard/guard.js";
 import type { z } from "zod";
 import { unsupportedReason } from "./aliases.js";
 
@@ -75,4 +78,35 @@ export function argumentsRefusal(toolName: string, schema: z.ZodType, args: unkn
   }
   const head = lines.length > 0 ? [`${toolName} got invalid arguments:`, ...lines] : [];
   return `Error: ${[...unknownKeys, ...head].join("\n")}\nThe call was not run: call it again with valid arguments.`;
+}
+
+/** A tool not made with zod (an MCP server's, with a JSON schema) may check its arguments itself (mcp/hub.ts). */
+export interface ChecksArguments {
+  checkArguments?(args: unknown): string | undefined;
+}
+
+/**
+ * The refusal of a call whose arguments do not fit `tool`, or undefined (they fit, or nothing
+ * checks them). Both engines answer such a call before any approval question, so nobody is
+ * asked about a call that cannot run.
+ */
+export function argumentsRefusalOf(tool: StructuredToolInterface | undefined, args: unknown): string | undefined {
+  const check = (tool as ChecksArguments | undefined)?.checkArguments;
+  if (typeof check === "function") return check.call(tool, args);
+  const schema = tool?.schema as z.ZodType | undefined;
+  return schema && typeof schema.safeParse === "function" ? argumentsRefusal(tool!.name, schema, args) : undefined;
+}
+
+/**
+ * The guard every tool of a toolset runs inside first (tools/index.ts): arguments that do not fit
+ * are refused with what is wrong, never dropped or half-used. Both engines answer such a call
+ * before any approval question (agent/dispatch.ts reviewTurn), so nobody is asked about a call
+ * that cannot run; this is the same check wherever a tool is called.
+ */
+export function argumentsGuard(tool: StructuredToolInterface): Guard {
+  return async ({ call }, next) => {
+    const refusal = argumentsRefusalOf(tool, call.args);
+    if (!refusal) return next();
+    return new ToolMessage({ tool_call_id: call.id, name: call.name, status: "error", content: refusal });
+  };
 }

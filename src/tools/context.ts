@@ -6,6 +6,8 @@ import { createReadTracker, type ReadTracker } from "./read-tracker.js";
 export interface OutputChunk {
   /** The id of the tool call that started the command, when known. */
   toolCallId?: string;
+  /** The sub-agent whose call it is (its task call's id, the run's `configurable.conversation`): call ids repeat across conversations. */
+  subagent?: string;
   stream: "stdout" | "stderr";
   text: string;
 }

@@ -2,7 +2,13 @@ import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { binaryKindFromExtension, detectBinary, formatSize, sizeOverLimit } from "../workspace/files.js";
+import {
+  binaryKindFromExtension,
+  detectBinary,
+  formatSize,
+  LINE_NUMBER_WIDTH,
+  sizeOverLimit,
+} from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import {
   canVerifyDescriptors,
@@ -14,7 +20,7 @@ import {
 import type { ByteSplice } from "../workspace/patch-stream.js";
 import type { ToolContext } from "./context.js";
 import { MAX_EDIT_BYTES } from "./edit-target.js";
-import { ToolFailure } from "./errors.js";
+import { ToolFailure } from "../guard/failure.js";
 import { fingerprintFile } from "./read-tracker.js";
 
 /**
@@ -34,7 +40,6 @@ const MAX_LISTED_MATCHES = 5;
 const MAX_STREAM_REPLACEMENTS = 100_000;
 /** Lines of newString shown back. */
 const MAX_SHOWN_LINES = 30;
-const LINE_NUMBER_WIDTH = 6;
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 

@@ -1,3 +1,4 @@
+import { conversationOf } from "./read-tracker.js";
 import { promises as fsp } from "node:fs";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
@@ -5,6 +6,7 @@ import { countTextLines } from "../workspace/files.js";
 import {
   applyEdit,
   findPlaceholder,
+  REBASED_TEXT,
   STRATEGY_TEXT,
   type EditFailure,
   type EditRequest,
@@ -12,13 +14,14 @@ import {
 } from "../workspace/text-edit.js";
 import { EDIT_FILE_PEERS, withPeerArguments } from "./aliases.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
 import { withPathLocks } from "./path-lock.js";
 import { commitText, loadEditTarget, MAX_EDIT_BYTES } from "./edit-target.js";
 import { MAX_STREAM_EDIT_BYTES, streamEditIfBig } from "./edit-big.js";
-import { formatSize } from "../workspace/files.js";
+import { formatSize, LINE_NUMBER_WIDTH } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
-import { toolErrorMessage, ToolFailure } from "./errors.js";
+import { toolErrorMessage, ToolFailure } from "../guard/failure.js";
 
 /** Files larger than this are not edited in memory (re-exported: other modules import it from here). */
 export { MAX_EDIT_BYTES } from "./edit-target.js";
@@ -32,8 +35,6 @@ const MAX_SNIPPET_LINES = 30;
 const MAX_SNIPPET_LINE_CHARS = 500;
 /** Lines of context in the unified diff. */
 const DIFF_CONTEXT_LINES = 3;
-/** Width of the right-aligned line number, as read_file prints it. */
-const LINE_NUMBER_WIDTH = 6;
 
 const DESCRIPTION = `Change part of a text file by replacing oldString with newString. Paths are relative to the workspace root.
 - Read the file with read_file in this conversation first; if it changed since (a command, a formatter or the user), read it again.
@@ -285,12 +286,15 @@ async function editFile(
     const what = edit.count === 1 ? "1 occurrence" : `${edit.count} occurrences`;
     const shown = edit.count > 1 ? `The first change:\n` : "";
     return [
-      `Edited ${display}: replaced ${what} (${STRATEGY_TEXT[edit.strategy]}).\n${shown}${snippet(edit)}`,
+      `Edited ${display}: replaced ${what} (${STRATEGY_TEXT[edit.strategy]}${edit.rebased ? REBASED_TEXT : ""}).\n${shown}${snippet(edit)}`,
       { diff },
     ];
   }
   const how = results
-    .map((r, i) => `${i + 1}: ${STRATEGY_TEXT[r.strategy]}${r.count > 1 ? ` ×${r.count}` : ""}`)
+    .map(
+      (r, i) =>
+        `${i + 1}: ${STRATEGY_TEXT[r.strategy]}${r.rebased ? REBASED_TEXT : ""}${r.count > 1 ? ` ×${r.count}` : ""}`,
+    )
     .join("; ");
   const count = results.length === 1 ? "1 edit" : `${results.length} edits`;
   return [`Edited ${display}: applied ${count} (${how}).\n${cappedDiff(diff)}`, { diff }];
@@ -318,18 +322,15 @@ export async function previewEdit(ctx: ToolContext, input: EditFileInput, thread
   }
 }
 
-/** edit_file, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** edit_file: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function editFileTool(ctx: ToolContext) {
-  return defineTool({
-    name: "edit_file",
-    description: DESCRIPTION,
-    schema: editFileSchema,
-    kind: "edit",
-    paths: (input) => [input.filePath],
-    run: async (input, call) => {
-      const [content, artifact] = await editFile(ctx, input, call.threadId);
-      return { content, artifact };
-    },
-    preview: (input, call) => previewEdit(ctx, input, call.threadId),
-  });
+  return declared(
+    tool((input, config) => editFile(ctx, input, conversationOf(config)), {
+      name: "edit_file",
+      description: DESCRIPTION,
+      schema: editFileSchema,
+      responseFormat: "content_and_artifact",
+    }),
+    { kind: "edit", paths: { filePath: "path" } },
+  );
 }

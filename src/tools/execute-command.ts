@@ -12,12 +12,13 @@ import {
 } from "../workspace/processes.js";
 import { redactSecrets } from "../security/env.js";
 import { snapshotRules } from "../security/rules-guard.js";
-import { childEnvironment } from "../settings.js";
+import { commandEnvironment } from "../workspace/processes.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
-import { MAX_CONCURRENT_CALLS } from "./concurrency.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { MAX_CONCURRENT_CALLS } from "../guard/order.js";
 import { EXECUTE_COMMAND_PEERS, withPeerArguments } from "./aliases.js";
-import { toolErrorMessage, ToolFailure, type FailureDetails } from "./errors.js";
+import { toolErrorMessage, ToolFailure, type FailureDetails } from "../guard/failure.js";
 import { withThousands } from "../thousands.js";
 
 /** Exit status bash uses when it cannot find the program. */
@@ -121,7 +122,7 @@ export interface CommandOutcome {
 export async function executeCommand(
   ctx: ToolContext,
   input: ExecuteCommandInput,
-  config: { signal?: AbortSignal; toolCallId?: string } = {},
+  config: { signal?: AbortSignal; toolCallId?: string; subagent?: string } = {},
 ): Promise<string> {
   return (await runExecuteCommand(ctx, input, config)).text;
 }
@@ -145,7 +146,7 @@ function failureOf(result: CommandResult): FailureDetails | undefined {
 async function runExecuteCommand(
   ctx: ToolContext,
   input: ExecuteCommandInput,
-  config: { signal?: AbortSignal; toolCallId?: string },
+  config: { signal?: AbortSignal; toolCallId?: string; subagent?: string },
 ): Promise<CommandOutcome> {
   const redact = ctx.options.redact ?? [];
   try {
@@ -159,7 +160,7 @@ async function runExecuteCommand(
       command: input.command,
       cwd,
       workspaceRoot: ws.root,
-      env: ctx.options.env ?? childEnvironment(),
+      env: ctx.options.env ?? commandEnvironment().scrubbed,
       timeoutMs: input.timeoutMs,
       signal: config.signal,
       registry: ctx.processes,
@@ -167,7 +168,12 @@ async function runExecuteCommand(
       redact,
       onOutput: ctx.options.onOutput
         ? (chunk) =>
-            ctx.options.onOutput?.({ toolCallId: config.toolCallId, ...chunk, text: redactSecrets(chunk.text, redact) })
+            ctx.options.onOutput?.({
+              toolCallId: config.toolCallId,
+              ...(config.subagent ? { subagent: config.subagent } : {}),
+              ...chunk,
+              text: redactSecrets(chunk.text, redact),
+            })
         : undefined,
     });
     const notes = result.timeoutClamped
@@ -182,19 +188,24 @@ async function runExecuteCommand(
   }
 }
 
-/** execute_command, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** execute_command: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function executeCommandTool(ctx: ToolContext) {
-  return defineTool({
-    name: "execute_command",
-    description: EXECUTE_COMMAND_DESCRIPTION,
-    schema: executeCommandSchema,
-    // No paths: a command may touch anything, so calls that name paths wait for it; the turn's other commands do not (agent/tool-schedule.ts).
-    kind: "execute",
-    run: async (input, call) => {
-      const outcome = await runExecuteCommand(ctx, input, call);
-      // A failed command: the model reads everything, and the result has status "error" and its exit code.
-      if (outcome.failure) throw new ToolFailure(outcome.text, outcome.failure);
-      return outcome.text;
-    },
-  });
+  return declared(
+    tool(
+      async (input, config) => {
+        const conversation = config.configurable?.conversation;
+        const outcome = await runExecuteCommand(ctx, input, {
+          signal: config.signal,
+          toolCallId: config.toolCall?.id,
+          ...(typeof conversation === "string" && conversation ? { subagent: conversation } : {}),
+        });
+        // A failed command: the model reads everything, and the result has status "error" and its exit code.
+        if (outcome.failure) throw new ToolFailure(outcome.text, outcome.failure);
+        return outcome.text;
+      },
+      { name: "execute_command", description: EXECUTE_COMMAND_DESCRIPTION, schema: executeCommandSchema },
+    ),
+    // No paths: a command may touch anything, so calls that name paths wait for it; the turn's other commands do not (guard/order.ts).
+    { kind: "execute", shell: { command: "command", cwd: "workingDirectory" } },
+  );
 }

@@ -3,10 +3,11 @@ import path from "node:path";
 import { z } from "zod";
 import { walkTree } from "../workspace/fast-walk.js";
 import { resolvePath } from "../workspace/paths.js";
-import { anyDepth, createIgnoreChecker } from "../workspace/walk.js";
+import { anyDepth, createIgnoreChecker, globBase } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
-import { ToolFailure } from "./errors.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { ToolFailure } from "../guard/failure.js";
 import { FIND_FILES_PEERS, withPeerArguments } from "./aliases.js";
 import { withThousands } from "../thousands.js";
 
@@ -33,14 +34,6 @@ const findFilesObject = z.strictObject({
 export const findFilesSchema = withPeerArguments(findFilesObject, FIND_FILES_PEERS);
 
 export type FindFilesInput = z.infer<typeof findFilesObject>;
-
-/** The folder a glob searches: its segments before the first one with a wildcard ("src" for "src/*.ts", "." for "*.md"). */
-export function globBase(pattern: string): string {
-  const parts = pattern.split("/");
-  const first = parts.findIndex((p) => /[*?[{]/.test(p));
-  const base = (first === -1 ? parts.slice(0, -1) : parts.slice(0, first)).join("/");
-  return base === "" ? "." : base;
-}
 
 /** Patterns may not leave the workspace: no absolute paths, no "..". */
 function invalidPattern(pattern: string): string | undefined {
@@ -123,14 +116,14 @@ async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: Abort
   return `${shown.join("\n")}\n\n${note}`;
 }
 
-/** find_files, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** find_files: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function findFilesTool(ctx: ToolContext) {
-  return defineTool({
-    name: "find_files",
-    description: DESCRIPTION,
-    schema: findFilesSchema,
-    kind: "read",
-    paths: (input) => [globBase(input.pattern)],
-    run: (input, call) => findFiles(ctx, input, call.signal),
-  });
+  return declared(
+    tool((input, config) => findFiles(ctx, input, config.signal), {
+      name: "find_files",
+      description: DESCRIPTION,
+      schema: findFilesSchema,
+    }),
+    { kind: "read", paths: { path: "path", pattern: "glob" } },
+  );
 }

@@ -6,7 +6,8 @@ import { ALWAYS_HIDDEN, loadIgnoreMatcher, type IgnoreMatcher } from "../workspa
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { openVerified, raced } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
 import { isNotUtf8Name, NOT_UTF8_NAME } from "./errors.js";
 import { LIST_DIRECTORY_PEERS, withPeerArguments } from "./aliases.js";
 
@@ -181,14 +182,10 @@ async function listOpened(
   return lines.join("\n");
 }
 
-/** list_directory, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** list_directory: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function listDirectoryTool(ctx: ToolContext) {
-  return defineTool({
-    name: "list_directory",
-    description: DESCRIPTION,
-    schema: schema,
-    kind: "read",
-    paths: (input) => [input.directoryPath ?? "."],
-    run: (input) => listDirectory(ctx, input),
-  });
+  return declared(
+    tool((input) => listDirectory(ctx, input), { name: "list_directory", description: DESCRIPTION, schema }),
+    { kind: "read", paths: { directoryPath: "path" } },
+  );
 }

@@ -3,8 +3,9 @@ import { z } from "zod";
 import { redactSecrets } from "../security/env.js";
 import { endedHow, type BackgroundProcess, type ProcessRegistry } from "../workspace/processes.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
-import { ToolFailure } from "./errors.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { ToolFailure } from "../guard/failure.js";
 import { PROCESS_OUTPUT_PEERS, withPeerArguments } from "./aliases.js";
 import { wholeNumber } from "./numbers.js";
 
@@ -82,15 +83,15 @@ async function processOutput(ctx: ToolContext, input: ProcessOutputInput): Promi
   return `${header}.\nOutput (${which}):\n${tail.text}`;
 }
 
-/** process_output, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** process_output: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function processOutputTool(ctx: ToolContext) {
-  return defineTool({
-    name: "process_output",
-    description: DESCRIPTION,
-    schema: processOutputSchema,
+  return declared(
+    tool((input) => processOutput(ctx, input), {
+      name: "process_output",
+      description: DESCRIPTION,
+      schema: processOutputSchema,
+    }),
     // Reads what a background process printed, kept in memory: no workspace file.
-    kind: "read",
-    paths: () => [],
-    run: (input) => processOutput(ctx, input),
-  });
+    { kind: "read", paths: {} },
+  );
 }

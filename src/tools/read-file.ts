@@ -4,6 +4,7 @@ import {
   COUNT_LINES_MAX_BYTES,
   detectBinary,
   formatSize,
+  LINE_NUMBER_WIDTH,
   readLineWindow,
   type WindowLine,
 } from "../workspace/files.js";
@@ -11,9 +12,10 @@ import { resolvePath } from "../workspace/paths.js";
 import { openVerified, type VerifiedFile } from "../workspace/verified-open.js";
 import { openSavedOutput } from "../workspace/output-store.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
-import { fingerprintFile } from "./read-tracker.js";
-import { ToolFailure } from "./errors.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { conversationOf, fingerprintFile } from "./read-tracker.js";
+import { ToolFailure } from "../guard/failure.js";
 import { READ_FILE_PEERS, withPeerArguments } from "./aliases.js";
 import { wholeNumber } from "./numbers.js";
 
@@ -25,8 +27,6 @@ export const MAX_READ_LINES = 2000;
 export const MAX_LINE_CHARS = 2000;
 /** Cap on the numbered text of one call, about 12k tokens. */
 export const MAX_READ_BYTES = 50 * 1024;
-/** Width of the right-aligned line number, as `cat -n` prints it. */
-const LINE_NUMBER_WIDTH = 6;
 
 const DESCRIPTION = `Read a text file from the workspace. Paths are relative to the workspace root; the one exception is the absolute path of saved command output that a result names.
 Output is numbered like \`cat -n\` (line number, tab, text), followed by a footer such as
@@ -155,14 +155,14 @@ async function readOpened(
   return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped, window.size)}`;
 }
 
-/** read_file, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** read_file: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function readFileTool(ctx: ToolContext) {
-  return defineTool({
-    name: "read_file",
-    description: DESCRIPTION,
-    schema: schema,
-    kind: "read",
-    paths: (input) => [input.filePath],
-    run: (input, call) => readFile(ctx, input, call.threadId),
-  });
+  return declared(
+    tool((input, config) => readFile(ctx, input, conversationOf(config)), {
+      name: "read_file",
+      description: DESCRIPTION,
+      schema,
+    }),
+    { kind: "read", paths: { filePath: "path" } },
+  );
 }

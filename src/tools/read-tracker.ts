@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
+import { readRegularFile } from "../regular-file.js";
 
 /**
  * Which files the model has seen in each thread, and what they held then. edit_file only
@@ -41,7 +42,8 @@ export function fingerprintOf(data: Uint8Array | string, stat: { size: number; m
 export async function fingerprintFile(absPath: string): Promise<FileFingerprint> {
   const stat = await fs.stat(absPath);
   if (stat.size > MAX_HASHED_BYTES) return { size: stat.size, mtimeMs: stat.mtimeMs };
-  return fingerprintOf(await fs.readFile(absPath), stat);
+  // Read without blocking and checked again: a FIFO put in its place since the stat is not waited on.
+  return fingerprintOf(await readRegularFile(absPath, { follow: true, maxBytes: MAX_HASHED_BYTES }), stat);
 }
 
 function same(a: FileFingerprint, b: FileFingerprint): boolean {
@@ -64,7 +66,9 @@ export function createReadTracker(): ReadTracker {
     },
     clear(threadId) {
       if (threadId === undefined) return seen.clear();
-      for (const k of [...seen.keys()]) if (k.startsWith(`${threadId}\u0000`)) seen.delete(k);
+      // The thread's own conversation and its sub-agents' (conversationOf).
+      for (const k of [...seen.keys()])
+        if (k.startsWith(`${threadId}\u0000`) || k.startsWith(`${threadId}\u0001`)) seen.delete(k);
     },
   };
 }
@@ -73,4 +77,15 @@ export function createReadTracker(): ReadTracker {
 export function threadOf(config: { configurable?: Record<string, unknown> } | undefined): string | undefined {
   const id = config?.configurable?.thread_id;
   return typeof id === "string" ? id : undefined;
+}
+
+/**
+ * The conversation a call belongs to: its thread, or a sub-agent's conversation in it (the
+ * `task` call that started it, `configurable.conversation`). What the model has read is known
+ * per conversation: a sub-agent never writes from a read another conversation made.
+ */
+export function conversationOf(config: { configurable?: Record<string, unknown> } | undefined): string | undefined {
+  const thread = threadOf(config);
+  const conversation = config?.configurable?.conversation;
+  return typeof conversation === "string" && conversation ? `${thread ?? ""}\u0001${conversation}` : thread;
 }

@@ -14,8 +14,9 @@ import { z } from "zod";
 import { BINARY_SNIFF_BYTES, binaryKindFromContent, binaryKindFromExtension } from "../workspace/files.js";
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { programLines } from "../workspace/process-lines.js";
+import { commandEnvironment } from "../workspace/processes.js";
 import { INSTALL_ROOT } from "../project-root.js";
-import { processEnvironment, ripgrepAllowed } from "../settings.js";
+
 import {
   canVerifyDescriptors,
   descriptorPath,
@@ -25,8 +26,10 @@ import {
 import { walkTree } from "../workspace/fast-walk.js";
 import { anyDepth, createIgnoreChecker } from "../workspace/walk.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
-import { isNotUtf8Name, NOT_UTF8_NAME, ToolFailure } from "./errors.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { isNotUtf8Name, NOT_UTF8_NAME } from "./errors.js";
+import { ToolFailure } from "../guard/failure.js";
 import { SEARCH_FILES_PEERS, withPeerArguments } from "./aliases.js";
 import { wholeNumber } from "./numbers.js";
 import { withThousands } from "../thousands.js";
@@ -296,6 +299,15 @@ async function searchReported(ws: Workspace, rels: string[], m: Matcher, outcome
 // --- ripgrep -----------------------------------------------------------------------------------
 
 /**
+ * MINI_CURSOR_RIPGREP=off: always the built-in search, never a ripgrep binary (a platform the
+ * bundled binary does not cover, tests of that path). Read from the environment search_files is
+ * given (ToolOptions.env, the one its commands get), not the process's.
+ */
+export function ripgrepAllowed(env: NodeJS.ProcessEnv): boolean {
+  return !/^(off|0|false|no)$/i.test(env.MINI_CURSOR_RIPGREP ?? "");
+}
+
+/**
  * Which ripgrep search_files runs, first found wins:
  * 1. the one bundled with mini-cursor: `@vscode/ripgrep`'s platform package (a static binary from
  *    the npm registry, no download at install), looked up only in mini-cursor's own install,
@@ -305,7 +317,7 @@ async function searchReported(ws: Workspace, rels: string[], m: Matcher, outcome
  * 3. none: the built-in search. MINI_CURSOR_RIPGREP=off (settings.ts) goes straight here.
  */
 export function findRipgrep(
-  env: NodeJS.ProcessEnv = processEnvironment(),
+  env: NodeJS.ProcessEnv = commandEnvironment().base,
   options: { bundled?: string | undefined; workspace?: string } = {},
 ): string | undefined {
   if (!ripgrepAllowed(env)) return undefined;
@@ -702,7 +714,7 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   const literal = literalOf(re);
   const m: Matcher = { re, whole: wholeTextPattern(re), context, ...(literal ? { literal } : {}) };
   let outcome: SearchOutcome | undefined;
-  const rg = findRipgrep(ctx.options.env ?? processEnvironment(), { workspace: ws.root });
+  const rg = findRipgrep(ctx.options.env ?? commandEnvironment().base, { workspace: ws.root });
   let unreadable: string[] = [];
   // Only the bundled ripgrep (pinned, so its debug lines are known) leaves big files to one read
   // through a verified descriptor; another reads them twice (when picking, and again there).
@@ -759,14 +771,14 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   return `${lines.join("\n")}\n\n${footer(outcome, shown, where)}`;
 }
 
-/** search_files, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** search_files: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function searchFilesTool(ctx: ToolContext) {
-  return defineTool({
-    name: "search_files",
-    description: DESCRIPTION,
-    schema: searchFilesSchema,
-    kind: "read",
-    paths: (input) => [input.path ?? "."],
-    run: (input, call) => searchFiles(ctx, input, call.signal),
-  });
+  return declared(
+    tool((input, config) => searchFiles(ctx, input, config.signal), {
+      name: "search_files",
+      description: DESCRIPTION,
+      schema: searchFilesSchema,
+    }),
+    { kind: "read", paths: { path: "path" } },
+  );
 }

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
-import { ToolFailure } from "./errors.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { ToolFailure } from "../guard/failure.js";
 import { STOP_PROCESS_PEERS, withPeerArguments } from "./aliases.js";
 import { describeProcess, unknownProcess } from "./process-output.js";
 
@@ -29,15 +30,15 @@ async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<s
   return `Stopped ${proc.id} (\`${proc.command}\`) and the processes it started.`;
 }
 
-/** stop_process, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** stop_process: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function stopProcessTool(ctx: ToolContext) {
-  return defineTool({
-    name: "stop_process",
-    description: DESCRIPTION,
-    schema: stopProcessSchema,
+  return declared(
+    tool((input) => stopProcess(ctx, input), {
+      name: "stop_process",
+      description: DESCRIPTION,
+      schema: stopProcessSchema,
+    }),
     // Stops only a process this session started.
-    kind: "other",
-    paths: () => [],
-    run: (input) => stopProcess(ctx, input),
-  });
+    { kind: "other", paths: {} },
+  );
 }

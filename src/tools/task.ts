@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { createTool, defineTool, type AgentTool } from "./define.js";
-import { ToolFailure } from "./errors.js";
+import { tool, type StructuredToolInterface } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { ToolFailure } from "../guard/failure.js";
 
 /**
  * The `task` tool: the model hands a piece of work to a sub-agent with a fresh context, which
@@ -77,9 +78,27 @@ Available subagent_type values:
 ${list}
 - The sub-agent sees none of this conversation: put everything it needs in \`prompt\` (the goal, the files or names you know, what its report must contain). At most ${MAX_TASK_PROMPT_CHARS} characters.
 - Several task calls in one turn run in parallel; use that for independent investigations.
+- run_in_background and model are accepted and not used: every sub-agent runs in the foreground on its type's model.
 - A sub-agent cannot start sub-agents. It has its own step limit; its tools never exceed yours and its calls ask the person as yours do.
 - Only the report comes back: read it, then act or answer. Verify what matters before you rely on it.`;
 }
+
+/** Longest `model` name a call may carry (it is not used: see taskCallNotes). */
+export const MAX_TASK_MODEL_CHARS = 100;
+
+/**
+ * Claude Code's built-in agent names, as ours (normalised: lowercase, no spaces, - or _), so a
+ * model trained on them reaches ours: its read-only Explore and Plan are our explore (which
+ * plans nothing, but investigates without changing anything, as both do), general-purpose our general.
+ */
+const CLAUDE_AGENT_NAMES: Readonly<Record<string, string>> = {
+  generalpurpose: "general",
+  explore: "explore",
+  plan: "explore",
+};
+
+/** A name as matched: case, spaces, - and _ do not count (`General Purpose` is `general-purpose`). */
+const normalised = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, "");
 
 export const taskSchema = z.strictObject({
   description: z
@@ -99,38 +118,81 @@ export const taskSchema = z.strictObject({
   subagent_type: z
     .string()
     .min(1)
-    .describe("Which sub-agent to start: one of the names listed in this tool's description."),
+    .describe(
+      "Which sub-agent to start: one of the names listed in this tool's description (case, spaces, - and _ do not matter; Claude Code's general-purpose, Explore and Plan are accepted).",
+    ),
+  model: z
+    .string()
+    .max(MAX_TASK_MODEL_CHARS)
+    .optional()
+    .describe(
+      "Not used here: accepted for compatibility. The sub-agent runs on its type's model (its agent file's `model`), else yours. Leave it out.",
+    ),
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe(
+      "Not used here: accepted for compatibility. The sub-agent always runs in the foreground and this call returns its report; to run several at once, make several task calls in one turn.",
+    ),
 });
 
 export type TaskInput = z.output<typeof taskSchema>;
 
 /** The `task` tool for these agent types. Running it outside an engine says so. */
-export function taskTool(types: readonly SubagentType[]): AgentTool {
-  return createTool(
-    defineTool({
-      name: TASK_TOOL,
-      description: taskToolDescription(types),
-      schema: taskSchema,
-      // The call itself changes nothing: the sub-agent's own calls are judged (and asked about)
-      // in its own approve step, in the parent's mode. So its turn needs no question, and it runs
-      // in plan mode, where the sub-agent is in plan mode too.
-      kind: "read",
-      paths: () => [],
-      run: async () => {
+export function taskTool(types: readonly SubagentType[]): StructuredToolInterface {
+  return declared(
+    tool(
+      async () => {
         throw new ToolFailure("task calls are run by the agent's engine, not as a plain tool.");
       },
-    }),
+      { name: TASK_TOOL, description: taskToolDescription(types), schema: taskSchema },
+    ),
+    // The call itself changes nothing: the sub-agent's own calls are judged (and asked about) in
+    // its own approve step, in the parent's mode. So its turn needs no question, and it runs in
+    // plan mode, where the sub-agent is in plan mode too.
+    { kind: "read", paths: {} },
   );
 }
 
-/** The agent type a call names, or the result text saying which exist. */
+/**
+ * The agent type a call names, or the result text saying which exist. The name as written wins;
+ * else case, spaces, - and _ do not count; else Claude Code's built-in name maps to ours
+ * (CLAUDE_AGENT_NAMES). Two types that differ only in those is an error naming both.
+ */
 export function findSubagentType(
   types: readonly SubagentType[],
   name: unknown,
 ): { type: SubagentType } | { error: string } {
-  const type = types.find((t) => t.name === name);
-  if (type) return { type };
+  const exact = types.find((t) => t.name === name);
+  if (exact) return { type: exact };
+  const available = `Available: ${types.map((t) => t.name).join(", ")}.`;
+  if (typeof name === "string") {
+    const wanted = normalised(name);
+    const alike = types.filter((t) => normalised(t.name) === wanted);
+    if (alike.length === 1) return { type: alike[0]! };
+    if (alike.length > 1)
+      return {
+        error: `Error: subagent_type ${JSON.stringify(name)} could be ${alike.map((t) => t.name).join(" or ")}: give the name exactly. ${available}`,
+      };
+    const mapped = CLAUDE_AGENT_NAMES[wanted];
+    const ours = mapped && types.find((t) => t.name === mapped);
+    if (ours) return { type: ours };
+  }
   return {
-    error: `Error: there is no subagent_type ${JSON.stringify(name)}. Available: ${types.map((t) => t.name).join(", ")}. Call task again with one of them.`,
+    error: `Error: there is no subagent_type ${JSON.stringify(name)}. ${available} Call task again with one of them.`,
   };
+}
+
+/**
+ * What a task call's result should say about the arguments it gave that do not apply here
+ * (`model`, `run_in_background`): one line, or undefined. For the engines to put before the report.
+ */
+export function taskCallNotes(input: Pick<TaskInput, "model" | "run_in_background">): string | undefined {
+  const notes = [
+    ...(input.run_in_background
+      ? ["run_in_background is not supported: the sub-agent ran in the foreground and this is its finished report"]
+      : []),
+    ...(input.model ? [`model ${JSON.stringify(input.model)} was ignored: the sub-agent ran on its type's model`] : []),
+  ];
+  return notes.length > 0 ? `[${notes.join("; ")}.]` : undefined;
 }

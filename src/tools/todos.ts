@@ -1,6 +1,7 @@
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { WRITE_TODOS_PEERS, withPeerArguments } from "./aliases.js";
+import { TODO_STATUSES, type Todo, type TodoStatus } from "../contracts/tools.js";
 
 /**
  * The todo list the model keeps (`write_todos`): its plan for a multi-step request, kept in
@@ -15,14 +16,6 @@ export const WRITE_TODOS = "write_todos";
 export const MAX_TODOS = 20;
 /** Characters per item: one line in the trace. */
 export const MAX_TODO_CHARS = 200;
-
-export const TODO_STATUSES = ["pending", "in_progress", "completed"] as const;
-export type TodoStatus = (typeof TODO_STATUSES)[number];
-
-export interface Todo {
-  content: string;
-  status: TodoStatus;
-}
 
 export const todoSchema = z.strictObject({
   content: z

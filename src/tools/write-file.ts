@@ -1,13 +1,15 @@
 import { promises as fs } from "node:fs";
+import { readRegularFile } from "../regular-file.js";
 import { z } from "zod";
 import { countTextLines, detectBinary } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { writeInWorkspace } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
-import { defineTool } from "./define.js";
-import { fingerprintFile, fingerprintOf } from "./read-tracker.js";
+import { tool } from "@langchain/core/tools";
+import { declared } from "../contracts/tools.js";
+import { conversationOf, fingerprintFile, fingerprintOf } from "./read-tracker.js";
 import { withPathLocks } from "./path-lock.js";
-import { ToolFailure } from "./errors.js";
+import { ToolFailure } from "../guard/failure.js";
 import { WRITE_FILE_PEERS, withPeerArguments } from "./aliases.js";
 import { unifiedDiff } from "./edit-file.js";
 import { MAX_EDIT_BYTES } from "./edit-target.js";
@@ -102,20 +104,19 @@ export async function previewWrite(ctx: ToolContext, input: WriteFileInput): Pro
     if (!stat.isFile() || stat.size > MAX_EDIT_BYTES || (await detectBinary(target.absolute))) {
       return `(replaces ${target.display}, which is not a text file that can be compared)`;
     }
-    before = await fs.readFile(target.absolute, "utf8");
+    before = (await readRegularFile(target.absolute, { follow: true, maxBytes: MAX_EDIT_BYTES })).toString("utf8");
   }
   return unifiedDiff(target.display, before, input.content);
 }
 
-/** write_file, defined once (tools/define.ts): a failure throws ToolFailure and becomes an error result. */
+/** write_file: a failure throws ToolFailure, which the guard (guard/results.ts) makes an error result. */
 export function writeFileTool(ctx: ToolContext) {
-  return defineTool({
-    name: "write_file",
-    description: description(editToolOf(ctx)),
-    schema: schema,
-    kind: "edit",
-    paths: (input) => [input.filePath],
-    run: (input, call) => writeFile(ctx, input, call.threadId),
-    preview: (input) => previewWrite(ctx, input),
-  });
+  return declared(
+    tool((input, config) => writeFile(ctx, input, conversationOf(config)), {
+      name: "write_file",
+      description: description(editToolOf(ctx)),
+      schema,
+    }),
+    { kind: "edit", paths: { filePath: "path" } },
+  );
 }

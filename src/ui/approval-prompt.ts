@@ -1,11 +1,13 @@
 import { createInterface } from "node:readline/promises";
-import type { ApprovalRequest, ApprovalResponse, Approver } from "../agent/events.js";
+import type { ApprovalRequest, ApprovalResponse, Approver } from "../contracts/events.js";
 import { UNATTENDED_RESPONSE } from "../policy/approval.js";
 import { LOCAL_RULES_FILE } from "../security/rules.js";
 import { editableText, editInEditor, readEdit } from "./call-editor.js";
 import { diffLines, formatArgs } from "./render.js";
+import { block, type Piece, print, render } from "./output.js";
 import { trackQuestion } from "./questions.js";
-import { sanitizeForTerminal } from "./sanitize.js";
+import { isPlainLine, sanitizeForTerminal } from "./sanitize.js";
+import { fitQuestion } from "./text-width.js";
 
 /** Width the command in a question is wrapped to (it is shown whole, never cut). */
 export const QUESTION_WIDTH = 100;
@@ -32,55 +34,108 @@ export function parseApprovalAnswer(
   return { decision: "deny", feedback: text };
 }
 
-/** Splits text into lines of at most `width` characters, keeping its own line breaks. */
+/**
+ * Splits text into lines of at most `width` characters, keeping its own line breaks, broken after
+ * a space where there is one in the line (the space stays, so the lines joined are the text),
+ * else where the width ends.
+ */
 export function wrapText(text: string, width = QUESTION_WIDTH): string[] {
   const out: string[] = [];
   for (const line of text.split("\n")) {
     if (line.length === 0) out.push("");
-    for (let i = 0; i < line.length; i += width) out.push(line.slice(i, i + width));
+    let rest = line;
+    while (rest.length > 0) {
+      if (rest.length <= width) {
+        out.push(rest);
+        break;
+      }
+      const space = rest.lastIndexOf(" ", width - 1);
+      const cut = space > 0 ? space + 1 : width;
+      out.push(rest.slice(0, cut));
+      rest = rest.slice(cut);
+    }
   }
   return out;
 }
 
-/** The question as printed: the whole command (wrapped, control characters made visible), why, and the choices. */
-export function formatQuestion(request: ApprovalRequest): { text: string; prompt: string } {
-  const lines: string[] = [];
-  if (request.askedBy) lines.push(`  ⎿ [${sanitizeForTerminal(request.askedBy)}] asks:`);
+/**
+ * The question as pieces (ui/output.ts gates them): the whole command (wrapped, control
+ * characters made visible), why, and the choices. Names, the sub-agent's label and the reason are
+ * one line each, so none of them can start a line that looks like another question. With the
+ * terminal's `columns`, a command wraps within it (formatQuestion fits the rest).
+ */
+function questionPieces(request: ApprovalRequest, columns?: number): { text: Piece[]; prompt: Piece[] } {
+  // The command's own lines carry a 4-column "  │ " and keep one column spare.
+  const commandWidth = columns ? Math.max(16, Math.min(QUESTION_WIDTH, columns - 5)) : QUESTION_WIDTH;
+  const lines: Piece[] = [];
+  if (request.askedBy) lines.push(["  ⎿ [", request.askedBy, "] asks:"]);
   const command =
     request.tool === "execute_command" && typeof request.args.command === "string" ? request.args.command : undefined;
   if (command !== undefined) {
-    lines.push(
-      `? Allow execute_command${typeof request.args.workingDirectory === "string" ? ` in ${sanitizeForTerminal(request.args.workingDirectory)}` : ""}${request.edited ? ", as you edited it" : ""}:`,
-    );
-    for (const l of wrapText(sanitizeForTerminal(command))) lines.push(`  │ ${l}`);
+    const where = request.args.workingDirectory;
+    lines.push([
+      "? Allow execute_command",
+      typeof where === "string" && [" in ", where],
+      request.edited ? ", as you edited it" : "",
+      ":",
+    ]);
+    // Wrapped as shown: a made-visible escape is longer than the character it stands for.
+    for (const l of wrapText(sanitizeForTerminal(command), commandWidth)) lines.push(["  │ ", l]);
   } else {
-    lines.push(
-      `? Allow ${sanitizeForTerminal(request.tool)}${request.edited ? " (as you edited it)" : ""} ${formatArgs(request.args)}`,
-    );
+    lines.push(["? Allow ", request.tool, request.edited ? " (as you edited it)" : "", " ", formatArgs(request.args)]);
   }
-  lines.push(`  (${sanitizeForTerminal(request.reason)})`);
-  if (request.editError) lines.push(`  Your edit was not used: ${sanitizeForTerminal(request.editError)}`);
-  const choices = ["[y]es", "[n]o", "[e]dit"];
+  lines.push(["  (", request.reason, ")"]);
+  if (request.editError) lines.push(["  Your edit was not used: ", request.editError]);
+  const choices: Piece[] = ["[y]es", "[n]o", "[e]dit"];
   if (request.asksEveryTime) {
     lines.push("  This call asks every time; it cannot be allowed for later.");
   } else if (request.alwaysRules?.length) {
-    const rules = request.alwaysRules.map((r) => `\`${sanitizeForTerminal(r)}\``).join(", ");
-    choices.push(`[a]lways this session (${rules})`, `[p]roject: save the same allow rules in ${LOCAL_RULES_FILE}`);
+    const rules = request.alwaysRules.flatMap((r, i) => [i > 0 && ", ", "`", r, "`"]);
+    choices.push(
+      ["[a]lways this session (", rules, ")"],
+      `[p]roject: save the same allow rules in ${LOCAL_RULES_FILE}`,
+    );
   } else {
-    choices.push(`[a]lways this session (${sanitizeForTerminal(request.tool)})`);
+    choices.push(["[a]lways this session (", request.tool, ")"]);
   }
-  return { text: `\n${lines.join("\n")}\n`, prompt: `  ${choices.join(" / ")} / or type feedback: ` };
+  return {
+    text: [block("\n"), lines.flatMap((l, i) => [i > 0 && block("\n"), l]), block("\n")],
+    prompt: ["  ", choices.flatMap((c, i) => [i > 0 && " / ", c]), " / or type feedback: "],
+  };
 }
 
-/** How a question's answer is read from the terminal; null when Ctrl-C or the end of input cancelled it. */
+/**
+ * The question as printed, and the prompt line's text: gated (ui/output.ts), then fitted to the
+ * terminal's `columns`, the other lines and the choices wrapped at words (ui/text-width.ts).
+ */
+export function formatQuestion(request: ApprovalRequest, columns?: number): { text: string; prompt: string } {
+  const { text, prompt } = questionPieces(request, columns);
+  return fitQuestion({ text: render(text), prompt: render(prompt) }, columns);
+}
+
+/**
+ * How a question's answer is read from the terminal; null when Ctrl-C or the end of input
+ * cancelled it. `prefill`, the text to edit, is put on the line as readline's own state (its line
+ * and cursor, drawn by its refresh), never written as keystrokes: typed, a "\r" in it would be
+ * Enter and an escape a key. It must be one plain line (`isPlainLine`); the caller checks.
+ */
 function readAnswer(prompt: string, prefill?: string): Promise<string | null> {
   const rl = trackQuestion(createInterface({ input: process.stdin, output: process.stdout, terminal: true }));
   return new Promise<string | null>((resolve) => {
     rl.once("SIGINT", () => resolve(null));
     rl.once("close", () => resolve(null));
-    rl.question(prompt).then(resolve, () => resolve(null));
-    // The text to edit, on the line as if typed: the cursor at its end, every key working.
-    if (prefill) rl.write(prefill);
+    if (prefill === undefined) {
+      rl.question(prompt).then(resolve, () => resolve(null));
+      return;
+    }
+    if (!isPlainLine(prefill)) throw new Error("readAnswer: the text to edit must be one plain line");
+    rl.once("line", resolve);
+    rl.setPrompt(prompt);
+    // Public, writable properties of the Interface; prompt(true) keeps the cursor where it is set.
+    const state = rl as unknown as { line: string; cursor: number };
+    state.line = prefill;
+    state.cursor = prefill.length;
+    rl.prompt(true);
   }).finally(() => rl.close());
 }
 
@@ -102,6 +157,9 @@ async function editCall(
   } else {
     if (edit.text.includes("\n"))
       return "This command has several lines: set $VISUAL or $EDITOR to edit it in your editor.";
+    // Control characters (shown as ^M, ^[ above) or a masked secret cannot go on the prompt line as they are.
+    if (!isPlainLine(edit.text))
+      return "This call has characters the terminal would act on, or a secret, that are shown masked above: set $VISUAL or $EDITOR to edit it in your editor.";
     const answer = await readAnswer(
       edit.kind === "command" ? "  edit command› " : "  edit arguments (JSON)› ",
       edit.text,
@@ -126,24 +184,24 @@ export function createTerminalApprover(
 ): Approver {
   return async (request: ApprovalRequest) => {
     before();
-    const question = formatQuestion(request);
-    process.stdout.write(question.text);
+    const question = formatQuestion(request, process.stdout.columns);
+    print(process.stdout, block(question.text));
     // What an edit would change, as a unified diff, so the answer is an informed one.
     if (request.preview)
-      process.stdout.write(
-        `${diffLines(request.preview)
-          .map((l) => `    ${sanitizeForTerminal(l)}`)
-          .join("\n")}\n`,
+      print(
+        process.stdout,
+        diffLines(request.preview).map((l) => ["    ", l, block("\n")]),
       );
+    const prompt = question.prompt;
     const cancelled = (): ApprovalResponse => {
       // The question's line stays as it was typed; what follows starts on a new line.
-      process.stdout.write("\n");
+      print(process.stdout, block("\n"));
       // Ctrl-C at the question cancels the whole turn, as it does anywhere else.
       onCancel?.();
       return { decision: "deny", feedback: "the user cancelled the question" };
     };
     for (;;) {
-      const answer = await readAnswer(question.prompt);
+      const answer = await readAnswer(prompt);
       if (answer === null) return cancelled();
       const response = parseApprovalAnswer(answer, request);
       if (response !== "edit") {
@@ -153,7 +211,7 @@ export function createTerminalApprover(
       const edited = await editCall(request, options.editor);
       if (edited === null) return cancelled();
       if (typeof edited !== "string") return edited;
-      process.stdout.write(`  ${sanitizeForTerminal(edited)}\n`);
+      print(process.stdout, ["  ", edited, block("\n")]);
     }
   };
 }

@@ -1,10 +1,12 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { ApprovalRequest } from "../agent/events.js";
-import { isArgumentsObject } from "../policy/approval-answer.js";
-import { sameArguments } from "../policy/edit-call.js";
+import type { ApprovalRequest } from "../contracts/events.js";
+import { isArgumentsObject } from "../contracts/tools.js";
+import { sameArguments } from "../guard/results.js";
+import { readRegularTextSync } from "../regular-file.js";
+import { escapeUnsafeJson } from "./output.js";
 
 /**
  * [e]dit at the approval question: the call as text the person changes (a command as its text,
@@ -20,8 +22,9 @@ export function editableText(request: Pick<ApprovalRequest, "tool" | "args" | "e
   const args = request.editDraft ?? request.args;
   if (request.tool === "execute_command" && typeof args.command === "string")
     return { kind: "command", text: args.command };
-  // On the prompt line the JSON must be one line (a string's line breaks stay escaped in it).
-  return { kind: "json", text: inline ? JSON.stringify(args) : `${JSON.stringify(args, null, 2)}\n` };
+  // On the prompt line the JSON must be one plain line: a string's line breaks and every control
+  // or format character stay escaped in it (JSON.stringify leaves DEL, C1 and format characters raw).
+  return { kind: "json", text: inline ? escapeUnsafeJson(JSON.stringify(args)) : `${JSON.stringify(args, null, 2)}\n` };
 }
 
 /**
@@ -72,7 +75,8 @@ export async function editInEditor(editor: string, edit: EditText): Promise<{ te
       return {
         again: `The editor (${editor}) ended with ${typeof status === "number" ? `status ${status}` : status}; the edit was not used.`,
       };
-    return { text: readFileSync(file, "utf8") };
+    // The editor may have put something else there: only a regular file is read, never waited on.
+    return { text: readRegularTextSync(file) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

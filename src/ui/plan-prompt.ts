@@ -1,6 +1,8 @@
 import { createInterface } from "node:readline/promises";
-import type { ApprovalMode } from "../settings.js";
+import type { ApprovalMode } from "../contracts/modes.js";
+import { block, print } from "./output.js";
 import { trackQuestion } from "./questions.js";
+import { fitQuestion } from "./text-width.js";
 
 /** What the person decided about a plan made in plan mode. */
 export type PlanAnswer =
@@ -48,15 +50,16 @@ export async function askPlanAnswer(
 ): Promise<PlanAnswer> {
   const rl = trackQuestion(createInterface({ input, output, terminal: true }));
   try {
-    const question = planQuestion(defaultMode);
-    output.write(question.text);
+    // As wide as the terminal at most, wrapped between choices (ui/text-width.ts).
+    const question = fitQuestion(planQuestion(defaultMode), (output as { columns?: number }).columns);
+    print(output, block(question.text));
     const answer = await new Promise<string | null>((resolve) => {
       rl.once("SIGINT", () => resolve(null));
       rl.once("close", () => resolve(null));
       rl.question(question.prompt).then(resolve, () => resolve(null));
     });
     if (answer === null) {
-      output.write("\n");
+      print(output, block("\n"));
       return { action: "keep" };
     }
     return parsePlanAnswer(answer, defaultMode);

@@ -1,10 +1,12 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import { formatCost } from "../models/cost.js";
-import type { AgentEvent, TokenUsage } from "../agent/events.js";
-import { todoCounts, type Todo } from "../tools/todos.js";
-import { sanitizeForTerminal } from "./sanitize.js";
-import { gateValue } from "../workspace/output-gate.js";
+import type { AgentEvent, TokenUsage } from "../contracts/events.js";
+import { todoCounts } from "../tools/todos.js";
+import type { Todo } from "../contracts/tools.js";
+import { block, jsonLine, type Piece, print, printJson, printJsonLines, styled } from "./output.js";
 import { createSpinner, type Spinner } from "./spinner.js";
+import { createOutputView, type HiddenOutput, type OutputView } from "./output-view.js";
+import { savedOutputOf } from "../workspace/output-store.js";
 
 /** Longest argument value shown in a tool-call line before it is shortened. */
 const MAX_ARG_CHARS = 80;
@@ -73,7 +75,10 @@ function formatTokens(n: number): string {
   return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
-/** Arguments on one line, long values shortened so a 5 KB file write stays one line. */
+/**
+ * Arguments on one line, long values shortened so a 5 KB file write stays one line. As the model
+ * wrote them: ui/output.ts gates them when they are printed.
+ */
 export function formatArgs(args: Record<string, unknown>): string {
   return Object.entries(args)
     .map(([key, value]) => {
@@ -82,18 +87,16 @@ export function formatArgs(args: Record<string, unknown>): string {
         const size = typeof value === "string" ? `, ${value.split("\n").length} lines` : "";
         text = `${text.slice(0, MAX_ARG_CHARS - 1)}…"${size ? ` (${formatBytes(Buffer.byteLength(String(value)))}${size})` : ""}`;
       }
-      return `${key}=${sanitizeForTerminal(text)}`;
+      return `${key}=${text}`;
     })
     .join(" ");
 }
 
-/** An edit as the trace shows it: a command as typed, other calls' arguments on one line. */
+/** An edit as the trace shows it (one line): a command as typed, other calls' arguments. */
 export function editedSummary(tool: string, args: Record<string, unknown> | undefined): string {
   if (!args) return "no arguments given (asked again)";
   if (tool === "execute_command" && typeof args.command === "string")
-    return sanitizeForTerminal(
-      args.command.length > MAX_ARG_CHARS ? `${args.command.slice(0, MAX_ARG_CHARS)}…` : args.command,
-    );
+    return args.command.length > MAX_ARG_CHARS ? `${args.command.slice(0, MAX_ARG_CHARS)}…` : args.command;
   return formatArgs(args);
 }
 
@@ -125,13 +128,13 @@ export function formatUsage(usage: TokenUsage): string {
 
 const TODO_MARK: Record<Todo["status"], string> = { completed: "[x]", in_progress: "[>]", pending: "[ ]" };
 
-/** The todo list as a checklist: a header line with the counts, then one line per item. */
+/** The todo list as a checklist: a header line with the counts, then one line per item (the model's text, gated when printed). */
 export function formatTodos(todos: readonly Todo[]): string[] {
   if (todos.length === 0) return ["Todo list cleared."];
   const c = todoCounts(todos);
   return [
     `Todo list (${c.completed}/${todos.length} done)`,
-    ...todos.map((t) => `${TODO_MARK[t.status]} ${sanitizeForTerminal(t.content)}`),
+    ...todos.map((t) => `${TODO_MARK[t.status]} ${t.content}`),
   ];
 }
 
@@ -144,6 +147,25 @@ const REASON_TEXT: Record<string, string> = {
   not_run: "Not done: what it asked to do was not run",
 };
 
+/** Text's lines, "\r\n" or "\n" ending each. */
+const linesOf = (text: string) => text.split(/\r?\n/);
+/** The line that ends a live output the trace stopped showing. */
+const OUTPUT_CUT_LINE = "… more output, not shown here: its last lines follow when the call ends";
+
+/** What the trace says at a call's end about the output it stopped showing, line by line. */
+function hiddenOutputLines(hidden: HiddenOutput, result: string): string[] {
+  const saved = savedOutputOf(result);
+  return [
+    `… ${hidden.lines.toLocaleString("en-US")} more line${hidden.lines === 1 ? "" : "s"} (${formatBytes(hidden.chars)}) not shown; the last ${hidden.tail.length}:`,
+    ...hidden.tail,
+    !saved
+      ? "… the whole output is in the call's result, which the model reads (--json shows every line)"
+      : saved.firstChars
+        ? `… its first ${saved.firstChars} characters are saved in ${saved.path}`
+        : `… the whole output is saved in ${saved.path}`,
+  ];
+}
+
 export function createPrettyRenderer(options: RenderOptions): Renderer {
   const out = options.out ?? process.stdout;
   const c: ChalkInstance = new Chalk({ level: options.color ? 1 : 0 });
@@ -153,96 +175,146 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
   let outputMidLine = false;
   /** Each task call's label (type: description), for its sub-agent's lines. */
   const subagentLabels = new Map<string, string>();
+  /** Each running call's live output view: the trace shows a bounded part of it (output-view.ts). */
+  const outputViews = new Map<string, OutputView>();
+  const viewOf = (id: string) => {
+    let view = outputViews.get(id);
+    if (!view) outputViews.set(id, (view = createOutputView()));
+    return view;
+  };
+  /** What the call's view left out, said at its end (undefined when it showed everything). */
+  const endView = (id: string, result: string): string[] | undefined => {
+    const hidden = outputViews.get(id)?.hidden();
+    outputViews.delete(id);
+    return hidden && hiddenOutputLines(hidden, result);
+  };
+
+  // Everything leaves through here, as pieces ui/output.ts gates (a plain string is one line).
+  const write = (piece: Piece, endsLine: boolean) => {
+    spinner.stop();
+    print(out, piece, c);
+    midLine = !endsLine;
+  };
+  // Starting the spinner mid-line would erase that line when it stops.
+  const busy = (label: string) => {
+    if (!midLine) spinner.start(label);
+  };
+  const line = (...pieces: Piece[]) => {
+    if (midLine) write(block("\n"), true);
+    write([pieces, block("\n")], true);
+  };
 
   /**
    * A sub-agent's command output not yet ended by a line break, by call: parallel sub-agents'
    * output interleaves, so each of its lines is shown whole, with its sub-agent's label.
    */
   const subagentOutput = new Map<string, string>();
-  const flushSubagentOutput = (tag: string, callId: string) => {
+  const flushSubagentOutput = (tag: Piece, callId: string) => {
     const rest = subagentOutput.get(callId);
     subagentOutput.delete(callId);
-    if (rest) line(`${tag}${c.dim(`│ ${rest}`)}`);
+    if (rest) line(tag, styled("dim", "│ ", rest));
   };
 
   /** A sub-agent's event as lines under its task call, or nothing (its tokens, steps and usage). */
   const subagentEvent = (event: AgentEvent, id: string) => {
-    const tag = c.dim(`  ⎿ [${sanitizeForTerminal(subagentLabels.get(id) ?? id)}] `);
+    const tag = styled("dim", "  ⎿ [", subagentLabels.get(id) ?? id, "] ");
+    // Call ids repeat across sub-agents (servers that number a response's calls): keyed by both.
+    const callKey = (callId: string) => `${id}\0${callId}`;
+    // Text of several lines: each line under the label, so none of it stands on a line of its own.
+    const tagged = (mark: (text: string) => Piece, text: string) => {
+      for (const l of linesOf(text)) line(tag, mark(l));
+    };
     switch (event.type) {
       case "tool_call":
-        line(`${tag}${c.yellow("→")} ${c.bold(sanitizeForTerminal(event.name))} ${c.dim(formatArgs(event.args))}`);
+        line(tag, styled("yellow", "→"), " ", styled("bold", event.name), " ", styled("dim", formatArgs(event.args)));
         busy(`running ${event.name}`);
         break;
       case "tool_output": {
-        const lines = ((subagentOutput.get(event.id) ?? "") + sanitizeForTerminal(event.text)).split("\n");
-        subagentOutput.set(event.id, lines.pop()!);
-        for (const l of lines) line(`${tag}${c.dim(`│ ${l}`)}`);
+        const { show, filled } = viewOf(callKey(event.id)).take(event.text);
+        const lines = linesOf((subagentOutput.get(callKey(event.id)) ?? "") + show);
+        subagentOutput.set(callKey(event.id), lines.pop()!);
+        for (const l of lines) line(tag, styled("dim", "│ ", l));
+        if (filled) {
+          flushSubagentOutput(tag, callKey(event.id));
+          line(tag, styled("dim", "│ ", OUTPUT_CUT_LINE));
+        }
         busy("running");
         break;
       }
       case "hook":
         line(
-          `${tag}${c.magenta("⚑")} ${event.event} ${sanitizeForTerminal(event.tool)}: hook ${c.dim(sanitizeForTerminal(event.hook.slice(0, 80)))} ${event.outcome === "passed" ? c.green("passed") : c.red(event.outcome.replaceAll("_", " "))}`,
+          tag,
+          styled("magenta", "⚑"),
+          ` ${event.event}`,
+          event.tool ? ` ${event.tool}` : "",
+          ": hook ",
+          styled("dim", event.hook.slice(0, 80)),
+          " ",
+          event.outcome === "passed" ? styled("green", "passed") : styled("red", event.outcome.replaceAll("_", " ")),
         );
         break;
       case "tool_result": {
-        flushSubagentOutput(tag, event.id);
+        flushSubagentOutput(tag, callKey(event.id));
+        for (const l of endView(callKey(event.id), event.content) ?? []) line(tag, styled("dim", "│ ", l));
         const ok = event.status === "success";
         const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
         line(
-          `${tag}${ok ? c.green("✓") : c.red("✗")} ${event.name} ${c.dim(`${event.notRun ? "not run, " : ""}${size}`)}`,
+          tag,
+          ok ? styled("green", "✓") : styled("red", "✗"),
+          " ",
+          event.name,
+          " ",
+          styled("dim", `${event.notRun ? "not run, " : ""}${size}`),
         );
         break;
       }
       case "approval":
         line(
-          `${tag}${c.magenta("?")} ${sanitizeForTerminal(event.request.tool)}: ${event.response.decision === "deny" || event.response.unattended ? c.red("declined, not run") : c.green("approved")}`,
+          tag,
+          styled("magenta", "?"),
+          " ",
+          event.request.tool,
+          ": ",
+          event.response.decision === "deny" || event.response.unattended
+            ? styled("red", "declined, not run")
+            : styled("green", "approved"),
         );
         break;
       case "final":
-        line(`${tag}${c.dim("report:")} ${sanitizeForTerminal((event.text.split("\n")[0] ?? "").slice(0, 160))}`);
+        line(tag, styled("dim", "report:"), " ", (event.text.split("\n")[0] ?? "").slice(0, 160));
         break;
       case "notice":
       case "loop_guard":
-        if (!("wait" in event && event.wait)) line(`${tag}${c.yellow(`⚠ ${sanitizeForTerminal(event.message)}`)}`);
+        if (!("wait" in event && event.wait)) tagged((l) => styled("yellow", "⚠ ", l), event.message);
         break;
       case "error":
-        line(`${tag}${c.red(`✗ ${sanitizeForTerminal(event.message)}`)}`);
+        tagged((l) => styled("red", "✗ ", l), event.message);
         break;
       default:
         break;
     }
   };
 
-  // Everything but our own colours goes through sanitizeForTerminal before it gets here.
-  const write = (text: string) => {
-    spinner.stop();
-    out.write(text);
-    midLine = !text.endsWith("\n");
-  };
-  // Starting the spinner mid-line would erase that line when it stops.
-  const busy = (label: string) => {
-    if (!midLine) spinner.start(label);
-  };
-  const line = (text: string) => {
-    if (midLine) write("\n");
-    write(`${text}\n`);
-  };
-
   return {
     banner(info) {
-      line(c.bold(`mini-cursor ${info.version}`));
-      line(`  ${c.dim("workspace")} ${info.workspace}`);
-      line(`  ${c.dim("model    ")} ${info.model}`);
+      line(styled("bold", `mini-cursor ${info.version}`));
+      line("  ", styled("dim", "workspace"), " ", info.workspace);
+      line("  ", styled("dim", "model    "), " ", info.model);
       line(
-        `  ${c.dim("thread   ")} ${info.threadId}${info.resumed ? " (resumed)" : ""}  ${c.dim(`next time: --thread ${info.threadId}`)}`,
+        "  ",
+        styled("dim", "thread   "),
+        " ",
+        info.threadId,
+        info.resumed ? " (resumed)" : "",
+        "  ",
+        styled("dim", `next time: --thread ${info.threadId}`),
       );
-      line(`  ${c.dim("approval ")} ${info.approval}   ${c.dim("engine")} ${info.engine}`);
-      if (info.sandbox) line(`  ${c.dim("sandbox  ")} ${info.sandbox}`);
+      line("  ", styled("dim", "approval "), " ", info.approval, "   ", styled("dim", "engine"), " ", info.engine);
+      if (info.sandbox) line("  ", styled("dim", "sandbox  "), " ", info.sandbox);
       line("");
     },
     note(text) {
-      line(sanitizeForTerminal(text));
+      line(block(text));
     },
     pause() {
       spinner.stop();
@@ -253,34 +325,43 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
         subagentLabels.set(event.id, `${String(event.args.subagent_type)}: ${String(event.args.description)}`);
       switch (event.type) {
         case "run_start":
-          if (options.echoRequest !== false) line(`${c.cyan("❯")} ${sanitizeForTerminal(shortenRequest(event.task))}`);
+          if (options.echoRequest !== false) line(styled("cyan", "❯"), " ", block(shortenRequest(event.task)));
           break;
         case "step":
           streamedThisStep = false;
-          line(c.bgGreen.black(` step ${event.step} `));
+          line(styled("badge", ` step ${event.step} `));
           busy("thinking");
           break;
         case "token":
           streamedThisStep = true;
-          write(sanitizeForTerminal(event.text));
+          write(block(event.text), event.text.endsWith("\n"));
           break;
         case "tool_call":
-          line(`${c.yellow("→")} ${c.bold(sanitizeForTerminal(event.name))} ${c.dim(formatArgs(event.args))}`);
+          line(styled("yellow", "→"), " ", styled("bold", event.name), " ", styled("dim", formatArgs(event.args)));
           busy(`running ${event.name}`);
           break;
         case "tool_output": {
-          const text = sanitizeForTerminal(event.text).replace(/\n$/, "");
-          const prefix = outputMidLine ? "" : "  │ ";
-          write(c.dim(prefix + text.split("\n").join("\n  │ ")) + (event.text.endsWith("\n") ? "\n" : ""));
-          outputMidLine = !event.text.endsWith("\n");
+          const { show, filled } = viewOf(event.id).take(event.text);
+          if (show) {
+            const text = show.replace(/\r?\n$/, "");
+            const prefix = outputMidLine ? "" : "  │ ";
+            const ends = show.endsWith("\n");
+            write([styled("dim", block(prefix + linesOf(text).join("\n  │ "))), ends && block("\n")], ends);
+            outputMidLine = !ends;
+          }
+          if (filled) {
+            line(styled("dim", "  │ ", OUTPUT_CUT_LINE));
+            outputMidLine = false;
+          }
           busy("running");
           break;
         }
         case "tool_result": {
           outputMidLine = false;
+          for (const l of endView(event.id, event.content) ?? []) line(styled("dim", "  │ ", l));
           // The status is the tool's own (tools/errors.ts), never guessed from the text.
           const ok = event.status === "success";
-          const mark = ok ? c.green("✓") : c.red("✗");
+          const mark = ok ? styled("green", "✓") : styled("red", "✗");
           const how = `${event.editedArgs ? "edited by you, " : ""}${
             event.notRun
               ? "not run, "
@@ -291,29 +372,30 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
                 : ""
           }`;
           const size = `${event.content.split("\n").length} lines, ${formatBytes(Buffer.byteLength(event.content))}`;
-          line(`  ${mark} ${event.name} ${c.dim(`${how}${size}, ${formatDuration(event.durationMs)}`)}`);
+          line("  ", mark, " ", event.name, " ", styled("dim", `${how}${size}, ${formatDuration(event.durationMs)}`));
           if (event.diff && ok) {
             for (const d of diffLines(event.diff)) {
               const colour = d.startsWith("+")
-                ? c.green
+                ? "green"
                 : d.startsWith("-")
-                  ? c.red
+                  ? "red"
                   : d.startsWith("@@")
-                    ? c.cyan
-                    : c.dim;
-              line(colour(`    ${sanitizeForTerminal(d.slice(0, 200))}`));
+                    ? "cyan"
+                    : "dim";
+              line(styled(colour, `    ${d.slice(0, 200)}`));
             }
             break;
           }
           // The checklist (the todos event) follows and says more than the tool's confirmation.
           if (event.name === "write_todos" && ok) break;
           const preview = event.content.split("\n").slice(0, RESULT_PREVIEW_LINES);
-          for (const p of preview) line(c.dim(`    ${sanitizeForTerminal(p.slice(0, 160))}`));
+          for (const p of preview) line(styled("dim", `    ${p.slice(0, 160)}`));
           break;
         }
         case "compaction":
           line(
-            c.dim(
+            styled(
+              "dim",
               `  ⋯ context compacted: ${event.summarised} older messages summarised, ${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens`,
             ),
           );
@@ -321,19 +403,24 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           break;
         case "loop_guard":
           line(
-            c.yellow(
-              `  ⚠ ${sanitizeForTerminal(event.action === "stop" ? event.message : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`)}`,
+            styled(
+              "yellow",
+              "  ⚠ ",
+              event.action === "stop"
+                ? block(event.message)
+                : `${event.tool} called ${event.repeats} times in a row with the same arguments; the model was told to change course.`,
             ),
           );
           break;
         case "approval": {
           const verdict = event.response.unattended
-            ? c.red("not run, because nobody could be asked (not a terminal)")
+            ? styled("red", "not run, because nobody could be asked (not a terminal)")
             : event.response.decision === "deny"
-              ? c.red("declined, not run")
+              ? styled("red", "declined, not run")
               : event.response.decision === "edit"
-                ? c.green(`edited: ${editedSummary(event.request.tool, event.response.args)}`)
-                : c.green(
+                ? styled("green", "edited: ", editedSummary(event.request.tool, event.response.args))
+                : styled(
+                    "green",
                     event.response.decision === "always"
                       ? "approved (always, this session)"
                       : event.response.decision === "always-project"
@@ -341,7 +428,13 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
                         : "approved",
                   );
           line(
-            `  ${c.magenta("?")} ${sanitizeForTerminal(event.request.tool)}: ${verdict}${event.response.feedback ? c.dim(` — ${sanitizeForTerminal(event.response.feedback)}`) : ""}`,
+            "  ",
+            styled("magenta", "?"),
+            " ",
+            event.request.tool,
+            ": ",
+            verdict,
+            event.response.feedback ? styled("dim", " — ", event.response.feedback) : undefined,
           );
           // The question stopped the spinner; the approved call now runs, so live status resumes.
           if (event.response.decision !== "deny") busy(`running ${event.request.tool}`);
@@ -350,65 +443,91 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
         case "hook": {
           const verdict =
             event.outcome === "passed"
-              ? c.green("passed")
+              ? styled("green", "passed")
               : event.outcome === "blocked"
-                ? c.red(`blocked the call (exit ${event.exitCode})`)
+                ? styled("red", `blocked ${event.event === "before" ? "the call" : "it"} (exit ${event.exitCode})`)
                 : event.outcome === "timed_out"
-                  ? c.red(event.event === "before" ? "timed out: the call is blocked" : "timed out")
+                  ? styled("red", event.event === "before" ? "timed out: the call is blocked" : "timed out")
                   : event.outcome === "did_not_start"
-                    ? c.red(event.event === "before" ? "could not start: the call is blocked" : "could not start")
+                    ? styled(
+                        "red",
+                        event.event === "before" ? "could not start: the call is blocked" : "could not start",
+                      )
                     : event.outcome === "failed"
-                      ? c.yellow(`failed (exit ${event.exitCode})`)
-                      : c.dim("cancelled");
+                      ? styled("yellow", `failed (exit ${event.exitCode})`)
+                      : styled("dim", "cancelled");
           line(
-            `  ${c.magenta("⚑")} ${event.event === "before" ? "before" : "after"} ${sanitizeForTerminal(event.tool)}: hook ${c.dim(sanitizeForTerminal(event.hook.slice(0, 80)))} ${verdict} ${c.dim(formatDuration(event.durationMs))}`,
+            "  ",
+            styled("magenta", "⚑"),
+            ` ${event.event}`,
+            event.tool ? ` ${event.tool}` : "",
+            ": hook ",
+            styled("dim", event.hook.slice(0, 80)),
+            " ",
+            verdict,
+            " ",
+            styled("dim", formatDuration(event.durationMs)),
           );
           if (event.message && event.outcome !== "passed")
             for (const l of event.message.split("\n").slice(0, RESULT_PREVIEW_LINES))
-              line(c.dim(`    ${sanitizeForTerminal(l.slice(0, 160))}`));
+              line(styled("dim", `    ${l.slice(0, 160)}`));
           break;
         }
         case "todos": {
           const [head, ...items] = formatTodos(event.todos);
-          line(`  ${c.blue("☰")} ${c.bold(head!)}`);
+          line("  ", styled("blue", "☰"), " ", styled("bold", head!));
           event.todos.forEach((t, i) => {
-            const colour = t.status === "completed" ? c.green : t.status === "in_progress" ? c.yellow.bold : c.reset;
-            line(`    ${colour(items[i]!)}`);
+            const item = items[i]!;
+            line(
+              "    ",
+              t.status === "completed"
+                ? styled("green", item)
+                : t.status === "in_progress"
+                  ? styled("current", item)
+                  : item,
+            );
           });
           busy("thinking");
           break;
         }
         case "thinking": {
           // Collapsed by default: thinking is often longer than the answer.
-          const lines = event.text.split("\n");
-          if (options.verbose) for (const l of lines) line(c.dim(`  ┊ ${l}`));
-          else line(c.dim(`  ┊ thought for ${lines.length} line${lines.length === 1 ? "" : "s"} (--verbose shows it)`));
+          const lines = linesOf(event.text);
+          if (options.verbose) for (const l of lines) line(styled("dim", `  ┊ ${l}`));
+          else
+            line(
+              styled(
+                "dim",
+                `  ┊ thought for ${lines.length} line${lines.length === 1 ? "" : "s"} (--verbose shows it)`,
+              ),
+            );
           break;
         }
         case "notice":
           // A wait (a slow provider, a retry) is the spinner's text on a terminal, a line elsewhere.
           if (event.wait) {
-            if (options.spinner) busy(sanitizeForTerminal(event.message));
-            else line(c.dim(`  … ${sanitizeForTerminal(event.message)}`));
+            if (options.spinner) busy(event.message);
+            else line(styled("dim", "  … ", event.message));
             break;
           }
-          line(c.yellow(`  ⚠ ${event.message}`));
+          line(styled("yellow", "  ⚠ ", block(event.message)));
           break;
         case "usage":
           break;
         case "final":
-          if (!streamedThisStep && event.text) line(sanitizeForTerminal(event.text));
-          else if (midLine) write("\n");
+          if (!streamedThisStep && event.text) line(block(event.text));
+          else if (midLine) write(block("\n"), true);
           break;
         case "error":
-          line(c.red(`✗ ${sanitizeForTerminal(event.message)}`));
-          if (options.verbose && event.stack) line(c.dim(event.stack));
+          line(styled("red", "✗ ", block(event.message)));
+          if (options.verbose && event.stack) line(styled("dim", block(event.stack)));
           break;
         case "run_end":
           spinner.stop();
           line("");
           line(
-            `${event.reason === "done" ? c.green("✔") : c.yellow("■")} ${REASON_TEXT[event.reason] ?? event.reason}: ` +
+            event.reason === "done" ? styled("green", "✔") : styled("yellow", "■"),
+            ` ${REASON_TEXT[event.reason] ?? event.reason}: ` +
               `${event.steps} step${event.steps === 1 ? "" : "s"}, ${event.toolCalls} tool call${event.toolCalls === 1 ? "" : "s"}, ` +
               `${formatUsage(event.usage)}${event.usage.cost !== undefined ? `, ${formatCost(event.usage.cost)}` : ""}, ${formatDuration(event.durationMs)}`,
           );
@@ -418,19 +537,37 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
   };
 }
 
-/** `--json`: one event per line on stdout and nothing else there; notes go to stderr. */
+/** `--json`: one event per line on stdout and nothing else there; notes go to stderr, gated as text. */
 export function createJsonRenderer(options: Pick<RenderOptions, "verbose" | "out" | "err">): Renderer {
   const out = options.out ?? process.stdout;
   const err = options.err ?? process.stderr;
+  // A streamed answer is many token events: theirs go out together, in one write per turn of the
+  // event loop (a write to a pipe is a system call, on Linux a blocking one: ~5% of a step's CPU
+  // with one per token, BENCHMARKS.md), flushed by the next other event, that turn's end, or exit.
+  let tokens = "";
+  let exitHooked = false;
+  const flush = () => {
+    if (!tokens) return;
+    const text = tokens;
+    tokens = "";
+    printJsonLines(out, text);
+  };
   return {
     banner() {},
     note(text) {
-      err.write(`${text}\n`);
+      print(err, [block(text), block("\n")]);
     },
     pause() {},
     event(event) {
-      const data = event.type === "error" && !options.verbose ? { type: event.type, message: event.message } : event;
-      out.write(`${JSON.stringify(gateValue(data, { controls: false }))}\n`);
+      if (event.type === "token") {
+        if (!tokens) setImmediate(flush);
+        if (!exitHooked) process.once("exit", flush);
+        exitHooked = true;
+        tokens += jsonLine(event);
+        return;
+      }
+      flush();
+      printJson(out, event.type === "error" && !options.verbose ? { type: event.type, message: event.message } : event);
     },
   };
 }

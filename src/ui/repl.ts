@@ -1,11 +1,12 @@
 import { createInterface, type Interface } from "node:readline";
 import { PassThrough } from "node:stream";
 import type { RunSummary } from "../agent/engine.js";
-import type { Approver } from "../agent/events.js";
-import type { Session } from "../app/session.js";
-import type { SlashResult } from "../app/slash-commands.js";
+import type { Approver } from "../contracts/events.js";
+import type { SlashResult } from "../contracts/slash.js";
+import type { Settings } from "../settings.js";
 import { endedHow, type BackgroundProcess } from "../workspace/processes.js";
-import { BRACKETED_PASTE_OFF, BRACKETED_PASTE_ON, PasteFilter, PasteStore } from "./paste.js";
+import { PasteFilter, PasteStore } from "./paste.js";
+import { block, print, printControl, render } from "./output.js";
 import { trackQuestion } from "./questions.js";
 import type { Renderer } from "./render.js";
 
@@ -34,10 +35,23 @@ export interface ReplIo {
    * terminal (absent off a terminal). A `request` result is run next, as if typed.
    */
   runCommand(line: string, confirm?: (question: string) => Promise<boolean>): Promise<SlashResult>;
+  /** The slash commands Tab completes, with their one-line descriptions (read at each Tab). */
+  completions?(): ReadonlyArray<{ name: string; summary: string }>;
+  /** History kept between sessions (app/prompt-history.ts); absent: this session's only. */
+  history?: { load(): string[]; add(line: string): void };
+  /** The request a `!command` line stands for (the app's shell escape); absent: sent as typed. */
+  shellEscape?(command: string): string;
   /** After each turn (e.g. a plan made on a terminal is reviewed); `runTurn` runs a further turn the same way. */
   afterTurn?(summary: RunSummary, runTurn: (text: string) => Promise<RunSummary>): Promise<void>;
   /** Connects the process's stop signals to the session (the app's signal policy); returns the disconnect. */
   watchSignals(controls: ReplControls): () => void;
+}
+
+/** What the REPL asks of the app's session (app/session.ts `Session`): a turn, the step limit, the processes left. */
+export interface ReplSession {
+  readonly settings: Pick<Settings, "maxSteps">;
+  runTurn(task: string, signal: AbortSignal, approver: Approver): Promise<RunSummary>;
+  running(): BackgroundProcess[];
 }
 
 /** How the app's signal policy steers the session. */
@@ -56,6 +70,33 @@ export function formatProcesses(processes: BackgroundProcess[]): string {
   return processes
     .map((p) => `${p.id}  pid ${p.pid}  ${p.running ? "running" : endedHow(p)}  ${p.url ?? "-"}  ${p.command}`)
     .join("\n");
+}
+
+/** Description lines Tab lists at most; more matches are counted. */
+const MAX_COMPLETION_ROWS = 30;
+
+/**
+ * Tab at the prompt: a line that is a slash command's beginning (nothing after it) is completed as
+ * far as the matching names agree; when they agree no further, they are listed with their
+ * descriptions above the prompt (readline's own list shows names only).
+ */
+export function completeSlash(
+  line: string,
+  commands: ReadonlyArray<{ name: string; summary: string }>,
+  list: (text: string) => void,
+): [string[], string] {
+  if (!/^\/\S*$/.test(line)) return [[], line];
+  const matches = commands.filter((c) => c.name.startsWith(line));
+  if (matches.length === 0) return [[], line];
+  if (matches.length === 1) return [[`${matches[0]!.name} `], line];
+  let common = matches[0]!.name;
+  for (const { name } of matches) while (!name.startsWith(common)) common = common.slice(0, -1);
+  if (common.length > line.length) return [[common], line];
+  const width = Math.max(...matches.map((c) => c.name.length));
+  const rows = matches.slice(0, MAX_COMPLETION_ROWS).map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  const more = matches.length - rows.length;
+  list([...rows, ...(more > 0 ? [`  … ${more} more`] : [])].join("\n"));
+  return [[], line];
 }
 
 /** What askLine shares with the session: history, pastes, and how Ctrl-C at the prompt counts. */
@@ -88,11 +129,11 @@ function editorInput(io: ReplIo, pastes: PasteStore): { input: PassThrough; deta
   const terminalOut = Boolean((io.output as { isTTY?: boolean }).isTTY);
   io.input.on("data", onData);
   io.input.resume();
-  if (terminalOut) io.output.write(BRACKETED_PASTE_ON);
+  if (terminalOut) printControl(io.output, "bracketedPasteOn");
   return {
     input,
     detach() {
-      if (terminalOut) io.output.write(BRACKETED_PASTE_OFF);
+      if (terminalOut) printControl(io.output, "bracketedPasteOff");
       io.input.off("data", onData);
       io.input.pause();
     },
@@ -108,6 +149,7 @@ function editorInput(io: ReplIo, pastes: PasteStore): { input: PassThrough; deta
 function askLine(io: ReplIo, state: PromptState, leave: Promise<unknown>): Promise<string | null> {
   return new Promise((resolve) => {
     const editor = editorInput(io, state.pastes);
+    const completions = io.completions;
     const rl: Interface = createInterface({
       input: editor.input,
       output: io.output,
@@ -115,6 +157,15 @@ function askLine(io: ReplIo, state: PromptState, leave: Promise<unknown>): Promi
       history: state.history,
       historySize: HISTORY_SIZE,
       removeHistoryDuplicates: true,
+      ...(completions
+        ? {
+            completer: (line: string): [string[], string] =>
+              completeSlash(line, completions(), (text) => {
+                print(io.output, block(`\n${text}\n`));
+                rl.prompt(true);
+              }),
+          }
+        : {}),
     });
     /** The lines before this one, when earlier lines ended in a backslash. */
     const parts: string[] = [];
@@ -131,13 +182,13 @@ function askLine(io: ReplIo, state: PromptState, leave: Promise<unknown>): Promi
       const empty = typed === "" && parts.length === 0;
       const now = Date.now();
       if (empty && (state.secondOfTwo() || now - state.ctrlCAt < EXIT_CONFIRM_MS)) {
-        io.output.write("\n");
+        print(io.output, block("\n"));
         finish(null);
         return;
       }
       state.ctrlCAt = empty ? now : 0;
       // Leave what was typed on its line, marked as dropped, and start a fresh prompt.
-      io.output.write(empty ? `\n${CTRL_C_AGAIN}\n` : "^C\n");
+      print(io.output, block(empty ? `\n${CTRL_C_AGAIN}\n` : "^C\n"));
       parts.length = 0;
       rl.setPrompt(PROMPT);
       rl.write(null, { ctrl: true, name: "e" });
@@ -147,6 +198,7 @@ function askLine(io: ReplIo, state: PromptState, leave: Promise<unknown>): Promi
     rl.on("close", () => finish(null));
     rl.on("history", (h: string[]) => {
       state.history.splice(0, state.history.length, ...h);
+      if (h[0] !== undefined) io.history?.add(h[0]);
     });
     rl.on("line", (line: string) => {
       if (line.endsWith("\\")) {
@@ -165,7 +217,7 @@ function askLine(io: ReplIo, state: PromptState, leave: Promise<unknown>): Promi
     rl.prompt();
     void leave.then(() => {
       if (done) return;
-      io.output.write("\n");
+      print(io.output, block("\n"));
       finish(null);
     });
   });
@@ -177,7 +229,8 @@ function askYesNo(io: ReplIo, question: string): Promise<boolean> {
     const rl = trackQuestion(createInterface({ input: io.input, output: io.output, terminal: true }));
     let answered = false;
     rl.on("close", () => !answered && resolve(false));
-    rl.question(question, (answer) => {
+    // The question may name files of the workspace: it is gated like everything printed.
+    rl.question(render(block(question)), (answer) => {
       answered = true;
       rl.close();
       resolve(/^y(es)?$/i.test(answer.trim()));
@@ -271,7 +324,7 @@ export function pausingKeys(ask: Approver, keys: KeyWatch | undefined): Approver
  * the app's (io.watchSignals); leaving cancels any turn first, so close() still stops every
  * process. Resolves with how the session ended.
  */
-export async function runRepl(session: Session, renderer: Renderer, io: ReplIo): Promise<ReplEnd> {
+export async function runRepl(session: ReplSession, renderer: Renderer, io: ReplIo): Promise<ReplEnd> {
   renderer.note(
     "Type a request, or /help for commands. End a line with \\ to go on on the next one; a pasted block is sent whole. " +
       "Ctrl-C cancels a turn (twice within a second leaves); Ctrl-C twice at an empty prompt, Ctrl-D or /exit leaves.",
@@ -312,7 +365,8 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
 
   const piped = io.input.isTTY ? undefined : pipedLines(io);
   const prompt: PromptState = {
-    history: [],
+    // Only a terminal's prompt has history; a piped session reads none and writes none.
+    history: piped ? [] : (io.history?.load() ?? []),
     pastes: new PasteStore(),
     ctrlCAt: 0,
     // The turn ended before the second press arrived: it is still the second of two.
@@ -347,6 +401,37 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       renderer.note(`Reached the step limit (${session.settings.maxSteps}); say "continue" to go on.`);
     return summary;
   };
+  /** A command's work (/compact) as a turn is run: keys watched, Ctrl-C aborts it, not the session. */
+  const runWork = async (work: (signal: AbortSignal) => Promise<void>): Promise<void> => {
+    const controller = new AbortController();
+    turn = controller;
+    const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
+    try {
+      await work(controller.signal);
+    } finally {
+      keys?.stop();
+      turn = undefined;
+    }
+  };
+  /** A request that needs the approver first (a command file's `!`cmd``): keys watched and asked as in a turn. */
+  const runPrepared = async (
+    prepare: (signal: AbortSignal, approver: Approver) => Promise<string | undefined>,
+  ): Promise<string | undefined> => {
+    const controller = new AbortController();
+    turn = controller;
+    const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
+    try {
+      const approver = pausingKeys(
+        io.approver(() => controller.abort()),
+        keys,
+      );
+      const request = await prepare(controller.signal, approver);
+      return controller.signal.aborted ? undefined : request;
+    } finally {
+      keys?.stop();
+      turn = undefined;
+    }
+  };
   const nextLine = async (): Promise<string | null> => {
     if (!piped) return askLine(io, prompt, leave);
     const parts: string[] = [];
@@ -364,12 +449,21 @@ export async function runRepl(session: Session, renderer: Renderer, io: ReplIo):
       if (line === null || exitCode !== undefined) break;
       let text = line.trim();
       if (!text) continue;
+      if (text.startsWith("!") && text.length > 1 && io.shellEscape) text = io.shellEscape(text.slice(1).trim());
       if (text.startsWith("/")) {
         const confirm = io.interactive && !piped ? (question: string) => askYesNo(io, question) : undefined;
         const result = await io.runCommand(text, confirm);
         if (result === "exit") break;
         if (result === "continue") continue;
-        text = result.request;
+        if ("work" in result) {
+          await runWork(result.work);
+          continue;
+        }
+        if ("prepare" in result) {
+          const prepared = await runPrepared(result.prepare);
+          if (prepared === undefined) continue;
+          text = prepared;
+        } else text = result.request;
       }
       const summary = await runTurn(text);
       await io.afterTurn?.(summary, runTurn);

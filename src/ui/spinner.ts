@@ -1,10 +1,15 @@
 import type { ChalkInstance } from "chalk";
+import { block, print, printControl, render, styled } from "./output.js";
+import { displayWidth, fitWidth } from "./text-width.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/** Columns the frame and the space after it take. */
+const FRAME_WIDTH = 2;
 /** Redraw interval; slower than a frame per 100 ms looks stuck, faster wastes the terminal. */
 const FRAME_MS = 100;
 
 export interface Spinner {
+  /** `label` is one line of text (a tool's name, a provider's wait), gated like any other. */
   start(label: string): void;
   stop(): void;
 }
@@ -19,8 +24,15 @@ export function createSpinner(out: NodeJS.WritableStream, enabled: boolean, c: C
   let frame = 0;
   let label = "";
   const draw = () => {
-    const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
-    out.write(`\r\x1b[2K${c.cyan(FRAMES[frame++ % FRAMES.length]!)} ${c.dim(`${label} ${seconds}s`)}`);
+    const seconds = ` ${((Date.now() - startedAt) / 1000).toFixed(1)}s`;
+    // One line, whatever the label: a line wider than the terminal wraps, and "\r" then
+    // redraws only its last part, so every frame would leave a line behind. The label is gated
+    // (ui/output.ts) before it is measured: a made-visible escape is wider than its character.
+    const columns = (out as { columns?: number }).columns;
+    const room = columns ? columns - 1 - FRAME_WIDTH - displayWidth(seconds) : Number.POSITIVE_INFINITY;
+    const shown = fitWidth(render(label.replace(/\s+/g, " ")), room);
+    printControl(out, "eraseLine");
+    print(out, [styled("cyan", FRAMES[frame++ % FRAMES.length]!), " ", styled("dim", block(shown), seconds)], c);
   };
   return {
     start(text) {
@@ -35,7 +47,7 @@ export function createSpinner(out: NodeJS.WritableStream, enabled: boolean, c: C
       if (!timer) return;
       clearInterval(timer);
       timer = undefined;
-      out.write("\r\x1b[2K");
+      printControl(out, "eraseLine");
     },
   };
 }

@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline/promises";
-import type { ApprovalMode } from "../settings.js";
+import type { ApprovalMode } from "../contracts/modes.js";
 import { askPlanAnswer, type PlanAnswer } from "./plan-prompt.js";
+import { block, ownCode, print, render } from "./output.js";
 import { trackQuestion } from "./questions.js";
 import { type KeyWatch, watchKeys } from "./repl.js";
 
@@ -23,7 +24,7 @@ export async function askOnTerminal(question: string): Promise<string> {
   try {
     return await new Promise<string>((resolve) => {
       rl.once("close", () => resolve(""));
-      rl.question(question).then(resolve, () => resolve(""));
+      rl.question(render(block(question))).then(resolve, () => resolve(""));
     });
   } finally {
     rl.close();
@@ -42,5 +43,19 @@ export function watchTerminalKeys(onCtrlC: () => void): KeyWatch | undefined {
 
 /** A line for the person at the terminal that is not part of the run's output (stderr). */
 export function noticeOnTerminal(text: string): void {
-  process.stderr.write(text);
+  print(process.stderr, block(text));
+}
+
+/** A notice that shows one of our one-time codes to the person at this terminal (Studio's approval codes). */
+export function codeNoticeOnTerminal(text: string, code: string): void {
+  const parts = text.split(code);
+  print(
+    process.stderr,
+    parts.flatMap((part, i) => (i === 0 ? [block(part)] : [ownCode(code), block(part)])),
+  );
+}
+
+/** True when both stdin and stdout are terminals (so we may ask questions and animate). */
+export function isInteractiveTerminal(): boolean {
+  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
 }

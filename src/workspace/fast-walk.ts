@@ -1,10 +1,11 @@
-import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, type Dirent, openSync, readdirSync } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
-import { ALWAYS_HIDDEN, GITIGNORE_FILE } from "./ignore.js";
+import { readRegularTextSync } from "../regular-file.js";
+import { ALWAYS_HIDDEN, GITIGNORE_FILE, MAX_GITIGNORE_BYTES } from "./ignore.js";
 import type { Workspace } from "./paths.js";
-import { canVerifyDescriptors, descriptorPath, verifyDescriptor } from "./verified-open.js";
+import { canVerifyDescriptors, descriptorPath, DIR_FLAGS, verifyDescriptor } from "./verified-open.js";
 
 /**
  * The walk behind find_files and search_files (issue 30): as close to ripgrep's as Node allows.
@@ -17,9 +18,6 @@ import { canVerifyDescriptors, descriptorPath, verifyDescriptor } from "./verifi
 
 /** How long the walk runs before letting the event loop turn (abort signals, output, timers). */
 const SLICE_MS = 8;
-/** A .gitignore larger than this is not a real one and is not read. */
-const MAX_GITIGNORE_BYTES = 1024 * 1024;
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 interface Level {
   /** Folder of this .gitignore relative to the root, "/"-separated ("" for the root). */
@@ -125,21 +123,11 @@ export interface TreeWalkOptions {
 const toPosix = (p: string) => p.split(path.sep).join("/");
 
 function gitignoreAt(io: string, dir: string): Level | undefined {
-  let fd: number;
   try {
-    // Not following a symlinked .gitignore: it could pull rules from outside.
-    fd = openSync(`${io}/${GITIGNORE_FILE}`, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    // Not following a symlinked .gitignore (it could pull rules from outside), never waiting on a FIFO.
+    return levelFrom(dir, readRegularTextSync(`${io}/${GITIGNORE_FILE}`, { maxBytes: MAX_GITIGNORE_BYTES }));
   } catch {
     return undefined;
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > MAX_GITIGNORE_BYTES) return undefined;
-    return levelFrom(dir, readFileSync(fd, "utf8"));
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -2,6 +2,7 @@ import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import { NotRegularFileError } from "../regular-file.js";
 import { withThousands } from "../thousands.js";
 import path from "node:path";
 
@@ -20,6 +21,9 @@ const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 /** A UTF-8 code point takes at most this many bytes; bounds what we keep of a long line. */
 const MAX_UTF8_BYTES_PER_CHAR = 4;
+
+/** Width of a right-aligned line number, as `cat -n` prints it: read_file's lines and the edit tools' snippets. */
+export const LINE_NUMBER_WIDTH = 6;
 
 /** Extensions that are binary whatever their first bytes say, with a human name. */
 const BINARY_EXTENSIONS: Readonly<Record<string, string>> = {
@@ -124,13 +128,30 @@ export function binaryKindFromContent(head: Uint8Array): string | undefined {
 }
 
 /**
+ * Opens a file the caller found (often its verified descriptor's /proc path, so a link is
+ * followed) for reading without blocking, and checks on the descriptor that it is a regular
+ * file: one swapped for a FIFO since is refused, never waited on.
+ */
+async function openRegular(absPath: string): Promise<FileHandle> {
+  const fh = await fs.open(absPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new NotRegularFileError(absPath, st.isFIFO() ? "a named pipe (FIFO)" : "not a file");
+    return fh;
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+}
+
+/**
  * Describes a binary file ("PNG image", "binary data") or returns undefined for text.
  * The extension decides first so a tiny PNG without a NUL in its header is still binary.
  */
 export async function detectBinary(absPath: string): Promise<string | undefined> {
   const byExtension = binaryKindFromExtension(absPath);
   if (byExtension) return byExtension;
-  const fh = await fs.open(absPath, "r");
+  const fh = await openRegular(absPath);
   try {
     const buf = Buffer.alloc(BINARY_SNIFF_BYTES);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
@@ -200,7 +221,7 @@ async function scanNewlines(fh: FileHandle): Promise<NewlineScan> {
 
 /** Number of lines in a file, by streaming it (a 1 GB file takes about half a second). */
 export async function countLines(absPath: string): Promise<number> {
-  const fh = await fs.open(absPath, "r");
+  const fh = await openRegular(absPath);
   try {
     return (await scanNewlines(fh)).lines;
   } finally {
@@ -413,7 +434,7 @@ export const COUNT_LINES_MAX_BYTES = 8 * 1024 * 1024;
  * A window past the end yields no lines; `totalLines` tells the caller why.
  */
 export async function readLineWindow(absPath: string, request: LineWindowRequest): Promise<LineWindow> {
-  const fh = await fs.open(absPath, "r");
+  const fh = await openRegular(absPath);
   try {
     const { size } = await fh.stat();
     // A window near the start of a big file: only what lies before it is read, so the first

@@ -1,6 +1,6 @@
-import { promises as fs } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { readRegularFile } from "../regular-file.js";
 
 /**
  * .gitignore matching for listings. Git reads the root .gitignore and one in every directory
@@ -12,7 +12,7 @@ export const GITIGNORE_FILE = ".gitignore";
 /** Names hidden whatever .gitignore says. */
 export const ALWAYS_HIDDEN: ReadonlySet<string> = new Set([".git"]);
 /** A .gitignore larger than this is not read: it is not a real one, and reading it costs. */
-const MAX_GITIGNORE_BYTES = 1024 * 1024;
+export const MAX_GITIGNORE_BYTES = 1024 * 1024;
 
 export interface IgnoreMatcher {
   /** True when git would ignore `relPath` (relative to the root, "/"-separated). */
@@ -29,9 +29,8 @@ interface IgnoreLevel {
 async function readGitignore(absDir: string): Promise<string | undefined> {
   const file = path.join(absDir, GITIGNORE_FILE);
   try {
-    const stat = await fs.lstat(file);
-    if (!stat.isFile() || stat.size > MAX_GITIGNORE_BYTES) return undefined;
-    return await fs.readFile(file, "utf8");
+    // Not followed, not waited on: a link or a FIFO named .gitignore adds no rules.
+    return (await readRegularFile(file, { maxBytes: MAX_GITIGNORE_BYTES })).toString("utf8");
   } catch {
     return undefined;
   }

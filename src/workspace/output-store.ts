@@ -199,6 +199,20 @@ function truncationNotice(
   return `${what} Full output (${n(totalLines)} lines) saved to ${file.display}${partial}; page through it with read_file.]`;
 }
 
+/** The truncation notice's end, as truncationNotice writes it: where the full output is. */
+const SAVED_TO =
+  / Full output \([\d,]+ lines\) saved to (.+?)(?: \(only its first ([\d,]+) characters\))?; page through it with read_file\.\]$/m;
+
+/**
+ * Where a command's result (formatCommandResult's text) says its output is saved, and how much
+ * of it when not all (MAX_SAVED_CHARS), read back from the notice truncationNotice wrote in it
+ * (the trace names it under a cut-off output).
+ */
+export function savedOutputOf(result: string): { path: string; firstChars?: string } | undefined {
+  const m = SAVED_TO.exec(result);
+  return m ? { path: m[1]!, ...(m[2] ? { firstChars: m[2] } : {}) } : undefined;
+}
+
 export function createOutputCapture(workspaceRoot: string): OutputCapture {
   let whole: string[] | undefined = []; // everything, until the cap is passed
   let head = "";

@@ -8,15 +8,15 @@
  * the file's own text; "+" lines are re-indented when the match ignored indentation. A hunk whose
  * old lines occur more than once, with no "@@" anchor to choose, is refused rather than guessed.
  * The file keeps its BOM and its final newline (or lack of one), and its line endings line by
- * line: an added line takes the ending of the line it replaces, else of the line before it, so a
- * mixed file stays mixed; "\r\n", "\n" and a lone "\r" all end a line.
+ * line: an added line takes the ending of the line it replaces (the patch may list a change's
+ * "+" lines before or after its "-" lines), else of the line before it, so a mixed file stays mixed; "\r\n", "\n" and a lone "\r" all end a line.
  *
  * The matching and the building of each hunk's lines run over PatchLines: the lines of a text in
  * memory here, or of a file too big for memory streamed from disk (patch-stream.ts), so both
  * follow one set of rules.
  */
 import { closestRegion } from "./closest-region.js";
-import type { Hunk } from "./patch-parse.js";
+import type { Hunk, PatchLine } from "./patch-parse.js";
 import { normalisePunctuation } from "./text-normalise.js";
 import { reindent } from "./text-edit.js";
 
@@ -329,29 +329,43 @@ export async function applyHunksTo(
     const out: FileLine[] = [];
     let k = 0;
     let a = 0;
-    // Line endings of the lines removed since the last context line, for the lines replacing them.
-    let replaced: string[] = [];
-    let lastReplaced: string | undefined;
-    const neighbourEol = () => {
-      const before = out.length > 0 ? out[out.length - 1] : lineBefore;
-      if (before && before.eol !== "") return before.eol;
-      const after = matched[k] ?? lineAfter;
-      return after && after.eol !== "" ? after.eol : eol;
-    };
-    for (const l of body) {
-      if (l.kind === " ") {
-        out.push(matched[k++]!);
-        replaced = [];
-        lastReplaced = undefined;
-      } else if (l.kind === "-") {
+    /**
+     * One change between context lines: its added lines take the endings of its removed lines in
+     * order, whichever the patch wrote first ("+" lines before "-" ones too); more added lines
+     * than removed take the last removed line's ending; none removed, the neighbours'.
+     */
+    let change: PatchLine[] = [];
+    const flush = () => {
+      const removed: string[] = [];
+      for (const l of change) {
+        if (l.kind !== "-") continue;
         const e = matched[k++]!.eol;
-        if (e !== "") replaced.push(e);
-      } else {
-        const e = replaced.shift() ?? lastReplaced ?? neighbourEol();
-        lastReplaced = e;
+        if (e !== "") removed.push(e);
+      }
+      let neighbour: string | undefined;
+      const neighbourEol = () => {
+        const before = out.length > 0 ? out[out.length - 1] : lineBefore;
+        if (before && before.eol !== "") return before.eol;
+        const after = matched[k] ?? lineAfter;
+        return after && after.eol !== "" ? after.eol : eol;
+      };
+      let j = 0;
+      for (const l of change) {
+        if (l.kind !== "+") continue;
+        const e = removed[j++] ?? removed[removed.length - 1] ?? (neighbour ??= neighbourEol());
         out.push({ text: added[a++]!, eol: e });
       }
+      change = [];
+    };
+    for (const l of body) {
+      if (l.kind !== " ") {
+        change.push(l);
+        continue;
+      }
+      flush();
+      out.push(matched[k++]!);
     }
+    flush();
     // An insertion after an unterminated last line needs a line end before it.
     if (lineBefore && start === lines.length && lineBefore.eol === "" && out.length > 0)
       lines.splice(start - 1, 1, [{ ...lineBefore, eol }]);

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { killSessionProcessesSync, pidAlive, reapDeadSessions } from "./session-processes.js";
+import { readdirSync } from "node:fs";
+import { hasExited, procStat } from "../process-life.js";
+import { killSessionProcessesSync, reapDeadSessions } from "./session-processes.js";
 
 /**
  * Process groups: every command runs in its own group, so stopping it stops what it started.
@@ -43,29 +44,8 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 
 /** Process group of a /proc entry, or undefined for zombies (they hold no resources). */
 function liveGroupOf(pid: string): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[0] === "Z" ? undefined : Number(fields[2]);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * What tells process `pid` from a later one given the same pid: its start time (field 22 of
- * /proc/<pid>/stat) on Linux, "alive" elsewhere; undefined once it is gone or a zombie (where
- * PID 1 does not reap orphans, a dead process stays a zombie).
- */
-export function processIdentity(pid: number): string | undefined {
-  if (process.platform !== "linux") return pidAlive(pid) ? "alive" : undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[0] === "Z" ? undefined : fields[19];
-  } catch {
-    return undefined;
-  }
+  const stat = procStat(pid);
+  return stat && !hasExited(stat) ? stat.pgrp : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
-import { processIdentity } from "./process-group.js";
+import { processIdentity } from "../process-life.js";
 
 /**
  * Starting a command's process. Node's spawn forks the whole calling process and blocks until

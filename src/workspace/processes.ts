@@ -9,7 +9,7 @@ import {
   type OutputCapture,
   type TailRing,
 } from "./output-store.js";
-import { processEnvironment } from "../settings.js";
+import { startSlot, type CommandSlice } from "../contracts/start-slices.js";
 import { redactorFor } from "./redact.js";
 import { SESSION_ID, SESSION_VARIABLE } from "./session-processes.js";
 import { KILL_CONFIRM_MS, type StopOutcome, rememberGroup, stopGroup, waitUntil } from "./process-group.js";
@@ -93,8 +93,14 @@ export function buildShellScript(command: string): string {
   return `exec 2>&1; ${command}`;
 }
 
+/** Commands' environments when a caller gives none, handed over once at start (app/configure.ts). */
+const commandSlice = startSlot<CommandSlice>("the environment commands get");
+export const useCommandEnvironment = commandSlice.set;
+/** The process's environment as it started (`base`) and the same scrubbed of secrets (`scrubbed`). */
+export const commandEnvironment = commandSlice.get;
+
 /** The child's environment: the base, plus hints that nothing should wait for a human. */
-export function buildEnv(base: NodeJS.ProcessEnv = processEnvironment()): NodeJS.ProcessEnv {
+export function buildEnv(base: NodeJS.ProcessEnv = commandEnvironment().base): NodeJS.ProcessEnv {
   return { ...base, ...NON_INTERACTIVE_ENV, [SESSION_VARIABLE]: SESSION_ID };
 }
 
@@ -404,7 +410,7 @@ async function startShell(options: RunCommandOptions): Promise<StartedProcess | 
     file: spec.file,
     args: spec.args,
     cwd: options.cwd,
-    env: buildEnv(options.env ?? processEnvironment()),
+    env: buildEnv(options.env ?? commandEnvironment().base),
   });
   if (!("error" in started)) rememberGroup(started.pid);
   return started;

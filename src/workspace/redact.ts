@@ -1,3 +1,4 @@
+import { REDACTED } from "../credential-shapes.js";
 /**
  * Redaction of known secret values (the API key, secret-looking variables of the environment
  * and of the workspace's .env) wherever mini-cursor shows or saves text: tool results, saved
@@ -9,7 +10,7 @@
  * program (the sandbox's scrubbed environment and hidden files are what keep secrets away).
  */
 
-export const REDACTED = "[redacted]";
+export { REDACTED };
 /** Shorter values are not redacted: they would match ordinary text. */
 export const MIN_SECRET_LENGTH = 8;
 

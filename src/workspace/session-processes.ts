@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import { hasExited, processAlive, procStat } from "../process-life.js";
 
 /**
  * Processes a session left behind. Every command gets MINI_CURSOR_SESSION=<pid>-<random> in
@@ -27,22 +28,17 @@ interface ProcessInfo {
 }
 
 function readInfo(pid: number): ProcessInfo | undefined {
+  const stat = procStat(pid);
+  if (!stat || hasExited(stat)) return undefined; // zombies hold nothing and cannot be killed
+  let session: string | undefined;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (fields[0] === "Z") return undefined; // zombies hold nothing and cannot be killed
-    let session: string | undefined;
-    try {
-      const env = readFileSync(`/proc/${pid}/environ`, "latin1");
-      const entry = env.split("\0").find((e) => e.startsWith(`${SESSION_VARIABLE}=`));
-      session = entry?.slice(SESSION_VARIABLE.length + 1);
-    } catch {
-      // another user's process: not ours to stop
-    }
-    return { pid, ppid: Number(fields[1]), session };
+    const env = readFileSync(`/proc/${pid}/environ`, "latin1");
+    const entry = env.split("\0").find((e) => e.startsWith(`${SESSION_VARIABLE}=`));
+    session = entry?.slice(SESSION_VARIABLE.length + 1);
   } catch {
-    return undefined;
+    // another user's process: not ours to stop
   }
+  return { pid, ppid: stat.ppid, session };
 }
 
 function scan(): ProcessInfo[] {
@@ -117,16 +113,6 @@ export async function stopSessionProcesses(graceMs: number, pollMs = 25): Promis
   return first.length;
 }
 
-/** Whether process `pid` exists (EPERM: it does, another user's). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** SIGKILLs what sessions whose mini-cursor is gone (e.g. SIGKILLed) left; returns their pids. */
 export function reapDeadSessions(): number[] {
   if (process.platform !== "linux") return [];
@@ -134,7 +120,7 @@ export function reapDeadSessions(): number[] {
   const dead = (session: string) => {
     if (!owners.has(session)) {
       const owner = Number(/^(\d+)-[0-9a-f]+$/.exec(session)?.[1]);
-      owners.set(session, Boolean(owner) && owner !== process.pid && !pidAlive(owner));
+      owners.set(session, Boolean(owner) && owner !== process.pid && !processAlive(owner));
     }
     return owners.get(session)!;
   };

@@ -66,7 +66,12 @@ export interface EditSuccess {
   spans: ChangedSpan[];
   /** The line ending the file uses ("\n" or "\r\n"). */
   eol: "\n" | "\r\n";
+  /** newString's later lines were moved onto the indentation of the line the match began in. */
+  rebased?: boolean;
 }
+
+/** Said after STRATEGY_TEXT when an edit was rebased. */
+export const REBASED_TEXT = "; newString's lines after the first were re-indented onto that line's indentation";
 
 export interface EditFailure {
   ok: false;
@@ -87,6 +92,7 @@ interface Match {
   start: number;
   end: number;
   replacement: string;
+  rebased?: boolean;
 }
 
 /** The line ending most lines use; "\n" for files without any. */
@@ -342,8 +348,28 @@ function lineMatches(
 
 // --- recoveries: exactly one match through a normalisation -----------------------------------------
 
-function normalisedMatches(haystack: Normalised, needle: string, replacement: string): Match[] {
-  return findNormalised(haystack, needle).map((span) => ({ ...span, replacement }));
+/**
+ * A recovery's match that begins after the indentation of its line (oldString's first line given
+ * without it, as a model copies it from the middle of a line) keeps that indentation, so
+ * newString's first line lands on it; its later lines are inserted as typed. When they go below
+ * that base while the file's lines of the match do not, newString was written relative to its
+ * first line (a block starting at column 0): every later line is moved onto the base too, or the
+ * block would come out half-indented. Later lines written at the file's depth are left alone.
+ */
+function rebaseOnLine(body: string, m: Match): Match {
+  const lineStart = body.lastIndexOf("\n", m.start - 1) + 1;
+  const base = body.slice(lineStart, m.start);
+  if (!/^[ \t]+$/.test(base)) return m;
+  const below = (line: string) => line.trim() !== "" && !line.startsWith(base);
+  const newLines = m.replacement.split("\n");
+  if (!newLines.slice(1).some(below)) return m;
+  if (toLf(body.slice(m.start, m.end)).split("\n").slice(1).some(below)) return m;
+  const replacement = newLines.map((l, i) => (i === 0 || l.trim() === "" ? l : base + l)).join("\n");
+  return { ...m, replacement, rebased: true };
+}
+
+function normalisedMatches(haystack: Normalised, needle: string, replacement: string, body: string): Match[] {
+  return findNormalised(haystack, needle).map((span) => rebaseOnLine(body, { ...span, replacement }));
 }
 
 /** oldString with one level of escaping removed ("\\n" as a newline); newString loses the same escapes. */
@@ -352,18 +378,18 @@ function unescapedMatches(body: string, oldString: string, newString: string): M
   const old = unescapeText(oldString);
   if (old.text === oldString || old.text.trim() === "") return [];
   const replacement = unescapeText(newString, old.undone).text;
-  return normalisedMatches(normaliseLineEndings(body), toLf(old.text), toLf(replacement));
+  return normalisedMatches(normaliseLineEndings(body), toLf(old.text), toLf(replacement), body);
 }
 
 function punctuationMatches(body: string, oldString: string, newString: string): Match[] {
   if (!hasUnicodePunctuation(body) && !hasUnicodePunctuation(oldString)) return [];
-  return normalisedMatches(normalisePunctuation(body), normalisePunctuation(oldString).text, toLf(newString));
+  return normalisedMatches(normalisePunctuation(body), normalisePunctuation(oldString).text, toLf(newString), body);
 }
 
 function innerSpacingMatches(body: string, oldString: string, newString: string): Match[] {
   const needle = normaliseInnerSpacing(oldString).text;
   if (needle.trim() === "") return [];
-  return normalisedMatches(normaliseInnerSpacing(body), needle, toLf(newString));
+  return normalisedMatches(normaliseInnerSpacing(body), needle, toLf(newString), body);
 }
 
 // --- hints ----------------------------------------------------------------------------------------
@@ -491,7 +517,16 @@ export function applyEdit(content: string, oldString: string, newString: string,
     // Keep the final newline the file had, whatever the edit did at its end.
     if (/\n$/.test(body) && text !== "" && !text.endsWith("\n")) text += eol;
     if (text === body) return { ok: false, reason: "no_change" };
-    return { ok: true, strategy, count: matches.length, text: bom + text, spans: applied.spans, eol };
+    const rebased = matches.some((m) => m.rebased);
+    return {
+      ok: true,
+      strategy,
+      count: matches.length,
+      text: bom + text,
+      spans: applied.spans,
+      eol,
+      ...(rebased ? { rebased } : {}),
+    };
   }
   if (inconsistentAt) {
     return {
@@ -508,23 +543,6 @@ export interface EditRequest {
   oldString: string;
   newString: string;
   replaceAll?: boolean;
-}
-
-export type MultiEditResult =
-  | { ok: true; text: string; results: EditSuccess[] }
-  | { ok: false; index: number; failure: EditFailure };
-
-/** Applies edits in order, each to the result of the one before; stops at the first that fails. */
-export function applyEdits(content: string, edits: readonly EditRequest[]): MultiEditResult {
-  let text = content;
-  const results: EditSuccess[] = [];
-  for (const [index, e] of edits.entries()) {
-    const result = applyEdit(text, e.oldString, e.newString, e.replaceAll ?? false);
-    if (!result.ok) return { ok: false, index, failure: result };
-    results.push(result);
-    text = result.text;
-  }
-  return { ok: true, text, results };
 }
 
 export { findPlaceholder } from "./placeholders.js";

@@ -15,7 +15,7 @@ import { isInside, PathError, type Workspace } from "./paths.js";
 
 const FD_DIR = "/proc/self/fd";
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 let procAvailable: boolean | undefined;
 /** Whether descriptors can be verified here (Linux with /proc mounted). */

@@ -1,0 +1,74 @@
+import { afterEach, expect, jest, test } from "@jest/globals";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { ScriptStep } from "../helpers/openai-server.js";
+import { MAX_SNAPSHOT_FILE_BYTES } from "../../src/snapshots/store.js";
+import { openFixture, type Fixture } from "./harness.js";
+
+/**
+ * Issue 44 item 1: undo never reports success while a file it should restore is gone. A command
+ * that deletes a file whose name is not UTF-8 is undone byte for byte; a file over the snapshot
+ * limit that a command changes or deletes is named by the step and by undo, which refuses to say
+ * it undid the turn unless told to go on (--force), and then names what it could not bring back.
+ */
+
+jest.setTimeout(300_000);
+
+let fx: Fixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+const command = (line: string): ScriptStep => ({ toolCalls: [{ name: "execute_command", args: { command: line } }] });
+
+test("a command deletes a file whose name is not UTF-8: undo recreates it, with its bytes, beside the others", async () => {
+  fx = await openFixture("sqlite", [command("sh del.sh"), { content: "done" }]);
+  const odd = Buffer.concat([Buffer.from(`${fx.workspace}/x`), Buffer.from([0xff]), Buffer.from(".txt")]);
+  // printf makes the name: `x`, the byte 0xff (no UTF-8 sequence starts with it), `.txt`.
+  writeFileSync(path.join(fx.workspace, "del.sh"), `rm a.txt "$(printf 'x\\377.txt')"\n`);
+  writeFileSync(path.join(fx.workspace, "a.txt"), "a\n");
+  writeFileSync(odd, Buffer.from([0, 1, 2, 0xfe]));
+  const run = await fx.run(["--thread", "t", "GO"]);
+  expect([run.code, existsSync(odd), existsSync(path.join(fx.workspace, "a.txt"))]).toEqual([0, false, false]);
+  const undo = await fx.run(["--thread", "t", "--undo"]);
+  expect([undo.code, undo.stdout.trim(), undo.stderr]).toEqual([
+    0,
+    "Undid turn 1: GO\nFiles (2):\n  recreated  a.txt\n  recreated  x\uFFFD.txt",
+    "",
+  ]);
+  expect(readFileSync(odd)).toEqual(Buffer.from([0, 1, 2, 0xfe]));
+  expect(readFileSync(path.join(fx.workspace, "a.txt"), "utf8")).toBe("a\n");
+  expect(readdirSync(fx.workspace, { encoding: "buffer" }).length).toBe(3);
+});
+
+test.each([
+  ["changes", "echo more >> big.log && echo b > b.txt"],
+  ["deletes", "rm big.log && echo b > b.txt"],
+])(
+  "a command %s a file already over the snapshot limit: the step and undo name it; --force undoes the rest",
+  async (_, line) => {
+    fx = await openFixture("sqlite", [command(line), { content: "done" }]);
+    const big = path.join(fx.workspace, "big.log");
+    writeFileSync(big, Buffer.alloc(MAX_SNAPSHOT_FILE_BYTES + 1, "x"));
+    appendFileSync(big, "end\n");
+    const run = await fx.run(["--thread", "t", "GO"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      "Not recorded for /undo (over 10 MB, the snapshot limit): big.log. Undoing this step leaves it as it is.",
+    );
+    const refused = await fx.run(["--thread", "t", "--undo"]);
+    expect([refused.code, refused.stdout.trim()]).toEqual([
+      1,
+      "These files changed in turn 1 but were not recorded (over 10 MB, the snapshot limit), so undoing it cannot bring them back:\n  big.log\nNothing was changed. To undo the rest anyway, run the same command with --force.",
+    ]);
+    expect(existsSync(path.join(fx.workspace, "b.txt"))).toBe(true);
+    const forced = await fx.run(["--thread", "t", "--undo", "--force"]);
+    expect([forced.code, forced.stdout.trim()]).toEqual([
+      0,
+      "Undid turn 1: GO\nFiles (1):\n  removed    b.txt\nNot brought back (over the snapshot limit, never recorded):\n  big.log",
+    ]);
+    expect(existsSync(path.join(fx.workspace, "b.txt"))).toBe(false);
+    rmSync(big, { force: true });
+  },
+);
