@@ -33,7 +33,9 @@ describe("the snapshot store under kills, a second process and damage", () => {
 
   /** A new workspace and thread whose first write_file is SIGKILLed `delayMs` after the file appears. */
   async function killedAfterFirstWrite(engine: string, delayMs: number, script: ScriptStep[] = []) {
-    fx = await openFixture("sqlite", [write("a.txt", "one\n"), { content: "done" }, ...script]);
+    // The answer after the write waits, so a kill 15 ms late still lands inside the turn: on a quick
+    // machine the loop otherwise ends the whole turn within 15 ms and nothing is left to recover.
+    fx = await openFixture("sqlite", [write("a.txt", "one\n"), { content: "done", delayMs: 3_000 }, ...script]);
     writeFileSync(path.join(fx.workspace, "kept.txt"), "kept\n");
     const run = fx.start(["--engine", engine, "--thread", "t", "FIRST"]);
     await waitOnRun(run, () => exists("a.txt"));

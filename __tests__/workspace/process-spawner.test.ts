@@ -146,6 +146,7 @@ describe("the helper and the session", () => {
     const load = `
       const { spawnHelperReady, spawnHelperPids } = await import("./src/workspace/process-spawner.ts");
       const { runCommand } = await import("./src/workspace/processes.ts");
+      (await import("./src/app/configure.ts")).configureParts();
       await spawnHelperReady();
       console.log("helpers=" + spawnHelperPids().join(","));
       const r = await runCommand({ command: "echo ran", cwd: ${JSON.stringify(tmp.dir)}, workspaceRoot: ${JSON.stringify(tmp.dir)} });
