@@ -21,6 +21,13 @@ test("--only scale and --scale-files are parsed, and anything else is refused in
   expect(() => parseBenchArgs(["--scale-files", "many"])).toThrow(
     "--scale-files takes a whole number of files, 1 or more",
   );
+  expect(parseBenchArgs(["--only", "steps", "--baseline", "../base"])).toMatchObject({
+    only: "steps",
+    baseline: "../base",
+  });
+  expect(() => parseBenchArgs(["--baseline", "../base"])).toThrow(
+    "--baseline compares the step figure: add --only steps",
+  );
   expect(parseBenchArgs(["--scale-only", "snapshots"])).toMatchObject({ only: "scale", scaleOnly: "snapshots" });
   expect(() => parseBenchArgs(["--scale-only", "snapshots", "--write"])).toThrow(
     "--write records the whole scale section: leave out --scale-only",

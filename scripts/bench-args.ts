@@ -16,6 +16,8 @@ export interface BenchArgs {
   scaleFiles?: number;
   /** Of the scale section, only the measurements whose name holds this word (implies --only scale). */
   scaleOnly?: string;
+  /** With --only steps: another checkout whose built bundle runs in alternate rounds, for a before/after. */
+  baseline?: string;
 }
 
 export const BENCH_USAGE = `Usage: npm run bench -- [options]
@@ -33,6 +35,8 @@ Options:
                   replaces only that section of BENCHMARKS.md
   --only steps    run only the 200 one-read steps through the CLI (graph + SQLite), interleaved
                   rounds, and print each round's client time per step; cannot --write
+  --baseline <dir>  with --only steps: alternate the rounds with another checkout's built
+                  dist/cli.bundle.cjs (e.g. a git worktree of an older commit) and print both
   --scale-files <n>  files in the scale section's monorepo (default 100000; --quick: 5000)
   --scale-only <word>  of the scale section, only the measurements whose name holds <word>
                   (e.g. snapshots); implies --only scale, and cannot --write
@@ -58,6 +62,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         only: { type: "string" },
         "scale-files": { type: "string" },
         "scale-only": { type: "string" },
+        baseline: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -88,6 +93,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     if (args.write) throw new BenchUsageError("--write records the whole scale section: leave out --scale-only");
     args.only = "scale";
     args.scaleOnly = values["scale-only"];
+  }
+  if (typeof values.baseline === "string") {
+    if (args.only !== "steps") throw new BenchUsageError("--baseline compares the step figure: add --only steps");
+    args.baseline = values.baseline;
   }
   return args;
 }

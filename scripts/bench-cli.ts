@@ -215,7 +215,11 @@ function bytesUnder(dir: string, keep: (name: string, dir: string) => boolean = 
 }
 
 /** One run of `steps` one-read steps through the installed command (the bundle). */
-export async function runSteps(engine: "graph" | "loop", steps: number): Promise<StepsResult> {
+export async function runSteps(
+  engine: "graph" | "loop",
+  steps: number,
+  bundle = path.join(ROOT, "dist", "cli.bundle.cjs"),
+): Promise<StepsResult> {
   const server = await startBenchServer(oneReadScript(steps));
   const workspace = mkdtempSync(path.join(os.tmpdir(), "mini-cursor-steps-"));
   // The run's own state home: its thread's files are all that is in it, and nothing is left behind.
@@ -224,7 +228,7 @@ export async function runSteps(engine: "graph" | "loop", steps: number): Promise
     for (const [i, name] of READ_FILES.entries())
       writeFileSync(path.join(workspace, name), `note ${i}: ${"a short line of notes\n".repeat(5)}`);
     const args = [
-      path.join(ROOT, "dist", "cli.bundle.cjs"),
+      bundle,
       ...[
         "--workspace",
         workspace,

@@ -62,6 +62,8 @@ const STEP_COUNTS = [10, 50, 200] as const;
 const GOAL_SNAPSHOT_UNCHANGED_MS = 250;
 /** Repeats of each overhead measurement; the median is reported. */
 const REPEATS = 3;
+/** Rounds of `--only steps`: a before/after of a few percent needs more than REPEATS against the noise. */
+const STEP_ROUNDS = 7;
 /** Goals from issue 5/8. */
 const GOAL_OVERHEAD_DELTA_MS = 2;
 const GOAL_STORAGE_RATIO = 3;
@@ -550,18 +552,30 @@ async function main(args: BenchArgs): Promise<void> {
   }
   const load = os.loadavg()[0]!;
   if (args.only === "steps") {
-    // The step figure alone (issue 45), for measuring a change: each round a fresh CLI run.
-    const runs: number[] = [];
-    for (let i = 0; i < (quick ? 1 : REPEATS); i++) {
-      const run = await runSteps("graph", E2E_STEPS);
-      runs.push(run.clientMsPerStep);
-      log(
-        `round ${i + 1}: ${run.clientMsPerStep.toFixed(1)} ms client time per step (load ${os.loadavg()[0]!.toFixed(1)})`,
-      );
+    // The step figure alone (issue 45), for measuring a change: each round a fresh CLI run, in
+    // alternate rounds with a baseline checkout's bundle when one is given (the load drifts less
+    // between neighbouring rounds than between two runs of the benchmark).
+    const bundles: [string, string][] = [["this checkout", path.join(ROOT, "dist", "cli.bundle.cjs")]];
+    if (args.baseline) {
+      const baseline = path.resolve(args.baseline, "dist", "cli.bundle.cjs");
+      if (!existsSync(baseline))
+        throw new BenchUsageError(`--baseline: ${baseline} does not exist; run npm run build in that checkout first`);
+      bundles.unshift(["baseline", baseline]);
     }
-    process.stdout.write(
-      `graph + SQLite, ${E2E_STEPS} one-read steps: client ms/step min ${Math.min(...runs).toFixed(1)}, median ${mid(runs).toFixed(1)} (load ${load.toFixed(1)} at the start)\n`,
-    );
+    const runs = new Map<string, number[]>(bundles.map(([name]) => [name, []]));
+    for (let i = 0; i < (quick ? 1 : STEP_ROUNDS); i++) {
+      for (const [name, bundle] of bundles) {
+        const run = await runSteps("graph", E2E_STEPS, bundle);
+        runs.get(name)!.push(run.clientMsPerStep);
+        log(
+          `round ${i + 1}, ${name}: ${run.clientMsPerStep.toFixed(1)} ms client time per step (load ${os.loadavg()[0]!.toFixed(1)})`,
+        );
+      }
+    }
+    for (const [name, times] of runs)
+      process.stdout.write(
+        `${name}: graph + SQLite, ${E2E_STEPS} one-read steps: client ms/step min ${Math.min(...times).toFixed(1)}, median ${mid(times).toFixed(1)} (load ${load.toFixed(1)} at the start)\n`,
+      );
     return;
   }
   if (args.only === "scale") {
@@ -635,7 +649,8 @@ if (args.help) {
 main(args).then(
   () => process.exit(0),
   (err: unknown) => {
-    process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
+    if (err instanceof BenchUsageError) process.stderr.write(`bench: ${err.message}\n`);
+    else process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(err instanceof BenchUsageError ? USAGE_EXIT : 1);
   },
 );
