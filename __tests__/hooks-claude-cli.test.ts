@@ -285,6 +285,36 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     });
   });
 
+  test("continue: false after a call ends the run there: no further model request, the turn's task call never starts, exit 1", async () => {
+    respondOn(
+      { PostToolUse: "Write", PreToolUse: "Task" },
+      { call_w: { stdout: { continue: false, stopReason: "the build is red" } } },
+    );
+    const write = { name: "write_file", args: { filePath: "g.txt", content: "new\n" }, id: "call_w" };
+    const task = { description: "Look around", prompt: "list the files", subagent_type: "explore" };
+    const r = await run([{ toolCalls: [write, { name: "task", args: task, id: "call_t" }] }, { content: "Not asked." }], {
+      engine,
+    });
+    expect({ code: r.code, requests: r.requests.length, file: read("g.txt") }).toEqual({
+      code: 1,
+      requests: 1,
+      file: "new\n",
+    });
+    expect(r.events.filter((e) => e.type === "tool_result").map((e) => [e.id, e.content])).toEqual([
+      [
+        "call_w",
+        expect.stringMatching(
+          /\n\nNote: a hook the user configured \(node "\$HOME\/responder\.mjs"\) stopped the run here: the build is red\. The user decides how to go on\.$/,
+        ),
+      ],
+      ["call_t", "Not run: a hook the user configured stopped the run before this call started."],
+    ]);
+    // The task's own PreToolUse never ran: the sub-agent was never started.
+    expect(existsSync(path.join(dirs.home.dir, "out", "PreToolUse-1.json"))).toBe(false);
+    expect(r.events.at(-1)).toMatchObject({ type: "run_end", reason: "hook_stop" });
+    expect(`${r.stdout}${r.stderr}`).toContain('Hook node \\"$HOME/responder.mjs\\" stopped the turn: the build is red');
+  });
+
   test("Stop: a block makes the agent go on with the reason, stop_hook_active says so the second time", async () => {
     respondOn({ Stop: "" }, { Stop: [{ stdout: { decision: "block", reason: "run the tests too" } }, {}] });
     const r = await run([{ content: "First answer." }, { content: "Tests pass." }], { engine });

@@ -86,6 +86,7 @@ test("the compiled graph names each behaviour as a node, and its edges say where
       "step_done -.-> subagent",
       "step_done -.-> start_step",
       "step_done -.-> step_limit",
+      "step_done -.-> __end__",
       "step_limit --> __end__",
     ].sort(),
   );

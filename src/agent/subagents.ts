@@ -138,6 +138,7 @@ export function subagentRequest(call: ToolCall, input: TaskInput): HumanMessage 
 const ENDINGS: Partial<Record<StopReason, string>> = {
   max_steps: "it reached its step limit before finishing",
   loop_guard: "it was stopped for repeating the same call",
+  hook_stop: "a hook the user configured stopped it",
 };
 
 /** The task call's result: the sub-agent's last answer, with a line when it ended otherwise than done or a field was not used. */

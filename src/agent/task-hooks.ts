@@ -1,6 +1,6 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import type { GuardConfig } from "../guard/guard.js";
-import { hookPayload, hooksGuard, runEventHooks } from "../guard/hooks.js";
+import { HOOK_STOP, hookPayload, hooksGuard, runEventHooks } from "../guard/hooks.js";
 import { messageText } from "./turn.js";
 import { callMode, hookJudge } from "./hook-judge.js";
 import type { AgentRuntime } from "./runtime.js";
@@ -10,23 +10,28 @@ import type { AgentRuntime } from "./runtime.js";
  * graph's subagent node, the loop's sub-agent runs): PreToolUse and PostToolUse as for any call
  * (guard/hooks.ts, the same guard), and SubagentStop when its sub-agent ends. A SubagentStop hook
  * that blocks cannot resume the sub-agent (its conversation ends with it): its reason is added to
- * the call's result, so the parent model may start it again.
+ * the call's result, so the parent model may start it again. `stop`: a hook answered
+ * `continue: false` around the call, which ends the parent's run as it does after any call.
  */
 export async function withTaskHooks(
   runtime: AgentRuntime,
   call: { id?: string; name: string; args: Record<string, unknown> },
   config: GuardConfig,
   run: (args: Record<string, unknown>) => Promise<ToolMessage>,
-): Promise<ToolMessage> {
+): Promise<{ result: ToolMessage; stop: boolean }> {
   const hooks = runtime.hooks;
-  if (!hooks || hooks.specs.length === 0) return run(call.args);
+  if (!hooks || hooks.specs.length === 0) return { result: await run(call.args), stop: false };
   const guard = hooksGuard(
     hooks,
     { workspace: runtime.workspace, timeoutMs: runtime.hookTimeoutMs, modeOf: (c) => callMode(runtime, c) },
     hookJudge(runtime),
   );
-  const context = { call: { id: call.id ?? "", name: call.name, args: call.args }, config, update: {} };
-  return guard(context, async () => {
+  const context = {
+    call: { id: call.id ?? "", name: call.name, args: call.args },
+    config,
+    update: {} as Record<string, unknown>,
+  };
+  const result = await guard(context, async () => {
     const result = await run(context.call.args);
     const threadId = String(config.configurable?.thread_id ?? "");
     const input = hookPayload(
@@ -50,6 +55,7 @@ export async function withTaskHooks(
       content: `${messageText(result)}\n\nNote: a SubagentStop hook the user configured asked for more work from this sub-agent (${blocks.join("; ")}). The sub-agent has ended; start it again with that in its prompt if it applies.`,
     });
   });
+  return { result, stop: context.update.stopReason === HOOK_STOP };
 }
 
 /** The person's PreCompact hooks before the automatic summary near the context budget (both engines: agent/model-turn.ts). */

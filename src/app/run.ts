@@ -57,6 +57,7 @@ const REASON_EXIT: Record<StopReason, number> = {
   interrupted: EXIT.interrupted,
   error: EXIT.failure,
   loop_guard: EXIT.failure,
+  hook_stop: EXIT.failure,
   not_run: EXIT.notRun,
 };
 

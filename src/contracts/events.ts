@@ -68,8 +68,11 @@ export interface ApprovalResponse {
 
 import type { Todo } from "./tools.js";
 
-/** not_run: the run ended without running anything it asked for (every call declined or refused). */
-export type StopReason = "done" | "max_steps" | "interrupted" | "error" | "loop_guard" | "not_run";
+/**
+ * not_run: the run ended without running anything it asked for (every call declined or refused);
+ * hook_stop: a hook of the person's answered `continue: false` around a call (Claude Code's stop).
+ */
+export type StopReason = "done" | "max_steps" | "interrupted" | "error" | "loop_guard" | "not_run" | "hook_stop";
 
 /**
  * Every event, with `subagent` set on those a sub-agent emitted (the `task` tool): the id of the

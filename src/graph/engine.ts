@@ -74,9 +74,15 @@ function contentText(message: BaseMessage): string {
 function handleUpdate(node: string, update: unknown, st: StreamState, emit: EventSink, timer: ToolTimer): void {
   flushCalls(st, emit);
   if (node === "tools" && update && typeof update === "object") {
-    const { messages = [], todos } = update as { messages?: BaseMessage[]; todos?: Todo[] };
+    const { messages = [], todos, stopReason } = update as {
+      messages?: BaseMessage[];
+      todos?: Todo[];
+      stopReason?: GraphStopReason;
+    };
     for (const m of messages) if (ToolMessage.isInstance(m)) st.heldResults.push(toolResultEvent(m, st.step, timer));
     if (Array.isArray(todos)) st.heldTodos = todos;
+    // A hook's `continue: false` around a call (its guard's update; step_done then ends the run).
+    if (stopReason) st.stopReason = stopReason;
     return;
   }
   releaseResults(st, emit);
@@ -324,7 +330,7 @@ export function createGraphEngine(options: GraphEngineOptions): Engine {
           }
           input = new Command({ resume: answers });
         }
-        // The graph says why it ended: the model answered, the loop guard or the step limit.
+        // The graph says why it ended: the model answered, the loop guard, the step limit or a hook.
         reason = st.stopReason ?? "done";
       } catch (err) {
         flushCalls(st, emit);

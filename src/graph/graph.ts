@@ -31,6 +31,7 @@ export type GraphSettings = RuntimeSettings;
  *                 ▼
  *   tools (ToolNode over the guarded tools) ──→ step_done ─┬─ (task calls) → subagent ×N → step_done
  *                                                          ├─ (steps left) → start_step
+ *                                                          ├─ (a hook's continue: false) ──→ END
  *                                                          └─ (step limit) → step_limit → END
  *
  * The ToolNode runs the runtime's tools inside their guards (agent/guards.ts): the order of a
@@ -69,7 +70,7 @@ export function createAgentGraphBuilder(runtime: AgentRuntime) {
     .addNode("approve", nodes.approve, { ends: ["tools", "subagent", "start_step", "step_limit"] })
     .addNode("tools", new ToolNode(guardedTools(runtime), { handleToolErrors: false }))
     .addNode("subagent", createSubagentNode(runtime, subgraphFor) as never, declared)
-    .addNode("step_done", nodes.step_done, { ends: ["subagent", "start_step", "step_limit"] })
+    .addNode("step_done", nodes.step_done, { ends: ["subagent", "start_step", "step_limit", END] })
     .addNode("step_limit", nodes.step_limit)
     .addEdge(START, "start_step")
     .addEdge("start_step", "restore_files")

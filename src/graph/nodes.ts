@@ -1,8 +1,9 @@
 import { AIMessage, RemoveMessage } from "@langchain/core/messages";
-import { Command, interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Command, END, interrupt, REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { lastAIMessage, stepsSinceLastRequest } from "../contracts/conversation.js";
 import { stricterApproval } from "../contracts/modes.js";
 import { checkRepeats, loopGuardReport, loopStopResults } from "../guard/repeats.js";
+import { HOOK_STOP, hookStopResults } from "../guard/hooks.js";
 import { compactBeforeTurn, takeModelTurn } from "../agent/model-turn.js";
 import { reviewTurn } from "../agent/dispatch.js";
 import { boundModel, type AgentRuntime } from "../agent/runtime.js";
@@ -13,7 +14,7 @@ import { modelTurnInput, summaryInput } from "../agent/turn-inputs.js";
 import { providerNoteEvent } from "../provider/events.js";
 import { tokenHandler, withCallbacks } from "../agent/trace-parent.js";
 import { conversationOf, threadOf } from "../tools/read-tracker.js";
-import { dispatch } from "./routing.js";
+import { dispatch, pendingCalls } from "./routing.js";
 import { runOption, runSettings } from "./run-config.js";
 import type { NodeSignal } from "./node-signals.js";
 import type { AgentStateType, AgentStateUpdate } from "./state.js";
@@ -29,7 +30,7 @@ import type { AgentStateType, AgentStateUpdate } from "./state.js";
  *   approve       answers the calls that cannot run, asks (interrupt) about those that need a
  *                 person, and sends the rest on: each call to the ToolNode, with the person's
  *                 arguments where they edited it, then the task calls to their sub-agents
- *   step_done     after a turn's calls: its sub-agents, else the next step
+ *   step_done     after a turn's calls: its sub-agents, else the next step (a hook's stop: the end)
  *   step_limit    records that the run used its steps
  */
 
@@ -156,8 +157,11 @@ export function createNodes(runtime: AgentRuntime) {
       });
     },
 
-    /** After a turn's calls: its sub-agents (their turn), else the next step or the step limit. */
+    /** After a turn's calls: its sub-agents (their turn), else the next step or the step limit; a hook's stop ends the run. */
     async step_done(state: AgentStateType, config: LangGraphRunnableConfig): Promise<Command> {
+      // A hook answered `continue: false` around one of the calls (its guard wrote the reason).
+      if (state.stopReason === HOOK_STOP)
+        return new Command({ update: { messages: hookStopResults(pendingCalls(state.messages)) }, goto: END });
       const { maxSteps } = runSettings(runtime, config);
       const next = dispatch(runtime, state, maxSteps);
       // After sub-agents, the request's snapshot entry ends at the thread's latest files, so the

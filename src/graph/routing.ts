@@ -28,7 +28,7 @@ import type { AgentStateType } from "./state.js";
 type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
 
 /** The latest turn's calls that have no result yet, in the model's order. */
-function pendingCalls(messages: readonly BaseMessage[]): ToolCall[] {
+export function pendingCalls(messages: readonly BaseMessage[]): ToolCall[] {
   const answered = new Set(messages.filter(ToolMessage.isInstance).map((m) => m.tool_call_id));
   return (lastAIMessage(messages)?.tool_calls ?? []).filter((c) => !answered.has(c.id!));
 }

@@ -10,9 +10,10 @@ import { APPROVAL_MODES, type ApprovalMode } from "../contracts/modes.js";
 /**
  * Why the graph ended a run, kept in state so Studio shows it and the stream engine reports it:
  * done (the model answered), loop_guard (the guard node stopped a repeated call), max_steps (the
- * step_limit node). Reset by the start_step node at the start of every step.
+ * step_limit node), hook_stop (a hook answered `continue: false` around a call: its guard writes
+ * it with the call's result, and step_done ends the run). Reset by start_step at every step.
  */
-export const GRAPH_STOP_REASONS = ["done", "loop_guard", "max_steps"] as const;
+export const GRAPH_STOP_REASONS = ["done", "loop_guard", "max_steps", "hook_stop"] as const;
 export type GraphStopReason = (typeof GRAPH_STOP_REASONS)[number];
 
 /**
@@ -131,12 +132,12 @@ export const AgentState = z.object({
       default: () => null,
     },
   ),
-  /** Why the latest run ended (null while it runs). Written by start_step (reset), agent, guard and step_limit. */
+  /** Why the latest run ended (null while it runs). Written by start_step (reset), agent, repeat_stop, step_limit and the hooks guard. */
   stopReason: withLangGraph(
     z
       .enum(GRAPH_STOP_REASONS)
       .nullable()
-      .describe("Why the latest run ended: done, loop_guard or max_steps (null while it runs)."),
+      .describe("Why the latest run ended: done, loop_guard, max_steps or hook_stop (null while it runs)."),
     {
       reducer: { fn: (_current: GraphStopReason | null, update: GraphStopReason | null) => update },
       default: () => null,

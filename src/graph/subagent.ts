@@ -11,6 +11,7 @@ import {
   taskErrorResult,
 } from "../agent/subagents.js";
 import { withTaskHooks } from "../agent/task-hooks.js";
+import { HOOK_STOP } from "../guard/hooks.js";
 import type { SubagentAsker } from "../contracts/events.js";
 import { snapshotBeforeTools, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
@@ -52,15 +53,19 @@ export interface SubagentGraph {
 export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: SubagentType) => SubagentGraph) {
   const journal = callJournal(runtime.journal);
   const places = subagentPlaces();
-  /** One `task` call inside the person's hooks (agent/task-hooks.ts), as every other call is. */
+  /**
+   * One `task` call inside the person's hooks (agent/task-hooks.ts), as every other call is. A
+   * hook's `continue: false`, around the call or inside its sub-agent, ends the parent's run too.
+   */
   return async function subagent(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     let rest: AgentStateUpdate = {};
-    const result = await withTaskHooks(runtime, input.call, config, async (args) => {
+    const { result, stop } = await withTaskHooks(runtime, input.call, config, async (args) => {
       const { messages, ...update } = await runTask({ ...input, call: { ...input.call, args } }, config);
       rest = update;
       return (messages as ToolMessage[])[0]!;
     });
-    return { ...rest, messages: [result] };
+    const { stopReason, ...update } = rest;
+    return { ...update, messages: [result], ...(stop || stopReason === HOOK_STOP ? { stopReason: HOOK_STOP } : {}) };
   };
   /** Runs one `task` call's sub-agent as a subgraph; its last answer is the call's result. */
   async function runTask(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
@@ -68,9 +73,13 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
     const threadId = threadOf(config) ?? "";
     // The call's result is in the parent's journal before this task's writes are saved: a run
     // stopped after it (a sibling still running) gives it back, not "interrupted".
-    const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}): Promise<AgentStateUpdate> => {
+    const ended = async (
+      result: ToolMessage,
+      snapshots: WorkspaceSnapshots = {},
+      stopReason?: GraphStopReason,
+    ): Promise<AgentStateUpdate> => {
       await journal?.ended(threadId, [result]);
-      return { messages: [result], snapshots };
+      return { messages: [result], snapshots, ...(stopReason ? { stopReason } : {}) };
     };
     const resolved = resolveTaskCall(runtime, call);
     if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
@@ -99,7 +108,7 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
     type: SubagentType,
     task: TaskInput,
     threadId: string,
-    ended: (result: ToolMessage, snapshots?: WorkspaceSnapshots) => Promise<AgentStateUpdate>,
+    ended: (result: ToolMessage, snapshots?: WorkspaceSnapshots, stopReason?: GraphStopReason) => Promise<AgentStateUpdate>,
   ): Promise<AgentStateUpdate> {
     const { call } = input;
     // On the journal before it starts, with the whole workspace as it was when its tools may
@@ -122,6 +131,7 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
     const asker: SubagentAsker = { callId: call.id!, type: type.name, description: task.description };
     let result: ToolMessage;
     let snapshots: WorkspaceSnapshots = {};
+    let stopReason: GraphStopReason | undefined;
     try {
       const out = (await subgraphFor(type).invoke(
         { messages: [subagentRequest(call, task)] },
@@ -137,12 +147,14 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
       const last = messages[messages.length - 1];
       const report = last && AIMessage.isInstance(last) ? messageText(last) : undefined;
       result = subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages));
+      // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
+      if (out.stopReason === HOOK_STOP) stopReason = HOOK_STOP;
       snapshots = snapshotsForParent(out.snapshots ?? {}, input.turn.request);
     } catch (err) {
       // An interrupt (an approval question inside) and a cancellation belong to the parent's run.
       if (isGraphBubbleUp(err) || config.signal?.aborted) throw err;
       result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
     }
-    return ended(result, snapshots);
+    return ended(result, snapshots, stopReason);
   }
 }

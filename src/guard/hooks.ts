@@ -5,6 +5,7 @@ import { notRunResult, refusedMessage } from "./failure.js";
 import type { HookRunResult } from "../workspace/hook-process.js";
 import { dispatchOf, type Guard, type GuardConfig, type GuardedCall } from "./guard.js";
 import { readHookAnswer, type HookAnswer } from "./hook-output.js";
+import type { StopReason } from "../contracts/events.js";
 
 /**
  * The person's hooks (security/hooks-config.ts), in Claude Code's contract: each gets the moment
@@ -19,7 +20,8 @@ import { readHookAnswer, type HookAnswer } from "./hook-output.js";
  *   question was asked before hooks run); `allow` changes nothing (it never loosens our rules).
  * - After: the hook sees the result too; a block or failure adds a note with its reason.
  * - Either: `additionalContext` is added to the result, `systemMessage` shown to the person,
- *   `continue: false` ends the turn's calls (the result tells the model to stop).
+ *   `continue: false` ends the run after this turn's calls (the call's state update says
+ *   `stopReason: "hook_stop"`, which both engines end on; the result tells the model why).
  * Every run is reported (`hook` events): the trace shows what each hook did.
  */
 
@@ -226,9 +228,18 @@ function withNotes(result: ToolMessage, notes: string[]): ToolMessage {
   });
 }
 
+/** The stop reason a call's state update carries when a hook answered `continue: false`. */
+export const HOOK_STOP = "hook_stop" satisfies StopReason;
+
+/** Results for a turn's calls that had not started when a hook stopped the run (its task calls). */
+export const hookStopResults = (calls: ReadonlyArray<{ id?: string; name: string }>): ToolMessage[] =>
+  calls.map((call) =>
+    notRunResult(call, `Not run: a hook the user configured stopped the run before this call started.`),
+  );
+
 /** What the model reads when a hook ended the turn (`continue: false`). */
 const stopNote = (label: string, reason: string) =>
-  `Note: a hook the user configured (${label}) stopped this turn: ${reason}. Make no further tool calls; end your turn now with a short answer saying so.`;
+  `Note: a hook the user configured (${label}) stopped the run here: ${reason}. The user decides how to go on.`;
 
 /**
  * The hooks guard: a call blocked by a hook before it gets a "not run" result and never runs; a
@@ -265,8 +276,10 @@ export function hooksGuard(
     for (const { spec, answer } of before) {
       const by = `a hook the user configured (${spec.label})`;
       if (answer.block) return withNotes(refuse(`${by} blocked it: ${answer.block}`), notes);
-      if (answer.stop)
+      if (answer.stop) {
+        guarded.update.stopReason = HOOK_STOP;
         return withNotes(refuse(`${by} stopped the turn`), [...notes, stopNote(spec.label, answer.stop)]);
+      }
       if (answer.ask)
         return withNotes(
           refuse(
@@ -297,7 +310,10 @@ export function hooksGuard(
       const label = `a hook the user configured to run after this call (${spec.label})`;
       if (answer.block && outcome !== "cancelled") notes.push(`Note: ${label} reported: ${answer.block}`);
       if (answer.context) notes.push(`Context from a hook (${spec.label}): ${answer.context}`);
-      if (answer.stop) notes.push(stopNote(spec.label, answer.stop));
+      if (answer.stop) {
+        guarded.update.stopReason = HOOK_STOP;
+        notes.push(stopNote(spec.label, answer.stop));
+      }
     }
     return withNotes(result, notes);
   };

@@ -13,6 +13,7 @@ import { dispatchCalls } from "../agent/dispatch.js";
 import { guardedTools } from "../agent/guards.js";
 import { turnOf } from "../agent/tool-journal-step.js";
 import { resultOf } from "../guard/guard.js";
+import { HOOK_STOP, hookStopResults } from "../guard/hooks.js";
 import { conversationOf } from "../tools/read-tracker.js";
 import type { EventSignal } from "../contracts/events.js";
 import type { Todo } from "../contracts/tools.js";
@@ -202,6 +203,14 @@ export function createLoopEngine(options: LoopOptions): Engine {
           if (outputs.some((o) => o.update.todos)) emit({ type: "todos", step, todos: thread.todos ?? [] });
           // OBSERVE.
           messages.push(...results);
+          // A hook answered `continue: false` around a call: the run ends here, its task calls unstarted (as step_done).
+          if (outputs.some((o) => o.update.stopReason === HOOK_STOP)) {
+            const unstarted = hookStopResults(review.tasks);
+            emitResults(unstarted, step, emit, timer);
+            messages.push(...unstarted);
+            await save();
+            return tally.finish(HOOK_STOP);
+          }
           // The turn's task calls, after its other calls as in the graph: each a sub-agent, all at once.
           if (review.tasks.length > 0) {
             await save();
@@ -227,6 +236,10 @@ export function createLoopEngine(options: LoopOptions): Engine {
               );
             emitResults(tasks.results, step, emit, timer);
             messages.push(...tasks.results);
+            if (tasks.stop) {
+              await save();
+              return tally.finish(HOOK_STOP);
+            }
           }
           await save();
         }

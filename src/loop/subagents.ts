@@ -59,17 +59,24 @@ function memoryThread(): { memory: LoopMemory; saved: () => LoopThread | undefin
 
 type Places = ReturnType<typeof subagentPlaces>;
 
+/** One task call's end: its result, the files its sub-agent changed, and whether a hook stopped it. */
+interface OneTask {
+  result: ToolMessage;
+  snapshots: WorkspaceSnapshots;
+  stop: boolean;
+}
+
 async function runOne(
   input: LoopTaskInput,
   call: ToolCall,
   places: Places,
-): Promise<{ result: ToolMessage; snapshots: WorkspaceSnapshots }> {
+): Promise<OneTask> {
   // The call's result is in the parent's journal as soon as its sub-agent ends: a run stopped
   // while a sibling still runs gives it back, not "interrupted".
   const journal = callJournal(input.runtime.journal);
-  const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}) => {
+  const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}, stop = false) => {
     await journal?.ended(input.threadId, [result]);
-    return { result, snapshots };
+    return { result, snapshots, stop };
   };
   const resolved = resolveTaskCall(input.runtime, call);
   if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
@@ -89,11 +96,8 @@ async function runStarted(
   call: ToolCall,
   type: SubagentType,
   task: TaskInput,
-  ended: (
-    result: ToolMessage,
-    snapshots?: WorkspaceSnapshots,
-  ) => Promise<{ result: ToolMessage; snapshots: WorkspaceSnapshots }>,
-): Promise<{ result: ToolMessage; snapshots: WorkspaceSnapshots }> {
+  ended: (result: ToolMessage, snapshots?: WorkspaceSnapshots, stop?: boolean) => Promise<OneTask>,
+): Promise<OneTask> {
   // On the journal before it starts, with the whole workspace as it was when its tools may
   // change files: a stop inside it is closed with the files changed since (agent/crash-recovery.ts).
   const readOnly = !subagentMayChangeFiles(input.runtime, call);
@@ -145,13 +149,14 @@ async function runStarted(
     summary.reason === "error"
       ? taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${summary.error ?? "unknown error"}`)
       : subagentResult(call, type, report, summary.reason, summary.steps);
-  return ended(result, snapshotsForParent(thread?.snapshots ?? {}, input.turn.request));
+  // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
+  return ended(result, snapshotsForParent(thread?.snapshots ?? {}, input.turn.request), summary.reason === "hook_stop");
 }
 
 /** Runs a turn's `task` calls in parallel; their results in the model's order and their file changes. */
 export async function runLoopTaskCalls(
   input: LoopTaskInput,
-): Promise<{ results: ToolMessage[]; snapshots: WorkspaceSnapshots }> {
+): Promise<{ results: ToolMessage[]; snapshots: WorkspaceSnapshots; stop: boolean }> {
   // Every sub-agent has stopped before a stop is reported: the parent then closes the turn from
   // the journal (crash-recovery.ts), with the files as they left them.
   // Each inside the person's hooks (agent/task-hooks.ts), as every other call is.
@@ -160,12 +165,15 @@ export async function runLoopTaskCalls(
   const settled = await Promise.allSettled(
     input.calls.map(async (call) => {
       let snapshots: WorkspaceSnapshots = {};
-      const result = await withTaskHooks(input.runtime, call, config, async (args) => {
+      let stopped = false;
+      const { result, stop } = await withTaskHooks(input.runtime, call, config, async (args) => {
         const one = await runOne(input, { ...call, args }, places);
         snapshots = one.snapshots;
+        stopped = one.stop;
         return one.result;
       });
-      return { result, snapshots };
+      // A hook's `continue: false`, around the call or inside its sub-agent, ends the parent's run too.
+      return { result, snapshots, stop: stop || stopped };
     }),
   );
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
@@ -173,5 +181,5 @@ export async function runLoopTaskCalls(
   const outcomes = settled.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof runOne>>>).value);
   let snapshots: WorkspaceSnapshots = {};
   for (const o of outcomes) snapshots = mergeSnapshots(snapshots, o.snapshots);
-  return { results: outcomes.map((o) => o.result), snapshots };
+  return { results: outcomes.map((o) => o.result), snapshots, stop: outcomes.some((o) => o.stop) };
 }

@@ -144,6 +144,7 @@ const REASON_TEXT: Record<string, string> = {
   interrupted: "Interrupted",
   error: "Failed",
   loop_guard: "Stopped: the model was repeating itself",
+  hook_stop: "Stopped by a hook",
   not_run: "Not done: what it asked to do was not run",
 };
 
