@@ -292,9 +292,12 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     );
     const write = { name: "write_file", args: { filePath: "g.txt", content: "new\n" }, id: "call_w" };
     const task = { description: "Look around", prompt: "list the files", subagent_type: "explore" };
-    const r = await run([{ toolCalls: [write, { name: "task", args: task, id: "call_t" }] }, { content: "Not asked." }], {
-      engine,
-    });
+    const r = await run(
+      [{ toolCalls: [write, { name: "task", args: task, id: "call_t" }] }, { content: "Not asked." }],
+      {
+        engine,
+      },
+    );
     expect({ code: r.code, requests: r.requests.length, file: read("g.txt") }).toEqual({
       code: 1,
       requests: 1,
@@ -312,7 +315,9 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     // The task's own PreToolUse never ran: the sub-agent was never started.
     expect(existsSync(path.join(dirs.home.dir, "out", "PreToolUse-1.json"))).toBe(false);
     expect(r.events.at(-1)).toMatchObject({ type: "run_end", reason: "hook_stop" });
-    expect(`${r.stdout}${r.stderr}`).toContain('Hook node \\"$HOME/responder.mjs\\" stopped the turn: the build is red');
+    expect(`${r.stdout}${r.stderr}`).toContain(
+      'Hook node \\"$HOME/responder.mjs\\" stopped the turn: the build is red',
+    );
   });
 
   test("Stop: a block makes the agent go on with the reason, stop_hook_active says so the second time", async () => {
