@@ -74,7 +74,11 @@ function contentText(message: BaseMessage): string {
 function handleUpdate(node: string, update: unknown, st: StreamState, emit: EventSink, timer: ToolTimer): void {
   flushCalls(st, emit);
   if (node === "tools" && update && typeof update === "object") {
-    const { messages = [], todos, stopReason } = update as {
+    const {
+      messages = [],
+      todos,
+      stopReason,
+    } = update as {
       messages?: BaseMessage[];
       todos?: Todo[];
       stopReason?: GraphStopReason;

@@ -108,7 +108,11 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
     type: SubagentType,
     task: TaskInput,
     threadId: string,
-    ended: (result: ToolMessage, snapshots?: WorkspaceSnapshots, stopReason?: GraphStopReason) => Promise<AgentStateUpdate>,
+    ended: (
+      result: ToolMessage,
+      snapshots?: WorkspaceSnapshots,
+      stopReason?: GraphStopReason,
+    ) => Promise<AgentStateUpdate>,
   ): Promise<AgentStateUpdate> {
     const { call } = input;
     // On the journal before it starts, with the whole workspace as it was when its tools may

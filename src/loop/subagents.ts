@@ -66,11 +66,7 @@ interface OneTask {
   stop: boolean;
 }
 
-async function runOne(
-  input: LoopTaskInput,
-  call: ToolCall,
-  places: Places,
-): Promise<OneTask> {
+async function runOne(input: LoopTaskInput, call: ToolCall, places: Places): Promise<OneTask> {
   // The call's result is in the parent's journal as soon as its sub-agent ends: a run stopped
   // while a sibling still runs gives it back, not "interrupted".
   const journal = callJournal(input.runtime.journal);
