@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import path from "node:path";
 import { savedAnswersFile } from "../memory/state-dir.js";
 import { mergeMcpRules, McpConfigError, readUserMcpConfig, type McpApprovalRules } from "../security/mcp-config.js";
 import { configFiles, loadProjectRules, RulesError, rulesFilePaths, type ProjectRules } from "../security/rules.js";
@@ -65,11 +66,17 @@ export function policyRules(workspace: string, given?: ConfigFiles): PolicyRules
     // No state folder: nothing was saved.
   }
   const watched = [...rulesFilePaths(workspace), ...answers, files.trustStore, files.mcpUserConfig];
-  const stamps = watched.map(stamp).join("|");
+  // The scripts the files' hooks run are in their trust hash (security/rules.ts): a changed script
+  // makes its file untrusted, and its allow rules must go at once, not at the next change of a rules file.
+  const scriptStamps = (rules: PolicyRules | undefined) =>
+    (rules?.project?.hookScripts ?? []).map((s) => stamp(path.join(workspace, s))).join("|");
   const key = JSON.stringify([workspace, files]);
   const known = loaded.get(key);
-  if (known?.stamps === stamps) return known.rules;
+  const before = watched.map(stamp).join("|");
+  if (known && known.stamps === `${before}#${scriptStamps(known.rules)}`) return known.rules;
   const rules = load(workspace, files);
-  loaded.set(key, { stamps, rules });
+  // A file changed while it loaded leaves no stamp: the next call loads again.
+  const unchanged = watched.map(stamp).join("|") === before;
+  loaded.set(key, { stamps: unchanged ? `${before}#${scriptStamps(rules)}` : "", rules });
   return rules;
 }
