@@ -1,3 +1,5 @@
+import { lstatSync, readdirSync } from "node:fs";
+import path from "node:path";
 import type { SnapshotChange, SnapshotStore } from "../snapshots/store.js";
 
 /**
@@ -15,6 +17,32 @@ export interface TurnBack {
   conflicts: string[];
 }
 
+/** Entries of a folder looked at for someone else's files before a file takes its place. */
+const MAX_FOLDER_ENTRIES = 10_000;
+
+/** Whether the folder at `abs` (workspace path `rel`) holds anything but `ours`, ignored files included. */
+function holdsOthers(
+  abs: string,
+  rel: string,
+  ours: ReadonlySet<string>,
+  budget = { left: MAX_FOLDER_ENTRIES },
+): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(abs);
+  } catch {
+    return false;
+  }
+  for (const name of names) {
+    if (--budget.left < 0) return true; // too big to look through: kept, not guessed at
+    const childRel = `${rel}/${name}`;
+    const childAbs = path.join(abs, name);
+    const st = lstatSync(childAbs, { throwIfNoEntry: false });
+    if (st?.isDirectory() ? holdsOthers(childAbs, childRel, ours, budget) : !ours.has(childRel)) return true;
+  }
+  return false;
+}
+
 export async function planTurnBack(
   store: SnapshotStore,
   from: string,
@@ -24,6 +52,29 @@ export async function planTurnBack(
   const current = await store.take();
   const restore = await store.changes(from, to, paths);
   const restorePaths = restore.map((c) => c.path);
-  const changedSince = new Set((await store.changes(from, current, restorePaths)).map((c) => c.path));
-  return { current, restore, conflicts: restorePaths.filter((p) => changedSince.has(p)) };
+  const ours = new Set(restorePaths);
+  // The folders above each path too: a file someone put where a restored file needs a folder.
+  const parents = restorePaths.flatMap((p) =>
+    p
+      .split("/")
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join("/")),
+  );
+  const since = (await store.changes(from, current, [...new Set([...restorePaths, ...parents])])).map((c) => c.path);
+  const changedSince = new Set(since);
+  const conflicts = restorePaths.filter(
+    (p) =>
+      changedSince.has(p) ||
+      // Where a restored file goes, a folder holding files this thread did not make, ignored ones
+      // included (git's checkout would delete the whole folder), or someone's file in place of a folder above it.
+      holdsOthers(path.join(store.workspace, p), p, ours) ||
+      p
+        .split("/")
+        .slice(0, -1)
+        .some(
+          (_, i, parts) =>
+            changedSince.has(parts.slice(0, i + 1).join("/")) && !ours.has(parts.slice(0, i + 1).join("/")),
+        ),
+  );
+  return { current, restore, conflicts };
 }
