@@ -12,7 +12,9 @@ import { makeTempDir } from "../helpers/tmp.js";
  */
 
 let tmp: ReturnType<typeof makeTempDir>;
-beforeEach(() => (tmp = makeTempDir()));
+beforeEach(() => {
+  tmp = makeTempDir();
+});
 afterEach(() => tmp.cleanup());
 const put = (rel: string, text: string) => {
   mkdirSync(path.dirname(path.join(tmp.dir, rel)), { recursive: true });

@@ -1,7 +1,6 @@
-import { constants as fsConstants } from "node:fs";
-import { open } from "node:fs/promises";
 import { formatSize } from "../workspace/files.js";
-import { openWorkspace, resolvePath } from "../workspace/paths.js";
+import { openWorkspace, PathError, resolvePath } from "../workspace/paths.js";
+import { openVerified, type VerifiedFile } from "../workspace/verified-open.js";
 import { gateText } from "../workspace/output-gate.js";
 
 /**
@@ -28,16 +27,25 @@ async function readMention(workspace: string, typed: string, room: number): Prom
   const ws = await openWorkspace(workspace);
   let resolved: Awaited<ReturnType<typeof resolvePath>>;
   try {
-    resolved = await resolvePath(ws, typed);
-  } catch {
+    resolved = await resolvePath(ws, typed, { refuseHardLinks: true });
+  } catch (err) {
+    if (err instanceof PathError && err.code === "hard_link")
+      return { skip: "a file with other hard links (one may be outside the workspace)" };
     return { skip: "not a path inside the workspace" };
   }
   if (!resolved.exists) return { skip: "no such file in the workspace" };
   if (resolved.isDirectory) return { skip: "a folder (the agent can list it)" };
-  // Not followed, not waited on: a FIFO or a device put there is no file to attach.
-  const handle = await open(resolved.absolute, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  // Opened as read_file opens: no link followed, the descriptor checked to be inside the
+  // workspace (a folder swapped for a link since is refused), no second hard link.
+  let opened: VerifiedFile;
   try {
-    const st = await handle.stat();
+    opened = await openVerified(ws, resolved.absolute, typed, { refuseHardLinks: true });
+  } catch (err) {
+    if (err instanceof PathError) return { skip: err.message };
+    throw err;
+  }
+  const { handle, stat: st } = opened;
+  try {
     if (!st.isFile()) return { skip: "not a regular file" };
     if (st.size > Math.min(MAX_MENTION_BYTES, room))
       return {
