@@ -102,6 +102,21 @@ describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m
       expect(saved.map((m) => m.status)).toEqual(["error", "error", "error", "success"]);
     });
 
+    test("a server that numbers every response's calls from call_0: each turn's calls run", async () => {
+      writeFileSync(path.join(tmp.dir, "a.txt"), "A\n");
+      writeFileSync(path.join(tmp.dir, "b.txt"), "B\n");
+      const turn = (file: string) => () =>
+        new AIMessage({
+          content: "",
+          tool_calls: [{ id: "call_0", name: "read_file", args: { filePath: file }, type: "tool_call" }],
+        });
+      const h = harness([turn("a.txt"), turn("b.txt"), "Read both."]);
+      expect((await h.run("read a.txt, then b.txt")).reason).toBe("done");
+      const results = h.events.filter((e) => e.type === "tool_result") as Array<{ content: string }>;
+      expect(results.map((r) => r.content.split("\n")[0])).toEqual(["     1\tA", "     1\tB"]);
+      expect(roles(await h.history())).toEqual(["human", "ai", "tool", "ai", "tool", "ai"]);
+    });
+
     test("a tool call, its result and the answer, as events and as the saved conversation", async () => {
       const h = harness([
         { toolCalls: [{ name: "write_file", args: { filePath: "a.txt", content: "hello\n" } }] },

@@ -27,10 +27,20 @@ import type { AgentStateType } from "./state.js";
 
 type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
 
-/** The latest turn's calls that have no result yet, in the model's order. */
+/**
+ * The latest turn's calls that have no result yet, in the model's order. Only results after that
+ * turn count: some servers number every response's calls from call_0, so an id can recur.
+ */
 export function pendingCalls(messages: readonly BaseMessage[]): ToolCall[] {
-  const answered = new Set(messages.filter(ToolMessage.isInstance).map((m) => m.tool_call_id));
-  return (lastAIMessage(messages)?.tool_calls ?? []).filter((c) => !answered.has(c.id!));
+  const turn = lastAIMessage(messages);
+  if (!turn) return [];
+  const answered = new Set(
+    messages
+      .slice(messages.lastIndexOf(turn) + 1)
+      .filter(ToolMessage.isInstance)
+      .map((m) => m.tool_call_id),
+  );
+  return (turn.tool_calls ?? []).filter((c) => !answered.has(c.id!));
 }
 
 /** The next step, or the step limit when the run has used its steps. */
