@@ -339,6 +339,30 @@ describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m
       );
     });
 
+    test("cancelled while a command runs beside a finished edit: the next request keeps the edit", async () => {
+      const h = harness(
+        [
+          {
+            toolCalls: [
+              { name: "write_file", args: { filePath: "a.txt", content: "new\n" } },
+              { name: "execute_command", args: { command: "touch started; sleep 30" } },
+            ],
+          },
+          "next",
+        ],
+        { approval: "full-auto" },
+      );
+      const controller = new AbortController();
+      const running = h.run("edit and wait", { signal: controller.signal });
+      // The command may touch any file, so it starts once the edit has ended (the turn's order).
+      await waitFor(() => existsSync(path.join(tmp.dir, "started")));
+      controller.abort();
+      expect((await running).reason).toBe("interrupted");
+      expect((await h.run("go on")).reason).toBe("done");
+      expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("new\n");
+      expect(h.events.filter((e) => e.type === "notice").map((e) => e.message)).toEqual([]);
+    });
+
     test("cancelling mid-command stops it, keeps the conversation and tells the model", async () => {
       const h = harness(
         [{ toolCalls: [{ name: "execute_command", args: { command: "touch started; sleep 30" } }] }, "next"],

@@ -43,18 +43,23 @@ export function runtimeGuards(runtime: AgentRuntime): Guard[] {
       const threadId = travellingThread(context);
       // Known by its conversation too: two sub-agents' turns may carry the same call ids.
       const span = `${runtime.workspace}\0${conversationOf(context.config) ?? ""}\0${threadId}\0${turn}`;
-      return turnSpan(span, context.call, () => ({
-        workspace: runtime.workspace,
-        threadId,
-        request,
-        // What the turn's calls may change: a call made outside the engines, what it declares.
-        changes: context.config.state?.batch
-          ? batchChanges(batch)
-          : stepChanges(runtime.workspace, [context.call], runtime.tools),
-        tools: runtime.tools,
-        notice: (message) =>
-          context.config.writer?.({ kind: "event", event: { type: "notice", step, message } } satisfies EventSignal),
-      }));
+      return turnSpan(
+        span,
+        context.call,
+        () => ({
+          workspace: runtime.workspace,
+          threadId,
+          request,
+          // What the turn's calls may change: a call made outside the engines, what it declares.
+          changes: context.config.state?.batch
+            ? batchChanges(batch)
+            : stepChanges(runtime.workspace, [context.call], runtime.tools),
+          tools: runtime.tools,
+          notice: (message) =>
+            context.config.writer?.({ kind: "event", event: { type: "notice", step, message } } satisfies EventSignal),
+        }),
+        context.config.signal,
+      );
     },
     ...(runtime.hooks
       ? {

@@ -330,12 +330,15 @@ const shared = new Map<string, SharedSpan>();
  * and one after the last of them, which every one of them returns. Per call, two calls ending
  * together would each record the files after it, and the thread's state would keep whichever
  * the reducer merged last, not the newest (the next step then "travelled" back to it). A call
- * that starts after the others left opens a span of its own.
+ * that starts after the others left opens a span of its own. A stopped run (`signal` aborted when
+ * the last call leaves) records nothing: its calls' state updates are not saved, and moving the
+ * thread's snapshot without them would make the next request "travel" back over a finished edit.
  */
 export async function turnSpan(
   key: string,
   call: { name: string; args?: Record<string, unknown> },
   input: () => Omit<SnapshotStepInput, "calls">,
+  signal?: AbortSignal,
 ): Promise<{ before?: string; finish(ok: boolean): Promise<WorkspaceSnapshots> }> {
   let entry = shared.get(key);
   if (!entry) {
@@ -355,8 +358,8 @@ export async function turnSpan(
       mine.ended ||= ok;
       if (--mine.running === 0) {
         if (shared.get(key) === mine) shared.delete(key);
-        // Every call threw (a stop): nothing is recorded, as for a lone call.
-        mine.leave(mine.ended ? span.finish() : Promise.resolve({}));
+        // Every call threw, or the run was stopped: nothing is recorded, as for a lone call.
+        mine.leave(mine.ended && !signal?.aborted ? span.finish() : Promise.resolve({}));
       }
       return mine.after;
     },
