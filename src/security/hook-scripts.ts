@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstatSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { MAX_CONFIG_BYTES, readRegularFileSync } from "../regular-file.js";
 
@@ -51,45 +51,105 @@ const INTERPRETERS = new Set([
 ]);
 /** Words an interpreter takes before its script (`deno run x.ts`, `bun run x.ts`). */
 const SUBCOMMANDS = new Set(["run"]);
+/** Shell options that take the next word (`bash -o pipefail x.sh`). */
+const OPTIONS_WITH_VALUE = new Set(["-o", "+o", "-O", "+O"]);
+/**
+ * Programs that run the rest of the line as a command (`env A=1 bash x.sh`, `timeout 5 ./x.sh`,
+ * `npx tsx x.ts`), with the words of theirs to skip first: options, and for timeout its duration.
+ */
+const WRAPPERS: Record<string, { values: number }> = {
+  env: { values: 0 },
+  exec: { values: 0 },
+  command: { values: 0 },
+  nice: { values: 0 },
+  nohup: { values: 0 },
+  time: { values: 0 },
+  setsid: { values: 0 },
+  stdbuf: { values: 0 },
+  timeout: { values: 1 },
+  npx: { values: 0 },
+  bunx: { values: 0 },
+};
+/** Package managers whose `run`/`test`/`exec`…: what runs is in package.json's scripts. */
+const PACKAGE_RUNNERS = new Set(["npm", "pnpm", "yarn", "bun"]);
 
-/** The word of one simple command that names the program it runs from a file: the program, or an interpreter's script. */
-function scriptWord(words: readonly string[]): string | undefined {
+/**
+ * The words of one simple command that may name a file it runs: the program, an interpreter's
+ * script, past wrappers (`env`, `timeout 5`, `npx`) and into an interpreter's `-c` command;
+ * package.json for a package manager's script.
+ */
+function scriptWords(words: readonly string[]): string[] {
   let i = 0;
-  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++; // VAR=value before the program
+  for (;;) {
+    while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++; // VAR=value before the program
+    const wrapper = WRAPPERS[path.basename(words[i] ?? "")];
+    if (!wrapper) break;
+    i++;
+    while (i < words.length && words[i]!.startsWith("-")) i++;
+    i += wrapper.values;
+  }
   const program = words[i];
-  if (!program || !INTERPRETERS.has(path.basename(program))) return program;
+  if (!program) return [];
+  const name = path.basename(program);
+  if (PACKAGE_RUNNERS.has(name)) return ["package.json"];
+  if (!INTERPRETERS.has(name)) return [program];
   for (i++; i < words.length; i++) {
     const word = words[i]!;
-    if (word.startsWith("-") || SUBCOMMANDS.has(word)) continue;
-    return word;
+    if (word === "-c") return scriptWords(words.slice(i + 1));
+    if (OPTIONS_WITH_VALUE.has(word)) i++;
+    else if (!word.startsWith("-") && !SUBCOMMANDS.has(word)) return [word];
   }
-  return undefined;
+  return [];
 }
 
 /**
  * The workspace-relative paths (`/`-separated, sorted) of the files a hooks block runs: in each
  * simple command of each hook's command line, the program when it is a workspace file, or the
- * script an interpreter (bash, node, python …) is given. A file a hook only reads or checks
- * (`eslint src/a.ts`) is not one: it is the project's content, not the hook's code.
+ * script an interpreter (bash, node, python …) is given, past wrappers and `cd`; a link's target
+ * too. A file a hook only reads or checks (`eslint src/a.ts`) is not one: it is the project's
+ * content, not the hook's code.
  */
 export function hookScripts(workspace: string, block: unknown): string[] {
   const root = path.resolve(workspace);
   const found = new Set<string>();
+  const add = (absolute: string) => {
+    const rel = path.relative(root, absolute);
+    if (!rel || rel.startsWith("..") || path.isAbsolute(rel) || found.size >= MAX_SCRIPTS) return false;
+    found.add(rel.split(path.sep).join("/"));
+    return true;
+  };
   for (const command of commandsOf(block)) {
+    // `cd dir && ./x.sh`: later words are relative to the folder the line went to.
+    let cwd = root;
     for (const simple of command.replace(PROJECT_DIR, root).split(/[;&|()\n]+/)) {
       const words = simple
         .split(/\s+/)
         .map((w) => w.replace(/["'`]/g, ""))
         .filter(Boolean);
-      const word = scriptWord(words);
-      if (!word || found.size >= MAX_SCRIPTS) continue;
-      const absolute = path.resolve(root, word);
-      const rel = path.relative(root, absolute);
-      if (!rel || rel.startsWith("..") || path.isAbsolute(rel)) continue;
-      try {
-        if (lstatSync(absolute).isFile()) found.add(rel.split(path.sep).join("/"));
-      } catch {
-        // Not there: nothing to trust yet (a script made later is judged when the file is loaded again).
+      if (words[0] === "cd" || words[0] === "pushd") {
+        cwd = words[1] ? path.resolve(cwd, words[1]) : root;
+        continue;
+      }
+      for (const word of scriptWords(words)) {
+        const absolute = path.resolve(cwd, word);
+        let st: ReturnType<typeof lstatSync> | undefined;
+        try {
+          st = lstatSync(absolute);
+        } catch {
+          continue; // Not there: nothing to trust yet (a script made later is judged when the file is loaded again).
+        }
+        if (st.isFile()) add(absolute);
+        else if (st.isSymbolicLink()) {
+          // A link is trusted with what it points to: the link (where it points is in its path's
+          // fingerprint) and its target, when that is a workspace file.
+          if (!add(absolute)) continue;
+          try {
+            const target = realpathSync(absolute);
+            if (lstatSync(target).isFile()) add(target);
+          } catch {
+            // A dangling link: the link itself is what was trusted.
+          }
+        }
       }
     }
   }
@@ -101,10 +161,14 @@ export function scriptsFingerprint(workspace: string, scripts: readonly string[]
   return scripts
     .map((rel) => {
       let digest = "-";
+      const absolute = path.join(workspace, rel);
       try {
-        digest = createHash("sha256")
-          .update(readRegularFileSync(path.join(workspace, rel), { maxBytes: MAX_CONFIG_BYTES }))
-          .digest("hex");
+        // A link: where it points (its target is listed, and hashed, on its own).
+        digest = lstatSync(absolute).isSymbolicLink()
+          ? `link:${readlinkSync(absolute)}`
+          : createHash("sha256")
+              .update(readRegularFileSync(absolute, { maxBytes: MAX_CONFIG_BYTES }))
+              .digest("hex");
       } catch {
         // Gone, not a regular file or too big: its absence is what was trusted.
       }
