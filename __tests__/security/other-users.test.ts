@@ -147,6 +147,28 @@ describe.each(victims)("as %s", (_name, victim) => {
     expect(existsSync(path.join(workspace, "a.txt"))).toBe(false);
   });
 
+  test("a state home that is another user's link, in a shared folder, is refused even when it points to a folder of one's own", async () => {
+    const shared = folderOf(undefined, "tmp");
+    chmodSync(shared, 0o1777);
+    const workspace = folderOf(victim, "ws");
+    const home = folderOf(victim, "home");
+    const mine = folderOf(victim, "home", "state");
+    // The attacker's link passes for the victim's folder now, and could be pointed at theirs later.
+    const link = path.join(shared, "mc");
+    symlinkSync(mine, link);
+    lchownSync(link, ATTACKER, ATTACKER);
+    const r = await runAs(
+      victim,
+      ["--workspace", workspace, "--approval", "full-auto", "create a file a.txt with hello"],
+      baseEnv({ HOME: home, MINI_CURSOR_STATE_HOME: link }),
+      workspace,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${link} belongs to another user (uid ${ATTACKER})`);
+    expect(readdirSync(mine)).toEqual([]);
+    expect(existsSync(path.join(workspace, "a.txt"))).toBe(false);
+  });
+
   test("a state folder of one's own that others could read is made private before anything is kept in it", async () => {
     const state = folderOf(victim, "state");
     const workspace = folderOf(victim, "ws");

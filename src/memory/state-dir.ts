@@ -113,8 +113,12 @@ function readyStateHome(home: string): void {
       throw stateError(home, err);
     }
   }
-  const st = statSync(home);
   const uid = myUid();
+  // A link someone else owns could be pointed elsewhere between two writes (only its owner can
+  // replace it in a sticky folder such as /tmp): refused; one of ours, or root's, is followed.
+  const link = lstatSync(home);
+  if (link.isSymbolicLink() && uid !== undefined && link.uid !== uid && link.uid !== 0) throw notOurs(home, link.uid);
+  const st = statSync(home);
   if (uid === undefined || st.uid === uid) return;
   if (st.uid !== 0 || ((st.mode & OTHERS_WRITE) !== 0 && (st.mode & STICKY) === 0)) throw notOurs(home, st.uid);
 }
