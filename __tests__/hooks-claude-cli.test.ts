@@ -411,9 +411,9 @@ test("updatedInput runs the changed call only when it is judged again as an [e]d
   expect(rm).toBe(
     `Refused: this execute_command call was not run, because a hook the user configured (node "$HOME/responder.mjs") changed its arguments, and the changed call would need the user's approval in full-auto mode (dangerous command: rm deletes ~ (the home folder)), which is not asked once a call was approved, so it was not run. ${DO_NOT_GET_AROUND}`,
   );
-  // Judged as an edit, a write outside the workspace runs unasked in full-auto: the tool's own confinement refuses it.
+  // A hook may change what a call does, not which files it touches: the turn's order and snapshots were settled on those.
   expect(out).toBe(
-    `Refused: "${path.join(path.dirname(dirs.ws.dir), "escape.txt")}" is outside the workspace. Use a path inside the workspace (relative paths are resolved against its root).\n\nNote: a hook the user configured (node "$HOME/responder.mjs") changed this call's arguments before it ran.`,
+    `Refused: this write_file call was not run, because a hook the user configured (node "$HOME/responder.mjs") changed its arguments, and the changed call names other files than the call did, which a hook may not change. ${DO_NOT_GET_AROUND}`,
   );
   expect(existsSync(path.join(path.dirname(dirs.ws.dir), "escape.txt"))).toBe(false);
   // PostToolUse saw the call that ran: the hook's, not the model's.

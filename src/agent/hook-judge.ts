@@ -5,6 +5,7 @@ import { classifyCall } from "../policy/approval.js";
 import { checkEdit } from "../policy/edit-call.js";
 import { canonicalArguments } from "../tools/aliases.js";
 import type { AgentRuntime } from "./runtime.js";
+import { accessOf } from "./dispatch.js";
 
 /** The approval mode a call runs under: as the run settles it (Studio), else its config's, else the runtime's. */
 export function callMode(runtime: AgentRuntime, config: GuardConfig): ApprovalMode {
@@ -29,6 +30,16 @@ export function hookJudge(runtime: AgentRuntime): JudgeUpdate {
     const check = checkEdit(call, merged, runtime.tools);
     if (!check.ok) return { ok: false, reason: `is not valid: ${check.error}` };
     if (check.unchanged) return { ok: true, args: call.args };
+    // The turn's order and its snapshots were settled on the files the call named: a call now
+    // naming others would race its siblings on them, and its change would miss /undo.
+    const files = (args: Record<string, unknown>) =>
+      JSON.stringify(
+        accessOf({ ...call, args }, runtime.tools, runtime.workspace)
+          .paths?.slice()
+          .sort() ?? null,
+      );
+    if (files(check.args) !== files(call.args))
+      return { ok: false, reason: "names other files than the call did, which a hook may not change" };
     const mode = callMode(runtime, config);
     const verdict = await classifyCall({ ...call, args: check.args }, mode, [], {
       workspace: runtime.workspace,
