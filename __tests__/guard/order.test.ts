@@ -67,6 +67,31 @@ test("which calls of a turn wait for which", async () => {
   expect(log).toEqual(["start a", "start c", "end c", "end a", "start b", "end b"]);
 });
 
+test("a call waiting for an earlier one that never comes (a resumed step) ends when the run is stopped", async () => {
+  const noop = guardTool(
+    tool(async () => "ran", { name: "noop", description: "test", schema: z.object({}) }),
+    [orderGuard()],
+  );
+  const same: CallAccess = { writes: true, paths: ["/w/f.txt"] };
+  const run = new AbortController();
+  // b's turn holds a, which conflicts with it and is not running here.
+  const waiting = noop.invoke(
+    { id: "b", name: "noop", args: {}, type: "tool_call" },
+    {
+      signal: run.signal,
+      state: {
+        batch: [
+          { id: "a", access: same },
+          { id: "b", access: same },
+        ],
+        step: 1,
+      },
+    },
+  );
+  run.abort(new Error("stopped by the person"));
+  await expect(waiting).rejects.toThrow("stopped by the person");
+});
+
 test("a turn's calls may all listen to the run's signal at once without Node reporting a leak", async () => {
   const noop = guardTool(
     tool(async () => "ok", { name: "noop", description: "test", schema: z.object({}) }),
@@ -84,10 +109,10 @@ test("a turn's calls may all listen to the run's signal at once without Node rep
     );
   expect(getMaxListeners(run.signal)).toBe(10);
   await callWith(20);
-  // Four listeners a call (its tool's race, a command's process group, a hook), Node's ten on top.
-  expect(getMaxListeners(run.signal)).toBe(20 * 4 + 10);
+  // Five listeners a call (its wait here, its tool's race, a command's process group, a hook), Node's ten on top.
+  expect(getMaxListeners(run.signal)).toBe(20 * 5 + 10);
   await callWith(2);
-  expect(getMaxListeners(run.signal)).toBe(20 * 4 + 10);
+  expect(getMaxListeners(run.signal)).toBe(20 * 5 + 10);
   await callWith(1000);
-  expect(getMaxListeners(run.signal)).toBe(MAX_CONCURRENT_CALLS * 4 + 10);
+  expect(getMaxListeners(run.signal)).toBe(MAX_CONCURRENT_CALLS * 5 + 10);
 });

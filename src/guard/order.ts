@@ -16,8 +16,11 @@ import { dispatchOf, type CallAccess, type Guard } from "./guard.js";
  * calls run together, and what each touches, the engine says with the call (Dispatch.batch).
  */
 
-/** Abort listeners one running call may add to the run's signal: its tool's race, a command's process group, a hook. */
-const ABORT_LISTENERS_PER_CALL = 4;
+/**
+ * Abort listeners one call may add to the run's signal: its wait for earlier calls here, then its
+ * tool's race, a command's process group, a hook.
+ */
+const ABORT_LISTENERS_PER_CALL = 5;
 /** Node's own limit, kept for whatever else listens to the signal. */
 const DEFAULT_MAX_LISTENERS = 10;
 
@@ -86,6 +89,25 @@ function placeLimiter(limit: number) {
   };
 }
 
+/** `wait`, or a throw when `signal` stops first. */
+async function untilStopped(wait: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) {
+    await wait;
+    return;
+  }
+  signal.throwIfAborted();
+  let onAbort: () => void = () => undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason ?? new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([wait, stopped]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
 /** The order guard of one toolset: the calls of a turn share its places and wait for each other here. */
 export function orderGuard(limit = MAX_CONCURRENT_CALLS): Guard {
   const turns = new Map<string, Turn>();
@@ -103,7 +125,8 @@ export function orderGuard(limit = MAX_CONCURRENT_CALLS): Guard {
     const mine = batch[index]?.access ?? { writes: true, paths: undefined };
     const before = batch.slice(0, Math.max(0, index)).filter((c) => conflicts(mine, c.access));
     try {
-      await Promise.all(before.map((c) => turn.ends.get(c.id)!.promise));
+      // A stop ends the wait too (a resumed step may hold only some of its turn's calls).
+      await untilStopped(Promise.all(before.map((c) => turn.ends.get(c.id)!.promise)), context.config.signal);
       await places.take();
       try {
         return await next();
