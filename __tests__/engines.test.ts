@@ -8,7 +8,8 @@ import { UNATTENDED_RESPONSE } from "../src/policy/approval.js";
 import type { GraphSettings } from "../src/graph/graph.js";
 import { TOOL_NAMES } from "../src/tools/index.js";
 import { tool } from "@langchain/core/tools";
-import { declared } from "../src/contracts/tools.js";
+import { declared, ENDS_RUN } from "../src/contracts/tools.js";
+import { createTools } from "../src/tools/index.js";
 import { engineHarness, type EngineHarness, type EngineKind } from "./helpers/engine-harness.js";
 import { repeatingTurns, type ScriptedTurn } from "./helpers/scripted-model.js";
 import { makeTempDir, waitFor } from "./helpers/tmp.js";
@@ -43,6 +44,15 @@ function harness(
       memory: backend?.memory,
     },
   );
+}
+
+/** Whether process `pid` is running (a zombie counts as gone). */
+function isAlive(pid: number): boolean {
+  try {
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
 }
 
 function types(events: AgentEvent[]): string[] {
@@ -361,6 +371,40 @@ describe.each((["graph", "loop"] as const).flatMap((e) => ENGINE_MEMORIES.map((m
       expect((await h.run("go on")).reason).toBe("done");
       expect(readFileSync(path.join(tmp.dir, "a.txt"), "utf8")).toBe("new\n");
       expect(h.events.filter((e) => e.type === "notice").map((e) => e.message)).toEqual([]);
+    });
+
+    test("a call that ends the run (its state cannot be saved) stops the turn's other calls before the run ends", async () => {
+      const broken = declared(
+        tool(
+          async () => {
+            // Once the command runs beside it.
+            await waitFor(() => existsSync(path.join(tmp.dir, "pid")), 30_000);
+            const err = new Error("the journal's disk is full");
+            Object.assign(err, { [ENDS_RUN]: true });
+            throw err;
+          },
+          { name: "broken", description: "test", schema: z.object({}) },
+        ),
+        // Run beside the command (a turn's commands do not wait for each other), once it started.
+        { kind: "execute" },
+      );
+      const h = harness(
+        [
+          {
+            toolCalls: [
+              { name: "execute_command", args: { command: "sleep 30 & echo $! > pid.tmp; mv pid.tmp pid; wait" } },
+              { name: "broken", args: {} },
+            ],
+          },
+        ],
+        { approval: "full-auto" },
+        [...createTools({ workspace: tmp.dir }), broken],
+      );
+      const summary = await h.run("go");
+      expect(summary.reason).toBe("error");
+      // When the run has ended, the command's process is gone (stopped, not left running).
+      const pid = Number(readFileSync(path.join(tmp.dir, "pid"), "utf8"));
+      expect(isAlive(pid)).toBe(false);
     });
 
     test("cancelling mid-command stops it, keeps the conversation and tells the model", async () => {

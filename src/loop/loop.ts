@@ -13,6 +13,7 @@ import { dispatchCalls } from "../agent/dispatch.js";
 import { guardedTools } from "../agent/guards.js";
 import { turnOf } from "../agent/tool-journal-step.js";
 import { resultOf } from "../guard/guard.js";
+import { linkedAbort } from "../provider/linked-abort.js";
 import { HOOK_STOP, hookStopResults } from "../guard/hooks.js";
 import { conversationOf } from "../tools/read-tracker.js";
 import type { EventSignal } from "../contracts/events.js";
@@ -171,27 +172,42 @@ export function createLoopEngine(options: LoopOptions): Engine {
           // runs (order, snapshots, hooks, journal, notes). What ToolNode does for the graph is
           // written here: the parallel run, the results in the model's order, and the state each
           // call leaves applied to the thread (a thrown error is the call's result in the guard).
-          const outputs = await Promise.all(
-            dispatchCalls(runtime, messages, review.calls, message.tool_calls ?? []).map(async ({ call, dispatch }) =>
-              resultOf(
-                await tools.get(call.name)!.invoke(
-                  { ...call, type: "tool_call" },
-                  {
-                    signal,
-                    callbacks: withParentCallbacks(request.callbacks, [timer]),
-                    // The thread id, as the graph passes it: edit_file checks the file was read in this conversation.
-                    configurable: callsConfigurable,
-                    state: dispatch,
-                    writer: (chunk: unknown) => {
-                      const sent = chunk as EventSignal;
-                      if (sent?.kind === "event") emit(sent.event);
+          // A throw ends the run (a stop, the journal's disk full): as LangGraph's runner does, the
+          // turn's other calls are stopped and waited for before the run ends.
+          const turnStop = linkedAbort([signal]);
+          let firstFailure: { reason: unknown } | undefined;
+          const settled = await Promise.allSettled(
+            dispatchCalls(runtime, messages, review.calls, message.tool_calls ?? [])
+              .map(async ({ call, dispatch }) =>
+                resultOf(
+                  await tools.get(call.name)!.invoke(
+                    { ...call, type: "tool_call" },
+                    {
+                      signal: turnStop.signal,
+                      callbacks: withParentCallbacks(request.callbacks, [timer]),
+                      // The thread id, as the graph passes it: edit_file checks the file was read in this conversation.
+                      configurable: callsConfigurable,
+                      state: dispatch,
+                      writer: (chunk: unknown) => {
+                        const sent = chunk as EventSignal;
+                        if (sent?.kind === "event") emit(sent.event);
+                      },
                     },
-                  },
+                  ),
                 ),
+              )
+              .map((running) =>
+                running.catch((err: unknown) => {
+                  firstFailure ??= { reason: err };
+                  turnStop.abort(err);
+                  throw err;
+                }),
               ),
-            ),
           );
+          turnStop.dispose();
+          if (firstFailure) throw firstFailure.reason;
           if (signal?.aborted) throw new Error("aborted");
+          const outputs = settled.map((s) => (s as PromiseFulfilledResult<ReturnType<typeof resultOf>>).value);
           const results = outputs.map((o) => o.result);
           emitResults(results, step, emit, timer);
           for (const { update } of outputs) {
