@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "@jest/globals";
 import { planTurnBack } from "../../src/agent/turn-back.js";
@@ -73,4 +73,15 @@ test("someone's file where a folder the undo needs goes is a conflict", async ()
   put("dir", "the person's file\n");
   const plan = await planTurnBack(store, after, before, ["dir/a.txt"]);
   expect([plan.restore.map((c) => [c.status, c.path]), plan.conflicts]).toEqual([[["A", "dir/a.txt"]], ["dir/a.txt"]]);
+});
+
+test("a restore forced past a link where a folder was writes nothing through it, and says which paths it left", async () => {
+  put("dir/a.txt", "a\n");
+  const store = snapshotStore(tmp.dir);
+  const before = await store.take();
+  rmSync(path.join(tmp.dir, "dir"), { recursive: true });
+  mkdirSync(path.join(tmp.dir, "elsewhere"));
+  symlinkSync(path.join(tmp.dir, "elsewhere"), path.join(tmp.dir, "dir"));
+  expect(await store.restore(before, ["dir/a.txt"])).toEqual(["dir/a.txt"]);
+  expect(existsSync(path.join(tmp.dir, "elsewhere", "a.txt"))).toBe(false);
 });

@@ -427,8 +427,11 @@ export async function syncWorkspaceToCheckpoint(
       return { snapshot: target, restored: [], kept: [] };
     }
     const { restore, conflicts } = await planTurnBack(store, current, target, mine);
-    const restored = restore.map((c) => c.path).filter((p) => !conflicts.includes(p));
-    await store.restore(target, restored);
+    const wanted = restore.map((c) => c.path).filter((p) => !conflicts.includes(p));
+    // What a link or a file in the place of a folder kept from being put back is kept, and said so.
+    const blocked = await store.restore(target, wanted);
+    const restored = wanted.filter((p) => !blocked.includes(p));
+    conflicts.push(...blocked);
     await store.setThreadSnapshot(input.threadId, target, restored);
     const parts = [
       restored.length > 0

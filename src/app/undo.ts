@@ -160,15 +160,24 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
         };
       if (!(await options.confirm(conflicts))) return { ok: false, text: "Undo cancelled; nothing was changed." };
     }
-    restored = restore.map((c) => c.path);
-    await store.restore(entry.before, restored);
+    const skipped = await store.restore(
+      entry.before,
+      restore.map((c) => c.path),
+    );
+    const put = restore.filter((c) => !skipped.includes(c.path));
+    restored = put.map((c) => c.path);
     lines.push(
-      restore.length > 0
-        ? `Files (${restore.length}):`
-        : lost.length > 0
-          ? "No recorded file to put back."
-          : "The turn left no file changed.",
-      ...restore.map(describeChange),
+      put.length > 0
+        ? `Files (${put.length}):`
+        : skipped.length > 0
+          ? "No file was put back."
+          : lost.length > 0
+            ? "No recorded file to put back."
+            : "The turn left no file changed.",
+      ...put.map(describeChange),
+      ...(skipped.length > 0
+        ? [`Not put back (a link or a file now stands where a folder of theirs was):\n${listed(skipped)}`]
+        : []),
       ...(lost.length > 0 ? [`Not brought back (over the snapshot limit, never recorded):\n${listed(lost)}`] : []),
     );
   } else {

@@ -359,18 +359,20 @@ export class SnapshotStore {
     });
   }
 
-  /** Puts `paths` back as snapshot `source` has them (written, or removed when absent there). */
-  async restore(source: string, paths: readonly string[]): Promise<void> {
-    if (paths.length === 0) return;
+  /** Puts `paths` back as `source` has them (written, or removed); returns those it could not (a link, file or folder in the way). */
+  async restore(source: string, paths: readonly string[]): Promise<string[]> {
+    if (paths.length === 0) return [];
     return this.serial(async () => {
       const spec = paths.some(isBytes) ? [] : ["--", ...paths];
       const listed = await this.git(["ls-tree", "-r", "-z", "--name-only", source, ...spec]);
       const present = new Set(listed.split("\0").filter(Boolean).map(pathOf));
-      for (const rel of paths) if (!present.has(rel)) removeFile(this.workspace, rel);
-      const write = paths.filter((p) => present.has(p) && plainFoldersTo(this.workspace, p));
+      const skipped = paths.filter((p) => !plainFoldersTo(this.workspace, p));
+      for (const rel of paths) if (!present.has(rel) && !skipped.includes(rel)) removeFile(this.workspace, rel);
+      const write = paths.filter((p) => present.has(p) && !skipped.includes(p));
       const checkout = ["checkout", "--quiet", source, "--pathspec-from-file=-", "--pathspec-file-nul"];
       if (write.length > 0) await this.git(checkout, nulPaths(write));
       this.indexMoved = true;
+      return skipped;
     });
   }
 
@@ -513,7 +515,6 @@ function plainFoldersTo(root: string, rel: string): boolean {
 
 /** Removes a file the snapshot does not hold, and the folders it was the last thing in (they were not there before). */
 function removeFile(root: string, rel: string): void {
-  if (!plainFoldersTo(root, rel)) return;
   rmSync(absPath(root, rel), { force: true });
   const parts = rel.split("/");
   const rmdir = (i: number) => tryOr(() => rmdirSync(absPath(root, parts.slice(0, i).join("/"))) === undefined, false);

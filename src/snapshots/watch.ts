@@ -411,7 +411,6 @@ export class WorkspaceWatcher {
 const beaconDirs = new Set<string>();
 process.once("exit", () => beaconDirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 const UNKNOWN = "unknown";
-
 /** What a path is now (not following a symlink): undefined when gone, UNKNOWN when it cannot be looked at. */
 const look = (abs: string): BigIntStats | undefined | typeof UNKNOWN =>
   tryOr(
