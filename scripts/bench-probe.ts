@@ -8,6 +8,7 @@ import { configureParts } from "../src/app/configure.js";
  */
 import path from "node:path";
 import { createTools } from "../src/tools/index.js";
+import { peakRssBytes } from "./peak-rss.js";
 
 // As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
 configureParts();
@@ -37,9 +38,7 @@ async function main(): Promise<void> {
   }
   const ms = performance.now() - started;
   await tools.processes.stopAll();
-  process.stdout.write(
-    `${JSON.stringify({ ms, peakRssBytes: process.resourceUsage().maxRSS * 1024, baselineRssBytes, detail })}\n`,
-  );
+  process.stdout.write(`${JSON.stringify({ ms, peakRssBytes: peakRssBytes(), baselineRssBytes, detail })}\n`);
 }
 
 main().then(

@@ -6,6 +6,7 @@ import { configureParts } from "../src/app/configure.js";
  * Prints one JSON line: { ms, peakRssBytes, baselineRssBytes, detail } or { error }.
  */
 import { createTools } from "../src/tools/index.js";
+import { peakRssBytes } from "./peak-rss.js";
 
 // As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
 configureParts();
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
   const ms = performance.now() - started;
   if (!/^(Edited|Applied)/.test(detail)) throw new Error(detail.slice(0, 300));
   process.stdout.write(
-    `${JSON.stringify({ ms, peakRssBytes: process.resourceUsage().maxRSS * 1024, baselineRssBytes, detail: detail.slice(0, 200) })}\n`,
+    `${JSON.stringify({ ms, peakRssBytes: peakRssBytes(), baselineRssBytes, detail: detail.slice(0, 200) })}\n`,
   );
 }
 

@@ -13,6 +13,7 @@ import { createChatModel } from "../src/models/model.js";
 import { nonInteractiveApprover } from "../src/ui/approval-prompt.js";
 import { loadSettings, type EngineName } from "../src/settings.js";
 import { unionMs, type Interval } from "./compare-lib.js";
+import { peakRssBytes } from "./peak-rss.js";
 
 // As the CLI does at start: each part of mini-cursor this script uses gets its slice of the settings.
 configureParts();
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
     modelMs,
     toolMs,
     orchestrationMs: Math.max(0, wallMs - modelMs - toolMs),
-    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    peakRssBytes: peakRssBytes(),
     finalText: summary.finalText ?? "",
     error: summary.error,
   };

@@ -97,7 +97,8 @@ Examples (in your project's folder; from mini-cursor's own clone, npm start -- -
 The workspace is the folder you run it from, never mini-cursor's own folder unless named with --workspace.
 
 Exit codes: 0 done, 1 runtime failure (provider unreachable, rejected key, unknown model, a model
-stopped by the loop guard, --sandbox on without bubblewrap, a damaged state.sqlite in the state folder),
+stopped by the loop guard, a run a hook stopped, --sandbox on without bubblewrap, a damaged
+state.sqlite in the state folder),
 2 usage error, 3 step limit reached, 4 nothing done (every action it asked for was declined or
 needed an approval nobody could give), 130 interrupted (Ctrl-C, SIGTERM, closed terminal).`,
     )
