@@ -44,6 +44,11 @@ test("past wrappers, shell options, -c, cd and package managers, and through a l
   ]);
   expect(hookScripts(tmp.dir, block("cd scripts && ./x.sh"))).toEqual(["scripts/x.sh"]);
   expect(hookScripts(tmp.dir, block("npm run lint --silent"))).toEqual(["package.json"]);
+  expect(hookScripts(tmp.dir, block("bun run scripts/y.ts", "nice -n 5 env -u HOME ./pf.sh"))).toEqual([
+    "package.json",
+    "pf.sh",
+    "scripts/y.ts",
+  ]);
   expect(hookScripts(tmp.dir, block("bash .hooks/check.sh"))).toEqual([".hooks/check.sh", "scripts/real.sh"]);
 });
 

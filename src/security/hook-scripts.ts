@@ -70,6 +70,8 @@ const WRAPPERS: Record<string, { values: number }> = {
   npx: { values: 0 },
   bunx: { values: 0 },
 };
+/** Options of those wrappers that take the next word. */
+const WRAPPER_OPTIONS_WITH_VALUE = new Set(["-n", "-u", "-s", "-k"]);
 /** Package managers whose `run`/`test`/`exec`…: what runs is in package.json's scripts. */
 const PACKAGE_RUNNERS = new Set(["npm", "pnpm", "yarn", "bun"]);
 
@@ -84,22 +86,22 @@ function scriptWords(words: readonly string[]): string[] {
     while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++; // VAR=value before the program
     const wrapper = WRAPPERS[path.basename(words[i] ?? "")];
     if (!wrapper) break;
-    i++;
-    while (i < words.length && words[i]!.startsWith("-")) i++;
+    for (i++; i < words.length && words[i]!.startsWith("-"); i++) if (WRAPPER_OPTIONS_WITH_VALUE.has(words[i]!)) i++; // `nice -n 5`, `env -u NAME`
     i += wrapper.values;
   }
   const program = words[i];
   if (!program) return [];
   const name = path.basename(program);
-  if (PACKAGE_RUNNERS.has(name)) return ["package.json"];
-  if (!INTERPRETERS.has(name)) return [program];
+  // bun is both: `bun run lint` runs package.json's script, `bun x.ts` a file.
+  const manifest = PACKAGE_RUNNERS.has(name) ? ["package.json"] : [];
+  if (!INTERPRETERS.has(name)) return manifest.length > 0 ? manifest : [program];
   for (i++; i < words.length; i++) {
     const word = words[i]!;
-    if (word === "-c") return scriptWords(words.slice(i + 1));
+    if (word === "-c") return [...manifest, ...scriptWords(words.slice(i + 1))];
     if (OPTIONS_WITH_VALUE.has(word)) i++;
-    else if (!word.startsWith("-") && !SUBCOMMANDS.has(word)) return [word];
+    else if (!word.startsWith("-") && !SUBCOMMANDS.has(word)) return [...manifest, word];
   }
-  return [];
+  return manifest;
 }
 
 /**
