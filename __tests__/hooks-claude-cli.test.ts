@@ -320,6 +320,29 @@ describe.each(["graph", "loop"])("%s engine", (engine) => {
     );
   });
 
+  test("a sub-agent's call: its hook outcome comes after the call and names the sub-agent", async () => {
+    respondOn({ PreToolUse: "Read" });
+    const task = { description: "Look around", prompt: "read f.txt", subagent_type: "explore" };
+    const r = await run(
+      [
+        { toolCalls: [{ name: "task", args: task, id: "call_t" }] },
+        { toolCalls: [{ name: "read_file", args: { filePath: "f.txt" }, id: "call_r" }] },
+        { content: "It says old." },
+        { content: "Done." },
+      ],
+      { engine },
+    );
+    expect(r.code).toBe(0);
+    const ofRead = r.events
+      .filter((e) => e.id === "call_r" && ["tool_call", "hook", "tool_result"].includes(String(e.type)))
+      .map((e) => [e.type, e.subagent]);
+    expect(ofRead).toEqual([
+      ["tool_call", "call_t"],
+      ["hook", "call_t"],
+      ["tool_result", "call_t"],
+    ]);
+  });
+
   test("Stop: a block makes the agent go on with the reason, stop_hook_active says so the second time", async () => {
     respondOn({ Stop: "" }, { Stop: [{ stdout: { decision: "block", reason: "run the tests too" } }, {}] });
     const r = await run([{ content: "First answer." }, { content: "Tests pass." }], { engine });

@@ -106,6 +106,8 @@ export interface AssembleOptions {
   emit: EventSink;
   /** Commands' output as it comes (`tool_output` events): the CLI's trace; Studio shows results only. */
   liveOutput: boolean;
+  /** The engine's stream carries the calls' hook outcomes (default); Studio's has no reader of them: `emit` gets them all. */
+  hookReportsInStream?: boolean;
   /** A line for the person (hooks that cannot be read, …). */
   note: (message: string) => void;
   model?: BaseChatModel;
@@ -135,7 +137,7 @@ export function assembleRuntime(
         })
     : undefined;
   const { tools, sandbox, launch } = createAgentTools(settings, output, options.mcp);
-  const hooks = createSessionHooks(settings, launch, emit, options.note);
+  const hooks = createSessionHooks(settings, launch, emit, options.note, options.hookReportsInStream ?? true);
   const runtime: AgentRuntime = {
     ...createRuntime(settings, {
       model: options.model,

@@ -1,6 +1,6 @@
 import type { EventSink } from "../contracts/events.js";
 import type { ApprovalMode } from "../contracts/modes.js";
-import { hookPayload, runEventHooks, type HookRan, type ToolHooks } from "../guard/hooks.js";
+import { hookEvent, hookPayload, runEventHooks, type HookRan, type ToolHooks } from "../guard/hooks.js";
 import {
   HooksConfigError,
   parseHooks,
@@ -72,6 +72,8 @@ export function createSessionHooks(
   launch: CommandLaunch,
   emit: EventSink,
   note: (text: string) => void,
+  /** An engine's stream carries the calls' hook reports (the CLI's engines); false: all go to `emit` (Studio). */
+  reportsInStream = true,
 ): ToolHooks | undefined {
   let specs: HookSpec[];
   try {
@@ -87,6 +89,7 @@ export function createSessionHooks(
   const env = hookEnvironment(launch.env, settings.workspace);
   return {
     specs,
+    reportsInStream,
     run: (spec, input, signal) =>
       runHookProcess({
         command: spec.command,
@@ -98,18 +101,7 @@ export function createSessionHooks(
         redact: launch.redact,
         signal,
       }),
-    report: (r) =>
-      emit({
-        type: "hook",
-        id: r.toolCallId,
-        tool: r.tool,
-        event: r.event === "PreToolUse" ? "before" : r.event === "PostToolUse" ? "after" : r.event,
-        hook: r.hook,
-        outcome: r.outcome,
-        ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}),
-        durationMs: r.durationMs,
-        ...(r.message ? { message: r.message } : {}),
-      }),
+    report: (r) => emit(hookEvent(r)),
     notify: note,
   };
 }

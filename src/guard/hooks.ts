@@ -5,7 +5,7 @@ import { notRunResult, refusedMessage } from "./failure.js";
 import type { HookRunResult } from "../workspace/hook-process.js";
 import { dispatchOf, type Guard, type GuardConfig, type GuardedCall } from "./guard.js";
 import { readHookAnswer, type HookAnswer } from "./hook-output.js";
-import type { StopReason } from "../contracts/events.js";
+import type { AgentEvent, EventSignal, StopReason } from "../contracts/events.js";
 
 /**
  * The person's hooks (security/hooks-config.ts), in Claude Code's contract: each gets the moment
@@ -47,6 +47,11 @@ export interface ToolHooks {
   specs: readonly HookSpec[];
   run(spec: HookSpec, input: string, signal?: AbortSignal): Promise<HookRunResult>;
   report(report: HookReport): void;
+  /**
+   * A call's hook reports go into the call's event stream (the guard's `config.writer`), where the
+   * engine reports the call first and labels a sub-agent's; else to `report`.
+   */
+  reportsInStream?: boolean;
   /** Shows the person a hook's `systemMessage` or why it stopped the turn (never the model). */
   notify?(message: string): void;
 }
@@ -179,7 +184,15 @@ export async function runEventHooks(
   event: HookEvent,
   subject: string,
   input: string,
-  options: { id?: string; signal?: AbortSignal; timeoutMs?: number; stopAtBlock?: boolean; stdoutIsContext?: boolean },
+  options: {
+    id?: string;
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    stopAtBlock?: boolean;
+    stdoutIsContext?: boolean;
+    /** The call's event stream (the guard's `config.writer`), for `ToolHooks.reportsInStream`. */
+    writer?: (chunk: unknown) => void;
+  },
 ): Promise<HookRan[]> {
   const ran: HookRan[] = [];
   for (const spec of hooks.specs) {
@@ -188,7 +201,7 @@ export async function runEventHooks(
     const answer = readHookAnswer(run, reasonOf(run, spec.timeoutMs ?? options.timeoutMs), options.stdoutIsContext);
     const outcome = outcomeOf(run, options.stopAtBlock ?? false, answer);
     const message = run.stderr.trim() || run.error || answer.block;
-    hooks.report({
+    const report: HookReport = {
       event,
       hook: spec.label,
       tool: subject,
@@ -197,7 +210,10 @@ export async function runEventHooks(
       ...(run.status === "exited" ? { exitCode: run.exitCode } : {}),
       durationMs: run.durationMs,
       ...(message ? { message: message.slice(0, TRACE_MESSAGE_CHARS) } : {}),
-    });
+    };
+    if (options.writer && hooks.reportsInStream)
+      options.writer({ kind: "event", event: hookEvent(report) } satisfies EventSignal);
+    else hooks.report(report);
     if (answer.systemMessage) hooks.notify?.(`Hook ${spec.label}: ${answer.systemMessage}`);
     if (answer.stop) hooks.notify?.(`Hook ${spec.label} stopped the turn: ${answer.stop}`);
     ran.push({ spec, answer, outcome, exitCode: run.status === "exited" ? run.exitCode : null });
@@ -237,6 +253,21 @@ export const hookStopResults = (calls: ReadonlyArray<{ id?: string; name: string
     notRunResult(call, `Not run: a hook the user configured stopped the run before this call started.`),
   );
 
+/** A hook's report as the trace's `hook` event. */
+export function hookEvent(r: HookReport): AgentEvent {
+  return {
+    type: "hook",
+    id: r.toolCallId,
+    tool: r.tool,
+    event: r.event === "PreToolUse" ? "before" : r.event === "PostToolUse" ? "after" : r.event,
+    hook: r.hook,
+    outcome: r.outcome,
+    ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}),
+    durationMs: r.durationMs,
+    ...(r.message ? { message: r.message } : {}),
+  };
+}
+
 /** What the model reads when a hook ended the turn (`continue: false`). */
 const stopNote = (label: string, reason: string) =>
   `Note: a hook the user configured (${label}) stopped the run here: ${reason}. The user decides how to go on.`;
@@ -263,7 +294,7 @@ export function hooksGuard(
     };
     const paths = dispatchOf(guarded).batch.find((c) => c.id === guarded.call.id)?.access.paths;
     let call = guarded.call;
-    const options = { id: call.id, signal: at.signal, timeoutMs: at.timeoutMs };
+    const options = { id: call.id, signal: at.signal, timeoutMs: at.timeoutMs, writer: config.writer };
     const before = await runEventHooks(hooks, "PreToolUse", call.name, toolPayload("PreToolUse", call, at, paths), {
       ...options,
       stopAtBlock: true,

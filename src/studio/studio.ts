@@ -114,6 +114,7 @@ function createStudioRuntime(settings: Settings, mcp?: McpHub): AgentRuntime {
         say(`hook ${e.hook} ${e.event} ${e.tool}: ${e.outcome}${e.message ? `: ${e.message}` : ""}`);
     },
     liveOutput: false,
+    hookReportsInStream: false,
     note: say,
     mcp,
     journal: deferredJournal(() => studioMemory(settings)),
