@@ -1,18 +1,8 @@
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { contentHash } from "../src/security/trust.js";
-import { runsAs } from "./helpers/as-user.js";
+import { runsAs, chownTree } from "./helpers/as-user.js";
 import { baseEnv, NOBODY, runCliAs } from "./helpers/cli.js";
 import { startOpenAIServer, type OpenAIServer, type Script } from "./helpers/openai-server.js";
 import { useWorkspaceAndHome } from "./helpers/server-home.js";
@@ -80,16 +70,6 @@ async function run(
   );
   const sent = server.requests[0]?.messages.filter((m) => m.role === "user").map((m) => String(m.content));
   return { ...r, sent };
-}
-
-/** Makes a tree readable and writable by `uid`. */
-function chownTree(dir: string, uid: number): void {
-  chownSync(dir, uid, uid);
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) chownTree(p, uid);
-    else chownSync(p, uid, uid);
-  }
 }
 
 describe.each([

@@ -1,18 +1,9 @@
-import {
-  chownSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { DO_NOT_GET_AROUND } from "../src/guard/failure.js";
 import { loadProjectRules } from "../src/security/rules.js";
-import { runsAs } from "./helpers/as-user.js";
+import { runsAs, chownTree } from "./helpers/as-user.js";
 import { baseEnv, NOBODY, runCliAs } from "./helpers/cli.js";
 import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { useWorkspaceAndHome } from "./helpers/server-home.js";
@@ -136,16 +127,6 @@ function trust(file: string): void {
 }
 
 const bash = (command: string, id: string) => ({ name: "execute_command", args: { command }, id });
-
-/** Makes a tree readable and writable by `uid`. */
-function chownTree(dir: string, uid: number): void {
-  chownSync(dir, uid, uid);
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) chownTree(p, uid);
-    else chownSync(p, uid, uid);
-  }
-}
 
 describe.each([
   ["as root", undefined],

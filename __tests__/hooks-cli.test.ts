@@ -1,10 +1,10 @@
-import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { DO_NOT_GET_AROUND } from "../src/guard/failure.js";
 import { contentHash } from "../src/security/trust.js";
 import { baseEnv, NOBODY, runCliAs } from "./helpers/cli.js";
-import { runsAs } from "./helpers/as-user.js";
+import { runsAs, chownTree } from "./helpers/as-user.js";
 import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "./helpers/openai-server.js";
 import { waitFor } from "./helpers/tmp.js";
 import { pidAlive } from "./helpers/tmux.js";
@@ -208,16 +208,6 @@ test("a hook gets the environment commands get (secrets scrubbed), runs in the s
   expect(r.results[0]![0]).toContain("blocked it: saw [redacted]");
   expect(r.stdout).not.toContain(secret);
 });
-
-/** Makes a tree readable and writable by `uid`. */
-function chownTree(dir: string, uid: number): void {
-  chownSync(dir, uid, uid);
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) chownTree(p, uid);
-    else chownSync(p, uid, uid);
-  }
-}
 
 const REPO_HOOKS = {
   hooks: { PreToolUse: [{ matcher: "*", hooks: [{ command: "touch repo-hook-ran; exit 1" }] }] },

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, realpathSync } from "node:fs";
+import { chownSync, existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { PROJECT_ROOT } from "./cli.js";
 
@@ -140,4 +140,14 @@ export function runsAs(uid: number | undefined, what: string): boolean {
   if (uid === undefined) return true;
   if (process.getuid?.() !== 0) return false;
   return !skipUnlessReachable(uid, what);
+}
+
+/** Makes a tree readable and writable by `uid` (following links, as the tests' trees have none to keep). */
+export function chownTree(dir: string, uid: number): void {
+  chownSync(dir, uid, uid);
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) chownTree(p, uid);
+    else chownSync(p, uid, uid);
+  }
 }

@@ -1,7 +1,6 @@
 import { restartSettings } from "../helpers/start.js";
 import { execFileSync } from "node:child_process";
 import {
-  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -16,7 +15,7 @@ import { UNATTENDED_RESPONSE } from "../../src/policy/approval.js";
 import { createTools } from "../../src/tools/index.js";
 import { MACHINE_ROWS, TABLE } from "../helpers/command-table.js";
 import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "../helpers/cli.js";
-import { runsAs } from "../helpers/as-user.js";
+import { runsAs, chownTree } from "../helpers/as-user.js";
 import { engineHarness, eventsOf } from "../helpers/engine-harness.js";
 import { startOpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
@@ -148,16 +147,6 @@ test(
   },
   TIMEOUT_MS,
 );
-
-/** chown -R, so an ordinary user owns the canaries and the workspace. */
-function chownTree(dir: string, uid: number): void {
-  chownSync(dir, uid, uid);
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) chownTree(p, uid);
-    else chownSync(p, uid, uid);
-  }
-}
 
 const asRoot = RUNNING_AS_ROOT;
 

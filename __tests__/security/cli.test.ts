@@ -7,7 +7,6 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -15,6 +14,7 @@ import path from "node:path";
 import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCli, runCliAs } from "../helpers/cli.js";
 import { startOpenAIServer, type ChatRequest, type OpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
+import { chownTree } from "../helpers/as-user.js";
 
 /**
  * The issue's "Done when", end to end: the real CLI as a subprocess, driven by a scripted
@@ -228,16 +228,6 @@ test(
   },
   TIMEOUT_MS,
 );
-
-/** chown -R, so an ordinary user owns the workspace and the home folder. */
-function chownTree(dir: string, uid: number): void {
-  chownSync(dir, uid, uid);
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) chownTree(p, uid);
-    else chownSync(p, uid, uid);
-  }
-}
 
 /** What the CLI tells the model about a call it could not ask about (off a terminal). */
 const notRun = (reason: string) =>

@@ -1,21 +1,11 @@
 import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { classifyCall } from "../../src/policy/approval.js";
 import { configIsPlain } from "../../src/security/git-repo.js";
 import { baseEnv, NOBODY, RUNNING_AS_ROOT, runCliAs } from "../helpers/cli.js";
-import { runsAs } from "../helpers/as-user.js";
+import { runsAs, chownTree } from "../helpers/as-user.js";
 import { startOpenAIServer } from "../helpers/openai-server.js";
 import { makeTempDir } from "../helpers/tmp.js";
 
@@ -115,15 +105,6 @@ const ATTACKS: { command: string; workingDirectory?: string; fires?: string }[] 
   { command: "git status", workingDirectory: "sub", fires: "nested" },
   { command: "git -C sub status", fires: "nested" },
 ];
-
-function chownTree(dir: string, uid: number): void {
-  chownSync(dir, uid, uid);
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) chownTree(p, uid);
-    else chownSync(p, uid, uid);
-  }
-}
 
 function asUser(uid: number | undefined, argv: string[]): [string, string[]] {
   return uid === undefined

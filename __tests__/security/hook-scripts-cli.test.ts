@@ -1,19 +1,10 @@
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-  mkdirSync,
-} from "node:fs";
+import { chmodSync, chownSync, existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { contentHash } from "../../src/security/trust.js";
 import { hookScripts, scriptsFingerprint } from "../../src/security/hook-scripts.js";
 import { baseEnv, NOBODY, runCliAs } from "../helpers/cli.js";
-import { runsAs } from "../helpers/as-user.js";
+import { runsAs, chownTree } from "../helpers/as-user.js";
 import { startOpenAIServer, type OpenAIServer, type ScriptStep } from "../helpers/openai-server.js";
 import { useWorkspaceAndHome } from "../helpers/server-home.js";
 
@@ -38,15 +29,6 @@ const SCRIPT = ".hooks/post.sh";
 const HOOKS = { hooks: { PostToolUse: [{ matcher: "*", hooks: [{ command: `bash ${SCRIPT}` }] }] } };
 const trustFile = () => path.join(dirs.home.dir, "trust.json");
 const ws = (name: string) => path.join(dirs.ws.dir, name);
-
-function chownTree(dir: string, uid: number): void {
-  chownSync(dir, uid, uid);
-  for (const name of readdirSync(dir)) {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) chownTree(p, uid);
-    else chownSync(p, uid, uid);
-  }
-}
 
 /** The repository with its hook and script, trusted as the trust question saves it. */
 function trustedRepository(uid: number | undefined): void {
