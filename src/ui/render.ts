@@ -148,6 +148,16 @@ const REASON_TEXT: Record<string, string> = {
   not_run: "Not done: what it asked to do was not run",
 };
 
+/** A hook's line up to its verdict: "⚑ before write_file: hook <its name> ". */
+const hookHead = (event: Extract<AgentEvent, { type: "hook" }>): Piece[] => [
+  styled("magenta", "⚑"),
+  ` ${event.event}`,
+  event.tool ? ` ${event.tool}` : "",
+  ": hook ",
+  styled("dim", event.hook.slice(0, 80)),
+  " ",
+];
+
 /** Text's lines, "\r\n" or "\n" ending each. */
 const linesOf = (text: string) => text.split(/\r?\n/);
 /** The line that ends a live output the trace stopped showing. */
@@ -245,12 +255,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
       case "hook":
         line(
           tag,
-          styled("magenta", "⚑"),
-          ` ${event.event}`,
-          event.tool ? ` ${event.tool}` : "",
-          ": hook ",
-          styled("dim", event.hook.slice(0, 80)),
-          " ",
+          ...hookHead(event),
           event.outcome === "passed" ? styled("green", "passed") : styled("red", event.outcome.replaceAll("_", " ")),
         );
         break;
@@ -457,18 +462,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
                     : event.outcome === "failed"
                       ? styled("yellow", `failed (exit ${event.exitCode})`)
                       : styled("dim", "cancelled");
-          line(
-            "  ",
-            styled("magenta", "⚑"),
-            ` ${event.event}`,
-            event.tool ? ` ${event.tool}` : "",
-            ": hook ",
-            styled("dim", event.hook.slice(0, 80)),
-            " ",
-            verdict,
-            " ",
-            styled("dim", formatDuration(event.durationMs)),
-          );
+          line("  ", ...hookHead(event), verdict, " ", styled("dim", formatDuration(event.durationMs)));
           if (event.message && event.outcome !== "passed")
             for (const l of event.message.split("\n").slice(0, RESULT_PREVIEW_LINES))
               line(styled("dim", `    ${l.slice(0, 160)}`));
