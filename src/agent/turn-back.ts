@@ -43,6 +43,13 @@ function holdsOthers(
   return false;
 }
 
+/** "a/b/c.txt" → ["a", "a/b"]. */
+const foldersAbove = (rel: string): string[] =>
+  rel
+    .split("/")
+    .slice(0, -1)
+    .map((_, i, parts) => parts.slice(0, i + 1).join("/"));
+
 export async function planTurnBack(
   store: SnapshotStore,
   from: string,
@@ -54,12 +61,7 @@ export async function planTurnBack(
   const restorePaths = restore.map((c) => c.path);
   const ours = new Set(restorePaths);
   // The folders above each path too: a file someone put where a restored file needs a folder.
-  const parents = restorePaths.flatMap((p) =>
-    p
-      .split("/")
-      .slice(0, -1)
-      .map((_, i, parts) => parts.slice(0, i + 1).join("/")),
-  );
+  const parents = restorePaths.flatMap(foldersAbove);
   const since = (await store.changes(from, current, [...new Set([...restorePaths, ...parents])])).map((c) => c.path);
   const changedSince = new Set(since);
   const conflicts = restorePaths.filter(
@@ -68,13 +70,7 @@ export async function planTurnBack(
       // Where a restored file goes, a folder holding files this thread did not make, ignored ones
       // included (git's checkout would delete the whole folder), or someone's file in place of a folder above it.
       holdsOthers(path.join(store.workspace, p), p, ours) ||
-      p
-        .split("/")
-        .slice(0, -1)
-        .some(
-          (_, i, parts) =>
-            changedSince.has(parts.slice(0, i + 1).join("/")) && !ours.has(parts.slice(0, i + 1).join("/")),
-        ),
+      foldersAbove(p).some((q) => changedSince.has(q) && !ours.has(q)),
   );
   return { current, restore, conflicts };
 }
