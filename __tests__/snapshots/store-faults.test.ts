@@ -124,8 +124,11 @@ test("two CLIs write files in one workspace at once; each thread's undo restores
   expect(readdirSync(tmp.dir).sort()).toEqual(["a.txt", "b.txt", "c.txt", "d.txt"]);
 
   const undoB = await runCli(["--workspace", tmp.dir, "--thread", "t-b", "--undo"]);
-  expect(undoB.code).toBe(0);
-  expect(undoB.stdout).toContain("Files (1):\n  removed    b.txt");
+  expect([undoB.code, undoB.stdout.trim(), undoB.stderr]).toEqual([
+    0,
+    "Undid turn 1: create a file b.txt with content b\nFiles (1):\n  removed    b.txt",
+    "",
+  ]);
   expect(readdirSync(tmp.dir).sort()).toEqual(["a.txt", "c.txt", "d.txt"]);
 
   // A file of thread d changed by hand since: named, and kept unless --force.
