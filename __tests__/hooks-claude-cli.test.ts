@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { DO_NOT_GET_AROUND } from "../src/guard/failure.js";
@@ -575,3 +575,29 @@ test("PreCompact on /compact, SessionStart after it and after /new, SessionEnd a
   // /new gave the thread after it its own id.
   expect(payload("SessionStart-3.json").session_id).not.toBe(payload("SessionStart-1.json").session_id);
 });
+
+test.each(["graph", "loop"])(
+  "%s: a sub-agent asked a question and was answered: the task call's PreToolUse ran once, its SubagentStop once",
+  async (engine) => {
+    // The graph resumes its subagent node from the start after the question (LangGraph's interrupt):
+    // what the task call did before its sub-agent started (hooks, snapshot, journal) is not done again.
+    respondOn({ PreToolUse: "Task", SubagentStop: "" });
+    const task = { description: "Edit f", prompt: "edit f.txt", subagent_type: "general-purpose" };
+    const write = { name: "write_file", args: { filePath: "f.txt", content: "new\n" }, id: "call_w" };
+    const r = await run(
+      [
+        { toolCalls: [{ name: "task", args: task, id: "call_t" }] },
+        { toolCalls: [write] },
+        { content: "The sub-agent could not write." },
+        { content: "Done." },
+      ],
+      { engine, approval: "suggest" },
+    );
+    expect(r.code).toBe(0);
+    const out = readdirSync(path.join(dirs.home.dir, "out")).sort();
+    expect(out).toEqual(["PreToolUse-1.json", "SubagentStop-1.json"]);
+    expect(payload("PreToolUse-1.json")).toMatchObject({ tool_name: "Task", tool_use_id: "call_t" });
+    expect(read("f.txt")).toBe("old\n");
+    expect(r.requests).toHaveLength(4);
+  },
+);

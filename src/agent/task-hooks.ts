@@ -12,12 +12,14 @@ import type { AgentRuntime } from "./runtime.js";
  * that blocks cannot resume the sub-agent (its conversation ends with it): its reason is added to
  * the call's result, so the parent model may start it again. `stop`: a hook answered
  * `continue: false` around the call, which ends the parent's run as it does after any call.
+ * `resumed`: the call runs again after a question in its sub-agent; its PreToolUse hooks ran then.
  */
 export async function withTaskHooks(
   runtime: AgentRuntime,
   call: { id?: string; name: string; args: Record<string, unknown> },
   config: GuardConfig,
   run: (args: Record<string, unknown>) => Promise<ToolMessage>,
+  resumed = false,
 ): Promise<{ result: ToolMessage; stop: boolean }> {
   const hooks = runtime.hooks;
   if (!hooks || hooks.specs.length === 0) return { result: await run(call.args), stop: false };
@@ -30,6 +32,7 @@ export async function withTaskHooks(
     call: { id: call.id ?? "", name: call.name, args: call.args },
     config,
     update: {} as Record<string, unknown>,
+    resumed,
   };
   const result = await guard(context, async () => {
     const result = await run(context.call.args);

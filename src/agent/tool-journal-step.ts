@@ -53,6 +53,13 @@ export function turnOf(messages: readonly BaseMessage[]): TurnOf {
 export interface CallJournal {
   started(threadId: string, turn: TurnOf, call: StartedCall): Promise<void>;
   ended(threadId: string, results: readonly BaseMessage[]): Promise<void>;
+  /**
+   * The call's entry when it started for this request and has not ended: a call run again from
+   * its start (LangGraph resumes a node after a question inside it) that was already under way.
+   * Crash recovery clears the journal before a run's request, so an entry left by a killed
+   * process is never taken for one.
+   */
+  running(threadId: string, callId: string, request: string | undefined): Promise<JournalEntry | undefined>;
 }
 
 const journals = new WeakMap<ToolJournal, CallJournal>();
@@ -110,6 +117,12 @@ export function callJournal(journal: ToolJournal | undefined): CallJournal | und
       }
       await write(threadId);
       faultPoint("tool-end");
+    },
+    async running(threadId, callId, request) {
+      if (!threadId) return undefined;
+      // In memory while this process runs the turn; on disk for a resume after a restart (Studio).
+      const entries = turns.get(threadId)?.entries ?? (await journal.read(threadId));
+      return entries.find((e) => e.callId === callId && e.request === request && !e.result);
     },
   };
   journals.set(journal, known);

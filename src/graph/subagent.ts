@@ -15,6 +15,7 @@ import { HOOK_STOP } from "../guard/hooks.js";
 import type { SubagentAsker } from "../contracts/events.js";
 import { snapshotBeforeTools, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
+import type { JournalEntry } from "../memory/tool-journal.js";
 import type { AgentRuntime } from "../agent/runtime.js";
 import type { SubagentType, TaskInput } from "../tools/task.js";
 import { messageText } from "../agent/turn.js";
@@ -59,16 +60,29 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
    */
   return async function subagent(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     let rest: AgentStateUpdate = {};
-    const { result, stop } = await withTaskHooks(runtime, input.call, config, async (args) => {
-      const { messages, ...update } = await runTask({ ...input, call: { ...input.call, args } }, config);
-      rest = update;
-      return (messages as ToolMessage[])[0]!;
-    });
+    // After a question inside its sub-agent, LangGraph runs this node again from its start (the
+    // subgraph resumes where it asked): the call's hooks, snapshot and journal start ran the first time.
+    const begun = await journal?.running(threadOf(config) ?? "", input.call.id!, input.turn.request);
+    const { result, stop } = await withTaskHooks(
+      runtime,
+      input.call,
+      config,
+      async (args) => {
+        const { messages, ...update } = await runTask({ ...input, call: { ...input.call, args } }, config, begun);
+        rest = update;
+        return (messages as ToolMessage[])[0]!;
+      },
+      Boolean(begun),
+    );
     const { stopReason, ...update } = rest;
     return { ...update, messages: [result], ...(stop || stopReason === HOOK_STOP ? { stopReason: HOOK_STOP } : {}) };
   };
   /** Runs one `task` call's sub-agent as a subgraph; its last answer is the call's result. */
-  async function runTask(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+  async function runTask(
+    input: SubagentInput,
+    config: LangGraphRunnableConfig,
+    begun: JournalEntry | undefined,
+  ): Promise<AgentStateUpdate> {
     const { call } = input;
     const threadId = threadOf(config) ?? "";
     // The call's result is in the parent's journal before this task's writes are saved: a run
@@ -96,7 +110,7 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
       } satisfies NodeSignal),
     );
     try {
-      return await runSubagent(input, config, type, task, threadId, ended);
+      return await runSubagent(input, config, type, task, threadId, ended, begun);
     } finally {
       release();
     }
@@ -113,23 +127,26 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
       snapshots?: WorkspaceSnapshots,
       stopReason?: GraphStopReason,
     ) => Promise<AgentStateUpdate>,
+    begun: JournalEntry | undefined,
   ): Promise<AgentStateUpdate> {
     const { call } = input;
     // On the journal before it starts, with the whole workspace as it was when its tools may
     // change files: a stop inside it is closed with the files changed since (agent/crash-recovery.ts).
     const readOnly = !subagentMayChangeFiles(runtime, call);
-    const span = readOnly
-      ? undefined
-      : await snapshotBeforeTools({
-          workspace: runtime.workspace,
-          threadId: "",
-          request: input.turn.request,
-          calls: [],
-          changes: "any",
-          tools: runtime.tools,
-          notice: () => undefined,
-        });
-    await journal?.started(threadId, input.turn, { id: call.id!, name: call.name, before: span?.before, readOnly });
+    const span =
+      readOnly || begun
+        ? undefined
+        : await snapshotBeforeTools({
+            workspace: runtime.workspace,
+            threadId: "",
+            request: input.turn.request,
+            calls: [],
+            changes: "any",
+            tools: runtime.tools,
+            notice: () => undefined,
+          });
+    if (!begun)
+      await journal?.started(threadId, input.turn, { id: call.id!, name: call.name, before: span?.before, readOnly });
     const { approval, maxSteps } = runSettings(runtime, config);
     // Its questions name it and its task (the interrupt value: Studio and the terminal show it).
     const asker: SubagentAsker = { callId: call.id!, type: type.name, description: task.description };

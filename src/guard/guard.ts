@@ -69,6 +69,8 @@ export interface CallContext {
   readonly update: Record<string, unknown>;
   /** The snapshot taken before the call (guard/snapshots.ts), for the journal. */
   snapshot?: string;
+  /** Its PreToolUse hooks ran and let it start before: a task call run again after a question in its sub-agent. */
+  readonly resumed?: boolean;
 }
 
 export type Guard = (context: CallContext, next: () => Promise<ToolMessage>) => Promise<ToolMessage>;

@@ -295,10 +295,12 @@ export function hooksGuard(
     const paths = dispatchOf(guarded).batch.find((c) => c.id === guarded.call.id)?.access.paths;
     let call = guarded.call;
     const options = { id: call.id, signal: at.signal, timeoutMs: at.timeoutMs, writer: config.writer };
-    const before = await runEventHooks(hooks, "PreToolUse", call.name, toolPayload("PreToolUse", call, at, paths), {
-      ...options,
-      stopAtBlock: true,
-    });
+    const before = guarded.resumed
+      ? []
+      : await runEventHooks(hooks, "PreToolUse", call.name, toolPayload("PreToolUse", call, at, paths), {
+          ...options,
+          stopAtBlock: true,
+        });
     if (at.signal?.aborted) throw new Error("aborted");
     const notes = before.flatMap((b) =>
       b.answer.context ? [`Context from a hook (${b.spec.label}): ${b.answer.context}`] : [],
