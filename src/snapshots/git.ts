@@ -209,10 +209,7 @@ function removeIf(file: string, dead: boolean): void {
   tryOr(() => (dead || old()) && fs.rmSync(file, { recursive: true }), undefined);
 }
 
-/**
- * What a dead fast-import left: its crash report once its feeder is gone, its pack once no git works
- * on the store; so too the shared index's lock (earlier versions wrote it in place). Any when old.
- */
+/** What a dead fast-import left: its crash report once its feeder is gone, its pack (and the shared index's lock, which earlier versions wrote in place) once no git works on the store. */
 export function removeImportLeftovers(dir: string, liveGit: () => number[] | undefined): void {
   for (const name of namesIn(dir)) {
     const pid = /^fast_import_crash_(\d+)$/.exec(name)?.[1];
@@ -288,16 +285,19 @@ export async function openStore(workspace: string, dir: string, index: string): 
   removeImportLeftovers(dir, () => liveGitProcesses(dir));
   const broken = damagedPack(dir);
   if (broken) throw damagedStore(dir, `${broken} is not the pack its index describes`);
-  if (fs.existsSync(path.join(dir, SHARED_INDEX))) fs.copyFileSync(path.join(dir, SHARED_INDEX), index);
+  if (fs.existsSync(path.join(dir, SHARED_INDEX))) copyIndex(path.join(dir, SHARED_INDEX), index);
   // Our index becomes the shared one when we leave; a SIGKILL only loses git's stat cache.
   process.once("exit", () => publishIndex(dir, index, true));
 }
+
+/** An index copied with its mtime: git trusts its untracked cache against it (racy git), and a later one hides files made in the second before. */
+const copyIndex = (from: string, to: string) => fs.cpSync(from, to, { preserveTimestamps: true });
 
 /** Our index becomes the shared one (a copy renamed into place; moved itself at exit), so a later process starts from it. */
 export function publishIndex(dir: string, index: string, move = false): void {
   const temp = path.join(dir, `index-${process.pid}-00`);
   try {
-    if (!move) fs.copyFileSync(index, temp);
+    if (!move) copyIndex(index, temp);
     fs.renameSync(move ? index : temp, path.join(dir, SHARED_INDEX));
   } catch {
     fs.rmSync(temp, { force: true }); // never made, or the store is gone
