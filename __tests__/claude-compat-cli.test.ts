@@ -134,10 +134,10 @@ describe(".claude/commands", () => {
     expect(r.code).toBe(0);
     expect(r.sent).toHaveLength(1);
     const sent = r.sent![0]!;
-    expect(sent.startsWith("Create a component named Button with props label, onClick.\nOur style guide: ")).toBe(true);
-    // The command's result as the tool gives it, in the place of !`…`.
-    expect(sent).toContain("Use tabs.");
-    expect(sent).not.toContain("!`cat STYLE.md`");
+    // The command's output alone in the place of !`…`, as Claude Code inlines it (no "Exit code: 0" line).
+    expect(
+      sent.startsWith("Create a component named Button with props label, onClick.\nOur style guide: Use tabs.\n"),
+    ).toBe(true);
     expect(sent).toContain('<file path="src/index.ts">\nexport const x = 1;\n</file>');
     expect(r.stderr).toContain(
       "/frontend:component: the prompt of .claude/commands/frontend/component.md, with your arguments (its allowed-tools and model are not honoured: /help says why).",

@@ -601,3 +601,39 @@ test.each(["graph", "loop"])(
     expect(r.requests).toHaveLength(4);
   },
 );
+
+test("a patch of several files asks the hooks about each, moves included: a file_path check written for Claude Code's Edit blocks it", async () => {
+  // Claude Code's protect-files example in spirit: exit 2 when file_path names a protected file.
+  const guard = `const p = JSON.parse(require("node:fs").readFileSync(0, "utf8")).tool_input.file_path;
+if (/(^|\\/)(\\.env|package-lock\\.json)$/.test(p)) { process.stderr.write("protected: " + p); process.exit(2); }`;
+  writeFileSync(path.join(dirs.home.dir, "protect.cjs"), guard);
+  const hooks = {
+    PreToolUse: [
+      { matcher: "Edit|MultiEdit|Write", hooks: [{ type: "command", command: 'node "$HOME/protect.cjs"' }] },
+    ],
+  };
+  writeFileSync(userConfig(), JSON.stringify({ hooks }));
+  writeFileSync(wsFile("a.txt"), "a\n");
+  const added = "*** Begin Patch\n*** Add File: notes.md\n+hi\n*** Add File: package-lock.json\n+{}\n*** End Patch";
+  const moved = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .env\n@@\n-a\n+SECRET=1\n*** End Patch";
+  const r = await run([
+    { toolCalls: [{ name: "apply_patch", args: { patch: added }, id: "call_1" }] },
+    { toolCalls: [{ name: "apply_patch", args: { patch: moved }, id: "call_2" }] },
+    { content: "Done." },
+  ]);
+  expect(r.code).toBe(4);
+  expect([existsSync(wsFile("notes.md")), existsSync(wsFile("package-lock.json")), existsSync(wsFile(".env"))]).toEqual(
+    [false, false, false],
+  );
+  expect(read("a.txt")).toBe("a\n");
+  expect(r.results.map((results) => results.map((text) => text.split(". ")[0]))).toEqual([
+    [
+      `Refused: this apply_patch call was not run, because a hook the user configured (node "$HOME/protect.cjs") blocked it: protected: ${wsFile("package-lock.json")}`,
+    ],
+    [
+      `Refused: this apply_patch call was not run, because a hook the user configured (node "$HOME/protect.cjs") blocked it: protected: ${wsFile(".env")}`,
+    ],
+  ]);
+  // Once for each file until one blocks: notes.md passed, package-lock.json blocked; a.txt passed, .env blocked.
+  expect(r.hooks.map((h) => h.outcome)).toEqual(["passed", "blocked", "passed", "blocked"]);
+});

@@ -199,6 +199,9 @@ export interface ShellLinesContext {
   name: string;
 }
 
+/** How a command that exited 0 begins its result (tools/execute-command.ts). */
+const SUCCESS_LINE = "Exit code: 0\n";
+
 /** A command's result as a prompt holds it: at most MAX_SHELL_OUTPUT_CHARS, saying what was cut. */
 function boundedOutput(text: string): string {
   if (text.length <= MAX_SHELL_OUTPUT_CHARS) return text;
@@ -246,7 +249,11 @@ export async function runShellLines(
     const result = (await tools[EXECUTE_COMMAND].invoke({ ...call, args }, { signal: context.signal })) as ToolMessage;
     const content = typeof result.content === "string" ? result.content : JSON.stringify(result.content);
     renderer.event(resultEvent(call, started, content, result.status === "error" ? "error" : "success"));
-    outputs.push(boundedOutput(content));
+    // Inlined as Claude Code does, the output alone: the exit line stays only when it says something.
+    const output = content.startsWith(SUCCESS_LINE)
+      ? content.slice(SUCCESS_LINE.length).replace(/^\(no output\)$/, "")
+      : content;
+    outputs.push(boundedOutput(output));
   }
   return fillShellOutputs(expansion.request, outputs);
 }

@@ -112,13 +112,13 @@ function reportStopped(stopped: BackgroundProcess[], renderer: Renderer): void {
  * Closing may wait: background processes stopping, traces still being posted (at most 5 s).
  * Said when it takes longer than MINI_CURSOR_WAIT_NOTICE_MS, like any other wait (issue 26).
  */
-async function closeSession(session: Session, renderer: Renderer): Promise<BackgroundProcess[]> {
+async function closeSession(session: Session, renderer: Renderer, reason?: string): Promise<BackgroundProcess[]> {
   const timer = setTimeout(
     () => renderer.note("Finishing: stopping background processes and posting pending traces…"),
     session.settings.waitNoticeMs,
   );
   try {
-    const stopped = await session.close();
+    const stopped = await session.close(reason);
     // Snapshots steps took while the first one ran become whole only when it ends: undo needs them.
     await finishSnapshots(session.settings.workspace, (text) => renderer.note(text), session.settings.waitNoticeMs);
     return stopped;
@@ -316,6 +316,8 @@ export async function runInteractive(settings: Settings, version: string): Promi
   await confirmAgentTrust(settings, interactive, renderer);
   const session = await createSession(settings, { renderer, mcp: await sessionMcp(settings, renderer) });
   showBanner(session, renderer, version);
+  // SessionEnd's reason for the person's hooks: they left at the prompt (/exit, Ctrl-D), or something else ended it.
+  let endReason = "other";
   try {
     const end = await runRepl(session, renderer, {
       ...terminalStreams(),
@@ -344,8 +346,9 @@ export async function runInteractive(settings: Settings, version: string): Promi
       history: interactive ? filePromptHistory() : undefined,
       watchSignals: sessionSignals,
     });
+    if (end === "left") endReason = "prompt_input_exit";
     return end === "left" ? EXIT.ok : EXIT.interrupted;
   } finally {
-    reportStopped(await closeSession(session, renderer), renderer);
+    reportStopped(await closeSession(session, renderer, endReason), renderer);
   }
 }

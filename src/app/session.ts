@@ -1,3 +1,4 @@
+import { claudeToolName } from "../security/hooks-config.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { RunSummary } from "../agent/engine.js";
 import type { AgentEvent, Approver } from "../contracts/events.js";
@@ -51,7 +52,8 @@ export interface Session {
   /** Background processes still running. */
   running(): BackgroundProcess[];
   /** Stops every process the session started and releases the database. */
-  close(): Promise<BackgroundProcess[]>;
+  /** Ends the session; `reason` is SessionEnd's for the person's hooks (other by default). */
+  close(reason?: string): Promise<BackgroundProcess[]>;
 }
 
 export interface SessionOptions {
@@ -214,7 +216,11 @@ export async function createSession(given: Settings, options: SessionOptions): P
       const offLost = lock?.onLost?.((err) => lockLost.abort(err));
       // Asking the person is a Notification for their hooks (a desktop alert, a sound).
       const asking: typeof approver = async (request) => {
-        await parts.events.notification(hookAt(), `mini-cursor needs your permission to use ${request.tool}`);
+        // Claude Code's tool names, as its hooks' scripts read this message ("… to use Bash").
+        await parts.events.notification(
+          hookAt(),
+          `mini-cursor needs your permission to use ${claudeToolName(request.tool)}`,
+        );
         return approver(request);
       };
       const runOnce = (text: string, note: string | undefined) =>
@@ -284,9 +290,9 @@ export async function createSession(given: Settings, options: SessionOptions): P
     running() {
       return parts.tools.processes.list().filter((p) => p.running);
     },
-    async close() {
+    async close(reason = "other") {
       await starting.catch(() => undefined);
-      await parts.events.end(hookAt(), "other");
+      await parts.events.end(hookAt(), reason);
       // MCP servers carry the session variable too: stopped as ours first, the sweep of the
       // session's processes below cannot kill one and have it reported as a crash.
       await options.mcp?.close();

@@ -110,8 +110,16 @@ export function hookPayload(event: HookEvent, context: HookCallContext, fields: 
   });
 }
 
-/** A call's arguments with Claude Code's names added (paths absolute), and the files it touches when they are known (apply_patch). */
-function toolInput(call: GuardedCall, workspace: string, paths: string[] | undefined): Record<string, unknown> {
+/**
+ * A call's arguments with Claude Code's names added (paths absolute), and the files it touches when
+ * they are known (apply_patch): all as file_paths, `file` (the first by default) as file_path.
+ */
+function toolInput(
+  call: GuardedCall,
+  workspace: string,
+  paths: string[] | undefined,
+  file = paths?.[0],
+): Record<string, unknown> {
   const input: Record<string, unknown> = { ...call.args };
   for (const [ours, theirs] of Object.entries(CLAUDE_ARGUMENTS)) {
     const value = call.args[ours];
@@ -119,11 +127,19 @@ function toolInput(call: GuardedCall, workspace: string, paths: string[] | undef
     input[theirs] = ours === "filePath" && typeof value === "string" ? path.resolve(workspace, value) : value;
   }
   if (input.file_path === undefined && call.name === "apply_patch" && paths?.length) {
-    input.file_path = paths[0];
+    input.file_path = file;
     input.file_paths = paths;
   }
   return input;
 }
+
+/**
+ * The file_path of each time a call's hooks run: once per file for a patch of several (a script
+ * written for Claude Code checks file_path, one file, and must see each one the patch adds,
+ * changes, deletes or moves to); once otherwise.
+ */
+const hookFiles = (call: GuardedCall, paths: string[] | undefined): (string | undefined)[] =>
+  call.name === "apply_patch" && paths && paths.length > 1 ? paths : [paths?.[0]];
 
 function toolPayload(
   event: HookEvent,
@@ -131,11 +147,12 @@ function toolPayload(
   context: HookCallContext,
   paths: string[] | undefined,
   result?: ToolMessage,
+  file?: string,
 ): string {
   return hookPayload(event, context, {
     tool_name: claudeToolName(call.name),
     tool: call.name,
-    tool_input: toolInput(call, context.workspace, paths),
+    tool_input: toolInput(call, context.workspace, paths, file),
     tool_use_id: call.id,
     ...(result
       ? {
@@ -295,12 +312,12 @@ export function hooksGuard(
     const paths = dispatchOf(guarded).batch.find((c) => c.id === guarded.call.id)?.access.paths;
     let call = guarded.call;
     const options = { id: call.id, signal: at.signal, timeoutMs: at.timeoutMs, writer: config.writer };
-    const before = guarded.resumed
-      ? []
-      : await runEventHooks(hooks, "PreToolUse", call.name, toolPayload("PreToolUse", call, at, paths), {
-          ...options,
-          stopAtBlock: true,
-        });
+    const before: Awaited<ReturnType<typeof runEventHooks>> = [];
+    for (const file of guarded.resumed ? [] : hookFiles(call, paths)) {
+      const payload = toolPayload("PreToolUse", call, at, paths, undefined, file);
+      before.push(...(await runEventHooks(hooks, "PreToolUse", call.name, payload, { ...options, stopAtBlock: true })));
+      if (before.some((b) => b.answer.block || b.answer.stop)) break;
+    }
     if (at.signal?.aborted) throw new Error("aborted");
     const notes = before.flatMap((b) =>
       b.answer.context ? [`Context from a hook (${b.spec.label}): ${b.answer.context}`] : [],
@@ -332,13 +349,11 @@ export function hooksGuard(
       }
     }
     const result = await next();
-    const after = await runEventHooks(
-      hooks,
-      "PostToolUse",
-      call.name,
-      toolPayload("PostToolUse", call, at, paths, result),
-      options,
-    );
+    const after: Awaited<ReturnType<typeof runEventHooks>> = [];
+    for (const file of hookFiles(call, paths)) {
+      const payload = toolPayload("PostToolUse", call, at, paths, result, file);
+      after.push(...(await runEventHooks(hooks, "PostToolUse", call.name, payload, options)));
+    }
     for (const { spec, answer, outcome } of after) {
       const label = `a hook the user configured to run after this call (${spec.label})`;
       if (answer.block && outcome !== "cancelled") notes.push(`Note: ${label} reported: ${answer.block}`);
