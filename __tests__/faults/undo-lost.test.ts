@@ -1,15 +1,17 @@
 import { afterEach, expect, jest, test } from "@jest/globals";
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { ScriptStep } from "../helpers/openai-server.js";
 import { MAX_SNAPSHOT_FILE_BYTES } from "../../src/snapshots/store.js";
+import { UNHELD } from "../../src/agent/snapshot-step.js";
 import { openFixture, type Fixture } from "./harness.js";
 
 /**
  * Issue 44 item 1: undo never reports success while a file it should restore is gone. A command
  * that deletes a file whose name is not UTF-8 is undone byte for byte; a file over the snapshot
  * limit that a command changes or deletes is named by the step and by undo, which refuses to say
- * it undid the turn unless told to go on (--force), and then names what it could not bring back.
+ * it undid the turn unless told to go on (--force), and then names what it could not bring back;
+ * so is a file or folder a command deletes by name that no snapshot holds (ignored, an empty folder).
  */
 
 jest.setTimeout(300_000);
@@ -60,15 +62,42 @@ test.each([
     const refused = await fx.run(["--thread", "t", "--undo"]);
     expect([refused.code, refused.stdout.trim()]).toEqual([
       1,
-      "These files changed in turn 1 but were not recorded (over 10 MB, the snapshot limit), so undoing it cannot bring them back:\n  big.log\nNothing was changed. To undo the rest anyway, run the same command with --force.",
+      `These files changed in turn 1 but were not recorded (over 10 MB, the snapshot limit; or ${UNHELD}), so undoing it cannot bring them back:\n  big.log\nNothing was changed. To undo the rest anyway, run the same command with --force.`,
     ]);
     expect(existsSync(path.join(fx.workspace, "b.txt"))).toBe(true);
     const forced = await fx.run(["--thread", "t", "--undo", "--force"]);
     expect([forced.code, forced.stdout.trim()]).toEqual([
       0,
-      "Undid turn 1: GO\nFiles (1):\n  removed    b.txt\nNot brought back (over the snapshot limit, never recorded):\n  big.log",
+      `Undid turn 1: GO\nFiles (1):\n  removed    b.txt\nNot brought back (never recorded: over the snapshot limit, or ${UNHELD}):\n  big.log`,
     ]);
     expect(existsSync(path.join(fx.workspace, "b.txt"))).toBe(false);
     rmSync(big, { force: true });
   },
 );
+
+test("a command deletes by name what no snapshot holds (an ignored file and folder, an empty folder): the step and undo name them", async () => {
+  fx = await openFixture("sqlite", [command("rm -rf .env node_modules/ empty k.txt"), { content: "done" }]);
+  const ws = (name: string) => path.join(fx!.workspace, name);
+  writeFileSync(ws(".gitignore"), ".env\nnode_modules/\n");
+  writeFileSync(ws(".env"), "SECRET=1\n");
+  mkdirSync(ws("node_modules/a"), { recursive: true });
+  writeFileSync(ws("node_modules/a/b.js"), "b\n");
+  mkdirSync(ws("empty"));
+  writeFileSync(ws("k.txt"), "keep\n");
+  const run = await fx.run(["--thread", "t", "GO"]);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toContain(
+    `Not recorded for /undo (${UNHELD}): .env, node_modules, empty. Undoing this step leaves them deleted.`,
+  );
+  const refused = await fx.run(["--thread", "t", "--undo"]);
+  expect([refused.code, refused.stdout.trim()]).toEqual([
+    1,
+    `These files changed in turn 1 but were not recorded (over 10 MB, the snapshot limit; or ${UNHELD}), so undoing it cannot bring them back:\n  .env\n  node_modules\n  empty\nNothing was changed. To undo the rest anyway, run the same command with --force.`,
+  ]);
+  const forced = await fx.run(["--thread", "t", "--undo", "--force"]);
+  expect([forced.code, forced.stdout.trim()]).toEqual([
+    0,
+    `Undid turn 1: GO\nFiles (1):\n  recreated  k.txt\nNot brought back (never recorded: over the snapshot limit, or ${UNHELD}):\n  .env\n  node_modules\n  empty`,
+  ]);
+  expect(readdirSync(fx.workspace).sort()).toEqual([".gitignore", "k.txt"]);
+});

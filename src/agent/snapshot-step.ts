@@ -279,6 +279,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   // Files over the limit as they were (the declared ones, or all for a whole step): the step names
   // those it changed, deleted or made, and its undo names them, as no snapshot holds them.
   const bigBefore = new Map(store.oversized(declared).map((p) => [p, fileState(store.workspace, p)]));
+  const named = declared ? new Map<string, string>() : namedByCommands(store.workspace, input.calls);
   return {
     before,
     finish: () =>
@@ -297,10 +298,21 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
             input.notice(
               `Not recorded for /undo (over ${mb(MAX_SNAPSHOT_FILE_BYTES)}, the snapshot limit): ${big.map(shownPath).join(", ")}. Undoing this step leaves ${big.length === 1 ? "it" : "them"} as ${big.length === 1 ? "it is" : "they are"}.`,
             );
+          // Deleted, yet no recorded change at or under it: no snapshot held it (git ignores it, an empty folder).
+          const unheld = [...named.keys()].filter(
+            (p) =>
+              !fileState(store.workspace, p) &&
+              !big.includes(p) &&
+              !changed.some((c) => c === p || c.startsWith(`${p}/`)),
+          );
+          if (unheld.length > 0)
+            input.notice(
+              `Not recorded for /undo (${UNHELD}): ${unheld.map(shownPath).join(", ")}. Undoing this step leaves ${unheld.length === 1 ? "it" : "them"} deleted.`,
+            );
           const recorded = (declared ? changed.filter((p) => declared.includes(p)) : changed).filter(
             (p) => !big.includes(p),
           );
-          const paths = [...recorded, ...big.map((p) => UNRECORDED + p)];
+          const paths = [...recorded, ...[...big, ...unheld].map((p) => UNRECORDED + p)];
           if (input.threadId) await store.setThreadSnapshot(input.threadId, after, changed);
           return { [request]: { before, after, startedAt, paths } };
         } catch (err) {
@@ -367,6 +379,34 @@ export async function turnSpan(
 }
 
 /** A file's identity and content stamp (inode, size, mtime, ctime), or "" when it is not there. */
+/** Why a deleted path a command named was not recorded. */
+export const UNHELD = "ignored by .gitignore, or an empty folder: snapshots do not hold those";
+
+/** At most this many words of a step's commands are looked at for the paths they name. */
+const MAX_NAMED_WORDS = 200;
+
+/**
+ * The workspace entries a step's commands name as words (`rm -f .env`, `rm -rf node_modules`),
+ * each with its state before they run: one deleted that no snapshot holds is named by the step and
+ * its undo, as a file over the limit is, rather than undo reporting success without it. A path
+ * reached another way (a glob, a script) is not seen.
+ */
+function namedByCommands(workspace: string, calls: SnapshotStepInput["calls"]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const call of calls) {
+    const { command, workingDirectory } = call.args ?? {};
+    if (typeof command !== "string") continue;
+    const cwd = path.resolve(workspace, typeof workingDirectory === "string" ? workingDirectory : ".");
+    for (const word of (command.match(/'[^']*'|"[^"$`\\]*"|[^\s;&|<>()'"`$]+/g) ?? []).slice(0, MAX_NAMED_WORDS)) {
+      const bare = word.replace(/^(['"])(.*)\1$/, "$2").replace(/\/+$/, "");
+      const rel = bare.startsWith("-") ? undefined : relativePath(workspace, path.resolve(cwd, bare));
+      const state = rel && fileState(workspace, rel);
+      if (rel && state) out.set(rel, state);
+    }
+  }
+  return out;
+}
+
 function fileState(workspace: string, rel: string): string {
   try {
     const s = lstatSync(absPath(workspace, rel), { bigint: true });

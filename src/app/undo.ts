@@ -4,6 +4,7 @@ import { SUMMARY_KEY } from "../context/compaction.js";
 import {
   mergeSnapshots,
   missingSnapshotReason,
+  UNHELD,
   UNRECORDED,
   unrecordedPaths,
   workspaceAt,
@@ -149,7 +150,7 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
           ? `These files were changed since turn ${turn.number} (by hand or by another thread); undoing it would overwrite those changes:\n${listed(conflicts)}`
           : "",
         lost.length > 0
-          ? `These files changed in turn ${turn.number} but were not recorded (over ${MAX_SNAPSHOT_FILE_BYTES / 1024 / 1024} MB, the snapshot limit), so undoing it cannot bring them back:\n${listed(lost)}`
+          ? `These files changed in turn ${turn.number} but were not recorded (over ${MAX_SNAPSHOT_FILE_BYTES / 1024 / 1024} MB, the snapshot limit; or ${UNHELD}), so undoing it cannot bring them back:\n${listed(lost)}`
           : "",
       ].filter(Boolean);
       const force = conflicts.length > 0 ? "overwrite them" : "undo the rest anyway";
@@ -178,7 +179,9 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
       ...(skipped.length > 0
         ? [`Not put back (a link or a file now stands where a folder of theirs was):\n${listed(skipped)}`]
         : []),
-      ...(lost.length > 0 ? [`Not brought back (over the snapshot limit, never recorded):\n${listed(lost)}`] : []),
+      ...(lost.length > 0
+        ? [`Not brought back (never recorded: over the snapshot limit, or ${UNHELD}):\n${listed(lost)}`]
+        : []),
     );
   } else {
     lines.push("That turn changed no files (or they were not recorded); only the conversation goes back.");
