@@ -245,6 +245,10 @@ describe.each(users)("issue 44, as %s", (_name, uid) => {
       const attacks = [
         'cd "$(echo ~)" && rm -f .bashrc',
         'cd "$(dirname ~/.profile)" && sed -i s/profile/pwned/ .profile',
+        // Programs that write where they run, and stdin put in the middle of a path (xargs -I).
+        "cd ~ && git init -q",
+        "echo .bashrc | xargs -I{} cp /dev/null ~/{}",
+        `mkdir ${JSON.stringify(path.join(home, "made"))}`,
       ];
       const control = "cd src && rm -f old.txt";
       writeFileSync(path.join(home, ".bashrc"), "bashrc\n");
@@ -278,6 +282,9 @@ describe.each(users)("issue 44, as %s", (_name, uid) => {
       const reasons = [
         "dangerous command: rm deletes .bashrc (in a folder only known at run time, maybe outside the workspace)",
         "dangerous command: sed -i changes .profile (in a folder only known at run time, maybe outside the workspace)",
+        `dangerous command: git runs in ${home} (outside the workspace), where it may change files`,
+        "dangerous command: cp writes to ~/{} (in the home folder, outside the workspace)",
+        `dangerous command: mkdir makes ${JSON.stringify(path.join(home, "made"))} (in the home folder, outside the workspace)`,
       ];
       const approvals = (
         r.events as Array<{ type: string; request?: { reason: string }; response?: { decision: string } }>
@@ -291,6 +298,7 @@ describe.each(users)("issue 44, as %s", (_name, uid) => {
       ]);
       expect(readFileSync(path.join(home, ".bashrc"), "utf8")).toBe("bashrc\n");
       expect(readFileSync(path.join(home, ".profile"), "utf8")).toBe("profile\n");
+      expect([existsSync(path.join(home, ".git")), existsSync(path.join(home, "made"))]).toEqual([false, false]);
       // The control ran: full-auto does run what the classifier lets through.
       expect(existsSync(path.join(tmp.dir, "src", "old.txt"))).toBe(false);
     },

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { commandEffects, commandRow, isWrapper, unwrap } from "./classify-rows.js";
+import { commandEffects, commandRow, isReadOnly, isWrapper, unwrap } from "./classify-rows.js";
 import {
   type Effect,
   type Folder,
@@ -192,15 +192,21 @@ function checkCommand(
   const args = words.slice(1);
   checkNamedPaths(words, state);
   const row = commandRow(name);
-  if (!row) return false;
-  if (row.shell) return checkShell(name, args, stdin, state, depth);
-  if (row.code !== undefined) checkInterpreter(name, list(row.code), args, stdin, state);
-  else if (row.builtin === "eval") return args.length > 0 && runScript(joinWords(args), "eval", state, depth);
-  else if (row.builtin === "source") return checkSourced(name, args, state, depth, stdin);
-  else if (row.builtin === "cd") changeDirectory(args, state);
-  else if (row.builtin === "popd") moveTo(state, () => null, true);
-  apply(commandEffects(name, row, args, { at: state, stdin, text }), state, depth);
-  return false;
+  const found = state.findings.length;
+  try {
+    if (!row) return false;
+    if (row.shell) return checkShell(name, args, stdin, state, depth);
+    if (row.code !== undefined) checkInterpreter(name, list(row.code), args, stdin, state);
+    else if (row.builtin === "eval") return args.length > 0 && runScript(joinWords(args), "eval", state, depth);
+    else if (row.builtin === "source") return checkSourced(name, args, state, depth, stdin);
+    else if (row.builtin === "cd") changeDirectory(args, state);
+    else if (row.builtin === "popd") moveTo(state, () => null, true);
+    apply(commandEffects(name, row, args, { at: state, stdin, text }), state, depth);
+    return false;
+  } finally {
+    // Said only when nothing more precise was (`touch a` after `cd ~` names the file it changes).
+    if (state.findings.length === found) checkWhereItRuns(name, words, row, state);
+  }
 }
 
 /** Judges what a row or matcher says a command does. */
@@ -391,6 +397,20 @@ function checkNamedPaths(words: Word[], state: State): void {
       });
     if (secret) danger(state, `\`${shorten(w.raw, 60)}\` touches credentials in the home folder`);
   }
+}
+
+/**
+ * A program that is not read-only, run after a `cd` out of the workspace (or into a folder only
+ * known at run time), may write where it runs though no argument names it: `cd ~ && npm init -y`,
+ * `git init`, `xargs touch`. That is writing outside the workspace.
+ */
+function checkWhereItRuns(name: string, words: Word[], row: ReturnType<typeof commandRow>, state: State): void {
+  // A shell's or eval's script is judged command by command, where it runs.
+  if (row?.builtin || row?.shell || isReadOnly(words)) return;
+  const away = state.here.find((cwd) => cwd === null || !isInsideWorkspace(cwd, state));
+  if (away === undefined) return;
+  const where = away === null ? describeLocation("unknown-folder") : `in ${away} (outside the workspace)`;
+  danger(state, `${name} runs ${where}, where it may change files`);
 }
 
 function isInsideWorkspace(dir: string, state: State): boolean {

@@ -202,11 +202,16 @@ const WRAPPER_MATCHERS: Record<
     const inner = args
       .slice(i)
       .map((w) =>
-        replace && w.value.includes(replace)
-          ? { ...w, value: w.value.split(replace).join("$XARGS"), dynamic: true }
-          : w,
+        // Starting with it, the word is whatever stdin holds (an absolute path too): as unknown as a
+        // stdin argument; after a known start (`~/{}`), it lies under that start.
+        replace && w.value.startsWith(replace)
+          ? { ...STDIN_WORDS, raw: w.raw }
+          : replace && w.value.includes(replace)
+            ? { ...w, value: w.value.split(replace).join("$XARGS"), dynamic: true }
+            : w,
       );
-    return { words: inner.length > 0 ? [...inner, STDIN_WORDS] : [], effects: [] };
+    // With a replacement string, what stdin holds goes where it stands, not after the command.
+    return { words: inner.length > 0 ? (replace ? inner : [...inner, STDIN_WORDS]) : [], effects: [] };
   },
   watch(args, row) {
     const i = skipOptions(args, list(row.valued));
