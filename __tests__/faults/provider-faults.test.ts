@@ -76,7 +76,7 @@ describe("a provider failing on the wire", () => {
     expect(r1.code).toBe(1);
     expect(retryLines(r1.stdout)).toEqual(["  … retrying: the provider answered HTTP 500 (attempt 2 of 2)"]);
     expect(r1.stdout).toContain(
-      `✗ The provider at ${fx.server.url} failed with HTTP 500 after retries: scripted fault: HTTP 500; try again later.\n`,
+      `✗ The provider at ${fx.server.url} failed with HTTP 500 after 2 attempts: scripted fault: HTTP 500; try again later.\n`,
     );
     expect(fx.server.requests).toHaveLength(2);
     await nextConversationAndUndo(r1);

@@ -267,8 +267,27 @@ describe("ChatOpenAI over HTTP", () => {
     const err = await failureOf(callModelWithRetry(createChatModel(settings), ask));
     expect(s.requests).toHaveLength(2);
     expect(describeModelError(err, settings)).toBe(
-      `The provider at ${s.url} failed with HTTP 500 after retries: scripted fault: HTTP 500; try again later.`,
+      `The provider at ${s.url} failed with HTTP 500 after 2 attempts: scripted fault: HTTP 500; try again later.`,
     );
+  });
+
+  it("a 429 that is not retried (a used-up quota; --max-retries 0) claims no retries, and a quota is not told to wait", async () => {
+    const quota = {
+      status: 429,
+      error: { message: "You exceeded your current quota.", type: "insufficient_quota", code: "insufficient_quota" },
+    };
+    const s = await serve([quota, { status: 429 }, { content: "never reached" }]);
+    const quotaErr = await failureOf(callModelWithRetry(createChatModel(settingsFor(s.url)), ask));
+    expect(describeModelError(quotaErr, settingsFor(s.url))).toBe(
+      `The provider at ${s.url} says the API key's account has no quota left (HTTP 429): You exceeded your current quota; check its plan and billing: waiting does not help.`,
+    );
+    expect(s.requests).toHaveLength(1);
+    const once = settingsFor(s.url, { maxRetries: 0 });
+    const limited = await failureOf(callModelWithRetry(createChatModel(once), ask));
+    expect(describeModelError(limited, once)).toBe(
+      `The provider at ${s.url} is rate limiting requests (HTTP 429): scripted fault: HTTP 429; wait and try again.`,
+    );
+    expect(s.requests).toHaveLength(2);
   });
 
   describe("a stream that breaks", () => {

@@ -183,17 +183,21 @@ export function describeModelError(err: unknown, settings: ModelSettings): strin
   if (status === 404 || /model.*(not found|does not exist)|unknown model/i.test(message)) {
     return `The provider at ${where} does not know the model "${settings.model}"; pass --model (or MINI_CURSOR_MODEL) with a model it serves.`;
   }
+  // Retries are claimed only when they were made: none for a quota, a wait longer than the cap, or --max-retries 0.
+  const sent = attemptsMade(err) ?? 1;
+  const after = sent > 1 ? ` after ${sent} attempts` : "";
+  if (status === 429 && /insufficient_quota|exceeded your current quota/i.test(`${e.code ?? ""} ${message}`))
+    return `The provider at ${where} says the API key's account has no quota left (HTTP 429)${saying}; check its plan and billing: waiting does not help.`;
   if (status === 429)
-    return `The provider at ${where} is rate limiting requests (HTTP 429) and retries ran out${saying}; wait and try again.`;
+    return `The provider at ${where} is rate limiting requests (HTTP 429)${after}${saying}; wait and try again.`;
   if (status && status >= 500)
-    return `The provider at ${where} failed with HTTP ${status} after retries${saying}; try again later.`;
+    return `The provider at ${where} failed with HTTP ${status}${after}${saying}; try again later.`;
   if (status && status >= 400) return `The provider at ${where} refused the request (HTTP ${status})${saying}.`;
   // Not the provider's doing: this machine's disk or limits (a state file names itself before this).
   const local = localFailure(err);
   if (local)
     return `The run failed on this machine, not at the model provider: ${message.split("\n")[0]} (${local}). ${LOCAL_ADVICE[local] ?? "Fix that and run again."}`;
-  const tries = attemptsMade(err);
-  const each = tries && tries > 1 ? `, after ${tries} attempts` : "";
+  const each = sent > 1 ? `, after ${sent} attempts` : "";
   if (err instanceof IncompleteResponseError)
     return `The model provider at ${where} answered, but its response ended before it was complete (no finish_reason)${each}. It is reachable, so OPENAI_BASE_URL is right: try again, and if it keeps happening, check the server's logs, or a proxy between that cuts streams.`;
   const lost = lostConnection(err);
