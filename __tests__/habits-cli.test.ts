@@ -38,7 +38,27 @@ describe("flags from other agents name ours", () => {
   test.each([
     [
       ["-p", "explain"],
-      '-p is from Claude Code (its print mode). In mini-cursor: a task given as an argument already runs once, prints the trace and the answer, and exits: mini-cursor "<task>" (--json for JSON Lines events; text piped in is added to the task).',
+      '-p is from Claude Code, Gemini CLI and Codex (their one-shot modes). In mini-cursor: a task given as an argument already runs once, prints the trace and the answer, and exits: mini-cursor "<task>" (--json for JSON Lines events; text piped in is added to the task).',
+    ],
+    [
+      ["--prompt=explain"],
+      '--prompt is from Claude Code, Gemini CLI and Codex (their one-shot modes). In mini-cursor: a task given as an argument already runs once, prints the trace and the answer, and exits: mini-cursor "<task>" (--json for JSON Lines events; text piped in is added to the task).',
+    ],
+    [
+      ["-o", "json", "hi"],
+      "-o is from Claude Code and Gemini CLI. In mini-cursor: --json prints one JSON object per event (JSON Lines) on stdout; the last one, run_end, has the outcome and the usage.",
+    ],
+    [
+      ["-y", "hi"],
+      "-y is from Claude Code, Codex and Gemini CLI. In mini-cursor: --approval full-auto runs every command without asking, except dangerous ones; --sandbox off runs them outside bubblewrap.",
+    ],
+    [
+      ["--include-directories", "../lib", "hi"],
+      "--include-directories is from Claude Code and Gemini CLI. In mini-cursor: a run works in one folder, its workspace: pass --workspace <dir> with a folder that holds all you need.",
+    ],
+    [
+      ["--session-id", "abc", "hi"],
+      '--session-id is from Claude Code. In mini-cursor: --thread abc "<task>" runs on the thread of that id (a new one if there is none).',
     ],
     [
       ["--resume", "20261129-a1b2c3"],
@@ -46,7 +66,7 @@ describe("flags from other agents name ours", () => {
     ],
     [
       ["--output-format", "json", "hi"],
-      "--output-format is from Claude Code. In mini-cursor: --json prints one JSON object per event (JSON Lines) on stdout; the last one, run_end, has the outcome and the usage.",
+      "--output-format is from Claude Code and Gemini CLI. In mini-cursor: --json prints one JSON object per event (JSON Lines) on stdout; the last one, run_end, has the outcome and the usage.",
     ],
     [
       ["--dangerously-skip-permissions", "hi"],
@@ -62,6 +82,27 @@ describe("flags from other agents name ours", () => {
     const lines = r.stderr.trim().split("\n");
     expect(lines[0]).toMatch(/^error: unknown option '/);
     expect(lines.slice(1)).toEqual([hint, "Run with --help to see the options."]);
+  });
+
+  test("Codex's exec subcommand names the one-shot run instead of sending `exec …` as the task", async () => {
+    const r = await cli(["exec", "list the files here"]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      2,
+      "",
+      `exec is Codex's subcommand (codex exec "<task>"). In mini-cursor a task given as an argument already runs once and exits: mini-cursor 'list the files here'\n`,
+    ]);
+  });
+
+  test.each([
+    ["/Undo", "/Undo is a command of the interactive session, not a task"],
+    ["/init", "/init is another agent's session command, not a task"],
+    ["/cost", "/cost is another agent's session command, not a task"],
+  ])("a one-shot %s is not sent to the model", async (task, head) => {
+    const r = await cli([task]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.startsWith(`mini-cursor: ${head}: sent as a task, the model would read it as a request`)).toBe(
+      true,
+    );
   });
 
   test("a flag nobody has stays a bare unknown option", async () => {

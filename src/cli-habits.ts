@@ -31,14 +31,14 @@ const approvalFor = (value: string | undefined) =>
 
 const HABITS: readonly Habit[] = [
   {
-    flags: ["-p", "--print"],
-    from: "Claude Code (its print mode)",
+    flags: ["-p", "--print", "--prompt", "-q", "--quiet"],
+    from: "Claude Code, Gemini CLI and Codex (their one-shot modes)",
     instead: () =>
       'a task given as an argument already runs once, prints the trace and the answer, and exits: mini-cursor "<task>" (--json for JSON Lines events; text piped in is added to the task).',
   },
   {
-    flags: ["--output-format"],
-    from: "Claude Code",
+    flags: ["--output-format", "-o"],
+    from: "Claude Code and Gemini CLI",
     takesValue: true,
     instead: (value) =>
       value === "text"
@@ -55,7 +55,13 @@ const HABITS: readonly Habit[] = [
         : '--continue "<task>" goes on with the latest thread here, --thread <id> "<task>" with another (--threads lists them; with no task, a session opens on it).',
   },
   {
-    flags: ["--dangerously-skip-permissions", "--dangerously-bypass-approvals-and-sandbox", "--yolo", "--full-auto"],
+    flags: [
+      "--dangerously-skip-permissions",
+      "--dangerously-bypass-approvals-and-sandbox",
+      "--yolo",
+      "-y",
+      "--full-auto",
+    ],
     from: "Claude Code, Codex and Gemini CLI",
     instead: () =>
       "--approval full-auto runs every command without asking, except dangerous ones; --sandbox off runs them outside bubblewrap.",
@@ -71,6 +77,20 @@ const HABITS: readonly Habit[] = [
     from: "Codex",
     takesValue: true,
     instead: (value) => `--workspace ${value ?? "<dir>"}, the folder every tool works in.`,
+  },
+  {
+    flags: ["--add-dir", "--include-directories"],
+    from: "Claude Code and Gemini CLI",
+    takesValue: true,
+    instead: () =>
+      "a run works in one folder, its workspace: pass --workspace <dir> with a folder that holds all you need.",
+  },
+  {
+    flags: ["--session-id"],
+    from: "Claude Code",
+    takesValue: true,
+    instead: (value) =>
+      `--thread ${value ?? "<id>"} "<task>" runs on the thread of that id (a new one if there is none).`,
   },
   {
     flags: ["--max-turns"],

@@ -94,8 +94,16 @@ function parseArgs(argv: string[], version: string): ParsedArgs | number {
     }
   >();
   const { undo, force, mcpList, eachLine, ...flags } = opts;
+  const words = program.args as string[];
+  // Codex's `codex exec "<task>"`: here the task alone runs once (sent on, "exec" would be part of it).
+  if (words.length > 1 && words[0] === "exec") {
+    printErr(
+      `exec is Codex's subcommand (codex exec "<task>"). In mini-cursor a task given as an argument already runs once and exits: mini-cursor ${shellQuote(words.slice(1).join(" "))}\n`,
+    );
+    return EXIT.usage;
+  }
   return {
-    task: (program.args as string[]).join(" ").trim(),
+    task: words.join(" ").trim(),
     threads: Boolean(opts.threads),
     undo: undo ? { force: Boolean(force) } : undefined,
     forceAlone: Boolean(force) && !undo,

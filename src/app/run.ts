@@ -201,7 +201,9 @@ async function oneShotRequest(
 
 export async function runOnce(settings: Settings, task: string, version: string): Promise<number> {
   // A built-in session command (`mini-cursor "/undo"`) is not sent to the model: the hint says what to run.
-  const hint = task.trimStart().startsWith("/") ? sessionCommandHint(task, hintCommand(settings)) : undefined;
+  const hint = task.trimStart().startsWith("/")
+    ? sessionCommandHint(task, hintCommand(settings), sessionSlashCommands(settings).commands)
+    : undefined;
   if (hint !== undefined) {
     noticeOnTerminal(gateText(`mini-cursor: ${hint}\n`));
     return EXIT.usage;

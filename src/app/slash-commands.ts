@@ -437,12 +437,20 @@ export function sessionCommandHint(
   commands: readonly SlashCommand[] = SLASH_COMMANDS,
 ): string | undefined {
   const text = task.trim();
-  const name = text.split(/\s/, 1)[0]!;
-  const found = commands.find((c) => c.name === name || c.aliases?.includes(name));
+  const typed = text.split(/\s/, 1)[0]!;
+  // A custom command (`found.source`) runs as typed; a built-in one or another agent's is named in any case (`/Undo`).
+  const name = typed.toLowerCase();
+  const found =
+    commands.find((c) => c.name === typed || c.aliases?.includes(typed)) ??
+    commands.find((c) => !c.source && (c.name === name || c.aliases?.includes(name)));
+  const notSent =
+    "sent as a task, the model would read it as a request and might act on it its own way, so it was not sent.";
+  if (!found && PEER_COMMANDS[name])
+    return `${typed} is another agent's session command, not a task: ${notSent} In mini-cursor, ${PEER_COMMANDS[name]}`;
   if (!found || found.source) return undefined;
-  const arg = text.slice(name.length).trim();
-  const instead = found.outside ? found.outside(arg, command) : inSession(name, command);
-  return `${name} is a command of the interactive session, not a task: sent as a task, the model would read it as a request and might act on it its own way, so it was not sent. ${instead}`;
+  const arg = text.slice(typed.length).trim();
+  const instead = found.outside ? found.outside(arg, command) : inSession(found.name, command);
+  return `${typed} is a command of the interactive session, not a task: ${notSent} ${instead}`;
 }
 
 /**
