@@ -397,6 +397,9 @@ test("a relative path after a cd into a folder only known at run time may lie an
 
 test("after a cd that may fail, the old folder counts too; a pipeline stage starts where the pipeline does", async () => {
   expect((await classify("cd build; rm -rf *")).reason).toBe("dangerous command: rm deletes * (the whole workspace)");
+  expect((await classify("rm -rf sp*")).reason).toBe(
+    "dangerous command: rm deletes sp* (what it matches in the workspace's top folder)",
+  );
   expect((await classify("cd build || true; rm -rf *")).verdict).toBe("ask");
   expect((await classify("cd build | rm -rf *")).verdict).toBe("ask");
   expect((await classify("cd build && rm -rf *")).verdict).toBe("allow");

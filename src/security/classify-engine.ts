@@ -350,7 +350,11 @@ function checkTarget(word: Word, verb: string, state: State, options: TargetOpti
           `${verb} ${word.raw === "(arguments from stdin)" ? "paths read from stdin" : `\`${shorten(word.raw, 60)}\``}, a path only known at run time`,
         );
     } else if (at.kind === "workspace") {
-      if (options.wholeWorkspaceAsks) danger(state, `${verb} ${word.raw} (the whole workspace)`);
+      if (options.wholeWorkspaceAsks)
+        danger(
+          state,
+          `${verb} ${word.raw} (${/^[*?]+$/.test(path.basename(word.value)) || !isPattern(word) ? "the whole workspace" : "what it matches in the workspace's top folder"})`,
+        );
     } else if (isOutside(at.kind) || (options.tempIsOutside && at.kind === "temp"))
       danger(state, `${verb} ${describe(at, word)}`);
     else if (at.kind === "temp") state.outsideWrites.push(`${verb} ${word.raw}`);
