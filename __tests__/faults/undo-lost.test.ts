@@ -101,3 +101,18 @@ test("a command deletes by name what no snapshot holds (an ignored file and fold
   ]);
   expect(readdirSync(fx.workspace).sort()).toEqual([".gitignore", "k.txt"]);
 });
+
+test("git init in a subfolder (no commit yet) does not stop snapshots: the next step's undo works, the nested repository is left", async () => {
+  const write = { toolCalls: [{ name: "write_file", args: { filePath: "b.txt", content: "b\n" } }] };
+  fx = await openFixture("sqlite", [
+    command("mkdir app && cd app && git init -q && echo x > f.txt"),
+    write,
+    { content: "done" },
+  ]);
+  const run = await fx.run(["--thread", "t", "GO"]);
+  expect([run.code, run.stdout.includes("snapshots failed")]).toEqual([0, false]);
+  const undo = await fx.run(["--thread", "t", "--undo"]);
+  expect([undo.code, undo.stdout.trim()]).toEqual([0, "Undid turn 1: GO\nFiles (1):\n  removed    b.txt"]);
+  expect(existsSync(path.join(fx.workspace, "b.txt"))).toBe(false);
+  expect(readFileSync(path.join(fx.workspace, "app", "f.txt"), "utf8")).toBe("x\n");
+});

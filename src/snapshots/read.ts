@@ -63,7 +63,7 @@ export async function ignoredOf(git: Git, paths: readonly string[]): Promise<Set
   return new Set(paths.filter((_, i) => fields[i * 4] && !fields[i * 4 + 2]?.startsWith("!")));
 }
 
-/** A path status named: over the limit, gone (also beyond a link, which git refuses to add), or to stage. */
+/** A path status named: over the limit, gone (also beyond a link, which git refuses to add), a nested repository (a folder: never recorded, and one with no commit stops `git add`), or to stage. */
 async function kindOf(root: string, rel: string, folders: Map<string, Promise<boolean>> | undefined) {
   const isFolder = async (p: string) => (await lstat(absPath(root, p)).catch(() => undefined))?.isDirectory() === true;
   const parts = rel.split("/");
@@ -72,7 +72,7 @@ async function kindOf(root: string, rel: string, folders: Map<string, Promise<bo
     if (!(await (folders.get(dir) ?? folders.set(dir, isFolder(dir)).get(dir)))) return "gone";
   }
   const st = await lstat(absPath(root, rel)).catch(() => undefined);
-  return !st ? "gone" : st.isFile() && st.size > MAX_SNAPSHOT_FILE_BYTES ? "big" : "ok";
+  return !st ? "gone" : st.isDirectory() ? "nested" : st.isFile() && st.size > MAX_SNAPSHOT_FILE_BYTES ? "big" : "ok";
 }
 
 /** Brings the index up to date with what `git status` says changed (over the limit: `oversized`); whether any did. */
