@@ -6,6 +6,7 @@ import {
   shellMark,
 } from "../../src/context/command-template.js";
 import { shellSplit } from "../../src/shell-quote.js";
+import { parseAgentFile } from "../../src/context/agent-files.js";
 
 describe("custom command templates", () => {
   test("front matter gives the description and argument hint; the body is the rest", () => {
@@ -15,6 +16,21 @@ describe("custom command templates", () => {
     expect(parseCommandTemplate("\uFEFFJust a prompt.\r\n")).toEqual({ body: "Just a prompt." });
     // A `---` further down is Markdown, not front matter.
     expect(parseCommandTemplate("Intro\n---\ndescription: no\n---\n").description).toBeUndefined();
+  });
+
+  test("YAML's block scalars (> and |, as Claude Code's files write long values) are read whole, in agent files too", () => {
+    const front =
+      "---\ndescription: >-\n  Reviews a file\n  for style.\n\nargument-hint: |\n  <file>\ntools:\n  - Read\n---\nBody\n";
+    expect(parseCommandTemplate(front)).toEqual({
+      description: "Reviews a file for style.",
+      argumentHint: "<file>",
+      body: "Body",
+    });
+    expect(parseAgentFile(front)?.fields).toEqual({
+      description: "Reviews a file for style.",
+      "argument-hint": "<file>",
+      tools: ["Read"],
+    });
   });
 
   test("$ARGUMENTS is everything typed, $1…$9 its words split as a shell splits them", () => {

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { FileTooLargeError, NotRegularFileError, readRegularTextSync } from "../regular-file.js";
 import { contentHash, isTrusted } from "../security/trust.js";
+import { foldBlockScalars } from "./command-template.js";
 import { offeredToolNames } from "../tools/index.js";
 import { BUILT_IN_SUBAGENTS, type SubagentSource, type SubagentType } from "../tools/task.js";
 
@@ -81,7 +82,7 @@ export function parseAgentFile(text: string): { fields: Record<string, string | 
   if (!match) return undefined;
   const fields: Record<string, string | string[]> = {};
   let listKey: string | undefined;
-  for (const raw of match[1]!.split(/\r?\n/)) {
+  for (const raw of foldBlockScalars(match[1]!)) {
     const item = /^\s+-\s+(.*)$/.exec(raw);
     if (item && listKey) {
       (fields[listKey] as string[]).push(unquote(item[1]!));

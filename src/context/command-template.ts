@@ -55,13 +55,33 @@ function unquote(value: string): string {
   return v;
 }
 
+/**
+ * Front matter's lines with YAML's block scalars (`description: >` or `|`, then indented lines) as
+ * one `key: value` line each, the lines joined by spaces: what the line readers here (and
+ * agent-files.ts) understand. Claude Code's files use them for long descriptions.
+ */
+export function foldBlockScalars(front: string): string[] {
+  const lines = front.split(/\r?\n/);
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const block = /^([A-Za-z][\w-]*)\s*:\s*[>|][-+]?\s*$/.exec(lines[i]!);
+    if (!block) out.push(lines[i]!);
+    else {
+      const body: string[] = [];
+      while (i + 1 < lines.length && /^(\s+\S|\s*$)/.test(lines[i + 1]!)) body.push(lines[++i]!.trim());
+      out.push(`${block[1]}: ${body.filter(Boolean).join(" ")}`);
+    }
+  }
+  return out;
+}
+
 /** Splits off the front matter (`---` lines at the very top) and reads its `key: value` lines. */
 export function parseCommandTemplate(text: string): CommandTemplate {
   const normalised = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
   const front = /^---\n([\s\S]*?)\n---[ \t]*(?:\n|$)/.exec(normalised);
   if (!front) return { body: normalised.trim() };
   const fields = new Map<string, string>();
-  for (const line of front[1]!.split("\n")) {
+  for (const line of foldBlockScalars(front[1]!)) {
     const m = /^([A-Za-z][\w-]*)\s*:\s*(.*)$/.exec(line);
     if (m) fields.set(m[1]!.toLowerCase(), unquote(m[2]!));
   }
