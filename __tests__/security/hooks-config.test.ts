@@ -94,8 +94,10 @@ describe("hooks config", () => {
   });
 
   test("a block not in that shape is an error naming the file and the place", () => {
-    expect(() => parseHooks({ PreToolUse: [{ hooks: [] }] }, "c.json")).toThrow(
-      new HooksConfigError("c.json: hooks.PreToolUse.0.hooks: Too small: expected array to have >=1 items"),
+    // An empty list is a placeholder that runs nothing, as in Claude Code.
+    expect(parseHooks({ PreToolUse: [{ hooks: [] }] }, "c.json")).toEqual({ hooks: [], unsupported: [] });
+    expect(() => parseHooks({ PreToolUse: [{ hooks: {} }] }, "c.json")).toThrow(
+      new HooksConfigError("c.json: hooks.PreToolUse.0.hooks: Invalid input: expected array, received object"),
     );
     expect(() => parseHooks({ PreToolUse: [{ matcher: "[", hooks: [{ command: "x" }] }] }, "c.json")).toThrow(
       /c\.json: hooks\.PreToolUse\[0\]: matcher "\[" is not a valid regular expression/,

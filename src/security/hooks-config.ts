@@ -61,7 +61,8 @@ const hookCommandSchema = z.looseObject({
 
 const matcherGroupSchema = z.looseObject({
   matcher: z.string().max(MAX_MATCHER_CHARS).optional(),
-  hooks: z.array(hookCommandSchema).min(1),
+  // Empty runs nothing (a placeholder Claude Code accepts); a bad matcher or command still stops the start: hooks fail closed.
+  hooks: z.array(hookCommandSchema),
 });
 
 /** The `hooks` block: an object of events. Events mini-cursor does not run are skipped with a warning. */
