@@ -491,7 +491,7 @@ test("Notification when the person is asked; SubagentStop and PostToolUse around
   });
   expect(payload("Notification-1.json")).toEqual({
     ...base(r.threadId, "Notification", "suggest"),
-    message: "mini-cursor needs your permission to use write_file",
+    message: "mini-cursor needs your permission to use Write",
     notification_type: "permission_prompt",
   });
 });
@@ -571,7 +571,11 @@ test("PreCompact on /compact, SessionStart after it and after /new, SessionEnd a
   expect(fields("SessionStart-2.json")).toEqual({ ...common, hook_event_name: "SessionStart", source: "compact" });
   expect(fields("SessionEnd-1.json")).toEqual({ ...common, hook_event_name: "SessionEnd", reason: "clear" });
   expect(fields("SessionStart-3.json")).toEqual({ ...common, hook_event_name: "SessionStart", source: "clear" });
-  expect(fields("SessionEnd-2.json")).toEqual({ ...common, hook_event_name: "SessionEnd", reason: "other" });
+  expect(fields("SessionEnd-2.json")).toEqual({
+    ...common,
+    hook_event_name: "SessionEnd",
+    reason: "prompt_input_exit",
+  });
   // /new gave the thread after it its own id.
   expect(payload("SessionStart-3.json").session_id).not.toBe(payload("SessionStart-1.json").session_id);
 });
