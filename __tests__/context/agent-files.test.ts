@@ -163,3 +163,15 @@ test("a repository's .claude that is a symlink is not read", () => {
     },
   ]);
 });
+
+test("a Claude model id in an agent file is Claude Code's: the session's model runs it, and the warning says so", () => {
+  const r = agentTypeFromFile(agent("Read", "model: claude-sonnet-4-5-20250929\n"), "/x/a.md", "user");
+  if ("problem" in r) throw new Error(r.problem);
+  expect([r.type.model, r.warnings]).toEqual([
+    undefined,
+    ["model claude-sonnet-4-5-20250929 is Claude Code's: this sub-agent uses the session's model"],
+  ]);
+  const own = agentTypeFromFile(agent("Read", "model: gpt-5-mini\n"), "/x/a.md", "user");
+  if ("problem" in own) throw new Error(own.problem);
+  expect([own.type.model, own.warnings]).toEqual(["gpt-5-mini", []]);
+});

@@ -173,8 +173,12 @@ export function agentTypeFromFile(
     return { problem: `name ${JSON.stringify(name)} is not lowercase letters, digits, - or _` };
   if (typeof fields.description !== "string" || !fields.description)
     return { problem: "no description in the front matter" };
-  const model = typeof fields.model === "string" && !CLAUDE_MODEL_ALIASES.has(fields.model) ? fields.model : undefined;
   const warnings: string[] = [];
+  // Claude's own model ids (claude-sonnet-4-5-20250929) are Claude Code's: sent to another provider they fail.
+  const claude = typeof fields.model === "string" && /^claude-/i.test(fields.model);
+  if (claude) warnings.push(`model ${fields.model} is Claude Code's: this sub-agent uses the session's model`);
+  const model =
+    typeof fields.model === "string" && !claude && !CLAUDE_MODEL_ALIASES.has(fields.model) ? fields.model : undefined;
   const tools = toolList(fields.tools, "tools", warnings, true);
   // Claude Code's `disallowedTools` narrows too.
   const disallowed = toolList(fields.disallowedTools, "disallowedTools", warnings, false);
