@@ -89,6 +89,8 @@ function shape(messages: BaseMessage[]): Array<[string, string]> {
 }
 
 describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine)", (kind: EngineKind) => {
+  // A graph task call's entry names its LangGraph task, by which a resume after a question finds it.
+  const inGraph = kind === "graph" ? { ns: expect.stringMatching(/^subagent:[0-9a-f-]{36}$/) } : {};
   test("the task calls start with the step's other calls, on one whole snapshot, and end with their reports", async () => {
     writeFileSync(path.join(tmp.dir, "notes.txt"), "hi\n");
     const model = new RoutedChatModel({
@@ -131,8 +133,16 @@ describe.each(["graph", "loop"] as const)("a task turn in the journal (%s engine
     expect(before).toMatch(/^[0-9a-f]{40}$/);
     expect([read, general, explore].map((id) => ({ ...byCall.get(id)!, startedAt: "" }))).toEqual([
       { callId: read, name: "read_file", request, startedAt: "", result: expect.anything() },
-      { callId: general, name: "task", request, before, startedAt: "", result: expect.anything() },
-      { callId: explore, name: "task", request, readOnly: true, startedAt: "", result: expect.anything() },
+      { callId: general, name: "task", request, before, startedAt: "", result: expect.anything(), ...inGraph },
+      {
+        callId: explore,
+        name: "task",
+        request,
+        readOnly: true,
+        startedAt: "",
+        result: expect.anything(),
+        ...inGraph,
+      },
     ]);
     // The task's `before` is the whole workspace as it was: a.txt did not exist yet, notes.txt did.
     const store = snapshotStore(tmp.dir);

@@ -116,3 +116,18 @@ test("git init in a subfolder (no commit yet) does not stop snapshots: the next 
   expect(existsSync(path.join(fx.workspace, "b.txt"))).toBe(false);
   expect(readFileSync(path.join(fx.workspace, "app", "f.txt"), "utf8")).toBe("x\n");
 });
+
+test("what a command deleted unheld and is back by the undo (npm ci made node_modules again) is not named as lost", async () => {
+  fx = await openFixture("sqlite", [command("rm -rf node_modules k.txt"), { content: "done" }]);
+  const ws = (name: string) => path.join(fx!.workspace, name);
+  writeFileSync(ws(".gitignore"), "node_modules/\n");
+  mkdirSync(ws("node_modules"));
+  writeFileSync(ws("k.txt"), "keep\n");
+  const run = await fx.run(["--thread", "t", "GO"]);
+  expect(run.stdout).toContain(
+    `Not recorded for /undo (${UNHELD}): node_modules. Undoing this step leaves it deleted.`,
+  );
+  mkdirSync(ws("node_modules"));
+  const undo = await fx.run(["--thread", "t", "--undo"]);
+  expect([undo.code, undo.stdout.trim()]).toEqual([0, "Undid turn 1: GO\nFiles (1):\n  recreated  k.txt"]);
+});

@@ -31,8 +31,11 @@ export type { TurnSnapshot, WorkspaceSnapshots };
 /** Marks a path of TurnSnapshot.paths that no snapshot holds (no path git names starts with "/"). */
 export const UNRECORDED = "//";
 /** The paths of a turn that no snapshot holds (see TurnSnapshot.paths). */
-export const unrecordedPaths = (entry: TurnSnapshot) =>
-  (entry.paths ?? []).filter((p) => p.startsWith(UNRECORDED)).map((p) => p.slice(UNRECORDED.length));
+/** What undo cannot bring back: files over the limit the turn changed, and what it deleted unheld that is still gone. */
+export const unrecordedPaths = (entry: TurnSnapshot, workspace: string) => [
+  ...(entry.paths ?? []).filter((p) => p.startsWith(UNRECORDED)).map((p) => p.slice(UNRECORDED.length)),
+  ...(entry.unheld ?? []).filter((p) => !fileState(workspace, p)),
+];
 
 /**
  * Merges per-request entries; a request's `before` and start time are those of its earliest step.
@@ -49,6 +52,7 @@ export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSna
       continue;
     }
     const paths = first.paths && entry.paths ? [...new Set([...first.paths, ...entry.paths])] : undefined;
+    const unheld = [...new Set([...(first.unheld ?? []), ...(entry.unheld ?? [])])];
     const error = first.error ?? entry.error;
     const earlier = entry.before && entry.startedAt < first.startedAt ? entry : first;
     out[request] = {
@@ -57,6 +61,7 @@ export function mergeSnapshots(current: WorkspaceSnapshots, update: WorkspaceSna
       after: entry.after || first.after,
       startedAt: Math.min(first.startedAt, entry.startedAt),
       ...(paths ? { paths } : {}),
+      ...(unheld.length > 0 ? { unheld } : {}),
       ...(error ? { error } : {}),
     };
     if (!paths) delete out[request]!.paths;
@@ -312,9 +317,9 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
           const recorded = (declared ? changed.filter((p) => declared.includes(p)) : changed).filter(
             (p) => !big.includes(p),
           );
-          const paths = [...recorded, ...[...big, ...unheld].map((p) => UNRECORDED + p)];
+          const paths = [...recorded, ...big.map((p) => UNRECORDED + p)];
           if (input.threadId) await store.setThreadSnapshot(input.threadId, after, changed);
-          return { [request]: { before, after, startedAt, paths } };
+          return { [request]: { before, after, startedAt, paths, ...(unheld.length > 0 ? { unheld } : {}) } };
         } catch (err) {
           return failed(err);
         }

@@ -26,6 +26,8 @@ export interface StartedCall {
   readOnly?: boolean;
   /** The call only looks (its tool's kind is read): its turn's writes need no flush while all do. */
   looksOnly?: boolean;
+  /** A `task` call's LangGraph task (checkpoint namespace), by which a resume finds it (`running`). */
+  ns?: string;
 }
 
 interface ThreadTurn {
@@ -54,12 +56,12 @@ export interface CallJournal {
   started(threadId: string, turn: TurnOf, call: StartedCall): Promise<void>;
   ended(threadId: string, results: readonly BaseMessage[]): Promise<void>;
   /**
-   * The call's entry when it started for this request and has not ended: a call run again from
-   * its start (LangGraph resumes a node after a question inside it) that was already under way.
-   * Crash recovery clears the journal before a run's request, so an entry left by a killed
-   * process is never taken for one.
+   * The entry of LangGraph task `ns` when it started and has not ended: a `task` call run again from
+   * its start (LangGraph resumes a node after a question inside it) that was already under way. The
+   * task's namespace names that task alone: a later call that reuses the call id (`call_0` each
+   * response) is another task. Crash recovery clears the journal before a run's request, too.
    */
-  running(threadId: string, callId: string, request: string | undefined): Promise<JournalEntry | undefined>;
+  running(threadId: string, callId: string, ns: string): Promise<JournalEntry | undefined>;
 }
 
 const journals = new WeakMap<ToolJournal, CallJournal>();
@@ -103,6 +105,7 @@ export function callJournal(journal: ToolJournal | undefined): CallJournal | und
         startedAt: new Date().toISOString(),
         ...(call.editedArgs ? { editedArgs: call.editedArgs } : {}),
         ...(call.readOnly ? { readOnly: true } : {}),
+        ...(call.ns ? { ns: call.ns } : {}),
       });
       await write(threadId);
       faultPoint("tool-start");
@@ -118,11 +121,11 @@ export function callJournal(journal: ToolJournal | undefined): CallJournal | und
       await write(threadId);
       faultPoint("tool-end");
     },
-    async running(threadId, callId, request) {
-      if (!threadId) return undefined;
+    async running(threadId, callId, ns) {
+      if (!threadId || !ns) return undefined;
       // In memory while this process runs the turn; on disk for a resume after a restart (Studio).
       const entries = turns.get(threadId)?.entries ?? (await journal.read(threadId));
-      return entries.find((e) => e.callId === callId && e.request === request && !e.result);
+      return entries.find((e) => e.callId === callId && e.ns === ns && !e.result);
     },
   };
   journals.set(journal, known);

@@ -445,7 +445,7 @@ export function sessionCommandHint(
     commands.find((c) => !c.source && (c.name === name || c.aliases?.includes(name)));
   const notSent =
     "sent as a task, the model would read it as a request and might act on it its own way, so it was not sent.";
-  if (!found && PEER_COMMANDS[name])
+  if (!found && PEER_COMMANDS[name] && !commands.some((c) => c.source && c.name === name))
     return `${typed} is another agent's session command, not a task: ${notSent} In mini-cursor, ${PEER_COMMANDS[name]}`;
   if (!found || found.source) return undefined;
   const arg = text.slice(typed.length).trim();

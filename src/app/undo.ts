@@ -143,7 +143,7 @@ async function undoLast(ctx: UndoContext, options: UndoOptions): Promise<UndoRes
     // Only what this thread's steps changed (entry.paths): another thread's files are not this turn's.
     const recorded = entry.paths?.filter((p) => !p.startsWith(UNRECORDED));
     const { restore, conflicts } = await planTurnBack(store, entry.after, entry.before, recorded);
-    const lost = unrecordedPaths(entry);
+    const lost = unrecordedPaths(entry, ctx.workspace);
     if ((conflicts.length > 0 || lost.length > 0) && !options.overwrite) {
       const heading = [
         conflicts.length > 0

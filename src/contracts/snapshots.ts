@@ -18,6 +18,11 @@ export interface TurnSnapshot {
    * Absent in threads of earlier versions: undo then takes the whole before/after diff.
    */
   paths?: string[];
+  /**
+   * What a command deleted by name that no snapshot held (ignored by git, an empty folder): undo
+   * names those still missing, as it names a file over the limit, instead of reporting success.
+   */
+  unheld?: string[];
   /** Set when a step's files could not be recorded (why): undo then says so instead of restoring part. */
   error?: string;
 }

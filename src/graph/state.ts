@@ -67,6 +67,7 @@ export const AgentState = z.object({
           after: z.string(),
           startedAt: z.number(),
           paths: z.array(z.string()).optional(),
+          unheld: z.array(z.string()).optional(),
           error: z.string().optional(),
         }),
       )

@@ -50,6 +50,10 @@ export interface SubagentGraph {
   invoke(input: unknown, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
+/** This `subagent` task's checkpoint namespace: LangGraph's name for the task, kept when it resumes. */
+const taskNamespace = (config: LangGraphRunnableConfig) =>
+  (config.configurable as { checkpoint_ns?: string } | undefined)?.checkpoint_ns ?? "";
+
 /** The subagent node of a runtime: `subgraphFor` gives the compiled graph of each agent type (built on first use). */
 export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: SubagentType) => SubagentGraph) {
   const journal = callJournal(runtime.journal);
@@ -62,7 +66,7 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
     let rest: AgentStateUpdate = {};
     // After a question inside its sub-agent, LangGraph runs this node again from its start (the
     // subgraph resumes where it asked): the call's hooks, snapshot and journal start ran the first time.
-    const begun = await journal?.running(threadOf(config) ?? "", input.call.id!, input.turn.request);
+    const begun = await journal?.running(threadOf(config) ?? "", input.call.id!, taskNamespace(config));
     const { result, stop } = await withTaskHooks(
       runtime,
       input.call,
@@ -100,7 +104,7 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
     const { type, input: task } = resolved;
     // The engine maps this task's namespace to the call, to label the sub-agent's events (a
     // signal written with `at`, this namespace, is the sub-agent's).
-    const ns = (config.configurable as { checkpoint_ns?: string } | undefined)?.checkpoint_ns ?? "";
+    const ns = taskNamespace(config);
     config.writer?.({ kind: "subagent", callId: call.id!, type: type.name, ns } satisfies NodeSignal);
     const release = await places.take(threadId, config.signal, () =>
       config.writer?.({
@@ -145,8 +149,10 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
             tools: runtime.tools,
             notice: () => undefined,
           });
-    if (!begun)
-      await journal?.started(threadId, input.turn, { id: call.id!, name: call.name, before: span?.before, readOnly });
+    if (!begun) {
+      const started = { id: call.id!, name: call.name, before: span?.before, readOnly, ns: taskNamespace(config) };
+      await journal?.started(threadId, input.turn, started);
+    }
     const { approval, maxSteps } = runSettings(runtime, config);
     // Its questions name it and its task (the interrupt value: Studio and the terminal show it).
     const asker: SubagentAsker = { callId: call.id!, type: type.name, description: task.description };

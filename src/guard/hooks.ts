@@ -312,10 +312,12 @@ export function hooksGuard(
     const paths = dispatchOf(guarded).batch.find((c) => c.id === guarded.call.id)?.access.paths;
     let call = guarded.call;
     const options = { id: call.id, signal: at.signal, timeoutMs: at.timeoutMs, writer: config.writer };
-    const before: Awaited<ReturnType<typeof runEventHooks>> = [];
+    // Each answer with the file_path its hook was sent, to tell what its updatedInput changed.
+    const before: (Awaited<ReturnType<typeof runEventHooks>>[number] & { file?: string })[] = [];
     for (const file of guarded.resumed ? [] : hookFiles(call, paths)) {
       const payload = toolPayload("PreToolUse", call, at, paths, undefined, file);
-      before.push(...(await runEventHooks(hooks, "PreToolUse", call.name, payload, { ...options, stopAtBlock: true })));
+      const ran = await runEventHooks(hooks, "PreToolUse", call.name, payload, { ...options, stopAtBlock: true });
+      before.push(...ran.map((r) => ({ ...r, file })));
       if (before.some((b) => b.answer.block || b.answer.stop)) break;
     }
     if (at.signal?.aborted) throw new Error("aborted");
@@ -323,7 +325,7 @@ export function hooksGuard(
       b.answer.context ? [`Context from a hook (${b.spec.label}): ${b.answer.context}`] : [],
     );
     const refuse = (why: string) => notRunResult(call, refusedMessage(call.name, why));
-    for (const { spec, answer } of before) {
+    for (const { spec, answer, file } of before) {
       const by = `a hook the user configured (${spec.label})`;
       if (answer.block) return withNotes(refuse(`${by} blocked it: ${answer.block}`), notes);
       if (answer.stop) {
@@ -339,7 +341,7 @@ export function hooksGuard(
         );
       if (answer.updatedInput) {
         const verdict = judge
-          ? await judge(call, changedFields(answer.updatedInput, toolInput(call, at.workspace, paths)), config)
+          ? await judge(call, changedFields(answer.updatedInput, toolInput(call, at.workspace, paths, file)), config)
           : ({ ok: false, reason: "changed calls cannot be judged here" } as const);
         if (!verdict.ok)
           return withNotes(refuse(`${by} changed its arguments, and the changed call ${verdict.reason}`), notes);

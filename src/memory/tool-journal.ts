@@ -32,6 +32,8 @@ export interface JournalEntry {
   editedArgs?: Record<string, unknown>;
   /** A `task` call whose sub-agent's tools change no file: nothing on disk to look for. */
   readOnly?: boolean;
+  /** A `task` call's LangGraph task (its checkpoint namespace): the same task resumed has the same one. */
+  ns?: string;
   /** The call's result, once it ended (before the step's checkpoint was written). */
   result?: JournalResult;
 }

@@ -409,8 +409,10 @@ function checkNamedPaths(words: Word[], state: State): void {
  * `git init`, `xargs touch`. That is writing outside the workspace.
  */
 function checkWhereItRuns(name: string, words: Word[], row: ReturnType<typeof commandRow>, state: State): void {
-  // A shell's or eval's script is judged command by command, where it runs.
-  if (row?.builtin || row?.shell || isReadOnly(words)) return;
+  // An inline script (`sh -c`, eval) is judged command by command, where it runs; a script file or `source` is not.
+  const inline =
+    row?.builtin === "eval" || (row?.shell && words.slice(1).some((w) => /^-[a-z]*c[a-z]*$/i.test(w.value)));
+  if (row?.builtin === "cd" || row?.builtin === "popd" || inline || isReadOnly(words)) return;
   const away = state.here.find((cwd) => cwd === null || !isInsideWorkspace(cwd, state));
   if (away === undefined) return;
   const where = away === null ? describeLocation("unknown-folder") : `in ${away} (outside the workspace)`;

@@ -199,15 +199,17 @@ const WRAPPER_MATCHERS: Record<
     const i = skipOptions(args, list(row.valued));
     // -I R (or -i, --replace): R in the command is replaced by what stdin holds.
     const replace = replacementOf(args.slice(0, i));
-    const inner = args.slice(i).map((w) =>
-      // Starting with it, the word is whatever stdin holds (an absolute path too): as unknown as a
-      // stdin argument; after a known start (`~/{}`), it lies under that start.
-      replace && w.value.startsWith(replace)
-        ? { ...STDIN_WORDS, raw: w.raw }
-        : replace && w.value.includes(replace)
-          ? { ...w, value: w.value.split(replace).join("$XARGS"), dynamic: true }
-          : w,
-    );
+    // A word holding it is whatever stdin holds (`../` included): as unknown as a stdin argument,
+    // unless it starts at the home folder or the root, which says where it lies (`~/{}`).
+    const inner = args
+      .slice(i)
+      .map((w) =>
+        !replace || !w.value.includes(replace)
+          ? w
+          : /^[~/]/.test(w.value) && !w.value.startsWith(replace)
+            ? { ...w, value: w.value.split(replace).join("$XARGS"), dynamic: true }
+            : { ...STDIN_WORDS, raw: w.raw },
+      );
     // With a replacement string, what stdin holds goes where it stands, not after the command.
     return { words: inner.length > 0 ? (replace ? inner : [...inner, STDIN_WORDS]) : [], effects: [] };
   },

@@ -307,7 +307,7 @@ export const COMMANDS: Readonly<Record<string, CommandRow>> = {
   tee: { writes: { verb: "tee writes to", operands: true } },
   truncate: { writes: { verb: "truncate changes", operands: true, valued: "-s --size -r --reference" } },
   touch: { writes: { verb: "touch changes", operands: true, valued: "-r --reference -d --date -t" } },
-  mkdir: { writes: { verb: "mkdir makes", operands: true, valued: "-m --mode --context" } },
+  mkdir: { writes: { verb: "mkdir makes", operands: true, valued: "-m --mode" } },
   dd: { writes: { verb: "dd writes to", prefix: "of=", unknownAsks: true } },
   "chmod chown chgrp": { match: "permissions" },
   sort: {
