@@ -30,8 +30,7 @@ export type { TurnSnapshot, WorkspaceSnapshots };
 
 /** Marks a path of TurnSnapshot.paths that no snapshot holds (no path git names starts with "/"). */
 export const UNRECORDED = "//";
-/** The paths of a turn that no snapshot holds (see TurnSnapshot.paths). */
-/** What undo cannot bring back: files over the limit the turn changed, and what it deleted unheld that is still gone. */
+/** What undo cannot bring back: files over the limit the turn changed (TurnSnapshot.paths), and what it deleted unheld that is still gone. */
 export const unrecordedPaths = (entry: TurnSnapshot, workspace: string) => [
   ...(entry.paths ?? []).filter((p) => p.startsWith(UNRECORDED)).map((p) => p.slice(UNRECORDED.length)),
   ...(entry.unheld ?? []).filter((p) => !fileState(workspace, p)),
@@ -383,7 +382,6 @@ export async function turnSpan(
   };
 }
 
-/** A file's identity and content stamp (inode, size, mtime, ctime), or "" when it is not there. */
 /** Why a deleted path a command named was not recorded. */
 export const UNHELD = "ignored by .gitignore, or an empty folder: snapshots do not hold those";
 
@@ -391,8 +389,8 @@ export const UNHELD = "ignored by .gitignore, or an empty folder: snapshots do n
 const MAX_NAMED_WORDS = 200;
 
 /**
- * The workspace entries a step's commands name as words (`rm -f .env`, `rm -rf node_modules`),
- * each with its state before they run: one deleted that no snapshot holds is named by the step and
+ * The workspace entries a step's commands name as words (`rm -f .env`, `rm -rf node_modules`)
+ * that are there before they run: one deleted that no snapshot holds is named by the step and
  * its undo, as a file over the limit is, rather than undo reporting success without it. A path
  * reached another way (a glob, a script) is not seen.
  */
@@ -412,6 +410,7 @@ function namedByCommands(workspace: string, calls: SnapshotStepInput["calls"]): 
   return out;
 }
 
+/** A file's identity and content stamp (inode, size, mtime, ctime), or "" when it is not there. */
 function fileState(workspace: string, rel: string): string {
   try {
     const s = lstatSync(absPath(workspace, rel), { bigint: true });
