@@ -1,6 +1,7 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
+  allowSubagentListeners,
   QUEUED_NOTICE,
   resolveTaskCall,
   snapshotsForParent,
@@ -64,6 +65,8 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
    */
   return async function subagent(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     let rest: AgentStateUpdate = {};
+    // Raised before the first wait: LangGraph starts every task of the step, each listening to this signal.
+    allowSubagentListeners(config.signal, 1);
     // After a question inside its sub-agent, LangGraph runs this node again from its start (the
     // subgraph resumes where it asked): the call's hooks, snapshot and journal start ran the first time.
     const begun = await journal?.running(threadOf(config) ?? "", input.call.id!, taskNamespace(config));

@@ -41,6 +41,9 @@ export function unknownExitStatus(loss: HelperLoss): string {
 /** How often the pid of a process whose helper stopped is looked at, to tell when it has ended. */
 export const LOST_EXIT_POLL_MS = 100;
 
+/** How long a command whose helper's channel closed waits for the helper's exit, which says how it stopped. */
+const HELPER_EXIT_WAIT_MS = 2_000;
+
 /** What to start: detached (its own process group), stdin closed, stdout and stderr piped. */
 export interface ProcessRequest {
   file: string;
@@ -248,7 +251,7 @@ function howStopped(child: ChildProcess, before: string): string {
  * and at once when its output ends. Not its output's end alone: a process may close its stdout
  * and run on, or leave a descendant outside its group holding the pipe after it exits.
  */
-function watchLostProcess(w: Waiting, loss: HelperLoss): void {
+function watchLostProcess(w: Waiting, loss: HelperLoss, helper: ChildProcess): void {
   const pid = w.pid!;
   const identity = processIdentity(pid);
   let timer: NodeJS.Timeout | undefined;
@@ -256,7 +259,16 @@ function watchLostProcess(w: Waiting, loss: HelperLoss): void {
     if (identity !== undefined && processIdentity(pid) === identity) return;
     clearInterval(timer);
     w.stdout?.off("close", check);
-    w.exit({ code: null, signal: null, helperLost: loss });
+    let ended = false;
+    const end = () => {
+      if (!ended) w.exit({ code: null, signal: null, helperLost: loss });
+      ended = true;
+    };
+    if (helper.exitCode !== null || helper.signalCode !== null) return end();
+    // Its channel closed first (a busy machine sees the exit later): its exit says how it stopped
+    // (onHelperLost's listener, added before this one, has set `loss.how` by then).
+    const late = setTimeout(end, HELPER_EXIT_WAIT_MS);
+    helper.once("exit", () => (clearTimeout(late), end()));
   };
   if (identity === undefined) return check();
   timer = setInterval(check, LOST_EXIT_POLL_MS);
@@ -283,7 +295,7 @@ function onHelperLost(h: Helper, before: string): void {
           "the helper process that starts commands stopped before it said whether this command started; run it again",
         ),
       });
-    } else watchLostProcess(w, loss);
+    } else watchLostProcess(w, loss, h.child);
   }
   h.waiting.clear();
 }
