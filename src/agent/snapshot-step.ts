@@ -283,7 +283,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
   // Files over the limit as they were (the declared ones, or all for a whole step): the step names
   // those it changed, deleted or made, and its undo names them, as no snapshot holds them.
   const bigBefore = new Map(store.oversized(declared).map((p) => [p, fileState(store.workspace, p)]));
-  const named = declared ? new Map<string, string>() : namedByCommands(store.workspace, input.calls);
+  const named = declared ? new Set<string>() : namedByCommands(store.workspace, input.calls);
   return {
     before,
     finish: () =>
@@ -303,7 +303,7 @@ export async function snapshotBeforeTools(input: SnapshotStepInput): Promise<Sna
               `Not recorded for /undo (over ${mb(MAX_SNAPSHOT_FILE_BYTES)}, the snapshot limit): ${big.map(shownPath).join(", ")}. Undoing this step leaves ${big.length === 1 ? "it" : "them"} as ${big.length === 1 ? "it is" : "they are"}.`,
             );
           // Deleted, yet no recorded change at or under it: no snapshot held it (git ignores it, an empty folder).
-          const unheld = [...named.keys()].filter(
+          const unheld = [...named].filter(
             (p) =>
               !fileState(store.workspace, p) &&
               !big.includes(p) &&
@@ -394,8 +394,8 @@ const MAX_NAMED_WORDS = 200;
  * its undo, as a file over the limit is, rather than undo reporting success without it. A path
  * reached another way (a glob, a script) is not seen.
  */
-function namedByCommands(workspace: string, calls: SnapshotStepInput["calls"]): Map<string, string> {
-  const out = new Map<string, string>();
+function namedByCommands(workspace: string, calls: SnapshotStepInput["calls"]): Set<string> {
+  const out = new Set<string>();
   for (const call of calls) {
     const { command, workingDirectory } = call.args ?? {};
     if (typeof command !== "string") continue;
@@ -403,8 +403,7 @@ function namedByCommands(workspace: string, calls: SnapshotStepInput["calls"]): 
     for (const word of (command.match(/'[^']*'|"[^"$`\\]*"|[^\s;&|<>()'"`$]+/g) ?? []).slice(0, MAX_NAMED_WORDS)) {
       const bare = word.replace(/^(['"])(.*)\1$/, "$2").replace(/\/+$/, "");
       const rel = bare.startsWith("-") ? undefined : relativePath(workspace, path.resolve(cwd, bare));
-      const state = rel && fileState(workspace, rel);
-      if (rel && state) out.set(rel, state);
+      if (rel && fileState(workspace, rel)) out.add(rel);
     }
   }
   return out;

@@ -312,14 +312,19 @@ export function hooksGuard(
     const paths = dispatchOf(guarded).batch.find((c) => c.id === guarded.call.id)?.access.paths;
     let call = guarded.call;
     const options = { id: call.id, signal: at.signal, timeoutMs: at.timeoutMs, writer: config.writer };
-    // Each answer with the file_path its hook was sent, to tell what its updatedInput changed.
-    const before: (Awaited<ReturnType<typeof runEventHooks>>[number] & { file?: string })[] = [];
-    for (const file of guarded.resumed ? [] : hookFiles(call, paths)) {
-      const payload = toolPayload("PreToolUse", call, at, paths, undefined, file);
-      const ran = await runEventHooks(hooks, "PreToolUse", call.name, payload, { ...options, stopAtBlock: true });
-      before.push(...ran.map((r) => ({ ...r, file })));
-      if (before.some((b) => b.answer.block || b.answer.stop)) break;
-    }
+    /** The event's hooks for each of the call's files (hookFiles), each answer with the file_path it was sent; before: up to a block. */
+    const eachFile = async (event: "PreToolUse" | "PostToolUse", result?: ToolMessage) => {
+      const ran: (HookRan & { file?: string })[] = [];
+      for (const file of hookFiles(call, paths)) {
+        const payload = toolPayload(event, call, at, paths, result, file);
+        const stopAtBlock = event === "PreToolUse";
+        for (const r of await runEventHooks(hooks, event, call.name, payload, { ...options, stopAtBlock }))
+          ran.push({ ...r, file });
+        if (stopAtBlock && ran.some((r) => r.answer.block || r.answer.stop)) break;
+      }
+      return ran;
+    };
+    const before = guarded.resumed ? [] : await eachFile("PreToolUse");
     if (at.signal?.aborted) throw new Error("aborted");
     const notes = before.flatMap((b) =>
       b.answer.context ? [`Context from a hook (${b.spec.label}): ${b.answer.context}`] : [],
@@ -351,11 +356,7 @@ export function hooksGuard(
       }
     }
     const result = await next();
-    const after: Awaited<ReturnType<typeof runEventHooks>> = [];
-    for (const file of hookFiles(call, paths)) {
-      const payload = toolPayload("PostToolUse", call, at, paths, result, file);
-      after.push(...(await runEventHooks(hooks, "PostToolUse", call.name, payload, options)));
-    }
+    const after = await eachFile("PostToolUse", result);
     for (const { spec, answer, outcome } of after) {
       const label = `a hook the user configured to run after this call (${spec.label})`;
       if (answer.block && outcome !== "cancelled") notes.push(`Note: ${label} reported: ${answer.block}`);
