@@ -66,6 +66,18 @@ export function displayPath(ws: Workspace, absolute: string): string {
   return rel === "" ? "." : rel;
 }
 
+/** The refusals more than one check gives, each in one wording. */
+export const notFound = (userPath: string) =>
+  new PathError("not_found", `"${userPath}" does not exist. List the parent directory to see what is there.`);
+export const throughFile = (userPath: string) =>
+  new PathError("not_directory", `"${userPath}" goes through a file as if it were a directory.`);
+export const hardLinked = (userPath: string, links: number) =>
+  new PathError(
+    "hard_link",
+    `Refused: "${userPath}" has ${links} hard links, so it may be the same file as one outside the workspace; mini-cursor does not touch such files.`,
+  );
+const symlinkLoop = () => new PathError("invalid", "Refused: too many levels of symbolic links.");
+
 function outside(userPath: string): PathError {
   return new PathError(
     "outside",
@@ -97,12 +109,12 @@ function validate(userPath: string): void {
  * by hand so a link in a parent of a file to be created cannot point the write outside.
  */
 async function realResolve(abs: string, hops: number): Promise<string> {
-  if (hops > MAX_SYMLINK_HOPS) throw new PathError("invalid", "Refused: too many levels of symbolic links.");
+  if (hops > MAX_SYMLINK_HOPS) throw symlinkLoop();
   try {
     return await fs.realpath(abs);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") throw new PathError("invalid", "Refused: too many levels of symbolic links.");
+    if (code === "ELOOP") throw symlinkLoop();
     if (code === "ENAMETOOLONG") throw new PathError("invalid", "Refused: the resolved path is too long.");
     if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
   }
@@ -157,41 +169,31 @@ export async function resolvePath(
   if (alias && !isInside(ws.root, lexical) && isInside(alias, lexical)) {
     lexical = path.join(ws.root, path.relative(alias, lexical));
   }
-  if (!isInside(ws.root, lexical)) throw outside(userPath);
-  if (Buffer.byteLength(lexical) >= MAX_PATH_LENGTH) {
-    throw new PathError("invalid", `Refused: the full path would be longer than ${MAX_PATH_LENGTH} bytes.`);
-  }
-  const real = await realResolve(lexical, 0);
-  if (!isInside(ws.root, real)) throw outside(userPath);
-  if (Buffer.byteLength(real) >= MAX_PATH_LENGTH) {
-    throw new PathError("invalid", `Refused: the full path would be longer than ${MAX_PATH_LENGTH} bytes.`);
-  }
+  const confine = (p: string) => {
+    if (!isInside(ws.root, p)) throw outside(userPath);
+    if (Buffer.byteLength(p) >= MAX_PATH_LENGTH) {
+      throw new PathError("invalid", `Refused: the full path would be longer than ${MAX_PATH_LENGTH} bytes.`);
+    }
+    return p;
+  };
+  const real = confine(await realResolve(confine(lexical), 0));
 
   let stat;
   try {
     stat = await fs.stat(real);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOTDIR") {
-      throw new PathError("not_directory", `"${userPath}" goes through a file as if it were a directory.`);
-    }
+    if (code === "ENOTDIR") throw throughFile(userPath);
     stat = undefined;
   }
   const display = displayPath(ws, real);
   if (!stat) {
-    if (options.mustExist || options.directory) {
-      throw new PathError("not_found", `"${userPath}" does not exist. List the parent directory to see what is there.`);
-    }
+    if (options.mustExist || options.directory) throw notFound(userPath);
     return { absolute: real, display, exists: false, isDirectory: false };
   }
   if (options.directory && !stat.isDirectory()) {
     throw new PathError("not_directory", `"${userPath}" is a file, not a directory.`);
   }
-  if (options.refuseHardLinks && stat.isFile() && stat.nlink > 1) {
-    throw new PathError(
-      "hard_link",
-      `Refused: "${userPath}" has ${stat.nlink} hard links, so it may be the same file as one outside the workspace; mini-cursor does not touch such files.`,
-    );
-  }
+  if (options.refuseHardLinks && stat.isFile() && stat.nlink > 1) throw hardLinked(userPath, stat.nlink);
   return { absolute: real, display, exists: true, isDirectory: stat.isDirectory() };
 }

@@ -1,8 +1,8 @@
-import { constants, existsSync, openSync, closeSync, readlinkSync, promises as fs, type Stats } from "node:fs";
+import { constants, existsSync, readlinkSync, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { writeFileAtomic, type AtomicWriteResult } from "./files.js";
-import { isInside, PathError, type Workspace } from "./paths.js";
+import { hardLinked, isInside, notFound, PathError, throughFile, type Workspace } from "./paths.js";
 
 /**
  * Race-free access for the file tools. `resolvePath` checks a path by name, but a process in
@@ -72,19 +72,13 @@ export async function openVerified(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw raced(userPath);
-    if (code === "ENOENT")
-      throw new PathError("not_found", `"${userPath}" does not exist. List the parent directory to see what is there.`);
+    if (code === "ENOENT") throw notFound(userPath);
     throw err;
   }
   try {
     verifyDescriptor(ws, handle.fd, userPath);
     const stat = await handle.stat();
-    if (options.refuseHardLinks && stat.isFile() && stat.nlink > 1) {
-      throw new PathError(
-        "hard_link",
-        `Refused: "${userPath}" has ${stat.nlink} hard links, so it may be the same file as one outside the workspace; mini-cursor does not touch such files.`,
-      );
-    }
+    if (options.refuseHardLinks && stat.isFile() && stat.nlink > 1) throw hardLinked(userPath, stat.nlink);
     return { handle, stat, path: canVerifyDescriptors() ? descriptorPath(handle.fd) : absolute };
   } catch (err) {
     await handle.close();
@@ -140,30 +134,13 @@ async function openChild(dir: FileHandle, name: string, userPath: string, create
       if (code === "ENOTDIR") {
         const st = await fs.lstat(at).catch(() => undefined);
         if (st?.isSymbolicLink()) throw raced(userPath);
-        throw new PathError("not_directory", `"${userPath}" goes through a file as if it were a directory.`);
+        throw throughFile(userPath);
       }
-      if (code === "ENOENT")
-        throw new PathError(
-          "not_found",
-          `"${userPath}" does not exist. List the parent directory to see what is there.`,
-        );
+      if (code === "ENOENT") throw notFound(userPath);
       throw err;
     }
   }
   throw raced(userPath);
-}
-
-/** Synchronous check for walkers: opens `dir`, verifies it, and returns a path to its descriptor and a closer. */
-export function openDirectorySync(ws: Workspace, dir: string): { path: string; close: () => void } {
-  if (!canVerifyDescriptors()) return { path: dir, close: () => undefined };
-  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    verifyDescriptor(ws, fd, dir);
-  } catch (err) {
-    closeSync(fd);
-    throw err;
-  }
-  return { path: descriptorPath(fd), close: () => closeSync(fd) };
 }
 
 /**
