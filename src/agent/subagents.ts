@@ -11,6 +11,7 @@ import {
   type TaskInput,
 } from "../tools/task.js";
 import type { AgentRuntime } from "./runtime.js";
+import { callJournal, type TurnOf } from "./tool-journal-step.js";
 import {
   canChangeFiles,
   snapshotBeforeTools,
@@ -191,6 +192,20 @@ export async function latestThreadSnapshot(
   return { [request]: { ...current[request]!, after: ref } };
 }
 
+/** A snapshot of the whole workspace now, for `request`; undefined when snapshots are off or fail. */
+async function workspaceSnapshot(runtime: AgentRuntime, request: string | undefined): Promise<string | undefined> {
+  const span = await snapshotBeforeTools({
+    workspace: runtime.workspace,
+    threadId: "",
+    request,
+    calls: [],
+    changes: "any",
+    tools: runtime.tools,
+    notice: () => undefined,
+  });
+  return span.before;
+}
+
 /**
  * The loop's equivalent: its threads keep no ref (they never travel), so after sub-agents the
  * request's entry ends at a snapshot of the workspace taken now. Parallel sub-agents' entries
@@ -203,27 +218,34 @@ export async function latestWorkspaceSnapshot(
   current: WorkspaceSnapshots,
 ): Promise<WorkspaceSnapshots> {
   if (!request || !current[request]) return {};
-  const now = await snapshotBeforeTools({
-    workspace: runtime.workspace,
-    threadId: "",
-    request,
-    calls: [],
-    changes: "any",
-    tools: runtime.tools,
-    notice: () => undefined,
-  });
-  return now.before ? { [request]: { ...current[request]!, after: now.before } } : {};
+  const now = await workspaceSnapshot(runtime, request);
+  return now ? { [request]: { ...current[request]!, after: now } } : {};
 }
 
-/** The label the trace and a question give a sub-agent: its type and the description of its task. */
-export function subagentLabel(asker: Pick<SubagentAsker, "type" | "description">): string {
-  return `${asker.type}: ${asker.description}`;
+/**
+ * A task call on the parent's journal before its sub-agent starts (both engines), with the whole
+ * workspace as it was when its tools may change files: a stop inside it is closed with the files
+ * changed since (agent/crash-recovery.ts). `ns`: the graph's task, by which a resume finds it.
+ */
+export async function journalTaskStart(
+  runtime: AgentRuntime,
+  threadId: string,
+  turn: TurnOf,
+  call: ToolCall,
+  ns?: string,
+): Promise<void> {
+  const readOnly = !subagentMayChangeFiles(runtime, call);
+  const before = readOnly ? undefined : await workspaceSnapshot(runtime, turn.request);
+  await callJournal(runtime.journal)?.started(threadId, turn, { id: call.id!, name: call.name, before, readOnly, ns });
 }
 
-/** A sub-agent's question, saying which sub-agent asks and about which task (the parent's questions are as they are). */
+/**
+ * A sub-agent's question, saying which sub-agent asks (its type) and about which task (its
+ * description); the parent's questions are as they are.
+ */
 export function askedAs(request: ApprovalRequest, asker: SubagentAsker | undefined): ApprovalRequest {
   if (!asker) return request;
-  return { ...request, askedBy: subagentLabel(asker), subagent: asker };
+  return { ...request, askedBy: `${asker.type}: ${asker.description}`, subagent: asker };
 }
 
 /**

@@ -2,10 +2,10 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
   allowSubagentListeners,
+  journalTaskStart,
   QUEUED_NOTICE,
   resolveTaskCall,
   snapshotsForParent,
-  subagentMayChangeFiles,
   subagentRequest,
   subagentPlaces,
   subagentResult,
@@ -14,11 +14,11 @@ import {
 import { withTaskHooks } from "../agent/task-hooks.js";
 import { HOOK_STOP } from "../guard/hooks.js";
 import type { SubagentAsker } from "../contracts/events.js";
-import { snapshotBeforeTools, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
 import type { JournalEntry } from "../memory/tool-journal.js";
 import type { AgentRuntime } from "../agent/runtime.js";
-import type { SubagentType, TaskInput } from "../tools/task.js";
+import type { SubagentType } from "../tools/task.js";
 import { messageText } from "../agent/turn.js";
 import { stepsSinceLastRequest } from "../contracts/conversation.js";
 import { threadOf } from "../tools/read-tracker.js";
@@ -117,74 +117,39 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
       } satisfies NodeSignal),
     );
     try {
-      return await runSubagent(input, config, type, task, threadId, ended, begun);
+      if (!begun) await journalTaskStart(runtime, threadId, input.turn, call, ns);
+      const { approval, maxSteps } = runSettings(runtime, config);
+      // Its questions name it and its task (the interrupt value: Studio and the terminal show it).
+      const asker: SubagentAsker = { callId: call.id!, type: type.name, description: task.description };
+      let result: ToolMessage;
+      let snapshots: WorkspaceSnapshots = {};
+      let stopReason: GraphStopReason | undefined;
+      try {
+        const out = (await subgraphFor(type).invoke(
+          { messages: [subagentRequest(call, task)] },
+          {
+            ...config,
+            // Its own step limit (as many steps as the parent's, counted apart), the parent's mode,
+            // and a conversation of its own: what it reads is not what its parent or a sibling read.
+            configurable: { ...config.configurable, approval, maxSteps, conversation: call.id, asker },
+            recursionLimit: recursionLimitFor(maxSteps),
+          },
+        )) as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null; snapshots?: WorkspaceSnapshots };
+        const messages = out.messages ?? [];
+        const last = messages[messages.length - 1];
+        const report = last && AIMessage.isInstance(last) ? messageText(last) : undefined;
+        result = subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages));
+        // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
+        if (out.stopReason === HOOK_STOP) stopReason = HOOK_STOP;
+        snapshots = snapshotsForParent(out.snapshots ?? {}, input.turn.request);
+      } catch (err) {
+        // An interrupt (an approval question inside) and a cancellation belong to the parent's run.
+        if (isGraphBubbleUp(err) || config.signal?.aborted) throw err;
+        result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
+      }
+      return await ended(result, snapshots, stopReason);
     } finally {
       release();
     }
-  }
-
-  async function runSubagent(
-    input: SubagentInput,
-    config: LangGraphRunnableConfig,
-    type: SubagentType,
-    task: TaskInput,
-    threadId: string,
-    ended: (
-      result: ToolMessage,
-      snapshots?: WorkspaceSnapshots,
-      stopReason?: GraphStopReason,
-    ) => Promise<AgentStateUpdate>,
-    begun: JournalEntry | undefined,
-  ): Promise<AgentStateUpdate> {
-    const { call } = input;
-    // On the journal before it starts, with the whole workspace as it was when its tools may
-    // change files: a stop inside it is closed with the files changed since (agent/crash-recovery.ts).
-    const readOnly = !subagentMayChangeFiles(runtime, call);
-    const span =
-      readOnly || begun
-        ? undefined
-        : await snapshotBeforeTools({
-            workspace: runtime.workspace,
-            threadId: "",
-            request: input.turn.request,
-            calls: [],
-            changes: "any",
-            tools: runtime.tools,
-            notice: () => undefined,
-          });
-    if (!begun) {
-      const started = { id: call.id!, name: call.name, before: span?.before, readOnly, ns: taskNamespace(config) };
-      await journal?.started(threadId, input.turn, started);
-    }
-    const { approval, maxSteps } = runSettings(runtime, config);
-    // Its questions name it and its task (the interrupt value: Studio and the terminal show it).
-    const asker: SubagentAsker = { callId: call.id!, type: type.name, description: task.description };
-    let result: ToolMessage;
-    let snapshots: WorkspaceSnapshots = {};
-    let stopReason: GraphStopReason | undefined;
-    try {
-      const out = (await subgraphFor(type).invoke(
-        { messages: [subagentRequest(call, task)] },
-        {
-          ...config,
-          // Its own step limit (as many steps as the parent's, counted apart), the parent's mode,
-          // and a conversation of its own: what it reads is not what its parent or a sibling read.
-          configurable: { ...config.configurable, approval, maxSteps, conversation: call.id, asker },
-          recursionLimit: recursionLimitFor(maxSteps),
-        },
-      )) as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null; snapshots?: WorkspaceSnapshots };
-      const messages = out.messages ?? [];
-      const last = messages[messages.length - 1];
-      const report = last && AIMessage.isInstance(last) ? messageText(last) : undefined;
-      result = subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages));
-      // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
-      if (out.stopReason === HOOK_STOP) stopReason = HOOK_STOP;
-      snapshots = snapshotsForParent(out.snapshots ?? {}, input.turn.request);
-    } catch (err) {
-      // An interrupt (an approval question inside) and a cancellation belong to the parent's run.
-      if (isGraphBubbleUp(err) || config.signal?.aborted) throw err;
-      result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
-    }
-    return ended(result, snapshots, stopReason);
   }
 }

@@ -5,6 +5,7 @@ import { notRunResult, refusedMessage } from "./failure.js";
 import type { HookRunResult } from "../workspace/hook-process.js";
 import { dispatchOf, type Guard, type GuardConfig, type GuardedCall } from "./guard.js";
 import { readHookAnswer, type HookAnswer } from "./hook-output.js";
+import { textOf, withNotes } from "./results.js";
 import type { AgentEvent, EventSignal, StopReason } from "../contracts/events.js";
 
 /**
@@ -158,7 +159,7 @@ function toolPayload(
       ? {
           tool_response: {
             status: result.status ?? "success",
-            content: typeof result.content === "string" ? result.content : JSON.stringify(result.content),
+            content: textOf(result),
           },
         }
       : {}),
@@ -246,19 +247,6 @@ export async function runEventHooks(
  */
 function changedFields(updated: Record<string, unknown>, sent: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(updated).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(sent[k])));
-}
-
-/** The result's text with notes after it. */
-function withNotes(result: ToolMessage, notes: string[]): ToolMessage {
-  if (notes.length === 0) return result;
-  const content = typeof result.content === "string" ? result.content : JSON.stringify(result.content);
-  return new ToolMessage({
-    tool_call_id: result.tool_call_id,
-    name: result.name,
-    status: result.status,
-    content: [content, ...notes].join("\n\n"),
-    artifact: result.artifact,
-  });
 }
 
 /** The stop reason a call's state update carries when a hook answered `continue: false`. */

@@ -1,4 +1,5 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { canonicalJson, withNotes } from "./results.js";
 
 /**
  * The loop guard: a model that makes the same tool call with the same arguments turn after
@@ -18,22 +19,12 @@ export interface LoopCheck {
   call?: { name: string; args: Record<string, unknown> };
 }
 
-/** JSON with object keys sorted, so {a,b} and {b,a} are the same call. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 /** What a turn called, independent of call ids and argument order; undefined for a turn without calls. */
 export function turnSignature(message: AIMessage): string | undefined {
   const calls = message.tool_calls ?? [];
   if (calls.length === 0) return undefined;
   return calls
-    .map((c) => `${c.name}(${canonical(c.args)})`)
+    .map((c) => `${c.name}(${canonicalJson(c.args)})`)
     .sort()
     .join("|");
 }
@@ -91,17 +82,7 @@ export function loopGuardReport(check: LoopCheck, step: number, action: "note" |
 /** The turn's results with the note added to the last one. */
 export function withLoopNote(results: ToolMessage[], check: LoopCheck): ToolMessage[] {
   if (check.action !== "note" || results.length === 0) return results;
-  const last = results[results.length - 1]!;
-  const text = typeof last.content === "string" ? last.content : JSON.stringify(last.content);
-  const noted = new ToolMessage({
-    tool_call_id: last.tool_call_id,
-    name: last.name,
-    status: last.status,
-    artifact: last.artifact,
-    id: last.id,
-    content: `${text}\n\n${loopNote(check)}`,
-  });
-  return [...results.slice(0, -1), noted];
+  return [...results.slice(0, -1), withNotes(results[results.length - 1]!, [loopNote(check)])];
 }
 
 /** Results for every call of a turn the guard stopped. */

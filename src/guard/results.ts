@@ -62,8 +62,7 @@ export function resultsGuard(secrets: readonly string[] = []): Guard {
         ...(details ? { artifact: details } : {}),
       });
     }
-    const text = typeof result.content === "string" ? result.content : JSON.stringify(result.content);
-    result.content = capped(clean(text));
+    result.content = capped(clean(textOf(result)));
     result.artifact = clean(result.artifact);
     const todos = (result.artifact as ToolArtifact | undefined)?.todos;
     if (result.status !== "error" && Array.isArray(todos)) update.todos = todos;
@@ -84,24 +83,33 @@ export const notesGuard: Guard = async (context, next) => {
   if (edited) result = withEditNote(result, context.call.args);
   if (repeats) {
     context.config.writer?.({ kind: "event", event: { type: "loop_guard", ...repeats } } satisfies EventSignal);
-    const text = typeof result.content === "string" ? result.content : JSON.stringify(result.content);
-    result = new ToolMessage({
-      tool_call_id: result.tool_call_id,
-      name: result.name,
-      status: result.status,
-      artifact: result.artifact,
-      id: result.id,
-      content: `${text}\n\n${repeats.message}`,
-    });
+    result = withNotes(result, [repeats.message]);
   }
   return result;
 };
+
+/** A result's content as text (content blocks as their JSON). */
+export const textOf = (result: ToolMessage): string =>
+  typeof result.content === "string" ? result.content : JSON.stringify(result.content);
+
+/** The result with `notes` after its text, each after a blank line. */
+export function withNotes(result: ToolMessage, notes: readonly string[]): ToolMessage {
+  if (notes.length === 0) return result;
+  return new ToolMessage({
+    id: result.id,
+    tool_call_id: result.tool_call_id,
+    name: result.name,
+    status: result.status,
+    content: [textOf(result), ...notes].join("\n\n"),
+    artifact: result.artifact,
+  });
+}
 
 /** The most characters of the edited arguments the model's note repeats (a write_file's content can be large). */
 export const MAX_EDIT_NOTE_CHARS = 4_000;
 
 /** Keys sorted at every level, so two argument objects compare by content. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     isArgumentsObject(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
   );

@@ -3,13 +3,13 @@ import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { Engine, RunRequest } from "../agent/engine.js";
 import type { Approver, EventSink } from "../contracts/events.js";
 import type { AgentRuntime } from "../agent/runtime.js";
-import { mergeSnapshots, snapshotBeforeTools, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
+import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import {
   askedAs,
+  journalTaskStart,
   QUEUED_NOTICE,
   resolveTaskCall,
   snapshotsForParent,
-  subagentMayChangeFiles,
   subagentResult,
   subagentPlaces,
   subagentRuntime,
@@ -20,7 +20,6 @@ import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
 import { messageText } from "../agent/turn.js";
 import type { LoopMemory, LoopThread } from "../memory/loop-threads.js";
 import type { ApprovalMode } from "../contracts/modes.js";
-import type { SubagentType, TaskInput } from "../tools/task.js";
 
 /**
  * Sub-agents in the loop engine: each `task` call of a turn runs a nested loop on the sub-agent's
@@ -81,72 +80,44 @@ async function runOne(input: LoopTaskInput, call: ToolCall, places: Places): Pro
     input.emit({ type: "notice", step: 0, message: QUEUED_NOTICE, subagent: call.id! }),
   );
   try {
-    return await runStarted(input, call, type, task, ended);
+    await journalTaskStart(input.runtime, input.threadId, input.turn, call);
+    const { memory, saved } = memoryThread();
+    const asker = { callId: call.id!, type: type.name, description: task.description };
+    const engine = input.createEngine(subagentRuntime(input.runtime, type), memory);
+    const run: RunRequest = {
+      task: task.prompt,
+      // The parent's thread: the read tracker and the snapshots' thread are the parent's.
+      threadId: input.threadId,
+      conversation: call.id,
+      // Its questions name it and its task, as the graph's interrupt value does.
+      approver: (request) => input.approver(askedAs(request, asker)),
+      // Its events carry the call's id; its own start and end are the task call's, on the parent's trace.
+      emit: (event) => {
+        if (event.type === "approval")
+          input.emit({ ...event, request: askedAs(event.request, asker), subagent: call.id! });
+        else if (event.type !== "run_start" && event.type !== "run_end") input.emit({ ...event, subagent: call.id! });
+      },
+      signal: input.signal,
+      approval: input.mode,
+      maxSteps: input.maxSteps,
+      callbacks: input.callbacks,
+    };
+    const summary = await engine.run(run);
+    if (input.signal?.aborted) throw new Error("aborted");
+    const thread = saved();
+    const messages = thread?.messages ?? [];
+    const last = messages[messages.length - 1];
+    const report = last ? messageText(last) : undefined;
+    const result =
+      summary.reason === "error"
+        ? taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${summary.error ?? "unknown error"}`)
+        : subagentResult(call, type, report, summary.reason, summary.steps);
+    // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
+    const snapshots = snapshotsForParent(thread?.snapshots ?? {}, input.turn.request);
+    return await ended(result, snapshots, summary.reason === "hook_stop");
   } finally {
     release();
   }
-}
-
-async function runStarted(
-  input: LoopTaskInput,
-  call: ToolCall,
-  type: SubagentType,
-  task: TaskInput,
-  ended: (result: ToolMessage, snapshots?: WorkspaceSnapshots, stop?: boolean) => Promise<OneTask>,
-): Promise<OneTask> {
-  // On the journal before it starts, with the whole workspace as it was when its tools may
-  // change files: a stop inside it is closed with the files changed since (agent/crash-recovery.ts).
-  const readOnly = !subagentMayChangeFiles(input.runtime, call);
-  const span = readOnly
-    ? undefined
-    : await snapshotBeforeTools({
-        workspace: input.runtime.workspace,
-        threadId: "",
-        request: input.turn.request,
-        calls: [],
-        changes: "any",
-        tools: input.runtime.tools,
-        notice: () => undefined,
-      });
-  await callJournal(input.runtime.journal)?.started(input.threadId, input.turn, {
-    id: call.id!,
-    name: call.name,
-    before: span?.before,
-    readOnly,
-  });
-  const { memory, saved } = memoryThread();
-  const asker = { callId: call.id!, type: type.name, description: task.description };
-  const engine = input.createEngine(subagentRuntime(input.runtime, type), memory);
-  const run: RunRequest = {
-    task: task.prompt,
-    // The parent's thread: the read tracker and the snapshots' thread are the parent's.
-    threadId: input.threadId,
-    conversation: call.id,
-    // Its questions name it and its task, as the graph's interrupt value does.
-    approver: (request) => input.approver(askedAs(request, asker)),
-    // Its events carry the call's id; its own start and end are the task call's, on the parent's trace.
-    emit: (event) => {
-      if (event.type === "approval")
-        input.emit({ ...event, request: askedAs(event.request, asker), subagent: call.id! });
-      else if (event.type !== "run_start" && event.type !== "run_end") input.emit({ ...event, subagent: call.id! });
-    },
-    signal: input.signal,
-    approval: input.mode,
-    maxSteps: input.maxSteps,
-    callbacks: input.callbacks,
-  };
-  const summary = await engine.run(run);
-  if (input.signal?.aborted) throw new Error("aborted");
-  const thread = saved();
-  const messages = thread?.messages ?? [];
-  const last = messages[messages.length - 1];
-  const report = last ? messageText(last) : undefined;
-  const result =
-    summary.reason === "error"
-      ? taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${summary.error ?? "unknown error"}`)
-      : subagentResult(call, type, report, summary.reason, summary.steps);
-  // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
-  return ended(result, snapshotsForParent(thread?.snapshots ?? {}, input.turn.request), summary.reason === "hook_stop");
 }
 
 /** Runs a turn's `task` calls in parallel; their results in the model's order and their file changes. */
