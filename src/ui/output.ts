@@ -46,18 +46,9 @@ const CODE_SHAPE = /^[A-Z0-9]{1,16}(?:-[A-Z0-9]{1,16})?$/;
 /** Pieces in one of our colours (none when colour is off). */
 export const styled = (style: Style, ...body: Piece[]): Styled => ({ style, body });
 
-const STYLES: Record<Style, (c: ChalkInstance) => (text: string) => string> = {
-  bold: (c) => c.bold,
-  dim: (c) => c.dim,
-  red: (c) => c.red,
-  green: (c) => c.green,
-  yellow: (c) => c.yellow,
-  blue: (c) => c.blue,
-  magenta: (c) => c.magenta,
-  cyan: (c) => c.cyan,
-  badge: (c) => c.bgGreen.black,
-  current: (c) => c.yellow.bold,
-};
+/** Our colours as chalk's; the two of our own are combinations. */
+const chalkStyle = (c: ChalkInstance, style: Style) =>
+  style === "badge" ? c.bgGreen.black : style === "current" ? c.yellow.bold : c[style];
 
 const isList = (piece: Piece): piece is readonly Piece[] => Array.isArray(piece);
 
@@ -70,17 +61,12 @@ export function render(piece: Piece, colour?: ChalkInstance): string {
   if ("block" in piece) return sanitizeForTerminal(piece.block);
   if ("code" in piece) return CODE_SHAPE.test(piece.code) ? piece.code : sanitizeLine(piece.code);
   const inner = render(piece.body, colour);
-  return colour && inner !== "" ? STYLES[piece.style](colour)(inner) : inner;
+  return colour && inner !== "" ? chalkStyle(colour, piece.style)(inner) : inner;
 }
 
 /** Writes the pieces. */
 export function print(stream: NodeJS.WritableStream, piece: Piece, colour?: ChalkInstance): void {
   stream.write(render(piece, colour));
-}
-
-/** Writes the pieces and ends the line. */
-export function printLine(stream: NodeJS.WritableStream, piece: Piece, colour?: ChalkInstance): void {
-  stream.write(`${render(piece, colour)}\n`);
 }
 
 /**

@@ -3,7 +3,7 @@ import { formatCost } from "../models/cost.js";
 import type { AgentEvent, TokenUsage } from "../contracts/events.js";
 import { todoCounts } from "../tools/todos.js";
 import type { Todo } from "../contracts/tools.js";
-import { block, jsonLine, type Piece, print, printJson, printJsonLines, styled } from "./output.js";
+import { block, jsonLine, type Piece, print, printJson, printJsonLines, type Style, styled } from "./output.js";
 import { createSpinner, type Spinner } from "./spinner.js";
 import { createOutputView, type HiddenOutput, type OutputView } from "./output-view.js";
 import { savedOutputOf } from "../workspace/output-store.js";
@@ -127,6 +127,7 @@ export function formatUsage(usage: TokenUsage): string {
 }
 
 const TODO_MARK: Record<Todo["status"], string> = { completed: "[x]", in_progress: "[>]", pending: "[ ]" };
+const TODO_STYLES: Partial<Record<Todo["status"], Style>> = { completed: "green", in_progress: "current" };
 
 /** The todo list as a checklist: a header line with the counts, then one line per item (the model's text, gated when printed). */
 export function formatTodos(todos: readonly Todo[]): string[] {
@@ -148,8 +149,33 @@ const REASON_TEXT: Record<string, string> = {
   not_run: "Not done: what it asked to do was not run",
 };
 
+/** A diff line's colour by how it starts (others dim). */
+const DIFF_COLOURS = [
+  ["+", "green"],
+  ["-", "red"],
+  ["@@", "cyan"],
+] as const;
+
+/** An approval's verdict for the decisions that approve as asked. */
+const APPROVED: Record<string, string> = {
+  always: "approved (always, this session)",
+  "always-project": "approved (always, saved for this project)",
+};
+
+type HookEvent = Extract<AgentEvent, { type: "hook" }>;
+
+/** A hook's verdict by its outcome; `before`: it ran before the call, which its failure then blocks. */
+const HOOK_VERDICTS: Record<HookEvent["outcome"], (before: boolean, exit: HookEvent["exitCode"]) => Piece> = {
+  passed: () => styled("green", "passed"),
+  blocked: (before, exit) => styled("red", `blocked ${before ? "the call" : "it"} (exit ${exit})`),
+  timed_out: (before) => styled("red", before ? "timed out: the call is blocked" : "timed out"),
+  did_not_start: (before) => styled("red", before ? "could not start: the call is blocked" : "could not start"),
+  failed: (_, exit) => styled("yellow", `failed (exit ${exit})`),
+  cancelled: () => styled("dim", "cancelled"),
+};
+
 /** A hook's line up to its verdict: "⚑ before write_file: hook <its name> ". */
-const hookHead = (event: Extract<AgentEvent, { type: "hook" }>): Piece[] => [
+const hookHead = (event: HookEvent): Piece[] => [
   styled("magenta", "⚑"),
   ` ${event.event}`,
   event.tool ? ` ${event.tool}` : "",
@@ -381,13 +407,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           line("  ", mark, " ", event.name, " ", styled("dim", `${how}${size}, ${formatDuration(event.durationMs)}`));
           if (event.diff && ok) {
             for (const d of diffLines(event.diff)) {
-              const colour = d.startsWith("+")
-                ? "green"
-                : d.startsWith("-")
-                  ? "red"
-                  : d.startsWith("@@")
-                    ? "cyan"
-                    : "dim";
+              const colour = DIFF_COLOURS.find(([mark]) => d.startsWith(mark))?.[1] ?? "dim";
               line(styled(colour, `    ${d.slice(0, 200)}`));
             }
             break;
@@ -425,14 +445,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
               ? styled("red", "declined, not run")
               : event.response.decision === "edit"
                 ? styled("green", "edited: ", editedSummary(event.request.tool, event.response.args))
-                : styled(
-                    "green",
-                    event.response.decision === "always"
-                      ? "approved (always, this session)"
-                      : event.response.decision === "always-project"
-                        ? "approved (always, saved for this project)"
-                        : "approved",
-                  );
+                : styled("green", APPROVED[event.response.decision] ?? "approved");
           line(
             "  ",
             styled("magenta", "?"),
@@ -447,21 +460,7 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           break;
         }
         case "hook": {
-          const verdict =
-            event.outcome === "passed"
-              ? styled("green", "passed")
-              : event.outcome === "blocked"
-                ? styled("red", `blocked ${event.event === "before" ? "the call" : "it"} (exit ${event.exitCode})`)
-                : event.outcome === "timed_out"
-                  ? styled("red", event.event === "before" ? "timed out: the call is blocked" : "timed out")
-                  : event.outcome === "did_not_start"
-                    ? styled(
-                        "red",
-                        event.event === "before" ? "could not start: the call is blocked" : "could not start",
-                      )
-                    : event.outcome === "failed"
-                      ? styled("yellow", `failed (exit ${event.exitCode})`)
-                      : styled("dim", "cancelled");
+          const verdict = HOOK_VERDICTS[event.outcome](event.event === "before", event.exitCode);
           line("  ", ...hookHead(event), verdict, " ", styled("dim", formatDuration(event.durationMs)));
           if (event.message && event.outcome !== "passed")
             for (const l of event.message.split("\n").slice(0, RESULT_PREVIEW_LINES))
@@ -472,15 +471,8 @@ export function createPrettyRenderer(options: RenderOptions): Renderer {
           const [head, ...items] = formatTodos(event.todos);
           line("  ", styled("blue", "☰"), " ", styled("bold", head!));
           event.todos.forEach((t, i) => {
-            const item = items[i]!;
-            line(
-              "    ",
-              t.status === "completed"
-                ? styled("green", item)
-                : t.status === "in_progress"
-                  ? styled("current", item)
-                  : item,
-            );
+            const style = TODO_STYLES[t.status];
+            line("    ", style ? styled(style, items[i]!) : items[i]);
           });
           busy("thinking");
           break;

@@ -29,7 +29,6 @@ export interface ReplIo {
   interactive: boolean;
   /** Builds the approver for a turn; `cancel` aborts that turn (Ctrl-C at a question). */
   approver: (cancel: () => void) => Approver;
-  /** Runs a line that starts with "/" (the app's command table); "exit" leaves the session. */
   /**
    * Runs a slash command line (app/slash-commands.ts). `confirm` asks a yes/no question on the
    * terminal (absent off a terminal). A `request` result is run next, as if typed.
@@ -380,57 +379,32 @@ export async function runRepl(session: ReplSession, renderer: Renderer, io: Repl
     },
   };
   const readKeys = Boolean(io.input.isTTY && io.input.setRawMode);
-  /** One request as a turn: keys watched, Ctrl-C cancels it. */
-  const runTurn = async (text: string): Promise<RunSummary> => {
+  /** Work as a turn runs: keys watched, an approver that asks as in a turn, Ctrl-C aborts it, not the session. */
+  const asTurn = async <T>(work: (signal: AbortSignal, approver: Approver) => Promise<T>): Promise<T> => {
     const controller = new AbortController();
     turn = controller;
     const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
-    const approver = pausingKeys(
-      io.approver(() => controller.abort()),
-      keys,
-    );
-    let summary: RunSummary;
     try {
-      summary = await session.runTurn(text, controller.signal, approver);
+      return await work(
+        controller.signal,
+        pausingKeys(
+          io.approver(() => controller.abort()),
+          keys,
+        ),
+      );
     } finally {
       keys?.stop();
       turn = undefined;
     }
-    if (controller.signal.aborted) renderer.note("Turn cancelled; the conversation so far is kept.");
+  };
+  /** One request as a turn. */
+  const runTurn = async (text: string): Promise<RunSummary> => {
+    let signal!: AbortSignal;
+    const summary = await asTurn((s, approver) => session.runTurn(text, (signal = s), approver));
+    if (signal.aborted) renderer.note("Turn cancelled; the conversation so far is kept.");
     else if (summary.reason === "max_steps")
       renderer.note(`Reached the step limit (${session.settings.maxSteps}); say "continue" to go on.`);
     return summary;
-  };
-  /** A command's work (/compact) as a turn is run: keys watched, Ctrl-C aborts it, not the session. */
-  const runWork = async (work: (signal: AbortSignal) => Promise<void>): Promise<void> => {
-    const controller = new AbortController();
-    turn = controller;
-    const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
-    try {
-      await work(controller.signal);
-    } finally {
-      keys?.stop();
-      turn = undefined;
-    }
-  };
-  /** A request that needs the approver first (a command file's `!`cmd``): keys watched and asked as in a turn. */
-  const runPrepared = async (
-    prepare: (signal: AbortSignal, approver: Approver) => Promise<string | undefined>,
-  ): Promise<string | undefined> => {
-    const controller = new AbortController();
-    turn = controller;
-    const keys = readKeys ? watchKeys(io.input, interrupt) : undefined;
-    try {
-      const approver = pausingKeys(
-        io.approver(() => controller.abort()),
-        keys,
-      );
-      const request = await prepare(controller.signal, approver);
-      return controller.signal.aborted ? undefined : request;
-    } finally {
-      keys?.stop();
-      turn = undefined;
-    }
   };
   const nextLine = async (): Promise<string | null> => {
     if (!piped) return askLine(io, prompt, leave);
@@ -456,11 +430,15 @@ export async function runRepl(session: ReplSession, renderer: Renderer, io: Repl
         if (result === "exit") break;
         if (result === "continue") continue;
         if ("work" in result) {
-          await runWork(result.work);
+          await asTurn(result.work);
           continue;
         }
         if ("prepare" in result) {
-          const prepared = await runPrepared(result.prepare);
+          // A request that needs the approver first (a command file's `!`cmd``).
+          const prepared = await asTurn(async (signal, approver) => {
+            const request = await result.prepare(signal, approver);
+            return signal.aborted ? undefined : request;
+          });
           if (prepared === undefined) continue;
           text = prepared;
         } else text = result.request;
