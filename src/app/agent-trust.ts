@@ -4,7 +4,7 @@ import type { Settings } from "../settings.js";
 import type { Renderer } from "../ui/render.js";
 import { sanitizeForTerminal } from "../ui/sanitize.js";
 import { askOnTerminal } from "../ui/terminal.js";
-import type { AskLine } from "./config-trust.js";
+import { askedYes, type AskLine } from "./config-trust.js";
 
 /**
  * Before a run, as for the rules file (config-trust.ts): each agent file of the repository
@@ -35,15 +35,8 @@ export async function confirmAgentTrust(
       );
       continue;
     }
-    renderer.pause();
-    const answer = (
-      await ask(
-        `\n${what}\n  Offer it to the model? Its calls ask you as the main agent's do. (remembered outside the repository; asked again if it changes) [y/N] `,
-      )
-    )
-      .trim()
-      .toLowerCase();
-    if (answer === "y" || answer === "yes") {
+    const question = `\n${what}\n  Offer it to the model? Its calls ask you as the main agent's do. (remembered outside the repository; asked again if it changes) [y/N] `;
+    if (await askedYes(ask, renderer, question)) {
       trustFile(settings.trustStore, file.file, file.hash);
       renderer.note(`Trusted ${file.file} (saved in ${settings.trustStore}).`);
     } else renderer.note(`Not trusted: the ${file.name} sub-agent is not offered.`);

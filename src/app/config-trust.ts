@@ -8,6 +8,12 @@ import { askOnTerminal } from "../ui/terminal.js";
 /** Asks a yes/no question on the terminal (replaced in tests). */
 export type AskLine = (question: string) => Promise<string>;
 
+/** The trace stopped, then `question` asked: whether the answer is y or yes. */
+export async function askedYes(ask: AskLine, renderer: Pick<Renderer, "pause">, question: string): Promise<boolean> {
+  renderer.pause();
+  return /^y(es)?$/i.test((await ask(question)).trim());
+}
+
 /**
  * Before a run: for each rules file that loosens approvals (allow rules, passEnv, MCP servers) and whose
  * current content the user has not trusted (a cloned repository's), ask once on a terminal and
@@ -49,15 +55,8 @@ export async function confirmConfigTrust(
       );
       continue;
     }
-    renderer.pause();
-    const answer = (
-      await ask(
-        `\n${what}\n  Trust this file's current content? (remembered outside the repository; asked again if it changes) [y/N] `,
-      )
-    )
-      .trim()
-      .toLowerCase();
-    if (answer === "y" || answer === "yes") {
+    const question = `\n${what}\n  Trust this file's current content? (remembered outside the repository; asked again if it changes) [y/N] `;
+    if (await askedYes(ask, renderer, question)) {
       trustFile(settings.trustStore, file.path, file.hash);
       renderer.note(`Trusted ${file.file} (saved in ${settings.trustStore}).`);
       trustedNow = true;

@@ -18,7 +18,7 @@ import { createJsonRenderer, createPrettyRenderer, type Renderer } from "../ui/r
 import { pausingKeys, runRepl } from "../ui/repl.js";
 import { finishSnapshots } from "../agent/snapshot-step.js";
 import type { BackgroundProcess } from "../workspace/processes.js";
-import { confirmConfigTrust } from "./config-trust.js";
+import { askedYes, confirmConfigTrust } from "./config-trust.js";
 import { confirmAgentTrust } from "./agent-trust.js";
 import { McpConfigError, prepareMcp } from "./mcp.js";
 import { EXIT } from "./exit-codes.js";
@@ -150,6 +150,15 @@ async function keepServersUp(session: Session, renderer: Renderer): Promise<void
   await nextSignal();
 }
 
+/** Questions on the terminal, "always for this project" answers saved; `cancel` ends the turn (Ctrl-C at a question). */
+function terminalApprover(settings: Settings, renderer: Renderer, cancel: () => void) {
+  return withSavedAlwaysRules(
+    createTerminalApprover(() => renderer.pause(), cancel, { editor: settings.editor }),
+    settings.workspace,
+    (t) => renderer.note(t),
+  );
+}
+
 /** `--mcp-list`: on a terminal an untrusted project config is asked about first, as a session does. */
 export async function mcpList(settings: Settings, note: (text: string) => void): Promise<string> {
   const interactive = isInteractiveTerminal() && !settings.json;
@@ -185,12 +194,7 @@ async function oneShotRequest(
     if (gemini) renderer.note(gemini);
     return gemini ? undefined : { request: task };
   }
-  const confirm = interactive
-    ? async (question: string) => {
-        renderer.pause();
-        return /^y(es)?$/i.test((await askOnTerminal(question)).trim());
-      }
-    : undefined;
+  const confirm = interactive ? (question: string) => askedYes(askOnTerminal, renderer, question) : undefined;
   const expanded = await expandCustomCommand(found.command, found.args, {
     trustStore: settings.trustStore,
     renderer,
@@ -244,15 +248,7 @@ export async function runOnce(settings: Settings, task: string, version: string)
   try {
     const approver = interactive
       ? pausingKeys(
-          withSavedAlwaysRules(
-            createTerminalApprover(
-              () => renderer.pause(),
-              () => abort.abort(),
-              { editor: settings.editor },
-            ),
-            settings.workspace,
-            (t) => renderer.note(t),
-          ),
+          terminalApprover(settings, renderer, () => abort.abort()),
           keys,
         )
       : nonInteractiveApprover;
@@ -324,14 +320,7 @@ export async function runInteractive(settings: Settings, version: string): Promi
     const end = await runRepl(session, renderer, {
       ...terminalStreams(),
       interactive,
-      approver: (cancel) =>
-        interactive
-          ? withSavedAlwaysRules(
-              createTerminalApprover(() => renderer.pause(), cancel, { editor: settings.editor }),
-              settings.workspace,
-              (t) => renderer.note(t),
-            )
-          : nonInteractiveApprover,
+      approver: (cancel) => (interactive ? terminalApprover(settings, renderer, cancel) : nonInteractiveApprover),
       runCommand: (line, confirm) => {
         // Custom command files are read for each line, so a file added during the session works at once.
         const { commands, customNotes } = sessionSlashCommands(settings);
