@@ -1,12 +1,4 @@
-import { configFiles, loadProjectRules, RulesError } from "../security/rules.js";
-
-import {
-  EMPTY_MCP_RULES,
-  McpConfigError,
-  mergeMcpRules,
-  readUserMcpConfig,
-  type McpApprovalRules,
-} from "../security/mcp-config.js";
+import { EMPTY_MCP_RULES, type McpApprovalRules } from "../security/mcp-config.js";
 import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
 
 /**
@@ -41,27 +33,6 @@ export function mcpToolOf(name: string, tools: readonly ToolLike[] | undefined):
 export function isMcpCall(call: McpCall, tools?: readonly ToolLike[]): boolean {
   if (tools) return mcpToolOf(call.name, tools) !== undefined;
   return call.name.includes(MCP_TOOL_SEPARATOR);
-}
-
-/** The MCP rules of the workspace's trusted rules files and the user's config (unreadable ones add nothing). */
-export function mcpApprovalRules(
-  workspace: string,
-  userConfig = configFiles().mcpUserConfig,
-  trustStore?: string,
-): McpApprovalRules {
-  const rules: McpApprovalRules = { allow: [], trustReadOnlyHints: false };
-  const add = (r: McpApprovalRules | undefined) => mergeMcpRules(rules, r);
-  try {
-    add(loadProjectRules(workspace, { trustStore }).mcp);
-  } catch (err) {
-    if (!(err instanceof RulesError)) throw err;
-  }
-  try {
-    add(readUserMcpConfig(userConfig).rules);
-  } catch (err) {
-    if (!(err instanceof McpConfigError)) throw err;
-  }
-  return rules;
 }
 
 /**

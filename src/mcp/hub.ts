@@ -21,6 +21,7 @@ import { mcpContentText, mcpResultText, schemaHint, type McpCallResult } from ".
 import {
   createServer,
   McpServerError,
+  serverTarget,
   type McpProgress,
   type McpServerHandle,
   type ServerOptions,
@@ -155,6 +156,8 @@ function bounded(
   if (pathArguments.length > 0)
     declared(tool, { paths: Object.fromEntries(pathArguments.map((name) => [name, "path" as const])) });
   const hint = (args: unknown) => schemaHint(source?.inputSchema, args);
+  const mismatch = (args: unknown) =>
+    `Error: the arguments do not match the input schema of ${serverName}${MCP_TOOL_SEPARATOR}${mcpTool}.${hint(args)}`;
   tool.func = (async (args: Record<string, unknown>, _runManager?: unknown, config?: { signal?: AbortSignal }) => {
     const signal = config?.signal;
     let result: McpCallResult;
@@ -185,10 +188,7 @@ function bounded(
     const stray = unlistedArguments(tool.schema, args);
     const lines =
       stray.length > 0 ? [`Error: ${tool.name} does not take ${stray.map((k) => `"${k}"`).join(", ")}.`] : [];
-    if (!validator.validate(args ?? {}).valid)
-      lines.push(
-        `Error: the arguments do not match the input schema of ${serverName}${MCP_TOOL_SEPARATOR}${mcpTool}.${hint(args)}`,
-      );
+    if (!validator.validate(args ?? {}).valid) lines.push(mismatch(args));
     else if (lines.length > 0) lines.push(`Its arguments are: ${Object.keys(propertiesOf(tool.schema)).join(", ")}.`);
     return lines.length > 0
       ? `${lines.join("\n")}\nThe call was not run: call it again with valid arguments.`
@@ -201,9 +201,7 @@ function bounded(
       return await invoke(input as never, config as never);
     } catch (err) {
       if (!(err instanceof ToolInputParsingException)) throw err;
-      throw new ToolFailure(
-        `Error: the arguments do not match the input schema of ${serverName}${MCP_TOOL_SEPARATOR}${mcpTool}.${hint(argsOf(input))}`,
-      );
+      throw new ToolFailure(mismatch(argsOf(input)));
     }
   }) as typeof tool.invoke;
   return tool;
@@ -273,19 +271,17 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
     }),
   );
   // Names that meet after prefixing, or that providers refuse, are not offered (names.ts).
-  const named = entries.flatMap((e) =>
-    e.tools.map((tool) => ({
-      tool,
-      offered: {
-        name: tool.name,
-        server: e.server.spec.name,
-        tool: (tool as { metadata?: McpToolMetadata }).metadata?.mcpTool ?? tool.name,
-      },
+  const offered = entries.flatMap((e) =>
+    e.tools.map((built) => ({
+      built,
+      name: built.name,
+      server: e.server.spec.name,
+      tool: (built as { metadata?: McpToolMetadata }).metadata?.mcpTool ?? built.name,
     })),
   );
-  const { refused, notes } = refuseAmbiguousNames(named.map((n) => n.offered));
+  const { refused, notes } = refuseAmbiguousNames(offered);
   for (const note of notes) options.note(note);
-  const refusedTools = new Set(named.filter((n) => refused.has(n.offered)).map((n) => n.tool));
+  const refusedTools = new Set([...refused].map((o) => o.built));
   for (const entry of entries) entry.tools = entry.tools.filter((t) => !refusedTools.has(t));
   const tools = entries.flatMap((e) => e.tools);
   return {
@@ -295,9 +291,7 @@ export async function createMcpHub(specs: readonly McpServerSpec[], options: Mcp
         name: server.spec.name,
         file: server.spec.file,
         transport: isStdioServer(server.spec.config) ? "stdio" : "http",
-        target: isStdioServer(server.spec.config)
-          ? [server.spec.config.command, ...(server.spec.config.args ?? [])].join(" ")
-          : server.spec.config.url,
+        target: serverTarget(server.spec),
         state: server.state(),
         ...(server.error() ? { error: server.error() } : {}),
         tools: offered.map((t) => t.name),

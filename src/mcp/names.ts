@@ -27,10 +27,10 @@ export interface OfferedName {
  * such a name is refused, with a sentence saying which and what to do. A name providers cannot
  * take (other characters, too long) is refused too.
  */
-export function refuseAmbiguousNames(tools: readonly OfferedName[]): { refused: Set<OfferedName>; notes: string[] } {
-  const byName = new Map<string, OfferedName[]>();
+export function refuseAmbiguousNames<T extends OfferedName>(tools: readonly T[]): { refused: Set<T>; notes: string[] } {
+  const byName = new Map<string, T[]>();
   for (const t of tools) byName.set(t.name, [...(byName.get(t.name) ?? []), t]);
-  const refused = new Set<OfferedName>();
+  const refused = new Set<T>();
   const notes: string[] = [];
   const describe = (t: OfferedName) => `tool "${t.tool}" of MCP server "${t.server}"`;
   for (const [name, same] of byName) {

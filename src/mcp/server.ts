@@ -84,7 +84,8 @@ function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
-function target(spec: McpServerSpec): string {
+/** The command line or URL of a server. */
+export function serverTarget(spec: McpServerSpec): string {
   return isStdioServer(spec.config) ? [spec.config.command, ...(spec.config.args ?? [])].join(" ") : spec.config.url;
 }
 
@@ -158,7 +159,7 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
       setTimeout(
         () =>
           onWait(
-            `Waiting for MCP server "${spec.name}" (${target(spec)}) to start (at most ${seconds(options.startTimeoutMs)}, MINI_CURSOR_MCP_START_TIMEOUT_MS)…`,
+            `Waiting for MCP server "${spec.name}" (${serverTarget(spec)}) to start (at most ${seconds(options.startTimeoutMs)}, MINI_CURSOR_MCP_START_TIMEOUT_MS)…`,
           ),
         options.waitNoticeMs ?? 0,
       );
@@ -180,7 +181,7 @@ export function createServer(spec: McpServerSpec, options: ServerOptions): McpSe
       const spawnFailed = ["ENOENT", "EACCES"].includes((err as NodeJS.ErrnoException)?.code ?? "");
       const why = err instanceof McpServerError ? err.message : exited && !spawnFailed ? stdioExit(t) : describe(err);
       state = "failed";
-      failure = `MCP server "${spec.name}" (${target(spec)}) could not start: ${why}`;
+      failure = `MCP server "${spec.name}" (${serverTarget(spec)}) could not start: ${why}`;
       transport = undefined;
       await t.close().catch(() => undefined);
       options.note(`${failure}.`);

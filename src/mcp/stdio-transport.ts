@@ -23,7 +23,6 @@ export interface StdioServerProcess {
 }
 
 export interface GroupStdioTransport extends Transport {
-  readonly pid: number | undefined;
   /** What the server wrote to stderr lately (its own error messages). */
   stderrTail(): string;
   /** How the process ended, once it has. */
@@ -41,9 +40,6 @@ export function createGroupStdioTransport(
   const buffer = new ReadBuffer();
 
   const transport: GroupStdioTransport = {
-    get pid() {
-      return child?.pid;
-    },
     stderrTail: () => stderr,
     exit: () => ended,
     start() {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { countTextLines, formatSize } from "../workspace/files.js";
 import { resolvePath, type Workspace } from "../workspace/paths.js";
 import { applyHunks, HUNK_MATCH_TEXT } from "../workspace/patch-apply.js";
-import { parsePatch, PatchParseError, patchPaths, type PatchOp } from "../workspace/patch-parse.js";
+import { type Hunk, parsePatch, PatchParseError, patchPaths, type PatchOp } from "../workspace/patch-parse.js";
 import { unlinkInWorkspace, writeInWorkspace } from "../workspace/verified-open.js";
 import { findPlaceholder } from "../workspace/text-edit.js";
 import { APPLY_PATCH_PEERS, withPeerArguments } from "./aliases.js";
@@ -93,15 +93,15 @@ class PatchFiles {
   private readonly byPath = new Map<string, FileState>();
   constructor(
     private readonly ctx: ToolContext,
-    private readonly wsOf: Workspace,
+    readonly ws: Workspace,
     private readonly threadId: string | undefined,
   ) {}
 
   async get(userPath: string): Promise<FileState | string> {
-    const resolved = await resolvePath(this.wsOf, userPath, { refuseHardLinks: true });
+    const resolved = await resolvePath(this.ws, userPath, { refuseHardLinks: true });
     const known = this.byPath.get(resolved.absolute);
     if (known) return known;
-    const big = await bigPatchTarget(this.ctx, this.wsOf, userPath, this.threadId);
+    const big = await bigPatchTarget(this.ctx, this.ws, userPath, this.threadId);
     if (typeof big === "string") return big;
     if (big) {
       const state: FileState = {
@@ -114,7 +114,7 @@ class PatchFiles {
       this.byPath.set(big.absolute, state);
       return state;
     }
-    const loaded = await loadEditTarget(this.ctx, this.wsOf, userPath, this.threadId, "apply_patch");
+    const loaded = await loadEditTarget(this.ctx, this.ws, userPath, this.threadId, "apply_patch");
     if (!loaded.ok) return loaded.message;
     const t = loaded.target;
     const state: FileState = {
@@ -127,17 +127,21 @@ class PatchFiles {
     return state;
   }
 
-  get ws(): Workspace {
-    return this.wsOf;
-  }
-
   all(): FileState[] {
     return [...this.byPath.values()];
   }
 }
 
-function placeholderIn(lines: readonly string[]): string | undefined {
-  return findPlaceholder(lines.join("\n"), "");
+const hunkCount = (n: number) => `${n} ${n === 1 ? "hunk" : "hunks"}`;
+
+/** Why an update's "+" lines are refused: placeholder text that its other lines do not hold. */
+function placeholderProblem(display: string, hunks: readonly Hunk[]): string | undefined {
+  const text = (added: boolean) =>
+    hunks.flatMap((h) => h.lines.filter((l) => (l.kind === "+") === added).map((l) => l.text)).join("\n");
+  const placeholder = findPlaceholder(text(true), text(false));
+  if (placeholder)
+    return `a "+" line for ${display} is placeholder text ("${placeholder}"); it would replace the code it stands for. Write the real lines.`;
+  return undefined;
 }
 
 /** An operation on a file over MAX_EDIT_BYTES: only an update in place, streamed. */
@@ -155,18 +159,13 @@ async function planBigOp(
   if (op.kind === "delete" || op.moveTo !== undefined)
     return `${state.display} is ${size}: apply_patch only updates a file over ${formatSize(MAX_EDIT_BYTES)} in place ${where}. Delete or move it with a command (rm, mv).`;
   if (big.update) return `${state.display} is ${size}: update it in one "*** Update File" section per patch ${where}.`;
-  const placeholder = findPlaceholder(
-    op.hunks.flatMap((h) => h.lines.filter((l) => l.kind === "+").map((l) => l.text)).join("\n"),
-    op.hunks.flatMap((h) => h.lines.filter((l) => l.kind !== "+").map((l) => l.text)).join("\n"),
-  );
-  if (placeholder)
-    return `a "+" line for ${state.display} is placeholder text ("${placeholder}"); it would replace the code it stands for. Write the real lines.`;
+  const placeholder = placeholderProblem(state.display, op.hunks);
+  if (placeholder) return placeholder;
   const planned = await planBigUpdate(ws, big.target, op.hunks);
   if (typeof planned === "string") return planned;
   if (!bigUpdateChanges(planned)) return `the hunks for ${state.display} change nothing ${where}.`;
   big.update = planned;
-  const hunks = `${op.hunks.length} ${op.hunks.length === 1 ? "hunk" : "hunks"}`;
-  summary.push(`M ${state.display} (${hunks}; ${size}, streamed)`);
+  summary.push(`M ${state.display} (${hunkCount(op.hunks.length)}; ${size}, streamed)`);
   return undefined;
 }
 
@@ -186,7 +185,7 @@ async function planOp(
       if (state.current !== undefined && state.current.replace(/^\uFEFF/, "") !== "") {
         return `${state.display} already exists ${where}. Use "*** Update File: ${op.path}" to change it.`;
       }
-      const placeholder = placeholderIn(op.lines);
+      const placeholder = findPlaceholder(op.lines.join("\n"), "");
       if (placeholder)
         return `the added file ${state.display} contains placeholder text ("${placeholder}"). Write the real content.`;
       state.current = op.lines.length === 0 ? "" : `${op.lines.join("\n")}\n`;
@@ -204,21 +203,14 @@ async function planOp(
       if (state.current === undefined) {
         return `${state.display} does not exist ${where}. Use "*** Add File: ${op.path}" to create it.`;
       }
-      const removedText = op.hunks.flatMap((h) => h.lines.filter((l) => l.kind !== "+").map((l) => l.text)).join("\n");
-      const placeholder = findPlaceholder(
-        op.hunks.flatMap((h) => h.lines.filter((l) => l.kind === "+").map((l) => l.text)).join("\n"),
-        removedText,
-      );
-      if (placeholder) {
-        return `a "+" line for ${state.display} is placeholder text ("${placeholder}"); it would replace the code it stands for. Write the real lines.`;
-      }
+      const placeholder = placeholderProblem(state.display, op.hunks);
+      if (placeholder) return placeholder;
       const result = await applyHunks(state.current, op.hunks, state.display);
       if (!result.ok) return result.message;
       const fuzzy = result.matches
         .map((m, i) => (m === "exact" ? undefined : `hunk ${i + 1} matched ${HUNK_MATCH_TEXT[m]}`))
         .filter((s): s is string => s !== undefined);
-      const hunks = `${op.hunks.length} ${op.hunks.length === 1 ? "hunk" : "hunks"}`;
-      const detail = op.hunks.length === 0 ? "" : ` (${[hunks, ...fuzzy].join("; ")})`;
+      const detail = op.hunks.length === 0 ? "" : ` (${[hunkCount(op.hunks.length), ...fuzzy].join("; ")})`;
       if (op.moveTo === undefined) {
         if (result.text === state.current) return `the hunks for ${state.display} change nothing ${where}.`;
         state.current = result.text;
