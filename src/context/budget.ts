@@ -64,7 +64,7 @@ export function answerDanglingToolCalls(messages: readonly BaseMessage[]): BaseM
 }
 
 /** Splits a history into units that must stay together: a tool-calling turn with its results. */
-function toUnits(messages: readonly BaseMessage[]): BaseMessage[][] {
+export function toUnits(messages: readonly BaseMessage[]): BaseMessage[][] {
   const units: BaseMessage[][] = [];
   for (const message of messages) {
     if (ToolMessage.isInstance(message) && units.length > 0) units[units.length - 1]!.push(message);
@@ -122,12 +122,11 @@ export function fitToBudget(messages: readonly BaseMessage[], budgetTokens: numb
   if (latestHuman >= 0 && estimateTotalTokens(units[latestHuman]!) > cap) {
     units[latestHuman] = [shortenRequest(units[latestHuman]![0]!, cap, budgetTokens)];
   }
-  const cost = (unit: BaseMessage[]) => estimateTotalTokens(unit);
-  let used = reservedTokens + (latestHuman >= 0 ? cost(units[latestHuman]!) : 0);
+  let used = reservedTokens + (latestHuman >= 0 ? estimateTotalTokens(units[latestHuman]!) : 0);
   const keep = new Set<number>(latestHuman >= 0 ? [latestHuman] : []);
   for (let index = units.length - 1; index >= 0; index--) {
     if (index === latestHuman) continue;
-    const c = cost(units[index]!);
+    const c = estimateTotalTokens(units[index]!);
     if (used + c > budgetTokens) break;
     used += c;
     keep.add(index);

@@ -4,7 +4,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage }
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { answerDanglingToolCalls, estimateTotalTokens } from "./budget.js";
+import { answerDanglingToolCalls, estimateTotalTokens, toUnits } from "./budget.js";
 import { measureContext, type SentView, SUMMARY_KEY, summaryMarker } from "./context-size.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { ensureOutputDir } from "../memory/state-dir.js";
@@ -73,6 +73,10 @@ export function summarySteps(message: BaseMessage): number | undefined {
 
 /** A user's request (not a summary). */
 const isRequest = (m: BaseMessage) => m.getType() === "human" && summarySteps(m) === undefined;
+
+/** Nothing worth a summary: no message, or only an earlier summary. */
+const nothingToSummarise = (messages: readonly BaseMessage[]) =>
+  messages.length === 0 || (messages.length === 1 && summarySteps(messages[0]!) !== undefined);
 
 // --- big tool results ----------------------------------------------------------------------------
 
@@ -173,16 +177,6 @@ export function offloadLargeResults(
 
 type Unit = BaseMessage[];
 
-/** A model turn with its tool results stays together; everything else is a unit of its own. */
-function toUnits(messages: readonly BaseMessage[]): Unit[] {
-  const units: Unit[] = [];
-  for (const m of messages) {
-    if (ToolMessage.isInstance(m) && units.length > 0) units[units.length - 1]!.push(m);
-    else units.push([m]);
-  }
-  return units;
-}
-
 const cut = (text: string, max: number) =>
   text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text;
 
@@ -209,6 +203,17 @@ export function renderTranscript(messages: readonly BaseMessage[], maxChars: num
   const dropped = start - keptHead.length;
   const note = dropped > 0 ? [`[${dropped} older messages left out]`] : [];
   return [...keptHead, ...note, ...parts.slice(start)].join("\n\n");
+}
+
+/** The summariser's answer to `prompt`. No callbacks: the summary must not stream into the trace as if it were the answer. */
+async function summarise(
+  model: Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>,
+  prompt: string,
+  signal?: AbortSignal,
+) {
+  const sent = [new SystemMessage(SUMMARY_PROMPT), new HumanMessage(prompt)];
+  const response = await callModelWithRetry(model, sent, { signal, callbacks: [] });
+  return { response, summary: messageText(response).trim(), usage: usageOf(response, sent) };
 }
 
 export interface CompactionOptions {
@@ -251,11 +256,6 @@ export function compactionCanHelp(
   options: Omit<CompactionOptions, "config">,
   history: readonly BaseMessage[],
 ): boolean {
-  return compactionFloor(options, history) < options.budgetTokens * COMPACT_AT;
-}
-
-/** The smallest request a compaction could leave, in the trigger's measure. */
-export function compactionFloor(options: Omit<CompactionOptions, "config">, history: readonly BaseMessage[]): number {
   const size = measureContext(options.systemPrompt, history, options.tools, options.budgetTokens, options.view);
   const units = toUnits(history);
   const newest = units.length > 0 ? units[units.length - 1]! : [];
@@ -263,7 +263,9 @@ export function compactionFloor(options: Omit<CompactionOptions, "config">, hist
   const kept = newest.length > 0 && !isRequest(newest[0]!) ? newest : [];
   const sentKept = options.view ? options.view(history).slice(history.length - kept.length) : kept;
   const keptTokens = kept.length > 0 ? estimateTotalTokens(sentKept) : 0;
-  return Math.ceil(size.scale * (summaryAllowance(options.budgetTokens) + keptTokens)) + size.fixed + size.request;
+  const floor =
+    Math.ceil(size.scale * (summaryAllowance(options.budgetTokens) + keptTokens)) + size.fixed + size.request;
+  return floor < options.budgetTokens * COMPACT_AT;
 }
 
 /**
@@ -332,9 +334,7 @@ export async function compactHistory(
   const tailStart = tailStartWithin(units, latest, room(COMPACT_TO, summaryAllowance(budgetTokens)));
   const older = units.filter((_, i) => i < tailStart && i !== latest);
   const olderMessages = older.flat();
-  // Nothing to gain: no older part, or only an earlier summary.
-  if (olderMessages.length === 0 || (olderMessages.length === 1 && summarySteps(olderMessages[0]!) !== undefined))
-    return undefined;
+  if (nothingToSummarise(olderMessages)) return undefined;
 
   const request = latest >= 0 ? units[latest]! : [];
   const maxChars = budgetTokens * CHARS_PER_TOKEN * TRANSCRIPT_SHARE;
@@ -342,19 +342,14 @@ export async function compactHistory(
   const latestText = request.length
     ? `\n\n---\nThe user's latest request, kept verbatim after your summary (do not repeat it): ${cut(messageText(request[0]!), 2000)}`
     : "";
-  const sent = [
-    new SystemMessage(SUMMARY_PROMPT),
-    new HumanMessage(`Conversation to summarise:\n\n${transcript}${latestText}`),
-  ];
-  let response: AIMessage;
+  let answer: Awaited<ReturnType<typeof summarise>>;
   try {
-    // No callbacks: the summary must not stream into the trace as if it were the answer.
-    response = await callModelWithRetry(model, sent, { signal: options.config?.signal, callbacks: [] });
+    answer = await summarise(model, `Conversation to summarise:\n\n${transcript}${latestText}`, options.config?.signal);
   } catch (err) {
     if (options.config?.signal?.aborted) throw err;
     return undefined;
   }
-  const summary = messageText(response).trim();
+  const { response, summary, usage } = answer;
   if (!summary) return undefined;
 
   let kept = tailStart;
@@ -376,25 +371,15 @@ export async function compactHistory(
     summarised: units.filter((_, i) => i < kept && i !== latest).flat().length,
     tokensBefore: before.tokens,
     tokensAfter: after.tokens,
-    usage: usageOf(response, sent),
+    usage,
     response,
   };
 }
 
 // --- on request (/compact) ------------------------------------------------------------------------
 
-export interface WholeCompaction {
-  /** The new history: one summary of everything before. */
-  history: BaseMessage[];
-  summary: string;
-  /** Messages the summary replaced. */
-  summarised: number;
-  /** The conversation's size before and after, estimated (the fixed part left out). */
-  tokensBefore: number;
-  tokensAfter: number;
-  usage: UsageCount;
-  response: AIMessage;
-}
+/** Its history is one summary of everything before; its sizes are estimated, the fixed part left out. */
+export type WholeCompaction = Compaction;
 
 /**
  * The whole conversation summarised now, on the person's request (/compact), as Claude Code and
@@ -409,18 +394,16 @@ export async function summariseConversation(
   options: { budgetTokens: number; focus?: string; signal?: AbortSignal },
 ): Promise<WholeCompaction | undefined> {
   const messages = answerDanglingToolCalls(history);
-  if (messages.length === 0 || (messages.length === 1 && summarySteps(messages[0]!) !== undefined)) return undefined;
+  if (nothingToSummarise(messages)) return undefined;
   const transcript = renderTranscript(messages, options.budgetTokens * CHARS_PER_TOKEN * TRANSCRIPT_SHARE);
   const focus = options.focus?.trim()
     ? `\n\n---\nThe user asked for this summary and wants it to keep in particular: ${cut(options.focus.trim(), 2000)}`
     : "";
-  const sent = [
-    new SystemMessage(SUMMARY_PROMPT),
-    new HumanMessage(`Conversation to summarise (all of it; nothing of it stays verbatim):\n\n${transcript}${focus}`),
-  ];
-  // No callbacks: the summary must not stream into the trace as if it were an answer.
-  const response = await callModelWithRetry(model, sent, { signal: options.signal, callbacks: [] });
-  const summary = messageText(response).trim();
+  const { response, summary, usage } = await summarise(
+    model,
+    `Conversation to summarise (all of it; nothing of it stays verbatim):\n\n${transcript}${focus}`,
+    options.signal,
+  );
   if (!summary) return undefined;
   const note = new HumanMessage({
     content: `[Summary of the earlier conversation, compacted on the user's request (/compact)]\n${summary}`,
@@ -432,7 +415,7 @@ export async function summariseConversation(
     summarised: messages.length,
     tokensBefore: estimateTotalTokens(messages),
     tokensAfter: estimateTotalTokens([note]),
-    usage: usageOf(response, sent),
-    response: response as AIMessage,
+    usage,
+    response,
   };
 }
