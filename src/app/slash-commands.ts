@@ -32,6 +32,12 @@ export interface SlashContext {
   customNotes?: readonly string[];
 }
 
+/** Says `text`, then the prompt reads the next line. */
+function said(renderer: Pick<Renderer, "note">, text: string): SlashResult {
+  renderer.note(text);
+  return "continue";
+}
+
 /** /undo and /rewind: `--force` overwrites files changed by hand; otherwise ask (on a terminal) or refuse. */
 function undoOptions(command: string, words: readonly string[], confirm: SlashContext["confirm"]) {
   return {
@@ -46,30 +52,24 @@ function undoOptions(command: string, words: readonly string[], confirm: SlashCo
 /** `/plan`, `/plan <request>`, `/plan accept [mode]`, `/plan off`. */
 function planCommand(arg: string, { session, renderer }: SlashContext): SlashResult {
   const [sub, mode] = arg.split(/\s+/);
-  if ((sub === "accept" || sub === "off") && session.approval !== "plan") {
-    renderer.note(`Not in plan mode (approval mode ${session.approval}): /plan [request] plans first.`);
-    return "continue";
-  }
+  if ((sub === "accept" || sub === "off") && session.approval !== "plan")
+    return said(renderer, `Not in plan mode (approval mode ${session.approval}): /plan [request] plans first.`);
   if (sub === "accept") {
     const chosen = mode ? (mode as ApprovalMode) : acceptMode(session);
-    if (!APPROVAL_MODES.includes(chosen) || chosen === "plan") {
-      renderer.note(`Usage: /plan accept [${APPROVAL_MODES.filter((m) => m !== "plan").join(" | ")}]`);
-      return "continue";
-    }
-    if (!session.planReady) {
-      renderer.note(
+    if (!APPROVAL_MODES.includes(chosen) || chosen === "plan")
+      return said(renderer, `Usage: /plan accept [${APPROVAL_MODES.filter((m) => m !== "plan").join(" | ")}]`);
+    if (!session.planReady)
+      return said(
+        renderer,
         "There is no plan to accept yet: send a request in plan mode first (/plan <request>). Still in plan mode.",
       );
-      return "continue";
-    }
     session.acceptPlan(chosen);
     renderer.note(`Plan accepted: approval mode ${chosen}.`);
     return { request: PLAN_ACCEPTED_TASK };
   }
   if (sub === "off") {
     session.setApproval(acceptMode(session));
-    renderer.note(`Left plan mode. Approval mode: ${session.approval}.`);
-    return "continue";
+    return said(renderer, `Left plan mode. Approval mode: ${session.approval}.`);
   }
   session.setApproval("plan");
   renderer.note(
@@ -150,10 +150,8 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     summary: "this list",
     outside: (_arg, command) =>
       `For the options: ${command("--help")}. In a session (${command()} on a terminal), /help lists its commands.`,
-    run: (_arg, { renderer, commands, customNotes }) => {
-      renderer.note(helpText(commands ?? SLASH_COMMANDS, customNotes));
-      return "continue";
-    },
+    run: (_arg, { renderer, commands, customNotes }) =>
+      said(renderer, helpText(commands ?? SLASH_COMMANDS, customNotes)),
   },
   {
     name: "/new",
@@ -162,10 +160,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     summary: "start a fresh thread (also /clear)",
     outside: (_arg, command) =>
       `A task given without --thread or --continue starts a new thread: ${command("<task>")}.`,
-    run: (_arg, { session, renderer }) => {
-      renderer.note(`New thread ${session.newThread()}.`);
-      return "continue";
-    },
+    run: (_arg, { session, renderer }) => said(renderer, `New thread ${session.newThread()}.`),
   },
   {
     name: "/compact",
@@ -197,12 +192,11 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     name: "/model",
     usage: "/model",
     summary: "the model this session uses, and how to choose another",
-    run: (_arg, { session, renderer }) => {
-      renderer.note(
+    run: (_arg, { session, renderer }) =>
+      said(
+        renderer,
         `This session uses ${describeModel(session.settings)}. The model is chosen when mini-cursor starts: --model <name> (or MINI_CURSOR_MODEL in the environment or .env). To go on with this thread with another model: /exit, then start again with --thread ${session.threadId} --model <name>.`,
-      );
-      return "continue";
-    },
+      ),
     outside: (arg, command) =>
       `The model is chosen when mini-cursor starts: ${command("--model", arg || "<name>", "<task>")}.`,
   },
@@ -211,10 +205,8 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     usage: "/threads",
     summary: "saved threads: id, first request, last update, steps",
     outside: (_arg, command) => `To list them: ${command("--threads")}.`,
-    run: async (_arg, { session, renderer }): Promise<SlashResult> => {
-      renderer.note(formatThreads(await session.threads.list(), session.threadId));
-      return "continue";
-    },
+    run: async (_arg, { session, renderer }): Promise<SlashResult> =>
+      said(renderer, formatThreads(await session.threads.list(), session.threadId)),
   },
   {
     name: "/resume",
@@ -223,29 +215,20 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     outside: (arg, command) =>
       `To go on with a thread: ${command("--thread", arg || "<id>", "<task>")} (--continue instead of --thread takes the latest; ${command("--threads")} lists them).`,
     run: async (arg, { session, renderer }): Promise<SlashResult> => {
-      if (!arg) {
-        renderer.note("Usage: /resume <id> (see /threads for ids).");
-        return "continue";
-      }
+      if (!arg) return said(renderer, "Usage: /resume <id> (see /threads for ids).");
       const found = await findThreadIn(session.threads, arg);
-      if (!found) {
-        renderer.note(`No saved thread "${arg}" in this workspace; /threads lists them.`);
-        return "continue";
-      }
-      if (found.engine !== session.parts.engine.name) {
-        renderer.note(
+      if (!found) return said(renderer, `No saved thread "${arg}" in this workspace; /threads lists them.`);
+      if (found.engine !== session.parts.engine.name)
+        return said(
+          renderer,
           `Thread ${found.id} was made with --engine ${found.engine}, and this session runs ${session.parts.engine.name}: to continue it, start mini-cursor --engine ${found.engine} --thread ${found.id}.`,
         );
-        return "continue";
-      }
       try {
         await session.useThread(found.id);
       } catch (err) {
-        renderer.note(`Not resumed: ${(err as Error).message}`);
-        return "continue";
+        return said(renderer, `Not resumed: ${(err as Error).message}`);
       }
-      renderer.note(`Resumed thread ${found.id}: ${found.firstRequest}`);
-      return "continue";
+      return said(renderer, `Resumed thread ${found.id}: ${found.firstRequest}`);
     },
   },
   {
@@ -254,13 +237,10 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     summary: APPROVAL_MODES.join(" | "),
     outside: (arg, command) => `To run a task in a mode: ${command("--approval", arg || "<mode>", "<task>")}.`,
     run: (arg, { session, renderer }) => {
-      if (!APPROVAL_MODES.includes(arg as ApprovalMode)) {
-        renderer.note(`Approval mode is ${session.approval}. Usage: /approval ${APPROVAL_MODES.join(" | ")}`);
-        return "continue";
-      }
+      if (!APPROVAL_MODES.includes(arg as ApprovalMode))
+        return said(renderer, `Approval mode is ${session.approval}. Usage: /approval ${APPROVAL_MODES.join(" | ")}`);
       session.setApproval(arg as ApprovalMode);
-      renderer.note(`Approval mode: ${session.approval}.`);
-      return "continue";
+      return said(renderer, `Approval mode: ${session.approval}.`);
     },
   },
   {
@@ -285,10 +265,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     usage: "/ps",
     summary: "background processes (dev servers) with their URLs",
     outside: (_arg, command) => processesOutside(command),
-    run: (_arg, { session, renderer }) => {
-      renderer.note(formatProcesses(session.parts.tools.processes.list()));
-      return "continue";
-    },
+    run: (_arg, { session, renderer }) => said(renderer, formatProcesses(session.parts.tools.processes.list())),
   },
   {
     name: "/kill",
@@ -296,13 +273,9 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     summary: "stop a background process",
     outside: (_arg, command) => processesOutside(command),
     run: async (arg, { session, renderer }): Promise<SlashResult> => {
-      if (!arg) {
-        renderer.note("Usage: /kill <id> (see /ps for ids).");
-        return "continue";
-      }
+      if (!arg) return said(renderer, "Usage: /kill <id> (see /ps for ids).");
       const stopped = await session.parts.tools.processes.stop(arg);
-      renderer.note(stopped ? `Stopped ${arg}.` : `No running background process "${arg}"; /ps lists them.`);
-      return "continue";
+      return said(renderer, stopped ? `Stopped ${arg}.` : `No running background process "${arg}"; /ps lists them.`);
     },
   },
   {
@@ -310,10 +283,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     usage: "/mcp",
     summary: "MCP servers: state and tools",
     outside: (_arg, command) => `To see the MCP servers: ${command("--mcp-list")}.`,
-    run: (_arg, { session, renderer }) => {
-      renderer.note(formatMcpStatus(session.parts.mcp?.status() ?? []));
-      return "continue";
-    },
+    run: (_arg, { session, renderer }) => said(renderer, formatMcpStatus(session.parts.mcp?.status() ?? [])),
   },
   {
     name: "/undo",
@@ -325,8 +295,10 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     },
     run: async (arg, { session, renderer, confirm }): Promise<SlashResult> => {
       const words = arg.split(/\s+/).filter(Boolean);
-      renderer.note((await undoLastTurn(sessionUndoContext(session), undoOptions("/undo", words, confirm))).text);
-      return "continue";
+      return said(
+        renderer,
+        (await undoLastTurn(sessionUndoContext(session), undoOptions("/undo", words, confirm))).text,
+      );
     },
   },
   {
@@ -340,13 +312,12 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
       const target = words.find((w) => w !== "--force");
       if (target === undefined) {
         const { messages, snapshots } = await session.parts.history.read(session.threadId);
-        renderer.note(formatTurns(listTurns(messages, snapshots)));
-        return "continue";
+        return said(renderer, formatTurns(listTurns(messages, snapshots)));
       }
-      renderer.note(
+      return said(
+        renderer,
         (await rewindTo(sessionUndoContext(session), Number(target), undoOptions("/rewind", words, confirm))).text,
       );
-      return "continue";
     },
   },
   {
@@ -414,14 +385,14 @@ export async function runSlashCommand(
     // Tests drive commands with a session of only the parts they need.
     const workspace = ctx.session.settings?.workspace;
     const gemini = workspace ? geminiCommandHint(workspace, name) : undefined;
-    ctx.renderer.note(
+    return said(
+      ctx.renderer,
       gemini
         ? `Unknown command ${name}: ${gemini}`
         : peer
           ? `Unknown command ${name}: mini-cursor has no ${name} (other agents do). Here, ${peer} /help lists the commands.`
           : `Unknown command ${name}. /help lists the commands.`,
     );
-    return "continue";
   }
   // The rest of the line as typed: a custom command's $ARGUMENTS keeps its spacing and lines.
   return command.run(text.slice(name.length).trim(), { ...ctx, commands });
