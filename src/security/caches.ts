@@ -28,7 +28,8 @@ function npmrcCache(file: string, home: string): string | undefined {
   return undefined;
 }
 
-function realOr(p: string): string {
+/** The path with symlinks resolved, or as given when it does not exist. */
+export function realOr(p: string): string {
   try {
     return realpathSync(p);
   } catch {

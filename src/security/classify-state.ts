@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { Cond } from "./classify-tables.js";
-import type { Location, LocationKind, Places } from "./locations.js";
+import type { Link, LocationKind, Places } from "./locations.js";
 import type { CommandRule, ProjectRules } from "./rules.js";
 import type { ShellParser, Word } from "./shell-parse.js";
 
@@ -84,7 +84,7 @@ export interface Where {
   readonly here: readonly Folder[];
   readonly places: Places;
   /** Symlinks the line creates, and where they lead (`ln -s ~/x l && rm -rf l/`). */
-  readonly links: readonly { path: string; to: Location }[];
+  readonly links: readonly Link[];
 }
 
 export interface State extends Where {
@@ -119,7 +119,7 @@ export interface State extends Where {
    * rule for the command does not cover them, so the approval mode decides.
    */
   outsideWrites: string[];
-  links: { path: string; to: Location }[];
+  links: Link[];
   writes: PathFact[];
   reads: PathFact[];
   network: boolean;

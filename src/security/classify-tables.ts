@@ -382,16 +382,7 @@ export const GIT: Readonly<Record<string, CommandRow>> = {
   reset: { if: "--hard~4 --merge~4", danger: "git reset --hard discards uncommitted changes" },
   clean: { match: "clean" },
   push: {
-    if: [
-      "-f",
-      "-d",
-      "--force~5",
-      "--force-with-lease~9",
-      "--force-if-includes~9",
-      "--mirror~4",
-      "--delete~4",
-      "--prune~5",
-    ],
+    if: "-f -d --force~5 --force-with-lease~9 --force-if-includes~9 --mirror~4 --delete~4 --prune~5",
     danger: "git push --force (or --delete) rewrites or deletes history on the remote",
     match: "pushRefspec",
     network: true,
@@ -415,17 +406,7 @@ export const GIT: Readonly<Record<string, CommandRow>> = {
     readOnly: { if: ["@list", "@show"] },
   },
   branch: {
-    if: [
-      "-D",
-      "-M",
-      "-C",
-      {
-        all: [
-          ["-d", "--delete~4"],
-          ["-f", "--force~4"],
-        ],
-      },
-    ],
+    if: ["-D -M -C", { all: ["-d --delete~4", "-f --force~4"] }],
     danger: "git branch -D (or -M) deletes or overwrites a branch that may not be merged",
     readOnly: {
       without:

@@ -15,93 +15,34 @@ import path from "node:path";
  */
 
 /** Settings that name no program and change no file: `section.key`, `section.*.key` for any subsection. */
-const PLAIN_SETTINGS = new Set([
-  ...[
-    "repositoryformatversion",
-    "filemode",
-    "bare",
-    "logallrefupdates",
-    "ignorecase",
-    "precomposeunicode",
-    "symlinks",
-    "autocrlf",
-    "eol",
-    "safecrlf",
-    "quotepath",
-    "abbrev",
-    "sparsecheckout",
-    "sparsecheckoutcone",
-    "checkstat",
-    "trustctime",
-    "untrackedcache",
-    "splitindex",
-    "commitgraph",
-    "multipackindex",
-    "compression",
-    "loosecompression",
-    "preloadindex",
-    "protecthfs",
-    "protectntfs",
-    "longpaths",
-    "whitespace",
-    "warnambiguousrefs",
-  ].map((k) => `core.${k}`),
-  "extensions.objectformat",
-  "extensions.worktreeconfig",
-  "extensions.refstorage",
-  "user.name",
-  "user.email",
-  "user.signingkey",
-  "user.useconfigonly",
-  "init.defaultbranch",
-  ...[
-    "url",
-    "fetch",
-    "pushurl",
-    "push",
-    "tagopt",
-    "prune",
-    "prunetags",
-    "mirror",
-    "skipfetchall",
-    "skipdefaultupdate",
-  ].map((k) => `remote.*.${k}`),
-  ...["remote", "merge", "rebase", "pushremote", "description"].map((k) => `branch.*.${k}`),
-  "pull.rebase",
-  "pull.ff",
-  "push.default",
-  "push.autosetupremote",
-  "push.followtags",
-  "fetch.prune",
-  "fetch.prunetags",
-  "merge.ff",
-  "merge.conflictstyle",
-  "rebase.autosquash",
-  "rebase.autostash",
-  "rebase.updaterefs",
-  ...["renames", "algorithm", "colormoved", "mnemonicprefix", "noprefix", "context", "indentheuristic", "relative"].map(
-    (k) => `diff.${k}`,
-  ),
-  ...["decorate", "date", "follow", "abbrevcommit", "mailmap", "showroot"].map((k) => `log.${k}`),
-  ...["showuntrackedfiles", "short", "branch", "relativepaths", "aheadbehind", "renames", "showstash"].map(
-    (k) => `status.${k}`,
-  ),
-  "blame.date",
-  "blame.showemail",
-  "blame.showroot",
-  "grep.linenumber",
-  "grep.patterntype",
-  "grep.extendedregexp",
-  "grep.column",
-  "grep.fullname",
-  "gc.auto",
-  "gc.autodetach",
-  "index.version",
-  "index.threads",
-  "lfs.repositoryformatversion",
-  "i18n.commitencoding",
-  "i18n.logoutputencoding",
-]);
+const PLAIN_SETTINGS = new Set(
+  [
+    "core.{repositoryformatversion filemode bare logallrefupdates ignorecase precomposeunicode symlinks autocrlf eol",
+    "safecrlf quotepath abbrev sparsecheckout sparsecheckoutcone checkstat trustctime untrackedcache splitindex",
+    "commitgraph multipackindex compression loosecompression preloadindex protecthfs protectntfs longpaths",
+    "whitespace warnambiguousrefs} extensions.{objectformat worktreeconfig refstorage}",
+    "user.{name email signingkey useconfigonly} init.defaultbranch",
+    "remote.*.{url fetch pushurl push tagopt prune prunetags mirror skipfetchall skipdefaultupdate}",
+    "branch.*.{remote merge rebase pushremote description} pull.{rebase ff}",
+    "push.{default autosetupremote followtags} fetch.{prune prunetags} merge.{ff conflictstyle}",
+    "rebase.{autosquash autostash updaterefs}",
+    "diff.{renames algorithm colormoved mnemonicprefix noprefix context indentheuristic relative}",
+    "log.{decorate date follow abbrevcommit mailmap showroot}",
+    "status.{showuntrackedfiles short branch relativepaths aheadbehind renames showstash}",
+    "blame.{date showemail showroot} grep.{linenumber patterntype extendedregexp column fullname}",
+    "gc.{auto autodetach} index.{version threads} lfs.repositoryformatversion",
+    "i18n.{commitencoding logoutputencoding}",
+  ]
+    .join(" ")
+    // `section.{a b}` is `section.a section.b`.
+    .replace(/(\S+\.)\{([^}]*)\}/g, (_, section: string, keys: string) =>
+      keys
+        .split(" ")
+        .map((k) => section + k)
+        .join(" "),
+    )
+    .split(" "),
+);
 /** Sections whose every setting is harmless (colours, advice messages). */
 const PLAIN_SECTIONS = new Set(["color", "advice"]);
 const FALSE = new Set(["false", "no", "off", "0", ""]);

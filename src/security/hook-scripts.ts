@@ -28,27 +28,9 @@ function commandsOf(block: unknown, out: string[] = []): string[] {
 }
 
 /** Programs that run the file named after their options: the file is the script. */
-const INTERPRETERS = new Set([
-  "sh",
-  "bash",
-  "zsh",
-  "dash",
-  "ksh",
-  "fish",
-  "source",
-  ".",
-  "node",
-  "tsx",
-  "ts-node",
-  "deno",
-  "bun",
-  "python",
-  "python3",
-  "ruby",
-  "perl",
-  "php",
-  "pwsh",
-]);
+const INTERPRETERS = new Set(
+  "sh bash zsh dash ksh fish source . node tsx ts-node deno bun python python3 ruby perl php pwsh".split(" "),
+);
 /** Words an interpreter takes before its script (`deno run x.ts`, `bun run x.ts`). */
 const SUBCOMMANDS = new Set(["run"]);
 /** Shell options that take the next word (`bash -o pipefail x.sh`). */
@@ -57,19 +39,10 @@ const OPTIONS_WITH_VALUE = new Set(["-o", "+o", "-O", "+O"]);
  * Programs that run the rest of the line as a command (`env A=1 bash x.sh`, `timeout 5 ./x.sh`,
  * `npx tsx x.ts`), with the words of theirs to skip first: options, and for timeout its duration.
  */
-const WRAPPERS: Record<string, { values: number }> = {
-  env: { values: 0 },
-  exec: { values: 0 },
-  command: { values: 0 },
-  nice: { values: 0 },
-  nohup: { values: 0 },
-  time: { values: 0 },
-  setsid: { values: 0 },
-  stdbuf: { values: 0 },
-  timeout: { values: 1 },
-  npx: { values: 0 },
-  bunx: { values: 0 },
-};
+const WRAPPERS = new Map([
+  ...["env", "exec", "command", "nice", "nohup", "time", "setsid", "stdbuf", "npx", "bunx"].map((w) => [w, 0] as const),
+  ["timeout", 1],
+]);
 /** Options of those wrappers that take the next word. */
 const WRAPPER_OPTIONS_WITH_VALUE = new Set(["-n", "-u", "-s", "-k"]);
 /** Package managers whose `run`/`test`/`exec`…: what runs is in package.json's scripts. */
@@ -84,10 +57,10 @@ function scriptWords(words: readonly string[]): string[] {
   let i = 0;
   for (;;) {
     while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++; // VAR=value before the program
-    const wrapper = WRAPPERS[path.basename(words[i] ?? "")];
-    if (!wrapper) break;
+    const wrapper = WRAPPERS.get(path.basename(words[i] ?? ""));
+    if (wrapper === undefined) break;
     for (i++; i < words.length && words[i]!.startsWith("-"); i++) if (WRAPPER_OPTIONS_WITH_VALUE.has(words[i]!)) i++; // `nice -n 5`, `env -u NAME`
-    i += wrapper.values;
+    i += wrapper;
   }
   const program = words[i];
   if (!program) return [];

@@ -1,5 +1,5 @@
-import { isRefusedFile, MAX_CONFIG_BYTES, readRegularTextSync, refusalReason } from "../regular-file.js";
 import { z } from "zod";
+import { parseConfig, readConfigText } from "./config-file.js";
 
 /**
  * Hooks: commands the person configures to run before and after tool calls, in the shape Claude
@@ -197,20 +197,8 @@ export function parseHooks(block: unknown, file: string): { hooks: HookSpec[]; u
 
 /** The hooks of the user's own config file (missing: none); throws HooksConfigError when it cannot be read as JSON. */
 export function readUserHooks(file: string): { hooks: HookSpec[]; unsupported: string[] } {
-  let text: string;
-  try {
-    // Without blocking: a FIFO in its place is refused (and so the run stops), never waited on.
-    text = readRegularTextSync(file, { follow: true, maxBytes: MAX_CONFIG_BYTES });
-  } catch (err) {
-    if (isRefusedFile(err)) throw new HooksConfigError(`${file} cannot be read: ${refusalReason(err)}`);
-    return { hooks: [], unsupported: [] };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new HooksConfigError(`${file} is not valid JSON: ${(err as Error).message}`);
-  }
-  const block = (json as { hooks?: unknown } | null)?.hooks;
+  const text = readConfigText(file, HooksConfigError);
+  const json = text === undefined ? undefined : parseConfig(text, file, z.unknown(), HooksConfigError);
+  const block = (json as { hooks?: unknown } | null | undefined)?.hooks;
   return block === undefined ? { hooks: [], unsupported: [] } : parseHooks(block, file);
 }

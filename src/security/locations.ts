@@ -2,6 +2,7 @@ import { realpathSync } from "node:fs";
 import path from "node:path";
 import { HARMLESS_DEVICES, HOME_SECRETS, SHARED_DIRS, SYSTEM_DIRS, TEMP_DIRS } from "./classify-tables.js";
 import { RULES_FILES } from "./rules.js";
+import type { Where } from "./classify-state.js";
 import type { Word } from "./shell-parse.js";
 
 /** A table's list (`"/etc /usr"`) as words. */
@@ -157,33 +158,21 @@ export function isOutside(kind: LocationKind): boolean {
   return !["workspace", "inside", "temp", "null-device", "unknown"].includes(kind);
 }
 
-/** A short description for reasons: "in the home folder, outside the workspace". */
-export function describeLocation(kind: LocationKind): string {
-  switch (kind) {
-    case "workspace":
-      return "the whole workspace";
-    case "rules":
-      return "the project's command rules";
-    case "device":
-      return "a device";
-    case "root":
-      return "the root of the file system";
-    case "system":
-      return "a system path";
-    case "home":
-      return "the home folder";
-    case "under-home":
-      return "in the home folder, outside the workspace";
-    case "secret":
-      return "credentials in the home folder";
-    case "unknown":
-      return "a path only known at run time";
-    case "unknown-folder":
-      return "in a folder only known at run time, maybe outside the workspace";
-    default:
-      return "outside the workspace";
-  }
-}
+/** Short descriptions for reasons: "in the home folder, outside the workspace". */
+const DESCRIPTIONS: Partial<Record<LocationKind, string>> = {
+  workspace: "the whole workspace",
+  rules: "the project's command rules",
+  device: "a device",
+  root: "the root of the file system",
+  system: "a system path",
+  home: "the home folder",
+  "under-home": "in the home folder, outside the workspace",
+  secret: "credentials in the home folder",
+  unknown: "a path only known at run time",
+  "unknown-folder": "in a folder only known at run time, maybe outside the workspace",
+};
+
+export const describeLocation = (kind: LocationKind): string => DESCRIPTIONS[kind] ?? "outside the workspace";
 
 /** A link the line creates, and where it leads. */
 export interface Link {
@@ -199,9 +188,6 @@ export function throughLinks(at: Location, links: readonly Link[]): Location {
 }
 
 /** Where `word` points from each folder the line may be in (null: only known at run time), through its links. */
-export function locateAll(
-  word: Word,
-  at: { readonly here: readonly (string | null)[]; readonly places: Places; readonly links: readonly Link[] },
-): Location[] {
+export function locateAll(word: Word, at: Where): Location[] {
   return at.here.map((cwd) => throughLinks(locate(word, cwd, at.places), at.links));
 }

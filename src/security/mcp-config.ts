@@ -1,5 +1,5 @@
-import { isRefusedFile, MAX_CONFIG_BYTES, readRegularTextSync, refusalReason } from "../regular-file.js";
 import { z } from "zod";
+import { parseConfig, readConfigText } from "./config-file.js";
 
 /**
  * MCP servers in the rules files, in the shape Claude Code and Cursor use (`mcpServers`:
@@ -98,27 +98,11 @@ export class McpConfigError extends Error {
 
 /** Reads the user-level file (missing: nothing configured); throws McpConfigError when it is invalid. */
 export function readUserMcpConfig(file: string): { servers: McpServerSpec[]; rules: McpApprovalRules } {
-  let text: string;
-  try {
-    // Without blocking: a FIFO in its place is refused, never waited on.
-    text = readRegularTextSync(file, { follow: true, maxBytes: MAX_CONFIG_BYTES });
-  } catch (err) {
-    if (isRefusedFile(err)) throw new McpConfigError(`${file} cannot be read: ${refusalReason(err)}`);
-    return { servers: [], rules: { allow: [], trustReadOnlyHints: false } };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new McpConfigError(`${file} is not valid JSON: ${(err as Error).message}`);
-  }
-  const parsed = userFileSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new McpConfigError(`${file}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
-  }
+  const text = readConfigText(file, McpConfigError);
   const rules: McpApprovalRules = { allow: [], trustReadOnlyHints: false };
-  mergeMcpRules(rules, parsed.data.mcp);
-  const servers = Object.entries(parsed.data.mcpServers ?? {}).map(([name, config]) => ({ name, config, file }));
+  if (text === undefined) return { servers: [], rules };
+  const parsed = parseConfig(text, file, userFileSchema, McpConfigError);
+  mergeMcpRules(rules, parsed.mcp);
+  const servers = Object.entries(parsed.mcpServers ?? {}).map(([name, config]) => ({ name, config, file }));
   return { servers, rules };
 }

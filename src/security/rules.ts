@@ -12,6 +12,7 @@ import {
 } from "./mcp-config.js";
 import { startSlot, type ConfigFileSlice } from "../contracts/start-slices.js";
 import { contentHash, isTrusted } from "./trust.js";
+import { parseConfig } from "./config-file.js";
 import { hookScripts, scriptsFingerprint } from "./hook-scripts.js";
 import type { Word } from "./shell-parse.js";
 
@@ -145,7 +146,6 @@ function readRulesFileWithHash(
   }
   const hit = cache.get(absolute);
   if (hit && hit.stamp === stamp) return hit;
-  let json: unknown;
   let text: string;
   try {
     // Without blocking: a FIFO or device in its place is skipped and said, never waited on.
@@ -154,20 +154,13 @@ function readRulesFileWithHash(
     if (isRefusedFile(err)) reportSkippedFile(absolute, err);
     return undefined;
   }
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new RulesError(`${relative} is not valid JSON: ${(err as Error).message}`);
-  }
-  const result = schema.safeParse(json);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    throw new RulesError(`${relative}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
-  }
-  const entry = { stamp, parsed: result.data, hash: contentHash(text) };
+  const entry = { stamp, parsed: parseConfig(text, relative, schema, RulesError), hash: contentHash(text) };
   cache.set(absolute, entry);
   return entry;
 }
+
+/** A rule as written in a rules file, without the spaces around it. */
+const ruleText = (entry: z.infer<typeof ruleSchema>) => (typeof entry === "string" ? entry : entry.command).trim();
 
 /** Splits a rule into words (whitespace separated). */
 export function ruleWords(text: string): string[] {
@@ -188,6 +181,8 @@ export const configFiles = files.get;
  */
 export function loadProjectRules(workspace: string, options: { trustStore?: string } = {}): ProjectRules {
   const rules: ProjectRules = { allow: [], ask: [], deny: [], passEnv: [], files: [] };
+  const trusts = (absolute: string, hash: string) =>
+    isTrusted(options.trustStore ?? configFiles().trustStore, absolute, hash);
   addSavedAnswers(rules, workspace);
   for (const relative of RULES_FILES) {
     const absolute = path.join(workspace, relative);
@@ -196,41 +191,37 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     const { parsed } = read;
     rules.files.push(relative);
     const { hash, scripts } = withHookScripts(rules, workspace, read.hash, parsed.hooks);
-    const text = (entry: z.infer<typeof ruleSchema>) =>
-      typeof entry === "string" ? entry.trim() : entry.command.trim();
     const servers = Object.keys(parsed.mcpServers ?? {});
+    const events = Object.keys(parsed.hooks ?? {});
+    const allow = (parsed.commands?.allow ?? []).map(ruleText);
     const loosening =
-      (parsed.commands?.allow ?? []).length > 0 ||
+      allow.length > 0 ||
       (parsed.passEnv ?? []).length > 0 ||
       servers.length > 0 ||
-      Object.keys(parsed.hooks ?? {}).length > 0 ||
-      loosensMcp(parsed);
-    const trusted = !loosening || isTrusted(options.trustStore ?? configFiles().trustStore, absolute, hash);
+      events.length > 0 ||
+      (parsed.mcp?.allow ?? []).length > 0 ||
+      (parsed.mcp?.trustReadOnlyHints ?? false) !== false;
+    const trusted = !loosening || trusts(absolute, hash);
     if (!trusted) {
-      (rules.untrusted ??= []).push({
-        file: relative,
-        path: absolute,
-        hash,
-        allow: (parsed.commands?.allow ?? []).map(text),
-        passEnv: parsed.passEnv ?? [],
-        ...(servers.length > 0 ? { mcpServers: servers } : {}),
-        ...(Object.keys(parsed.hooks ?? {}).length > 0 ? { hooks: Object.keys(parsed.hooks ?? {}) } : {}),
-        ...(scripts.length > 0 ? { scripts } : {}),
-      });
+      const entry = { file: relative, path: absolute, hash, allow, passEnv: parsed.passEnv ?? [] };
+      leaveOut(rules, { ...entry, ...(servers.length > 0 ? { mcpServers: servers } : {}) }, events, scripts);
     }
     for (const kind of ["allow", "ask", "deny"] as const) {
       if (kind === "allow" && !trusted) continue;
       for (const entry of parsed.commands?.[kind] ?? []) {
-        const text = typeof entry === "string" ? entry.trim() : entry.command.trim();
+        const text = ruleText(entry);
         const reason = typeof entry === "string" ? undefined : entry.reason;
         rules[kind].push({ kind, text, words: ruleWords(text), reason, file: relative });
       }
     }
     if (trusted) {
       rules.passEnv.push(...(parsed.passEnv ?? []));
-      addMcp(rules, parsed, relative);
-      if (parsed.hooks && Object.keys(parsed.hooks).length > 0)
-        (rules.hooks ??= []).push({ block: parsed.hooks, file: relative });
+      for (const [name, config] of Object.entries(parsed.mcpServers ?? {})) {
+        rules.mcpServers ??= [];
+        if (!rules.mcpServers.some((s) => s.name === name)) rules.mcpServers.push({ name, config, file: relative });
+      }
+      if (parsed.mcp) mergeMcpRules((rules.mcp ??= { allow: [], trustReadOnlyHints: false }), parsed.mcp);
+      if (events.length > 0) (rules.hooks ??= []).push({ block: parsed.hooks, file: relative });
     }
   }
   for (const relative of CLAUDE_SETTINGS_FILES) {
@@ -240,20 +231,19 @@ export function loadProjectRules(workspace: string, options: { trustStore?: stri
     if (!read || events.length === 0) continue;
     rules.files.push(relative);
     const { hash, scripts } = withHookScripts(rules, workspace, read.hash, read.parsed.hooks);
-    if (isTrusted(options.trustStore ?? configFiles().trustStore, absolute, hash))
-      (rules.hooks ??= []).push({ block: read.parsed.hooks, file: relative });
-    else
-      (rules.untrusted ??= []).push({
-        file: relative,
-        path: absolute,
-        hash,
-        allow: [],
-        passEnv: [],
-        hooks: events,
-        ...(scripts.length > 0 ? { scripts } : {}),
-      });
+    if (trusts(absolute, hash)) (rules.hooks ??= []).push({ block: read.parsed.hooks, file: relative });
+    else leaveOut(rules, { file: relative, path: absolute, hash, allow: [], passEnv: [] }, events, scripts);
   }
   return rules;
+}
+
+/** A file whose loosening rules wait for the person's trust: what it would add. */
+function leaveOut(rules: ProjectRules, entry: UntrustedRules, events: string[], scripts: string[]): void {
+  (rules.untrusted ??= []).push({
+    ...entry,
+    ...(events.length > 0 ? { hooks: events } : {}),
+    ...(scripts.length > 0 ? { scripts } : {}),
+  });
 }
 
 /**
@@ -282,21 +272,9 @@ function addSavedAnswers(rules: ProjectRules, workspace: string): void {
   }
   const read = readRulesFileWithHash(file, SAVED_ANSWERS);
   for (const entry of read?.parsed.commands?.allow ?? []) {
-    const text = typeof entry === "string" ? entry.trim() : entry.command.trim();
+    const text = ruleText(entry);
     rules.allow.push({ kind: "allow", text, words: ruleWords(text), file: SAVED_ANSWERS });
   }
-}
-
-function loosensMcp(parsed: RulesFile): boolean {
-  return (parsed.mcp?.allow ?? []).length > 0 || (parsed.mcp?.trustReadOnlyHints ?? false) !== false;
-}
-
-function addMcp(rules: ProjectRules, parsed: RulesFile, relative: string): void {
-  for (const [name, config] of Object.entries(parsed.mcpServers ?? {})) {
-    rules.mcpServers ??= [];
-    if (!rules.mcpServers.some((s) => s.name === name)) rules.mcpServers.push({ name, config, file: relative });
-  }
-  if (parsed.mcp) mergeMcpRules((rules.mcp ??= { allow: [], trustReadOnlyHints: false }), parsed.mcp);
 }
 
 /** The absolute paths of the rules files (whether or not they exist). */
@@ -334,33 +312,12 @@ export function findRule(rules: readonly CommandRule[], words: readonly Word[]):
 }
 
 /** Programs whose first argument names what they do (`npm test`, `git status`). */
-const SUBCOMMAND_PROGRAMS = new Set([
-  "npm",
-  "pnpm",
-  "yarn",
-  "bun",
-  "npx",
-  "git",
-  "cargo",
-  "go",
-  "docker",
-  "kubectl",
-  "make",
-  "pip",
-  "pip3",
-  "poetry",
-  "uv",
-  "dotnet",
-  "mvn",
-  "gradle",
-  "deno",
-  "rustup",
-  "brew",
-  "apt",
-  "apt-get",
-  "gh",
-  "terraform",
-]);
+const SUBCOMMAND_PROGRAMS = new Set(
+  (
+    "npm pnpm yarn bun npx git cargo go docker kubectl make pip pip3 poetry uv dotnet mvn gradle deno rustup brew " +
+    "apt apt-get gh terraform"
+  ).split(" "),
+);
 
 /** Subcommands whose next word names what runs (`npm run build`, `cargo run --bin x`). */
 const NAMED_RUNNERS = new Set(["run", "run-script", "exec", "x"]);

@@ -7,7 +7,7 @@ import { MAX_CONFIG_BYTES, readRegularTextSync } from "../regular-file.js";
 import type { SpawnSpecBuilder } from "../workspace/processes.js";
 import { processAlive } from "../process-life.js";
 import type { CacheSettings } from "../contracts/host.js";
-import { writableCaches, withoutCredentials } from "./caches.js";
+import { realOr, writableCaches, withoutCredentials } from "./caches.js";
 import { HOME_SECRETS } from "./classify-tables.js";
 import { rulesFilePaths } from "./rules.js";
 import type { SandboxSetting } from "../contracts/run-choices.js";
@@ -47,23 +47,11 @@ const detected = new Map<string, BubblewrapStatus>();
 const probes = new Map<string, Promise<BubblewrapStatus>>();
 const PROBE_TIMEOUT_MS = 5_000;
 
-/** Starting a sandbox with the options we use, running `true`. */
-function probeArgs(network: boolean): string[] {
-  const args = [
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--unshare-pid",
-    "--die-with-parent",
-    "--new-session",
-    ...NO_CAPABILITIES,
-  ];
+/** The options every sandbox starts with (the probe runs `true` with them). */
+function baseArgs(network: boolean): string[] {
+  const args = ["--die-with-parent", "--new-session", "--unshare-pid", ...NO_CAPABILITIES];
   if (!network) args.push("--unshare-net");
-  return [...args, "true"];
+  return [...args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
 }
 
 function probeStatus(
@@ -82,7 +70,7 @@ export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapS
   const key = `${program}:${network}`;
   const hit = detected.get(key);
   if (hit) return hit;
-  const run = spawnSync(program, probeArgs(network), { encoding: "utf8", timeout: PROBE_TIMEOUT_MS });
+  const run = spawnSync(program, [...baseArgs(network), "true"], { encoding: "utf8", timeout: PROBE_TIMEOUT_MS });
   const status = probeStatus(run.error, run.status, run.stderr ?? "");
   detected.set(key, status);
   return status;
@@ -114,7 +102,7 @@ export function probeBubblewrap(network = true, program = "bwrap"): Promise<Bubb
     };
     let child: ChildProcess;
     try {
-      child = spawn(program, probeArgs(network), { stdio: ["ignore", "ignore", "pipe"] });
+      child = spawn(program, [...baseArgs(network), "true"], { stdio: ["ignore", "ignore", "pipe"] });
     } catch (err) {
       finish(err as NodeJS.ErrnoException, null);
       return;
@@ -212,14 +200,6 @@ function kindOf(p: string): "dir" | "file" | undefined {
   }
 }
 
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
-
 /** Host paths a session's sandbox uses. */
 export interface SandboxFiles {
   /** Mounted as the sandbox's /tmp. */
@@ -234,24 +214,8 @@ export interface SandboxFiles {
 export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: string): string[] {
   const home = path.resolve(options.home ?? os.homedir());
   const workspace = path.resolve(options.workspace);
-  const args = [
-    "--die-with-parent",
-    "--new-session",
-    "--unshare-pid",
-    ...NO_CAPABILITIES,
-    ...(options.network === false ? ["--unshare-net"] : []),
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    // Before the workspace: a workspace under /tmp is bound on top of the private /tmp.
-    "--bind",
-    options.tmpDir,
-    "/tmp",
-  ];
+  // Before the workspace: a workspace under /tmp is bound on top of the private /tmp.
+  const args = [...baseArgs(options.network !== false), "--bind", options.tmpDir, "/tmp"];
   const caches = writableCaches(home, options.caches);
   for (const cache of caches.writable) {
     if (kindOf(cache) === "dir") args.push("--bind", cache, cache);
@@ -260,7 +224,7 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
   for (const dir of caches.scratch) {
     if (kindOf(dir) === "dir") args.push("--tmpfs", dir);
   }
-  const realWorkspace = real(workspace);
+  const realWorkspace = realOr(workspace);
   args.push("--bind", realWorkspace, realWorkspace);
   if (realWorkspace !== workspace) args.push("--bind", realWorkspace, workspace);
   // After the workspace and the caches, in case either holds the home folder.

@@ -42,8 +42,6 @@ export interface SimpleCommand {
   /** Where it starts in the script (a character offset). */
   at: number;
   stdin?: StdinSource;
-  /** Names of the variables assigned in front of it (`LC_ALL=C sort`). */
-  assignments?: string[];
   /**
    * "and": it runs right after the command before it, in the folder that one left: the right
    * side of `&&` (`cd x && rm y`), the first command of a substitution. "pipe": a later stage of
@@ -210,16 +208,8 @@ function joinParts(parts: Node[]): { value: string; dynamic: boolean } {
 const WRITE_OPS = new Set([">", ">>", "&>", "&>>", ">|", "<>"]);
 const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
 
-interface Collector {
-  commands: SimpleCommand[];
-  writes: WriteRedirect[];
-  functions: FunctionDefinition[];
-  assignments: Assignment[];
-  errors: string[];
-}
-
 function readProgram(root: Node): ParsedScript {
-  const out: Collector = { commands: [], writes: [], functions: [], assignments: [], errors: [] };
+  const out: ParsedScript = { commands: [], writes: [], functions: [], assignments: [], errors: [] };
   if (root.hasError) out.errors.push(describeError(root));
   visit(root, out, undefined);
   return out;
@@ -243,7 +233,7 @@ function findFirst(node: Node, test: (n: Node) => boolean): Node | undefined {
 }
 
 /** Visits a subtree; returns the commands it runs directly (not those in substitutions). */
-function visit(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand[] {
+function visit(node: Node, out: ParsedScript, stdin: StdinSource | undefined): SimpleCommand[] {
   switch (node.type) {
     case "command":
       return [readCommand(node, out, stdin)];
@@ -324,21 +314,21 @@ function visit(node: Node, out: Collector, stdin: StdinSource | undefined): Simp
 }
 
 /** Visits with `visit`, marking the first command it records as `joined` (see SimpleCommand). */
-function within(out: Collector, joined: SimpleCommand["joined"], visit: () => SimpleCommand[]): SimpleCommand[] {
+function within(out: ParsedScript, joined: SimpleCommand["joined"], visit: () => SimpleCommand[]): SimpleCommand[] {
   const first = out.commands.length;
   const cmds = visit();
   if (joined && out.commands[first]) out.commands[first].joined = joined;
   return cmds;
 }
 
-function visitChildren(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand[] {
+function visitChildren(node: Node, out: ParsedScript, stdin: StdinSource | undefined): SimpleCommand[] {
   const all: SimpleCommand[] = [];
   for (const child of node.namedChildren) all.push(...visit(child, out, stdin));
   return all;
 }
 
 /** Records a write redirection; returns the stdin a heredoc or herestring gives. */
-function readRedirect(node: Node, out: Collector): StdinSource | undefined {
+function readRedirect(node: Node, out: ParsedScript): StdinSource | undefined {
   visitSubstitutions(node, out);
   if (node.type === "file_redirect") {
     const op = node.children.find((c) => !c.isNamed)?.type ?? "";
@@ -369,26 +359,24 @@ function readRedirect(node: Node, out: Collector): StdinSource | undefined {
   return undefined;
 }
 
-function visitSubstitutions(node: Node, out: Collector): void {
+function visitSubstitutions(node: Node, out: ParsedScript): void {
   for (const child of node.namedChildren) {
     if (SUBSTITUTIONS.has(child.type) || child.type === "heredoc_body") visit(child, out, undefined);
     else visitSubstitutions(child, out);
   }
 }
 
-function readCommand(node: Node, out: Collector, stdin: StdinSource | undefined): SimpleCommand {
+function readCommand(node: Node, out: ParsedScript, stdin: StdinSource | undefined): SimpleCommand {
   const words: Word[] = [];
   let input = stdin;
   const command: SimpleCommand = { words, text: node.text, at: node.startIndex };
   out.commands.push(command);
   for (const child of node.namedChildren) {
     switch (child.type) {
-      case "variable_assignment": {
-        const name = recordAssignment(child, out);
-        if (name) (command.assignments ??= []).push(name);
+      case "variable_assignment":
+        recordAssignment(child, out);
         visitSubstitutions(child, out);
         break;
-      }
       case "file_redirect":
       case "herestring_redirect":
       case "heredoc_redirect":
@@ -404,11 +392,10 @@ function readCommand(node: Node, out: Collector, stdin: StdinSource | undefined)
   return command;
 }
 
-function recordAssignment(node: Node, out: Collector): string | undefined {
+function recordAssignment(node: Node, out: ParsedScript): void {
   const name = node.childForFieldName("name")?.text;
-  if (!name) return undefined;
+  if (!name) return;
   const value = node.childForFieldName("value");
   const word = value ? wordOf(value) : { value: "", dynamic: false, raw: "", kind: "word" };
   out.assignments.push({ name, value: word, at: node.startIndex });
-  return name;
 }
