@@ -7,15 +7,6 @@ export interface UntrustedServer {
   file: string;
 }
 
-const STATE_WORDS: Record<McpServerStatus["state"], string> = {
-  "not started": "not started (starts on first use)",
-  starting: "starting",
-  running: "running",
-  failed: "failed",
-  exited: "exited",
-  stopped: "stopped",
-};
-
 /** `/mcp` and `--mcp-list`: each server, its state, where it is configured and its tools. */
 export function formatMcpStatus(
   servers: readonly McpServerStatus[],
@@ -26,7 +17,9 @@ export function formatMcpStatus(
   }
   const lines: string[] = [];
   for (const s of servers) {
-    lines.push(`${s.name}  ${s.transport}  ${STATE_WORDS[s.state]}  ${s.target}  (${s.file})`);
+    lines.push(
+      `${s.name}  ${s.transport}  ${s.state === "not started" ? "not started (starts on first use)" : s.state}  ${s.target}  (${s.file})`,
+    );
     if (s.error) lines.push(`  ${s.error}`);
     const from = s.listedFrom === "cache" ? " (from the cache of an earlier run)" : "";
     lines.push(s.tools.length > 0 ? `  tools${from}: ${s.tools.join(", ")}` : "  no tools offered");

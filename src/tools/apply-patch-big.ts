@@ -1,12 +1,13 @@
 import type { Stats } from "node:fs";
-import type { Workspace } from "../workspace/paths.js";
+import { binaryKindFromExtension, detectBinary, sizeOverLimit } from "../workspace/files.js";
+import { resolvePath, type Workspace } from "../workspace/paths.js";
 import type { Hunk } from "../workspace/patch-parse.js";
 import { applyHunksStreamed, type ByteSplice } from "../workspace/patch-stream.js";
 import { openVerified } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
 import { unifiedDiff } from "./edit-file.js";
-import { withBigFile, writeSpliced } from "./edit-big.js";
-import { ToolFailure } from "../guard/failure.js";
+import { MAX_STREAM_EDIT_BYTES, writeSpliced } from "./edit-big.js";
+import { MAX_EDIT_BYTES } from "./edit-target.js";
 import { fingerprintFile } from "./read-tracker.js";
 
 /**
@@ -41,16 +42,24 @@ export async function bigPatchTarget(
   userPath: string,
   threadId: string | undefined,
 ): Promise<BigTarget | string | undefined> {
+  const target = await resolvePath(ws, userPath, { refuseHardLinks: true });
+  if (!target.exists || target.isDirectory) return undefined;
+  const opened = await openVerified(ws, target.absolute, userPath, { refuseHardLinks: true });
   try {
-    return await withBigFile(ctx, ws, userPath, threadId, "apply_patch", async ({ absolute, display, stat }) => ({
-      absolute,
-      display,
-      userPath,
-      stat,
-    }));
-  } catch (err) {
-    if (err instanceof ToolFailure) return err.message;
-    throw err;
+    const { stat } = opened;
+    if (!stat.isFile() || stat.size <= MAX_EDIT_BYTES) return undefined;
+    const display = target.display;
+    if (stat.size > MAX_STREAM_EDIT_BYTES) {
+      const sizes = sizeOverLimit(stat.size, MAX_STREAM_EDIT_BYTES);
+      return `Error: ${display} is ${sizes.size}, larger than apply_patch handles (${sizes.limit}). Use a command (e.g. sed) instead.`;
+    }
+    const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
+    if (binary) return `Error: ${display} is a binary file (${binary}); apply_patch changes text only.`;
+    if (ctx.reads.check(threadId, target.absolute, { size: stat.size, mtimeMs: stat.mtimeMs }) !== "ok")
+      return `Error: ${display} has not been read in this conversation, or has changed since you last read it. Read it with read_file first, then patch it.`;
+    return { absolute: target.absolute, display, userPath, stat };
+  } finally {
+    await opened.handle.close();
   }
 }
 

@@ -85,11 +85,7 @@ export interface ChecksArguments {
   checkArguments?(args: unknown): string | undefined;
 }
 
-/**
- * The refusal of a call whose arguments do not fit `tool`, or undefined (they fit, or nothing
- * checks them). Both engines answer such a call before any approval question, so nobody is
- * asked about a call that cannot run.
- */
+/** The refusal of a call whose arguments do not fit `tool`, or undefined (they fit, or nothing checks them). */
 export function argumentsRefusalOf(tool: StructuredToolInterface | undefined, args: unknown): string | undefined {
   const check = (tool as ChecksArguments | undefined)?.checkArguments;
   if (typeof check === "function") return check.call(tool, args);

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
-import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
@@ -181,52 +180,6 @@ function numbered(text: string, first: number): string {
   return shown.join("\n");
 }
 
-/** A file over MAX_EDIT_BYTES, opened and checked for a streamed change. */
-export interface BigFile {
-  absolute: string;
-  display: string;
-  stat: Stats;
-  handle: FileHandle;
-}
-
-/**
- * Runs `use` on `userPath` when it is a regular file over MAX_EDIT_BYTES (undefined for any other
- * file, which the in-memory edit handles), once it is known to be within MAX_STREAM_EDIT_BYTES,
- * text, and read in this conversation and unchanged since; a refusal throws ToolFailure.
- */
-export async function withBigFile<T>(
-  ctx: ToolContext,
-  ws: Workspace,
-  userPath: string,
-  threadId: string | undefined,
-  toolName: "edit_file" | "apply_patch",
-  use: (big: BigFile) => Promise<T>,
-): Promise<T | undefined> {
-  const target = await resolvePath(ws, userPath, { refuseHardLinks: true });
-  if (!target.exists || target.isDirectory) return undefined;
-  const opened = await openVerified(ws, target.absolute, userPath, { refuseHardLinks: true });
-  try {
-    const { stat } = opened;
-    if (!stat.isFile() || stat.size <= MAX_EDIT_BYTES) return undefined;
-    const display = target.display;
-    if (stat.size > MAX_STREAM_EDIT_BYTES) {
-      const sizes = sizeOverLimit(stat.size, MAX_STREAM_EDIT_BYTES);
-      throw new ToolFailure(
-        `Error: ${display} is ${sizes.size}, larger than ${toolName} handles (${sizes.limit}). Use a command (e.g. sed) instead.`,
-      );
-    }
-    const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
-    if (binary) throw new ToolFailure(`Error: ${display} is a binary file (${binary}); ${toolName} changes text only.`);
-    if (ctx.reads.check(threadId, target.absolute, { size: stat.size, mtimeMs: stat.mtimeMs }) !== "ok")
-      throw new ToolFailure(
-        `Error: ${display} has not been read in this conversation, or has changed since you last read it. Read it with read_file first, then ${toolName === "edit_file" ? "edit" : "patch"} it.`,
-      );
-    return await use({ absolute: target.absolute, display, stat, handle: opened.handle });
-  } finally {
-    await opened.handle.close();
-  }
-}
-
 /**
  * Streams the edit when `input.filePath` is a regular file over MAX_EDIT_BYTES; undefined for
  * any other file, which the in-memory edit handles. The caller holds the file's path lock.
@@ -237,8 +190,26 @@ export async function streamEditIfBig(
   threadId: string | undefined,
 ): Promise<string | undefined> {
   const ws = await ctx.workspace();
-  return withBigFile(ctx, ws, input.filePath, threadId, "edit_file", async ({ absolute, display, stat, handle }) => {
+  const target = await resolvePath(ws, input.filePath, { refuseHardLinks: true });
+  if (!target.exists || target.isDirectory) return undefined;
+  const opened = await openVerified(ws, target.absolute, input.filePath, { refuseHardLinks: true });
+  try {
+    const { stat } = opened;
+    if (!stat.isFile() || stat.size <= MAX_EDIT_BYTES) return undefined;
+    const display = target.display;
     const size = formatSize(stat.size);
+    if (stat.size > MAX_STREAM_EDIT_BYTES) {
+      const sizes = sizeOverLimit(stat.size, MAX_STREAM_EDIT_BYTES);
+      throw new ToolFailure(
+        `Error: ${display} is ${sizes.size}, larger than edit_file handles (${sizes.limit}). Use a command (e.g. sed) instead.`,
+      );
+    }
+    const binary = binaryKindFromExtension(target.absolute) ?? (await detectBinary(opened.path));
+    if (binary) throw new ToolFailure(`Error: ${display} is a binary file (${binary}); edit_file changes text only.`);
+    if (ctx.reads.check(threadId, target.absolute, { size: stat.size, mtimeMs: stat.mtimeMs }) !== "ok")
+      throw new ToolFailure(
+        `Error: ${display} has not been read in this conversation, or has changed since you last read it. Read it with read_file first, then edit it.`,
+      );
     if (input.edits !== undefined || input.oldString === undefined || input.newString === undefined)
       throw new ToolFailure(
         `Error: ${display} is ${size}; a file over ${formatSize(MAX_EDIT_BYTES)} takes one oldString and newString per call (no edits list). Make the changes one call at a time.`,
@@ -249,14 +220,14 @@ export async function streamEditIfBig(
       );
     // read_file shows lines without their "\r": in a "\r\n" file, a "\n" of oldString stands for
     // the file's ending when the text as given is not there, and newString takes the file's ending.
-    const eol = await leadingEol(handle, stat.size);
+    const eol = await leadingEol(opened.handle, stat.size);
     const limit = input.replaceAll ? MAX_STREAM_REPLACEMENTS + 1 : 2;
     let needle = Buffer.from(input.oldString, "utf8");
-    let offsets = await findAll(handle, stat.size, needle, limit);
+    let offsets = await findAll(opened.handle, stat.size, needle, limit);
     const inFileEol = Buffer.from(withEol(input.oldString, eol), "utf8");
     if (offsets.length === 0 && !inFileEol.equals(needle)) {
       needle = inFileEol;
-      offsets = await findAll(handle, stat.size, needle, limit);
+      offsets = await findAll(opened.handle, stat.size, needle, limit);
     }
     if (offsets.length === 0)
       throw new ToolFailure(
@@ -267,8 +238,8 @@ export async function streamEditIfBig(
         `Error: oldString matches more than ${MAX_STREAM_REPLACEMENTS} places in ${display}; replaceAll in a file this big stops there. Use a command (e.g. sed) instead.`,
       );
     if (offsets.length > 1 && !input.replaceAll) {
-      const all = await findAll(handle, stat.size, needle, MAX_LISTED_MATCHES + 1);
-      const lines = await linesOf(handle, all.slice(0, MAX_LISTED_MATCHES));
+      const all = await findAll(opened.handle, stat.size, needle, MAX_LISTED_MATCHES + 1);
+      const lines = await linesOf(opened.handle, all.slice(0, MAX_LISTED_MATCHES));
       const more = all.length > MAX_LISTED_MATCHES ? " and more" : "";
       throw new ToolFailure(
         `Error: oldString matches ${all.length > MAX_LISTED_MATCHES ? "more than " + MAX_LISTED_MATCHES : all.length} places in ${display} (lines ${lines.join(", ")}${more}). Include more surrounding lines to pick one, or pass replaceAll: true.`,
@@ -277,11 +248,13 @@ export async function streamEditIfBig(
     const newBytes = Buffer.from(withEol(input.newString, eol), "utf8");
     if (needle.equals(newBytes))
       throw new ToolFailure("Error: oldString and newString are the same; nothing would change.");
-    const [firstLine] = await linesOf(handle, [offsets[0]!]);
+    const [firstLine] = await linesOf(opened.handle, [offsets[0]!]);
     const splices = offsets.map((offset) => ({ offset, length: needle.length, bytes: newBytes }));
-    await writeSpliced(ws, absolute, input.filePath, handle, stat, splices);
-    ctx.reads.record(threadId, absolute, await fingerprintFile(absolute));
+    await writeSpliced(ws, target.absolute, input.filePath, opened.handle, stat, splices);
+    ctx.reads.record(threadId, target.absolute, await fingerprintFile(target.absolute));
     const what = offsets.length === 1 ? "1 occurrence" : `${offsets.length} occurrences`;
     return `Edited ${display} (${size}, streamed): replaced ${what} (exact match)${offsets.length > 1 ? "; the first" : ""} at line ${firstLine}:\n${numbered(input.newString, firstLine!)}`;
-  });
+  } finally {
+    await opened.handle.close();
+  }
 }

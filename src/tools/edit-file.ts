@@ -23,8 +23,6 @@ import { formatSize, LINE_NUMBER_WIDTH } from "../workspace/files.js";
 import { resolvePath } from "../workspace/paths.js";
 import { toolErrorMessage, ToolFailure } from "../guard/failure.js";
 
-/** Files larger than this are not edited in memory (re-exported: other modules import it from here). */
-export { MAX_EDIT_BYTES } from "./edit-target.js";
 /** Most entries of one `edits` list. */
 export const MAX_EDITS = 50;
 /** Lines of context around the change in the snippet the model gets back. */
@@ -153,11 +151,11 @@ function requestedEdits(input: EditFileInput): EditRequest[] | string {
 }
 
 /** Checks an edit can be applied at all, before the file is opened. */
-function precheck(display: string, e: EditRequest, label: string): string | undefined {
-  if (e.oldString === e.newString) return `${label}${failureMessage(display, { ok: false, reason: "no_change" })}`;
+function precheck(display: string, e: EditRequest): string | undefined {
+  if (e.oldString === e.newString) return failureMessage(display, { ok: false, reason: "no_change" });
   const placeholder = findPlaceholder(e.newString, e.oldString);
   if (placeholder) {
-    return `${label}Error: newString contains placeholder text ("${placeholder}") that is not in oldString. edit_file writes newString literally, so the code it stands for would be deleted. Put the real text in newString, or make oldString smaller so newString needs no placeholder.`;
+    return `Error: newString contains placeholder text ("${placeholder}") that is not in oldString. edit_file writes newString literally, so the code it stands for would be deleted. Put the real text in newString, or make oldString smaller so newString needs no placeholder.`;
   }
   return undefined;
 }
@@ -167,10 +165,9 @@ async function planEdit(ctx: ToolContext, input: EditFileInput, threadId: string
   const edits = requestedEdits(input);
   if (typeof edits === "string") return refuse(edits);
   const many = edits.length > 1 || input.edits !== undefined;
-  const label = (i: number) => (many ? `edits[${i}]: ` : "");
   for (const [i, e] of edits.entries()) {
-    const problem = precheck(input.filePath, e, label(i));
-    if (problem) return refuse(problem.replace(/^(edits\[\d+\]: )Error: /, "Error: $1"));
+    const problem = precheck(input.filePath, e);
+    if (problem) return refuse(many ? problem.replace(/^Error: /, `Error: edits[${i}]: `) : problem);
   }
   const ws = await ctx.workspace();
   const loaded = await loadEditTarget(ctx, ws, input.filePath, threadId, "edit_file");

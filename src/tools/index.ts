@@ -102,11 +102,9 @@ export function createTools(options: ToolOptions): Toolset {
     ]),
   ) as Record<BuiltInToolName, StructuredToolInterface>;
   const previews: Record<string, Preview> = {
-    write_file: previewOf(named.write_file, (input: Parameters<typeof previewWrite>[1]) => previewWrite(ctx, input)),
-    edit_file: previewOf(named.edit_file, (input: Parameters<typeof previewEdit>[1], c) => previewEdit(ctx, input, c)),
-    apply_patch: previewOf(named.apply_patch, (input: Parameters<typeof previewPatch>[1], c) =>
-      previewPatch(ctx, input, c),
-    ),
+    write_file: previewOf(named.write_file, previewWrite.bind(null, ctx)),
+    edit_file: previewOf(named.edit_file, previewEdit.bind(null, ctx)),
+    apply_patch: previewOf(named.apply_patch, previewPatch.bind(null, ctx)),
   };
   // Every tool is built (tests and previews reach them by name); the list the model is bound to has the offered ones.
   const list = offeredToolNames(options.editTool).map((name) => named[name as BuiltInToolName]);

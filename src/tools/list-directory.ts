@@ -144,42 +144,32 @@ async function listDirectory(ctx: ToolContext, input: ListDirectoryInput): Promi
   const opened = await openVerified(ws, target.absolute, input.directoryPath ?? ".");
   try {
     if (!opened.stat.isDirectory()) throw raced(input.directoryPath ?? ".");
-    return await listOpened(ws, target.absolute, opened.path, relDir, matcher, dirIgnored);
+    const dirents = await fs.readdir(opened.path, { withFileTypes: true });
+    const { visible, ignoredCount, gitHidden } = partition(dirents, relDir, dirIgnored ? undefined : matcher);
+    const hidden = hiddenNote(ignoredCount, gitHidden);
+    if (visible.length === 0) {
+      return hidden ? `Directory ${relDir} has no visible entries ${hidden}.` : `Directory ${relDir} is empty.`;
+    }
+    const shown = visible.slice(0, MAX_LIST_ENTRIES);
+    const header =
+      shown.length < visible.length
+        ? `Directory ${relDir} (${countWord(visible.length)}, showing the first ${MAX_LIST_ENTRIES}):`
+        : `Directory ${relDir} (${countWord(visible.length)}):`;
+    const lines = [header];
+    for (const entry of shown) {
+      lines.push(
+        await formatEntry(ws, target.absolute, opened.path, entry).catch((err: unknown) => unreadableEntry(entry, err)),
+      );
+    }
+    if (shown.length < visible.length) {
+      lines.push(`(${visible.length - shown.length} more not shown; listings stop at ${MAX_LIST_ENTRIES} entries.)`);
+    }
+    if (dirIgnored) lines.push("(This directory is ignored by .gitignore; showing all its entries.)");
+    if (hidden) lines.push(hidden);
+    return lines.join("\n");
   } finally {
     await opened.handle.close();
   }
-}
-
-async function listOpened(
-  ws: Workspace,
-  dirAbs: string,
-  dirIo: string,
-  relDir: string,
-  matcher: IgnoreMatcher,
-  dirIgnored: boolean,
-): Promise<string> {
-  const dirents = await fs.readdir(dirIo, { withFileTypes: true });
-  const { visible, ignoredCount, gitHidden } = partition(dirents, relDir, dirIgnored ? undefined : matcher);
-
-  const hidden = hiddenNote(ignoredCount, gitHidden);
-  if (visible.length === 0) {
-    return hidden ? `Directory ${relDir} has no visible entries ${hidden}.` : `Directory ${relDir} is empty.`;
-  }
-  const shown = visible.slice(0, MAX_LIST_ENTRIES);
-  const header =
-    shown.length < visible.length
-      ? `Directory ${relDir} (${countWord(visible.length)}, showing the first ${MAX_LIST_ENTRIES}):`
-      : `Directory ${relDir} (${countWord(visible.length)}):`;
-  const lines = [header];
-  for (const entry of shown) {
-    lines.push(await formatEntry(ws, dirAbs, dirIo, entry).catch((err: unknown) => unreadableEntry(entry, err)));
-  }
-  if (shown.length < visible.length) {
-    lines.push(`(${visible.length - shown.length} more not shown; listings stop at ${MAX_LIST_ENTRIES} entries.)`);
-  }
-  if (dirIgnored) lines.push("(This directory is ignored by .gitignore; showing all its entries.)");
-  if (hidden) lines.push(hidden);
-  return lines.join("\n");
 }
 
 /** list_directory: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */

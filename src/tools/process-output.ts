@@ -60,11 +60,9 @@ export function tailLines(text: string, lines: number): { text: string; shown: n
   const all = text.replace(/\n$/, "").split("\n");
   if (text === "") return { text: "", shown: 0, total: 0 };
   let shownLines = all.slice(-lines);
-  let joined = shownLines.join("\n");
-  while (joined.length > MAX_PROCESS_OUTPUT_CHARS && shownLines.length > 1) {
+  while (shownLines.length > 1 && shownLines.join("\n").length > MAX_PROCESS_OUTPUT_CHARS)
     shownLines = shownLines.slice(1);
-    joined = shownLines.join("\n");
-  }
+  let joined = shownLines.join("\n");
   if (joined.length > MAX_PROCESS_OUTPUT_CHARS) joined = joined.slice(-MAX_PROCESS_OUTPUT_CHARS);
   return { text: joined, shown: shownLines.length, total: all.length };
 }

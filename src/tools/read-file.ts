@@ -88,23 +88,19 @@ export function readFooter(first: number, last: number, total: number | undefine
 }
 
 async function readFile(ctx: ToolContext, input: ReadFileInput, threadId?: string): Promise<string> {
-  const saved = await openSavedOutput(ctx.options.workspace, input.filePath);
-  if (saved) {
-    try {
-      return await readOpened(ctx, input, threadId, input.filePath, input.filePath, saved);
-    } finally {
-      await saved.handle.close();
-    }
+  let opened = await openSavedOutput(ctx.options.workspace, input.filePath);
+  let [absolute, name] = [input.filePath, input.filePath];
+  if (!opened) {
+    const ws = await ctx.workspace();
+    const target = await resolvePath(ws, input.filePath, { mustExist: true, refuseHardLinks: true });
+    [absolute, name] = [target.absolute, target.display];
+    if (target.isDirectory)
+      throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
+    // Open first, then verify what was opened: a swapped folder cannot lead the read outside.
+    opened = await openVerified(ws, target.absolute, input.filePath, { refuseHardLinks: true });
   }
-  const ws = await ctx.workspace();
-  const target = await resolvePath(ws, input.filePath, { mustExist: true, refuseHardLinks: true });
-  const name = target.display;
-  if (target.isDirectory)
-    throw new ToolFailure(`"${name}" is a directory, use list_directory to see what it contains.`);
-  // Open first, then verify what was opened: a swapped folder cannot lead the read outside.
-  const opened = await openVerified(ws, target.absolute, input.filePath, { refuseHardLinks: true });
   try {
-    return await readOpened(ctx, input, threadId, target.absolute, name, opened);
+    return await readOpened(ctx, input, threadId, absolute, name, opened);
   } finally {
     await opened.handle.close();
   }

@@ -29,13 +29,9 @@ export interface ReadTracker {
   clear(threadId?: string): void;
 }
 
-export function hashContent(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
 /** The fingerprint of content already in memory (after a write or an edit). */
 export function fingerprintOf(data: Uint8Array | string, stat: { size: number; mtimeMs: number }): FileFingerprint {
-  return { size: stat.size, mtimeMs: stat.mtimeMs, hash: hashContent(data) };
+  return { size: stat.size, mtimeMs: stat.mtimeMs, hash: createHash("sha256").update(data).digest("hex") };
 }
 
 /** Reads the file to fingerprint it; big files get size and mtime only. */

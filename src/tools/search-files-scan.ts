@@ -1,4 +1,4 @@
-import { fstatSync, readSync } from "node:fs";
+import { readSync } from "node:fs";
 import { BINARY_SNIFF_BYTES, binaryKindFromContent } from "../workspace/files.js";
 
 /**
@@ -511,6 +511,3 @@ function searchRegionWhole(region: Buffer, state: StreamState): boolean {
   state.firstLine += endsLine ? lines.length : lines.length - 1;
   return false;
 }
-
-/** fstat of an open descriptor, for size, kind and links. */
-export const statFd = (fd: number) => fstatSync(fd);

@@ -2,6 +2,7 @@ import {
   accessSync,
   closeSync,
   constants as fsConstants,
+  fstatSync,
   lstatSync,
   openSync,
   read as readCallback,
@@ -44,7 +45,6 @@ import {
   searchStream,
   shorten,
   smallFileBuffer,
-  statFd,
   wholeTextPattern,
 } from "./search-files-scan.js";
 
@@ -159,7 +159,7 @@ function searchFd(
 ): void | Promise<void> {
   let streaming = false;
   try {
-    const stat = statFd(fd);
+    const stat = fstatSync(fd);
     if (!stat.isFile()) return;
     if (stat.nlink > 1) {
       outcome.unsearched.push({ path: rel, why: `${stat.nlink} hard links` });

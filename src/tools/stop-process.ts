@@ -24,9 +24,7 @@ async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<s
   const proc = ctx.processes.get(id);
   if (!proc) throw new ToolFailure(unknownProcess(input.id, ctx.processes));
   const ws = await ctx.workspace();
-  if (!proc.running) return `${describeProcess(proc, ws.root)}; nothing to stop.`;
-  const stopped = await ctx.processes.stop(id);
-  if (!stopped) return `${describeProcess(proc, ws.root)}; nothing to stop.`;
+  if (!proc.running || !(await ctx.processes.stop(id))) return `${describeProcess(proc, ws.root)}; nothing to stop.`;
   return `Stopped ${proc.id} (\`${proc.command}\`) and the processes it started.`;
 }
 

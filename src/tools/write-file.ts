@@ -41,13 +41,6 @@ const schema = withPeerArguments(schemaObject, WRITE_FILE_PEERS);
 
 type WriteFileInput = z.infer<typeof schemaObject>;
 
-/** "Created src/App.tsx (42 lines, 1234 bytes)." */
-export function writeSummary(created: boolean, display: string, lines: number, bytes: number): string {
-  const lineWord = lines === 1 ? "line" : "lines";
-  const byteWord = bytes === 1 ? "byte" : "bytes";
-  return `${created ? "Created" : "Replaced"} ${display} (${lines} ${lineWord}, ${bytes} ${byteWord}).`;
-}
-
 /**
  * Why replacing an existing file would overwrite content the model has not seen in this thread
  * (never read, or changed since it was read or written), or undefined. An empty file holds nothing to lose.
@@ -90,7 +83,8 @@ async function writeUnlocked(ctx: ToolContext, ws: Workspace, input: WriteFileIn
   const result = await writeInWorkspace(ws, target.absolute, input.filePath, input.content);
   // The model knows what it just wrote, so edit_file may change it without reading it first.
   ctx.reads.record(threadId, target.absolute, fingerprintOf(input.content, await fs.stat(target.absolute)));
-  return writeSummary(result.created, target.display, countTextLines(input.content), result.bytes);
+  const lines = countTextLines(input.content);
+  return `${result.created ? "Created" : "Replaced"} ${target.display} (${lines} ${lines === 1 ? "line" : "lines"}, ${result.bytes} ${result.bytes === 1 ? "byte" : "bytes"}).`;
 }
 
 /** For the approval question: the diff against the file it replaces, or against nothing for a new file. */
