@@ -61,19 +61,16 @@ export function createRunTally(meta: RunMeta, request: RunRequest) {
     if (usage.cost !== undefined) summary.usage.cost = (summary.usage.cost ?? 0) + usage.cost;
   };
   const emit = (event: AgentEvent) => {
+    if (event.type === "usage") addTokens(event.usage);
     // A sub-agent's events count only for their tokens: its steps, calls and answer are its own,
     // and its task call is the parent's call (ran or not).
-    if (event.subagent) {
-      if (event.type === "usage") addTokens(event.usage);
-      request.emit(event);
-      return;
+    if (!event.subagent) {
+      if (event.type === "step") summary.steps = Math.max(summary.steps, event.step);
+      if (event.type === "tool_call") summary.toolCalls++;
+      if (event.type === "tool_result") (event.notRun ? notRun : ran).add(event.id);
+      if (event.type === "final") summary.finalText = event.text;
+      if (event.type === "error") summary.error = event.message;
     }
-    if (event.type === "step") summary.steps = Math.max(summary.steps, event.step);
-    if (event.type === "tool_call") summary.toolCalls++;
-    if (event.type === "tool_result") (event.notRun ? notRun : ran).add(event.id);
-    if (event.type === "usage") addTokens(event.usage);
-    if (event.type === "final") summary.finalText = event.text;
-    if (event.type === "error") summary.error = event.message;
     request.emit(event);
   };
   emit({ type: "run_start", ...meta, threadId: request.threadId, task: request.task });

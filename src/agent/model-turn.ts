@@ -19,34 +19,12 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 
 type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessage | BaseMessage>;
 
-/** What compaction needs: the conversation, the prompt it is sent with, the budget. */
-export interface CompactionInput {
-  systemPrompt: string;
-  /** The conversation without the system prompt. */
-  history: readonly BaseMessage[];
-  contextTokens: number;
-  /** The model without tools, which writes the summary. */
-  summaryModel: ChatRunnable;
-  /** Model name for the price when the response does not name one (undefined: no cost). */
-  modelName?: string;
-  /** Price overrides (MINI_CURSOR_PRICES). */
-  prices?: PriceTable;
-  /** The tools offered with every request: their schemas are part of what is measured. */
-  tools?: readonly StructuredToolInterface[];
-  /** Told once per tool set when the fixed part alone leaves the conversation no room. */
-  onNotice?: (text: string) => void;
-  /** Workspace root: big tool results the model has read are not sent (takeModelTurn), so not measured. */
-  workspace?: string;
-  /** Runs right before the summary is written (the person's PreCompact hooks, trigger "auto"). */
-  beforeCompact?: (config?: RunnableConfig) => Promise<void>;
-}
-
 export interface ModelTurnInput {
   systemPrompt: string;
-  /** The conversation without the system prompt (already compacted when it had to be). */
+  /** The conversation without the system prompt (for a model turn, already compacted when it had to be). */
   history: readonly BaseMessage[];
   contextTokens: number;
-  /** Workspace root: big tool results the model has read are kept there instead of in the context. */
+  /** Workspace root: big tool results the model has read are kept there instead of in the context (nor measured). */
   workspace?: string;
   /** Model name for the price when the response does not name one (undefined: no cost). */
   modelName?: string;
@@ -54,8 +32,18 @@ export interface ModelTurnInput {
   prices?: PriceTable;
   /** Told what the provider layer noticed (thinking, dropped parameters, recovered calls), for the trace. */
   onProviderNote?: (note: ProviderNote) => void;
-  /** The tools the model is offered (to recover calls it writes as text). */
+  /** The tools offered with every request: their schemas are measured, and calls written as text recovered. */
   tools?: readonly StructuredToolInterface[];
+}
+
+/** What compaction needs: the conversation, the prompt it is sent with, the budget. */
+export interface CompactionInput extends Omit<ModelTurnInput, "onProviderNote"> {
+  /** The model without tools, which writes the summary. */
+  summaryModel: ChatRunnable;
+  /** Told once per tool set when the fixed part alone leaves the conversation no room. */
+  onNotice?: (text: string) => void;
+  /** Runs right before the summary is written (the person's PreCompact hooks, trigger "auto"). */
+  beforeCompact?: (config?: RunnableConfig) => Promise<void>;
 }
 
 /** Tokens of a turn and, for a model with a known price, what they cost in USD. */

@@ -30,12 +30,7 @@ export const AgentConfiguration = z.object({
 /** The configuration of one run; every field optional. */
 export type AgentConfigurationValues = z.infer<typeof AgentConfiguration>;
 
-export const CONFIGURATION_FIELDS = [
-  "model",
-  "workspace",
-  "approval",
-  "maxSteps",
-] as const satisfies readonly (keyof AgentConfigurationValues)[];
+const CONFIGURATION_FIELDS = Object.keys(AgentConfiguration.shape) as (keyof AgentConfigurationValues)[];
 
 function present(value: unknown): boolean {
   return value !== undefined && value !== null && !(typeof value === "string" && value.trim() === "");

@@ -58,6 +58,9 @@ function flushCalls(st: StreamState, emit: EventSink): void {
   for (const event of st.pendingCalls.splice(0)) emit(event);
 }
 
+/** A node's update, as the stream hands it. */
+type NodeUpdate = { messages?: BaseMessage[]; todos?: Todo[]; stopReason?: GraphStopReason | null };
+
 function releaseResults(st: StreamState, emit: EventSink): void {
   const place = (id: string) => st.callOrder.indexOf(id);
   for (const event of st.heldResults.splice(0).sort((a, b) => place(a.id) - place(b.id))) emit(event);
@@ -67,32 +70,18 @@ function releaseResults(st: StreamState, emit: EventSink): void {
 
 const newStreamState = (): StreamState => ({ step: 0, pendingCalls: [], heldResults: [], callOrder: [] });
 
-function contentText(message: BaseMessage): string {
-  return messageText(message);
-}
-
 function handleUpdate(node: string, update: unknown, st: StreamState, emit: EventSink, timer: ToolTimer): void {
   flushCalls(st, emit);
+  const { messages = [], todos, stopReason } = (update ?? {}) as NodeUpdate;
+  // A node's stop, or a hook's `continue: false` around a call (its guard's update; step_done then ends the run).
+  if (stopReason) st.stopReason = stopReason;
   if (node === "tools" && update && typeof update === "object") {
-    const {
-      messages = [],
-      todos,
-      stopReason,
-    } = update as {
-      messages?: BaseMessage[];
-      todos?: Todo[];
-      stopReason?: GraphStopReason;
-    };
     for (const m of messages) if (ToolMessage.isInstance(m)) st.heldResults.push(toolResultEvent(m, st.step, timer));
     if (Array.isArray(todos)) st.heldTodos = todos;
-    // A hook's `continue: false` around a call (its guard's update; step_done then ends the run).
-    if (stopReason) st.stopReason = stopReason;
     return;
   }
   releaseResults(st, emit);
   if (node === "__interrupt__" || !update || typeof update !== "object") return;
-  const { messages = [], stopReason } = update as { messages?: BaseMessage[]; stopReason?: GraphStopReason | null };
-  if (stopReason) st.stopReason = stopReason;
   // summarise's messages are the conversation again, compacted: nothing new to report (nor from
   // start_step and restore_files, which add no messages).
   if (node === "start_step" || node === "restore_files" || node === "summarise") return;
@@ -103,14 +92,13 @@ function handleUpdate(node: string, update: unknown, st: StreamState, emit: Even
       for (const call of calls)
         st.pendingCalls.push({ type: "tool_call", step: st.step, id: call.id!, name: call.name, args: call.args });
       if (calls.length === 0) {
-        st.finalText = contentText(message);
+        st.finalText = messageText(message);
         emit({ type: "final", text: st.finalText });
       }
     } else if (ToolMessage.isInstance(message)) {
       emit(toolResultEvent(message, st.step, timer));
     }
   }
-  const todos = (update as { todos?: Todo[] }).todos;
   if (Array.isArray(todos)) emit({ type: "todos", step: st.step, todos });
 }
 
@@ -144,6 +132,12 @@ function handleSignal(signal: NodeSignal, st: StreamState, emit: EventSink): voi
 interface Scope {
   st: StreamState;
   emit: EventSink;
+}
+
+/** Reports what a scope holds: its calls, then their results. */
+function flushScope({ st, emit }: Scope): void {
+  flushCalls(st, emit);
+  releaseResults(st, emit);
 }
 
 /** An interrupt as the stream reports it. */
@@ -182,10 +176,7 @@ function createStreamReader(root: Scope, emit: EventSink, timer: ToolTimer) {
       const ns = at === undefined ? streamed : at ? at.split("|") : [];
       const scope = scopeFor(ns);
       // A sub-agent at work: the parent's calls were sent on, so they are reported first.
-      if (ns.length > 0) {
-        flushCalls(root.st, root.emit);
-        releaseResults(root.st, root.emit);
-      }
+      if (ns.length > 0) flushScope(root);
       if (mode === "custom") {
         const signal = chunk as NodeSignal;
         if (signal.kind === "subagent") callOfNamespace.set(signal.ns, signal.callId);
@@ -215,12 +206,7 @@ function createStreamReader(root: Scope, emit: EventSink, timer: ToolTimer) {
       return out;
     },
     flush(): void {
-      flushCalls(root.st, root.emit);
-      releaseResults(root.st, root.emit);
-      for (const scope of scopes.values()) {
-        flushCalls(scope.st, scope.emit);
-        releaseResults(scope.st, scope.emit);
-      }
+      for (const scope of [root, ...scopes.values()]) flushScope(scope);
     },
   };
 }
@@ -252,7 +238,7 @@ const NO_RECOVERY: Recovery = { results: [], snapshots: {} };
 
 /** Results for the calls a killed run left without one (none without a checkpointer). */
 async function recoverStep(options: GraphEngineOptions, configurable: { thread_id: string }): Promise<Recovery> {
-  if (!options.recover || !options.graph.checkpointer) return { results: [], snapshots: {} };
+  if (!options.recover || !options.graph.checkpointer) return NO_RECOVERY;
   const latest = await options.graph.getState({ configurable: { thread_id: configurable.thread_id } });
   // The checkpoint as the new run starts from it: a new input drops the saved writes of an
   // unfinished step's tasks (a sub-agent that ended while its sibling ran), which getState shows

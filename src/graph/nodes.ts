@@ -51,6 +51,20 @@ const noticeOf = (config: LangGraphRunnableConfig, step: number) => (message: st
   signalOf(config)({ kind: "provider", event: { type: "notice", step, message } });
 
 export function createNodes(runtime: AgentRuntime) {
+  /**
+   * Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's
+   * files back. A sub-agent never travels: its parent's checkpoints hold the thread's files (graph/subagent.ts).
+   */
+  const travel = async (state: AgentStateType, config: LangGraphRunnableConfig, step: number) =>
+    runtime.subagent
+      ? undefined
+      : syncWorkspaceToCheckpoint({
+          workspace: runtime.workspace,
+          threadId: threadOf(config) ?? "",
+          messages: state.messages,
+          notice: noticeOf(config, step),
+          snapshots: state.snapshots,
+        });
   return {
     /** Starts a step: the `step` event, and no stop reason yet (a resumed thread may carry the last run's). */
     start_step(state: AgentStateType, config: LangGraphRunnableConfig): AgentStateUpdate {
@@ -58,21 +72,11 @@ export function createNodes(runtime: AgentRuntime) {
       return { stopReason: null };
     },
 
-    /** Time travel (issue 21): a run resumed from an earlier checkpoint first gets that checkpoint's files back. */
     async restore_files(state: AgentStateType, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-      // A sub-agent never travels: its parent's checkpoints hold the thread's files (graph/subagent.ts).
-      if (runtime.subagent) return { restoredFiles: [], keptFiles: [] };
-      const step = stepsSinceLastRequest(state.messages) + 1;
-      const travel = await syncWorkspaceToCheckpoint({
-        workspace: runtime.workspace,
-        threadId: threadOf(config) ?? "",
-        messages: state.messages,
-        notice: noticeOf(config, step),
-        snapshots: state.snapshots,
-      });
+      const travelled = await travel(state, config, stepsSinceLastRequest(state.messages) + 1);
       // In state, so Studio's view of this node shows which files came back, and which of this
       // thread's files it kept because another thread or the person changed them since (the trace's notice says both).
-      return { restoredFiles: travel?.restored ?? [], keptFiles: travel?.kept ?? [] };
+      return { restoredFiles: travelled?.restored ?? [], keptFiles: travelled?.kept ?? [] };
     },
 
     /** Near the context budget, summarises older turns (the `compaction` event); otherwise changes nothing. */
@@ -125,14 +129,7 @@ export function createNodes(runtime: AgentRuntime) {
       const { approval, maxSteps } = runSettings(runtime, config);
       const threadId = threadOf(config) ?? "";
       // A run resumed at a question of an earlier checkpoint reaches this node without restore_files.
-      if (!runtime.subagent)
-        await syncWorkspaceToCheckpoint({
-          workspace: runtime.workspace,
-          threadId,
-          messages: state.messages,
-          notice: noticeOf(config, stepsSinceLastRequest(state.messages)),
-          snapshots: state.snapshots,
-        });
+      await travel(state, config, stepsSinceLastRequest(state.messages));
       // Under Studio an approval needs this interrupt's one-time code (studio-secret.ts).
       const codes = runtime.studioApprovals?.session(threadId, conversationOf(config));
       const review = await reviewTurn({

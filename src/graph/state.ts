@@ -16,6 +16,9 @@ import { APPROVAL_MODES, type ApprovalMode } from "../contracts/modes.js";
 export const GRAPH_STOP_REASONS = ["done", "loop_guard", "max_steps", "hook_stop"] as const;
 export type GraphStopReason = (typeof GRAPH_STOP_REASONS)[number];
 
+/** A field each update replaces, `initial` until the first. */
+const replaced = <T>(initial: () => T) => ({ reducer: { fn: (_current: T, update: T) => update }, default: initial });
+
 /**
  * The graph's state, every field in one place. Everything else the agent needs (settings,
  * tools) is configuration, not state, so a thread can be resumed under a different model or
@@ -87,7 +90,7 @@ export const AgentState = z.object({
     z
       .array(z.object({ content: z.string(), status: z.enum(TODO_STATUSES) }))
       .describe("The model's todo list (write_todos), as it last wrote it."),
-    { reducer: { fn: (_current: Todo[], update: Todo[]) => update }, default: () => [] },
+    replaced<Todo[]>(() => []),
   ),
   /**
    * The files the restore_files node brought back to this checkpoint's snapshot in the latest
@@ -100,7 +103,7 @@ export const AgentState = z.object({
       .describe(
         "Files restore_files brought back to this checkpoint's snapshot in the latest step (time travel); empty when none.",
       ),
-    { reducer: { fn: (_current: string[], update: string[]) => update }, default: () => [] },
+    replaced<string[]>(() => []),
   ),
   /**
    * The files this thread changed since that checkpoint which restore_files kept as they are,
@@ -113,7 +116,7 @@ export const AgentState = z.object({
       .describe(
         "Files time travel kept in the latest step: this thread changed them since the checkpoint, but another thread or the person changed them since too.",
       ),
-    { reducer: { fn: (_current: string[], update: string[]) => update }, default: () => [] },
+    replaced<string[]>(() => []),
   ),
   /**
    * The approval mode the latest model turn ran in, under Studio (null in the CLI, whose questions
@@ -128,10 +131,7 @@ export const AgentState = z.object({
       .describe(
         "The approval mode the latest model turn ran in; its calls are judged in it (or in a stricter run's mode) when a run resumes.",
       ),
-    {
-      reducer: { fn: (_current: ApprovalMode | null, update: ApprovalMode | null) => update },
-      default: () => null,
-    },
+    replaced<ApprovalMode | null>(() => null),
   ),
   /** Why the latest run ended (null while it runs). Written by start_step (reset), agent, repeat_stop, step_limit and the hooks guard. */
   stopReason: withLangGraph(
@@ -139,10 +139,7 @@ export const AgentState = z.object({
       .enum(GRAPH_STOP_REASONS)
       .nullable()
       .describe("Why the latest run ended: done, loop_guard, max_steps or hook_stop (null while it runs)."),
-    {
-      reducer: { fn: (_current: GraphStopReason | null, update: GraphStopReason | null) => update },
-      default: () => null,
-    },
+    replaced<GraphStopReason | null>(() => null),
   ),
 });
 

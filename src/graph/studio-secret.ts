@@ -64,15 +64,10 @@ export function approvalCodeNotice(request: ApprovalRequest, threadId: string, c
 }
 
 interface Pending {
-  code: string;
   printed: boolean;
   settled: boolean;
-  /** What waits for it, for the person's list (waiting()). */
-  threadId: string;
-  tool: string;
-  reason: string;
-  /** The sub-agent that asks (its label), when one does. */
-  askedBy?: string;
+  /** What waits for it, with its code, for the person's list (waiting()). */
+  shown: WaitingApproval;
 }
 
 export type { ApprovalSession, StudioApprovalCodes, WaitingApproval };
@@ -91,19 +86,17 @@ export function createStudioApprovalCodes(print: (text: string, code: string) =>
           const key = `${threadId}\0${conversation}\0${request.toolCallId}\0${round}`;
           let entry = pending.get(key);
           if (!entry || entry.settled) {
+            const code = createApprovalCode();
+            const { tool, reason, askedBy } = request;
             entry = {
-              code: createApprovalCode(),
               printed: false,
               settled: false,
-              threadId,
-              tool: request.tool,
-              reason: request.reason,
-              ...(request.askedBy ? { askedBy: request.askedBy } : {}),
+              shown: { threadId, tool, reason, code, ...(askedBy ? { askedBy } : {}) },
             };
             pending.set(key, entry);
             // The resume that carries it is traced (Studio's LangSmith tracer gates every payload).
-            const bare = canonical(entry.code);
-            addGatedSecrets([entry.code, entry.code.toLowerCase(), bare, bare.toLowerCase()]);
+            const bare = canonical(code);
+            addGatedSecrets([code, code.toLowerCase(), bare, bare.toLowerCase()]);
           }
           asked.push(key);
           let value: unknown;
@@ -112,11 +105,11 @@ export function createStudioApprovalCodes(print: (text: string, code: string) =>
           } catch (err) {
             if (isGraphInterrupt(err) && !entry.printed) {
               entry.printed = true;
-              print(approvalCodeNotice(request, threadId, entry.code), entry.code);
+              print(approvalCodeNotice(request, threadId, entry.shown.code), entry.shown.code);
             }
             throw err;
           }
-          return studioResponse(value, entry.code);
+          return studioResponse(value, entry.shown.code);
         },
         settle() {
           for (const key of asked) {
@@ -127,15 +120,7 @@ export function createStudioApprovalCodes(print: (text: string, code: string) =>
       };
     },
     waiting() {
-      return [...pending.values()]
-        .filter((e) => e.printed && !e.settled)
-        .map(({ threadId, tool, reason, code, askedBy }) => ({
-          threadId,
-          tool,
-          reason,
-          code,
-          ...(askedBy ? { askedBy } : {}),
-        }));
+      return [...pending.values()].filter((e) => e.printed && !e.settled).map((e) => ({ ...e.shown }));
     },
   };
 }

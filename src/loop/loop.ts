@@ -18,7 +18,7 @@ import { HOOK_STOP, hookStopResults } from "../guard/hooks.js";
 import { conversationOf } from "../tools/read-tracker.js";
 import type { EventSignal } from "../contracts/events.js";
 import type { Todo } from "../contracts/tools.js";
-import { cancelledTurn, recoverInterruptedCalls } from "../agent/crash-recovery.js";
+import { cancelledTurn, recoverInterruptedCalls, type StopCause } from "../agent/crash-recovery.js";
 import { modelTurnInput, requestMessage, summaryInput } from "../agent/turn-inputs.js";
 import { reviewTurn } from "../agent/dispatch.js";
 import { providerNoteEvent } from "../provider/events.js";
@@ -86,17 +86,23 @@ export function createLoopEngine(options: LoopOptions): Engine {
         approval: mode,
         ...(request.conversation ? { conversation: request.conversation } : {}),
       };
+      const keep = (snapshots: WorkspaceSnapshots) => {
+        thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, snapshots);
+      };
+      const recover = (cause?: StopCause) =>
+        recoverInterruptedCalls({
+          journal: runtime.journal,
+          threadId: request.threadId,
+          workspace: runtime.workspace,
+          messages,
+          timeTravelThread: "",
+          cause,
+        });
       // A run killed mid-step left calls without results: closed first, as the journal says.
-      const recovered = await recoverInterruptedCalls({
-        journal: runtime.journal,
-        threadId: request.threadId,
-        workspace: runtime.workspace,
-        messages,
-        timeTravelThread: "",
-      });
+      const recovered = await recover();
       if (recovered.note) emit({ type: "notice", step: 0, message: recovered.note });
       messages.push(...recovered.results);
-      thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, recovered.snapshots);
+      keep(recovered.snapshots);
       // An id names the request, as the graph's reducer gives one: snapshots are kept per request.
       messages.push(requestMessage(request.task, request.note));
       await save();
@@ -136,16 +142,15 @@ export function createLoopEngine(options: LoopOptions): Engine {
           }
           // The loop guard: a fifth identical turn in a row is not run, and the run ends here.
           const guard = checkRepeats(messages);
+          if (guard.action === "stop") emit({ type: "loop_guard", ...loopGuardReport(guard, step, "stop") });
+          for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
           if (guard.action === "stop") {
-            emit({ type: "loop_guard", ...loopGuardReport(guard, step, "stop") });
-            for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
             const stopped = loopStopResults(message, guard);
             messages.push(...stopped);
             await save();
             emitResults(stopped, step, emit, timer);
             return tally.finish("loop_guard");
           }
-          for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
 
           // ACT. Approval as the graph's approve node decides it (agent/review-turn.ts): calls that
           // cannot run and those declined get their results; the person's edits are kept.
@@ -211,8 +216,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
           const results = outputs.map((o) => o.result);
           emitResults(results, step, emit, timer);
           for (const { update } of outputs) {
-            if (update.snapshots)
-              thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, update.snapshots as WorkspaceSnapshots);
+            if (update.snapshots) keep(update.snapshots as WorkspaceSnapshots);
             if (update.todos) thread.todos = update.todos as Todo[];
           }
           // The one place the loop's todo list changes, as the graph's reducer does it.
@@ -243,13 +247,10 @@ export function createLoopEngine(options: LoopOptions): Engine {
               signal,
               callbacks: request.callbacks,
             });
-            thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, tasks.snapshots);
+            keep(tasks.snapshots);
             // As the graph's step_done: the request's entry ends at the files as the sub-agents left them.
             if (Object.keys(tasks.snapshots).length > 0)
-              thread.snapshots = mergeSnapshots(
-                thread.snapshots,
-                await latestWorkspaceSnapshot(runtime, currentRequest(messages), thread.snapshots),
-              );
+              keep(await latestWorkspaceSnapshot(runtime, currentRequest(messages), thread.snapshots ?? {}));
             emitResults(tasks.results, step, emit, timer);
             messages.push(...tasks.results);
             if (tasks.stop) {
@@ -264,16 +265,9 @@ export function createLoopEngine(options: LoopOptions): Engine {
         const failed = stateAbort(signal);
         if (signal?.aborted && !failed) {
           // Closed from the journal where it knows more: a finished call's result, what a cut-off sub-agent changed.
-          const known = await recoverInterruptedCalls({
-            journal: runtime.journal,
-            threadId: request.threadId,
-            workspace: runtime.workspace,
-            messages,
-            timeTravelThread: "",
-            cause: "cancelled",
-          }).catch(() => ({ results: [], snapshots: {} }));
+          const known = await recover("cancelled").catch(() => ({ results: [], snapshots: {} }));
           messages.push(...cancelledTurn(messages, known));
-          thread.snapshots = mergeSnapshots(thread.snapshots ?? {}, known.snapshots);
+          keep(known.snapshots);
           await save();
           return tally.finish("interrupted");
         }
