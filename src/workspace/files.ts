@@ -25,79 +25,64 @@ const MAX_UTF8_BYTES_PER_CHAR = 4;
 /** Width of a right-aligned line number, as `cat -n` prints it: read_file's lines and the edit tools' snippets. */
 export const LINE_NUMBER_WIDTH = 6;
 
-/** Extensions that are binary whatever their first bytes say, with a human name. */
-const BINARY_EXTENSIONS: Readonly<Record<string, string>> = {
-  png: "PNG image",
-  jpg: "JPEG image",
-  jpeg: "JPEG image",
-  gif: "GIF image",
-  bmp: "BMP image",
-  ico: "icon",
-  webp: "WebP image",
-  avif: "AVIF image",
-  tif: "TIFF image",
-  tiff: "TIFF image",
-  psd: "Photoshop image",
-  heic: "HEIC image",
-  pdf: "PDF document",
-  doc: "Word document",
-  docx: "Word document",
-  xls: "Excel workbook",
-  xlsx: "Excel workbook",
-  ppt: "PowerPoint deck",
-  pptx: "PowerPoint deck",
-  odt: "OpenDocument file",
-  zip: "zip archive",
-  gz: "gzip archive",
-  tgz: "gzip archive",
-  bz2: "bzip2 archive",
-  xz: "xz archive",
-  zst: "zstd archive",
-  "7z": "7-Zip archive",
-  rar: "RAR archive",
-  tar: "tar archive",
-  jar: "Java archive",
-  war: "Java archive",
-  apk: "Android package",
-  deb: "Debian package",
-  rpm: "RPM package",
-  dmg: "disk image",
-  iso: "disk image",
-  exe: "Windows executable",
-  dll: "Windows library",
-  so: "shared library",
-  dylib: "shared library",
-  a: "static library",
-  o: "object file",
-  obj: "object file",
-  lib: "static library",
-  class: "Java class file",
-  pyc: "Python bytecode",
-  wasm: "WebAssembly module",
-  node: "Node.js native addon",
-  bin: "binary data",
-  dat: "binary data",
-  woff: "web font",
-  woff2: "web font",
-  ttf: "font",
-  otf: "font",
-  eot: "font",
-  mp3: "MP3 audio",
-  wav: "WAV audio",
-  flac: "FLAC audio",
-  ogg: "Ogg audio",
-  m4a: "AAC audio",
-  aac: "AAC audio",
-  mp4: "MP4 video",
-  m4v: "MP4 video",
-  mov: "QuickTime video",
-  avi: "AVI video",
-  mkv: "Matroska video",
-  webm: "WebM video",
-  sqlite: "SQLite database",
-  sqlite3: "SQLite database",
-  db: "database file",
+/** Binary file kinds by their human name, with the extensions that are binary whatever their first bytes say. */
+const BINARY_KINDS: Readonly<Record<string, string>> = {
+  "PNG image": "png",
+  "JPEG image": "jpg jpeg",
+  "GIF image": "gif",
+  "BMP image": "bmp",
+  icon: "ico",
+  "WebP image": "webp",
+  "AVIF image": "avif",
+  "TIFF image": "tif tiff",
+  "Photoshop image": "psd",
+  "HEIC image": "heic",
+  "PDF document": "pdf",
+  "Word document": "doc docx",
+  "Excel workbook": "xls xlsx",
+  "PowerPoint deck": "ppt pptx",
+  "OpenDocument file": "odt",
+  "zip archive": "zip",
+  "gzip archive": "gz tgz",
+  "bzip2 archive": "bz2",
+  "xz archive": "xz",
+  "zstd archive": "zst",
+  "7-Zip archive": "7z",
+  "RAR archive": "rar",
+  "tar archive": "tar",
+  "Java archive": "jar war",
+  "Android package": "apk",
+  "Debian package": "deb",
+  "RPM package": "rpm",
+  "disk image": "dmg iso",
+  "Windows executable": "exe",
+  "Windows library": "dll",
+  "shared library": "so dylib",
+  "static library": "a lib",
+  "object file": "o obj",
+  "Java class file": "class",
+  "Python bytecode": "pyc",
+  "WebAssembly module": "wasm",
+  "Node.js native addon": "node",
+  "binary data": "bin dat",
+  "web font": "woff woff2",
+  font: "ttf otf eot",
+  "MP3 audio": "mp3",
+  "WAV audio": "wav",
+  "FLAC audio": "flac",
+  "Ogg audio": "ogg",
+  "AAC audio": "m4a aac",
+  "MP4 video": "mp4 m4v",
+  "QuickTime video": "mov",
+  "AVI video": "avi",
+  "Matroska video": "mkv",
+  "WebM video": "webm",
+  "SQLite database": "sqlite sqlite3",
+  "database file": "db",
 };
+const BINARY_EXTENSIONS: ReadonlyMap<string, string> = new Map(
+  Object.entries(BINARY_KINDS).flatMap(([kind, extensions]) => extensions.split(" ").map((ext) => [ext, kind])),
+);
 
 /** Signatures for naming a file whose content (not extension) showed it is binary. */
 const MAGIC_NUMBERS: ReadonlyArray<readonly [string, readonly number[]]> = [
@@ -117,7 +102,7 @@ const MAGIC_NUMBERS: ReadonlyArray<readonly [string, readonly number[]]> = [
 /** The human name of a binary file type known by its extension, or undefined. */
 export function binaryKindFromExtension(filePath: string): string | undefined {
   const ext = path.extname(filePath).slice(1).toLowerCase();
-  return ext ? BINARY_EXTENSIONS[ext] : undefined;
+  return ext ? BINARY_EXTENSIONS.get(ext) : undefined;
 }
 
 /** Names the kind of binary content from its first bytes; undefined when it looks like text. */
@@ -350,24 +335,11 @@ function createLineBuilder(keepBytes: number): LineBuilder {
   };
 }
 
-function codePointLength(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0xdc00 || c > 0xdfff) n++; // low surrogates belong to the previous code point
-  }
-  return n;
-}
+/** Low surrogates belong to the previous code point. */
+const codePointLength = (text: string) => text.length - (text.match(/[\udc00-\udfff]/g)?.length ?? 0);
 
 /** The first `max` code points, never splitting a surrogate pair. */
-function cutToCodePoints(text: string, max: number): string {
-  let i = 0;
-  for (let n = 0; n < max && i < text.length; n++) {
-    const c = text.charCodeAt(i);
-    i += c >= 0xd800 && c <= 0xdbff && i + 1 < text.length ? 2 : 1;
-  }
-  return text.slice(0, i);
-}
+const cutToCodePoints = (text: string, max: number) => Array.from(text).slice(0, max).join("");
 
 /**
  * Reads up to `request.maxLines` lines from byte `offset`, streaming forward. Stops at byte

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
-import os from "node:os";
 import { StringDecoder } from "node:string_decoder";
-import { bashSpawnSpec, buildEnv, type SpawnSpecBuilder } from "./processes.js";
+import { bashSpawnSpec, buildEnv, exitStatus, type SpawnSpecBuilder } from "./processes.js";
 import { rememberGroup, stopGroup } from "./process-group.js";
 import { redactorFor } from "./redact.js";
 
@@ -117,19 +116,14 @@ export async function runHookProcess(options: HookRunOptions): Promise<HookRunRe
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const first = await Promise.race([exited, stopped.then(() => undefined)]);
-    if (first) {
-      // What is still in the pipes, briefly; then anything the hook left running is stopped, as after a command.
-      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, HOOK_DRAIN_MS))]);
-      await stopGroup(pid);
-      child.stdout.destroy();
-      child.stderr.destroy();
-      const exitCode = first.code ?? 128 + (first.signal ? (os.constants.signals[first.signal] ?? 0) : 0);
-      return done({ status: "exited", exitCode, stdout: out.text(), stderr: err.text() });
-    }
+    // What is still in the pipes, briefly; then anything the hook left running is stopped, as after a command.
+    if (first) await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, HOOK_DRAIN_MS))]);
     await stopGroup(pid);
     child.stdout.destroy();
     child.stderr.destroy();
-    return done({ status: ending!, exitCode: null, stdout: out.text(), stderr: err.text() });
+    const output = { stdout: out.text(), stderr: err.text() };
+    if (!first) return done({ status: ending!, exitCode: null, ...output });
+    return done({ status: "exited", exitCode: exitStatus(first.code, first.signal), ...output });
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);

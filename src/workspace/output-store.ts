@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { constants, createWriteStream, promises as fsPromises, readdirSync, rmSync, type WriteStream } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { ensureOutputDir as ensureStateOutputDir, outputDirPath } from "../memory/state-dir.js";
+import { ensureOutputDir, outputDirPath } from "../memory/state-dir.js";
 import { canVerifyDescriptors, descriptorPath, type VerifiedFile } from "./verified-open.js";
 import path from "node:path";
 import { withThousands } from "../thousands.js";
@@ -133,11 +133,6 @@ export interface OutputCapture {
   tail(tailChars?: number): string;
   /** Ends the file (if any) and returns what the model should see. Call once. */
   finish(): Promise<CapturedOutput>;
-}
-
-/** The state folder's `output/`, created as a plain folder. */
-function ensureOutputDir(root: string): string {
-  return ensureStateOutputDir(root);
 }
 
 function pruneOldOutputs(outputDir: string): void {

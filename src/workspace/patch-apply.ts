@@ -121,6 +121,10 @@ export function dominantEol(counts: ReadonlyMap<string, number>): string {
   return best;
 }
 
+/** A line's ending in the patched file: every line but the last has one, the last keeps the file's choice. */
+export const finalEol = (line: FileLine, isLast: boolean, endedWithNewline: boolean, eol: string) =>
+  isLast && !endedWithNewline ? "" : line.eol || eol;
+
 function eolCounts(lines: readonly FileLine[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const l of lines) if (l.eol !== "") counts.set(l.eol, (counts.get(l.eol) ?? 0) + 1);
@@ -223,13 +227,8 @@ export async function applyHunks(content: string, hunks: readonly Hunk[], displa
   const endedWithNewline = body === "" || /[\r\n]$/.test(body);
   const result = await applyHunksTo(linesInMemory(lines), hunks, display, eol);
   if (!result.ok) return result;
-  // Every line but the last ends with a line end; the last keeps the file's choice.
-  for (let i = 0; i < lines.length - 1; i++) if (lines[i]!.eol === "") lines[i] = { ...lines[i]!, eol };
-  if (lines.length > 0) {
-    const lastLine = lines[lines.length - 1]!;
-    lines[lines.length - 1] = { ...lastLine, eol: endedWithNewline ? lastLine.eol || eol : "" };
-  }
-  return { ok: true, text: bom + lines.map((l) => l.text + l.eol).join(""), matches: result.matches };
+  const text = lines.map((l, i) => l.text + finalEol(l, i === lines.length - 1, endedWithNewline, eol)).join("");
+  return { ok: true, text: bom + text, matches: result.matches };
 }
 
 /**

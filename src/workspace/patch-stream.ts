@@ -3,6 +3,7 @@ import {
   applyHunksTo,
   dominantEol,
   type FileLine,
+  finalEol,
   type HunkMatch,
   MAX_LISTED_STARTS,
   type Occurrences,
@@ -148,7 +149,10 @@ interface LineSplice {
   out: FileLine[];
 }
 
-function streamedLines(fh: FileHandle, scan: FileScan): PatchLines & { splices: LineSplice[]; total(): number } {
+function streamedLines(
+  fh: FileHandle,
+  scan: FileScan,
+): PatchLines & { splices: LineSplice[]; origLines: typeof origLines } {
   const splices: LineSplice[] = [];
   let delta = 0;
   const total = () => scan.lines + delta;
@@ -177,7 +181,7 @@ function streamedLines(fh: FileHandle, scan: FileScan): PatchLines & { splices: 
   };
   return {
     splices,
-    total,
+    origLines,
     get length() {
       return total();
     },
@@ -281,12 +285,10 @@ export async function applyHunksStreamed(
   for (const [n, sp] of lines.splices.entries()) {
     const last = n === lines.splices.length - 1;
     const reachesEnd = sp.origStart + sp.deleteCount >= scan.lines;
-    // Every line but the file's last ends with a line end; the last keeps the file's choice.
-    const out = sp.out.map((l, j) => {
-      const isLast = last && reachesEnd && j === sp.out.length - 1;
-      if (isLast) return { ...l, eol: scan.endedWithNewline ? l.eol || eol : "" };
-      return l.eol === "" ? { ...l, eol } : l;
-    });
+    const out = sp.out.map((l, j) => ({
+      ...l,
+      eol: finalEol(l, last && reachesEnd && j === sp.out.length - 1, scan.endedWithNewline, eol),
+    }));
     let offset = await offsetOf(fh, scan, sp.origStart);
     const end = await offsetOf(fh, scan, sp.origStart + sp.deleteCount);
     // The file's last lines deleted, in a file without a final newline: the line before loses its ending.
@@ -295,12 +297,7 @@ export async function applyHunksStreamed(
       offset -= Buffer.byteLength(before?.eol ?? "");
     }
     const removed: FileLine[] = [];
-    if (sp.deleteCount > 0) {
-      await eachLine(scan.tuning, fh, await offsetOf(fh, scan, sp.origStart), scan.size, (buf, s, e, lineEol) => {
-        removed.push({ text: buf.toString("utf8", s, e), eol: lineEol });
-        return removed.length >= sp.deleteCount;
-      });
-    }
+    if (sp.deleteCount > 0) await lines.origLines(sp.origStart, (l) => removed.push(l) >= sp.deleteCount);
     splices.push({ offset, length: end - offset, bytes: bytesOf(out) });
     changed.push({ first: sp.start + 1, removed: removed.map((l) => l.text), added: out.map((l) => l.text) });
   }

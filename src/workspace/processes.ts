@@ -70,9 +70,6 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
 const LOCAL_URL = /\bhttps?:\/\/(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]):\d{2,5}(?:\/[^\s"'<>)\]]*)?/i;
 const READY_LINE = /\b(?:ready|listening|started server|server (?:is )?(?:running|started))\b/i;
 
-// ---------------------------------------------------------------------------------------------
-// Spawning
-
 /** The program and arguments to start; a sandbox swaps this (e.g. to wrap it in bubblewrap). */
 export interface SpawnSpec {
   file: string;
@@ -105,7 +102,7 @@ export function buildEnv(base: NodeJS.ProcessEnv = commandEnvironment().base): N
 }
 
 /** Exit status as a shell reports it: 128 + the signal number for a killed process. */
-function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
+export function exitStatus(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;
   const number = signal ? os.constants.signals[signal] : undefined;
   return number ? 128 + number : 1;
@@ -145,9 +142,6 @@ function createAnnouncementWatcher() {
     },
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// runCommand
 
 export interface RunCommandOptions {
   command: string;
@@ -416,12 +410,10 @@ async function startShell(options: RunCommandOptions): Promise<StartedProcess | 
   return started;
 }
 
-type Exit = ProcessExit;
-
 /** The exit, or `unseen` if the process is stuck past `ms` (e.g. in uninterruptible IO). */
-function exitedWithin(exited: Promise<Exit>, ms: number): Promise<Exit & { unseen?: true }> {
+function exitedWithin(exited: Promise<ProcessExit>, ms: number): Promise<ProcessExit & { unseen?: true }> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Exit & { unseen: true }>((resolve) => {
+  const late = new Promise<ProcessExit & { unseen: true }>((resolve) => {
     timer = setTimeout(() => resolve({ code: null, signal: null, unseen: true }), ms);
   });
   return Promise.race([exited, late]).finally(() => clearTimeout(timer));
@@ -430,7 +422,7 @@ function exitedWithin(exited: Promise<Exit>, ms: number): Promise<Exit & { unsee
 /** Whichever comes first decides how the command ends: exit, timeout, abort or announcement. */
 function waitForEnding(
   child: StartedProcess,
-  exited: Promise<Exit>,
+  exited: Promise<ProcessExit>,
   timeoutMs: number,
   options: RunCommandOptions,
   router: OutputRouter,
@@ -463,7 +455,7 @@ async function leaveInBackground(
   options: RunCommandOptions,
   child: StartedProcess,
   pid: number,
-  exited: Promise<Exit>,
+  exited: Promise<ProcessExit>,
   router: OutputRouter,
   capture: OutputCapture,
   startedAt: number,
