@@ -1,5 +1,6 @@
 import { EMPTY_MCP_RULES, type McpApprovalRules } from "../security/mcp-config.js";
 import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
+import type { ToolWithMetadata as ToolLike } from "./paths.js";
 
 /**
  * Whether an MCP tool call asks before it runs. An MCP tool can do anything its server can
@@ -10,14 +11,7 @@ import { MCP_TOOL_SEPARATOR, type McpToolMetadata } from "./names.js";
  * server's own claim, so it counts only where the user said so.
  */
 
-export interface McpCall {
-  name: string;
-}
-
-interface ToolLike {
-  name: string;
-  metadata?: Record<string, unknown>;
-}
+type McpCall = { name: string };
 
 /** The MCP metadata of a call's tool, when the toolset has it. */
 export function mcpToolOf(name: string, tools: readonly ToolLike[] | undefined): McpToolMetadata | undefined {

@@ -35,7 +35,7 @@ export function pathArgumentsOf(inputSchema: Tool["inputSchema"] | undefined): s
   });
 }
 
-interface ToolWithMetadata {
+export interface ToolWithMetadata {
   name: string;
   metadata?: Record<string, unknown>;
 }

@@ -17,12 +17,9 @@ import { createGroupStdioTransport, type GroupStdioTransport } from "./stdio-tra
 
 export type ServerState = "not started" | "starting" | "running" | "failed" | "exited" | "stopped";
 
-export interface ServerTimeouts {
+export interface ServerOptions {
   startTimeoutMs: number;
   callTimeoutMs: number;
-}
-
-export interface ServerOptions extends ServerTimeouts {
   workspace: string;
   /** Base environment of stdio servers (the user's, secrets removed); the config's `env` is added. */
   env: NodeJS.ProcessEnv;

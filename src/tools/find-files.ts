@@ -49,11 +49,6 @@ function invalidPattern(pattern: string): string | undefined {
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Older first would bury what the model just wrote; ties by path for a stable order. */
-function byNewest(a: { path: string; mtimeMs: number }, b: { path: string; mtimeMs: number }): number {
-  return b.mtimeMs - a.mtimeMs || byPath(a.path, b.path);
-}
-
 /**
  * The first MAX_FOUND_FILES of `found`, newest first. The names come from verified folders
  * (workspace/fast-walk.ts); only the modification time is read by name, not following a final
@@ -69,8 +64,9 @@ function newestFirst(root: string, found: readonly string[]): string[] {
     }
     return { path: rel, mtimeMs };
   });
+  // Older first would bury what the model just wrote; ties by path for a stable order.
   return stats
-    .sort(byNewest)
+    .sort((a, b) => b.mtimeMs - a.mtimeMs || byPath(a.path, b.path))
     .slice(0, MAX_FOUND_FILES)
     .map((s) => s.path);
 }

@@ -48,13 +48,6 @@ function kindOf(dirent: Dirent): EntryKind {
   return "other";
 }
 
-/** Directories first, then everything else; by code point within each, so order is stable everywhere. */
-export function compareEntries(a: Entry, b: Entry): number {
-  const rank = (e: Entry) => (e.kind === "dir" ? 0 : 1);
-  if (rank(a) !== rank(b)) return rank(a) - rank(b);
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
 /** Where a symlink points and what is there, without following it for the model. */
 async function describeLink(ws: Workspace, linkPath: string): Promise<string> {
   const target = await fs.readlink(linkPath);
@@ -97,11 +90,8 @@ function unreadableEntry(entry: Entry, err: unknown): string {
 
 /** "(3 entries hidden by .gitignore)", with .git mentioned when it was there too. */
 export function hiddenNote(ignoredCount: number, gitHidden: boolean): string | undefined {
-  const entries = `${ignoredCount} ${ignoredCount === 1 ? "entry" : "entries"} hidden by .gitignore`;
-  if (ignoredCount > 0 && gitHidden) return `(${entries}, and .git)`;
-  if (ignoredCount > 0) return `(${entries})`;
-  if (gitHidden) return "(.git hidden)";
-  return undefined;
+  if (ignoredCount > 0) return `(${countWord(ignoredCount)} hidden by .gitignore${gitHidden ? ", and .git" : ""})`;
+  return gitHidden ? "(.git hidden)" : undefined;
 }
 
 interface Partition {
@@ -123,7 +113,9 @@ function partition(dirents: readonly Dirent[], relDir: string, matcher: IgnoreMa
       result.visible.push(entry);
     }
   }
-  result.visible.sort(compareEntries);
+  // Directories first, then everything else; by code point within each, so order is stable everywhere.
+  const rank = (e: Entry) => (e.kind === "dir" ? 0 : 1);
+  result.visible.sort((a, b) => rank(a) - rank(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return result;
 }
 

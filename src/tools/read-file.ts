@@ -54,18 +54,16 @@ const schema = withPeerArguments(schemaObject, READ_FILE_PEERS);
 
 type ReadFileInput = z.infer<typeof schemaObject>;
 
-/** `cat -n`: number right-aligned, a tab, the text, and a marker where a long line was cut. */
-export function formatLine(lineNumber: number, line: WindowLine): string {
-  const marker = line.truncated ? `… [line truncated, ${line.chars} characters]` : "";
-  return `${String(lineNumber).padStart(LINE_NUMBER_WIDTH)}\t${line.text}${marker}`;
-}
-
-/** Numbered lines that fit in the byte cap, stopping at the last whole line. */
+/**
+ * Numbered lines that fit in the byte cap, stopping at the last whole line; `cat -n`: number
+ * right-aligned, a tab, the text, and a marker where a long line was cut.
+ */
 function numberLines(lines: readonly WindowLine[], firstLine: number): { text: string[]; capped: boolean } {
   const text: string[] = [];
   let bytes = 0;
   for (const [i, line] of lines.entries()) {
-    const formatted = formatLine(firstLine + i, line);
+    const marker = line.truncated ? `… [line truncated, ${line.chars} characters]` : "";
+    const formatted = `${String(firstLine + i).padStart(LINE_NUMBER_WIDTH)}\t${line.text}${marker}`;
     bytes += Buffer.byteLength(formatted) + 1;
     if (bytes > MAX_READ_BYTES) return { text, capped: true };
     text.push(formatted);

@@ -106,13 +106,8 @@ export interface SearchOutcome {
 
 /** Compiles the pattern; "(?i)" at the start (ripgrep's inline flag) is honoured. */
 export function compilePattern(pattern: string, caseSensitive: boolean): RegExp {
-  let source = pattern;
-  let insensitive = !caseSensitive;
-  if (source.startsWith("(?i)")) {
-    source = source.slice(4);
-    insensitive = true;
-  }
-  return new RegExp(source, insensitive ? "i" : "");
+  const inline = pattern.startsWith("(?i)");
+  return new RegExp(inline ? pattern.slice(4) : pattern, inline || !caseSensitive ? "i" : "");
 }
 
 export function newOutcome(engine: SearchOutcome["engine"]): SearchOutcome {
