@@ -9,7 +9,7 @@ import {
   SANDBOX_SETTINGS,
   SQLITE_CHECKPOINTER,
 } from "./contracts/run-choices.js";
-import { closeSync, existsSync, lstatSync, openSync, readSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseDotenv } from "dotenv";
@@ -18,7 +18,7 @@ import { INSTALL_ROOT } from "./project-root.js";
 import { shellQuote } from "./shell-quote.js";
 import { redactCredentials } from "./credential-shapes.js";
 import { parsePriceTable, type PriceTable } from "./price-table.js";
-import { MAX_CONFIG_BYTES, readRegularFileSync } from "./regular-file.js";
+import { MAX_CONFIG_BYTES, readRegularFileStartSync, readRegularFileSync } from "./regular-file.js";
 import type { CacheSettings } from "./contracts/host.js";
 import type { StartSlices } from "./contracts/start-slices.js";
 import { childEnvironment as childEnvironmentOf, parsePassEnv, secretValues as secretValuesOf } from "./secret-env.js";
@@ -28,18 +28,7 @@ import { childEnvironment as childEnvironmentOf, parsePassEnv, secretValues as s
  * folder's `.env` > the install folder's `.env` > defaults (readEnvironment); never the workspace's.
  */
 
-export {
-  DEFAULT_APPROVAL,
-  DEFAULT_ENGINE,
-  DEFAULT_MAX_STEPS,
-  DEFAULT_SANDBOX,
-  ENGINES,
-  type EngineName,
-  MAX_STEPS_LIMIT,
-  SANDBOX_SETTINGS,
-  type SandboxSetting,
-  SQLITE_CHECKPOINTER,
-} from "./contracts/run-choices.js";
+export { DEFAULT_MAX_STEPS, ENGINES, type EngineName, MAX_STEPS_LIMIT } from "./contracts/run-choices.js";
 
 // --- Where settings come from: the person only, read once -----------------------------------------
 
@@ -75,8 +64,12 @@ export class SettingsError extends Error {
  * `.env` holds settings and its `config.json` the user's MCP servers; both are the person's own.
  */
 export function userConfigDir(env: NodeJS.ProcessEnv = started): string {
-  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
-  return path.join(base, "mini-cursor");
+  return path.join(nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(homeDir(env), ".config"), "mini-cursor");
+}
+
+/** $HOME, else the account's home folder. */
+function homeDir(env: NodeJS.ProcessEnv): string {
+  return nonEmpty(env.HOME) ?? os.homedir();
 }
 
 /** A .env file's settings; none when it is missing, a symlink, a FIFO or device (never waited on), or too big. */
@@ -227,19 +220,12 @@ function existingAt(file: string): string | undefined {
   if (st.isSymbolicLink()) return "a symbolic link";
   if (st.isDirectory()) return "a folder";
   if (!st.isFile()) return "not a regular file";
-  let head = "";
   try {
-    const fd = openSync(file, "r");
-    try {
-      const buffer = Buffer.alloc(FIRST_LINE_BYTES);
-      head = buffer.subarray(0, readSync(fd, buffer, 0, FIRST_LINE_BYTES, 0)).toString("utf8");
-    } finally {
-      closeSync(fd);
-    }
+    const head = readRegularFileStartSync(file, FIRST_LINE_BYTES).data.toString("utf8");
+    return RECORDING_HEADER.test(head) ? "a recording" : "a file that is not a recording";
   } catch {
     return "a file mini-cursor cannot read";
   }
-  return RECORDING_HEADER.test(head) ? "a recording" : "a file that is not a recording";
 }
 
 /**
@@ -379,9 +365,7 @@ export function secretValues(workspace: string, env: NodeJS.ProcessEnv = started
  */
 export function trustStorePath(env: NodeJS.ProcessEnv = started): string {
   const explicit = nonEmpty(env.MINI_CURSOR_TRUST_FILE);
-  if (explicit) return path.resolve(explicit);
-  const base = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".config");
-  return path.join(base, "mini-cursor", "trusted-configs.json");
+  return explicit ? path.resolve(explicit) : path.join(userConfigDir(env), "trusted-configs.json");
 }
 
 // --- State and memory: threads, the checkpointer, snapshots ---------------------------------------
@@ -409,7 +393,7 @@ function checkpointerSetting(flag: string | undefined, env: NodeJS.ProcessEnv): 
 export function stateHomePath(env: NodeJS.ProcessEnv = started): string {
   const explicit = nonEmpty(env.MINI_CURSOR_STATE_HOME);
   if (explicit) return path.resolve(explicit);
-  const base = nonEmpty(env.XDG_STATE_HOME) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".local", "state");
+  const base = nonEmpty(env.XDG_STATE_HOME) ?? path.join(homeDir(env), ".local", "state");
   return path.join(path.resolve(base), "mini-cursor");
 }
 
@@ -472,13 +456,9 @@ export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
  * (MINI_CURSOR_MCP_START_TIMEOUT_MS, MINI_CURSOR_MCP_TIMEOUT_MS).
  */
 export function mcpSettings(env: NodeJS.ProcessEnv = started) {
-  const home = nonEmpty(env.HOME) ?? os.homedir();
-  const configBase = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(home, ".config");
-  const cacheBase = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(home, ".cache");
+  const cacheBase = nonEmpty(env.XDG_CACHE_HOME) ?? path.join(homeDir(env), ".cache");
   return {
-    userConfig: path.resolve(
-      nonEmpty(env.MINI_CURSOR_USER_CONFIG) ?? path.join(configBase, "mini-cursor", "config.json"),
-    ),
+    userConfig: path.resolve(nonEmpty(env.MINI_CURSOR_USER_CONFIG) ?? path.join(userConfigDir(env), "config.json")),
     cacheFile: path.resolve(
       nonEmpty(env.MINI_CURSOR_MCP_CACHE) ?? path.join(cacheBase, "mini-cursor", "mcp-tools.json"),
     ),
@@ -505,7 +485,7 @@ export function userCommandsDir(env: NodeJS.ProcessEnv = started): string {
  * CLAUDE_CONFIG_DIR (Claude Code's own variable), else `~/.claude`.
  */
 export function claudeHomeDir(env: NodeJS.ProcessEnv = started): string {
-  return path.resolve(nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(nonEmpty(env.HOME) ?? os.homedir(), ".claude"));
+  return path.resolve(nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(homeDir(env), ".claude"));
 }
 
 // --- Studio: its settings and who may call the dev server -----------------------------------------
@@ -779,7 +759,7 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     agentsDir: path.join(userConfigDir(env), "agents"),
     mcp: mcpSettings(env),
     hookTimeoutMs: toInt(env.MINI_CURSOR_HOOK_TIMEOUT_MS, "MINI_CURSOR_HOOK_TIMEOUT_MS") ?? DEFAULT_HOOK_TIMEOUT_MS,
-    claudeUserSettings: path.join(nonEmpty(env.HOME) ?? os.homedir(), ".claude", "settings.json"),
+    claudeUserSettings: path.join(homeDir(env), ".claude", "settings.json"),
     userCommands: userCommandsDir(env),
     claudeHome: claudeHomeDir(env),
     // Provider wire (src/provider/).

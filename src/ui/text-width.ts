@@ -26,24 +26,16 @@ export function displayWidth(text: string): number {
 export function fitWidth(text: string, width: number): string {
   if (displayWidth(text) <= width) return text;
   if (width <= 0) return "";
+  return `${headOf(text, width - 1, false)}…`;
+}
+
+/** The longest start of `text` that fits in `width` columns; with `oneAtLeast`, at least one character. */
+function headOf(text: string, width: number, oneAtLeast = true): string {
   let out = "";
   let used = 0;
   for (const ch of text) {
     const w = charWidth(ch);
-    if (used + w > width - 1) break;
-    out += ch;
-    used += w;
-  }
-  return `${out}…`;
-}
-
-/** The longest start of `word` that fits in `width` columns (at least one character). */
-function headOf(word: string, width: number): string {
-  let out = "";
-  let used = 0;
-  for (const ch of word) {
-    const w = charWidth(ch);
-    if (out && used + w > width) break;
+    if ((out || !oneAtLeast) && used + w > width) break;
     out += ch;
     used += w;
   }
