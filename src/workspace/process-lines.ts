@@ -32,18 +32,6 @@ export interface ProgramLines {
   exited: Promise<number | null>;
 }
 
-/** The first CUT_LINE_HEAD_BYTES of a line's parts, decoded. */
-function headOf(parts: readonly Buffer[]): string {
-  const kept: Buffer[] = [];
-  let size = 0;
-  for (const part of parts) {
-    if (size >= CUT_LINE_HEAD_BYTES) break;
-    kept.push(part.subarray(0, CUT_LINE_HEAD_BYTES - size));
-    size += kept[kept.length - 1]!.length;
-  }
-  return Buffer.concat(kept, size).toString("utf8");
-}
-
 /**
  * `input` split at newlines, each line at most `maxLineBytes` long: memory stays bounded by the
  * limit whatever the program prints. A longer line is handed over cut (CutLine) and the rest of
@@ -62,7 +50,8 @@ export async function* boundedLines(input: Readable, maxLineBytes: number): Asyn
         const piece = chunk.subarray(from, end);
         if (size + piece.length > maxLineBytes) {
           parts.push(piece);
-          const head = headOf(parts);
+          // Only the first CUT_LINE_HEAD_BYTES are copied: concat stops at the length it is given.
+          const head = Buffer.concat(parts, Math.min(CUT_LINE_HEAD_BYTES, size + piece.length)).toString("utf8");
           parts = [];
           size = 0;
           skipping = nl === -1;

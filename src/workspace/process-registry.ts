@@ -89,7 +89,6 @@ export function createProcessRegistry(): ProcessRegistry {
     },
     adopt(adopted) {
       const id = `bg-${++counter}`;
-      const state = { running: true, exitCode: null as number | null, helperLost: undefined as HelperLoss | undefined };
       const proc: BackgroundProcess = {
         id,
         pid: adopted.pid,
@@ -97,22 +96,13 @@ export function createProcessRegistry(): ProcessRegistry {
         cwd: adopted.cwd,
         url: adopted.url,
         startedAt: adopted.startedAt,
-        get running() {
-          return state.running;
-        },
-        get exitCode() {
-          return state.exitCode;
-        },
-        get helperLost() {
-          return state.helperLost;
-        },
+        running: true,
+        exitCode: null,
         output: (tailChars) => adopted.output.text(tailChars),
       };
-      void adopted.exited.then(({ exitCode, helperLost }) => {
-        state.running = false;
-        state.exitCode = exitCode;
-        state.helperLost = helperLost;
-      });
+      void adopted.exited.then(({ exitCode, helperLost }) =>
+        Object.assign(proc, { running: false, exitCode, helperLost }),
+      );
       background.set(id, { proc, stop: adopted.stop });
       return proc;
     },

@@ -115,16 +115,16 @@ export function exitStatus(code: number | null, signal: NodeJS.Signals | null): 
  */
 function createAnnouncementWatcher() {
   let partial = "";
-  let url: string | undefined;
-  let announced = false;
   const check = (text: string) => {
     const found = LOCAL_URL.exec(text);
-    if (found) url ??= found[0];
-    if (found || READY_LINE.test(text)) announced = true;
+    if (found) watcher.url ??= found[0];
+    if (found || READY_LINE.test(text)) watcher.announced = true;
   };
-  return {
+  const watcher = {
+    announced: false,
+    url: undefined as string | undefined,
     feed(text: string): void {
-      if (announced && url) return;
+      if (watcher.announced && watcher.url) return;
       const window = partial + text;
       const lineEnd = Math.max(window.lastIndexOf("\n"), window.lastIndexOf("\r"));
       if (lineEnd !== -1) check(window.slice(0, lineEnd + 1));
@@ -134,13 +134,8 @@ function createAnnouncementWatcher() {
     flush(): void {
       check(partial);
     },
-    get announced() {
-      return announced;
-    },
-    get url() {
-      return url;
-    },
   };
+  return watcher;
 }
 
 export interface RunCommandOptions {

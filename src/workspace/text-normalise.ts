@@ -12,32 +12,22 @@ export interface Normalised {
   ends: Uint32Array;
 }
 
-/** Unicode punctuation models tend to type as ASCII (or the reverse), and its ASCII spelling. */
-const PUNCTUATION: Readonly<Record<string, string>> = {
-  "\u2010": "-", // hyphen
-  "\u2011": "-", // non-breaking hyphen
-  "\u2012": "-", // figure dash
-  "\u2013": "-", // en dash
-  "\u2014": "-", // em dash
-  "\u2015": "-", // horizontal bar
-  "\u2212": "-", // minus sign
-  "\u00A0": " ", // no-break space
-  "\u2007": " ", // figure space
-  "\u2009": " ", // thin space
-  "\u200A": " ", // hair space
-  "\u202F": " ", // narrow no-break space
-  "\u2018": "'",
-  "\u2019": "'",
-  "\u201A": "'",
-  "\u201B": "'",
-  "\u2032": "'", // prime
-  "\u201C": '"',
-  "\u201D": '"',
-  "\u201E": '"',
-  "\u201F": '"',
-  "\u2033": '"', // double prime
-  "\u2026": "...", // ellipsis
+/**
+ * Unicode punctuation models tend to type as ASCII (or the reverse), by its ASCII spelling: the
+ * hyphen, non-breaking hyphen, figure dash, en and em dashes, horizontal bar and minus sign; the
+ * no-break, figure, thin, hair and narrow no-break spaces; the single quotes and the prime; the
+ * double quotes and the double prime; the ellipsis.
+ */
+const BY_ASCII: Readonly<Record<string, string>> = {
+  "-": "\u2010\u2011\u2012\u2013\u2014\u2015\u2212",
+  " ": "\u00A0\u2007\u2009\u200A\u202F",
+  "'": "\u2018\u2019\u201A\u201B\u2032",
+  '"': "\u201C\u201D\u201E\u201F\u2033",
+  "...": "\u2026",
 };
+const PUNCTUATION: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(BY_ASCII).flatMap(([ascii, chars]) => [...chars].map((c) => [c, ascii])),
+);
 const PUNCTUATION_CLASS = `[${Object.keys(PUNCTUATION).join("")}]`;
 
 /** True when the text has a character PUNCTUATION would change. */
