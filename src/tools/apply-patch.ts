@@ -103,27 +103,15 @@ class PatchFiles {
     if (known) return known;
     const big = await bigPatchTarget(this.ctx, this.ws, userPath, this.threadId);
     if (typeof big === "string") return big;
-    if (big) {
-      const state: FileState = {
-        absolute: big.absolute,
-        display: big.display,
-        original: "",
-        current: "",
-        big: { target: big },
-      };
-      this.byPath.set(big.absolute, state);
-      return state;
+    let state: FileState;
+    if (big) state = { absolute: big.absolute, display: big.display, original: "", current: "", big: { target: big } };
+    else {
+      const loaded = await loadEditTarget(this.ctx, this.ws, userPath, this.threadId, "apply_patch");
+      if (!loaded.ok) return loaded.message;
+      const { absolute, display, exists, before } = loaded.target;
+      state = { absolute, display, original: exists ? before : undefined, current: exists ? before : undefined };
     }
-    const loaded = await loadEditTarget(this.ctx, this.ws, userPath, this.threadId, "apply_patch");
-    if (!loaded.ok) return loaded.message;
-    const t = loaded.target;
-    const state: FileState = {
-      absolute: t.absolute,
-      display: t.display,
-      original: t.exists ? t.before : undefined,
-      current: t.exists ? t.before : undefined,
-    };
-    this.byPath.set(t.absolute, state);
+    this.byPath.set(state.absolute, state);
     return state;
   }
 
@@ -337,7 +325,6 @@ export async function previewPatch(
   }
 }
 
-/** apply_patch: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function applyPatchTool(ctx: ToolContext) {
   return declared(
     tool((input, config) => applyPatch(ctx, input, conversationOf(config)), {

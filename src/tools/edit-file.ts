@@ -319,7 +319,6 @@ export async function previewEdit(ctx: ToolContext, input: EditFileInput, thread
   }
 }
 
-/** edit_file: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function editFileTool(ctx: ToolContext) {
   return declared(
     tool((input, config) => editFile(ctx, input, conversationOf(config)), {

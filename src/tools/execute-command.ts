@@ -188,7 +188,6 @@ async function runExecuteCommand(
   }
 }
 
-/** execute_command: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function executeCommandTool(ctx: ToolContext) {
   return declared(
     tool(

@@ -112,7 +112,6 @@ async function findFiles(ctx: ToolContext, input: FindFilesInput, signal?: Abort
   return `${shown.join("\n")}\n\n${note}`;
 }
 
-/** find_files: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function findFilesTool(ctx: ToolContext) {
   return declared(
     tool((input, config) => findFiles(ctx, input, config.signal), {

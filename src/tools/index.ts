@@ -25,7 +25,8 @@ export type EditToolChoice = (typeof EDIT_TOOL_CHOICES)[number];
 /**
  * Every built-in tool, in the order the model sees them: the one place a tool is added. Each is
  * made with LangChain's `tool()` and a zod schema in a file of its own, with its declaration
- * beside it (contracts/tools.ts).
+ * beside it (contracts/tools.ts); a refusal throws ToolFailure (guard/failure.ts), which the
+ * results guard makes an error result.
  */
 function builtInTools(ctx: ToolContext) {
   return {

@@ -164,7 +164,6 @@ async function listDirectory(ctx: ToolContext, input: ListDirectoryInput): Promi
   }
 }
 
-/** list_directory: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function listDirectoryTool(ctx: ToolContext) {
   return declared(
     tool((input) => listDirectory(ctx, input), { name: "list_directory", description: DESCRIPTION, schema }),

@@ -81,7 +81,6 @@ async function processOutput(ctx: ToolContext, input: ProcessOutputInput): Promi
   return `${header}.\nOutput (${which}):\n${tail.text}`;
 }
 
-/** process_output: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function processOutputTool(ctx: ToolContext) {
   return declared(
     tool((input) => processOutput(ctx, input), {

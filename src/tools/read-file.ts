@@ -149,7 +149,6 @@ async function readOpened(
   return `${text.join("\n")}\n\n${readFooter(offset, last, total, capped, window.size)}`;
 }
 
-/** read_file: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function readFileTool(ctx: ToolContext) {
   return declared(
     tool((input, config) => readFile(ctx, input, conversationOf(config)), {

@@ -766,7 +766,6 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
   return `${lines.join("\n")}\n\n${footer(outcome, shown, where)}`;
 }
 
-/** search_files: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function searchFilesTool(ctx: ToolContext) {
   return declared(
     tool((input, config) => searchFiles(ctx, input, config.signal), {

@@ -28,7 +28,6 @@ async function stopProcess(ctx: ToolContext, input: StopProcessInput): Promise<s
   return `Stopped ${proc.id} (\`${proc.command}\`) and the processes it started.`;
 }
 
-/** stop_process: LangChain's tool() with its zod schema; a refusal throws ToolFailure (guard/failure.ts), which the results guard makes an error result. */
 export function stopProcessTool(ctx: ToolContext) {
   return declared(
     tool((input) => stopProcess(ctx, input), {

@@ -103,7 +103,6 @@ export async function previewWrite(ctx: ToolContext, input: WriteFileInput): Pro
   return unifiedDiff(target.display, before, input.content);
 }
 
-/** write_file: a failure throws ToolFailure, which the guard (guard/results.ts) makes an error result. */
 export function writeFileTool(ctx: ToolContext) {
   return declared(
     tool((input, config) => writeFile(ctx, input, conversationOf(config)), {
