@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import path from "node:path";
 import {
   type CommandMatcher,
@@ -36,6 +35,7 @@ import {
   skipOptions,
   word,
 } from "./classify-state.js";
+import { kindAt } from "./files.js";
 import { locateAll } from "./locations.js";
 import type { StdinSource, Word } from "./shell-parse.js";
 
@@ -470,7 +470,7 @@ const COMMAND_MATCHERS: Record<CommandMatcher, Matcher> = {
       operands.length >= 2 ||
       (only !== undefined &&
         !only.dynamic &&
-        at.here.some((dir) => dir !== null && isFile(path.resolve(dir, only.value))));
+        at.here.some((dir) => dir !== null && kindAt(path.resolve(dir, only.value)) === "file"));
     return paths ? [{ danger: "git checkout of paths (or -f) discards uncommitted changes" }] : [];
   },
 
@@ -727,14 +727,6 @@ const COMMAND_MATCHERS: Record<CommandMatcher, Matcher> = {
       : [];
   },
 };
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
 
 /** Whether files of unknown names landing in `dir` could create a rules file (the workspace root or the rules folder). */
 const rulesCanLandIn = (dir: Word, at: Where) =>

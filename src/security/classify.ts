@@ -45,12 +45,7 @@ export {
  */
 
 export async function classifyCommand(command: string, ctx: ClassifyContext): Promise<Classification> {
-  return classifyWith(await loadShellParser(), command, ctx);
-}
-
-/** The synchronous core, for a parser that is already loaded. */
-export function classifyWith(parse: ShellParser, command: string, ctx: ClassifyContext): Classification {
-  const { result, state } = decide(parse, command, ctx);
+  const { result, state } = decide(await loadShellParser(), command, ctx);
   const leaves = state.leaves.map((l) => l.words);
   const readOnly = result.verdict === "allow" && !result.rule && lineIsReadOnly(state);
   // A deny is the project's rule, final: there is nothing for a policy to weigh.

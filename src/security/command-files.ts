@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import path from "node:path";
 import {
   FileTooLargeError,
@@ -7,6 +7,7 @@ import {
   readRegularTextSync,
   reportSkippedFile,
 } from "../regular-file.js";
+import { kindAt } from "./files.js";
 import { contentHash } from "./trust.js";
 
 /**
@@ -45,43 +46,9 @@ export interface CommandFile {
   hash: string;
 }
 
-/** Why a path is not a plain folder, or undefined when it is one (or is missing: `missing`). */
-function folderProblem(dir: string): "missing" | "symlink" | "not a folder" | undefined {
-  try {
-    const st = lstatSync(dir);
-    if (st.isSymbolicLink()) return "symlink";
-    return st.isDirectory() ? undefined : "not a folder";
-  } catch {
-    return "missing";
-  }
-}
-
-/** Whether a path leads to a folder (following links). */
-function isFolder(target: string): boolean {
-  try {
-    return statSync(target).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 function inside(root: string, target: string): boolean {
   const rel = path.relative(root, target);
   return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-}
-
-/** Reads one file that must be a regular file of at most MAX_COMMAND_FILE_BYTES; the last part is never followed. */
-function readBounded(real: string): string | "too large" | "not a file" {
-  try {
-    // Not blocking: a FIFO put in the folder must not hang the prompt.
-    return readRegularTextSync(real, { maxBytes: MAX_COMMAND_FILE_BYTES });
-  } catch (err) {
-    // Said at once too: a one-shot run of a custom command shows no /help.
-    if (isRefusedFile(err)) reportSkippedFile(real, err);
-    if (err instanceof FileTooLargeError) return "too large";
-    if (err instanceof NotRegularFileError) return "not a file";
-    throw err;
-  }
 }
 
 /**
@@ -96,9 +63,11 @@ export function readCommandFolder(
 ): { files: CommandFile[]; problems: string[] } {
   const problems: string[] = [];
   for (const folder of plainFolders) {
-    const problem = folderProblem(folder);
-    if (problem === "missing") return { files: [], problems };
-    if (problem)
+    // Why it is not a plain folder: missing (nothing to read), a symlink, or not a folder.
+    const kind = kindAt(folder, false);
+    if (kind === undefined) return { files: [], problems };
+    const problem = kind === "link" ? "symlink" : "not a folder";
+    if (kind !== "dir")
       return { files: [], problems: [`${label} is not read: ${folder} is a ${problem}, and must be a plain folder.`] };
   }
   let real: string;
@@ -122,18 +91,13 @@ export function readCommandFolder(
         entries.push(rel);
         continue;
       }
-      let st: ReturnType<typeof lstatSync>;
-      try {
-        st = lstatSync(path.join(real, rel));
-      } catch {
-        continue;
-      }
-      if (st.isSymbolicLink()) {
-        if (!isFolder(path.join(real, rel))) continue;
+      const kind = kindAt(path.join(real, rel), false);
+      if (kind === "link") {
+        if (kindAt(path.join(real, rel)) !== "dir") continue;
         problems.push(
           `${label}/${rel} is a symlink to a folder; a subfolder of commands must be a plain folder, so it is not read.`,
         );
-      } else if (st.isDirectory()) {
+      } else if (kind === "dir") {
         if (!COMMAND_NAME.test(entry))
           problems.push(
             `${label}/${rel} is not read: a subfolder's name is a command name's first part (letters, digits, - and _).`,
@@ -165,8 +129,8 @@ export function readCommandFolder(
       continue;
     }
     const file = path.join(dir, relative);
+    let target = path.join(real, relative);
     try {
-      let target = path.join(real, relative);
       if (lstatSync(target).isSymbolicLink()) {
         target = realpathSync(target);
         if (!inside(real, target)) {
@@ -174,18 +138,20 @@ export function readCommandFolder(
           continue;
         }
       }
-      const text = readBounded(target);
-      if (text === "too large") {
-        problems.push(`${shown} is larger than ${MAX_COMMAND_FILE_BYTES / 1024} KiB; it is not read.`);
-        continue;
-      }
-      if (text === "not a file") {
-        problems.push(`${shown} is not a regular file; it is not read.`);
-        continue;
-      }
+      // A regular file (the last part is never followed), read without blocking: a FIFO put in the
+      // folder must not hang the prompt.
+      const text = readRegularTextSync(target, { maxBytes: MAX_COMMAND_FILE_BYTES });
       files.push({ name, relative, file, text, hash: contentHash(text) });
     } catch (err) {
-      problems.push(`${shown} could not be read: ${(err as Error).message}`);
+      // Said at once too: a one-shot run of a custom command shows no /help.
+      if (isRefusedFile(err)) reportSkippedFile(target, err);
+      problems.push(
+        err instanceof FileTooLargeError
+          ? `${shown} is larger than ${MAX_COMMAND_FILE_BYTES / 1024} KiB; it is not read.`
+          : err instanceof NotRegularFileError
+            ? `${shown} is not a regular file; it is not read.`
+            : `${shown} could not be read: ${(err as Error).message}`,
+      );
     }
   }
   return { files, problems };

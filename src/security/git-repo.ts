@@ -1,5 +1,6 @@
-import { lstatSync, readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { MAX_CONFIG_BYTES, readRegularTextSync } from "../regular-file.js";
+import { kindAt } from "./files.js";
 import path from "node:path";
 
 /**
@@ -103,14 +104,7 @@ function readIfThere(file: string): string | undefined {
   }
 }
 
-function exists(p: string): boolean {
-  try {
-    statSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const exists = (p: string) => kindAt(p) !== undefined;
 
 /** What git takes for a git directory: HEAD, and objects/ (or a commondir file, for a worktree's). */
 function isGitDir(dir: string): boolean {
@@ -131,14 +125,9 @@ interface Repository {
 export function discoverRepository(dir: string): Repository | null | "unknown" {
   for (let current = path.resolve(dir); ; current = path.dirname(current)) {
     const dotGit = path.join(current, ".git");
-    let entry;
-    try {
-      entry = lstatSync(dotGit);
-    } catch {
-      entry = undefined;
-    }
-    if (entry) {
-      if (entry.isFile()) {
+    const entry = kindAt(dotGit, false);
+    if (entry !== undefined) {
+      if (entry === "file") {
         let text: string | undefined;
         try {
           text = readIfThere(dotGit);

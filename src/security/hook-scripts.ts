@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { MAX_CONFIG_BYTES, readRegularFileSync } from "../regular-file.js";
+import { kindAt } from "./files.js";
 
 /**
  * The workspace files a hooks block runs (`bash .hooks/post.sh`,
@@ -107,20 +108,16 @@ export function hookScripts(workspace: string, block: unknown): string[] {
       }
       for (const word of scriptWords(words)) {
         const absolute = path.resolve(cwd, word);
-        let st: ReturnType<typeof lstatSync> | undefined;
-        try {
-          st = lstatSync(absolute);
-        } catch {
-          continue; // Not there: nothing to trust yet (a script made later is judged when the file is loaded again).
-        }
-        if (st.isFile()) add(absolute);
-        else if (st.isSymbolicLink()) {
+        // Not there: nothing to trust yet (a script made later is judged when the file is loaded again).
+        const kind = kindAt(absolute, false);
+        if (kind === "file") add(absolute);
+        else if (kind === "link") {
           // A link is trusted with what it points to: the link (where it points is in its path's
           // fingerprint) and its target, when that is a workspace file.
           if (!add(absolute)) continue;
           try {
             const target = realpathSync(absolute);
-            if (lstatSync(target).isFile()) add(target);
+            if (kindAt(target, false) === "file") add(target);
           } catch {
             // A dangling link: the link itself is what was trusted.
           }

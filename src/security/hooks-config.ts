@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseConfig, readConfigText } from "./config-file.js";
+import { parseConfig, readConfigText } from "./files.js";
 
 /**
  * Hooks: commands the person configures to run before and after tool calls, in the shape Claude
@@ -115,11 +115,6 @@ export function claudeToolName(tool: string): string {
   if (peer) return peer;
   const mcp = /^(.+?)__(.+)$/.exec(tool);
   return mcp ? `mcp__${mcp[1]}__${mcp[2]}` : tool;
-}
-
-/** Whether an event's matcher is over tool names. */
-export function isToolEvent(event: HookEvent): boolean {
-  return EVENTS[event].tool;
 }
 
 function matcherRegExp(matcher: string, where: string): RegExp | undefined {

@@ -180,14 +180,14 @@ export interface Link {
   to: Location;
 }
 
-/** A path under a symlink the line created (`ln -s ~/x l`) is where the link leads. */
-export function throughLinks(at: Location, links: readonly Link[]): Location {
-  if (!at.path) return at;
-  const link = links.find((l) => at.path === l.path || at.path!.startsWith(`${l.path}/`));
-  return link ? link.to : at;
-}
-
-/** Where `word` points from each folder the line may be in (null: only known at run time), through its links. */
+/**
+ * Where `word` points from each folder the line may be in (null: only known at run time); a path
+ * under a symlink the line created (`ln -s ~/x l`) is where the link leads.
+ */
 export function locateAll(word: Word, at: Where): Location[] {
-  return at.here.map((cwd) => throughLinks(locate(word, cwd, at.places), at.links));
+  return at.here.map((cwd) => {
+    const to = locate(word, cwd, at.places);
+    const p = to.path;
+    return (p && at.links.find((l) => p === l.path || p.startsWith(`${l.path}/`))?.to) || to;
+  });
 }

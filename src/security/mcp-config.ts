@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseConfig, readConfigText } from "./config-file.js";
+import { parseConfig, readConfigText } from "./files.js";
 
 /**
  * MCP servers in the rules files, in the shape Claude Code and Cursor use (`mcpServers`:

@@ -12,7 +12,7 @@ import {
 } from "./mcp-config.js";
 import { startSlot, type ConfigFileSlice } from "../contracts/start-slices.js";
 import { contentHash, isTrusted } from "./trust.js";
-import { parseConfig } from "./config-file.js";
+import { parseConfig } from "./files.js";
 import { hookScripts, scriptsFingerprint } from "./hook-scripts.js";
 import type { Word } from "./shell-parse.js";
 

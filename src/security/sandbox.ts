@@ -8,6 +8,7 @@ import type { SpawnSpecBuilder } from "../workspace/processes.js";
 import { processAlive } from "../process-life.js";
 import type { CacheSettings } from "../contracts/host.js";
 import { realOr, writableCaches, withoutCredentials } from "./caches.js";
+import { kindAt } from "./files.js";
 import { HOME_SECRETS } from "./classify-tables.js";
 import { rulesFilePaths } from "./rules.js";
 import type { SandboxSetting } from "../contracts/run-choices.js";
@@ -152,14 +153,6 @@ const SYSTEM_SOCKETS = [
   "/run/containerd/containerd.sock",
 ];
 
-function isSocket(p: string): boolean {
-  try {
-    return lstatSync(p).isSocket();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * bwrap arguments that hide the host's Unix sockets (a socket is reachable whatever the
  * network namespace: only the file system hides it). Without network, all of /run goes; with
@@ -171,7 +164,8 @@ function socketArgs(options: SandboxOptions & SandboxFiles, home: string): strin
   if (options.network === false) {
     for (const dir of ["/run", "/var/run"]) if (kindOf(dir) === "dir") args.push("--tmpfs", dir);
   } else {
-    for (const socket of SYSTEM_SOCKETS) if (isSocket(socket)) args.push("--ro-bind", options.emptyFile, socket);
+    for (const socket of SYSTEM_SOCKETS)
+      if (kindOf(socket) === "socket") args.push("--ro-bind", options.emptyFile, socket);
   }
   const runtime = options.runtimeDir && path.resolve(options.runtimeDir);
   if (runtime && kindOf(runtime) === "dir" && runtime !== home && !isInside(runtime, path.resolve(options.workspace))) {
@@ -181,7 +175,7 @@ function socketArgs(options: SandboxOptions & SandboxFiles, home: string): strin
   const alreadyHidden = (p: string) =>
     (runtime && isInside(runtime, p)) ||
     (options.network === false && (isInside("/run", p) || isInside("/var/run", p)));
-  if (agent && !options.keepSshAgent && isSocket(agent) && !alreadyHidden(agent)) {
+  if (agent && !options.keepSshAgent && kindOf(agent) === "socket" && !alreadyHidden(agent)) {
     args.push("--ro-bind", options.emptyFile, agent);
   }
   return args;
@@ -191,14 +185,7 @@ function isInside(dir: string, p: string): boolean {
   return p === dir || p.startsWith(`${dir}/`);
 }
 
-function kindOf(p: string): "dir" | "file" | undefined {
-  try {
-    const st = lstatSync(p);
-    return st.isDirectory() ? "dir" : st.isFile() ? "file" : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const kindOf = (p: string) => kindAt(p, false);
 
 /** Host paths a session's sandbox uses. */
 export interface SandboxFiles {

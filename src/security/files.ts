@@ -1,3 +1,4 @@
+import { lstatSync, statSync } from "node:fs";
 import type { z } from "zod";
 import { isRefusedFile, MAX_CONFIG_BYTES, readRegularTextSync, refusalReason } from "../regular-file.js";
 
@@ -29,4 +30,18 @@ export function parseConfig<T>(text: string, name: string, schema: z.ZodType<T>,
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   throw new Failure(`${name}: ${issue.path.join(".") || "(top level)"}: ${issue.message}`);
+}
+
+/**
+ * What is at `p`, following symlinks unless `follow` is false (then a link is "link"); undefined
+ * when nothing is there or it cannot be looked at.
+ */
+export function kindAt(p: string, follow = true): "dir" | "file" | "link" | "socket" | "other" | undefined {
+  try {
+    const st = follow ? statSync(p) : lstatSync(p);
+    if (st.isSymbolicLink()) return "link";
+    return st.isDirectory() ? "dir" : st.isFile() ? "file" : st.isSocket() ? "socket" : "other";
+  } catch {
+    return undefined;
+  }
 }
