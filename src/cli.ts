@@ -36,6 +36,13 @@ import { block, print, printJson, render } from "./ui/output.js";
 
 /** A message on stderr, through the output gate like everything printed. */
 const printErr = (text: string) => print(process.stderr, block(text));
+/** A line of mini-cursor's own on stderr. */
+const say = (text: string) => printErr(`mini-cursor: ${text}\n`);
+/** Says why the run ends, and ends it with `code`. */
+const fail = (text: string, code: number) => {
+  say(text);
+  return code;
+};
 
 /** Grace for stdout to drain before a finished process is made to exit. */
 const FORCED_EXIT_DELAY_MS = 1_000;
@@ -258,7 +265,7 @@ async function savedThreads(settings: Settings): Promise<ThreadInfo[]> {
   const { openMemory } = await import("./memory/backend.js");
   const memory = await openMemory(settings, {
     noticeMs: settings.waitNoticeMs,
-    onWait: (text) => printErr(`mini-cursor: ${text}\n`),
+    onWait: say,
   });
   try {
     return await memory.threads.list();
@@ -289,7 +296,7 @@ async function threadProblem(settings: Settings): Promise<string | undefined> {
  */
 async function offerToMoveAside(err: StateFileError, settings: Settings): Promise<boolean> {
   if (!isInteractiveTerminal() || settings.json) return false;
-  printErr(`mini-cursor: ${err.message}\n`);
+  say(err.message);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const aside = `${err.file}.damaged`;
   try {
@@ -318,7 +325,7 @@ export async function main(argv: string[]): Promise<number> {
     // From here on everything printed is cleaned of the key and the workspace's secrets.
     addGatedSecrets([...(settings.apiKey ? [settings.apiKey] : []), ...secretValues(settings.workspace)]);
     // A file mini-cursor did not read for itself (a FIFO, a device) is said; a run says it in its trace.
-    onSkippedFiles((text) => printErr(`mini-cursor: ${text}\n`));
+    onSkippedFiles(say);
     await openWorkspace(settings.workspace);
     const problem =
       workspaceProblem(settings.workspace, {
@@ -327,8 +334,7 @@ export async function main(argv: string[]): Promise<number> {
       }) ?? undoProblem(parsed, settings);
     if (problem) throw new Error(problem);
   } catch (err) {
-    printErr(`mini-cursor: ${(err as Error).message}\n`);
-    return EXIT.usage;
+    return fail((err as Error).message, EXIT.usage);
   }
   // Whether bubblewrap works is asked now, in the background: the answer is there, for
   // `--sandbox on` to refuse and for the banner, once the agent has loaded (app/tools.ts).
@@ -338,13 +344,10 @@ export async function main(argv: string[]): Promise<number> {
   try {
     // The workspace's private state folder, made now: an earlier version's state moves here once, said in one line.
     stateDirFor(settings.workspace);
-    for (const notice of takeStateNotices()) printErr(`mini-cursor: ${notice}\n`);
+    for (const notice of takeStateNotices()) say(notice);
     // A thread that is not there is a usage error; a database that cannot be reached is not.
     const problem = await threadProblem(settings);
-    if (problem) {
-      printErr(`mini-cursor: ${problem}\n`);
-      return EXIT.usage;
-    }
+    if (problem) return fail(problem, EXIT.usage);
     if (parsed.threads) {
       const threads = await savedThreads(settings);
       // --json: JSON Lines, one thread per line, like every other --json output.
@@ -363,19 +366,13 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     const unsafe = await securityProblem(settings, sandboxProbe);
-    if (unsafe) {
-      printErr(`mini-cursor: ${unsafe}\n`);
-      return EXIT.failure;
-    }
+    if (unsafe) return fail(unsafe, EXIT.failure);
     if (parsed.undo) {
       const { runUndo } = await import("./app/run-undo.js");
       return await runUndo(settings, parsed.undo.force);
     }
     const task = await taskWithInput(parsed, settings);
-    if (typeof task !== "string") {
-      printErr(`mini-cursor: ${task.problem}\n`);
-      return EXIT.usage;
-    }
+    if (typeof task !== "string") return fail(task.problem, EXIT.usage);
     // Loaded only now, so --help, --version, --threads and usage errors stay fast.
     const { runInteractive, runOnce } = await import("./app/run.js");
     await sandboxProbe;
@@ -388,7 +385,7 @@ export async function main(argv: string[]): Promise<number> {
       return await run();
     }
   } catch (err) {
-    printErr(`mini-cursor: ${(err as Error).message}\n`);
+    say((err as Error).message);
     if (settings.verbose) printErr(`${(err as Error).stack}\n`);
     return EXIT.failure;
   }
@@ -401,7 +398,7 @@ main(process.argv.slice(2)).then(
     setTimeout(() => process.exit(code), FORCED_EXIT_DELAY_MS).unref();
   },
   (err: unknown) => {
-    printErr(`mini-cursor: ${(err as Error)?.message ?? String(err)}\n`);
+    say((err as Error)?.message ?? String(err));
     process.exitCode = EXIT.failure;
   },
 );

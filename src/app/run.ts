@@ -2,7 +2,6 @@ import type { StopReason } from "../contracts/events.js";
 import { describeModel } from "../models/model.js";
 import type { Settings } from "../settings.js";
 import { isInteractiveTerminal } from "../ui/terminal.js";
-import type { ApprovalMode } from "../contracts/modes.js";
 import {
   askOnTerminal,
   askPlanOnTerminal,
@@ -266,19 +265,11 @@ export async function runOnce(settings: Settings, task: string, version: string)
     let summary = await session.runTurn(task, abort.signal, approver);
     if (hasPlanToReview(session, summary)) {
       if (interactive) {
-        const ask = async (mode: ApprovalMode) => {
-          keys?.suspend();
-          try {
-            return await askPlanOnTerminal(mode);
-          } finally {
-            keys?.resume();
-          }
-        };
         const later = `Not carried out. To carry out this plan later: ${carryOutCommand(session)}`;
         summary = await reviewPlan(
           session,
           renderer,
-          ask,
+          pausingKeys(askPlanOnTerminal, keys),
           (next) => session.runTurn(next, abort.signal, approver),
           summary,
           later,

@@ -51,8 +51,7 @@ export interface Session {
   useThread(id: string): Promise<void>;
   /** Background processes still running. */
   running(): BackgroundProcess[];
-  /** Stops every process the session started and releases the database. */
-  /** Ends the session; `reason` is SessionEnd's for the person's hooks (other by default). */
+  /** Stops every process the session started and releases the database; `reason` is SessionEnd's for the person's hooks (other by default). */
   close(reason?: string): Promise<BackgroundProcess[]>;
 }
 

@@ -302,15 +302,18 @@ export function watchKeys(input: ReplIo["input"], onCtrlC: () => void): KeyWatch
 }
 
 /**
- * An approver that lets its question read the terminal, then goes back to watching keys (also
- * after Ctrl-C at the question: the cancelled turn is still being wound up).
+ * An approver (or another question) that lets its question read the terminal, then goes back to
+ * watching keys (also after Ctrl-C at the question: the cancelled turn is still being wound up).
  */
-export function pausingKeys(ask: Approver, keys: KeyWatch | undefined): Approver {
+export function pausingKeys<A extends unknown[], R>(
+  ask: (...args: A) => Promise<R>,
+  keys: KeyWatch | undefined,
+): (...args: A) => Promise<R> {
   if (!keys) return ask;
-  return async (request) => {
+  return async (...args) => {
     keys.suspend();
     try {
-      return await ask(request);
+      return await ask(...args);
     } finally {
       keys.resume();
     }
