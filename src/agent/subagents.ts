@@ -130,6 +130,44 @@ export function resolveTaskCall(
   return { type: found.type, input: parsed.data };
 }
 
+/** One task call's end: its result, the files its sub-agent changed, and whether a hook stopped it. */
+export interface TaskEnd {
+  result: ToolMessage;
+  snapshots: WorkspaceSnapshots;
+  stop: boolean;
+}
+
+/**
+ * One task call around what each engine runs of it (`run`), the same in both: its arguments
+ * resolved (a call that cannot start gets why as its result), a place among the thread's
+ * sub-agents (`queued` when it waits), the call on the journal before its sub-agent starts (not
+ * when `resumed`: it was then), and its result on the journal as soon as its sub-agent ends, so
+ * a run stopped while a sibling still runs gives it back, not "interrupted".
+ */
+export async function runTaskCall(
+  runtime: AgentRuntime,
+  places: ReturnType<typeof subagentPlaces>,
+  task: { threadId: string; turn: TurnOf; call: ToolCall; signal?: AbortSignal; ns?: string; resumed?: boolean },
+  on: { resolved?: (type: SubagentType) => void; queued: () => void },
+  run: (type: SubagentType, input: TaskInput) => Promise<TaskEnd>,
+): Promise<TaskEnd> {
+  const { threadId, call } = task;
+  const ended = async (end: TaskEnd) => {
+    await callJournal(runtime.journal)?.ended(threadId, [end.result]);
+    return end;
+  };
+  const resolved = resolveTaskCall(runtime, call);
+  if ("error" in resolved) return ended({ result: taskErrorResult(call, resolved.error), snapshots: {}, stop: false });
+  on.resolved?.(resolved.type);
+  const release = await places.take(threadId, task.signal, on.queued);
+  try {
+    if (!task.resumed) await journalTaskStart(runtime, threadId, task.turn, call, task.ns);
+    return await ended(await run(resolved.type, resolved.input));
+  } finally {
+    release();
+  }
+}
+
 /** The sub-agent's request: its brief, with an id both engines derive from the call (a resumed run finds the same one). */
 export function subagentRequest(call: ToolCall, input: TaskInput): HumanMessage {
   return new HumanMessage({ id: `${call.id}:request`, content: input.prompt });
@@ -227,7 +265,7 @@ export async function latestWorkspaceSnapshot(
  * workspace as it was when its tools may change files: a stop inside it is closed with the files
  * changed since (agent/crash-recovery.ts). `ns`: the graph's task, by which a resume finds it.
  */
-export async function journalTaskStart(
+async function journalTaskStart(
   runtime: AgentRuntime,
   threadId: string,
   turn: TurnOf,

@@ -1,22 +1,21 @@
-import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
   allowSubagentListeners,
-  journalTaskStart,
   QUEUED_NOTICE,
-  resolveTaskCall,
+  runTaskCall,
   snapshotsForParent,
   subagentRequest,
   subagentPlaces,
   subagentResult,
   taskErrorResult,
+  type TaskEnd,
 } from "../agent/subagents.js";
 import { withTaskHooks } from "../agent/task-hooks.js";
 import { HOOK_STOP } from "../guard/hooks.js";
 import type { SubagentAsker } from "../contracts/events.js";
 import type { WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
-import type { JournalEntry } from "../memory/tool-journal.js";
 import type { AgentRuntime } from "../agent/runtime.js";
 import type { SubagentType } from "../tools/task.js";
 import { messageText } from "../agent/turn.js";
@@ -64,7 +63,7 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
    * hook's `continue: false`, around the call or inside its sub-agent, ends the parent's run too.
    */
   return async function subagent(input: SubagentInput, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
-    let rest: AgentStateUpdate = {};
+    let end = undefined as TaskEnd | undefined;
     // Raised before the first wait: LangGraph starts every task of the step, each listening to this signal.
     allowSubagentListeners(config.signal, 1);
     // After a question inside its sub-agent, LangGraph runs this node again from its start (the
@@ -75,58 +74,42 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
       input.call,
       config,
       async (args) => {
-        const { messages, ...update } = await runTask({ ...input, call: { ...input.call, args } }, config, begun);
-        rest = update;
-        return (messages as ToolMessage[])[0]!;
+        end = await runTask({ ...input, call: { ...input.call, args } }, config, Boolean(begun));
+        return end.result;
       },
       Boolean(begun),
     );
-    const { stopReason, ...update } = rest;
-    return { ...update, messages: [result], ...(stop || stopReason === HOOK_STOP ? { stopReason: HOOK_STOP } : {}) };
+    return {
+      ...(end ? { snapshots: end.snapshots } : {}),
+      messages: [result],
+      ...(stop || end?.stop ? { stopReason: HOOK_STOP } : {}),
+    };
   };
   /** Runs one `task` call's sub-agent as a subgraph; its last answer is the call's result. */
-  async function runTask(
-    input: SubagentInput,
-    config: LangGraphRunnableConfig,
-    begun: JournalEntry | undefined,
-  ): Promise<AgentStateUpdate> {
+  function runTask(input: SubagentInput, config: LangGraphRunnableConfig, resumed: boolean): Promise<TaskEnd> {
     const { call } = input;
-    const threadId = threadOf(config) ?? "";
-    // The call's result is in the parent's journal before this task's writes are saved: a run
-    // stopped after it (a sibling still running) gives it back, not "interrupted".
-    const ended = async (
-      result: ToolMessage,
-      snapshots: WorkspaceSnapshots = {},
-      stopReason?: GraphStopReason,
-    ): Promise<AgentStateUpdate> => {
-      await journal?.ended(threadId, [result]);
-      return { messages: [result], snapshots, ...(stopReason ? { stopReason } : {}) };
-    };
-    const resolved = resolveTaskCall(runtime, call);
-    if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
-    const { type, input: task } = resolved;
-    // The engine maps this task's namespace to the call, to label the sub-agent's events (a
-    // signal written with `at`, this namespace, is the sub-agent's).
     const ns = taskNamespace(config);
-    config.writer?.({ kind: "subagent", callId: call.id!, type: type.name, ns } satisfies NodeSignal);
-    const release = await places.take(threadId, config.signal, () =>
-      config.writer?.({
-        kind: "event",
-        event: { type: "notice", step: 0, message: QUEUED_NOTICE },
-        at: ns,
-      } satisfies NodeSignal),
-    );
-    try {
-      if (!begun) await journalTaskStart(runtime, threadId, input.turn, call, ns);
+    const threadId = threadOf(config) ?? "";
+    const task = { threadId, turn: input.turn, call, signal: config.signal, ns, resumed };
+    const on = {
+      // The engine maps this task's namespace to the call, to label the sub-agent's events (a
+      // signal written with `at`, this namespace, is the sub-agent's).
+      resolved: (type: SubagentType) =>
+        config.writer?.({ kind: "subagent", callId: call.id!, type: type.name, ns } satisfies NodeSignal),
+      queued: () =>
+        config.writer?.({
+          kind: "event",
+          event: { type: "notice", step: 0, message: QUEUED_NOTICE },
+          at: ns,
+        } satisfies NodeSignal),
+    };
+    return runTaskCall(runtime, places, task, on, async (type, brief) => {
       const { approval, maxSteps } = runSettings(runtime, config);
       // Its questions name it and its task (the interrupt value: Studio and the terminal show it).
-      const asker: SubagentAsker = { callId: call.id!, type: type.name, description: task.description };
-      let result: ToolMessage;
-      let snapshots: WorkspaceSnapshots = {};
-      let stopReason: GraphStopReason | undefined;
+      const asker: SubagentAsker = { callId: call.id!, type: type.name, description: brief.description };
       try {
         const out = (await subgraphFor(type).invoke(
-          { messages: [subagentRequest(call, task)] },
+          { messages: [subagentRequest(call, brief)] },
           {
             ...config,
             // Its own step limit (as many steps as the parent's, counted apart), the parent's mode,
@@ -138,18 +121,18 @@ export function createSubagentNode(runtime: AgentRuntime, subgraphFor: (type: Su
         const messages = out.messages ?? [];
         const last = messages[messages.length - 1];
         const report = last && AIMessage.isInstance(last) ? messageText(last) : undefined;
-        result = subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages));
-        // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
-        if (out.stopReason === HOOK_STOP) stopReason = HOOK_STOP;
-        snapshots = snapshotsForParent(out.snapshots ?? {}, input.turn.request);
+        return {
+          result: subagentResult(call, type, report, out.stopReason ?? "done", stepsSinceLastRequest(messages)),
+          snapshots: snapshotsForParent(out.snapshots ?? {}, input.turn.request),
+          // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
+          stop: out.stopReason === HOOK_STOP,
+        };
       } catch (err) {
         // An interrupt (an approval question inside) and a cancellation belong to the parent's run.
         if (isGraphBubbleUp(err) || config.signal?.aborted) throw err;
-        result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
+        const result = taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${(err as Error).message}`);
+        return { result, snapshots: {}, stop: false };
       }
-      return await ended(result, snapshots, stopReason);
-    } finally {
-      release();
-    }
+    });
   }
 }

@@ -6,17 +6,17 @@ import type { AgentRuntime } from "../agent/runtime.js";
 import { mergeSnapshots, type WorkspaceSnapshots } from "../agent/snapshot-step.js";
 import {
   askedAs,
-  journalTaskStart,
   QUEUED_NOTICE,
-  resolveTaskCall,
+  runTaskCall,
   snapshotsForParent,
   subagentResult,
   subagentPlaces,
   subagentRuntime,
   taskErrorResult,
+  type TaskEnd,
 } from "../agent/subagents.js";
 import { withTaskHooks } from "../agent/task-hooks.js";
-import { callJournal, type TurnOf } from "../agent/tool-journal-step.js";
+import type { TurnOf } from "../agent/tool-journal-step.js";
 import { messageText } from "../agent/turn.js";
 import type { LoopMemory, LoopThread } from "../memory/loop-threads.js";
 import type { ApprovalMode } from "../contracts/modes.js";
@@ -56,38 +56,18 @@ function memoryThread(): { memory: LoopMemory; saved: () => LoopThread | undefin
   };
 }
 
-type Places = ReturnType<typeof subagentPlaces>;
-
-/** One task call's end: its result, the files its sub-agent changed, and whether a hook stopped it. */
-interface OneTask {
-  result: ToolMessage;
-  snapshots: WorkspaceSnapshots;
-  stop: boolean;
-}
-
-async function runOne(input: LoopTaskInput, call: ToolCall, places: Places): Promise<OneTask> {
-  // The call's result is in the parent's journal as soon as its sub-agent ends: a run stopped
-  // while a sibling still runs gives it back, not "interrupted".
-  const journal = callJournal(input.runtime.journal);
-  const ended = async (result: ToolMessage, snapshots: WorkspaceSnapshots = {}, stop = false) => {
-    await journal?.ended(input.threadId, [result]);
-    return { result, snapshots, stop };
-  };
-  const resolved = resolveTaskCall(input.runtime, call);
-  if ("error" in resolved) return ended(taskErrorResult(call, resolved.error));
-  const { type, input: task } = resolved;
-  const release = await places.take(input.threadId, input.signal, () =>
-    input.emit({ type: "notice", step: 0, message: QUEUED_NOTICE, subagent: call.id! }),
-  );
-  try {
-    await journalTaskStart(input.runtime, input.threadId, input.turn, call);
+/** One task call's sub-agent: a nested loop engine on its runtime, its conversation in memory. */
+function runOne(input: LoopTaskInput, call: ToolCall, places: ReturnType<typeof subagentPlaces>): Promise<TaskEnd> {
+  const { threadId, turn, signal } = input;
+  const queued = () => input.emit({ type: "notice", step: 0, message: QUEUED_NOTICE, subagent: call.id! });
+  return runTaskCall(input.runtime, places, { threadId, turn, call, signal }, { queued }, async (type, task) => {
     const { memory, saved } = memoryThread();
     const asker = { callId: call.id!, type: type.name, description: task.description };
     const engine = input.createEngine(subagentRuntime(input.runtime, type), memory);
     const run: RunRequest = {
       task: task.prompt,
       // The parent's thread: the read tracker and the snapshots' thread are the parent's.
-      threadId: input.threadId,
+      threadId,
       conversation: call.id,
       // Its questions name it and its task, as the graph's interrupt value does.
       approver: (request) => input.approver(askedAs(request, asker)),
@@ -97,27 +77,27 @@ async function runOne(input: LoopTaskInput, call: ToolCall, places: Places): Pro
           input.emit({ ...event, request: askedAs(event.request, asker), subagent: call.id! });
         else if (event.type !== "run_start" && event.type !== "run_end") input.emit({ ...event, subagent: call.id! });
       },
-      signal: input.signal,
+      signal,
       approval: input.mode,
       maxSteps: input.maxSteps,
       callbacks: input.callbacks,
     };
     const summary = await engine.run(run);
-    if (input.signal?.aborted) throw new Error("aborted");
+    if (signal?.aborted) throw new Error("aborted");
     const thread = saved();
     const messages = thread?.messages ?? [];
     const last = messages[messages.length - 1];
     const report = last ? messageText(last) : undefined;
-    const result =
-      summary.reason === "error"
-        ? taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${summary.error ?? "unknown error"}`)
-        : subagentResult(call, type, report, summary.reason, summary.steps);
-    // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
-    const snapshots = snapshotsForParent(thread?.snapshots ?? {}, input.turn.request);
-    return await ended(result, snapshots, summary.reason === "hook_stop");
-  } finally {
-    release();
-  }
+    return {
+      result:
+        summary.reason === "error"
+          ? taskErrorResult(call, `Error: the ${type.name} sub-agent failed: ${summary.error ?? "unknown error"}`)
+          : subagentResult(call, type, report, summary.reason, summary.steps),
+      snapshots: snapshotsForParent(thread?.snapshots ?? {}, input.turn.request),
+      // A hook's stop inside the sub-agent is the person's stop: the parent's run ends too.
+      stop: summary.reason === "hook_stop",
+    };
+  });
 }
 
 /** Runs a turn's `task` calls in parallel; their results in the model's order and their file changes. */
@@ -131,21 +111,18 @@ export async function runLoopTaskCalls(
   const places = subagentPlaces();
   const settled = await Promise.allSettled(
     input.calls.map(async (call) => {
-      let snapshots: WorkspaceSnapshots = {};
-      let stopped = false;
+      let end = undefined as TaskEnd | undefined;
       const { result, stop } = await withTaskHooks(input.runtime, call, config, async (args) => {
-        const one = await runOne(input, { ...call, args }, places);
-        snapshots = one.snapshots;
-        stopped = one.stop;
-        return one.result;
+        end = await runOne(input, { ...call, args }, places);
+        return end.result;
       });
       // A hook's `continue: false`, around the call or inside its sub-agent, ends the parent's run too.
-      return { result, snapshots, stop: stop || stopped };
+      return { result, snapshots: end?.snapshots ?? {}, stop: stop || Boolean(end?.stop) };
     }),
   );
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
   if (failed) throw failed.reason;
-  const outcomes = settled.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof runOne>>>).value);
+  const outcomes = settled.map((s) => (s as PromiseFulfilledResult<TaskEnd>).value);
   let snapshots: WorkspaceSnapshots = {};
   for (const o of outcomes) snapshots = mergeSnapshots(snapshots, o.snapshots);
   return { results: outcomes.map((o) => o.result), snapshots, stop: outcomes.some((o) => o.stop) };
