@@ -177,11 +177,7 @@ interface Helper {
 }
 
 /** Requests `h` has not answered yet: the next request goes to the helper with the fewest. */
-function starting(h: Helper): number {
-  let n = 0;
-  for (const w of h.waiting.values()) if (!w.started) n++;
-  return n;
-}
+const starting = (h: Helper) => [...h.waiting.values()].filter((w) => !w.started).length;
 
 let helpers: Helper[] = [];
 /** Set once a helper failed: this process's commands start directly from then on. */
@@ -189,10 +185,6 @@ let helperBroken = false;
 /** Set between the first command and the helpers' start. */
 let helperStarting = false;
 let nextId = 0;
-
-function errorFrom(reported: { message: string; code?: string }): Error {
-  return Object.assign(new Error(reported.message), reported.code ? { code: reported.code } : {});
-}
 
 /** The channel keeps this process alive only while a command started through it has not exited. */
 function holdWhileWaiting(h: Helper): void {
@@ -208,10 +200,13 @@ function onHelperMessage(h: Helper, m: HelperMessage, handle: unknown, markReady
     (handle as Readable | undefined)?.destroy?.();
     return;
   }
-  if (m.error) {
+  const answered = () => {
     h.waiting.delete(m.id!);
     holdWhileWaiting(h);
-    w.start({ error: errorFrom(m.error) });
+  };
+  if (m.error) {
+    answered();
+    w.start({ error: Object.assign(new Error(m.error.message), m.error.code ? { code: m.error.code } : {}) });
   } else if (m.pipe === "stdout") {
     w.pid = m.pid;
     w.stdout = handle as Readable;
@@ -232,8 +227,7 @@ function onHelperMessage(h: Helper, m: HelperMessage, handle: unknown, markReady
       failed: new Promise<Error>(() => {}),
     });
   } else if (m.exit) {
-    h.waiting.delete(m.id!);
-    holdWhileWaiting(h);
+    answered();
     w.exit({ code: m.exit[0], signal: m.exit[1] });
   }
 }

@@ -21,9 +21,7 @@ interface Form {
   wrapped: boolean;
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The part of base64(prefix + secret) that depends only on the secret, for each alignment. */
 function base64Forms(secret: Buffer): string[] {
