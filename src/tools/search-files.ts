@@ -95,7 +95,6 @@ export interface SearchOutcome {
   hits: FileHits[];
   /** Matching lines counted (stops at MAX_COUNTED_MATCHES). */
   total: number;
-  filesSearched: number;
   /** Files that were not searched, with why ("permission denied", "hard-linked"). */
   unsearched: Array<{ path: string; why: string }>;
   /** Files not searched beyond those in `unsearched`, counted only. */
@@ -111,7 +110,7 @@ export function compilePattern(pattern: string, caseSensitive: boolean): RegExp 
 }
 
 export function newOutcome(engine: SearchOutcome["engine"]): SearchOutcome {
-  return { hits: [], total: 0, filesSearched: 0, unsearched: [], moreUnsearched: 0, stoppedEarly: false, engine };
+  return { hits: [], total: 0, unsearched: [], moreUnsearched: 0, stoppedEarly: false, engine };
 }
 
 const readFd =
@@ -160,7 +159,6 @@ function searchFd(
       outcome.unsearched.push({ path: rel, why: `${stat.nlink} hard links` });
       return;
     }
-    outcome.filesSearched++;
     if (stat.size === 0) return;
     if (stat.size <= SMALL_FILE_BYTES) {
       const lines = searchSmallSync(fd, stat.size, m, buf);
@@ -483,7 +481,6 @@ async function readRgJson(
     } catch {
       continue;
     }
-    if (line.type === "end") outcome.filesSearched++;
     if (line.type !== "match" && line.type !== "context") continue;
     const file = fileOf(line.data?.path);
     const number = line.data?.line_number;
@@ -522,10 +519,7 @@ export function ripgrepDescriptor(
     if (!canVerifyDescriptors()) return false;
     // Binary by the built-in search's rule (its first bytes) is skipped as there: ripgrep,
     // handed the file by name, would search it.
-    if (binaryHead(fd)) {
-      outcome.filesSearched++;
-      return true;
-    }
+    if (binaryHead(fd)) return true;
     const mine = newOutcome("ripgrep");
     mine.total = outcome.total;
     const rgRun = programLines(rg, [...rgPatternArgs(re, context), "--regexp", re.source, "--", RG_FD3], {
@@ -543,7 +537,6 @@ export function ripgrepDescriptor(
     if (!whole || (!mine.stoppedEarly && code !== 0 && code !== 1)) return false;
     for (const hits of mine.hits) outcome.hits.push(hits);
     outcome.total = mine.total;
-    outcome.filesSearched++;
     if (mine.stoppedEarly) outcome.stoppedEarly = true;
     return true;
   };
@@ -746,7 +739,6 @@ async function searchFiles(ctx: ToolContext, input: SearchFilesInput, signal?: A
     await searchNamed(ws, [...new Set([...picked.hits.map((h) => h.path), ...bigFiles])].sort(), m, outcome, true, big);
     if (!outcome.stoppedEarly) await searchReported(ws, unreadable, m, outcome);
     outcome.hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    outcome.filesSearched = picked.filesSearched;
     outcome.stoppedEarly ||= picked.stoppedEarly;
   }
   if (!outcome) {
