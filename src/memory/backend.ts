@@ -1,12 +1,11 @@
 import path from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import type pg from "pg";
 import type { LoopMemory } from "./loop-threads.js";
 import { redactCredentials } from "../credential-shapes.js";
 import { SQLITE_CHECKPOINTER } from "../contracts/run-choices.js";
 import { createSqliteCheckpointer } from "./checkpointer.js";
 import { guardSaver } from "./guard-saver.js";
-import { describeStateProblem, missingTableError, POSTGRES_CONNECT_TIMEOUT_MS, StateError } from "./state-errors.js";
+import { describeStateProblem, POSTGRES_CONNECT_TIMEOUT_MS, StateError } from "./state-errors.js";
 import { lockGate } from "./lock-gate.js";
 import { fileThreadLocker, type ThreadLocker } from "./thread-lock.js";
 import { fileThreadStore, type ThreadStore } from "./thread-store.js";
@@ -70,17 +69,13 @@ export interface MemoryWaits {
 }
 
 async function postgresMemory(url: string, workspace: string, waits?: MemoryWaits): Promise<MemoryBackend> {
-  const [
-    { default: pg },
-    { CompactPostgresSaver, FORMAT_TABLE, MESSAGES_TABLE },
-    threadTables,
-    { postgresThreadLocker },
-  ] = await Promise.all([
-    import("pg"),
-    import("./postgres-saver.js"),
-    import("./postgres-threads.js"),
-    import("./postgres-lock.js"),
-  ]);
+  const [{ default: pg }, { CompactPostgresSaver, checkLostTables }, threadTables, { postgresThreadLocker }] =
+    await Promise.all([
+      import("pg"),
+      import("./postgres-saver.js"),
+      import("./postgres-threads.js"),
+      import("./postgres-lock.js"),
+    ]);
   const pool = new pg.Pool({
     connectionString: url,
     max: POSTGRES_POOL_SIZE,
@@ -98,18 +93,17 @@ async function postgresMemory(url: string, workspace: string, waits?: MemoryWait
     { url },
     gate.check,
   );
-  const setup = () =>
-    saver.setup().catch((err: unknown) => {
-      throw err instanceof StateError ? err : new MemoryUnavailableError(url, err);
-    });
+  const unavailable = (err: unknown): never => {
+    throw err instanceof StateError ? err : new MemoryUnavailableError(url, err);
+  };
   // A database this version never stamped with its format (mini_cursor_format gone, or made before
   // it) is checked here: any table of ours there means mini-cursor used it, and then LangGraph's
   // tables must be too; the saver's setup would otherwise make them again, empty, in silence.
   let tablesChecked = false;
   const ready = async () => {
-    if (!tablesChecked) await checkLostTables(pool, url, FORMAT_TABLE, [MESSAGES_TABLE, ...threadTables.THREAD_TABLES]);
+    if (!tablesChecked) await checkLostTables(pool, url, threadTables.THREAD_TABLES).catch(unavailable);
     tablesChecked = true;
-    await setup();
+    await saver.setup().catch(unavailable);
   };
   // Fail before a model request, not at the first save; a slow answer is said (issue 26: no silent waits).
   const notice =
@@ -138,34 +132,6 @@ async function postgresMemory(url: string, workspace: string, waits?: MemoryWait
     journal: guarded(threadTables.postgresToolJournal(pool, ready), ["start", "end", "clear"]),
     close: () => pool.end(),
   };
-}
-
-/**
- * LangGraph's tables in PostgreSQL, created before any of ours (so ours never exist without them);
- * postgres-saver.ts checks the same list for a database stamped with its format.
- */
-const LANGGRAPH_POSTGRES_TABLES = ["public.checkpoints", "public.checkpoint_blobs", "public.checkpoint_writes"];
-
-/**
- * For a database without mini-cursor's format stamp: refuses one where a table of ours exists but
- * one of LangGraph's is gone. Run before the saver's setup (which creates LangGraph's first), so a
- * first setup by another process at the same time never looks like a lost table.
- */
-async function checkLostTables(
-  pool: pg.Pool,
-  url: string,
-  formatTable: string,
-  ourTables: readonly string[],
-): Promise<void> {
-  const present = async (table: string) =>
-    (await pool.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [table])).rows[0]?.t != null;
-  try {
-    if (await present(formatTable)) return; // the saver checks a stamped database itself
-    if (!(await Promise.all(ourTables.map(present))).some(Boolean)) return;
-    for (const table of LANGGRAPH_POSTGRES_TABLES) if (!(await present(table))) throw missingTableError({ url }, table);
-  } catch (err) {
-    throw err instanceof StateError ? err : new MemoryUnavailableError(url, err);
-  }
 }
 
 /**

@@ -1,12 +1,9 @@
 import path from "node:path";
 import { CompactSqliteSaver } from "./compact-saver.js";
 import { guardSaver } from "./guard-saver.js";
-import { ensureStateDir } from "./state-dir.js";
+import { stateDirFor } from "./state-dir.js";
 import { STATE_DB_FILE } from "./state-layout.js";
-import { StateFileError } from "./state-file-error.js";
 import { missingTableError, STATE_FORMAT_VERSION, stateFormatError, stateProblem } from "./state-errors.js";
-
-export { StateFileError };
 
 /** The tables a state file of this format has (LangGraph's two and our message store). */
 export const SQLITE_TABLES = ["checkpoints", "writes", "message_store"] as const;
@@ -45,7 +42,7 @@ export function createSqliteCheckpointer(workspace: string): CompactSqliteSaver 
   let file = STATE_DB_FILE;
   let saver: CompactSqliteSaver | undefined;
   try {
-    file = path.join(ensureStateDir(workspace), STATE_DB_FILE);
+    file = path.join(stateDirFor(workspace), STATE_DB_FILE);
     saver = CompactSqliteSaver.open(file);
     checkFormat(saver, file);
   } catch (err) {

@@ -41,8 +41,6 @@ interface MessageHashes {
 const isHashes = (value: unknown): value is MessageHashes =>
   Array.isArray((value as MessageHashes | null)?.__messageRefs);
 
-type Statement = ReturnType<SqliteSaver["db"]["prepare"]>;
-
 /** A checkpoint and its place in the order checkpoints were written. */
 export interface WrittenRow {
   thread_id: string;
@@ -79,21 +77,35 @@ export async function* inWrittenOrder(
   yield* all.filter((t) => place(t.config) < cut).slice(0, options?.limit ?? all.length);
 }
 
+/** Every statement the saver runs, prepared once. */
+function prepareStatements(db: SqliteSaver["db"]) {
+  const writeSql = (verb: string) =>
+    `INSERT ${verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+  return {
+    insertMessage: db.prepare("INSERT OR IGNORE INTO message_store (thread_id, ref, value) VALUES (?, ?, ?)"),
+    selectMessage: db.prepare("SELECT value FROM message_store WHERE thread_id = ? AND ref = ?"),
+    insertCheckpoint: db.prepare(
+      "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ),
+    latest: db.prepare(
+      "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid DESC LIMIT 1",
+    ),
+    order: db.prepare("SELECT thread_id, checkpoint_ns, checkpoint_id, rowid AS written FROM checkpoints"),
+    cutoff: db.prepare(
+      "SELECT rowid AS written FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+    ),
+    pruneCheckpoints: db.prepare("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND rowid < ?"),
+    pruneWrites: db.prepare(
+      "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id NOT IN (SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?)",
+    ),
+    writeReplace: db.prepare(writeSql("OR REPLACE")),
+    writeIgnore: db.prepare(writeSql("OR IGNORE")),
+  };
+}
+
 export class CompactSqliteSaver extends SqliteSaver {
   private readonly messages = new CompactMessages();
-  private statements?: Record<
-    | "insertMessage"
-    | "selectMessage"
-    | "insertCheckpoint"
-    | "latest"
-    | "order"
-    | "cutoff"
-    | "pruneCheckpoints"
-    | "pruneWrites"
-    | "writeReplace"
-    | "writeIgnore",
-    Statement
-  >;
+  private statements?: ReturnType<typeof prepareStatements>;
   private putsSincePrune = 0;
 
   constructor(db: SqliteSaver["db"]) {
@@ -117,30 +129,7 @@ export class CompactSqliteSaver extends SqliteSaver {
   value BLOB NOT NULL,
   PRIMARY KEY (thread_id, ref)
 ) WITHOUT ROWID;`);
-    const writeSql = (verb: string) =>
-      `INSERT ${verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
-    this.statements = {
-      insertMessage: this.db.prepare("INSERT OR IGNORE INTO message_store (thread_id, ref, value) VALUES (?, ?, ?)"),
-      selectMessage: this.db.prepare("SELECT value FROM message_store WHERE thread_id = ? AND ref = ?"),
-      insertCheckpoint: this.db.prepare(
-        "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
-      latest: this.db.prepare(
-        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid DESC LIMIT 1",
-      ),
-      order: this.db.prepare("SELECT thread_id, checkpoint_ns, checkpoint_id, rowid AS written FROM checkpoints"),
-      cutoff: this.db.prepare(
-        "SELECT rowid AS written FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-      ),
-      pruneCheckpoints: this.db.prepare(
-        "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND rowid < ?",
-      ),
-      pruneWrites: this.db.prepare(
-        "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id NOT IN (SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?)",
-      ),
-      writeReplace: this.db.prepare(writeSql("OR REPLACE")),
-      writeIgnore: this.db.prepare(writeSql("OR IGNORE")),
-    };
+    this.statements = prepareStatements(this.db);
   }
 
   /** Creates the tables now (the format check at open needs them). */

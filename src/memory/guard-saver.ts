@@ -1,16 +1,14 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { redactCredentials } from "../credential-shapes.js";
 import { configThread } from "./lock-gate.js";
-import { describeStateProblem, StateError, type StateLocation } from "./state-errors.js";
+import { describeStateProblem, StateError, stateLocationName, type StateLocation } from "./state-errors.js";
 
 /** Any failure of the saver is about the saved state: named so, never as a model request. */
 function saverProblem(err: unknown, where: StateLocation): Error {
   const known = describeStateProblem(err, where);
   if (known) return known;
-  const at = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
   const message = String((err as Error)?.message ?? err).split("\n")[0];
   return new StateError(
-    `Reading or saving the thread in ${at} failed: ${message}. The thread is kept up to its last saved step; run again with --verbose for details.`,
+    `Reading or saving the thread in ${stateLocationName(where)} failed: ${message}. The thread is kept up to its last saved step; run again with --verbose for details.`,
     "STATE_FAILED",
   );
 }
@@ -36,10 +34,7 @@ export function guardSaver<T extends BaseCheckpointSaver>(
       }
     };
   };
-  wrap("getTuple");
-  wrap("put");
-  wrap("putWrites");
-  wrap("deleteThread");
+  for (const name of ["getTuple", "put", "putWrites", "deleteThread"] as const) wrap(name);
   const list = saver.list.bind(saver) as (...args: unknown[]) => AsyncGenerator<unknown>;
   saver.list = async function* (...args: unknown[]) {
     try {

@@ -138,14 +138,11 @@ export function legacyRefusal(workspace: string, legacy: string): string | undef
   if (!st.isDirectory()) return "it is not a plain folder";
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) return "it belongs to another user";
-  const ignore = lstatOrUndefined(path.join(legacy, ".gitignore"));
   let ours = false;
-  if (ignore?.isFile()) {
-    try {
-      ours = readRegularTextSync(path.join(legacy, ".gitignore")) === OUR_GITIGNORE;
-    } catch {
-      ours = false;
-    }
+  try {
+    ours = readRegularTextSync(path.join(legacy, ".gitignore")) === OUR_GITIGNORE;
+  } catch {
+    // None, or not a regular file (a symlink, a folder): not ours.
   }
   if (!ours) return "mini-cursor did not make it (it has no .gitignore of `*`)";
   if (trackedByGit(workspace)) return "git tracks files in it, so it came with the repository";
@@ -193,10 +190,7 @@ function copyFile(source: string, target: string, root: string): boolean {
 function copyTree(source: string, target: string, root: string): number {
   const st = lstatOrUndefined(source);
   if (!st || st.isSymbolicLink()) return 0;
-  if (st.isFile()) {
-    if (existsSync(target)) return 0;
-    return copyFile(source, target, root) ? 1 : 0;
-  }
+  if (st.isFile()) return !existsSync(target) && copyFile(source, target, root) ? 1 : 0;
   if (!st.isDirectory()) return 0;
   mkdirSync(target, { recursive: true, mode: 0o700 });
   let copied = 0;
@@ -213,9 +207,7 @@ export function migrateLegacyState(workspace: string, stateDir: string): string 
   if (existsSync(marker)) return undefined;
   const legacy = path.join(workspace, LEGACY_DIR);
   const st = lstatOrUndefined(legacy);
-  if (!st) return undefined;
-  const hasState = st.isDirectory() && STATE_ITEMS.some((item) => lstatOrUndefined(path.join(legacy, item)));
-  if (!hasState) return undefined;
+  if (!st?.isDirectory() || !STATE_ITEMS.some((item) => lstatOrUndefined(path.join(legacy, item)))) return undefined;
   let refusal: string | undefined;
   try {
     refusal = legacyRefusal(workspace, legacy);

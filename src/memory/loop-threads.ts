@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { isRefusedFile, MAX_STATE_FILE_BYTES, readRegularTextSync, refusalReason } from "../regular-file.js";
 import path from "node:path";
 import {
@@ -8,8 +8,8 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import type { Todo } from "../contracts/tools.js";
-import { ensureStateDir } from "./state-dir.js";
-import { LOOP_THREADS_DIR } from "./state-layout.js";
+import { stateDirFor, writeFileReplacing } from "./state-dir.js";
+import { LOOP_THREADS_DIR, safeFileName } from "./state-layout.js";
 import { faultPoint } from "./fault-point.js";
 import { StateError, stateProblem } from "./state-errors.js";
 import { shellQuote } from "../shell-quote.js";
@@ -40,9 +40,7 @@ export interface StoredThread {
 
 /** The file of a loop thread (the state folder is made ready). */
 export function loopThreadFile(workspace: string, threadId: string): string {
-  // Thread ids come from users; keep them to one safe file name.
-  const safe = threadId.replace(/[^A-Za-z0-9._-]/g, "_");
-  return path.join(ensureStateDir(workspace), LOOP_THREADS_DIR, `${safe}.json`);
+  return path.join(stateDirFor(workspace), LOOP_THREADS_DIR, `${safeFileName(threadId)}.json`);
 }
 
 /** A thread as JSON (files and database rows hold the same shape). */
@@ -92,20 +90,11 @@ export function loadLoopThread(workspace: string, threadId: string): LoopThread 
 /** Written to a temporary file and renamed, so a crash never leaves half a thread. */
 export function saveLoopThread(workspace: string, threadId: string, thread: LoopThread): void {
   let file = `${LOOP_THREADS_DIR}/${threadId}.json`;
-  const tmp = () => `${file}.${process.pid}.tmp`;
   try {
     file = loopThreadFile(workspace, threadId);
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(tmp(), JSON.stringify(storeLoopThread(thread)));
-    faultPoint("thread-save");
-    renameSync(tmp(), file);
+    writeFileReplacing(file, JSON.stringify(storeLoopThread(thread)), () => faultPoint("thread-save"));
   } catch (err) {
-    // A full disk leaves no half-written temporary file behind.
-    try {
-      unlinkSync(tmp());
-    } catch {
-      // never made
-    }
     throw stateProblem(err, { file });
   }
 }

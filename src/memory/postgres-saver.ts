@@ -28,12 +28,31 @@ import { missingTableError, STATE_FORMAT_VERSION, stateFormatError } from "./sta
 export const MESSAGES_TABLE = "public.mini_cursor_message_store";
 /** The state format of the database (one row), written when mini-cursor creates its tables. */
 export const FORMAT_TABLE = "public.mini_cursor_format";
-/** LangGraph's tables; with ours (MESSAGES_TABLE and `ourTables`) a database of this format has them all. */
+/**
+ * LangGraph's tables, created before any of ours (so ours never exist without them); with ours
+ * (MESSAGES_TABLE and `ourTables`) a database of this format has them all.
+ */
 const LANGGRAPH_TABLES = ["public.checkpoints", "public.checkpoint_blobs", "public.checkpoint_writes"];
 /** The column of LangGraph's checkpoints table that orders a thread's checkpoints as they were written. */
 const WRITTEN_COLUMN = "mini_cursor_written";
 /** pg_advisory_lock key held while the schema is created (any constant unique to us). */
 export const SETUP_LOCK_KEY = 0x6d63_7372;
+
+async function tableExists(db: pg.Pool | pg.PoolClient, table: string): Promise<boolean> {
+  return (await db.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [table])).rows[0]?.t != null;
+}
+
+/**
+ * For a database without mini-cursor's format stamp: refuses one where a table of ours exists but
+ * one of LangGraph's is gone. Run before the saver's setup (which creates LangGraph's first), so a
+ * first setup by another process at the same time never looks like a lost table.
+ */
+export async function checkLostTables(pool: pg.Pool, url: string, ourTables: readonly string[]): Promise<void> {
+  const present = (table: string) => tableExists(pool, table);
+  if (await present(FORMAT_TABLE)) return; // checkFormat checks a stamped database itself
+  if (!(await Promise.all([MESSAGES_TABLE, ...ourTables].map(present))).some(Boolean)) return;
+  for (const table of LANGGRAPH_TABLES) if (!(await present(table))) throw missingTableError({ url }, table);
+}
 
 export class CompactPostgresSaver extends PostgresSaver {
   private ready: Promise<void> | undefined;
@@ -99,14 +118,12 @@ export class CompactPostgresSaver extends PostgresSaver {
    * table, is refused at start rather than read as empty. False for a database without one.
    */
   private async checkFormat(client: pg.PoolClient): Promise<boolean> {
-    const exists = async (table: string) =>
-      (await client.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [table])).rows[0]?.t != null;
-    if (!(await exists(FORMAT_TABLE))) return false;
+    if (!(await tableExists(client, FORMAT_TABLE))) return false;
     const found = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${FORMAT_TABLE}`);
     const version = Number(found.rows[0]?.v ?? 0);
     if (version > STATE_FORMAT_VERSION) throw stateFormatError({ url: this.url }, version);
     for (const table of [...LANGGRAPH_TABLES, MESSAGES_TABLE, ...this.ourTables])
-      if (!(await exists(table))) throw missingTableError({ url: this.url }, table);
+      if (!(await tableExists(client, table))) throw missingTableError({ url: this.url }, table);
     return true;
   }
 

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { MAX_STATE_FILE_BYTES, readRegularTextSync } from "../regular-file.js";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { LOOP_THREADS_DIR, MAX_TITLE_CHARS, STATE_DB_FILE } from "./state-layout.js";
+import { openSqliteFile, type SqliteDatabase } from "./sqlite-driver.js";
 import { decodeRefs, inflateStoredMessage } from "./stored-message-codec.js";
 import type { ThreadInfo } from "./threads.js";
 
@@ -13,12 +13,6 @@ import type { ThreadInfo } from "./threads.js";
  * model's turns, runs the user's requests.
  */
 
-interface Tally {
-  firstRequest?: string;
-  steps: number;
-  runs: number;
-}
-
 function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content))
@@ -28,23 +22,25 @@ function contentText(content: unknown): string {
   return "";
 }
 
-function count(tally: Tally, kind: "human" | "ai" | "other", content: unknown): void {
-  if (kind === "human") {
-    tally.runs++;
-    tally.firstRequest ??= contentText(content).slice(0, MAX_TITLE_CHARS);
-  } else if (kind === "ai") tally.steps++;
+/** An index entry from a thread's messages, `[type, content]` in order: steps count the model's turns, runs the user's requests. */
+function entryOf(id: string, engine: string, messages: Iterable<[unknown, unknown]>, when: string): ThreadInfo {
+  const info: ThreadInfo = { id, engine, firstRequest: "", createdAt: when, updatedAt: when, steps: 0, runs: 0 };
+  let first: string | undefined;
+  for (const [kind, content] of messages) {
+    if (kind === "human") {
+      info.runs++;
+      first ??= contentText(content).slice(0, MAX_TITLE_CHARS);
+    } else if (kind === "ai") info.steps++;
+  }
+  info.firstRequest = first ?? "";
+  return info;
 }
-
-type Database = {
-  prepare(sql: string): { all(...args: unknown[]): unknown[]; get(...args: unknown[]): unknown };
-  close(): void;
-};
 
 /**
  * The thread's messages as `[kind, content]`, in order, from its latest checkpoint: references
  * into `message_store` (compact-saver.ts), or, in files of earlier versions, hashes into `messages`.
  */
-function threadMessages(db: Database, threadId: string): Array<[string, unknown]> {
+function threadMessages(db: SqliteDatabase, threadId: string): Array<[string, unknown]> {
   const row = db
     .prepare(
       "SELECT type, CAST(checkpoint AS TEXT) AS checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid DESC LIMIT 1",
@@ -92,42 +88,18 @@ function threadMessages(db: Database, threadId: string): Array<[string, unknown]
   return out;
 }
 
-/** better-sqlite3 as the SQLite checkpointer loads it (it is that package's dependency, not ours). */
-function openDatabase(file: string): Database {
-  const local = createRequire(import.meta.url);
-  const saverEntry = local.resolve("@langchain/langgraph-checkpoint-sqlite");
-  const BetterSqlite = createRequire(saverEntry)("better-sqlite3") as new (
-    file: string,
-    options: { readonly: boolean },
-  ) => Database;
-  return new BetterSqlite(file, { readonly: true });
-}
-
 function graphThreads(stateDir: string): ThreadInfo[] {
   const file = path.join(stateDir, STATE_DB_FILE);
   if (!existsSync(file)) return [];
   const when = statSync(file).mtime.toISOString();
-  const db = openDatabase(file);
+  const db = openSqliteFile(file, { readonly: true });
   try {
     const ids = (
       db.prepare("SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''").all() as Array<{
         thread_id: string;
       }>
     ).map((r) => r.thread_id);
-    return ids.map((id) => {
-      const tally: Tally = { steps: 0, runs: 0 };
-      for (const [kind, content] of threadMessages(db, id))
-        count(tally, kind === "human" ? "human" : kind === "ai" ? "ai" : "other", content);
-      return {
-        id,
-        engine: "graph",
-        firstRequest: tally.firstRequest ?? "",
-        createdAt: when,
-        updatedAt: when,
-        steps: tally.steps,
-        runs: tally.runs,
-      };
-    });
+    return ids.map((id) => entryOf(id, "graph", threadMessages(db, id), when));
   } finally {
     db.close();
   }
@@ -143,19 +115,8 @@ function loopThreads(stateDir: string): ThreadInfo[] {
       const stored = JSON.parse(readRegularTextSync(file, { maxBytes: MAX_STATE_FILE_BYTES })) as {
         messages?: Array<{ type?: string; data?: { content?: unknown } }>;
       };
-      const tally: Tally = { steps: 0, runs: 0 };
-      for (const m of stored.messages ?? [])
-        count(tally, m.type === "human" ? "human" : m.type === "ai" ? "ai" : "other", m.data?.content);
-      const when = statSync(file).mtime.toISOString();
-      threads.push({
-        id: name.slice(0, -".json".length),
-        engine: "loop",
-        firstRequest: tally.firstRequest ?? "",
-        createdAt: when,
-        updatedAt: when,
-        steps: tally.steps,
-        runs: tally.runs,
-      });
+      const messages = (stored.messages ?? []).map((m): [unknown, unknown] => [m.type, m.data?.content]);
+      threads.push(entryOf(name.slice(0, -".json".length), "loop", messages, statSync(file).mtime.toISOString()));
     } catch {
       // A damaged loop thread is left out of the index.
     }

@@ -1,5 +1,16 @@
 import { createHash } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, realpathSync, rmSync, statSync, writeFileSync, type Stats } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  type Stats,
+} from "node:fs";
 import { isRefusedFile, readRegularTextSync } from "../regular-file.js";
 import path from "node:path";
 import { migrateLegacyState } from "./legacy-state.js";
@@ -203,9 +214,6 @@ export function takeStateNotices(): string[] {
   return pending.splice(0);
 }
 
-/** Earlier name of `stateDirFor`, kept for callers. */
-export const ensureStateDir = stateDirFor;
-
 /** `<state folder>/<name>`, created as a plain folder (a symlink there is refused). */
 export function ensureStateSubdir(workspace: string, name: string): string {
   const sub = path.join(stateDirFor(workspace), name);
@@ -226,4 +234,22 @@ export function outputDirPath(workspace: string): string {
 /** The saved "always for this project" answers of a workspace (the state folder is created). */
 export function savedAnswersFile(workspace: string): string {
   return path.join(stateDirFor(workspace), SAVED_ANSWERS_FILE);
+}
+
+/** Written to a temporary file and renamed, so a crash never leaves half of `file`. */
+export function writeFileReplacing(file: string, text: string, beforeRename?: () => void): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, text);
+    beforeRename?.();
+    renameSync(tmp, file);
+  } catch (err) {
+    // A full disk leaves no half-written temporary file behind.
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never made
+    }
+    throw err;
+  }
 }

@@ -67,7 +67,8 @@ function codeOf(err: unknown): string {
   return "";
 }
 
-function place(where: StateLocation, err: unknown): string {
+/** The database (its password masked), else the file the error names, else `where`'s file. */
+export function stateLocationName(where: StateLocation, err?: unknown): string {
   if (where.url) return `the PostgreSQL database at ${redactCredentials(where.url)}`;
   const p = typeof (err as CodedError)?.path === "string" ? ((err as CodedError).path as string) : where.file;
   return p ?? "the state folder";
@@ -76,7 +77,7 @@ function place(where: StateLocation, err: unknown): string {
 const KEPT = "The thread is kept up to its last saved step; the step in flight was not saved.";
 
 export function stateFormatError(where: StateLocation, found: number): StateError {
-  const what = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
+  const what = stateLocationName(where);
   return new StateError(
     `${what} was written by a newer mini-cursor (state format ${found}; this version reads up to ${STATE_FORMAT_VERSION}). ` +
       "Nothing was changed in it. Update mini-cursor to use these threads, or point this version at other state (another --checkpointer, or another workspace).",
@@ -85,7 +86,7 @@ export function stateFormatError(where: StateLocation, found: number): StateErro
 }
 
 export function missingTableError(where: StateLocation, table: string): StateError {
-  const what = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
+  const what = stateLocationName(where);
   const reset = where.url
     ? "to start over with no saved threads, drop the table mini_cursor_format as well and run again"
     : `to start over with no saved threads, move the file aside (mv ${shellQuote(where.file ?? "")} ${shellQuote(`${where.file ?? ""}.old`)})`;
@@ -106,7 +107,7 @@ export function lostHistoryError(
   thread: { id: string; steps: number; updatedAt: string },
   index: string,
 ): StateError {
-  const what = where.url ? `the PostgreSQL database at ${redactCredentials(where.url)}` : where.file;
+  const what = stateLocationName(where);
   const when = /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(thread.updatedAt)
     ? `, last on ${thread.updatedAt.slice(0, 16).replace("T", " ")} UTC`
     : "";
@@ -136,9 +137,7 @@ function whyNotWritable(file: string | undefined): string | undefined {
 
 /** A stored message that cannot be read: which one, where, and what to do. */
 function damagedMessageError(err: DamagedMessageError, where: StateLocation): StateError {
-  const what = where.url
-    ? `the PostgreSQL database at ${redactCredentials(where.url)}`
-    : (where.file ?? "the state folder");
+  const what = stateLocationName(where);
   const which = err.where.ref ? `Message ${err.where.ref}` : "A message";
   const of = err.where.threadId ? ` of thread ${err.where.threadId}` : "";
   return new StateError(
@@ -156,7 +155,7 @@ export function describeStateProblem(err: unknown, where: StateLocation): Error 
   if (!where.url && (code === "SQLITE_CANTOPEN" || code.startsWith("SQLITE_READONLY")))
     code = whyNotWritable(where.file) ?? code;
   const message = String((err as CodedError)?.message ?? err);
-  const at = place(where, err);
+  const at = stateLocationName(where, err);
   if (code === "ENOSPC" || code === "SQLITE_FULL" || code === "53100" || /database or disk is full/i.test(message)) {
     // The folder to look at is the file's own; never `df -h .`, the folder mini-cursor runs in.
     const room = where.url
@@ -189,12 +188,7 @@ export function describeStateProblem(err: unknown, where: StateLocation): Error 
   }
   if (where.url) {
     const url = redactCredentials(where.url);
-    if (
-      code === "57P01" ||
-      code === "57P02" ||
-      code === "57P03" ||
-      /terminating connection due to administrator command/i.test(message)
-    )
+    if (/^57P0[123]$/.test(code) || /terminating connection due to administrator command/i.test(message))
       return new StateError(
         `The PostgreSQL server at ${url} shut down or restarted during the run (${code || "57P01"}: ${message.split("\n")[0]}). ${KEPT} Run again once the server is back.`,
         code || "57P01",

@@ -10,3 +10,6 @@ export const STATE_DB_FILE = "state.sqlite";
 export const LOOP_THREADS_DIR = "loop-threads";
 /** Longest first request kept in the thread index. */
 export const MAX_TITLE_CHARS = 120;
+
+/** A thread id (which comes from users) as one safe file name. */
+export const safeFileName = (threadId: string): string => threadId.replace(/[^A-Za-z0-9._-]/g, "_");

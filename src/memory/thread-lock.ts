@@ -5,6 +5,7 @@ import path from "node:path";
 import { processStartTime } from "../process-life.js";
 import { ensureStateSubdir } from "./state-dir.js";
 import { openSqliteFile, type SqliteDatabase } from "./sqlite-driver.js";
+import { safeFileName } from "./state-layout.js";
 
 /**
  * One writer per thread. A process continuing a thread holds a lock that the operating system
@@ -87,11 +88,6 @@ export class ThreadBusyError extends Error {
   }
 }
 
-/** The line shown while waiting for a thread (--wait-for-thread). */
-export function waitingNote(threadId: string, holder: ThreadHolder | undefined): string {
-  return `Waiting for thread ${threadId}: it is being continued by ${describeHolder(holder)}; this run starts when that one ends (--wait-for-thread).`;
-}
-
 export interface AcquireOptions {
   /** Wait until the thread is free instead of refusing (--wait-for-thread). */
   wait: boolean;
@@ -110,16 +106,14 @@ export async function acquireThreadLock(
   for (;;) {
     const attempt = await locker.tryLock(threadId);
     if ("lock" in attempt) return attempt.lock;
-    if (!options.wait) throw new ThreadBusyError(threadId, attempt.busy);
-    if (options.signal?.aborted) throw new ThreadBusyError(threadId, attempt.busy);
-    if (!told) options.onWait?.(waitingNote(threadId, attempt.busy));
+    if (!options.wait || options.signal?.aborted) throw new ThreadBusyError(threadId, attempt.busy);
+    if (!told)
+      options.onWait?.(
+        `Waiting for thread ${threadId}: it is being continued by ${describeHolder(attempt.busy)}; this run starts when that one ends (--wait-for-thread).`,
+      );
     told = true;
     await new Promise((resolve) => setTimeout(resolve, THREAD_LOCK_POLL_MS));
   }
-}
-
-function safeName(threadId: string): string {
-  return threadId.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 
 function readHolder(file: string): ThreadHolder | undefined {
@@ -144,8 +138,8 @@ export function fileThreadLocker(workspace: string): ThreadLocker {
   return {
     async tryLock(threadId) {
       const dir = ensureStateSubdir(workspace, LOCKS_SUBDIR);
-      const lockFile = path.join(dir, `${safeName(threadId)}.lock`);
-      const holderFile = path.join(dir, `${safeName(threadId)}.holder.json`);
+      const lockFile = path.join(dir, `${safeFileName(threadId)}.lock`);
+      const holderFile = path.join(dir, `${safeFileName(threadId)}.holder.json`);
       // No busy timeout: a held lock answers at once, and waiting is ours to show.
       const db: SqliteDatabase = openSqliteFile(lockFile, { timeout: 0 });
       try {

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync } from "node:fs";
 import { MAX_STATE_FILE_BYTES, readRegularTextSync } from "../regular-file.js";
 import path from "node:path";
 import { rebuildThreadIndex } from "./rebuild-threads.js";
-import { ensureStateDir } from "./state-dir.js";
+import { stateDirFor, writeFileReplacing } from "./state-dir.js";
 import { MAX_TITLE_CHARS } from "./state-layout.js";
 
 /**
@@ -25,7 +25,7 @@ export interface ThreadInfo {
 }
 
 function file(workspace: string): string {
-  return path.join(ensureStateDir(workspace), THREADS_FILE);
+  return path.join(stateDirFor(workspace), THREADS_FILE);
 }
 
 function readIndex(workspace: string): ThreadInfo[] {
@@ -41,24 +41,8 @@ function readIndex(workspace: string): ThreadInfo[] {
     // keep the damaged file beside it for whoever wants to look.
     const rebuilt = rebuildThreadIndex(path.dirname(target));
     renameSync(target, `${target}.damaged`);
-    writeIndex(target, rebuilt);
+    writeFileReplacing(target, JSON.stringify(rebuilt, null, 2));
     return rebuilt;
-  }
-}
-
-function writeIndex(target: string, threads: ThreadInfo[]): void {
-  const tmp = `${target}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, JSON.stringify(threads, null, 2));
-    renameSync(tmp, target);
-  } catch (err) {
-    // A full disk leaves no half-written temporary file behind.
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // never made
-    }
-    throw err;
   }
 }
 
@@ -89,7 +73,7 @@ export function registerThread(workspace: string, id: string, engine: string, re
   const threads = listThreads(workspace);
   if (threads.some((t) => t.id === id)) return;
   threads.push(newEntry(id, engine, request, new Date().toISOString()));
-  writeIndex(file(workspace), threads);
+  writeFileReplacing(file(workspace), JSON.stringify(threads, null, 2));
 }
 
 /** Records a run on a thread (creating the entry on its first run). Written atomically. */
@@ -104,6 +88,6 @@ export function recordRun(workspace: string, id: string, engine: string, request
   info.updatedAt = now;
   info.steps += steps;
   info.runs += 1;
-  writeIndex(file(workspace), threads);
+  writeFileReplacing(file(workspace), JSON.stringify(threads, null, 2));
   return info;
 }

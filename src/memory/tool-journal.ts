@@ -4,6 +4,7 @@ import { open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ensureStateSubdir } from "./state-dir.js";
 import { stateProblem } from "./state-errors.js";
+import { safeFileName } from "./state-layout.js";
 
 /**
  * The write-ahead journal of tool calls. A step's calls are recorded, durably, before they
@@ -83,8 +84,8 @@ export function withResults(entries: JournalEntry[], results: ReadonlyMap<string
  */
 async function writeDurably(file: string, text: string, durable = true): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  if (!durable) {
-    try {
+  try {
+    if (!durable) {
       writeFileSync(tmp, text, { mode: 0o600 });
       try {
         unlinkSync(file);
@@ -92,21 +93,12 @@ async function writeDurably(file: string, text: string, durable = true): Promise
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       }
       renameSync(tmp, file);
-    } catch (err) {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        // Never made, or already renamed.
-      }
-      throw err;
+      return;
     }
-    return;
-  }
-  try {
     const handle = await open(tmp, "w", 0o600);
     try {
       await handle.writeFile(text);
-      if (durable) await handle.sync();
+      await handle.sync();
     } finally {
       await handle.close();
     }
@@ -115,7 +107,6 @@ async function writeDurably(file: string, text: string, durable = true): Promise
     await unlink(tmp).catch(() => undefined); // never made, or already renamed
     throw err;
   }
-  if (!durable) return;
   const dir = await open(path.dirname(file), "r");
   try {
     await dir.sync();
@@ -133,7 +124,7 @@ export function fileToolJournal(workspace: string): ToolJournal {
  * journal folder, or a throwaway one for the first step's rehearsal (agent/rehearsal.ts).
  */
 export function toolJournalIn(folder: () => string): ToolJournal {
-  const fileOf = (threadId: string) => path.join(folder(), `${threadId.replace(/[^A-Za-z0-9._-]/g, "_")}.json`);
+  const fileOf = (threadId: string) => path.join(folder(), `${safeFileName(threadId)}.json`);
   const read = (threadId: string): JournalEntry[] => {
     try {
       const data = JSON.parse(readRegularTextSync(fileOf(threadId), { maxBytes: MAX_STATE_FILE_BYTES })) as unknown;
