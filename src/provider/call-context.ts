@@ -16,6 +16,15 @@ import type { ProviderNote } from "./message.js";
 // biome-ignore lint/suspicious/noExplicitAny: wire JSON whose shape varies by provider; every field read is checked where it is read
 export type Json = Record<string, any>;
 
+/** JSON.parse, or undefined for text that is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Provider fields of one earlier tool call, sent back on the assistant turn that made it. */
 export interface ToolCallEcho {
   /** DeepSeek thinking mode: the turn's reasoning, required back on tool-call turns. */

@@ -40,9 +40,9 @@ export class ChunkNormaliser {
     }
     this.template = { id: data.id, object: "chat.completion.chunk", created: data.created, model: data.model };
     for (const choice of data.choices as Json[]) {
-      const st = this.state(typeof choice.index === "number" ? choice.index : 0);
-      st.seen = true;
       choice.index = typeof choice.index === "number" ? choice.index : 0;
+      const st = this.state(choice.index);
+      st.seen = true;
       const delta: Json = choice.delta ?? choice.message ?? {};
       delete choice.message;
       choice.delta = delta;
@@ -52,9 +52,8 @@ export class ChunkNormaliser {
         delta.content = split.text;
         this.extras.thinking += split.thinking;
       }
-      for (const key of ["reasoning_content", "reasoning"] as const) {
+      for (const key of ["reasoning_content", "reasoning"] as const)
         if (typeof delta[key] === "string") this.extras.thinking += delta[key];
-      }
       if (Array.isArray(delta.tool_calls)) {
         const calls = st.calls.normalise(delta.tool_calls as RawToolCallDelta[]);
         if (calls.length > 0) delta.tool_calls = calls;

@@ -37,19 +37,25 @@ export class ProviderError extends Error {
   }
 }
 
+type Cause = { code?: unknown; message?: unknown; name?: unknown; cause?: unknown };
+
+/** `err` and its causes, at most `depth` of them (the OpenAI SDK and undici wrap what failed). */
+function* causeChain(err: unknown, depth = 6): Generator<Cause> {
+  for (let e = err, i = 0; e !== null && typeof e === "object" && i < depth; i++, e = (e as Cause).cause)
+    yield e as Cause;
+}
+
 /** The ProviderError in an error's cause chain (the OpenAI SDK wraps what fetch throws). */
 export function findProviderError(err: unknown): ProviderError | undefined {
-  let e = err as { cause?: unknown } | undefined;
-  for (let depth = 0; e && depth < 6; depth++) {
-    if (e instanceof ProviderError || (e as { name?: string }).name === "ProviderError") return e as ProviderError;
-    e = e.cause as { cause?: unknown } | undefined;
-  }
+  for (const e of causeChain(err))
+    if (e instanceof ProviderError || e.name === "ProviderError") return e as ProviderError;
   return undefined;
 }
 
-function clip(text: string): string {
+/** `text` on one line, cut to `max` characters. */
+export function clip(text: string, max = MAX_PROVIDER_MESSAGE): string {
   const one = text.replace(/\s+/g, " ").trim();
-  return one.length > MAX_PROVIDER_MESSAGE ? `${one.slice(0, MAX_PROVIDER_MESSAGE)}…` : one;
+  return one.length > max ? `${one.slice(0, max)}…` : one;
 }
 
 /** FastAPI/pydantic validation details (Mistral, vLLM): `msg` and where (`loc`). */
@@ -202,12 +208,7 @@ export function unreachableError(baseUrl: string, err: unknown): ProviderError |
 
 /** undici refuses the fetch standard's "bad ports" (1, 7, 9, 21, 22, 25…) without trying them. */
 function refusedPort(err: unknown): boolean {
-  let e = err as { message?: unknown; cause?: unknown } | undefined;
-  for (let depth = 0; e && depth < 4; depth++) {
-    if (e.message === "bad port") return true;
-    e = e.cause as typeof e;
-  }
-  return false;
+  return [...causeChain(err, 4)].some((e) => e.message === "bad port");
 }
 
 /** Codes of a connection that was made and then lost: closed or reset by the other side. */
@@ -222,12 +223,10 @@ const LOST_MESSAGES = /^(terminated|other side closed|socket hang up)$/i;
  */
 export function lostConnection(err: unknown): string | undefined {
   let found: string | undefined;
-  let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
-  for (let depth = 0; e && typeof e === "object" && depth < 6; depth++) {
+  for (const e of causeChain(err)) {
     const message = typeof e.message === "string" ? e.message.split("\n")[0]!.trim() : "";
     if (typeof e.code === "string" && LOST_CODES.has(e.code)) found = message ? `${e.code}: ${message}` : e.code;
     else if (!found && LOST_MESSAGES.test(message)) found = message;
-    e = e.cause as typeof e;
   }
   return found;
 }
@@ -237,10 +236,6 @@ const LOCAL_CODES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EI
 
 /** The code of a failure on this machine in `err`'s cause chain (ENOSPC…), or undefined. */
 export function localFailure(err: unknown): string | undefined {
-  let e = err as { code?: unknown; cause?: unknown } | undefined;
-  for (let depth = 0; e && typeof e === "object" && depth < 6; depth++) {
-    if (typeof e.code === "string" && LOCAL_CODES.has(e.code)) return e.code;
-    e = e.cause as typeof e;
-  }
-  return undefined;
+  const e = [...causeChain(err)].find((c) => typeof c.code === "string" && LOCAL_CODES.has(c.code));
+  return e?.code as string | undefined;
 }

@@ -42,22 +42,20 @@ export function echoesOf(messages: readonly BaseMessage[]): Map<string, ToolCall
   return echoes;
 }
 
-/** A stop the user must hear about: the provider's filter, or the output token limit. */
+/** Stops the user must hear about: the provider's filter, or the output token limit. */
+const FINISH_PROBLEMS = {
+  content_filter:
+    "The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.",
+  length:
+    "The answer was cut off at the provider's output token limit (finish_reason length); ask for smaller steps, or raise the limit (max_tokens in MINI_CURSOR_EXTRA_BODY).",
+} as const;
+
+/** A stop the user must hear about, as the error that says it. */
 export function finishProblem(message: BaseMessage): ProviderError | undefined {
   const finish = (message.response_metadata as { finish_reason?: unknown } | undefined)?.finish_reason;
-  if (finish === "content_filter") {
-    return new ProviderError(
-      "The provider's content filter stopped the answer (finish_reason content_filter); rephrase the request or check the provider's content settings.",
-      "content_filter",
-    );
-  }
-  if (finish === "length") {
-    return new ProviderError(
-      "The answer was cut off at the provider's output token limit (finish_reason length); ask for smaller steps, or raise the limit (max_tokens in MINI_CURSOR_EXTRA_BODY).",
-      "length",
-    );
-  }
-  return undefined;
+  return finish === "content_filter" || finish === "length"
+    ? new ProviderError(FINISH_PROBLEMS[finish], finish)
+    : undefined;
 }
 
 /** The merged message with what the wire kept aside: per-call extras, and calls written as text. */

@@ -1,4 +1,4 @@
-import type { OfferedTool } from "./call-context.js";
+import { type OfferedTool, parseJson } from "./call-context.js";
 import { makeToolCallId } from "./ids.js";
 
 /**
@@ -31,27 +31,20 @@ function isObject(v: unknown): v is Json {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
+/** JSON schema's types; another (or none) fits anything. */
+const TYPE_CHECKS: Readonly<Record<string, (value: unknown) => boolean>> = {
+  string: (v) => typeof v === "string",
+  number: (v) => typeof v === "number",
+  integer: Number.isInteger,
+  boolean: (v) => typeof v === "boolean",
+  array: Array.isArray,
+  object: isObject,
+  null: (v) => v === null,
+};
+
 function typeFits(value: unknown, type: unknown): boolean {
-  if (type === undefined) return true;
   if (Array.isArray(type)) return type.some((t) => typeFits(value, t));
-  switch (type) {
-    case "string":
-      return typeof value === "string";
-    case "number":
-      return typeof value === "number";
-    case "integer":
-      return Number.isInteger(value);
-    case "boolean":
-      return typeof value === "boolean";
-    case "array":
-      return Array.isArray(value);
-    case "object":
-      return isObject(value);
-    case "null":
-      return value === null;
-    default:
-      return true;
-  }
+  return typeof type !== "string" || !Object.hasOwn(TYPE_CHECKS, type) || TYPE_CHECKS[type]!(value);
 }
 
 /** The checks that tell a call from a look-alike: required keys, no unknown keys when closed, top-level types. */
@@ -87,14 +80,6 @@ function toCall(value: unknown, offered: readonly OfferedTool[]): RecoveredCall 
   return { id: makeToolCallId(), name: value.name, args };
 }
 
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 export function recoverTextToolCalls(
   content: string,
   offered: readonly OfferedTool[] | undefined,
@@ -102,14 +87,14 @@ export function recoverTextToolCalls(
   if (!offered || offered.length === 0) return undefined;
   const blocks = [...content.matchAll(HERMES)];
   if (blocks.length > 0) {
-    const calls = blocks.map((b) => toCall(parse(b[1]!), offered));
+    const calls = blocks.map((b) => toCall(parseJson(b[1]!), offered));
     if (calls.some((c) => c === undefined)) return undefined;
     return { calls: calls as RecoveredCall[], text: content.replace(HERMES, "").trim(), form: "<tool_call> block" };
   }
   const trimmed = content.trim();
   const bare = (FENCE.exec(trimmed)?.[1] ?? trimmed).trim();
   if (!bare.startsWith("{") && !bare.startsWith("[")) return undefined;
-  const value = parse(bare);
+  const value = parseJson(bare);
   const items = Array.isArray(value) ? value : [value];
   if (items.length === 0) return undefined;
   const calls = items.map((item) => toCall(item, offered));

@@ -1,6 +1,14 @@
-import { currentProviderCall, emptyResponse, type Json, type OfferedTool, type ProviderCall } from "./call-context.js";
+import {
+  currentProviderCall,
+  emptyResponse,
+  type Json,
+  parseJson,
+  type OfferedTool,
+  type ProviderCall,
+} from "./call-context.js";
 import { ChunkNormaliser, completionToChunks } from "./chunks.js";
 import {
+  clip,
   errorFields,
   isLocalUrl,
   looksLikeHtml,
@@ -39,12 +47,8 @@ const MAX_DROPS_PER_REQUEST = 3;
 
 const encoder = new TextEncoder();
 
-function sseBody(payloads: AsyncIterable<string> | Iterable<string>): ReadableStream<Uint8Array> {
-  const iterator = (
-    Symbol.asyncIterator in payloads
-      ? (payloads as AsyncIterable<string>)[Symbol.asyncIterator]()
-      : (payloads as Iterable<string>)[Symbol.iterator]()
-  ) as AsyncIterator<string> | Iterator<string>;
+function sseBody(payloads: AsyncIterable<string>): ReadableStream<Uint8Array> {
+  const iterator = payloads[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
@@ -56,7 +60,7 @@ function sseBody(payloads: AsyncIterable<string> | Iterable<string>): ReadableSt
       }
     },
     async cancel() {
-      await (iterator as AsyncIterator<string>).return?.();
+      await iterator.return?.();
     },
   });
 }
@@ -74,10 +78,8 @@ const MAX_QUOTED_EVENT = 120;
 
 /** A stream event that is not a JSON object: what the provider sent, in one sentence, never retried. */
 function malformedEvent(payload: string, baseUrl: string): ProviderError {
-  const one = payload.replace(/\s+/g, " ").trim();
-  const quoted = one.length > MAX_QUOTED_EVENT ? `${one.slice(0, MAX_QUOTED_EVENT)}…` : one;
   return new ProviderError(
-    `The model provider at ${baseUrl} sent a stream event that is not a JSON object (data: ${quoted}), so its response cannot be read. ` +
+    `The model provider at ${baseUrl} sent a stream event that is not a JSON object (data: ${clip(payload, MAX_QUOTED_EVENT)}), so its response cannot be read. ` +
       "It does not stream OpenAI's format, or something between rewrote the stream: check OPENAI_BASE_URL, or set MINI_CURSOR_STREAM=off to ask for whole responses.",
     "error_body",
   );
@@ -95,19 +97,14 @@ async function* normalisedStream(
       yield "[DONE]";
       return;
     }
-    let data: unknown;
-    try {
-      data = JSON.parse(payload);
-    } catch {
-      data = undefined;
-    }
+    const data = parseJson(payload);
     // Said here in one sentence: handed on, the SDK would print its parser's dump to the terminal.
     if (data === null || typeof data !== "object" || Array.isArray(data)) throw malformedEvent(payload, baseUrl);
     for (const out of normaliser.chunk(data as Json)) yield JSON.stringify(out);
   }
 }
 
-function* normalisedCompletion(body: Json, normaliser: ChunkNormaliser): Generator<string> {
+async function* normalisedCompletion(body: Json, normaliser: ChunkNormaliser): AsyncGenerator<string> {
   for (const chunk of completionToChunks(body)) for (const out of normaliser.chunk(chunk)) yield JSON.stringify(out);
   for (const extra of normaliser.done()) yield JSON.stringify(extra);
   yield "[DONE]";
@@ -175,8 +172,8 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
       // The engine's own tools when it named them (exact validation, and replays have no wire).
       call.offered ??= offeredTools(body);
       call.response = emptyResponse();
+      call.attempts++;
     }
-    if (call) call.attempts++;
     let response: Response | undefined;
     for (let drops = 0; ; drops++) {
       if (call) call.requests++;
