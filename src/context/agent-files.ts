@@ -2,7 +2,7 @@ import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { FileTooLargeError, NotRegularFileError, readRegularTextSync } from "../regular-file.js";
 import { contentHash, isTrusted } from "../security/trust.js";
-import { foldBlockScalars } from "./command-template.js";
+import { foldBlockScalars, unquote } from "./command-template.js";
 import { offeredToolNames } from "../tools/index.js";
 import { BUILT_IN_SUBAGENTS, type SubagentSource, type SubagentType } from "../tools/task.js";
 
@@ -92,23 +92,13 @@ export function parseAgentFile(text: string): { fields: Record<string, string | 
     if (!pair) continue;
     const [, key, value] = pair;
     const trimmed = value!.trim();
-    if (trimmed === "") {
-      fields[key!] = [];
-      listKey = key;
-    } else if (trimmed.startsWith("[") && trimmed.endsWith("]")) {
+    listKey = trimmed === "" ? key : undefined;
+    if (trimmed === "") fields[key!] = [];
+    else if (trimmed.startsWith("[") && trimmed.endsWith("]"))
       fields[key!] = trimmed.slice(1, -1).split(",").map(unquote).filter(Boolean);
-      listKey = undefined;
-    } else {
-      fields[key!] = unquote(trimmed);
-      listKey = undefined;
-    }
+    else fields[key!] = unquote(trimmed);
   }
   return { fields, body: match[2]!.trim() };
-}
-
-function unquote(text: string): string {
-  const t = text.trim();
-  return /^(["']).*\1$/.test(t) ? t.slice(1, -1) : t;
 }
 
 /**
@@ -254,12 +244,6 @@ export function loadAgentCatalog(options: AgentCatalogOptions): AgentCatalog {
   const problems: AgentFileProblem[] = [];
   const warnings: AgentFileProblem[] = [];
   const untrusted: UntrustedAgentFile[] = [];
-  const add = (type: SubagentType, file: string, found: string[]) => {
-    if (types.some((t) => t.name === type.name))
-      return void problems.push({ file, problem: `an agent named ${type.name} already exists` });
-    types.push(type);
-    if (found.length > 0) warnings.push({ file, problem: found.join("; ") });
-  };
   const folders: Array<[string, SubagentSource]> = [
     [options.agentsDir, "user"],
     ...(options.claudeHome ? [[path.join(options.claudeHome, "agents"), "user"] as [string, SubagentSource]] : []),
@@ -282,9 +266,15 @@ export function loadAgentCatalog(options: AgentCatalogOptions): AgentCatalog {
         continue;
       }
       const hash = contentHash(text);
+      const { type, warnings: found } = read;
       if (source === "project" && !isTrusted(options.trustStore, file, hash))
-        untrusted.push({ file, hash, name: read.type.name, warnings: read.warnings });
-      else add(read.type, file, read.warnings);
+        untrusted.push({ file, hash, name: type.name, warnings: found });
+      else if (types.some((t) => t.name === type.name))
+        problems.push({ file, problem: `an agent named ${type.name} already exists` });
+      else {
+        types.push(type);
+        if (found.length > 0) warnings.push({ file, problem: found.join("; ") });
+      }
     }
   }
   return { types, problems, warnings, untrusted };

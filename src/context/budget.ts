@@ -34,31 +34,18 @@ export const unansweredResult = (name: string): string =>
  */
 export function answerDanglingToolCalls(messages: readonly BaseMessage[]): BaseMessage[] {
   const out: BaseMessage[] = [];
-  let i = 0;
-  while (i < messages.length) {
-    const message = messages[i]!;
+  for (let i = 0; i < messages.length; ) {
+    const message = messages[i++]!;
     out.push(message);
-    i++;
     if (!AIMessage.isInstance(message) || !message.tool_calls?.length) continue;
     const answered = new Set<string>();
-    while (i < messages.length && ToolMessage.isInstance(messages[i]!)) {
-      const result = messages[i] as ToolMessage;
+    for (let result = messages[i]; result && ToolMessage.isInstance(result); result = messages[++i]) {
       answered.add(result.tool_call_id);
       out.push(result);
-      i++;
     }
-    for (const call of message.tool_calls) {
-      if (call.id && !answered.has(call.id)) {
-        out.push(
-          new ToolMessage({
-            tool_call_id: call.id,
-            name: call.name,
-            content: unansweredResult(call.name),
-            status: "error",
-          }),
-        );
-      }
-    }
+    for (const { id, name } of message.tool_calls)
+      if (id && !answered.has(id))
+        out.push(new ToolMessage({ tool_call_id: id, name, content: unansweredResult(name), status: "error" }));
   }
   return out;
 }

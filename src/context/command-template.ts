@@ -49,7 +49,8 @@ const MAX_LABEL_CHARS = 200;
 
 const PLACEHOLDER = /\$ARGUMENTS\b|\{\{args\}\}|\$([1-9])/g;
 
-function unquote(value: string): string {
+/** A value without the quotes around it. */
+export function unquote(value: string): string {
   const v = value.trim();
   if (v.length >= 2 && (v[0] === '"' || v[0] === "'") && v.endsWith(v[0])) return v.slice(1, -1);
   return v;

@@ -40,25 +40,20 @@ function insideFile(workspace: string, name: string): string | undefined {
   }
 }
 
-/** The file's first MAX_INSTRUCTIONS_BYTES and its size; a FIFO or device is refused, never waited on, and said. */
-function readCapped(file: string): { data: Buffer; bytes: number } | undefined {
-  try {
-    const { data, size } = readRegularFileStartSync(file, MAX_INSTRUCTIONS_BYTES);
-    return { data, bytes: size };
-  } catch (err) {
-    if (isRefusedFile(err)) reportSkippedFile(file, err);
-    return undefined;
-  }
-}
-
 /** AGENTS.md (or CLAUDE.md) of the workspace, capped; undefined when there is none. */
 export function loadProjectInstructions(workspace: string): ProjectInstructions | undefined {
   for (const name of INSTRUCTION_FILES) {
     const file = insideFile(workspace, name);
     if (!file) continue;
-    const read = readCapped(file);
-    if (!read) continue;
-    const truncated = read.bytes > read.data.length;
+    let read: { data: Buffer; size: number };
+    try {
+      // The file's first MAX_INSTRUCTIONS_BYTES and its size; a FIFO or device is refused, never waited on, and said.
+      read = readRegularFileStartSync(file, MAX_INSTRUCTIONS_BYTES);
+    } catch (err) {
+      if (isRefusedFile(err)) reportSkippedFile(file, err);
+      continue;
+    }
+    const truncated = read.size > read.data.length;
     let text = read.data.toString("utf8").replace(/^\uFEFF/, "");
     if (truncated) {
       // Cut at the last line end so no half line (or half character) is left.
@@ -67,7 +62,7 @@ export function loadProjectInstructions(workspace: string): ProjectInstructions 
     }
     text = text.trimEnd();
     if (text.trim() === "") continue;
-    return { file: name, text, truncated, bytes: read.bytes };
+    return { file: name, text, truncated, bytes: read.size };
   }
   return undefined;
 }
