@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -89,38 +89,19 @@ export function probeBubblewrap(network = true, program = "bwrap"): Promise<Bubb
   let probe = probes.get(key);
   if (probe) return probe;
   probe = new Promise<BubblewrapStatus>((resolve) => {
-    let stderr = "";
-    let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (error: NodeJS.ErrnoException | undefined, exitStatus: number | null) => {
-      clearTimeout(timer);
-      // The one spawnSync reports for a probe that does not finish in time.
-      const err = timedOut ? Object.assign(new Error(`spawnSync ${program} ETIMEDOUT`), { code: "ETIMEDOUT" }) : error;
-      const status = detected.get(key) ?? probeStatus(err, timedOut ? null : exitStatus, stderr);
+    execFile(program, [...baseArgs(network), "true"], { timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
+      // What spawnSync reports: an error for a probe that never started or did not finish in
+      // time (then no exit status), else the exit status.
+      const failed = error?.killed
+        ? Object.assign(new Error(`spawnSync ${program} ETIMEDOUT`), { code: "ETIMEDOUT" })
+        : typeof error?.code === "string"
+          ? (error as NodeJS.ErrnoException)
+          : undefined;
+      const exitStatus = error ? (typeof error.code === "number" ? error.code : null) : 0;
+      const status = detected.get(key) ?? probeStatus(failed, exitStatus, stderr);
       detected.set(key, status);
       probes.delete(key);
       resolve(status);
-    };
-    let child: ChildProcess;
-    try {
-      child = spawn(program, [...baseArgs(network), "true"], { stdio: ["ignore", "ignore", "pipe"] });
-    } catch (err) {
-      finish(err as NodeJS.ErrnoException, null);
-      return;
-    }
-    timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGTERM");
-    }, PROBE_TIMEOUT_MS);
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    let failed: NodeJS.ErrnoException | undefined;
-    child.once("error", (err: NodeJS.ErrnoException) => {
-      failed = err;
-      // Never started: no "close" follows.
-      if (child.pid === undefined) finish(err, null);
-    });
-    child.once("close", (code) => {
-      if (child.pid !== undefined) finish(failed, code);
     });
   });
   probes.set(key, probe);
