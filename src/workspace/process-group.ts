@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { hasExited, procStat } from "../process-life.js";
-import { killSessionProcessesSync, reapDeadSessions } from "./session-processes.js";
+import { killSessionProcessesSync, reapDeadSessions, signal } from "./session-processes.js";
 
 /**
  * Process groups: every command runs in its own group, so stopping it stops what it started.
@@ -29,23 +29,12 @@ export function rememberGroup(pgid: number): void {
   // Detached groups survive their parent; an exiting Node can still kill them synchronously.
   // Processes that left their group (setsid) are found by the session variable they carry.
   process.once("exit", () => {
-    for (const group of liveGroups) signalGroup(group, "SIGKILL");
+    signal(
+      [...liveGroups].map((group) => -group),
+      "SIGKILL",
+    );
     killSessionProcessesSync();
   });
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
-/** Process group of a /proc entry, or undefined for zombies (they hold no resources). */
-function liveGroupOf(pid: string): number | undefined {
-  const stat = procStat(pid);
-  return stat && !hasExited(stat) ? stat.pgrp : undefined;
 }
 
 /**
@@ -59,7 +48,10 @@ export function groupAlive(pgid: number): boolean {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
   if (process.platform !== "linux") return true;
-  return readdirSync("/proc").some((entry) => /^\d+$/.test(entry) && liveGroupOf(entry) === pgid);
+  return readdirSync("/proc").some((entry) => {
+    const stat = /^\d+$/.test(entry) ? procStat(entry) : undefined;
+    return stat !== undefined && !hasExited(stat) && stat.pgrp === pgid; // zombies hold no resources
+  });
 }
 
 export async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -80,10 +72,10 @@ export async function stopGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<
     liveGroups.delete(pgid);
     return "none";
   }
-  signalGroup(pgid, "SIGTERM");
+  signal([-pgid], "SIGTERM");
   let outcome: StopOutcome = "SIGTERM";
   if (!(await waitUntil(() => !groupAlive(pgid), graceMs))) {
-    signalGroup(pgid, "SIGKILL");
+    signal([-pgid], "SIGKILL");
     outcome = "SIGKILL";
     await waitUntil(() => !groupAlive(pgid), KILL_CONFIRM_MS);
   }

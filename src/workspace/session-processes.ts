@@ -81,7 +81,8 @@ function processesOf(match: (session: string) => boolean): number[] {
   return [...found];
 }
 
-function signal(pids: number[], sig: NodeJS.Signals): void {
+/** Signals each pid (a negative one: its process group), skipping those already gone. */
+export function signal(pids: number[], sig: NodeJS.Signals): void {
   for (const pid of pids) {
     try {
       process.kill(pid, sig);
