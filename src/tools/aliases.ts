@@ -157,8 +157,6 @@ export const WRITE_FILE_PEERS: PeerArguments = {
   renames: { ...FILE_PATH_ALIASES, content: ["contents", "text"] },
 };
 
-const EDIT_PEERS: PeerArguments = { renames: EDIT_ALIASES };
-
 export const EDIT_FILE_PEERS: PeerArguments = {
   renames: { ...FILE_PATH_ALIASES, ...EDIT_ALIASES },
   convert: (args) => {
@@ -181,7 +179,7 @@ export const EDIT_FILE_PEERS: PeerArguments = {
     return args;
   },
   labels: ["instruction"],
-  nested: { field: "edits", peers: EDIT_PEERS },
+  nested: { field: "edits", peers: { renames: EDIT_ALIASES } },
 };
 
 export const LIST_DIRECTORY_PEERS: PeerArguments = {

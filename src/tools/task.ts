@@ -93,7 +93,6 @@ export const MAX_TASK_MODEL_CHARS = 100;
  */
 const CLAUDE_AGENT_NAMES: Readonly<Record<string, string>> = {
   generalpurpose: "general",
-  explore: "explore",
   plan: "explore",
 };
 
