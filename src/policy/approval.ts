@@ -164,47 +164,41 @@ export function decide(
   facts: CallFacts,
 ): CallDecision {
   const rule = ruleFor(facts.effects);
-  if (mode === "plan" && !rule.inPlanMode)
-    return {
-      action: "deny",
-      reason: planModeReason(call.name, facts.planTools ?? []),
-      alwaysAsks: true,
-      alwaysKeys: [],
-    };
+  /** Asked or refused every time: no "always" answer is remembered for it. */
+  const everyTime = (action: "ask" | "deny", reason: string | undefined): CallDecision => ({
+    action,
+    reason,
+    alwaysAsks: true,
+    alwaysKeys: [],
+  });
+  if (mode === "plan" && !rule.inPlanMode) return everyTime("deny", planModeReason(call.name, facts.planTools ?? []));
   if (facts.command) {
     const { line, verdict, rulesReason } = facts.command;
     const alwaysRules = commandRules(line, verdict.commands);
     const alwaysKeys = alwaysRules.map((r) => `${call.name}:${r}`);
-    if (rulesReason) return { action: "ask", reason: rulesReason, alwaysAsks: true, alwaysKeys: [] };
-    if (verdict.verdict === "deny") return { action: "deny", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
-    if (verdict.verdict === "ask") return { action: "ask", reason: verdict.reason, alwaysAsks: true, alwaysKeys: [] };
-    // Read-only commands (the built-in list) and those the project allows run in every mode.
-    if (verdict.rule || verdict.readOnly || mode === "full-auto")
-      return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
+    if (rulesReason) return everyTime("ask", rulesReason);
+    if (verdict.verdict === "deny" || verdict.verdict === "ask") return everyTime(verdict.verdict, verdict.reason);
     const leaves =
       verdict.leaves ??
       verdict.commands.map((argv) => argv.map((value) => ({ value, dynamic: false, raw: value, kind: "word" })));
-    if (leaves.length > 0 && leaves.every((words) => always.some((key) => keyCovers(key, call.name, words))))
-      return { action: "run", alwaysAsks: false, alwaysKeys, alwaysRules };
-    return {
-      action: "ask",
-      reason: `runs a shell command (approval mode ${mode})`,
-      alwaysAsks: false,
-      alwaysKeys,
-      alwaysRules,
-    };
+    // Read-only commands (the built-in list) and those the project allows run in every mode.
+    const runs =
+      verdict.rule ||
+      verdict.readOnly ||
+      mode === "full-auto" ||
+      (leaves.length > 0 && leaves.every((words) => always.some((key) => keyCovers(key, call.name, words))));
+    const reason = runs ? {} : { reason: `runs a shell command (approval mode ${mode})` };
+    return { action: runs ? "run" : "ask", ...reason, alwaysAsks: false, alwaysKeys, alwaysRules };
   }
   // Protected paths (any .git, the rules files, mini-cursor's own folder) ask in every mode, named.
-  if (facts.protectedReason) return { action: "ask", reason: facts.protectedReason, alwaysAsks: true, alwaysKeys: [] };
-  if (facts.mcp) {
-    const reason = mcpNeedsApproval(call, mode, always, rules.mcp, facts.mcp.mcpServer ? facts.mcp : undefined);
-    return reason
-      ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [call.name] }
-      : { action: "run", alwaysAsks: false, alwaysKeys: [] };
-  }
-  const asks = rule.asksIn.includes(mode) && !always.includes(call.name);
-  return asks
-    ? { action: "ask", reason: kindReason(call, facts.effects, mode), alwaysAsks: false, alwaysKeys: [call.name] }
+  if (facts.protectedReason) return everyTime("ask", facts.protectedReason);
+  const reason = facts.mcp
+    ? mcpNeedsApproval(call, mode, always, rules.mcp, facts.mcp.mcpServer ? facts.mcp : undefined)
+    : rule.asksIn.includes(mode) && !always.includes(call.name)
+      ? kindReason(call, facts.effects, mode)
+      : undefined;
+  return reason
+    ? { action: "ask", reason, alwaysAsks: false, alwaysKeys: [call.name] }
     : { action: "run", alwaysAsks: false, alwaysKeys: [] };
 }
 

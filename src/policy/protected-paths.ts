@@ -55,20 +55,17 @@ function gitDirAbove(root: string, absolute: string): string | undefined {
   }
 }
 
+/** What each kind of protected path is, around the path as written (`via`). */
+const DESCRIPTIONS: Readonly<Record<string, (via: string) => string>> = {
+  git: (via) => `changes a git repository's own files${via}, where git hooks and settings run programs`,
+  rules: (via) => `changes the project's command rules${via}`,
+  script: (via) => `changes a script the project's hooks run${via}, which would run it after this call unasked`,
+  agents: (via) => `changes another agent's settings folder${via}, where hooks, commands and agents are read from`,
+  state: (via) => `changes mini-cursor's own files${via}, where its state and saved answers live`,
+};
+
 function describe(kind: string, file: string, rel?: string): string {
-  const via = rel !== undefined && rel !== file ? ` (${file} is ${rel})` : ` (${file})`;
-  switch (kind) {
-    case "git":
-      return `changes a git repository's own files${via}, where git hooks and settings run programs`;
-    case "rules":
-      return `changes the project's command rules${via}`;
-    case "script":
-      return `changes a script the project's hooks run${via}, which would run it after this call unasked`;
-    case "agents":
-      return `changes another agent's settings folder${via}, where hooks, commands and agents are read from`;
-    default:
-      return `changes mini-cursor's own files${via}, where its state and saved answers live`;
-  }
+  return DESCRIPTIONS[kind]!(rel !== undefined && rel !== file ? ` (${file} is ${rel})` : ` (${file})`);
 }
 
 /**
@@ -87,17 +84,13 @@ export async function protectedPathReason(
   const literal = path.relative(root, path.resolve(root, file));
   const direct = relativeReason(literal, hookScripts);
   if (direct) return describe(direct, file);
-  let absolute: string;
   try {
     const ws = await openWorkspace(workspace);
-    absolute = (await resolvePath(ws, file)).absolute;
+    const absolute = (await resolvePath(ws, file)).absolute;
     const rel = path.relative(ws.root, absolute);
-    const linked = relativeReason(rel, hookScripts);
-    if (linked) return describe(linked, file, rel);
-    const gitDir = gitDirAbove(ws.root, absolute);
-    if (gitDir) return describe("git", file, path.relative(ws.root, absolute));
+    const linked = relativeReason(rel, hookScripts) ?? (gitDirAbove(ws.root, absolute) ? "git" : undefined);
+    return linked ? describe(linked, file, rel) : undefined;
   } catch {
     return undefined;
   }
-  return undefined;
 }

@@ -65,6 +65,12 @@ async function questionFor(
   return request;
 }
 
+/** The decision about one call in the review's mode, workspace and toolset. */
+function judge(input: ReviewInput, call: ToolCall, always: readonly string[]): Promise<CallDecision> {
+  const { workspace, tools, configFiles } = input;
+  return classifyCall(call, input.mode, always, { workspace, tools, configFiles });
+}
+
 /** What a reviewed call comes to: its result if it will not run, the "always" keys to add, the arguments an edit gave it. */
 interface CallOutcome {
   declined?: ToolMessage;
@@ -106,11 +112,7 @@ async function settleCall(
     }
     if (check.unchanged) return { alwaysKeys: [], editedArgs: edited };
     const next = { ...call, args: check.args };
-    const verdict = await classifyCall(next, input.mode, always, {
-      workspace: input.workspace,
-      tools: input.tools,
-      configFiles: input.configFiles,
-    });
+    const verdict = await judge(input, next, always);
     if (verdict.action === "deny")
       return {
         declined: notRunResult(
@@ -135,11 +137,7 @@ export async function reviewToolCalls(input: ReviewInput): Promise<ReviewOutcome
   const edits: ReviewOutcome["edits"] = {};
   for (const call of input.calls) {
     if (input.answered.has(call.id!)) continue;
-    const decision = await classifyCall(call, input.mode, always, {
-      workspace: input.workspace,
-      tools: input.tools,
-      configFiles: input.configFiles,
-    });
+    const decision = await judge(input, call, always);
     if (decision.action === "run") continue;
     if (decision.action === "deny") {
       // Denied by the project rules: refused without asking.
