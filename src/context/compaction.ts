@@ -5,7 +5,7 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { answerDanglingToolCalls, estimateTotalTokens, toUnits } from "./budget.js";
-import { measureContext, type SentView, SUMMARY_KEY, summaryMarker } from "./context-size.js";
+import { isRequest, measureContext, type SentView, SUMMARY_KEY, summaryMarker } from "./context-size.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { ensureOutputDir } from "../memory/state-dir.js";
 import { gateText } from "../workspace/output-gate.js";
@@ -70,9 +70,6 @@ export function summarySteps(message: BaseMessage): number | undefined {
   const marker = summaryMarker(message);
   return marker ? Math.max(0, marker.steps ?? 0) : undefined;
 }
-
-/** A user's request (not a summary). */
-const isRequest = (m: BaseMessage) => m.getType() === "human" && summarySteps(m) === undefined;
 
 /** Nothing worth a summary: no message, or only an earlier summary. */
 const nothingToSummarise = (messages: readonly BaseMessage[]) =>

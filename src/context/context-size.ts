@@ -115,12 +115,12 @@ export interface ContextSize {
   estimated: boolean;
 }
 
+/** A user's request (not a summary). */
+export const isRequest = (m: BaseMessage) => m.getType() === "human" && !summaryMarker(m);
+
 /** The latest user request (not a summary), or -1. */
 function latestRequest(history: readonly BaseMessage[]): number {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const m = history[i]!;
-    if (m.getType() === "human" && !summaryMarker(m)) return i;
-  }
+  for (let i = history.length - 1; i >= 0; i--) if (isRequest(history[i]!)) return i;
   return -1;
 }
 

@@ -178,8 +178,6 @@ export type AgentEventBody =
       durationMs: number;
     };
 
-export type AgentEventType = AgentEvent["type"];
-
 /** Where engines send events. */
 export type EventSink = (event: AgentEvent) => void;
 

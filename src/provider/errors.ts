@@ -83,16 +83,12 @@ function messageOf(value: unknown, depth = 0): string | undefined {
   }
   if (typeof value !== "object") return String(value);
   const o = value as Record<string, unknown>;
-  if (o.error !== undefined) {
-    const inner = messageOf(o.error, depth + 1);
-    if (inner) return inner;
-  }
+  const inner = messageOf(o.error, depth + 1);
+  if (inner) return inner;
   if (typeof o.message === "string" && o.message.trim()) return o.message.trim();
   if (o.message && typeof o.message === "object") {
     const m = o.message as Record<string, unknown>;
-    const detail = detailText(m.detail);
-    if (detail) return detail;
-    return messageOf(m, depth + 1) ?? JSON.stringify(m);
+    return detailText(m.detail) || (messageOf(m, depth + 1) ?? JSON.stringify(m));
   }
   const detail = detailText(o.detail);
   if (detail) return detail;
