@@ -171,7 +171,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     workspace: settings.workspace,
   };
   if (!options.model) rehearseOnce(settings, runtime);
-  let engine: Engine & { flush?(): Promise<void> };
+  let engine: Engine;
   let history: ThreadHistory;
   /** Writes a thread's whole conversation (after /compact), as the engine keeps it. */
   let writeMessages: (threadId: string, messages: BaseMessage[]) => Promise<void>;
@@ -180,11 +180,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
       load: (id) => loadLoopThread(settings.workspace, id),
       save: (id, thread) => saveLoopThread(settings.workspace, id, thread),
     };
-    engine = traced(
-      createLoopEngine({ runtime, meta, modelSettings: settings, memory: loopMemory }),
-      settings,
-      options.emit,
-    );
+    engine = createLoopEngine({ runtime, meta, modelSettings: settings, memory: loopMemory });
     history = loopThreadHistory(loopMemory);
     writeMessages = async (threadId, messages) => {
       const thread = await loopMemory.load(threadId);
@@ -193,26 +189,22 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
   } else {
     const checkpointer = options.checkpointer ?? memory.checkpointer();
     const graph = createAgentGraphBuilder(runtime).compile({ checkpointer });
-    engine = traced(
-      createGraphEngine({
-        graph,
-        meta,
-        modelSettings: settings,
-        approval: settings.approval,
-        maxSteps: settings.maxSteps,
-        recover: (threadId, messages, cause) =>
-          recoverInterruptedCalls({
-            journal: memory.journal,
-            threadId,
-            workspace: settings.workspace,
-            messages,
-            timeTravelThread: threadId,
-            cause,
-          }),
-      }),
-      settings,
-      options.emit,
-    );
+    engine = createGraphEngine({
+      graph,
+      meta,
+      modelSettings: settings,
+      approval: settings.approval,
+      maxSteps: settings.maxSteps,
+      recover: (threadId, messages, cause) =>
+        recoverInterruptedCalls({
+          journal: memory.journal,
+          threadId,
+          workspace: settings.workspace,
+          messages,
+          timeTravelThread: threadId,
+          cause,
+        }),
+    });
     history = graphThreadHistory(graph);
     // As the agent node, as /undo cuts a thread back: a finished turn, so nothing is left to run.
     writeMessages = async (threadId, messages) => {
@@ -223,8 +215,9 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
       );
     };
   }
+  const tracedEngine = traced(engine, settings, options.emit);
   return {
-    engine,
+    engine: tracedEngine,
     tools,
     sandbox,
     history,
@@ -250,7 +243,7 @@ export function createAgentParts(settings: Settings, options: AgentPartsOptions)
     },
     async close() {
       // Pending traces are posted before the process may exit.
-      await engine.flush?.();
+      await tracedEngine.flush?.();
       await memory.close();
       sandbox.sandbox?.dispose();
       await options.mcp?.close();

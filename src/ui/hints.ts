@@ -1,8 +1,6 @@
 import type { Settings } from "../settings.js";
 import { shellQuote } from "../shell-quote.js";
 
-export { shellQuote };
-
 /**
  * A command that continues a thread, runnable as printed from any folder: the way mini-cursor
  * was started, the workspace (absolute), the thread and the request, each quoted for the shell.
