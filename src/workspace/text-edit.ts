@@ -444,14 +444,6 @@ function apply(body: string, matches: Match[], eol: "\n" | "\r\n"): { text: stri
  */
 export const MAX_RECOVERY_CHARS = 2 * 1024 * 1024;
 
-/** Strategies that only recover a model's slip: they must find exactly one place, even with replaceAll. */
-const RECOVERIES: ReadonlySet<MatchStrategy> = new Set([
-  "unescaped",
-  "unicode-punctuation",
-  "inner-whitespace",
-  "indentation-and-spacing",
-]);
-
 /** Lines of the body quoted back, numbered like read_file. */
 const MAX_QUOTED = 8;
 function quoteLines(body: string, from: number, to: number): string {
@@ -478,22 +470,23 @@ export function applyEdit(content: string, oldString: string, newString: string,
     if (found.inconsistent) inconsistentAt ??= found.inconsistentAt;
     return found.inconsistent ? [] : found.matches;
   };
-  const strategies: Array<[MatchStrategy, () => Match[]]> = [
+  // The last four (`recovery`) only recover a model's slip: they must find exactly one place, even with replaceAll.
+  const strategies: Array<[MatchStrategy, () => Match[], recovery?: true]> = [
     ["exact", () => exactMatches(body, oldString, newString)],
     ["line-endings", () => lineEndingMatches(body, oldString, newString)],
     ["trailing-whitespace", byLines((l) => l.trimEnd(), false)],
     ["indentation", byLines((l) => l.trim(), true)],
-    ["unescaped", () => unescapedMatches(body, oldString, newString)],
-    ["unicode-punctuation", () => punctuationMatches(body, oldString, newString)],
-    ["inner-whitespace", () => innerSpacingMatches(body, oldString, newString)],
+    ["unescaped", () => unescapedMatches(body, oldString, newString), true],
+    ["unicode-punctuation", () => punctuationMatches(body, oldString, newString), true],
+    ["inner-whitespace", () => innerSpacingMatches(body, oldString, newString), true],
     // Both at once: indentation and inner spacing typed differently; re-indented like "indentation".
-    ["indentation-and-spacing", byLines((l) => l.trim().replace(/\s+/g, " "), true)],
+    ["indentation-and-spacing", byLines((l) => l.trim().replace(/\s+/g, " "), true), true],
   ];
-  for (const [strategy, find] of strategies) {
-    if (RECOVERIES.has(strategy) && body.length > MAX_RECOVERY_CHARS) continue;
+  for (const [strategy, find, recovery] of strategies) {
+    if (recovery && body.length > MAX_RECOVERY_CHARS) continue;
     const matches = find();
     if (matches.length === 0) continue;
-    if (matches.length > 1 && (!replaceAll || RECOVERIES.has(strategy))) {
+    if (matches.length > 1 && (!replaceAll || recovery)) {
       const lines = matches.map((m) => lineOf(body, m.start));
       return {
         ok: false,
