@@ -126,11 +126,8 @@ const cache = new WeakMap<readonly string[], Redactor>();
 
 /** The redactor for a list of secrets, built once per list. */
 export function redactorFor(secrets: readonly string[]): Redactor {
-  let r = cache.get(secrets);
-  if (!r) {
-    r = createRedactor(secrets);
-    cache.set(secrets, r);
-  }
+  const r = cache.get(secrets) ?? createRedactor(secrets);
+  cache.set(secrets, r);
   return r;
 }
 
