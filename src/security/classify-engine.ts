@@ -341,7 +341,8 @@ function checkTarget(word: Word, verb: string, state: State, options: TargetOpti
   for (const at of locateAll(word, state)) {
     record(state, word, at, verb);
     if (at.kind !== "null-device") state.notReadOnly.push(`${verb} ${word.raw}`);
-    if ((options.gitAsks ?? true) && isGitDir(at, state))
+    // The repository's `.git` folder asks whatever the command: history, hooks and settings.
+    if (isGitDir(at, state))
       danger(state, `${verb} ${word.raw} (the repository's history, hooks and settings in .git)`);
     else if (at.kind === "unknown") {
       if (options.unknownAsks)
@@ -516,10 +517,7 @@ function checkShell(name: string, args: Word[], stdin: StdinSource | undefined, 
   }
   if (inline) return script ? runScript(script, `${name} -c`, state, depth) : false;
   if (script && !fromStdin) {
-    if (script.kind === "process_substitution") {
-      opaque(state, `${name} runs a script produced at run time (\`${shorten(script.raw, 60)}\`)`);
-      return false;
-    }
+    if (script.kind === "process_substitution") return producedLater(state, name, script);
     if (script.value !== "-" && !isStdinPath(script.value)) return false; // a script file: the approval mode decides
   }
   return codeFromStdin(name, true, stdin, state, depth);
@@ -542,8 +540,7 @@ function checkInterpreter(
   }
   const first = positional(args, list(INTERPRETER_VALUED))[0];
   if (first && first.value !== "-" && !isStdinPath(first.value)) {
-    if (first.kind === "process_substitution")
-      opaque(state, `${name} runs a script produced at run time (\`${shorten(first.raw, 60)}\`)`);
+    if (first.kind === "process_substitution") producedLater(state, name, first);
     return;
   }
   codeFromStdin(name, false, stdin, state, 0);
@@ -618,13 +615,15 @@ function checkSourced(
 ): boolean {
   const file = args[0];
   if (!file) return false;
-  if (file.kind === "process_substitution") {
-    opaque(state, `${name} runs a script produced at run time (\`${shorten(file.raw, 60)}\`)`);
-  } else if (isStdinPath(file.value)) {
-    if (stdin) return codeFromStdin(name, true, stdin, state, depth);
-    opaque(state, `${name} runs a script produced at run time (\`${shorten(file.raw, 60)}\`)`);
-  } else if (file.dynamic) {
-    opaque(state, `${name} runs a script only known at run time (\`${shorten(file.raw, 60)}\`)`);
-  }
+  const fromStdin = file.kind !== "process_substitution" && isStdinPath(file.value);
+  if (fromStdin && stdin) return codeFromStdin(name, true, stdin, state, depth);
+  if (fromStdin || file.kind === "process_substitution") return producedLater(state, name, file);
+  if (file.dynamic) opaque(state, `${name} runs a script only known at run time (\`${shorten(file.raw, 60)}\`)`);
+  return false;
+}
+
+/** `sh <(curl …)`, `source /dev/stdin` with nothing piped in: a script that exists only once something ran. */
+function producedLater(state: State, name: string, script: Word): false {
+  opaque(state, `${name} runs a script produced at run time (\`${shorten(script.raw, 60)}\`)`);
   return false;
 }

@@ -295,7 +295,6 @@ const deleting = (unknownAsks: boolean, wholeWorkspaceAsks: boolean) => ({
   unknownAsks,
   wholeWorkspaceAsks,
   tempIsOutside: true,
-  gitAsks: true,
 });
 
 const inWorkspace = (w: Word, at: Where) => locateAll(w, at).some((l) => l.kind === "workspace");

@@ -153,8 +153,6 @@ export interface TargetOptions {
   wholeWorkspaceAsks?: boolean;
   /** Temporary folders count as outside (deletes: anything outside the workspace asks). */
   tempIsOutside?: boolean;
-  /** The repository's `.git` folder asks (deletes, moves and writes: history, hooks, settings). */
-  gitAsks?: boolean;
 }
 
 /**

@@ -65,9 +65,6 @@ const matcherGroupSchema = z.looseObject({
   hooks: z.array(hookCommandSchema),
 });
 
-/** The `hooks` block: an object of events. Events mini-cursor does not run are skipped with a warning. */
-export const hooksSchema = z.record(z.string(), z.unknown());
-
 const groupsSchema = z.array(matcherGroupSchema);
 
 /** One configured hook, ready to match. */
@@ -141,7 +138,8 @@ export function hookMatches(spec: Pick<HookSpec, "matcher">, name: string): bool
  * warning. Throws HooksConfigError when it is not in the shape above.
  */
 export function parseHooks(block: unknown, file: string): { hooks: HookSpec[]; unsupported: string[] } {
-  const top = hooksSchema.safeParse(block);
+  // An object of events; events mini-cursor does not run are skipped with a warning.
+  const top = z.record(z.string(), z.unknown()).safeParse(block);
   if (!top.success)
     throw new HooksConfigError(`${file}: hooks must be an object of events, e.g. {"PreToolUse": [...]}`);
   const hooks: HookSpec[] = [];

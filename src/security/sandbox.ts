@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { STATE_DIR_NAME } from "../memory/state-dir.js";
@@ -215,8 +215,8 @@ export function bubblewrapArgs(options: SandboxOptions & SandboxFiles, cwd: stri
 function resolved(p: string): { path: string; kind: "dir" | "file" } | undefined {
   try {
     const target = realpathSync(p);
-    const st = statSync(target);
-    return st.isDirectory() ? { path: target, kind: "dir" } : st.isFile() ? { path: target, kind: "file" } : undefined;
+    const kind = kindAt(target);
+    return kind === "dir" || kind === "file" ? { path: target, kind } : undefined;
   } catch {
     return undefined;
   }

@@ -260,12 +260,8 @@ function visit(node: Node, out: ParsedScript, stdin: StdinSource | undefined): S
     }
     case "for_statement":
     case "c_style_for_statement":
-    case "while_statement": {
-      const first = out.commands.length;
-      const cmds = visitChildren(node, out, stdin);
-      for (const c of out.commands.slice(first)) c.repeats = true;
-      return cmds;
-    }
+    case "while_statement":
+      return repeating(out, () => visitChildren(node, out, stdin));
     case "redirected_statement": {
       const body = node.childForFieldName("body");
       let input = stdin;
@@ -291,9 +287,7 @@ function visit(node: Node, out: ParsedScript, stdin: StdinSource | undefined): S
     case "function_definition": {
       const name = node.childForFieldName("name");
       const body = node.childForFieldName("body");
-      const first = out.commands.length;
-      const cmds = body ? visit(body, out, undefined) : [];
-      for (const c of out.commands.slice(first)) c.repeats = true;
+      const cmds = repeating(out, () => (body ? visit(body, out, undefined) : []));
       if (name) out.functions.push({ name: name.text, calls: cmds.map((c) => c.words[0]?.value ?? "") });
       return cmds;
     }
@@ -318,6 +312,14 @@ function within(out: ParsedScript, joined: SimpleCommand["joined"], visit: () =>
   const first = out.commands.length;
   const cmds = visit();
   if (joined && out.commands[first]) out.commands[first].joined = joined;
+  return cmds;
+}
+
+/** Visits with `visit`, marking every command it records as one that `repeats` (a loop's or a function's body). */
+function repeating(out: ParsedScript, visit: () => SimpleCommand[]): SimpleCommand[] {
+  const first = out.commands.length;
+  const cmds = visit();
+  for (const c of out.commands.slice(first)) c.repeats = true;
   return cmds;
 }
 
@@ -374,8 +376,7 @@ function readCommand(node: Node, out: ParsedScript, stdin: StdinSource | undefin
   for (const child of node.namedChildren) {
     switch (child.type) {
       case "variable_assignment":
-        recordAssignment(child, out);
-        visitSubstitutions(child, out);
+        visit(child, out, undefined);
         break;
       case "file_redirect":
       case "herestring_redirect":
