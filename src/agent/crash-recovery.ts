@@ -123,14 +123,9 @@ async function changesSince(
     const store = snapshotStore(input.workspace);
     const after = await store.take();
     const changes = await store.changes(first.before, after);
-    if (input.timeTravelThread)
-      await store.setThreadSnapshot(
-        input.timeTravelThread,
-        after,
-        changes.map((c) => c.path),
-      );
-    const startedAt = Date.parse(first.startedAt) || Date.now();
     const paths = changes.map((c) => c.path);
+    if (input.timeTravelThread) await store.setThreadSnapshot(input.timeTravelThread, after, paths);
+    const startedAt = Date.parse(first.startedAt) || Date.now();
     const snapshots = first.request ? { [first.request]: { before: first.before, after, startedAt, paths } } : {};
     return { changes, snapshots };
   } catch {

@@ -102,21 +102,6 @@ export function subagentRuntime(parent: AgentRuntime, type: SubagentType): Agent
   return runtime;
 }
 
-/**
- * Whether the sub-agent a task call starts has a tool that changes files (by the tools' declared
- * kinds, as a step's snapshot is decided): an `explore` has none, a `general` has the parent's.
- * A call that cannot start a sub-agent changes nothing.
- */
-export function subagentMayChangeFiles(parent: AgentRuntime, call: ToolCall): boolean {
-  const resolved = resolveTaskCall(parent, call);
-  if ("error" in resolved) return false;
-  const tools = subagentRuntime(parent, resolved.type).tools;
-  return canChangeFiles(
-    tools.map((t) => ({ name: t.name })),
-    tools,
-  );
-}
-
 /** The arguments of a task call, or the text its result carries when they cannot start one. */
 export function resolveTaskCall(
   parent: AgentRuntime,
@@ -152,8 +137,9 @@ export async function runTaskCall(
   run: (type: SubagentType, input: TaskInput) => Promise<TaskEnd>,
 ): Promise<TaskEnd> {
   const { threadId, call } = task;
+  const journal = callJournal(runtime.journal);
   const ended = async (end: TaskEnd) => {
-    await callJournal(runtime.journal)?.ended(threadId, [end.result]);
+    await journal?.ended(threadId, [end.result]);
     return end;
   };
   const resolved = resolveTaskCall(runtime, call);
@@ -161,7 +147,19 @@ export async function runTaskCall(
   on.resolved?.(resolved.type);
   const release = await places.take(threadId, task.signal, on.queued);
   try {
-    if (!task.resumed) await journalTaskStart(runtime, threadId, task.turn, call, task.ns);
+    if (!task.resumed) {
+      // On the journal before it starts, with the whole workspace as it was when its tools may
+      // change files (by their declared kinds, as a step's snapshot is decided: an `explore` has
+      // none, a `general` the parent's): a stop inside it is closed with the files changed since
+      // (agent/crash-recovery.ts). `ns`: the graph's task, by which a resume finds it.
+      const { tools } = subagentRuntime(runtime, resolved.type);
+      const readOnly = !canChangeFiles(
+        tools.map((t) => ({ name: t.name })),
+        tools,
+      );
+      const before = readOnly ? undefined : await workspaceSnapshot(runtime, task.turn.request);
+      await journal?.started(threadId, task.turn, { id: call.id!, name: call.name, before, readOnly, ns: task.ns });
+    }
     return await ended(await run(resolved.type, resolved.input));
   } finally {
     release();
@@ -258,23 +256,6 @@ export async function latestWorkspaceSnapshot(
   if (!request || !current[request]) return {};
   const now = await workspaceSnapshot(runtime, request);
   return now ? { [request]: { ...current[request]!, after: now } } : {};
-}
-
-/**
- * A task call on the parent's journal before its sub-agent starts (both engines), with the whole
- * workspace as it was when its tools may change files: a stop inside it is closed with the files
- * changed since (agent/crash-recovery.ts). `ns`: the graph's task, by which a resume finds it.
- */
-async function journalTaskStart(
-  runtime: AgentRuntime,
-  threadId: string,
-  turn: TurnOf,
-  call: ToolCall,
-  ns?: string,
-): Promise<void> {
-  const readOnly = !subagentMayChangeFiles(runtime, call);
-  const before = readOnly ? undefined : await workspaceSnapshot(runtime, turn.request);
-  await callJournal(runtime.journal)?.started(threadId, turn, { id: call.id!, name: call.name, before, readOnly, ns });
 }
 
 /**

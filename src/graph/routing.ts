@@ -77,9 +77,8 @@ export function routeAfterAgent(
   mode: ApprovalMode,
   maxSteps: number,
 ): "repeat_stop" | "approve" | typeof END | Send[] | "start_step" | "step_limit" {
-  const tools = runtime.tools;
-  const last = state.messages[state.messages.length - 1];
-  const ai = last ? lastAIMessage([last]) : undefined;
+  const { tools } = runtime;
+  const ai = lastAIMessage(state.messages.slice(-1));
   const calls = ai?.tool_calls ?? [];
   if (calls.length === 0) return END;
   if (checkRepeats(state.messages).action === "stop") return "repeat_stop";

@@ -144,13 +144,5 @@ export const AgentState = z.object({
 });
 
 export type AgentStateType = z.infer<typeof AgentState>;
-export type AgentStateUpdate = Partial<{
-  messages: Messages;
-  alwaysAllow: string[];
-  snapshots: WorkspaceSnapshots;
-  todos: Todo[];
-  restoredFiles: string[];
-  keptFiles: string[];
-  turnApproval: ApprovalMode | null;
-  stopReason: GraphStopReason | null;
-}>;
+/** What a node returns: any of the fields, its messages as the messages reducer takes them. */
+export type AgentStateUpdate = Partial<Omit<AgentStateType, "messages"> & { messages: Messages }>;

@@ -1,6 +1,5 @@
 import type { ToolMessage, BaseMessage } from "@langchain/core/messages";
 import { createRunTally, type Engine, type RunMeta, type RunRequest, type RunSummary } from "../agent/engine.js";
-import type { EventSink } from "../contracts/events.js";
 import { describeModelError, type ModelSettings } from "../models/model.js";
 import { stateAbort } from "../memory/state-errors.js";
 import { checkRepeats, loopGuardReport, loopStopResults } from "../guard/repeats.js";
@@ -48,10 +47,6 @@ function fileMemory(workspace: string): LoopMemory {
   };
 }
 
-function emitResults(results: ToolMessage[], step: number, emit: EventSink, timer: ToolTimer): void {
-  for (const result of results) emit(toolResultEvent(result, step, timer));
-}
-
 export function createLoopEngine(options: LoopOptions): Engine {
   const { runtime } = options;
   const memory = options.memory ?? fileMemory(runtime.workspace);
@@ -77,6 +72,11 @@ export function createLoopEngine(options: LoopOptions): Engine {
           todos: thread.todos ?? [],
         });
       const timer = new ToolTimer();
+      /** Results join the conversation and the trace. */
+      const observe = (results: ToolMessage[], step: number) => {
+        messages.push(...results);
+        for (const result of results) emit(toolResultEvent(result, step, timer));
+      };
       // What the calls run with: the thread (and a sub-agent's conversation in it), and no time
       // travel: the loop's threads keep no snapshot ref (their ids may equal a graph thread's).
       const callsConfigurable = {
@@ -146,9 +146,8 @@ export function createLoopEngine(options: LoopOptions): Engine {
           for (const call of calls) emit({ type: "tool_call", step, id: call.id!, name: call.name, args: call.args });
           if (guard.action === "stop") {
             const stopped = loopStopResults(message, guard);
-            messages.push(...stopped);
+            observe(stopped, step);
             await save();
-            emitResults(stopped, step, emit, timer);
             return tally.finish("loop_guard");
           }
 
@@ -170,8 +169,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             },
           });
           thread.alwaysAllow.push(...review.alwaysAdded);
-          messages.push(...review.results);
-          emitResults(review.results, step, emit, timer);
+          observe(review.results, step);
           await save();
           // Every call at once, each inside its guards: the same guarded tools the graph's ToolNode
           // runs (order, snapshots, hooks, journal, notes). What ToolNode does for the graph is
@@ -214,20 +212,17 @@ export function createLoopEngine(options: LoopOptions): Engine {
           if (signal?.aborted) throw new Error("aborted");
           const outputs = settled.map((s) => (s as PromiseFulfilledResult<ReturnType<typeof resultOf>>).value);
           const results = outputs.map((o) => o.result);
-          emitResults(results, step, emit, timer);
+          // OBSERVE.
+          observe(results, step);
           for (const { update } of outputs) {
             if (update.snapshots) keep(update.snapshots as WorkspaceSnapshots);
             if (update.todos) thread.todos = update.todos as Todo[];
           }
           // The one place the loop's todo list changes, as the graph's reducer does it.
           if (outputs.some((o) => o.update.todos)) emit({ type: "todos", step, todos: thread.todos ?? [] });
-          // OBSERVE.
-          messages.push(...results);
           // A hook answered `continue: false` around a call: the run ends here, its task calls unstarted (as step_done).
           if (outputs.some((o) => o.update.stopReason === HOOK_STOP)) {
-            const unstarted = hookStopResults(review.tasks);
-            emitResults(unstarted, step, emit, timer);
-            messages.push(...unstarted);
+            observe(hookStopResults(review.tasks), step);
             await save();
             return tally.finish(HOOK_STOP);
           }
@@ -251,8 +246,7 @@ export function createLoopEngine(options: LoopOptions): Engine {
             // As the graph's step_done: the request's entry ends at the files as the sub-agents left them.
             if (Object.keys(tasks.snapshots).length > 0)
               keep(await latestWorkspaceSnapshot(runtime, currentRequest(messages), thread.snapshots ?? {}));
-            emitResults(tasks.results, step, emit, timer);
-            messages.push(...tasks.results);
+            observe(tasks.results, step);
             if (tasks.stop) {
               await save();
               return tally.finish(HOOK_STOP);
