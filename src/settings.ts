@@ -475,19 +475,6 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
 /** The longest a hook may run, whatever it or the setting asks (as for a command). */
 export const MAX_HOOK_TIMEOUT_MS = 600_000;
 
-/** Where the person's own slash commands are: MINI_CURSOR_COMMANDS_DIR, else `commands/` in the user config folder (userConfigDir). */
-export function userCommandsDir(env: NodeJS.ProcessEnv = started): string {
-  return path.resolve(nonEmpty(env.MINI_CURSOR_COMMANDS_DIR) ?? path.join(userConfigDir(env), "commands"));
-}
-
-/**
- * Claude Code's user folder, whose `commands/` and `agents/` are the person's own as ours are:
- * CLAUDE_CONFIG_DIR (Claude Code's own variable), else `~/.claude`.
- */
-export function claudeHomeDir(env: NodeJS.ProcessEnv = started): string {
-  return path.resolve(nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(homeDir(env), ".claude"));
-}
-
 // --- Studio: its settings and who may call the dev server -----------------------------------------
 
 /** The environment and .env files as Studio's first run read them (see settingsFromEnvironment). */
@@ -760,8 +747,10 @@ export function loadSettings(flags: SettingsFlags = {}, env: NodeJS.ProcessEnv =
     mcp: mcpSettings(env),
     hookTimeoutMs: toInt(env.MINI_CURSOR_HOOK_TIMEOUT_MS, "MINI_CURSOR_HOOK_TIMEOUT_MS") ?? DEFAULT_HOOK_TIMEOUT_MS,
     claudeUserSettings: path.join(homeDir(env), ".claude", "settings.json"),
-    userCommands: userCommandsDir(env),
-    claudeHome: claudeHomeDir(env),
+    // MINI_CURSOR_COMMANDS_DIR, else `commands/` in the user config folder.
+    userCommands: path.resolve(nonEmpty(env.MINI_CURSOR_COMMANDS_DIR) ?? path.join(userConfigDir(env), "commands")),
+    // Claude Code's own variable, else `~/.claude`: its `commands/` and `agents/` are the person's own as ours are.
+    claudeHome: path.resolve(nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(homeDir(env), ".claude")),
     // Provider wire (src/provider/).
     temperature: toTemperature(env.MINI_CURSOR_TEMPERATURE),
     extraBody: toJsonObject(env.MINI_CURSOR_EXTRA_BODY, "MINI_CURSOR_EXTRA_BODY"),
@@ -796,21 +785,15 @@ const FIELD_VARIABLES: Record<string, string> = {
   "mcp.callTimeoutMs": "MINI_CURSOR_MCP_TIMEOUT_MS",
   hookTimeoutMs: "MINI_CURSOR_HOOK_TIMEOUT_MS",
 };
-/** The flag that sets a field, where there is one. */
-const FIELD_FLAGS: Record<string, keyof SettingsFlags> = {
-  model: "model",
-  engine: "engine",
-  maxSteps: "maxSteps",
-  approval: "approval",
-  sandbox: "sandbox",
-};
+/** The fields a flag of the same name sets. */
+const FIELD_FLAGS: readonly (keyof SettingsFlags)[] = ["model", "engine", "maxSteps", "approval", "sandbox"];
 
 /** One sentence for a value the schema refused: `MINI_CURSOR_APPROVAL=yolo is not valid: use one of …`. */
 function invalidSetting(issue: z.core.$ZodIssue, raw: Record<string, unknown>, flags: SettingsFlags): string {
   const field = issue.path.join(".");
   let value: unknown = raw;
   for (const key of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey];
-  const flag = FIELD_FLAGS[field];
+  const flag = FIELD_FLAGS.find((f) => f === field);
   const fromFlag = flag !== undefined && nonEmpty(String(flags[flag] ?? "")) !== undefined;
   const name = fromFlag
     ? `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
