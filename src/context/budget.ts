@@ -50,6 +50,12 @@ export function answerDanglingToolCalls(messages: readonly BaseMessage[]): BaseM
   return out;
 }
 
+/** The index of the last item that passes `test`, or -1 (Array.prototype.findLastIndex is ES2023). */
+export function lastIndex<T>(items: readonly T[], test: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i;
+  return -1;
+}
+
 /** Splits a history into units that must stay together: a tool-calling turn with its results. */
 export function toUnits(messages: readonly BaseMessage[]): BaseMessage[][] {
   const units: BaseMessage[][] = [];
@@ -101,10 +107,7 @@ function shortenRequest(message: BaseMessage, capTokens: number, budgetTokens: n
  */
 export function fitToBudget(messages: readonly BaseMessage[], budgetTokens: number, reservedTokens = 0): BaseMessage[] {
   const units = toUnits(answerDanglingToolCalls(messages));
-  let latestHuman = -1;
-  units.forEach((unit, index) => {
-    if (unit[0]!.getType() === "human") latestHuman = index;
-  });
+  const latestHuman = lastIndex(units, (unit) => unit[0]!.getType() === "human");
   const cap = requestTokenCap(budgetTokens, reservedTokens);
   if (latestHuman >= 0 && estimateTotalTokens(units[latestHuman]!) > cap) {
     units[latestHuman] = [shortenRequest(units[latestHuman]![0]!, cap, budgetTokens)];

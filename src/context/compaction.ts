@@ -4,7 +4,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage }
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { answerDanglingToolCalls, estimateTotalTokens, toUnits } from "./budget.js";
+import { answerDanglingToolCalls, estimateTotalTokens, lastIndex, toUnits } from "./budget.js";
 import { isRequest, measureContext, type SentView, SUMMARY_KEY, summaryMarker } from "./context-size.js";
 import { callModelWithRetry, usageOf, type UsageCount } from "../models/invoke.js";
 import { ensureOutputDir } from "../memory/state-dir.js";
@@ -143,10 +143,7 @@ export function offloadLargeResults(
   workspace: string,
   limits: OffloadLimits = DEFAULT_OFFLOAD_LIMITS,
 ): BaseMessage[] {
-  let lastAI = -1;
-  history.forEach((m, i) => {
-    if (AIMessage.isInstance(m)) lastAI = i;
-  });
+  const lastAI = lastIndex(history, (m) => AIMessage.isInstance(m));
   return history.map((m, i) => {
     if (!ToolMessage.isInstance(m)) return m;
     const unseen = i > lastAI;
@@ -238,7 +235,6 @@ export interface Compaction {
   response: AIMessage;
 }
 
-/** Estimated tokens set aside for the summary in a budget. */
 function summaryAllowance(budgetTokens: number): number {
   return Math.min(SUMMARY_ALLOWANCE_TOKENS, Math.floor(budgetTokens * SUMMARY_ALLOWANCE_SHARE));
 }
@@ -320,10 +316,7 @@ export async function compactHistory(
 ): Promise<Compaction | undefined> {
   const { budgetTokens, systemPrompt, tools, view } = options;
   const units = toUnits(answerDanglingToolCalls(history));
-  let latest = -1;
-  units.forEach((u, i) => {
-    if (isRequest(u[0]!)) latest = i;
-  });
+  const latest = lastIndex(units, (u) => isRequest(u[0]!));
   const before = measureContext(systemPrompt, history, tools, budgetTokens, view);
   // Room for the recent turns, in estimated tokens: the target less the fixed part, the request and the summary.
   const room = (limit: number, summaryTokens: number) =>

@@ -2,7 +2,7 @@ import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/mess
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { CHARS_PER_TOKEN, estimateTokens, estimateTotalTokens } from "../models/tokens.js";
-import { requestTokenCap } from "./budget.js";
+import { lastIndex, requestTokenCap } from "./budget.js";
 
 /**
  * One measure of a request's size, used both to decide when to compact and to size what a
@@ -118,12 +118,6 @@ export interface ContextSize {
 /** A user's request (not a summary). */
 export const isRequest = (m: BaseMessage) => m.getType() === "human" && !summaryMarker(m);
 
-/** The latest user request (not a summary), or -1. */
-function latestRequest(history: readonly BaseMessage[]): number {
-  for (let i = history.length - 1; i >= 0; i--) if (isRequest(history[i]!)) return i;
-  return -1;
-}
-
 /**
  * The size of the request `history` would make with this system prompt and these tools, as
  * `view` sends it (issue 30's probe: measured with the big results the request no longer
@@ -139,7 +133,7 @@ export function measureContext(
 ): ContextSize {
   const fixed = fixedTokens(systemPrompt, tools);
   const { scale, estimated } = providerScale(fixed, history, view);
-  const at = latestRequest(history);
+  const at = lastIndex(history, isRequest);
   const whole = at >= 0 ? estimateTokens(history[at]!) : 0;
   const request = Math.min(whole, requestTokenCap(budgetTokens, fixed));
   const messages = estimateTotalTokens(view(history)) - whole + request;

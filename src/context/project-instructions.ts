@@ -17,7 +17,6 @@ export interface ProjectInstructions {
   /** The file name, e.g. "AGENTS.md". */
   file: string;
   text: string;
-  /** True when the file was longer than the cap. */
   truncated: boolean;
   /** The size of the whole file. */
   bytes: number;

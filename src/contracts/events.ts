@@ -115,7 +115,6 @@ export type AgentEventBody =
   /** A hook the person configured ran before (`before`) or after (`after`) a call, or on another event (Claude Code's name): what it came to (guard/hooks.ts). */
   | {
       type: "hook";
-      /** The call's id. */
       id: string;
       tool: string;
       event:
@@ -178,7 +177,6 @@ export type AgentEventBody =
       durationMs: number;
     };
 
-/** Where engines send events. */
 export type EventSink = (event: AgentEvent) => void;
 
 /** Asks whoever runs the agent (a person, a policy) about one tool call. */

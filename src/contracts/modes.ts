@@ -14,7 +14,6 @@ export function looserApproval(mode: ApprovalMode, than: ApprovalMode): boolean 
   return STRICTEST_FIRST.indexOf(mode) > STRICTEST_FIRST.indexOf(than);
 }
 
-/** The stricter of two modes. */
 export function stricterApproval(a: ApprovalMode, b: ApprovalMode): ApprovalMode {
   return looserApproval(a, b) ? b : a;
 }

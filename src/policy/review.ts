@@ -18,7 +18,6 @@ import { checkEdit, refusedEditNote } from "./edit-call.js";
 type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
 
 export interface ReviewInput {
-  /** The model turn whose calls are judged. */
   calls: readonly ToolCall[];
   /** Ids of calls that already have a result (malformed, unknown tool): not judged. */
   answered: ReadonlySet<string>;
@@ -32,7 +31,6 @@ export interface ReviewInput {
   preview?: (call: ToolCall) => Promise<string | undefined> | undefined;
   /** The trust store and the user's MCP config (AgentRuntime.configFiles). */
   configFiles?: { trustStore: string; mcpUserConfig: string };
-  /** Asks whoever decides; returns their answer. */
   ask: (request: ApprovalRequest, decision: CallDecision) => Promise<ApprovalResponse> | ApprovalResponse;
 }
 

@@ -106,6 +106,10 @@ export function rejectedSchemaKeyword(body: Json, errorText: string): string | u
   return SCHEMA_KEYWORDS.find((key) => errorText.includes(key) && schemas.includes(JSON.stringify(key)));
 }
 
+/** Words of an error that rejects a parameter. */
+const REJECTION_WORDS =
+  /unsupported|not supported|unrecognized|unknown|extra|not permitted|not allowed|invalid|unexpected/i;
+
 /** Parameters that may be dropped when a provider rejects them; the conversation itself never is. */
 const ESSENTIAL = new Set(["model", "messages", "tools", "stream"]);
 
@@ -117,12 +121,7 @@ const ESSENTIAL = new Set(["model", "messages", "tools", "stream"]);
 export function rejectedParameter(body: Json, errorText: string, param: string | undefined): string | undefined {
   const sent = Object.keys(body).filter((k) => !ESSENTIAL.has(k));
   if (param && sent.includes(param)) return param;
-  if (
-    !/unsupported|not supported|unrecognized|unknown|extra|not permitted|not allowed|invalid|unexpected/i.test(
-      errorText,
-    )
-  )
-    return undefined;
+  if (!REJECTION_WORDS.test(errorText)) return undefined;
   for (const key of sent) {
     // Quoted ('temperature', "stream_options" in a pydantic loc) or, for names no prose uses, bare.
     const named = new RegExp(`["'\`]${key}["'\`]${key.includes("_") ? `|\\b${key}\\b` : ""}`);

@@ -225,18 +225,11 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
     // A JSON completion: asked for (MINI_CURSOR_STREAM=off), or a server that ignores `stream`.
     const text = await response.text();
     if (looksLikeHtml(text)) throw webPage();
-    let parsed: Json;
-    try {
-      parsed = JSON.parse(text) as Json;
-    } catch {
+    const parsed = parseJson(text) as Json | null | undefined;
+    if (!Array.isArray(parsed?.choices)) {
+      const what = parsed === undefined ? "something that is not JSON" : "an error";
       throw new ProviderError(
-        `The model server at ${options.baseUrl} answered with something that is not JSON: ${providerMessage(text)}`,
-        "error_body",
-      );
-    }
-    if (!Array.isArray(parsed.choices)) {
-      throw new ProviderError(
-        `The model server at ${options.baseUrl} answered with an error: ${providerMessage(text)}`,
+        `The model server at ${options.baseUrl} answered with ${what}: ${providerMessage(text)}`,
         "error_body",
       );
     }
