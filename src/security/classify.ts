@@ -18,14 +18,7 @@ import type { Places } from "./locations.js";
 import { EMPTY_RULES, findRule, type CommandRule } from "./rules.js";
 import { loadShellParser, type ShellParser } from "./shell-parse.js";
 
-export {
-  MAX_NESTING,
-  type Classification,
-  type ClassifyContext,
-  type CommandFacts,
-  type PathFact,
-  type Verdict,
-} from "./classify-state.js";
+export type { Classification, Verdict } from "./classify-state.js";
 
 /**
  * Classifies a command line as allow, ask or deny by reading it with a real shell parser:

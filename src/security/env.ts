@@ -1,14 +1,6 @@
 import { redactorFor } from "../workspace/redact.js";
 
-export {
-  ALWAYS_SCRUBBED,
-  isSecretName,
-  parsePassEnv,
-  SECRET_NAME,
-  type ScrubbedEnvironment,
-  scrubEnvironment,
-  withoutNpmRunVariables,
-} from "../secret-env.js";
+export { isSecretName, parsePassEnv, scrubEnvironment, withoutNpmRunVariables } from "../secret-env.js";
 
 /**
  * Replaces every occurrence of the given secret values (8 characters or longer), and of their
