@@ -73,19 +73,6 @@ export interface McpHub {
   close(): Promise<void>;
 }
 
-/** A client with only what `loadMcpTools` and its tools call, starting the server on first use. */
-function lazyClient(server: McpServerHandle, tools: readonly Tool[]) {
-  return {
-    listTools: async () => ({ tools: [...tools] }),
-    callTool: (
-      params: { name: string; arguments?: Record<string, unknown> },
-      _schema?: unknown,
-      options?: { signal?: AbortSignal },
-    ) => server.callTool(params.name, params.arguments ?? {}, options?.signal),
-    readResource: async (params: { uri: string }) => (await server.connect()).readResource(params),
-  };
-}
-
 /** The adapter wraps errors as "Error calling tool x: Error: <ours>"; the model reads ours. */
 function failureText(err: unknown): string {
   const message = (err as Error)?.message ?? String(err);
@@ -214,8 +201,10 @@ async function toolsOf(
   workspace: () => Promise<Workspace>,
   redact: readonly string[] = [],
 ): Promise<StructuredToolInterface[]> {
-  const client = lazyClient(server, list);
   const { loadMcpTools } = await mcpLibraries();
+  // A client with only what `loadMcpTools` calls: the list. Its tools' calls never reach the
+  // client, since bounded() gives each tool a func that calls the server (started on first use).
+  const client = { listTools: async () => ({ tools: [...list] }) };
   const loaded = await loadMcpTools(server.spec.name, client as never, {
     prefixToolNameWithServerName: true,
     throwOnLoadError: false,
