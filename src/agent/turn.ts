@@ -55,44 +55,28 @@ export function invalidCallResults(message: AIMessage): ToolMessage[] {
   );
 }
 
-/** Calls naming a tool we do not have get a result listing the ones we do. */
-export function unknownToolResults(message: AIMessage, toolNames: readonly string[]): ToolMessage[] {
-  const invalid = new Set((message.invalid_tool_calls ?? []).map((c) => c.id));
-  return (message.tool_calls ?? [])
-    .filter((c) => !invalid.has(c.id) && !toolNames.includes(c.name))
-    .map(
-      (c) =>
-        new ToolMessage({
-          tool_call_id: c.id!,
-          name: c.name,
-          status: "error",
-          content: `Error: there is no tool named "${c.name}". Available tools: ${toolNames.join(", ")}.`,
-        }),
-    );
-}
-
-/** Calls whose arguments do not fit their tool (an unknown key, a missing or mistyped one) get the tool's refusal. */
-export function badArgumentResults(message: AIMessage, tools: readonly StructuredToolInterface[]): ToolMessage[] {
-  const invalid = new Set((message.invalid_tool_calls ?? []).map((c) => c.id));
-  return (message.tool_calls ?? []).flatMap((c) => {
-    const tool = tools.find((t) => t.name === c.name);
-    const refusal = !tool || invalid.has(c.id) ? undefined : argumentsRefusalOf(tool, c.args);
-    return refusal ? [new ToolMessage({ tool_call_id: c.id!, name: c.name, status: "error", content: refusal })] : [];
-  });
-}
-
 /**
  * Results for the calls of a turn that cannot run at all (arguments that are not JSON or do not
- * fit, unknown tools): answered before approval, so no question is asked about them.
+ * fit, unknown tools): answered before approval, so no question is asked about them. A call
+ * naming a tool we do not have gets a result listing the ones we do; one whose arguments do not
+ * fit its tool (an unknown key, a missing or mistyped one) gets the tool's refusal.
  */
 export function unrunnableCallResults(message: AIMessage, tools: readonly StructuredToolInterface[]): ToolMessage[] {
+  const invalid = new Set((message.invalid_tool_calls ?? []).map((c) => c.id));
+  const parsed = (message.tool_calls ?? []).filter((c) => !invalid.has(c.id));
+  const names = tools.map((t) => t.name);
+  const refused = (c: (typeof parsed)[number], content: string) =>
+    new ToolMessage({ tool_call_id: c.id!, name: c.name, status: "error", content });
   return [
     ...invalidCallResults(message),
-    ...unknownToolResults(
-      message,
-      tools.map((t) => t.name),
-    ),
-    ...badArgumentResults(message, tools),
+    ...parsed
+      .filter((c) => !names.includes(c.name))
+      .map((c) => refused(c, `Error: there is no tool named "${c.name}". Available tools: ${names.join(", ")}.`)),
+    ...parsed.flatMap((c) => {
+      const tool = tools.find((t) => t.name === c.name);
+      const refusal = tool && argumentsRefusalOf(tool, c.args);
+      return refusal ? [refused(c, refusal)] : [];
+    }),
   ];
 }
 

@@ -317,27 +317,25 @@ export function hooksGuard(
     const notes = before.flatMap((b) =>
       b.answer.context ? [`Context from a hook (${b.spec.label}): ${b.answer.context}`] : [],
     );
-    const refuse = (why: string) => notRunResult(call, refusedMessage(call.name, why));
+    // The first hook that refuses the call: it is not run, and the result says why.
+    const refuse = (why: string) => withNotes(notRunResult(call, refusedMessage(call.name, why)), notes);
     for (const { spec, answer, file } of before) {
       const by = `a hook the user configured (${spec.label})`;
-      if (answer.block) return withNotes(refuse(`${by} blocked it: ${answer.block}`), notes);
+      if (answer.block) return refuse(`${by} blocked it: ${answer.block}`);
       if (answer.stop) {
         guarded.update.stopReason = HOOK_STOP;
-        return withNotes(refuse(`${by} stopped the turn`), [...notes, stopNote(spec.label, answer.stop)]);
+        notes.push(stopNote(spec.label, answer.stop));
+        return refuse(`${by} stopped the turn`);
       }
       if (answer.ask)
-        return withNotes(
-          refuse(
-            `${by} asked for the user's approval (${answer.ask}); mini-cursor asks before hooks run, so a call a hook wants asked about is not run`,
-          ),
-          notes,
+        return refuse(
+          `${by} asked for the user's approval (${answer.ask}); mini-cursor asks before hooks run, so a call a hook wants asked about is not run`,
         );
       if (answer.updatedInput) {
         const verdict = judge
           ? await judge(call, changedFields(answer.updatedInput, toolInput(call, at.workspace, paths, file)), config)
           : ({ ok: false, reason: "changed calls cannot be judged here" } as const);
-        if (!verdict.ok)
-          return withNotes(refuse(`${by} changed its arguments, and the changed call ${verdict.reason}`), notes);
+        if (!verdict.ok) return refuse(`${by} changed its arguments, and the changed call ${verdict.reason}`);
         call = { ...call, args: verdict.args };
         Object.assign(guarded, { call });
         notes.push(`Note: a hook the user configured (${spec.label}) changed this call's arguments before it ran.`);
