@@ -29,7 +29,7 @@ import { type BubblewrapStatus, INSTALL_HINT, probeBubblewrap } from "./security
 import { formatThreads } from "./ui/threads-table.js";
 import { isInteractiveTerminal } from "./ui/terminal.js";
 import { pipedInputProblem, readPipedInput, SILENT_STDIN_MS, withPipedText } from "./ui/piped-input.js";
-import { openWorkspace } from "./workspace/paths.js";
+import { isInside, openWorkspace } from "./workspace/paths.js";
 import { addGatedSecrets } from "./workspace/output-gate.js";
 import { onSkippedFiles, readRegularTextSync } from "./regular-file.js";
 import { block, print, printJson, render } from "./ui/output.js";
@@ -222,10 +222,6 @@ function realpathOrSelf(p: string): string {
   } catch {
     return p;
   }
-}
-
-function isInside(dir: string, p: string): boolean {
-  return p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
 }
 
 /**
