@@ -8,12 +8,6 @@ export { DEFAULT_PRICES, type ModelPrice, parsePriceTable, type PriceTable } fro
  * with MINI_CURSOR_PRICES). A model not in the table has no cost rather than a wrong one.
  */
 
-/** "openai/gpt-4o-2024-08-06" -> "gpt-4o-2024-08-06": routers (OpenRouter) prefix the vendor. */
-function bareName(model: string): string {
-  const lower = model.trim().toLowerCase();
-  return lower.slice(lower.lastIndexOf("/") + 1);
-}
-
 /**
  * The price of a model: overrides first, then the table; an exact name, or the longest known
  * name it extends with a dash ("gpt-4o-mini-2024-07-18" is gpt-4o-mini, not gpt-4o).
@@ -21,7 +15,8 @@ function bareName(model: string): string {
 export function priceFor(model: string | undefined, overrides: PriceTable = {}): ModelPrice | undefined {
   if (!model) return undefined;
   const full = model.trim().toLowerCase();
-  const bare = bareName(model);
+  // "openai/gpt-4o-2024-08-06" -> "gpt-4o-2024-08-06": routers (OpenRouter) prefix the vendor.
+  const bare = full.slice(full.lastIndexOf("/") + 1);
   for (const table of [overrides, DEFAULT_PRICES]) {
     const lowered = new Map(Object.entries(table).map(([k, v]) => [k.toLowerCase(), v]));
     const exact = lowered.get(full) ?? lowered.get(bare);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseMessage, InvalidToolCall, ToolCall } from "@langchain/core/messages";
 import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
 import type { RunnableConfig, Runnable } from "@langchain/core/runnables";
@@ -74,20 +75,6 @@ export function isIncompleteResponse(message: BaseMessage): boolean {
   return meta.model_provider === "openai" && !meta.finish_reason;
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-}
-
 /**
  * Tool calls from the raw argument strings the provider streamed, parsed strictly. LangChain
  * parses streamed arguments leniently (a truncated `{"filePath": "a.txt"` becomes a valid call);
@@ -162,9 +149,6 @@ function brokenReason(err: unknown): string {
   return `the response broke off (${typeof code === "string" && code ? code : (e?.message ?? String(err)).split("\n")[0]!.slice(0, 120)})`;
 }
 
-const stalled = (idleMs: number) =>
-  new Error(`The model's response stream stalled: nothing arrived for ${idleMs / 1000} s.`);
-
 /**
  * One attempt: streams the response (tokens reach LangGraph's "messages" mode through the
  * callbacks) and merges it. Streaming rather than `invoke` also keeps LangChain from
@@ -204,23 +188,19 @@ async function streamOnce(
             : chunk;
     }
   } catch (err) {
-    if (idled && !config?.signal?.aborted) {
-      throw stalled(idleMs!);
-    }
-    throw err;
+    // Falling idle aborted the stream: said as a stall, below.
+    if (!idled || config?.signal?.aborted) throw err;
   } finally {
     clearTimeout(timer);
     link.dispose();
   }
-  if (idled && !config?.signal?.aborted) {
-    throw stalled(idleMs!);
-  }
+  if (idled && !config?.signal?.aborted)
+    throw new Error(`The model's response stream stalled: nothing arrived for ${idleMs! / 1000} s.`);
   if (merged === undefined) throw new IncompleteResponseError("The model's response stream ended without a message.");
-  if (isIncompleteResponse(merged)) {
+  if (isIncompleteResponse(merged))
     throw new IncompleteResponseError(
       "The model's response stream ended before the response was complete (no finish_reason).",
     );
-  }
   const problem = finishProblem(merged);
   if (problem) throw problem;
   return withProviderExtras(toAIMessage(merged), call);
@@ -258,7 +238,8 @@ export async function callModelWithRetry(
         kind: "wait",
         text: `retrying: ${brokenReason(err)} (attempt ${attempt + 2} of ${STREAM_RETRIES + 1})`,
       });
-      await sleep(STREAM_RETRY_DELAY_MS * (attempt + 1), config?.signal);
+      // Cut short when the run is stopped: the next attempt then sees the abort.
+      await sleep(STREAM_RETRY_DELAY_MS * (attempt + 1), undefined, { signal: config?.signal }).catch(() => undefined);
     }
   }
 }

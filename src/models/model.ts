@@ -127,15 +127,12 @@ function recordedModelName(settings: ModelSettings): string {
 
 /** How the banner names the model. */
 export function describeModel(settings: ModelSettings): string {
-  const recording = settings.record ? `, recording to ${recordingLabel(settings.record)}` : "";
-  return describeSource(settings) + recording;
-}
-
-function describeSource(settings: ModelSettings): string {
-  if (settings.replay) return `replay of ${recordingLabel(settings.replay)} (recorded responses, no model provider)`;
-  if (settings.provider === "offline") return `${OFFLINE_MODEL_NAME} (embedded, no API key or base URL set)`;
-  const where = settings.baseUrl ?? OPENAI_BASE_URL;
-  return `${settings.model} via ${where}`;
+  const source = settings.replay
+    ? `replay of ${recordingLabel(settings.replay)} (recorded responses, no model provider)`
+    : settings.provider === "offline"
+      ? `${OFFLINE_MODEL_NAME} (embedded, no API key or base URL set)`
+      : `${settings.model} via ${settings.baseUrl ?? OPENAI_BASE_URL}`;
+  return source + (settings.record ? `, recording to ${recordingLabel(settings.record)}` : "");
 }
 
 interface ErrorWithStatus {

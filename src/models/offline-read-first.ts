@@ -38,7 +38,8 @@ function refusedWrite(round: Round | undefined): ToolCall | undefined {
   return READ_FIRST.test(text(result)) ? call : undefined;
 }
 
-function toolCall(name: string, args: Record<string, unknown>): ToolCall {
+/** A call the offline model makes, with an id of its own. */
+export function toolCall(name: string, args: Record<string, unknown>): ToolCall {
   return { id: `offline_${randomUUID()}`, name, args, type: "tool_call" };
 }
 

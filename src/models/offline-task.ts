@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { toolCall } from "./offline-read-first.js";
 
 /**
  * The offline model's use of the `task` tool (issue 32 item 5), so a newcomer can watch a
@@ -11,18 +11,13 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 
 const EXPLORE = /^\s*explore\s*[:：]?\s+([\s\S]+)$/i;
 
-/** The delegated brief of an "explore …" request, if it is one. */
-export function exploreBrief(request: string): string | undefined {
-  return EXPLORE.exec(request)?.[1]?.trim() || undefined;
-}
-
 /** The parent's turn for an "explore …" request: the task call, then the report as the answer; undefined for any other request. */
 export function offlineTaskTurn(
   request: string,
   sinceRequest: readonly BaseMessage[],
   hasTool: (name: string) => boolean,
 ): AIMessage | undefined {
-  const brief = exploreBrief(request);
+  const brief = EXPLORE.exec(request)?.[1]?.trim();
   if (!brief || !hasTool("task")) return undefined;
   const report = sinceRequest.filter(ToolMessage.isInstance).find((m) => m.name === "task");
   if (report) {
@@ -32,12 +27,7 @@ export function offlineTaskTurn(
   return new AIMessage({
     content: "",
     tool_calls: [
-      {
-        id: `offline_${randomUUID()}`,
-        name: "task",
-        args: { description: `Explore: ${brief.slice(0, 60)}`, prompt: brief, subagent_type: "explore" },
-        type: "tool_call",
-      },
+      toolCall("task", { description: `Explore: ${brief.slice(0, 60)}`, prompt: brief, subagent_type: "explore" }),
     ],
   });
 }

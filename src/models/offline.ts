@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { PROJECT_ROOT } from "../project-root.js";
 import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/language_models/chat_models";
@@ -10,8 +9,9 @@ import { DO_SOMETHING_ELSE, TELL_THE_USER } from "../policy/approval.js";
 import { DO_NOT_GET_AROUND } from "../guard/failure.js";
 import { PLAN_ACCEPTED_TASK, PLAN_MODE_NOTE, requestTask } from "../policy/plan-mode.js";
 import { declarationOf } from "../contracts/tools.js";
+import { messageText } from "../provider/message.js";
 import { offlineTaskTurn } from "./offline-task.js";
-import { afterReadFirst, readFirstTurn } from "./offline-read-first.js";
+import { afterReadFirst, readFirstTurn, toolCall } from "./offline-read-first.js";
 
 /**
  * The embedded offline model: a real chat model (same graph, same tools, same trace) that
@@ -58,15 +58,9 @@ function unquotePath(text: string): string {
 
 function unquote(text: string): string {
   const t = text.trim().replace(/[。.!！?？]+$/u, (m) => (text.trim().length > m.length ? "" : m));
-  const pairs: Array<[string, string]> = [
-    ["`", "`"],
-    ['"', '"'],
-    ["'", "'"],
-    ["“", "”"],
-    ["「", "」"],
-  ];
-  for (const [open, close] of pairs) {
-    if (t.length >= 2 && t.startsWith(open) && t.endsWith(close)) return t.slice(open.length, -close.length);
+  // Each pair is an opening and a closing character.
+  for (const [open, close] of ["``", '""', "''", "“”", "「」"]) {
+    if (t.length >= 2 && t.startsWith(open!) && t.endsWith(close!)) return t.slice(1, -1);
   }
   return t;
 }
@@ -134,20 +128,12 @@ function parseRead(request: string): OfflineIntent | undefined {
   const en = request.match(
     /\b(?:read|show|cat|open|display|print|view)\s+(?:me\s+)?(?:the\s+)?(?:contents?\s+of\s+)?(?:the\s+)?(?:file\s+)?([`'"]?[^\s`'"]+[`'"]?)/i,
   );
-  if (en) {
-    const rest = restAfter(request, en.index! + en[0].length);
-    return {
-      tool: "read_file",
-      args: { filePath: unquotePath(en[1]!).replace(/[?!,]+$/, "") },
-      ...(rest ? { rest } : {}),
-    };
-  }
-  const zh = request.match(/(?:读取|查看|显示|打开|读)\s*(?:一下)?\s*(?:文件)?\s*([`'"“]?[^\s`'"”，,。]+[`'"”]?)/u);
-  if (zh) {
-    const rest = restAfter(request, zh.index! + zh[0].length);
-    return { tool: "read_file", args: { filePath: unquotePath(zh[1]!) }, ...(rest ? { rest } : {}) };
-  }
-  return undefined;
+  const found =
+    en ?? request.match(/(?:读取|查看|显示|打开|读)\s*(?:一下)?\s*(?:文件)?\s*([`'"“]?[^\s`'"”，,。]+[`'"”]?)/u);
+  if (!found) return undefined;
+  const rest = restAfter(request, found.index! + found[0].length);
+  const filePath = en ? unquotePath(en[1]!).replace(/[?!,]+$/, "") : unquotePath(found[1]!);
+  return { tool: "read_file", args: { filePath }, ...(rest ? { rest } : {}) };
 }
 
 /** The recording of the seed's flagship task, which the offline model plays (`npm run demo` too). */
@@ -211,7 +197,7 @@ function callInChinese(call: { name: string; args: Record<string, unknown> }): s
  */
 function inChinese(message: AIMessage): AIMessage {
   const calls = message.tool_calls ?? [];
-  const urls = [...new Set(textOf(message).match(/https?:\/\/[^\s)`]+/g) ?? [])];
+  const urls = [...new Set(messageText(message).match(/https?:\/\/[^\s)`]+/g) ?? [])];
   const content =
     calls.length > 0
       ? `接下来：${calls.map(callInChinese).join("；")}。`
@@ -249,16 +235,6 @@ export function offlineHelp(request: string): string {
   ].join("\n");
 }
 
-function textOf(message: BaseMessage): string {
-  return typeof message.content === "string"
-    ? message.content
-    : message.content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
-}
-
-function wasNotRun(result: ToolMessage): boolean {
-  return (result.artifact as { notRun?: unknown } | undefined)?.notRun === true;
-}
-
 /** What the offline model could not do of a request, and why, in the request's language. */
 function unfinished(rest: string, zh: boolean): string {
   return zh
@@ -271,8 +247,8 @@ function summarise(results: ToolMessage[], calls: AIMessage | undefined, zh: boo
   const parts = results.map((result) => {
     const call = calls?.tool_calls?.find((c) => c.id === result.tool_call_id);
     const args = call?.args ?? {};
-    const body = textOf(result);
-    if (wasNotRun(result)) {
+    const body = messageText(result);
+    if ((result.artifact as { notRun?: unknown } | undefined)?.notRun === true) {
       const what = call?.name === "execute_command" ? `\`${String(args.command ?? "")}\`` : (call?.name ?? "the call");
       // The result's last sentence speaks to the model; the user reads the rest.
       const forUser = [TELL_THE_USER, DO_SOMETHING_ELSE, DO_NOT_GET_AROUND].reduce(
@@ -305,13 +281,10 @@ export const NO_PLAN_TO_CARRY_OUT =
 
 /** The person's words of the latest request made in plan mode, if any. */
 function lastPlannedRequest(messages: readonly BaseMessage[]): string | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.getType() !== "human") continue;
-    const text = textOf(m);
-    if (text.includes(PLAN_MODE_NOTE)) return requestTask(text);
-  }
-  return undefined;
+  const planned = [...messages]
+    .reverse()
+    .find((m) => m.getType() === "human" && messageText(m).includes(PLAN_MODE_NOTE));
+  return planned && requestTask(messageText(planned));
 }
 
 /** The one step of an offline plan, as a todo item (at most MAX_TODO_CHARS, so long contents are cut). */
@@ -389,7 +362,7 @@ export class OfflineChatModel extends BaseChatModel {
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     const message = this.respond(messages);
-    return { generations: [{ text: textOf(message), message }] };
+    return { generations: [{ text: messageText(message), message }] };
   }
 
   private respond(messages: BaseMessage[]): AIMessage {
@@ -397,7 +370,7 @@ export class OfflineChatModel extends BaseChatModel {
     messages.forEach((m, i) => {
       if (m.getType() === "human") lastHuman = i;
     });
-    const sent = lastHuman >= 0 ? textOf(messages[lastHuman]!) : "";
+    const sent = lastHuman >= 0 ? messageText(messages[lastHuman]!) : "";
     // Asked to summarise a conversation (compaction): it lists what was asked and done, in order.
     if (sent.startsWith(SUMMARY_REQUEST)) return new AIMessage({ content: offlineSummary(sent) });
     // The person's words only: mini-cursor's note (plan mode's rules) is for the model, never an argument.
@@ -438,19 +411,13 @@ export class OfflineChatModel extends BaseChatModel {
       return new AIMessage({ content: planning && intent ? planAnswer(intent, summary, zh) : summary });
     }
     if (!intent || !this.hasTool(intent.tool)) return new AIMessage({ content: offlineHelp(request) });
-    const call = (name: string, args: Record<string, unknown>) => ({
-      id: `offline_${randomUUID()}`,
-      name,
-      args,
-      type: "tool_call" as const,
-    });
     if (planning) {
       // Plan mode: the step becomes the plan, and a step that only reads is taken now to inform it.
-      const calls = [call("write_todos", { todos: [{ content: describeIntent(intent, zh), status: "pending" }] })];
+      const calls = [toolCall("write_todos", { todos: [{ content: describeIntent(intent, zh), status: "pending" }] })];
       if (declarationOf(this.tools.find((t) => (t as { name?: string }).name === intent.tool)).kind === "read")
-        calls.push(call(intent.tool, intent.args));
+        calls.push(toolCall(intent.tool, intent.args));
       return new AIMessage({ content: "", tool_calls: this.hasTool("write_todos") ? calls : calls.slice(1) });
     }
-    return new AIMessage({ content: "", tool_calls: [call(intent.tool, intent.args)] });
+    return new AIMessage({ content: "", tool_calls: [toolCall(intent.tool, intent.args)] });
   }
 }

@@ -13,7 +13,8 @@ import {
 } from "@langchain/core/messages";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
-import { strictToolCalls } from "./invoke.js";
+import { isIncompleteResponse, strictToolCalls } from "./invoke.js";
+import { messageText } from "../provider/message.js";
 
 /**
  * Recordings: every model response of a run, one JSON line each, with a digest of what was
@@ -85,14 +86,6 @@ export interface RecordedResponse {
   message: StoredMessage;
 }
 
-export type RecordingLine = RecordingHeader | RecordedResponse;
-
-function textOf(message: BaseMessage): string {
-  const content = message.content;
-  if (typeof content === "string") return content;
-  return content.map((p) => ("text" in p && typeof p.text === "string" ? p.text : "")).join("");
-}
-
 function short(text: string, max = LAST_MESSAGE_CHARS): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -107,15 +100,14 @@ export function describeCall(call: { name: string; args: Record<string, unknown>
 
 /** The outcome of one tool result, read from its text the way the tools write it. */
 export function outcomeOf(tool: string, result: ToolMessage): Pick<ToolOutcome, "outcome" | "url"> {
-  const text = textOf(result);
+  const text = messageText(result);
   const first = text.split("\n", 1)[0] ?? "";
+  if (first.startsWith("Refused:")) return { outcome: "refused" };
   if (
     (result.artifact as { notRun?: unknown } | undefined)?.notRun === true ||
     / call was not run, because /.test(first)
-  ) {
-    return { outcome: first.startsWith("Refused:") ? "refused" : "declined" };
-  }
-  if (first.startsWith("Refused:")) return { outcome: "refused" };
+  )
+    return { outcome: "declined" };
   if (tool === "execute_command") {
     const exit = /^Exit code: (-?\d+|null)/.exec(first);
     if (exit) return { outcome: `exit ${exit[1]}` };
@@ -149,16 +141,15 @@ export function toolOutcomes(messages: readonly BaseMessage[]): ToolOutcome[] {
 /** Which conversation a request belongs to: its first user message, whitespace collapsed, cut at CONVERSATION_CHARS. */
 export function conversationKey(messages: readonly BaseMessage[]): string {
   const first = messages.find((m) => m.getType() === "human");
-  return first ? short(textOf(first), CONVERSATION_CHARS) : "";
+  return first ? short(messageText(first), CONVERSATION_CHARS) : "";
 }
 
-/** The digest of one model request. */
 export function digestRequest(messages: readonly BaseMessage[]): RequestDigest {
   const stored = mapChatMessagesToStoredMessages([...messages]);
   const sha256 = createHash("sha256").update(JSON.stringify(stored)).digest("hex").slice(0, 16);
   const last = messages.at(-1);
   const lastText = last
-    ? `${last.getType()}${ToolMessage.isInstance(last) && last.name ? ` ${last.name}` : ""}: ${short(textOf(last))}`
+    ? `${last.getType()}${ToolMessage.isInstance(last) && last.name ? ` ${last.name}` : ""}: ${short(messageText(last))}`
     : "";
   return {
     messages: messages.length,
@@ -188,15 +179,6 @@ export function responseToRecord(message: BaseMessage): AIMessage {
     ...calls,
     ...(usage ? { usage_metadata: usage } : {}),
   });
-}
-
-/**
- * A stream the provider ended early (no finish_reason): the engine retries it, so it is not a
- * response of the run.
- */
-function isIncomplete(message: BaseMessage): boolean {
-  const meta = (message.response_metadata ?? {}) as { model_provider?: string; finish_reason?: string | null };
-  return meta.model_provider === "openai" && !meta.finish_reason;
 }
 
 export interface RecorderOptions {
@@ -236,11 +218,6 @@ export class ResponseRecorder extends BaseCallbackHandler {
     writeFileSync(file, `${JSON.stringify(header)}\n`);
   }
 
-  /** Responses written so far. */
-  get recorded(): number {
-    return this.count;
-  }
-
   override handleChatModelStart(_llm: Serialized, messages: BaseMessage[][], runId: string): void {
     this.pending.set(runId, digestRequest(messages[0] ?? []));
   }
@@ -249,7 +226,8 @@ export class ResponseRecorder extends BaseCallbackHandler {
     const sent = this.pending.get(runId);
     this.pending.delete(runId);
     const generation = output.generations[0]?.[0] as { message?: BaseMessage } | undefined;
-    if (!sent || !generation?.message || isIncomplete(generation.message)) return;
+    // A stream the provider ended early (no finish_reason) is retried by the engine: not a response of the run.
+    if (!sent || !generation?.message || isIncompleteResponse(generation.message)) return;
     const line: RecordedResponse = {
       type: "response",
       request: ++this.count,

@@ -115,7 +115,6 @@ export function recordingLabel(file: string, cwd = process.cwd()): string {
   return relative && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : file;
 }
 
-/** Reads a recording file. */
 export function loadRecording(file: string, label = recordingLabel(file)): Recording {
   let text: string;
   try {
@@ -130,27 +129,21 @@ export function loadRecording(file: string, label = recordingLabel(file)): Recor
   return parseRecording(text, label);
 }
 
+/** How each outcome is said; `exit <code>` and anything else (`ok`) are said apart. */
+const OUTCOME_WORDS: Record<string, string> = {
+  background: "kept running in the background",
+  declined: "was declined",
+  refused: "was refused (by a project rule or a hook)",
+  "timed out": "timed out",
+  cancelled: "was cancelled",
+  "failed to start": "could not start",
+  error: "failed",
+};
+
 function describeOutcome(outcome: ToolOutcome): string {
   const exit = /^exit (.+)$/.exec(outcome.outcome);
   if (exit) return `ended with exit code ${exit[1]}`;
-  switch (outcome.outcome) {
-    case "background":
-      return "kept running in the background";
-    case "declined":
-      return "was declined";
-    case "refused":
-      return "was refused (by a project rule or a hook)";
-    case "timed out":
-      return "timed out";
-    case "cancelled":
-      return "was cancelled";
-    case "failed to start":
-      return "could not start";
-    case "error":
-      return "failed";
-    default:
-      return "succeeded";
-  }
+  return Object.hasOwn(OUTCOME_WORDS, outcome.outcome) ? OUTCOME_WORDS[outcome.outcome]! : "succeeded";
 }
 
 /** One sentence saying where the run left the recording, or undefined when it did not. */
