@@ -75,7 +75,8 @@ export function requestRefusal(request: RequestFacts, allowed: StudioGuardSettin
   return undefined;
 }
 
-function factsOf(headers: Headers, method: string, incoming: IncomingMessage): RequestFacts {
+/** The facts of a request; `localPort` is the socket's, or the server's own for the auth hook (which sees no socket). */
+function factsOf(headers: Headers, method: string, localPort: number): RequestFacts {
   const length = Number(headers.get("content-length") ?? "0");
   return {
     method,
@@ -83,19 +84,6 @@ function factsOf(headers: Headers, method: string, incoming: IncomingMessage): R
     origin: headers.get("origin") ?? undefined,
     contentType: headers.get("content-type") ?? undefined,
     hasBody: length > 0 || headers.has("transfer-encoding"),
-    localPort: incoming.socket.localPort ?? 0,
-  };
-}
-
-/** What the auth hook sees: the request, not its socket, so the port is the server's own. */
-function factsOfRequest(request: Request, localPort: number): RequestFacts {
-  const length = Number(request.headers.get("content-length") ?? "0");
-  return {
-    method: request.method,
-    host: request.headers.get("host") ?? undefined,
-    origin: request.headers.get("origin") ?? undefined,
-    contentType: request.headers.get("content-type") ?? undefined,
-    hasBody: length > 0 || request.headers.has("transfer-encoding"),
     localPort,
   };
 }
@@ -119,7 +107,7 @@ export const auth = new Auth().authenticate(async (request: Request) => {
   allowed ??= studioGuardSettings();
   const hostPort = /:(\d{1,5})$/.exec(request.headers.get("host") ?? "")?.[1];
   const port = allowed.port ?? Number(hostPort ?? 80);
-  const refusal = requestRefusal(factsOfRequest(request, port), allowed);
+  const refusal = requestRefusal(factsOf(request.headers, request.method, port), allowed);
   if (refusal) {
     refuse(request.method, new URL(request.url, "http://localhost").pathname, refusal);
     throw new HTTPException(refusal.status, {
@@ -140,7 +128,7 @@ app.use("*", async (c, next) => {
   // Calls the server makes to itself in process (webhooks, custom routes) have no socket.
   if (incoming) {
     allowed ??= studioGuardSettings();
-    const refusal = requestRefusal(factsOf(c.req.raw.headers, c.req.method, incoming), allowed);
+    const refusal = requestRefusal(factsOf(c.req.raw.headers, c.req.method, incoming.socket.localPort ?? 0), allowed);
     if (refusal) {
       refuse(c.req.method, c.req.path, refusal);
       return c.json({ detail: refusal.detail }, refusal.status);

@@ -2,7 +2,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { recoverInterruptedCalls } from "../agent/crash-recovery.js";
 import type { MemoryBackend } from "../memory/backend.js";
-import { describeHolder, type ThreadLocker } from "../memory/thread-lock.js";
+import { describeHolder } from "../memory/thread-lock.js";
 import type { ToolJournal } from "../memory/tool-journal.js";
 
 /**
@@ -39,12 +39,6 @@ export class StudioThreadBusyError extends Error {
         "Wait until that run ends (or stop it), then run this again.",
     );
   }
-}
-
-async function lockOrRefuse(locker: ThreadLocker, threadId: string) {
-  const attempt = await locker.tryLock(threadId);
-  if ("busy" in attempt) throw new StudioThreadBusyError(threadId, attempt.busy);
-  return attempt.lock;
 }
 
 /** Closes the step a killed server left open: results from the journal, as the tools node would have given them. */
@@ -87,7 +81,9 @@ export function holdThreadsDuringRuns(
       return;
     }
     const run = await memoryOf(options ?? {});
-    const lock = await lockOrRefuse(run.memory.locker, threadId);
+    const attempt = await run.memory.locker.tryLock(threadId);
+    if ("busy" in attempt) throw new StudioThreadBusyError(threadId, attempt.busy);
+    const { lock } = attempt;
     let failed = true;
     try {
       await closeInterruptedStep(graph, threadId, run, notice);
