@@ -1,4 +1,5 @@
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { Engine, RunRequest, RunSummary } from "../agent/engine.js";
 import { addGatedSecrets, gateValue } from "../workspace/output-gate.js";
@@ -117,17 +118,11 @@ async function createTracer(
     callbacks,
     async flush() {
       // LangChain runs callbacks in the background; then the client batches what they queued.
-      const posted = (async () => {
-        await awaitAllCallbacks();
-        await client.awaitPendingTraceBatches();
-      })();
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, TRACE_FLUSH_TIMEOUT_MS);
-        timer.unref();
-      });
-      await Promise.race([posted, deadline]);
-      clearTimeout(timer);
+      const posted = awaitAllCallbacks().then(() => client.awaitPendingTraceBatches());
+      const done = new AbortController();
+      const deadline = sleep(TRACE_FLUSH_TIMEOUT_MS, undefined, { ref: false, signal: done.signal });
+      await Promise.race([posted, deadline.catch(() => undefined)]);
+      done.abort();
     },
   };
 }
