@@ -280,9 +280,8 @@ export const COMMANDS: Readonly<Record<string, CommandRow>> = {
   "shutdown reboot halt poweroff": { danger: "{name} stops the machine" },
   systemctl: { match: "systemctl" },
   loginctl: {
-    if:
-      "@poweroff @reboot @halt @kexec @suspend @hibernate @hybrid-sleep @suspend-then-hibernate @rescue @emergency " +
-      "@soft-reboot @default @terminate-user @kill-user @terminate-session @kill-session",
+    // The verbs systemctl stops the machine with, and those that end a user's session.
+    if: `${STOPS_MACHINE.replace(/\S+/g, "@$&")} @terminate-user @kill-user @terminate-session @kill-session`,
     danger: "loginctl {arg} stops the machine or a user's session",
   },
   "init telinit": { if: "@0 @1 @2 @3 @4 @5 @6 @s @S", danger: "{name} {arg} stops the machine or its services" },

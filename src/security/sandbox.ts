@@ -69,12 +69,11 @@ function probeStatus(
 /** Whether bwrap is installed and can start a sandbox with the options we use (cached). */
 export function detectBubblewrap(network = true, program = "bwrap"): BubblewrapStatus {
   const key = `${program}:${network}`;
-  const hit = detected.get(key);
-  if (hit) return hit;
-  const run = spawnSync(program, [...baseArgs(network), "true"], { encoding: "utf8", timeout: PROBE_TIMEOUT_MS });
-  const status = probeStatus(run.error, run.status, run.stderr ?? "");
-  detected.set(key, status);
-  return status;
+  if (!detected.has(key)) {
+    const run = spawnSync(program, [...baseArgs(network), "true"], { encoding: "utf8", timeout: PROBE_TIMEOUT_MS });
+    detected.set(key, probeStatus(run.error, run.status, run.stderr ?? ""));
+  }
+  return detected.get(key)!;
 }
 
 /**
