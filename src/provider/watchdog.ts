@@ -50,7 +50,6 @@ export async function fetchWithinLimit(
 ): Promise<Response> {
   // Not disposed: the body is read after this returns and must still end with the caller's abort.
   const silence = linkedAbort([init?.signal ?? undefined]);
-  const signal = silence.signal;
   let silent = false;
   const timer = setTimeout(() => {
     silent = true;
@@ -58,7 +57,7 @@ export async function fetchWithinLimit(
   }, limits.timeoutMs);
   const notice = onWait ? setTimeout(onWait.notify, onWait.afterMs) : undefined;
   try {
-    return await send({ ...init, signal });
+    return await send({ ...init, signal: silence.signal });
   } catch (err) {
     if (silent && !init?.signal?.aborted) throw silenceError(limits, "before");
     throw err;

@@ -213,15 +213,12 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
         statusText: response.statusText,
         headers: response.headers,
       });
-    const extras = call?.response ?? emptyResponse();
-    const normaliser = new ChunkNormaliser(extras);
-    const wantedStream = original.stream === true;
-    if (/event-stream/i.test(contentType) && response.body) {
-      return new Response(sseBody(normalisedStream(response.body, normaliser, options.baseUrl)), {
-        status: response.status,
-        headers: responseHeaders(response.headers, "text/event-stream"),
-      });
-    }
+    const normaliser = new ChunkNormaliser(call?.response ?? emptyResponse());
+    const { status, headers } = response;
+    const stream = (payloads: AsyncIterable<string>, code: number) =>
+      new Response(sseBody(payloads), { status: code, headers: responseHeaders(headers, "text/event-stream") });
+    if (/event-stream/i.test(contentType) && response.body)
+      return stream(normalisedStream(response.body, normaliser, options.baseUrl), status);
     // A JSON completion: asked for (MINI_CURSOR_STREAM=off), or a server that ignores `stream`.
     const text = await response.text();
     if (looksLikeHtml(text)) throw webPage();
@@ -233,15 +230,7 @@ export function createProviderFetch(options: WireOptions, base: Fetch = globalTh
         "error_body",
       );
     }
-    if (wantedStream) {
-      return new Response(sseBody(normalisedCompletion(parsed, normaliser)), {
-        status: 200,
-        headers: responseHeaders(response.headers, "text/event-stream"),
-      });
-    }
-    return new Response(text, {
-      status: response.status,
-      headers: responseHeaders(response.headers, "application/json"),
-    });
+    if (original.stream === true) return stream(normalisedCompletion(parsed, normaliser), 200);
+    return new Response(text, { status, headers: responseHeaders(headers, "application/json") });
   };
 }
