@@ -60,25 +60,13 @@ export interface FileLine {
 }
 
 /** Where a hunk's lines occur: the first few starts (at most MAX_LISTED_STARTS) and how many in all. */
-export interface Occurrences {
+interface Occurrences {
   starts: number[];
   count: number;
 }
 
-/** A hunk's lines as one matching level compares them. */
-export interface LevelLines {
-  wanted: readonly string[];
-  norm: Norm;
-}
-
-/** One line (an "@@" anchor) as one matching level compares it. */
-export interface LevelLine {
-  want: string;
-  norm: Norm;
-}
-
 /** Starts listed when a hunk's lines occur more than once. */
-export const MAX_LISTED_STARTS = 10;
+const MAX_LISTED_STARTS = 10;
 
 /**
  * A file's lines as the hunks are applied one after another: indices are of the lines as they
@@ -90,13 +78,10 @@ export interface PatchLines {
   line(i: number): Promise<FileLine | undefined>;
   slice(start: number, count: number): Promise<FileLine[]>;
   /**
-   * Per level, where its `wanted` lines (already normalised) occur at or after `from` under its
-   * `norm`; only at the very end when `atEnd`. Levels after the first that occurs may be left
-   * unsearched (count 0). A streamed file is read once for all of them.
+   * Visits the lines from `from` on, in order, with their indices; true stops. Every search is
+   * one such read: a streamed file is read once for all the levels of a round (ROUNDS).
    */
-  occurrences(levels: readonly LevelLines[], from: number, atEnd: boolean): Promise<Occurrences[]>;
-  /** The first line at or after `from` whose text under the first level that has one is its `want`, or -1. */
-  findLine(levels: readonly LevelLine[], from: number): Promise<number>;
+  scan(from: number, visit: (text: string, index: number) => boolean | undefined): Promise<void>;
   splice(start: number, deleteCount: number, out: FileLine[]): void;
   /** The lines most like `old` at or after `from` (for the refusal), when it can tell. */
   closest(from: number, old: readonly string[]): Promise<{ first: number; last: number } | undefined>;
@@ -139,28 +124,8 @@ function linesInMemory(lines: FileLine[]): PatchLines {
     },
     line: async (i) => lines[i],
     slice: async (start, count) => lines.slice(start, start + count),
-    async occurrences(levels, from, atEnd) {
-      let occurred = false;
-      return levels.map(({ wanted: target, norm }) => {
-        if (occurred) return { starts: [], count: 0 };
-        const found: number[] = [];
-        for (
-          let i = atEnd ? Math.max(from, lines.length - target.length) : from;
-          i + target.length <= lines.length;
-          i++
-        ) {
-          let same = true;
-          for (let j = 0; j < target.length && same; j++) same = norm(lines[i + j]!.text) === target[j];
-          if (same) found.push(i);
-        }
-        occurred = found.length > 0;
-        return { starts: found.slice(0, MAX_LISTED_STARTS), count: found.length };
-      });
-    },
-    async findLine(levels, from) {
-      for (const { want, norm } of levels)
-        for (let i = from; i < lines.length; i++) if (norm(lines[i]!.text) === want) return i;
-      return -1;
+    async scan(from, visit) {
+      for (let i = from; i < lines.length; i++) if (visit(lines[i]!.text, i)) return;
     },
     splice(start, deleteCount, out) {
       lines.splice(start, deleteCount, ...out);
@@ -184,34 +149,56 @@ function linesInMemory(lines: FileLine[]): PatchLines {
  */
 const ROUNDS = [LEVELS.slice(0, 1), LEVELS.slice(1)];
 
+/** The first line at or after `from` whose text under the first round's level that has one is `anchor`, or -1. */
 async function findAnchor(lines: PatchLines, anchor: string, from: number): Promise<number> {
   for (const round of ROUNDS) {
-    const at = await lines.findLine(
-      round.map(([, norm]) => ({ want: norm(anchor), norm })),
-      from,
-    );
-    if (at >= 0) return at;
+    const want = round.map(([, norm]) => norm(anchor));
+    const first = round.map(() => -1);
+    await lines.scan(from, (text, index) => {
+      round.forEach(([, norm], l) => {
+        if (first[l] === -1 && norm(text) === want[l]) first[l] = index;
+      });
+      // The first level wins wherever the others are: nothing after it can change the answer.
+      return first[0] !== -1;
+    });
+    const at = first.find((i) => i !== -1);
+    if (at !== undefined) return at;
   }
   return -1;
 }
 
-/** Per level, in LEVELS' order, where `wanted` occurs (see PatchLines.occurrences). */
+/**
+ * Per level, in LEVELS' order, where `wanted` occurs at or after `from` (only at the very end when
+ * `atEnd`). Levels after the first that occurs may be left unsearched (count 0).
+ */
 async function occurrencesByLevel(
   lines: PatchLines,
   wanted: readonly string[],
   from: number,
   atEnd: boolean,
 ): Promise<Occurrences[]> {
+  const k = wanted.length;
   const out: Occurrences[] = [];
   for (const round of ROUNDS) {
     if (out.some((o) => o.count > 0)) break;
-    out.push(
-      ...(await lines.occurrences(
-        round.map(([, norm]) => ({ wanted: wanted.map(norm), norm })),
-        from,
-        atEnd,
-      )),
-    );
+    const found = round.map((): Occurrences => ({ starts: [], count: 0 }));
+    // Per level, the wanted lines and the last k lines as it normalises them: each line is read once for all.
+    const want = round.map(([, norm]) => wanted.map(norm));
+    const recent = round.map((): string[] => []);
+    await lines.scan(atEnd ? Math.max(from, lines.length - k) : from, (text, index) => {
+      round.forEach(([, norm], l) => {
+        const window = recent[l]!;
+        window.push(norm(text));
+        if (window.length > k) window.shift();
+        if (window.length < k) return;
+        for (let j = 0; j < k; j++) if (window[j] !== want[l]![j]) return;
+        const at = found[l]!;
+        at.count++;
+        if (at.starts.length < MAX_LISTED_STARTS) at.starts.push(index - k + 1);
+      });
+      return undefined;
+    });
+    out.push(...found);
   }
   return out;
 }
@@ -257,13 +244,8 @@ export async function applyHunksTo(
       cursor = at + 1;
     }
     let body = hunk.lines;
-    // A blank context line at the end is often a separator the model added, not a file line.
-    const trimmedTail = () => {
-      let k = body.length;
-      while (k > 0 && body[k - 1]!.kind === " " && body[k - 1]!.text.trim() === "") k--;
-      return body.slice(0, k);
-    };
-    let old = body.filter((l) => l.kind !== "+").map((l) => l.text);
+    const oldOf = (some: readonly PatchLine[]) => some.filter((l) => l.kind !== "+").map((l) => l.text);
+    let old = oldOf(body);
     let start = -1;
     let level: HunkMatch = "exact";
     if (old.length === 0) {
@@ -271,28 +253,27 @@ export async function applyHunksTo(
       start = hunk.anchors.length > 0 && !hunk.endOfFile ? cursor : lines.length;
       if (hunk.anchors.length === 0 && !hunk.endOfFile) level = "appended";
     } else {
-      for (const attempt of [body, trimmedTail()]) {
-        if (attempt.length === 0 || (attempt !== body && attempt.length === body.length)) continue;
-        const wanted = attempt.filter((l) => l.kind !== "+").map((l) => l.text);
+      // A blank context line at the end is often a separator the model added, not a file line.
+      let k = body.length;
+      while (k > 0 && body[k - 1]!.kind === " " && body[k - 1]!.text.trim() === "") k--;
+      for (const attempt of k < body.length ? [body, body.slice(0, k)] : [body]) {
+        const wanted = oldOf(attempt);
         if (wanted.length === 0) continue;
         const byLevel = await occurrencesByLevel(lines, wanted, cursor, hunk.endOfFile);
-        for (const [k, found] of byLevel.entries()) {
-          const name = LEVELS[k]![0];
-          if (found.count === 0) continue;
-          if (found.count > 1 && hunk.anchors.length === 0) {
-            const where = found.starts.map((i) => i + 1).join(", ");
-            return {
-              ok: false,
-              message: `${label}: its context and removed lines occur ${found.count} times (at lines ${where}). Add an "@@" line naming the enclosing function or class, or more context lines, so it matches one place.`,
-            };
-          }
-          start = found.starts[0]!;
-          level = name;
-          body = attempt;
-          old = wanted;
-          break;
+        const found = byLevel.find((o) => o.count > 0);
+        if (!found) continue;
+        if (found.count > 1 && hunk.anchors.length === 0) {
+          const where = found.starts.map((i) => i + 1).join(", ");
+          return {
+            ok: false,
+            message: `${label}: its context and removed lines occur ${found.count} times (at lines ${where}). Add an "@@" line naming the enclosing function or class, or more context lines, so it matches one place.`,
+          };
         }
-        if (start >= 0) break;
+        start = found.starts[0]!;
+        level = LEVELS[byLevel.indexOf(found)]![0];
+        body = attempt;
+        old = wanted;
+        break;
       }
       if (start < 0) {
         const close = await lines.closest(cursor, old);

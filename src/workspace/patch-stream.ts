@@ -1,14 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import {
-  applyHunksTo,
-  dominantEol,
-  type FileLine,
-  finalEol,
-  type HunkMatch,
-  MAX_LISTED_STARTS,
-  type Occurrences,
-  type PatchLines,
-} from "./patch-apply.js";
+import { applyHunksTo, dominantEol, type FileLine, finalEol, type HunkMatch, type PatchLines } from "./patch-apply.js";
 import type { Hunk } from "./patch-parse.js";
 
 /**
@@ -186,22 +177,18 @@ function streamedLines(
       return total();
     },
     async line(i) {
-      if (i < 0 || i >= total()) return undefined;
-      const where = locate(i);
-      if (!("orig" in where)) return where.splice.out[where.at];
-      let found: FileLine | undefined;
-      await origLines(where.orig, (line) => {
-        found = line;
-        return true;
-      });
-      return found;
+      return i < 0 || i >= total() ? undefined : (await this.slice(i, 1))[0];
     },
     async slice(start, count) {
       const out: FileLine[] = [];
       if (count <= 0) return out;
       const first = locate(start);
       if (!("orig" in first)) {
-        for (let i = start; i < start + count && i < total(); i++) out.push((await this.line(i))!);
+        // Inside an earlier replacement: its lines, then whatever follows it, a line at a time.
+        for (let i = start; i < start + count && i < total(); i++) {
+          const where = locate(i);
+          out.push("orig" in where ? (await this.slice(i, 1))[0]! : where.splice.out[where.at]!);
+        }
         return out;
       }
       await origLines(first.orig, (line) => {
@@ -210,41 +197,9 @@ function streamedLines(
       });
       return out;
     },
-    async occurrences(levels, from, atEnd): Promise<Occurrences[]> {
-      const k = levels[0]?.wanted.length ?? 0;
-      const found = levels.map((): Occurrences => ({ starts: [], count: 0 }));
-      if (k === 0) return found;
+    async scan(from, visit) {
       const origFrom = origOf(Math.min(from, total()));
-      const shift = from - origFrom;
-      const first = atEnd ? Math.max(origFrom, scan.lines - k) : origFrom;
-      // Per level, its last k lines as it normalises them: each line is read and decoded once for all.
-      const recent = levels.map((): string[] => []);
-      await origLines(first, (line, index) => {
-        levels.forEach(({ wanted, norm }, l) => {
-          const window = recent[l]!;
-          window.push(norm(line.text));
-          if (window.length > k) window.shift();
-          if (window.length < k) return;
-          for (let j = 0; j < k; j++) if (window[j] !== wanted[j]) return;
-          const at = found[l]!;
-          at.count++;
-          if (at.starts.length < MAX_LISTED_STARTS) at.starts.push(index - k + 1 + shift);
-        });
-      });
-      return found;
-    },
-    async findLine(levels, from) {
-      const origFrom = origOf(Math.min(from, total()));
-      const shift = from - origFrom;
-      const first = levels.map(() => -1);
-      await origLines(origFrom, (line, index) => {
-        levels.forEach(({ want, norm }, l) => {
-          if (first[l] === -1 && norm(line.text) === want) first[l] = index + shift;
-        });
-        // The first level wins wherever the others are: nothing after it can change the answer.
-        return first[0] !== -1;
-      });
-      return first.find((at) => at !== -1) ?? -1;
+      await origLines(origFrom, (line, index) => visit(line.text, index + from - origFrom));
     },
     splice(start, deleteCount, out) {
       const where = locate(start);

@@ -209,23 +209,19 @@ function unitOf(indents: readonly string[]): string | undefined {
  */
 function indentationMap(
   pairs: ReadonlyArray<readonly [string, string]>,
-  fileUnitHint: string | undefined,
 ): ((indent: string) => string | undefined) | undefined {
   if (pairs.every(([from, to]) => from === to)) return (indent) => indent;
+  const [from0, to0] = pairs[0]!;
   // A prefix added to every line: file = D + old.
-  const added = pairs[0]![1].endsWith(pairs[0]![0])
-    ? pairs[0]![1].slice(0, pairs[0]![1].length - pairs[0]![0].length)
-    : undefined;
-  if (added !== undefined && pairs.every(([from, to]) => to === added + from)) return (indent) => added + indent;
+  const added = to0.slice(0, to0.length - from0.length);
+  if (to0.endsWith(from0) && pairs.every(([from, to]) => to === added + from)) return (indent) => added + indent;
   // A prefix removed from every line: old = D + file.
-  const removed = pairs[0]![0].endsWith(pairs[0]![1])
-    ? pairs[0]![0].slice(0, pairs[0]![0].length - pairs[0]![1].length)
-    : undefined;
-  if (removed !== undefined && pairs.every(([from, to]) => from === removed + to))
+  const removed = from0.slice(0, from0.length - to0.length);
+  if (from0.endsWith(to0) && pairs.every(([from, to]) => from === removed + to))
     return (indent) => (indent.startsWith(removed) ? indent.slice(removed.length) : undefined);
   // Levels: each side in its own unit, the same number of levels apart on every line.
   const oldUnit = unitOf(pairs.map(([from]) => from));
-  const fileUnit = unitOf(pairs.map(([, to]) => to)) ?? fileUnitHint;
+  const fileUnit = unitOf(pairs.map(([, to]) => to));
   if (!fileUnit) return undefined;
   const oldStep = oldUnit === "\t" ? 1 : (oldUnit?.length ?? 0);
   const fileStep = fileUnit === "\t" ? 1 : fileUnit.length;
@@ -269,8 +265,6 @@ export function reindent(
   fileLines: readonly string[],
   /** False when newLf is only part of the new text (a patch's added lines), whose base says nothing. */
   trustBase = true,
-  /** The file's indentation unit, for a match whose lines say nothing about it. */
-  fileUnitHint?: string,
 ): string | undefined {
   const pairs: Array<[string, string]> = [];
   for (const [j, old] of oldLines.entries()) {
@@ -285,7 +279,7 @@ export function reindent(
     return line === undefined ? undefined : leadingWhitespace(line);
   };
   if (trustBase && first(newLines) === first(fileLines) && first(oldLines) !== first(fileLines)) return newLf;
-  const move = indentationMap(pairs, fileUnitHint);
+  const move = indentationMap(pairs);
   if (!move) return undefined;
   const out: string[] = [];
   for (const line of newLines) {
