@@ -119,8 +119,13 @@ export function formatQuestion(request: ApprovalRequest, columns?: number): { te
  * and cursor, drawn by its refresh), never written as keystrokes: typed, a "\r" in it would be
  * Enter and an escape a key. It must be one plain line (`isPlainLine`); the caller checks.
  */
-function readAnswer(prompt: string, prefill?: string): Promise<string | null> {
-  const rl = trackQuestion(createInterface({ input: process.stdin, output: process.stdout, terminal: true }));
+export function readAnswer(
+  prompt: string,
+  prefill?: string,
+  input: NodeJS.ReadableStream = process.stdin,
+  output: NodeJS.WritableStream = process.stdout,
+): Promise<string | null> {
+  const rl = trackQuestion(createInterface({ input, output, terminal: true }));
   return new Promise<string | null>((resolve) => {
     rl.once("SIGINT", () => resolve(null));
     rl.once("close", () => resolve(null));

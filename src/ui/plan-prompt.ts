@@ -1,7 +1,6 @@
-import { createInterface } from "node:readline/promises";
 import type { ApprovalMode } from "../contracts/modes.js";
 import { block, print } from "./output.js";
-import { trackQuestion } from "./questions.js";
+import { readAnswer } from "./approval-prompt.js";
 import { fitQuestion } from "./text-width.js";
 
 /** What the person decided about a plan made in plan mode. */
@@ -48,22 +47,13 @@ export async function askPlanAnswer(
   output: NodeJS.WritableStream,
   defaultMode: ApprovalMode,
 ): Promise<PlanAnswer> {
-  const rl = trackQuestion(createInterface({ input, output, terminal: true }));
-  try {
-    // As wide as the terminal at most, wrapped between choices (ui/text-width.ts).
-    const question = fitQuestion(planQuestion(defaultMode), (output as { columns?: number }).columns);
-    print(output, block(question.text));
-    const answer = await new Promise<string | null>((resolve) => {
-      rl.once("SIGINT", () => resolve(null));
-      rl.once("close", () => resolve(null));
-      rl.question(question.prompt).then(resolve, () => resolve(null));
-    });
-    if (answer === null) {
-      print(output, block("\n"));
-      return { action: "keep" };
-    }
-    return parsePlanAnswer(answer, defaultMode);
-  } finally {
-    rl.close();
+  // As wide as the terminal at most, wrapped between choices (ui/text-width.ts).
+  const question = fitQuestion(planQuestion(defaultMode), (output as { columns?: number }).columns);
+  print(output, block(question.text));
+  const answer = await readAnswer(question.prompt, undefined, input, output);
+  if (answer === null) {
+    print(output, block("\n"));
+    return { action: "keep" };
   }
+  return parsePlanAnswer(answer, defaultMode);
 }
