@@ -126,16 +126,6 @@ async function closeSession(session: Session, renderer: Renderer, reason?: strin
   }
 }
 
-/** Resolves on the first stop signal. */
-function nextSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const off = onStopSignals((signal) => {
-      off();
-      resolve(signal);
-    });
-  });
-}
-
 /**
  * On a terminal, dev servers the task started stay up until Ctrl-C, so "open
  * http://localhost:5173" is true; without one they are stopped before exiting.
@@ -146,7 +136,13 @@ async function keepServersUp(session: Session, renderer: Renderer): Promise<void
   renderer.note("Still running in the background:");
   for (const p of running) renderer.note(`  ${p.id}  ${p.url ?? "(no URL)"}  ${p.command}`);
   renderer.note("Press Ctrl-C to stop them and exit.");
-  await nextSignal();
+  // Until the first stop signal.
+  await new Promise<void>((resolve) => {
+    const off = onStopSignals(() => {
+      off();
+      resolve();
+    });
+  });
 }
 
 /** Questions on the terminal, "always for this project" answers saved; `cancel` ends the turn (Ctrl-C at a question). */
