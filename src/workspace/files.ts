@@ -289,14 +289,8 @@ export interface LineWindow {
   size: number;
 }
 
-interface LineBuilder {
-  readonly empty: boolean;
-  append(segment: Buffer): void;
-  finish(maxChars: number): WindowLine;
-}
-
 /** Accumulates the bytes of one line, keeping only as many as a cut line can show. */
-function createLineBuilder(keepBytes: number): LineBuilder {
+function createLineBuilder(keepBytes: number) {
   const parts: Buffer[] = [];
   let kept = 0;
   let total = 0;
@@ -307,7 +301,7 @@ function createLineBuilder(keepBytes: number): LineBuilder {
     get empty() {
       return total === 0;
     },
-    append(segment) {
+    append(segment: Buffer): void {
       if (segment.length === 0) return;
       total += segment.length;
       // ASCII, the common case, is checked in native code: a byte-by-byte loop made the first
@@ -322,7 +316,7 @@ function createLineBuilder(keepBytes: number): LineBuilder {
       parts.push(part);
       kept += part.length;
     },
-    finish(maxChars) {
+    finish(maxChars: number): WindowLine {
       const complete = kept === total;
       const hasCr = lastByte === CARRIAGE_RETURN;
       let text = Buffer.concat(parts).toString("utf8");
@@ -471,16 +465,10 @@ async function copyMetadata(fh: FileHandle, existing: Stats): Promise<void> {
 
 /** Persists the rename itself; not every platform or file system lets a directory be synced. */
 async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const dh = await fs.open(dir, fsConstants.O_RDONLY);
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
-  } catch {
-    // best effort: the data itself is already synced
-  }
+  // Best effort: the data itself is already synced.
+  const dh = await fs.open(dir, fsConstants.O_RDONLY).catch(() => undefined);
+  await dh?.sync().catch(() => undefined);
+  await dh?.close().catch(() => undefined);
 }
 
 /**

@@ -110,12 +110,6 @@ export function dominantEol(counts: ReadonlyMap<string, number>): string {
 export const finalEol = (line: FileLine, isLast: boolean, endedWithNewline: boolean, eol: string) =>
   isLast && !endedWithNewline ? "" : line.eol || eol;
 
-function eolCounts(lines: readonly FileLine[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const l of lines) if (l.eol !== "") counts.set(l.eol, (counts.get(l.eol) ?? 0) + 1);
-  return counts;
-}
-
 /** PatchLines over an array in memory. */
 function linesInMemory(lines: FileLine[]): PatchLines {
   return {
@@ -210,7 +204,9 @@ export async function applyHunks(content: string, hunks: readonly Hunk[], displa
   const bom = content.startsWith("\uFEFF") ? "\uFEFF" : "";
   const body = bom ? content.slice(1) : content;
   const lines = splitWithEols(body);
-  const eol = dominantEol(eolCounts(lines));
+  const counts = new Map<string, number>();
+  for (const l of lines) if (l.eol !== "") counts.set(l.eol, (counts.get(l.eol) ?? 0) + 1);
+  const eol = dominantEol(counts);
   const endedWithNewline = body === "" || /[\r\n]$/.test(body);
   const result = await applyHunksTo(linesInMemory(lines), hunks, display, eol);
   if (!result.ok) return result;

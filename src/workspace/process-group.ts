@@ -13,9 +13,6 @@ const GROUP_POLL_MS = 25;
 /** How long we wait for the kernel to reap a group after SIGKILL before giving up on it. */
 export const KILL_CONFIRM_MS = 2_000;
 
-// ---------------------------------------------------------------------------------------------
-// Process groups
-
 /** Every group we started and have not seen die, so they can be killed if Node exits first. */
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;

@@ -41,37 +41,30 @@ export async function* boundedLines(input: Readable, maxLineBytes: number): Asyn
   let parts: Buffer[] = [];
   let size = 0;
   let skipping = false;
+  // Only the first `bytes` are copied: concat stops at the length it is given.
+  const take = (bytes: number) => {
+    const text = Buffer.concat(parts, bytes).toString("utf8");
+    parts = [];
+    size = 0;
+    return text;
+  };
   for await (const chunk of input as AsyncIterable<Buffer>) {
-    let from = 0;
-    while (from < chunk.length) {
+    for (let from = 0; from < chunk.length; ) {
       const nl = chunk.indexOf(NEWLINE, from);
-      const end = nl === -1 ? chunk.length : nl;
-      if (!skipping) {
-        const piece = chunk.subarray(from, end);
-        if (size + piece.length > maxLineBytes) {
-          parts.push(piece);
-          // Only the first CUT_LINE_HEAD_BYTES are copied: concat stops at the length it is given.
-          const head = Buffer.concat(parts, Math.min(CUT_LINE_HEAD_BYTES, size + piece.length)).toString("utf8");
-          parts = [];
-          size = 0;
+      if (skipping) skipping = nl === -1;
+      else {
+        parts.push(chunk.subarray(from, nl === -1 ? chunk.length : nl));
+        size += parts[parts.length - 1]!.length;
+        if (size > maxLineBytes) {
+          yield { head: take(Math.min(CUT_LINE_HEAD_BYTES, size)) };
           skipping = nl === -1;
-          yield { head };
-        } else {
-          parts.push(piece);
-          size += piece.length;
-          if (nl !== -1) {
-            const line = Buffer.concat(parts, size).toString("utf8");
-            parts = [];
-            size = 0;
-            yield line;
-          }
-        }
-      } else if (nl !== -1) skipping = false;
+        } else if (nl !== -1) yield take(size);
+      }
       if (nl === -1) break;
       from = nl + 1;
     }
   }
-  if (!skipping && size > 0) yield Buffer.concat(parts, size).toString("utf8");
+  if (!skipping && size > 0) yield take(size);
 }
 
 /**

@@ -5,9 +5,6 @@ import { KILL_GRACE_MS } from "./process-group.js";
 
 /** The background processes (dev servers) a session started, and stopping them all. */
 
-// ---------------------------------------------------------------------------------------------
-// Registry
-
 export interface BackgroundProcess {
   /** "bg-1", "bg-2", ... in the order they were left running. */
   id: string;
@@ -27,12 +24,7 @@ export interface BackgroundProcess {
 }
 
 /** What the runner hands over when it leaves a process running. */
-export interface AdoptedProcess {
-  pid: number;
-  command: string;
-  cwd: string;
-  url?: string;
-  startedAt: number;
+export interface AdoptedProcess extends Pick<BackgroundProcess, "pid" | "command" | "cwd" | "url" | "startedAt"> {
   output: TailRing;
   /** Settles when the shell exits; the runner stops the rest of the group then. */
   exited: Promise<{ exitCode: number; helperLost?: undefined } | { exitCode: null; helperLost: HelperLoss }>;
@@ -87,23 +79,17 @@ export function createProcessRegistry(): ProcessRegistry {
       await stopSessionProcesses(KILL_GRACE_MS);
       return stopped.filter((p): p is BackgroundProcess => p !== undefined);
     },
-    adopt(adopted) {
+    adopt({ output, exited, stop, ...fields }) {
       const id = `bg-${++counter}`;
       const proc: BackgroundProcess = {
         id,
-        pid: adopted.pid,
-        command: adopted.command,
-        cwd: adopted.cwd,
-        url: adopted.url,
-        startedAt: adopted.startedAt,
+        ...fields,
         running: true,
         exitCode: null,
-        output: (tailChars) => adopted.output.text(tailChars),
+        output: (tailChars) => output.text(tailChars),
       };
-      void adopted.exited.then(({ exitCode, helperLost }) =>
-        Object.assign(proc, { running: false, exitCode, helperLost }),
-      );
-      background.set(id, { proc, stop: adopted.stop });
+      void exited.then(({ exitCode, helperLost }) => Object.assign(proc, { running: false, exitCode, helperLost }));
+      background.set(id, { proc, stop });
       return proc;
     },
     track(stop) {

@@ -254,20 +254,18 @@ function createOutputRouter(child: StartedProcess, capture: OutputCapture, optio
   const sink = (stream: "stdout" | "stderr", text: string, unredacted: string) => {
     const before = watcher.announced;
     if (!ring) watcher.feed(unredacted);
-    if (!text) {
-      if (!before && watcher.announced) onAnnounce?.();
-      return;
-    }
-    lastData = Date.now();
-    if (ring) return ring.push(text);
-    if (!capture.write(text)) {
-      paused = true;
-      pipes.forEach((p) => p.pause());
-    }
-    try {
-      options.onOutput?.({ stream, text });
-    } catch {
-      // A broken listener must not break the command.
+    if (text) lastData = Date.now();
+    if (text && ring) ring.push(text);
+    else if (text) {
+      if (!capture.write(text)) {
+        paused = true;
+        pipes.forEach((p) => p.pause());
+      }
+      try {
+        options.onOutput?.({ stream, text });
+      } catch {
+        // A broken listener must not break the command.
+      }
     }
     if (!before && watcher.announced) onAnnounce?.();
   };
@@ -339,19 +337,21 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   if (options.signal?.aborted) {
     return result({ status: "cancelled", exitCode: null, output: emptyOutput(), stoppedWith: "none" });
   }
-  const started = await startShell(options);
-  if ("error" in started) {
-    return result({ status: "failed_to_start", exitCode: null, output: emptyOutput(), error: started.error });
+  // The shell starts in a new process group (process-spawner.ts) once it has a pid or has failed.
+  const spec = (options.spawnSpec ?? bashSpawnSpec)(buildShellScript(options.command), options.cwd);
+  const child = await startProcess({ file: spec.file, args: spec.args, cwd: options.cwd, env: buildEnv(options.env) });
+  if ("error" in child) {
+    return result({ status: "failed_to_start", exitCode: null, output: emptyOutput(), error: child.error });
   }
-  const child = started;
-  const { pid, exited } = started;
+  const { pid, exited } = child;
+  rememberGroup(pid);
   const capture = createOutputCapture(options.workspaceRoot);
   const router = createOutputRouter(child, capture, options);
 
   // stopAll reaches a running command too, and waits until it has been fully cleaned up.
   let finished!: () => void;
   const cleanedUp = new Promise<void>((resolve) => (finished = resolve));
-  const ending = waitForEnding(child, exited, timeoutMs, options, router);
+  const ending = waitForEnding(child, timeoutMs, options, router);
   const untrack = options.registry?.track(() => {
     ending.cancel();
     return cleanedUp;
@@ -359,7 +359,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   try {
     const end = await ending.promise;
     if (end.kind === "background") {
-      return await leaveInBackground(options, child, pid, exited, router, capture, startedAt, result);
+      return await leaveInBackground(options, child, router, capture, startedAt, result);
     }
     const stoppedWith = end.kind === "exit" ? undefined : await stopGroup(pid);
     const { code, signal, helperLost, unseen } = await exitedWithin(exited, KILL_CONFIRM_MS);
@@ -392,19 +392,6 @@ type ResultMaker = (
   },
 ) => CommandResult;
 
-/** Starts the shell in a new process group (process-spawner.ts); resolves once it has a pid or has failed. */
-async function startShell(options: RunCommandOptions): Promise<StartedProcess | { error: Error }> {
-  const spec = (options.spawnSpec ?? bashSpawnSpec)(buildShellScript(options.command), options.cwd);
-  const started = await startProcess({
-    file: spec.file,
-    args: spec.args,
-    cwd: options.cwd,
-    env: buildEnv(options.env ?? commandEnvironment().base),
-  });
-  if (!("error" in started)) rememberGroup(started.pid);
-  return started;
-}
-
 /** The exit, or `unseen` if the process is stuck past `ms` (e.g. in uninterruptible IO). */
 function exitedWithin(exited: Promise<ProcessExit>, ms: number): Promise<ProcessExit & { unseen?: true }> {
   let timer: NodeJS.Timeout | undefined;
@@ -417,14 +404,13 @@ function exitedWithin(exited: Promise<ProcessExit>, ms: number): Promise<Process
 /** Whichever comes first decides how the command ends: exit, timeout, abort or announcement. */
 function waitForEnding(
   child: StartedProcess,
-  exited: Promise<ProcessExit>,
   timeoutMs: number,
   options: RunCommandOptions,
   router: OutputRouter,
 ): { promise: Promise<Ending>; cancel: () => void } {
   let settle!: (ending: Ending) => void;
   const promise = new Promise<Ending>((resolve) => (settle = resolve));
-  void exited.then(({ code, signal }) => settle({ kind: "exit", code, signal }));
+  void child.exited.then(({ code, signal }) => settle({ kind: "exit", code, signal }));
   void child.failed.then((error) => settle({ kind: "error", error }));
   const timer = setTimeout(() => settle({ kind: "timeout" }), timeoutMs);
   let settleTimer: NodeJS.Timeout | undefined;
@@ -448,9 +434,7 @@ function waitForEnding(
 /** Hands a running server to the registry and returns what it printed so far. */
 async function leaveInBackground(
   options: RunCommandOptions,
-  child: StartedProcess,
-  pid: number,
-  exited: Promise<ProcessExit>,
+  { pid, exited, hasExited }: StartedProcess,
   router: OutputRouter,
   capture: OutputCapture,
   startedAt: number,
@@ -472,7 +456,7 @@ async function leaveInBackground(
     output: ring,
     exited: ended,
     async stop() {
-      if (!child.hasExited()) await stopGroup(pid);
+      if (!hasExited()) await stopGroup(pid);
       await ended;
     },
   });
