@@ -103,26 +103,23 @@ export async function runHookProcess(options: HookRunOptions): Promise<HookRunRe
     child.once("exit", (code, signal) => resolve({ code, signal })),
   );
   const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  let ending: "timed_out" | "cancelled" | undefined;
-  let stop!: (why: "timed_out" | "cancelled") => void;
-  const stopped = new Promise<void>((resolve) => {
-    stop = (why) => {
-      ending ??= why;
-      resolve();
-    };
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort!: () => void;
+  const stopped = new Promise<"timed_out" | "cancelled">((resolve) => {
+    timer = setTimeout(() => resolve("timed_out"), options.timeoutMs);
+    onAbort = () => resolve("cancelled");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
   });
-  const timer = setTimeout(() => stop("timed_out"), options.timeoutMs);
-  const onAbort = () => stop("cancelled");
-  options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    const first = await Promise.race([exited, stopped.then(() => undefined)]);
+    const first = await Promise.race([exited, stopped]);
     // What is still in the pipes, briefly; then anything the hook left running is stopped, as after a command.
-    if (first) await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, HOOK_DRAIN_MS))]);
+    if (typeof first !== "string")
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, HOOK_DRAIN_MS))]);
     await stopGroup(pid);
     child.stdout.destroy();
     child.stderr.destroy();
     const output = { stdout: out.text(), stderr: err.text() };
-    if (!first) return done({ status: ending!, exitCode: null, ...output });
+    if (typeof first === "string") return done({ status: first, exitCode: null, ...output });
     return done({ status: "exited", exitCode: exitStatus(first.code, first.signal), ...output });
   } finally {
     clearTimeout(timer);

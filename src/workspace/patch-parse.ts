@@ -76,11 +76,8 @@ function unwrap(text: string): { lines: string[]; offset: number } {
   };
   trimEdges();
   const first = lines[0]?.trim() ?? "";
-  const heredoc = HEREDOC_START.exec(first);
-  if (heredoc && lines[lines.length - 1]!.trim() === heredoc[2]) {
-    lines = lines.slice(1, -1);
-    offset++;
-  } else if (/^```[\w-]*$/.test(first) && lines[lines.length - 1]!.trim() === "```") {
+  const closing = HEREDOC_START.exec(first)?.[2] ?? (/^```[\w-]*$/.test(first) ? "```" : undefined);
+  if (closing !== undefined && lines[lines.length - 1]!.trim() === closing) {
     lines = lines.slice(1, -1);
     offset++;
   }

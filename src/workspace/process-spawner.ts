@@ -113,7 +113,7 @@ reply({ ready: true });
 `;
 
 /** Starts `request` as a direct child of this process. */
-export function spawnDirect(request: ProcessRequest): Promise<ProcessStart> {
+async function spawnDirect(request: ProcessRequest): Promise<ProcessStart> {
   let child: ChildProcess;
   try {
     child = spawn(request.file, request.args, {
@@ -123,26 +123,25 @@ export function spawnDirect(request: ProcessRequest): Promise<ProcessStart> {
       stdio: ["ignore", "pipe", "pipe"],
     });
   } catch (error) {
-    return Promise.resolve({ error: error as Error });
+    return { error: error as Error };
   }
   const exited = new Promise<ProcessExit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   const failed = new Promise<Error>((resolve) => child.once("error", resolve));
   const pid = child.pid;
   if (pid === undefined) {
-    return failed.then((error) => {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      return { error };
-    });
+    const error = await failed;
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    return { error };
   }
-  return Promise.resolve({
+  return {
     pid,
     stdout: child.stdout!,
     stderr: child.stderr!,
     exited,
     hasExited: () => child.exitCode !== null || child.signalCode !== null,
     failed,
-  });
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

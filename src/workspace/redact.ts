@@ -21,7 +21,7 @@ interface Form {
   wrapped: boolean;
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The part of base64(prefix + secret) that depends only on the secret, for each alignment. */
 function base64Forms(secret: Buffer): string[] {
