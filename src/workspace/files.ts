@@ -438,11 +438,6 @@ export interface AtomicWriteOptions {
   rename?: (from: string, to: string) => Promise<void>;
 }
 
-/** Temp names are hidden and short, so even a 255-byte target name leaves room. */
-function tempPathFor(absPath: string): string {
-  return path.join(path.dirname(absPath), `.mini-cursor-${randomBytes(6).toString("hex")}.tmp`);
-}
-
 async function statOrUndefined(absPath: string): Promise<Stats | undefined> {
   try {
     // lstat: a symlink put there meanwhile is replaced by the rename, never followed.
@@ -487,7 +482,8 @@ export async function writeFileAtomic(
     throw Object.assign(new Error(`${absPath} is a directory`), { code: "EISDIR", path: absPath });
   }
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const tmp = tempPathFor(absPath);
+  // Temp names are hidden and short, so even a 255-byte target name leaves room.
+  const tmp = path.join(path.dirname(absPath), `.mini-cursor-${randomBytes(6).toString("hex")}.tmp`);
   const rename = options.rename ?? fs.rename;
   try {
     // "wx": never reuse a file someone else put there; 0o666 lets the umask decide, like any new file.

@@ -144,12 +144,6 @@ function pruneOldOutputs(outputDir: string): void {
   }
 }
 
-/** Names sort by time, so pruning keeps the newest. */
-function outputFileName(): string {
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  return `command-${stamp}-${randomBytes(3).toString("hex")}.log`;
-}
-
 interface OutputFile {
   display: string;
   stream: WriteStream;
@@ -160,7 +154,9 @@ interface OutputFile {
 function openOutputFile(root: string): OutputFile {
   const outputDir = ensureOutputDir(root);
   pruneOldOutputs(outputDir);
-  const absolute = path.join(outputDir, outputFileName());
+  // Names sort by time, so pruning keeps the newest.
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const absolute = path.join(outputDir, `command-${stamp}-${randomBytes(3).toString("hex")}.log`);
   const stream = createWriteStream(absolute, { flags: "wx", highWaterMark: FILE_HIGH_WATER_MARK });
   const file: OutputFile = { display: absolute, stream, chars: 0 };
   stream.on("error", (err) => {

@@ -87,11 +87,6 @@ function saysElided(content: string, ellipsisPattern: RegExp, docLine = false): 
   return count <= MAX_SENTENCE_WORDS && ANYWHERE.some((p) => p.test(words));
 }
 
-/** Python's `...` is a real statement after a line ending with ":" (an empty body). */
-function isPythonEllipsisBody(line: string, previous: string | undefined): boolean {
-  return /^(?:\.\.\.|…)$/.test(line) && previous !== undefined && /:\s*(?:#.*)?$/.test(previous);
-}
-
 function placeholderLine(line: string, previous: string | undefined): boolean {
   for (const form of COMMENT_FORMS) {
     const m = form.exec(line);
@@ -108,7 +103,8 @@ function placeholderLine(line: string, previous: string | undefined): boolean {
   const trailing = /\s(?:\/\/+|#|\/\*+)\s*(.*?)\s*(?:\*+\/)?$/.exec(line);
   if (trailing && LOOSE_ELLIPSIS.test(trailing[1]!) && saysElided(trailing[1]!, LOOSE_ELLIPSIS)) return true;
   // A bare line: "...", "… existing code …", "rest of methods ..." (but not "...rest," a spread).
-  if (/^(?:\.\.\.|…)$/.test(line)) return !isPythonEllipsisBody(line, previous);
+  // Python's `...` is a real statement after a line ending with ":" (an empty body).
+  if (/^(?:\.\.\.|…)$/.test(line)) return previous === undefined || !/:\s*(?:#.*)?$/.test(previous);
   if (/^(?:\.\.\.|…)[,;]$/.test(line)) return true; // "...," in a list or object
   const startsWithEllipsis = /^(?:\.\s?\.\s?\.|…)(?:\s|$)/.test(line);
   const endsWithEllipsis = /(?:^|\s|\w)(?:\.\s?\.\s?\.|…)$/.test(line) && /\s/.test(line);
