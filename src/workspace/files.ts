@@ -149,12 +149,9 @@ export async function detectBinary(absPath: string): Promise<string | undefined>
 /** "812 B", "1.2 KB", "3.4 MB": sizes for the model to reason about, not for accounting. */
 export function formatSize(bytes: number): string {
   const units = ["B", "KB", "MB", "GB", "TB"];
-  let value = bytes;
   let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
+  while (bytes >= 1024 ** (unit + 1) && unit < units.length - 1) unit++;
+  const value = bytes / 1024 ** unit;
   if (unit === 0) return `${bytes} B`;
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }

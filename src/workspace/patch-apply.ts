@@ -20,15 +20,7 @@ import type { Hunk, PatchLine } from "./patch-parse.js";
 import { normalisePunctuation } from "./text-normalise.js";
 import { reindent } from "./text-edit.js";
 
-export type HunkMatch =
-  | "exact"
-  | "unicode-normalisation"
-  | "trailing-whitespace"
-  | "indentation"
-  | "punctuation-and-spacing"
-  | "appended";
-
-export const HUNK_MATCH_TEXT: Record<HunkMatch, string> = {
+export const HUNK_MATCH_TEXT = {
   exact: "exact",
   "unicode-normalisation": "after Unicode normalisation (NFC/NFD)",
   "trailing-whitespace": "ignoring trailing whitespace",
@@ -36,6 +28,7 @@ export const HUNK_MATCH_TEXT: Record<HunkMatch, string> = {
   "punctuation-and-spacing": "ignoring indentation, spacing inside lines and Unicode punctuation",
   appended: "nothing (no context or @@ line): its lines were added at the end of the file",
 };
+export type HunkMatch = keyof typeof HUNK_MATCH_TEXT;
 
 /** ASCII text is its own NFC and has no Unicode punctuation: the per-line checks skip the work. */
 const ASCII = /^[\x00-\x7f]*$/;

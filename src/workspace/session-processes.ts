@@ -48,13 +48,7 @@ function scan(): ProcessInfo[] {
   } catch {
     return [];
   }
-  const out: ProcessInfo[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    const info = readInfo(Number(name));
-    if (info) out.push(info);
-  }
-  return out;
+  return names.flatMap((name) => (/^\d+$/.test(name) ? (readInfo(Number(name)) ?? []) : []));
 }
 
 /** This process and its ancestors: never stopped, whatever their environment says. */

@@ -22,18 +22,8 @@ import {
   type Normalised,
 } from "./text-normalise.js";
 
-export type MatchStrategy =
-  | "exact"
-  | "line-endings"
-  | "trailing-whitespace"
-  | "indentation"
-  | "unescaped"
-  | "unicode-punctuation"
-  | "inner-whitespace"
-  | "indentation-and-spacing";
-
 /** How each strategy is described to the model. */
-export const STRATEGY_TEXT: Record<MatchStrategy, string> = {
+export const STRATEGY_TEXT = {
   exact: "exact match",
   "line-endings": "matched after normalising line endings",
   "trailing-whitespace": "matched ignoring trailing whitespace",
@@ -45,6 +35,7 @@ export const STRATEGY_TEXT: Record<MatchStrategy, string> = {
   "indentation-and-spacing":
     "matched ignoring indentation and the amount of spacing inside lines; the new text was re-indented to the file's",
 };
+export type MatchStrategy = keyof typeof STRATEGY_TEXT;
 
 const BOM = "\uFEFF";
 
