@@ -4,6 +4,7 @@ import { constants as fsConstants, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { NotRegularFileError } from "../regular-file.js";
 import { withThousands } from "../thousands.js";
+import { occurrences } from "./text-normalise.js";
 import path from "node:path";
 
 /**
@@ -170,9 +171,7 @@ export function sizeOverLimit(size: number, limit: number): { size: string; limi
 /** Lines in a text the way editors and `cat -n` see them: a final line needs no newline. */
 export function countTextLines(text: string): number {
   if (text === "") return 0;
-  let newlines = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) newlines++;
-  return text.endsWith("\n") ? newlines : newlines + 1;
+  return occurrences(text) + (text.endsWith("\n") ? 0 : 1);
 }
 
 interface NewlineScan {

@@ -6,6 +6,7 @@ import { canVerifyDescriptors, descriptorPath, type VerifiedFile } from "./verif
 import path from "node:path";
 import { withThousands } from "../thousands.js";
 import { gateText } from "./output-gate.js";
+import { occurrences } from "./text-normalise.js";
 
 /**
  * Command output for the model: kept whole while it is short, cut to head + tail when it is
@@ -71,12 +72,6 @@ export function createLineGate(): (text: string, final?: boolean) => string {
     carry = input.slice(cut);
     return cut > 0 ? gateText(input.slice(0, cut)) : "";
   };
-}
-
-function countNewlines(text: string): number {
-  let count = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count++;
-  return count;
 }
 
 /** Keeps only the last `maxChars` characters of what is pushed into it. */
@@ -242,7 +237,7 @@ export function createOutputCapture(workspaceRoot: string): OutputCapture {
     write(text) {
       if (!text) return true;
       totalChars += text.length;
-      newlines += countNewlines(text);
+      newlines += occurrences(text);
       endsWithNewline = text.endsWith("\n");
       if (head.length < HEAD_CHARS) head += text.slice(0, HEAD_CHARS - head.length);
       tail.push(text);
@@ -269,7 +264,7 @@ export function createOutputCapture(workspaceRoot: string): OutputCapture {
         });
       }
       const cut = trimToLines(head, tail.text());
-      const shownLines = countNewlines(cut.head) + countNewlines(cut.tail) + (cut.tail.endsWith("\n") ? 0 : 1);
+      const shownLines = occurrences(cut.head) + occurrences(cut.tail) + (cut.tail.endsWith("\n") ? 0 : 1);
       const omittedChars = totalChars - cut.head.length - cut.tail.length;
       const notice = truncationNotice(omittedChars, Math.max(0, totalLines - shownLines), totalLines, file);
       const headPart = cut.head.endsWith("\n") ? cut.head : `${cut.head}\n`;

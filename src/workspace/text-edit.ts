@@ -18,6 +18,7 @@ import {
   normaliseInnerSpacing,
   normaliseLineEndings,
   normalisePunctuation,
+  occurrences,
   unescapeText,
   type Normalised,
 } from "./text-normalise.js";
@@ -89,23 +90,12 @@ interface Match {
 
 /** The line ending most lines use; "\n" for files without any. */
 export function detectEol(text: string): "\n" | "\r\n" {
-  let crlf = 0;
-  let lf = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) {
-    if (i > 0 && text[i - 1] === "\r") crlf++;
-    else lf++;
-  }
-  return crlf > lf ? "\r\n" : "\n";
+  const crlf = occurrences(text, "\r\n");
+  return crlf > occurrences(text) - crlf ? "\r\n" : "\n";
 }
 
 const toLf = (s: string) => s.replace(/\r\n/g, "\n");
 const withEol = (s: string, eol: string) => (eol === "\n" ? toLf(s) : toLf(s).replace(/\n/g, eol));
-
-function lineOf(text: string, index: number): number {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < index; i = text.indexOf("\n", i + 1)) line++;
-  return line;
-}
 
 // --- strategy 1: exact -------------------------------------------------------------------------
 
@@ -253,18 +243,12 @@ export function reindent(
   if (trustBase && first(newLines) === first(fileLines) && first(oldLines) !== first(fileLines)) return newLf;
   const move = indentationMap(pairs);
   if (!move) return undefined;
-  const out: string[] = [];
-  for (const line of newLines) {
-    if (line.trim() === "") {
-      out.push(line);
-      continue;
-    }
+  const out = newLines.map((line) => {
     const indent = leadingWhitespace(line);
-    const moved = move(indent);
-    if (moved === undefined) return undefined;
-    out.push(moved + line.slice(indent.length));
-  }
-  return out.join("\n");
+    const moved = line.trim() === "" ? indent : move(indent);
+    return moved === undefined ? undefined : moved + line.slice(indent.length);
+  });
+  return out.includes(undefined) ? undefined : out.join("\n");
 }
 
 /** Whole-line matches; `inconsistent` is set when a match could not be re-indented honestly. */
@@ -453,7 +437,7 @@ export function applyEdit(content: string, oldString: string, newString: string,
     const matches = find();
     if (matches.length === 0) continue;
     if (matches.length > 1 && (!replaceAll || recovery)) {
-      const lines = matches.map((m) => lineOf(body, m.start));
+      const lines = matches.map((m) => occurrences(body, "\n", m.start) + 1);
       return {
         ok: false,
         reason: "ambiguous",

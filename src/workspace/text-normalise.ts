@@ -105,6 +105,13 @@ export function normaliseInnerSpacing(text: string): Normalised {
   });
 }
 
+/** How many times `of` occurs in `text` before `end`, not overlapping. */
+export function occurrences(text: string, of = "\n", end = text.length): number {
+  let count = 0;
+  for (let i = text.indexOf(of); i !== -1 && i < end; i = text.indexOf(of, i + of.length)) count++;
+  return count;
+}
+
 /** A span of the original text. */
 export interface Span {
   start: number;
