@@ -104,9 +104,6 @@ async function eachLine(
 interface FileScan {
   tuning: StreamTuning;
   size: number;
-  /** Where line 0 starts: after a BOM, if any. */
-  bodyStart: number;
-  bom: boolean;
   lines: number;
   /** Offset of line k × CHECKPOINT_LINES. */
   checkpoints: number[];
@@ -117,8 +114,8 @@ interface FileScan {
 async function scanFile(fh: FileHandle, size: number, tuning: StreamTuning): Promise<FileScan> {
   const head = Buffer.alloc(3);
   await fh.read(head, 0, 3, 0);
-  const bom = size >= 3 && head.equals(BOM);
-  const bodyStart = bom ? 3 : 0;
+  // Line 0 starts after a BOM, if any.
+  const bodyStart = size >= 3 && head.equals(BOM) ? 3 : 0;
   const checkpoints: number[] = [];
   const eols = new Map<string, number>();
   let lines = 0;
@@ -129,7 +126,7 @@ async function scanFile(fh: FileHandle, size: number, tuning: StreamTuning): Pro
     if (eol !== "") eols.set(eol, (eols.get(eol) ?? 0) + 1);
     lastEol = eol;
   });
-  return { tuning, size, bodyStart, bom, lines, checkpoints, eols, endedWithNewline: lines === 0 || lastEol !== "" };
+  return { tuning, size, lines, checkpoints, eols, endedWithNewline: lines === 0 || lastEol !== "" };
 }
 
 /** A kept replacement: `deleteCount` original lines from `origStart` become `out`; `start` is its index now. */

@@ -35,18 +35,12 @@ export function hasUnicodePunctuation(text: string): boolean {
   return new RegExp(PUNCTUATION_CLASS).test(text);
 }
 
-interface Piece {
-  index: number;
-  length: number;
-  out: string;
-}
-
 /**
  * Normalises `text` by replacing each match of `special` (a global pattern) with what `rewrite`
  * returns, keeping everything else. Copies untouched runs in bulk: a 2 MB file takes milliseconds.
  */
 function build(text: string, special: RegExp, rewrite: (match: string, index: number) => string): Normalised {
-  const pieces: Piece[] = [];
+  const pieces: Array<{ index: number; length: number; out: string }> = [];
   let size = text.length;
   for (const m of text.matchAll(special)) {
     const out = rewrite(m[0], m.index!);
@@ -59,23 +53,19 @@ function build(text: string, special: RegExp, rewrite: (match: string, index: nu
   const parts: string[] = [];
   let k = 0;
   let from = 0;
-  const copy = (to: number) => {
-    parts.push(text.slice(from, to));
-    for (let i = from; i < to; i++, k++) {
+  // The untouched run before each piece, then the piece; an empty last piece takes the text's end.
+  for (const p of [...pieces, { index: text.length, length: 0, out: "" }]) {
+    parts.push(text.slice(from, p.index), p.out);
+    for (let i = from; i < p.index; i++, k++) {
       starts[k] = i;
       ends[k] = i + 1;
     }
-  };
-  for (const p of pieces) {
-    copy(p.index);
-    parts.push(p.out);
     for (let j = 0; j < p.out.length; j++, k++) {
       starts[k] = p.index;
       ends[k] = p.index + p.length;
     }
     from = p.index + p.length;
   }
-  copy(text.length);
   return { text: parts.join(""), starts, ends };
 }
 
