@@ -116,17 +116,16 @@ export function binaryKindFromContent(head: Uint8Array): string | undefined {
 /**
  * Opens a file the caller found (often its verified descriptor's /proc path, so a link is
  * followed) for reading without blocking, and checks on the descriptor that it is a regular
- * file: one swapped for a FIFO since is refused, never waited on.
+ * file: one swapped for a FIFO since is refused, never waited on. `use` reads it; it is closed after.
  */
-async function openRegular(absPath: string): Promise<FileHandle> {
+async function withRegular<T>(absPath: string, use: (fh: FileHandle, st: Stats) => Promise<T>): Promise<T> {
   const fh = await fs.open(absPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw new NotRegularFileError(absPath, st.isFIFO() ? "a named pipe (FIFO)" : "not a file");
-    return fh;
-  } catch (err) {
+    return await use(fh, st);
+  } finally {
     await fh.close();
-    throw err;
   }
 }
 
@@ -137,14 +136,11 @@ async function openRegular(absPath: string): Promise<FileHandle> {
 export async function detectBinary(absPath: string): Promise<string | undefined> {
   const byExtension = binaryKindFromExtension(absPath);
   if (byExtension) return byExtension;
-  const fh = await openRegular(absPath);
-  try {
+  return withRegular(absPath, async (fh) => {
     const buf = Buffer.alloc(BINARY_SNIFF_BYTES);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
     return binaryKindFromContent(buf.subarray(0, bytesRead));
-  } finally {
-    await fh.close();
-  }
+  });
 }
 
 /** "812 B", "1.2 KB", "3.4 MB": sizes for the model to reason about, not for accounting. */
@@ -202,12 +198,7 @@ async function scanNewlines(fh: FileHandle): Promise<NewlineScan> {
 
 /** Number of lines in a file, by streaming it (a 1 GB file takes about half a second). */
 export async function countLines(absPath: string): Promise<number> {
-  const fh = await openRegular(absPath);
-  try {
-    return (await scanNewlines(fh)).lines;
-  } finally {
-    await fh.close();
-  }
+  return withRegular(absPath, async (fh) => (await scanNewlines(fh)).lines);
 }
 
 /**
@@ -396,9 +387,7 @@ export const COUNT_LINES_MAX_BYTES = 8 * 1024 * 1024;
  * A window past the end yields no lines; `totalLines` tells the caller why.
  */
 export async function readLineWindow(absPath: string, request: LineWindowRequest): Promise<LineWindow> {
-  const fh = await openRegular(absPath);
-  try {
-    const { size } = await fh.stat();
+  return withRegular(absPath, async (fh, { size }) => {
     // A window near the start of a big file: only what lies before it is read, so the first
     // page of 200 MB costs what 2 KB's does. Deeper windows count the lines, then come from
     // whichever end is nearer.
@@ -418,9 +407,7 @@ export async function readLineWindow(absPath: string, request: LineWindowRequest
       ? ((await lineStartForward(fh, request.startLine)) ?? 0)
       : await lineStartBackward(fh, request.startLine, scan);
     return { lines: (await collectLines(fh, offset, scan.size, request)).lines, ...result };
-  } finally {
-    await fh.close();
-  }
+  });
 }
 
 export interface AtomicWriteResult {

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { constants, createWriteStream, promises as fsPromises, readdirSync, rmSync, type WriteStream } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import { ensureOutputDir, outputDirPath } from "../memory/state-dir.js";
 import { canVerifyDescriptors, descriptorPath, type VerifiedFile } from "./verified-open.js";
 import path from "node:path";
@@ -294,12 +293,9 @@ export async function openSavedOutput(workspace: string, userPath: string): Prom
   const absolute = path.normalize(userPath);
   const dir = outputDirPath(workspace);
   if (path.dirname(absolute) !== dir || !SAVED_NAME.test(path.basename(absolute))) return undefined;
-  let handle: FileHandle;
-  try {
-    handle = await fsPromises.open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
+  const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const handle = await fsPromises.open(absolute, flags).catch(() => undefined);
+  if (!handle) return undefined;
   const stat = await handle.stat();
   if (!stat.isFile() || stat.nlink !== 1) {
     await handle.close();

@@ -20,11 +20,10 @@ import { startProcess, type HelperLoss, type ProcessExit, type StartedProcess } 
 export {
   createProcessRegistry,
   endedHow,
-  type AdoptedProcess,
   type BackgroundProcess,
   type ProcessRegistry,
 } from "./process-registry.js";
-export { groupAlive, KILL_CONFIRM_MS, KILL_GRACE_MS, stopGroup, type StopOutcome } from "./process-group.js";
+export { groupAlive, KILL_CONFIRM_MS, KILL_GRACE_MS, type StopOutcome } from "./process-group.js";
 export { unknownExitStatus, type HelperLoss } from "./process-spawner.js";
 
 /**
