@@ -122,12 +122,8 @@ async function realResolve(abs: string, hops: number): Promise<string> {
   if (parent === abs) return abs;
   const realParent = await realResolve(parent, hops);
   const candidate = path.join(realParent, path.basename(abs));
-  let lst;
-  try {
-    lst = await fs.lstat(candidate);
-  } catch {
-    return candidate; // does not exist: nothing further to follow
-  }
+  const lst = await fs.lstat(candidate).catch(() => undefined);
+  if (!lst) return candidate; // does not exist: nothing further to follow
   if (lst.isSymbolicLink()) {
     const target = await fs.readlink(candidate);
     return realResolve(path.resolve(realParent, target), hops + 1);

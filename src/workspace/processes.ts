@@ -161,10 +161,8 @@ export interface RunCommandOptions {
   redact?: readonly string[];
 }
 
-export type CommandStatus = "exited" | "timed_out" | "cancelled" | "background" | "failed_to_start";
-
 export interface CommandResult {
-  status: CommandStatus;
+  status: "exited" | "timed_out" | "cancelled" | "background" | "failed_to_start";
   /** Exit status of the shell; 128 + signal when killed; null when it never started or `helperLost`. */
   exitCode: number | null;
   /** The signal that ended the shell, if one did. */

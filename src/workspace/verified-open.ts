@@ -20,8 +20,7 @@ export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.
 let procAvailable: boolean | undefined;
 /** Whether descriptors can be verified here (Linux with /proc mounted). */
 export function canVerifyDescriptors(): boolean {
-  procAvailable ??= existsSync(FD_DIR);
-  return procAvailable;
+  return (procAvailable ??= existsSync(FD_DIR));
 }
 
 /** The path that reaches an open descriptor (or an entry of an open directory) without a name lookup from `/`. */
