@@ -421,17 +421,6 @@ export interface AtomicWriteOptions {
   rename?: (from: string, to: string) => Promise<void>;
 }
 
-async function statOrUndefined(absPath: string): Promise<Stats | undefined> {
-  try {
-    // lstat: a symlink put there meanwhile is replaced by the rename, never followed.
-    const stat = await fs.lstat(absPath);
-    return stat.isSymbolicLink() ? undefined : stat;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
-}
-
 /** Makes the replacement look like the file it replaces: same permission bits and owner. */
 async function copyMetadata(fh: FileHandle, existing: Stats): Promise<void> {
   await fh.chmod(existing.mode & 0o7777);
@@ -460,7 +449,12 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   options: AtomicWriteOptions = {},
 ): Promise<AtomicWriteResult> {
-  const existing = await statOrUndefined(absPath);
+  // lstat: a symlink put there meanwhile is replaced by the rename, never followed.
+  const found = await fs.lstat(absPath).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
+    throw err;
+  });
+  const existing = found?.isSymbolicLink() ? undefined : found;
   if (existing?.isDirectory()) {
     throw Object.assign(new Error(`${absPath} is a directory`), { code: "EISDIR", path: absPath });
   }

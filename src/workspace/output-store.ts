@@ -153,9 +153,7 @@ function openOutputFile(root: string): OutputFile {
   const absolute = path.join(outputDir, `command-${stamp}-${randomBytes(3).toString("hex")}.log`);
   const stream = createWriteStream(absolute, { flags: "wx", highWaterMark: FILE_HIGH_WATER_MARK });
   const file: OutputFile = { display: absolute, stream, chars: 0 };
-  stream.on("error", (err) => {
-    file.error = err.message;
-  });
+  stream.on("error", (err) => (file.error = err.message));
   return file;
 }
 
