@@ -421,15 +421,6 @@ export interface AtomicWriteOptions {
   rename?: (from: string, to: string) => Promise<void>;
 }
 
-/** Makes the replacement look like the file it replaces: same permission bits and owner. */
-async function copyMetadata(fh: FileHandle, existing: Stats): Promise<void> {
-  await fh.chmod(existing.mode & 0o7777);
-  if (typeof process.getuid === "function" && process.getuid() !== existing.uid) {
-    // Only root can give a file away; for others the new file is theirs, as with any editor.
-    await fh.chown(existing.uid, existing.gid).catch(() => undefined);
-  }
-}
-
 /** Persists the rename itself; not every platform or file system lets a directory be synced. */
 async function syncDirectory(dir: string): Promise<void> {
   // Best effort: the data itself is already synced.
@@ -467,7 +458,12 @@ export async function writeFileAtomic(
     const fh = await fs.open(tmp, "wx", 0o666);
     try {
       await fh.writeFile(bytes);
-      if (existing) await copyMetadata(fh, existing);
+      // The replacement looks like the file it replaces: same permission bits and owner.
+      if (existing) await fh.chmod(existing.mode & 0o7777);
+      if (existing && typeof process.getuid === "function" && process.getuid() !== existing.uid) {
+        // Only root can give a file away; for others the new file is theirs, as with any editor.
+        await fh.chown(existing.uid, existing.gid).catch(() => undefined);
+      }
       await fh.sync();
     } finally {
       await fh.close();
