@@ -93,3 +93,11 @@ test("edit_file writes the rebased block and tells the model it was re-indented"
     tmp.cleanup();
   }
 });
+
+test("a 1 MB oldString typed with \\n matches a CRLF file's lines, which keep their \\r\\n", () => {
+  const block = "const x = f(a) + [1];\n".repeat(50_000);
+  const file = `// head\r\n${block.replace(/\n/g, "\r\n")}// tail\r\n`;
+  const result = applyEdit(file, block, "done();\n");
+  if (!result.ok) throw new Error(`refused: ${result.reason}`);
+  expect(result.text).toBe("// head\r\ndone();\r\n// tail\r\n");
+});

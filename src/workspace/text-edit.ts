@@ -11,7 +11,6 @@
  * its final newline.
  */
 import { closestRegion } from "./closest-region.js";
-import { escapeRegExp } from "./redact.js";
 import {
   findNormalised,
   hasUnicodePunctuation,
@@ -111,11 +110,31 @@ function exactMatches(body: string, oldString: string, replacement: string): Mat
 
 function lineEndingMatches(body: string, oldString: string, replacement: string): Match[] {
   if (!oldString.includes("\n") || (!body.includes("\r\n") && !oldString.includes("\r\n"))) return [];
-  // Each newline of oldString stands for "\n" or "\r\n" in the body; a lone "\r" only for a lone "\r".
-  const lf = escapeRegExp(toLf(oldString)).replace(/\r/g, "\\r(?!\\n)").replace(/\n/g, "\\r?\\n");
-  return [...body.matchAll(new RegExp(lf, "g"))].map((m) => ({
-    start: m.index,
-    end: m.index + m[0].length,
+  // Search the body with "\r\n" turned into "\n", then map positions back.
+  const removed: number[] = []; // positions in the LF text of each "\n" that lost its "\r"
+  let lf = "";
+  let from = 0;
+  for (let i = body.indexOf("\r\n"); i !== -1; i = body.indexOf("\r\n", i + 2)) {
+    lf += body.slice(from, i);
+    removed.push(lf.length);
+    lf += "\n";
+    from = i + 2;
+  }
+  lf += body.slice(from);
+  const before = (n: number) => {
+    // how many removed "\r" lie before LF position n
+    let lo = 0;
+    let hi = removed.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (removed[mid]! < n) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return exactMatches(lf, toLf(oldString), replacement).map((m) => ({
+    start: m.start + before(m.start),
+    end: m.end + before(m.end),
     replacement,
   }));
 }
