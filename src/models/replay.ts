@@ -23,6 +23,7 @@ import {
   type RecordingHeader,
   type ToolOutcome,
 } from "./recorder.js";
+import { escapeRegExp } from "../workspace/redact.js";
 
 /**
  * Replays a recording (models/recorder.ts): a chat model that serves the recorded responses in
@@ -193,8 +194,6 @@ function origin(url: string): string | undefined {
     return undefined;
   }
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * Dev servers pick another port when theirs is taken, so a recorded answer naming

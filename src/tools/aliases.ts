@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { shellQuote } from "../shell-quote.js";
+import { escapeRegExp } from "../workspace/redact.js";
 
 /**
  * Argument names models trained on other agents send: Codex (`workdir`, `timeout_ms`, `cmd`, a
@@ -232,8 +233,6 @@ const FILE_TYPES: Readonly<Record<string, string>> = {
   sh: "*.{sh,bash,zsh}",
   sql: "*.sql",
 };
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export const SEARCH_FILES_PEERS: PeerArguments = {
   renames: {

@@ -21,6 +21,7 @@ interface Form {
   wrapped: boolean;
 }
 
+/** `s` as a pattern that matches it literally. */
 export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The part of base64(prefix + secret) that depends only on the secret, for each alignment. */
