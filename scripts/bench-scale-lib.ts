@@ -201,6 +201,28 @@ export async function timeMs(work: () => Promise<unknown>, runs: number, warm = 
   return medianOf(times);
 }
 
+/**
+ * Medians of two works timed in turns (a, b, a, b, …) after one warm-up each, so that a change in
+ * the machine's load falls on both alike: a ratio of two figures timed one after the other moves
+ * with whatever else ran meanwhile.
+ */
+export async function timePairedMs(
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+  runs: number,
+): Promise<[number, number]> {
+  await a();
+  await b();
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < runs; i++)
+    for (const [k, work] of [a, b].entries()) {
+      const started = performance.now();
+      await work();
+      times[k]!.push(performance.now() - started);
+    }
+  return [medianOf(times[0]), medianOf(times[1])];
+}
+
 /** Spawns a command to its exit, output discarded; rejects on a non-zero exit unless allowed. */
 export function runCommand(
   cmd: string,
