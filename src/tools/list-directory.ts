@@ -2,7 +2,7 @@ import { promises as fs, type Dirent } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { formatSize } from "../workspace/files.js";
-import { ALWAYS_HIDDEN, loadIgnoreMatcher, type IgnoreMatcher } from "../workspace/ignore.js";
+import { ALWAYS_HIDDEN, createIgnoreChecker } from "../workspace/ignore.js";
 import { isInside, resolvePath, type Workspace } from "../workspace/paths.js";
 import { openVerified, raced } from "../workspace/verified-open.js";
 import type { ToolContext } from "./context.js";
@@ -100,14 +100,18 @@ interface Partition {
   gitHidden: boolean;
 }
 
-/** Splits entries into shown and hidden ones; `matcher` undefined means show everything but .git. */
-function partition(dirents: readonly Dirent[], relDir: string, matcher: IgnoreMatcher | undefined): Partition {
+/** Splits entries into shown and hidden ones; `ignored` undefined means show everything but .git. */
+function partition(
+  dirents: readonly Dirent[],
+  relDir: string,
+  ignored: ((relPath: string, isDirectory: boolean) => boolean) | undefined,
+): Partition {
   const result: Partition = { visible: [], ignoredCount: 0, gitHidden: false };
   for (const dirent of dirents) {
     const entry = { name: dirent.name, kind: kindOf(dirent) };
     if (ALWAYS_HIDDEN.has(entry.name)) {
       result.gitHidden = true;
-    } else if (matcher?.ignores(relDir === "." ? entry.name : `${relDir}/${entry.name}`, entry.kind === "dir")) {
+    } else if (ignored?.(relDir === "." ? entry.name : `${relDir}/${entry.name}`, entry.kind === "dir")) {
       result.ignoredCount++;
     } else {
       result.visible.push(entry);
@@ -128,16 +132,17 @@ async function listDirectory(ctx: ToolContext, input: ListDirectoryInput): Promi
   // Optional rather than a zod default, so the JSON schema the model sees does not require it.
   const target = await resolvePath(ws, input.directoryPath ?? ".", { directory: true });
   const relDir = target.display.split(path.sep).join("/");
-  const matcher = await loadIgnoreMatcher(ws.root, relDir === "." ? "" : relDir);
+  // The .gitignore files from the root down are read as they are first asked about.
+  const ignored = createIgnoreChecker(ws.root).pathIgnored;
   // The model asked for this directory by name: when git ignores it (node_modules, dist),
   // filtering would hide everything, so show it whole and say why.
-  const dirIgnored = relDir !== "." && matcher.ignores(relDir, true);
+  const dirIgnored = relDir !== "." && ignored(relDir, true);
   // Open first, then verify what was opened: a folder swapped for a symlink lists nothing outside.
   const opened = await openVerified(ws, target.absolute, input.directoryPath ?? ".");
   try {
     if (!opened.stat.isDirectory()) throw raced(input.directoryPath ?? ".");
     const dirents = await fs.readdir(opened.path, { withFileTypes: true });
-    const { visible, ignoredCount, gitHidden } = partition(dirents, relDir, dirIgnored ? undefined : matcher);
+    const { visible, ignoredCount, gitHidden } = partition(dirents, relDir, dirIgnored ? undefined : ignored);
     const hidden = hiddenNote(ignoredCount, gitHidden);
     if (visible.length === 0) {
       return hidden ? `Directory ${relDir} has no visible entries ${hidden}.` : `Directory ${relDir} is empty.`;

@@ -166,16 +166,3 @@ export function createIgnoreChecker(root: string) {
     },
   };
 }
-
-export interface IgnoreMatcher {
-  /** True when git would ignore `relPath` (relative to the root, "/"-separated). */
-  ignores(relPath: string, isDirectory: boolean): boolean;
-}
-
-/**
- * list_directory's matcher for the entries of `_relDir` (relative to `root`, "" for the root):
- * the .gitignore files from the root down to it are read as they are first asked about.
- */
-export async function loadIgnoreMatcher(root: string, _relDir: string): Promise<IgnoreMatcher> {
-  return { ignores: createIgnoreChecker(root).pathIgnored };
-}
